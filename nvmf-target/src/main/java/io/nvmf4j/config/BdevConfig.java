@@ -1,0 +1,33 @@
+package io.nvmf4j.config;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+/**
+ * A block device. {@code type} is {@code malloc} (off-heap RAM), {@code null} (discards writes,
+ * reads zeros) or {@code file} (regular file or block device at {@code path}).
+ */
+@JsonInclude(JsonInclude.Include.NON_DEFAULT)
+@JsonIgnoreProperties(ignoreUnknown = false)
+public final class BdevConfig {
+    public String name;
+    public String type;
+    /** Logical block size in bytes: 512 or 4096. */
+    public int blockSize = 512;
+    /** Capacity in blocks; for {@code file} 0 means "the file's current size". */
+    public long numBlocks;
+    /** {@code file} only: path of the regular file or block device. */
+    public String path;
+    /** {@code file} only: open with O_DIRECT. */
+    public boolean directIo;
+
+    public BdevConfig() {
+    }
+
+    public BdevConfig(String name, String type, int blockSize, long numBlocks) {
+        this.name = name;
+        this.type = type;
+        this.blockSize = blockSize;
+        this.numBlocks = numBlocks;
+    }
+}

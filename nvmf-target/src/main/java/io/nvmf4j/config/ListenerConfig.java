@@ -1,0 +1,43 @@
+package io.nvmf4j.config;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+
+import java.util.Objects;
+
+/** A transport address a subsystem is reachable on (the discovery subsystem listens on every one). */
+@JsonIgnoreProperties(ignoreUnknown = false)
+public final class ListenerConfig {
+    /** {@code tcp} (later {@code rdma}). */
+    public String transport = "tcp";
+    /** IPv4 or IPv6 literal. */
+    public String address;
+    public int port = 4420;
+
+    public ListenerConfig() {
+    }
+
+    public ListenerConfig(String transport, String address, int port) {
+        this.transport = transport;
+        this.address = address;
+        this.port = port;
+    }
+
+    public String key() {
+        return transport + ":" + address + ":" + port;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ListenerConfig l && l.transport.equals(transport) && l.address.equals(address) && l.port == port;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(transport, address, port);
+    }
+
+    @Override
+    public String toString() {
+        return key();
+    }
+}

@@ -1,0 +1,26 @@
+package io.nvmf4j.config;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+/** A namespace: its nsid, the block device behind it, and its stable identifiers. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonIgnoreProperties(ignoreUnknown = false)
+public final class NamespaceConfig {
+    public int nsid;
+    public String bdev;
+    /** 32 hex digits; generated once when absent. */
+    public String nguid;
+    /** RFC 4122 UUID; generated once when absent. */
+    public String uuid;
+    /** 16 hex digits; optional. */
+    public String eui64;
+
+    public NamespaceConfig() {
+    }
+
+    public NamespaceConfig(int nsid, String bdev) {
+        this.nsid = nsid;
+        this.bdev = bdev;
+    }
+}

@@ -1,0 +1,26 @@
+package io.nvmf4j.config;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** An NVM subsystem: identity, namespaces, allowed hosts and the listeners it is reachable on. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonIgnoreProperties(ignoreUnknown = false)
+public final class SubsystemConfig {
+    public String nqn;
+    /** Serial number (SN), at most 20 ASCII characters; generated once when absent. */
+    public String serial;
+    /** Model number (MN), at most 40 ASCII characters. */
+    public String model = "nvmf4j";
+    /** Admit any host NQN; otherwise only those in {@link #hosts}. */
+    public boolean allowAnyHost;
+    public List<String> hosts = new ArrayList<>();
+    public int maxNamespaces = 32;
+    public int minCntlid = 1;
+    public int maxCntlid = 0xFFEF;
+    public List<NamespaceConfig> namespaces = new ArrayList<>();
+    public List<ListenerConfig> listeners = new ArrayList<>();
+}

@@ -1,0 +1,35 @@
+package io.nvmf4j.config;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The whole target as one JSON document: poll-group cores, transport options, block devices and
+ * subsystems (each with its namespaces, allowed hosts and listeners).
+ *
+ * <p>Plain mutable data; {@link ConfigValidator} checks it and {@link ConfigStore} reads and writes it.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonIgnoreProperties(ignoreUnknown = false)
+public final class TargetConfig {
+    /** Number of poll groups (threads that own queues). */
+    public int cores = 2;
+    /** Idle strategy of the poll groups: {@code busy}, {@code backoff} (default) or {@code interrupt}. */
+    public String idleStrategy = "backoff";
+    /** NVMe/TCP transport options. */
+    public TcpTransportConfig tcp = new TcpTransportConfig();
+    public List<BdevConfig> bdevs = new ArrayList<>();
+    public List<SubsystemConfig> subsystems = new ArrayList<>();
+
+    public BdevConfig bdev(String name) {
+        for (BdevConfig b : bdevs) {
+            if (b.name.equals(name)) {
+                return b;
+            }
+        }
+        return null;
+    }
+}

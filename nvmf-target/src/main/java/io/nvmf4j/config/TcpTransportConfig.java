@@ -1,0 +1,20 @@
+package io.nvmf4j.config;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+
+/** Options of the NVMe/TCP transport (one set for every TCP listener). */
+@JsonIgnoreProperties(ignoreUnknown = false)
+public final class TcpTransportConfig {
+    /** In-capsule data size in bytes for I/O queues; IOCCSZ is derived from it. */
+    public int inCapsuleDataSize = 8192;
+    /** Largest I/O queue size (entries) a host may ask for. */
+    public int maxQueueDepth = 128;
+    /** Largest number of I/O queues per controller. */
+    public int maxIoQueues = 8;
+    /** Maximum data transfer size in bytes; a power of two, a multiple of 4 KiB (MDTS is its log2 in 4 KiB pages). */
+    public int mdtsBytes = 131072;
+    /** Largest H2CData PDU payload the target accepts (MAXH2CDATA in ICResp). */
+    public int maxH2cData = 131072;
+    /** Send C2HData with the SUCCESS flag (no CapsuleResp) when the host did not disable it. */
+    public boolean c2hSuccess = true;
+}
