@@ -1,0 +1,66 @@
+package io.nvmf4j.bdev;
+
+import io.nvmf4j.nvme.NvmeStatus;
+
+/** Discards writes and reads zeros; for measuring the transport without a medium. */
+public final class NullBdev implements BlockDevice {
+    private final String name;
+    private final int blockSize;
+    private final long numBlocks;
+
+    public NullBdev(String name, int blockSize, long numBlocks) {
+        this.name = name;
+        this.blockSize = blockSize;
+        this.numBlocks = numBlocks;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int blockSize() {
+        return blockSize;
+    }
+
+    @Override
+    public long numBlocks() {
+        return numBlocks;
+    }
+
+    @Override
+    public boolean persistent() {
+        return false;
+    }
+
+    @Override
+    public void read(BdevIo io) {
+        io.buffer().setZero(0, io.length());
+        io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    @Override
+    public void write(BdevIo io) {
+        io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    @Override
+    public void flush(BdevIo io) {
+        io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    @Override
+    public void writeZeroes(BdevIo io) {
+        io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    @Override
+    public void deallocate(BdevIo io) {
+        io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    @Override
+    public void close() {
+    }
+}

@@ -1,0 +1,59 @@
+package io.nvmf4j.cmd;
+
+import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.Request;
+import io.nvmf4j.core.Target;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.nvme.Opcodes;
+
+/**
+ * Parses a command by queue state, then opcode: with no controller only Connect is allowed, qid 0 is
+ * the admin queue (I/O or discovery controller), everything else is I/O. Parsing has no side effect
+ * beyond the request's own fields: it picks the handler, the data direction and the transfer length,
+ * or returns the status to fail with.
+ */
+public final class CommandDispatcher {
+    private final FabricsCommands fabrics;
+    private final AdminCommands admin;
+    private final IoCommands io;
+
+    public CommandDispatcher(Target target) {
+        this.fabrics = new FabricsCommands(target);
+        this.admin = new AdminCommands(new LogPages(target));
+        this.io = new IoCommands();
+    }
+
+    public int parse(Request req) {
+        int opcode = req.sqe.opcode();
+        if (req.sqe.fuse() != 0) {
+            req.errorLocation = 1;
+            return NvmeStatus.INVALID_FIELD;
+        }
+        Controller c = req.queue().controller();
+        if (c == null) {
+            if (opcode == Opcodes.FABRICS && req.sqe.fctype() == Opcodes.FCTYPE_CONNECT) {
+                return fabrics.parseConnect(req);
+            }
+            return NvmeStatus.COMMAND_SEQUENCE_ERROR;
+        }
+        if (opcode == Opcodes.FABRICS) {
+            return fabrics.parse(req);
+        }
+        c.touch();
+        if (req.queue().qid() == 0) {
+            if (!c.enabledAndReady() && opcode != Opcodes.ADMIN_KEEP_ALIVE) {
+                return NvmeStatus.COMMAND_SEQUENCE_ERROR;
+            }
+            return admin.parse(req);
+        }
+        if (!c.enabledAndReady()) {
+            return NvmeStatus.COMMAND_SEQUENCE_ERROR;
+        }
+        return io.parse(req);
+    }
+
+    /** Runs the handler chosen by {@link #parse}; the transport calls it once the data is in place. */
+    public void execute(Request req) {
+        req.handler.execute(req);
+    }
+}

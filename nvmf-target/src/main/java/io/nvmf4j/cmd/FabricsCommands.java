@@ -1,0 +1,284 @@
+package io.nvmf4j.cmd;
+
+import io.netty.buffer.ByteBuf;
+import io.nvmf4j.core.CommandHandler;
+import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.Queue;
+import io.nvmf4j.core.Request;
+import io.nvmf4j.core.Subsystem;
+import io.nvmf4j.core.Target;
+import io.nvmf4j.nvme.Layout;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.nvme.Opcodes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Fabrics commands: Connect, Property Get, Property Set, Disconnect (NVMe-oF 1.1 section 3).
+ *
+ * <pre>
+ * Connect SQE: 40 RECFMT u16 | 42 QID u16 | 44 SQSIZE u16 | 46 CATTR u8 | 48 KATO u32
+ * Connect data (1024 B): 0 HOSTID[16] | 16 CNTLID u16 | 256 SUBNQN[256] | 512 HOSTNQN[256]
+ * Property Get/Set SQE: 40 ATTRIB u8 (0: 4 bytes, 1: 8 bytes) | 44 OFST u32 | 48 VALUE u64
+ * </pre>
+ */
+public final class FabricsCommands {
+    private static final Logger LOG = LoggerFactory.getLogger(FabricsCommands.class);
+
+    public static final int CONNECT_DATA_SIZE = 1024;
+    public static final int SQE_RECFMT = 40;
+    public static final int SQE_QID = 42;
+    public static final int SQE_SQSIZE = 44;
+    public static final int SQE_CATTR = 46;
+    public static final int SQE_KATO = 48;
+    public static final int DATA_HOSTID = 0;
+    public static final int DATA_CNTLID = 16;
+    public static final int DATA_SUBNQN = 256;
+    public static final int DATA_HOSTNQN = 512;
+    /** CATTR bit 2: the host disables SQ flow control (SQHD is not reported). */
+    public static final int CATTR_DISABLE_SQFLOW = 0x04;
+    /** Admin queues hold at most 32 entries (ASQSZ in the discovery log). */
+    public static final int ADMIN_QUEUE_MAX_ENTRIES = 32;
+    /** KATO for a discovery controller whose host asked for none (as Linux nvmet). */
+    public static final int DISCOVERY_DEFAULT_KATO_MS = 120_000;
+
+    public static final int PROP_CAP = 0x00;
+    public static final int PROP_VS = 0x08;
+    public static final int PROP_CC = 0x14;
+    public static final int PROP_CSTS = 0x1C;
+    public static final int NVME_VERSION = 0x00020000;
+    /** CAP.TO: ready timeout in 500 ms units. */
+    private static final long CAP_TO = 15;
+
+    private final Target target;
+    private final CommandHandler connect = this::executeConnect;
+    private final CommandHandler propertyGet = this::executePropertyGet;
+    private final CommandHandler propertySet = this::executePropertySet;
+    private final CommandHandler disconnect = this::executeDisconnect;
+
+    public FabricsCommands(Target target) {
+        this.target = target;
+    }
+
+    /** A queue without a controller accepts only Connect. */
+    int parseConnect(Request req) {
+        req.handler = connect;
+        req.xferDir = Request.XFER_H2C;
+        req.expectedLength = CONNECT_DATA_SIZE;
+        return NvmeStatus.SUCCESS;
+    }
+
+    /** Fabrics commands on a connected queue. */
+    int parse(Request req) {
+        boolean admin = req.queue().qid() == 0;
+        switch (req.sqe.fctype()) {
+            case Opcodes.FCTYPE_CONNECT:
+                return NvmeStatus.COMMAND_SEQUENCE_ERROR;
+            case Opcodes.FCTYPE_PROPERTY_GET:
+                req.handler = admin ? propertyGet : null;
+                break;
+            case Opcodes.FCTYPE_PROPERTY_SET:
+                req.handler = admin ? propertySet : null;
+                break;
+            case Opcodes.FCTYPE_DISCONNECT:
+                req.handler = admin ? null : disconnect;
+                break;
+            default:
+                req.handler = null;
+        }
+        return req.handler == null ? NvmeStatus.INVALID_OPCODE : NvmeStatus.SUCCESS;
+    }
+
+    // ---- Connect ----
+
+    private void executeConnect(Request req) {
+        ByteBuf d = req.data;
+        int recfmt = req.sqe.u16(SQE_RECFMT);
+        int qid = req.sqe.u16(SQE_QID);
+        int sqsize = req.sqe.u16(SQE_SQSIZE);
+        int cattr = req.sqe.u8(SQE_CATTR);
+        int kato = req.sqe.u32(SQE_KATO);
+        byte[] hostid = new byte[16];
+        d.getBytes(DATA_HOSTID, hostid);
+        int cntlid = d.getUnsignedShortLE(DATA_CNTLID);
+        String subnqn = Layout.getNulTerminated(d, DATA_SUBNQN, 256);
+        String hostnqn = Layout.getNulTerminated(d, DATA_HOSTNQN, 256);
+        Queue queue = req.queue();
+
+        if (recfmt != 0) {
+            rejectConnect(req, NvmeStatus.CONNECT_INCOMPATIBLE_FORMAT, false, SQE_RECFMT);
+            return;
+        }
+        Subsystem subsys = target.subsystem(subnqn);
+        if (subsys == null || !subsys.reachableVia(queue.listener())) {
+            LOG.info("connect from {} (host {}) to unknown subsystem '{}' on {}", queue.peer(), hostnqn, subnqn,
+                queue.listener());
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_SUBNQN);
+            return;
+        }
+        if (!subsys.allowsHost(hostnqn)) {
+            LOG.info("connect from {}: host {} is not allowed on {}", queue.peer(), hostnqn, subnqn);
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
+            return;
+        }
+        if (sqsize == 0) {
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
+            return;
+        }
+        if (qid == 0) {
+            connectAdmin(req, subsys, sqsize, cattr, kato, cntlid, hostnqn, hostid);
+        } else {
+            connectIo(req, subsys, qid, sqsize, cattr, cntlid, hostnqn);
+        }
+    }
+
+    private void connectAdmin(Request req, Subsystem subsys, int sqsize, int cattr, int kato, int cntlid,
+                              String hostnqn, byte[] hostid) {
+        Queue queue = req.queue();
+        if (sqsize >= ADMIN_QUEUE_MAX_ENTRIES) {
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
+            return;
+        }
+        if (cntlid != 0xFFFF) {
+            // dynamic controller model only
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_CNTLID);
+            return;
+        }
+        int effectiveKato = subsys.isDiscovery() && kato == 0 ? DISCOVERY_DEFAULT_KATO_MS : kato;
+        Controller c = subsys.createController((s, id) -> new Controller(s, id, hostnqn, hostid, queue, effectiveKato));
+        if (c == null) {
+            rejectConnect(req, NvmeStatus.CONNECT_CONTROLLER_BUSY, false, Request.NO_ERROR_LOCATION);
+            return;
+        }
+        queue.bind(c, 0, sqsize, (cattr & CATTR_DISABLE_SQFLOW) != 0);
+        c.startKeepAlive();
+        LOG.info("{} connected from {} (kato {} ms)", c, queue.peer(), effectiveKato);
+        req.dw0 = c.cntlid();
+        req.complete(NvmeStatus.SUCCESS);
+    }
+
+    private void connectIo(Request req, Subsystem subsys, int qid, int sqsize, int cattr, int cntlid,
+                           String hostnqn) {
+        Queue queue = req.queue();
+        Controller c = subsys.isDiscovery() ? null : subsys.controller(cntlid);
+        if (c == null || !c.hostnqn().equals(hostnqn) || c.isDestroyed()) {
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_CNTLID);
+            return;
+        }
+        if (qid > c.grantedIoQueues()) {
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_QID);
+            return;
+        }
+        if (sqsize >= queue.limits().maxQueueDepth()) {
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
+            return;
+        }
+        if (!c.attachIoQueue(qid, queue)) {
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_QID);
+            return;
+        }
+        queue.bind(c, qid, sqsize, (cattr & CATTR_DISABLE_SQFLOW) != 0);
+        c.touch();
+        req.dw0 = c.cntlid();
+        req.complete(NvmeStatus.SUCCESS);
+    }
+
+    /**
+     * Fails a Connect; dw0 carries IATTR (bit 16: the offset is in the Connect data, not the SQE) and
+     * IPO (bits 15:0), as NVMe-oF 1.1 figure 21 describes.
+     */
+    private static void rejectConnect(Request req, int status, boolean inData, int offset) {
+        if (offset != Request.NO_ERROR_LOCATION) {
+            req.dw0 = (inData ? 1 << 16 : 0) | offset;
+        }
+        req.fail(status, offset);
+    }
+
+    // ---- Property Get / Set ----
+
+    private void executePropertyGet(Request req) {
+        Controller c = req.controller();
+        boolean eightBytes = (req.sqe.u8(40) & 0x7) == 1;
+        int offset = req.sqe.u32(44);
+        long value;
+        if (offset == PROP_CAP && eightBytes) {
+            value = capabilities(req.queue());
+        } else if (!eightBytes && offset == PROP_VS) {
+            value = NVME_VERSION;
+        } else if (!eightBytes && offset == PROP_CC) {
+            value = c.cc & 0xFFFFFFFFL;
+        } else if (!eightBytes && offset == PROP_CSTS) {
+            value = c.csts & 0xFFFFFFFFL;
+        } else {
+            req.fail(NvmeStatus.INVALID_FIELD, 44);
+            return;
+        }
+        req.dw0 = (int) value;
+        req.dw1 = (int) (value >>> 32);
+        req.complete(NvmeStatus.SUCCESS);
+    }
+
+    /** CAP: MQES, CQR, TO, CSS (NVM command set), MPSMIN = MPSMAX = 4 KiB. */
+    static long capabilities(Queue queue) {
+        long mqes = queue.limits().maxQueueDepth() - 1;
+        return mqes | (1L << 16) | (CAP_TO << 24) | (1L << 37);
+    }
+
+    private void executePropertySet(Request req) {
+        Controller c = req.controller();
+        boolean eightBytes = (req.sqe.u8(40) & 0x7) == 1;
+        int offset = req.sqe.u32(44);
+        int value = (int) req.sqe.u64(48);
+        if (offset != PROP_CC || eightBytes) {
+            // CAP, VS and CSTS are read-only; nothing else exists
+            req.fail(NvmeStatus.INVALID_FIELD, 44);
+            return;
+        }
+        updateCc(c, value);
+        req.complete(NvmeStatus.SUCCESS);
+    }
+
+    /** The CC/CSTS state machine: enable, reset, shutdown. */
+    static void updateCc(Controller c, int cc) {
+        int old = c.cc;
+        c.cc = cc;
+        boolean wasEnabled = (old & 1) != 0;
+        boolean enable = (cc & 1) != 0;
+        if (enable && !wasEnabled) {
+            int css = (cc >>> 4) & 0x7;
+            int mps = (cc >>> 7) & 0xF;
+            int iosqes = (cc >>> 16) & 0xF;
+            int iocqes = (cc >>> 20) & 0xF;
+            if (css != 0 || mps != 0 || iosqes != 6 || iocqes != 4) {
+                LOG.warn("{}: CC 0x{} enables with unsupported CSS/MPS/IOSQES/IOCQES: controller fatal status",
+                    c, Integer.toHexString(cc));
+                c.csts |= 0x2;
+            } else {
+                c.csts |= 0x1;
+            }
+        } else if (!enable && wasEnabled) {
+            c.csts &= ~0x3;
+            for (Queue q : c.ioQueues()) {
+                c.detachIoQueue(q.qid(), q);
+                q.disconnect("controller reset (CC.EN cleared)");
+            }
+        }
+        int shn = (cc >>> 14) & 0x3;
+        int oldShn = (old >>> 14) & 0x3;
+        if (shn != 0 && oldShn == 0) {
+            c.csts = (c.csts & ~0xC) | (0x2 << 2);
+        } else if (shn == 0 && oldShn != 0) {
+            c.csts &= ~0xC;
+        }
+    }
+
+    // ---- Disconnect ----
+
+    private void executeDisconnect(Request req) {
+        Queue q = req.queue();
+        Controller c = q.controller();
+        req.complete(NvmeStatus.SUCCESS);
+        c.detachIoQueue(q.qid(), q);
+        q.disconnect("host sent Disconnect");
+    }
+}

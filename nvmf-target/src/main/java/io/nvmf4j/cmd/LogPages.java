@@ -1,0 +1,261 @@
+package io.nvmf4j.cmd;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.core.CommandHandler;
+import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.Namespace;
+import io.nvmf4j.core.Request;
+import io.nvmf4j.core.Subsystem;
+import io.nvmf4j.core.Target;
+import io.nvmf4j.nvme.DiscoveryLog;
+import io.nvmf4j.nvme.Layout;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.nvme.Opcodes;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Get Log Page: error (01h), SMART / health (02h), firmware slot (03h), changed namespace list (04h),
+ * commands supported and effects (05h) and, on discovery controllers, the discovery log (70h).
+ *
+ * <p>Each page is built whole into a scratch buffer, then the requested window (offset, length) is
+ * copied out; bytes past the end of the page read as zero.
+ */
+public final class LogPages {
+    public static final int SMART_SIZE = 512;
+    public static final int ERROR_ENTRY_SIZE = 64;
+
+    private final Target target;
+    private final CommandHandler getLogPage = this::executeGetLogPage;
+
+    public LogPages(Target target) {
+        this.target = target;
+    }
+
+    int parse(Request req) {
+        int cdw10 = req.sqe.cdw10();
+        long numd = (((req.sqe.cdw11() & 0xFFFFL) << 16) | (cdw10 >>> 16)) + 1;
+        long bytes = numd * 4;
+        if (bytes > req.queue().limits().mdtsBytes()) {
+            return NvmeStatus.INVALID_FIELD;
+        }
+        req.handler = getLogPage;
+        req.xferDir = Request.XFER_C2H;
+        req.expectedLength = (int) bytes;
+        return NvmeStatus.SUCCESS;
+    }
+
+    private void executeGetLogPage(Request req) {
+        Controller c = req.controller();
+        int cdw10 = req.sqe.cdw10();
+        int lid = cdw10 & 0xFF;
+        boolean retainEvent = (cdw10 & (1 << 15)) != 0;
+        long offset = (req.sqe.cdw12() & 0xFFFFFFFFL) | ((long) req.sqe.cdw13() << 32);
+        int length = req.expectedLength;
+        if ((offset & 3) != 0) {
+            req.fail(NvmeStatus.INVALID_FIELD, 48);
+            return;
+        }
+        ByteBuf page = buildPage(c, lid, req.sqe.nsid());
+        if (page == null) {
+            req.fail(c.isDiscovery() || !knownLid(lid) ? NvmeStatus.INVALID_LOG_PAGE : NvmeStatus.INVALID_FIELD, 40);
+            return;
+        }
+        try {
+            int size = page.readableBytes();
+            if (offset > size) {
+                req.fail(NvmeStatus.INVALID_FIELD, 48);
+                return;
+            }
+            ByteBuf d = req.data;
+            int n = (int) Math.min(length, size - offset);
+            d.setBytes(0, page, (int) offset, n);
+            d.setZero(n, length - n);
+        } finally {
+            page.release();
+        }
+        if (!retainEvent) {
+            c.logPageRead(lid);
+        }
+        req.complete(NvmeStatus.SUCCESS);
+    }
+
+    private static boolean knownLid(int lid) {
+        return lid >= Opcodes.LID_ERROR && lid <= Opcodes.LID_COMMANDS_EFFECTS;
+    }
+
+    /** Builds the whole page, or returns null for a page this controller does not have. */
+    private ByteBuf buildPage(Controller c, int lid, int nsid) {
+        if (c.isDiscovery()) {
+            return lid == Opcodes.LID_DISCOVERY ? discoveryLog(c) : null;
+        }
+        switch (lid) {
+            case Opcodes.LID_ERROR:
+                return errorLog(c);
+            case Opcodes.LID_SMART:
+                return smartLog(c.subsystem(), nsid);
+            case Opcodes.LID_FIRMWARE_SLOT:
+                return firmwareSlotLog(c.subsystem());
+            case Opcodes.LID_CHANGED_NS_LIST:
+                return changedNamespaceList(c);
+            case Opcodes.LID_COMMANDS_EFFECTS:
+                return commandEffectsLog();
+            default:
+                return null;
+        }
+    }
+
+    private static ByteBuf zeroed(int size) {
+        ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(size);
+        b.setZero(0, size);
+        b.writerIndex(size);
+        return b;
+    }
+
+    private static ByteBuf errorLog(Controller c) {
+        ByteBuf b = zeroed(Controller.ERROR_LOG_ENTRIES * ERROR_ENTRY_SIZE);
+        int[] i = {0};
+        c.forEachError((count, sqid, cid, status, location, lba, nsid) -> {
+            int e = i[0]++ * ERROR_ENTRY_SIZE;
+            b.setLongLE(e, count);
+            b.setShortLE(e + 8, sqid);
+            b.setShortLE(e + 10, cid);
+            b.setShortLE(e + 12, NvmeStatus.toCqeField(status));
+            b.setShortLE(e + 14, location);
+            b.setLongLE(e + 16, lba);
+            b.setIntLE(e + 24, nsid);
+            b.setByte(e + 29, c.limits().trtype());
+        });
+        return b;
+    }
+
+    private static ByteBuf smartLog(Subsystem s, int nsid) {
+        ByteBuf b = zeroed(SMART_SIZE);
+        long reads = 0;
+        long writes = 0;
+        long bytesRead = 0;
+        long bytesWritten = 0;
+        for (Namespace ns : s.namespaces()) {
+            if (nsid == 0 || nsid == -1 || nsid == ns.nsid()) {
+                reads += ns.readCommands.sum();
+                writes += ns.writeCommands.sum();
+                bytesRead += ns.bytesRead.sum();
+                bytesWritten += ns.bytesWritten.sum();
+            }
+        }
+        b.setByte(3, 100); // available spare
+        b.setByte(4, 10); // available spare threshold
+        b.setLongLE(32, dataUnits(bytesRead));
+        b.setLongLE(48, dataUnits(bytesWritten));
+        b.setLongLE(64, reads);
+        b.setLongLE(80, writes);
+        return b;
+    }
+
+    /** Data units: thousands of 512-byte units, rounded up. */
+    static long dataUnits(long bytes) {
+        long units512 = (bytes + 511) / 512;
+        return (units512 + 999) / 1000;
+    }
+
+    private static ByteBuf firmwareSlotLog(Subsystem s) {
+        ByteBuf b = zeroed(512);
+        b.setByte(0, 1);
+        Layout.putSpacePadded(b, 8, 8, s.firmware());
+        return b;
+    }
+
+    private static ByteBuf changedNamespaceList(Controller c) {
+        ByteBuf b = zeroed(4096);
+        int[] list = c.changedNamespaces();
+        for (int i = 0; i < list.length; i++) {
+            b.setIntLE(4 * i, list[i]);
+        }
+        return b;
+    }
+
+    private static ByteBuf commandEffectsLog() {
+        ByteBuf b = zeroed(4096);
+        int csupp = 0x1;
+        int lbcc = 0x2;
+        for (int opc : new int[] {Opcodes.ADMIN_GET_LOG_PAGE, Opcodes.ADMIN_IDENTIFY, Opcodes.ADMIN_ABORT,
+            Opcodes.ADMIN_SET_FEATURES, Opcodes.ADMIN_GET_FEATURES, Opcodes.ADMIN_ASYNC_EVENT_REQUEST,
+            Opcodes.ADMIN_KEEP_ALIVE}) {
+            b.setIntLE(4 * opc, csupp);
+        }
+        b.setIntLE(1024 + 4 * Opcodes.IO_FLUSH, csupp);
+        b.setIntLE(1024 + 4 * Opcodes.IO_WRITE, csupp | lbcc);
+        b.setIntLE(1024 + 4 * Opcodes.IO_READ, csupp);
+        b.setIntLE(1024 + 4 * Opcodes.IO_COMPARE, csupp);
+        b.setIntLE(1024 + 4 * Opcodes.IO_WRITE_ZEROES, csupp | lbcc);
+        b.setIntLE(1024 + 4 * Opcodes.IO_DATASET_MANAGEMENT, csupp | lbcc);
+        return b;
+    }
+
+    /**
+     * Discovery log for this host: the current discovery subsystem on the listener it came through,
+     * then every (subsystem, listener) pair it may connect to.
+     */
+    private ByteBuf discoveryLog(Controller c) {
+        String hostnqn = c.hostnqn();
+        ListenerConfig via = c.adminQueue().listener();
+        List<Subsystem> subsystems = new ArrayList<>(target.nvmSubsystems());
+        subsystems.sort((a, b) -> a.nqn().compareTo(b.nqn()));
+        Set<ListenerConfig> ports = new LinkedHashSet<>();
+        ports.add(via);
+        for (Subsystem s : subsystems) {
+            ports.addAll(s.listeners());
+        }
+        List<ListenerConfig> portList = new ArrayList<>(ports);
+
+        List<Object[]> entries = new ArrayList<>();
+        entries.add(new Object[] {Subsystem.DISCOVERY_NQN, via, DiscoveryLog.SUBTYPE_CURRENT_DISCOVERY});
+        for (Subsystem s : subsystems) {
+            if (!s.allowsHost(hostnqn)) {
+                continue;
+            }
+            for (ListenerConfig l : s.listeners()) {
+                entries.add(new Object[] {s.nqn(), l, DiscoveryLog.SUBTYPE_NVME});
+            }
+        }
+        ByteBuf b = zeroed(DiscoveryLog.HEADER_SIZE + entries.size() * DiscoveryLog.ENTRY_SIZE);
+        b.setLongLE(DiscoveryLog.GENCTR, target.discoveryGeneration());
+        b.setLongLE(DiscoveryLog.NUMREC, entries.size());
+        b.setShortLE(DiscoveryLog.RECFMT, 0);
+        int off = DiscoveryLog.HEADER_SIZE;
+        for (Object[] e : entries) {
+            ListenerConfig l = (ListenerConfig) e[1];
+            b.setByte(off + DiscoveryLog.TRTYPE, trtype(l));
+            b.setByte(off + DiscoveryLog.ADRFAM, adrfam(l.address));
+            b.setByte(off + DiscoveryLog.SUBTYPE, (Integer) e[2]);
+            b.setByte(off + DiscoveryLog.TREQ, DiscoveryLog.TREQ_DISABLE_SQFLOW);
+            b.setShortLE(off + DiscoveryLog.PORTID, portList.indexOf(l) + 1);
+            b.setShortLE(off + DiscoveryLog.CNTLID, 0xFFFF);
+            b.setShortLE(off + DiscoveryLog.ASQSZ, FabricsCommands.ADMIN_QUEUE_MAX_ENTRIES);
+            Layout.putSpacePadded(b, off + DiscoveryLog.TRSVCID, DiscoveryLog.TRSVCID_LEN, Integer.toString(l.port));
+            Layout.putNulPadded(b, off + DiscoveryLog.SUBNQN, 256, (String) e[0]);
+            Layout.putSpacePadded(b, off + DiscoveryLog.TRADDR, DiscoveryLog.TRADDR_LEN, l.address);
+            off += DiscoveryLog.ENTRY_SIZE;
+        }
+        return b;
+    }
+
+    private static int trtype(ListenerConfig l) {
+        return "rdma".equals(l.transport) ? 1 : 3;
+    }
+
+    static int adrfam(String address) {
+        try {
+            return InetAddress.getByName(address) instanceof java.net.Inet6Address
+                ? DiscoveryLog.ADRFAM_IPV6 : DiscoveryLog.ADRFAM_IPV4;
+        } catch (java.net.UnknownHostException e) {
+            return DiscoveryLog.ADRFAM_IPV4;
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.nvmf4j.config;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Reads and writes the configuration document. Writes are atomic: a temporary file in the same
+ * directory, fsync, rename over the old file, fsync the directory; a crash leaves the old or the new
+ * document, never a torn one.
+ */
+public final class ConfigStore {
+    public static final String DEFAULT_NQN = "nqn.2026-11.io.nvmf4j:default";
+    private static final ObjectMapper MAPPER = new ObjectMapper()
+        .enable(SerializationFeature.INDENT_OUTPUT)
+        .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+        .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+        .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private ConfigStore() {
+    }
+
+    /**
+     * The embedded default: one subsystem that admits any host, one 256 MiB malloc namespace, NVMe/TCP
+     * (and discovery) on 127.0.0.1:4420.
+     */
+    public static TargetConfig defaultConfig() {
+        TargetConfig c = new TargetConfig();
+        c.bdevs.add(new BdevConfig("malloc0", "malloc", 512, 256L * 1024 * 1024 / 512));
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = DEFAULT_NQN;
+        s.allowAnyHost = true;
+        s.namespaces.add(new NamespaceConfig(1, "malloc0"));
+        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", 4420));
+        c.subsystems.add(s);
+        return c;
+    }
+
+    public static TargetConfig parse(String json) {
+        try {
+            TargetConfig c = MAPPER.readValue(json, TargetConfig.class);
+            if (c == null) {
+                throw new ConfigException(List.of("the document is empty"));
+            }
+            return c;
+        } catch (JsonProcessingException e) {
+            throw new ConfigException("not a valid nvmf4j configuration: " + e.getOriginalMessage()
+                + locationOf(e), e);
+        }
+    }
+
+    private static String locationOf(JsonProcessingException e) {
+        return e.getLocation() == null ? ""
+            : " (line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")";
+    }
+
+    public static String toJson(TargetConfig c) {
+        try {
+            return MAPPER.writeValueAsString(c) + "\n";
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static TargetConfig load(Path file) throws IOException {
+        return parse(Files.readString(file, StandardCharsets.UTF_8));
+    }
+
+    /** Writes the document atomically and durably. */
+    public static void save(Path file, TargetConfig c) throws IOException {
+        Path dir = file.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path tmp = dir.resolve("." + file.getFileName() + ".tmp");
+        byte[] bytes = toJson(c).getBytes(StandardCharsets.UTF_8);
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+            ch.force(true);
+        }
+        try {
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+        }
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException ignored) {
+            // some filesystems cannot fsync a directory; the rename itself is still atomic
+        }
+    }
+
+    /**
+     * Gives every subsystem a serial and every namespace an NGUID and a UUID where none is set, so that
+     * identities are generated once and then kept in the file. Returns whether anything changed.
+     */
+    public static boolean assignIdentities(TargetConfig c) {
+        boolean changed = false;
+        for (SubsystemConfig s : c.subsystems) {
+            if (s.serial == null) {
+                s.serial = HexFormat.of().formatHex(randomBytes(10));
+                changed = true;
+            }
+            for (NamespaceConfig n : s.namespaces) {
+                if (n.nguid == null) {
+                    n.nguid = HexFormat.of().formatHex(randomBytes(16));
+                    changed = true;
+                }
+                if (n.uuid == null) {
+                    n.uuid = UUID.randomUUID().toString();
+                    changed = true;
+                }
+            }
+        }
+        return changed;
+    }
+
+    private static byte[] randomBytes(int n) {
+        byte[] b = new byte[n];
+        RANDOM.nextBytes(b);
+        return b;
+    }
+}

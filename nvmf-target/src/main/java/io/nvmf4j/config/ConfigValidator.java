@@ -1,0 +1,193 @@
+package io.nvmf4j.config;
+
+import io.nvmf4j.runtime.IdleStrategies;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/** Checks a whole configuration document and reports every problem with its field path. */
+public final class ConfigValidator {
+    private static final Pattern HEX32 = Pattern.compile("[0-9a-fA-F]{32}");
+    private static final Pattern HEX16 = Pattern.compile("[0-9a-fA-F]{16}");
+    private static final Pattern IP_LITERAL = Pattern.compile("[0-9.]+|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*");
+    private static final int NQN_MAX_BYTES = 223;
+
+    private ConfigValidator() {
+    }
+
+    public static void validate(TargetConfig c) {
+        List<String> p = new ArrayList<>();
+        if (c.cores < 1 || c.cores > 256) {
+            p.add("cores: must be 1..256, got " + c.cores);
+        }
+        if (c.idleStrategy == null || !IdleStrategies.isValid(c.idleStrategy)) {
+            p.add("idleStrategy: must be busy, backoff or interrupt, got " + c.idleStrategy);
+        }
+        if (c.tcp == null) {
+            p.add("tcp: missing");
+        } else {
+            validateTcp(c.tcp, p);
+        }
+        Set<String> bdevNames = new HashSet<>();
+        for (int i = 0; i < c.bdevs.size(); i++) {
+            validateBdev(c.bdevs.get(i), "bdevs[" + i + "]", bdevNames, p);
+        }
+        Set<String> nqns = new HashSet<>();
+        Set<String> usedBdevs = new HashSet<>();
+        for (int i = 0; i < c.subsystems.size(); i++) {
+            validateSubsystem(c, c.subsystems.get(i), "subsystems[" + i + "]", nqns, usedBdevs, p);
+        }
+        if (!p.isEmpty()) {
+            throw new ConfigException(p);
+        }
+    }
+
+    private static void validateTcp(TcpTransportConfig t, List<String> p) {
+        if (t.inCapsuleDataSize < 0 || t.inCapsuleDataSize > 131072 || t.inCapsuleDataSize % 16 != 0) {
+            p.add("tcp.inCapsuleDataSize: must be a multiple of 16 in 0..131072, got " + t.inCapsuleDataSize);
+        }
+        if (t.maxQueueDepth < 16 || t.maxQueueDepth > 1024) {
+            p.add("tcp.maxQueueDepth: must be 16..1024, got " + t.maxQueueDepth);
+        }
+        if (t.maxIoQueues < 1 || t.maxIoQueues > 128) {
+            p.add("tcp.maxIoQueues: must be 1..128, got " + t.maxIoQueues);
+        }
+        if (t.mdtsBytes < 4096 || t.mdtsBytes > (8 << 20) || Integer.bitCount(t.mdtsBytes) != 1) {
+            p.add("tcp.mdtsBytes: must be a power of two from 4096 to 8388608, got " + t.mdtsBytes);
+        }
+        if (t.maxH2cData < 4096 || t.maxH2cData % 4 != 0 || t.maxH2cData > (8 << 20)) {
+            p.add("tcp.maxH2cData: must be a multiple of 4 from 4096 to 8388608, got " + t.maxH2cData);
+        }
+    }
+
+    private static void validateBdev(BdevConfig b, String at, Set<String> names, List<String> p) {
+        if (b.name == null || b.name.isBlank()) {
+            p.add(at + ".name: missing");
+        } else if (!names.add(b.name)) {
+            p.add(at + ".name: duplicate bdev name '" + b.name + "'");
+        }
+        if (b.blockSize != 512 && b.blockSize != 4096) {
+            p.add(at + ".blockSize: must be 512 or 4096, got " + b.blockSize);
+        }
+        if (b.type == null) {
+            p.add(at + ".type: missing (malloc, null or file)");
+            return;
+        }
+        switch (b.type) {
+            case "malloc", "null" -> {
+                if (b.numBlocks <= 0) {
+                    p.add(at + ".numBlocks: must be positive for a " + b.type + " bdev");
+                }
+                if (b.path != null) {
+                    p.add(at + ".path: only file bdevs have a path");
+                }
+            }
+            case "file" -> {
+                if (b.path == null || b.path.isBlank()) {
+                    p.add(at + ".path: missing for a file bdev");
+                }
+                if (b.numBlocks < 0) {
+                    p.add(at + ".numBlocks: must not be negative");
+                }
+            }
+            default -> p.add(at + ".type: must be malloc, null or file, got '" + b.type + "'");
+        }
+    }
+
+    private static void validateSubsystem(TargetConfig c, SubsystemConfig s, String at, Set<String> nqns,
+                                          Set<String> usedBdevs, List<String> p) {
+        if (!validNqn(s.nqn)) {
+            p.add(at + ".nqn: must start with 'nqn.' and be at most " + NQN_MAX_BYTES + " bytes, got " + s.nqn);
+        } else if (s.nqn.equals("nqn.2014-08.org.nvmexpress.discovery")) {
+            p.add(at + ".nqn: the discovery NQN is reserved");
+        } else if (!nqns.add(s.nqn)) {
+            p.add(at + ".nqn: duplicate subsystem " + s.nqn);
+        }
+        if (s.serial != null && (s.serial.isEmpty() || s.serial.length() > 20 || !printableAscii(s.serial))) {
+            p.add(at + ".serial: must be 1..20 printable ASCII characters");
+        }
+        if (s.model == null || s.model.isEmpty() || s.model.length() > 40 || !printableAscii(s.model)) {
+            p.add(at + ".model: must be 1..40 printable ASCII characters");
+        }
+        if (s.maxNamespaces < 1 || s.maxNamespaces > 1024) {
+            p.add(at + ".maxNamespaces: must be 1..1024, got " + s.maxNamespaces);
+        }
+        if (s.minCntlid < 1 || s.maxCntlid > 0xFFEF || s.minCntlid > s.maxCntlid) {
+            p.add(at + ".minCntlid/maxCntlid: need 1 <= minCntlid <= maxCntlid <= 65519");
+        }
+        for (int i = 0; i < s.hosts.size(); i++) {
+            if (!validNqn(s.hosts.get(i))) {
+                p.add(at + ".hosts[" + i + "]: not a valid host NQN: " + s.hosts.get(i));
+            }
+        }
+        Set<Integer> nsids = new HashSet<>();
+        for (int i = 0; i < s.namespaces.size(); i++) {
+            NamespaceConfig n = s.namespaces.get(i);
+            String nat = at + ".namespaces[" + i + "]";
+            if (n.nsid < 1 || n.nsid > s.maxNamespaces) {
+                p.add(nat + ".nsid: must be 1.." + s.maxNamespaces + ", got " + n.nsid);
+            } else if (!nsids.add(n.nsid)) {
+                p.add(nat + ".nsid: duplicate nsid " + n.nsid);
+            }
+            if (n.bdev == null || c.bdev(n.bdev) == null) {
+                p.add(nat + ".bdev: no bdev named '" + n.bdev + "'");
+            } else if (!usedBdevs.add(n.bdev)) {
+                p.add(nat + ".bdev: bdev '" + n.bdev + "' already backs another namespace");
+            }
+            if (n.nguid != null && !HEX32.matcher(n.nguid).matches()) {
+                p.add(nat + ".nguid: must be 32 hex digits");
+            }
+            if (n.eui64 != null && !HEX16.matcher(n.eui64).matches()) {
+                p.add(nat + ".eui64: must be 16 hex digits");
+            }
+            if (n.uuid != null) {
+                try {
+                    UUID.fromString(n.uuid);
+                } catch (IllegalArgumentException e) {
+                    p.add(nat + ".uuid: not a UUID: " + n.uuid);
+                }
+            }
+        }
+        for (int i = 0; i < s.listeners.size(); i++) {
+            ListenerConfig l = s.listeners.get(i);
+            String lat = at + ".listeners[" + i + "]";
+            if (!"tcp".equals(l.transport)) {
+                p.add(lat + ".transport: only tcp is available, got " + l.transport);
+            }
+            if (l.address == null || !isIpLiteral(l.address)) {
+                p.add(lat + ".address: must be an IPv4 or IPv6 literal, got " + l.address);
+            }
+            if (l.port < 0 || l.port > 65535) {
+                p.add(lat + ".port: must be 0..65535, got " + l.port);
+            }
+        }
+    }
+
+    static boolean validNqn(String nqn) {
+        return nqn != null && nqn.startsWith("nqn.") && nqn.length() > 4
+            && nqn.getBytes(StandardCharsets.UTF_8).length <= NQN_MAX_BYTES;
+    }
+
+    private static boolean printableAscii(String s) {
+        return s.chars().allMatch(ch -> ch >= 0x20 && ch < 0x7F);
+    }
+
+    private static boolean isIpLiteral(String address) {
+        if (!IP_LITERAL.matcher(address).matches()) {
+            return false;
+        }
+        try {
+            InetAddress.getByName(address);
+            return true;
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+}

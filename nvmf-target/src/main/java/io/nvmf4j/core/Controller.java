@@ -1,0 +1,352 @@
+package io.nvmf4j.core;
+
+import io.nvmf4j.nvme.NvmeStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A dynamic controller: created by an admin-queue Connect with cntlid 0xFFFF, destroyed when its admin
+ * queue goes away, its keep-alive timer expires or the target stops.
+ *
+ * <p>Owned by the admin queue's poll group thread: CC/CSTS, features, AER slots, pending events and
+ * the changed-NS list are touched only there. I/O queues (other threads) attach under the monitor at
+ * Connect time and mark activity with an opaque write; the error log is synchronized (error path only).
+ */
+public final class Controller {
+    private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
+    private static final VarHandle LAST_ACTIVITY;
+
+    static {
+        try {
+            LAST_ACTIVITY = MethodHandles.lookup().findVarHandle(Controller.class, "lastActivityNanos", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Asynchronous Event Request Limit (0's based): four AERs may be outstanding. */
+    public static final int AERL = 3;
+    public static final int ERROR_LOG_ENTRIES = 64;
+    public static final int CHANGED_NS_MAX = 1024;
+
+    /** AEN: Notice, Namespace Attribute Changed, log page 04h. */
+    public static final int AEN_NS_CHANGED = 0x2 | (0x00 << 8) | (0x04 << 16);
+    /** AEN: Notice, Discovery Log Page Change, log page 70h. */
+    public static final int AEN_DISCOVERY_CHANGED = 0x2 | (0xF0 << 8) | (0x70 << 16);
+    /** Async Event Configuration bits that enable the events above. */
+    public static final int AEC_NS_ATTRIBUTE = 1 << 8;
+    public static final int AEC_DISCOVERY_LOG = 1 << 31;
+
+    private final Subsystem subsystem;
+    private final int cntlid;
+    private final String hostnqn;
+    private final byte[] hostid;
+    private final Queue adminQueue;
+    private final TransportLimits limits;
+    private final Queue[] ioQueues;
+    private final AtomicBoolean destroyed = new AtomicBoolean();
+
+    // Admin-thread state
+    public int cc;
+    public int csts;
+    public int aecConfig;
+    public boolean volatileWriteCache = true;
+    public long timestampOriginMillis = -1;
+    public long timestampSetAtNanos;
+    private int grantedIoQueues;
+    private int kato;
+    private final ArrayDeque<Request> aerSlots = new ArrayDeque<>();
+    private final ArrayDeque<Integer> pendingEvents = new ArrayDeque<>();
+    private int maskedLogPages;
+    private final int[] changedNs = new int[CHANGED_NS_MAX];
+    private int changedNsCount;
+    private ScheduledFuture<?> keepAliveTask;
+
+    @SuppressWarnings("unused") // through LAST_ACTIVITY
+    private long lastActivityNanos;
+
+    // Error log (any thread, error path only)
+    private final long[] errCount = new long[ERROR_LOG_ENTRIES];
+    private final int[] errSqid = new int[ERROR_LOG_ENTRIES];
+    private final int[] errCid = new int[ERROR_LOG_ENTRIES];
+    private final int[] errStatus = new int[ERROR_LOG_ENTRIES];
+    private final int[] errLocation = new int[ERROR_LOG_ENTRIES];
+    private final long[] errLba = new long[ERROR_LOG_ENTRIES];
+    private final int[] errNsid = new int[ERROR_LOG_ENTRIES];
+    private long errorCount;
+
+    /** Builds a controller once the subsystem has picked its cntlid. */
+    @FunctionalInterface
+    public interface Factory {
+        Controller create(Subsystem subsystem, int cntlid);
+    }
+
+    public Controller(Subsystem subsystem, int cntlid, String hostnqn, byte[] hostid, Queue adminQueue, int kato) {
+        this.subsystem = subsystem;
+        this.cntlid = cntlid;
+        this.hostnqn = hostnqn;
+        this.hostid = hostid.clone();
+        this.adminQueue = adminQueue;
+        this.limits = adminQueue.limits();
+        this.ioQueues = new Queue[limits.maxIoQueues() + 1];
+        this.grantedIoQueues = limits.maxIoQueues();
+        this.kato = kato;
+        touch();
+    }
+
+    public Subsystem subsystem() {
+        return subsystem;
+    }
+
+    public int cntlid() {
+        return cntlid;
+    }
+
+    public String hostnqn() {
+        return hostnqn;
+    }
+
+    public byte[] hostid() {
+        return hostid.clone();
+    }
+
+    public Queue adminQueue() {
+        return adminQueue;
+    }
+
+    public TransportLimits limits() {
+        return limits;
+    }
+
+    public boolean isDiscovery() {
+        return subsystem.isDiscovery();
+    }
+
+    public boolean isDestroyed() {
+        return destroyed.get();
+    }
+
+    public int kato() {
+        return kato;
+    }
+
+    public boolean enabledAndReady() {
+        return (cc & 1) != 0 && (csts & 1) != 0;
+    }
+
+    // ---- I/O queues ----
+
+    public int grantedIoQueues() {
+        return grantedIoQueues;
+    }
+
+    /** Number of Queues feature: grants min(asked, limit); returns the granted count. */
+    public int grantIoQueues(int asked) {
+        grantedIoQueues = Math.max(1, Math.min(asked, limits.maxIoQueues()));
+        return grantedIoQueues;
+    }
+
+    /** Attaches an I/O queue; returns false if that qid is taken. */
+    public synchronized boolean attachIoQueue(int qid, Queue q) {
+        if (destroyed.get() || ioQueues[qid] != null) {
+            return false;
+        }
+        ioQueues[qid] = q;
+        return true;
+    }
+
+    public synchronized void detachIoQueue(int qid, Queue q) {
+        if (qid > 0 && qid < ioQueues.length && ioQueues[qid] == q) {
+            ioQueues[qid] = null;
+        }
+    }
+
+    public synchronized List<Queue> ioQueues() {
+        List<Queue> out = new ArrayList<>();
+        for (Queue q : ioQueues) {
+            if (q != null) {
+                out.add(q);
+            }
+        }
+        return out;
+    }
+
+    // ---- keep alive ----
+
+    /** Marks traffic (Traffic Based Keep Alive): any command on any queue of this controller. */
+    public void touch() {
+        LAST_ACTIVITY.setOpaque(this, System.nanoTime());
+    }
+
+    /** Starts the keep-alive timer on the admin queue's thread; kato 0 disables it. */
+    public void startKeepAlive() {
+        rescheduleKeepAlive();
+    }
+
+    public void setKato(int katoMillis) {
+        this.kato = katoMillis;
+        rescheduleKeepAlive();
+    }
+
+    private void rescheduleKeepAlive() {
+        if (keepAliveTask != null) {
+            keepAliveTask.cancel(false);
+            keepAliveTask = null;
+        }
+        if (kato > 0 && !destroyed.get()) {
+            long period = Math.max(50, kato / 4);
+            keepAliveTask = adminQueue.executor().scheduleAtFixedRate(this::checkKeepAlive, period, period,
+                TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void checkKeepAlive() {
+        long idle = System.nanoTime() - (long) LAST_ACTIVITY.getOpaque(this);
+        if (idle > TimeUnit.MILLISECONDS.toNanos(kato)) {
+            LOG.warn("controller {} of {} (host {}): keep-alive timeout ({} ms without a command), tearing it down",
+                cntlid, subsystem.nqn(), hostnqn, kato);
+            destroy("keep-alive timeout");
+        }
+    }
+
+    // ---- asynchronous events (admin thread) ----
+
+    /** Holds an Async Event Request; returns false when the limit is reached. */
+    public boolean holdAer(Request req) {
+        if (aerSlots.size() > AERL) {
+            return false;
+        }
+        aerSlots.add(req);
+        deliverEvents();
+        return true;
+    }
+
+    /** Queues an event (dw0 of the AER completion) and delivers it if a slot waits; admin thread. */
+    public void raiseEvent(int dw0, int aecBit) {
+        if ((aecConfig & aecBit) == 0) {
+            return;
+        }
+        int lid = (dw0 >>> 16) & 0xFF;
+        if ((maskedLogPages & logPageMaskBit(lid)) != 0 || pendingEvents.contains(dw0)) {
+            return;
+        }
+        pendingEvents.add(dw0);
+        deliverEvents();
+    }
+
+    private void deliverEvents() {
+        while (!aerSlots.isEmpty() && !pendingEvents.isEmpty()) {
+            int dw0 = pendingEvents.poll();
+            maskedLogPages |= logPageMaskBit((dw0 >>> 16) & 0xFF);
+            Request aer = aerSlots.poll();
+            aer.dw0 = dw0;
+            aer.complete(NvmeStatus.SUCCESS);
+        }
+    }
+
+    /** A log page read without Retain Asynchronous Event unmasks its events. */
+    public void logPageRead(int lid) {
+        maskedLogPages &= ~logPageMaskBit(lid);
+        if (lid == 0x04) {
+            changedNsCount = 0;
+        }
+    }
+
+    private static int logPageMaskBit(int lid) {
+        return lid == 0x70 ? 1 << 31 : 1 << (lid & 0x1F);
+    }
+
+    /** Records a changed namespace for log page 04h and raises the AEN; admin thread. */
+    public void namespaceChanged(int nsid) {
+        if (changedNsCount == CHANGED_NS_MAX || (changedNsCount > 0 && changedNs[0] == -1)) {
+            changedNs[0] = -1;
+            changedNsCount = 1;
+        } else {
+            boolean present = false;
+            for (int i = 0; i < changedNsCount; i++) {
+                present |= changedNs[i] == nsid;
+            }
+            if (!present) {
+                changedNs[changedNsCount++] = nsid;
+            }
+        }
+        raiseEvent(AEN_NS_CHANGED, AEC_NS_ATTRIBUTE);
+    }
+
+    /** Changed namespaces in ascending order (or one 0xFFFFFFFF entry after overflow). */
+    public int[] changedNamespaces() {
+        int[] out = java.util.Arrays.copyOf(changedNs, changedNsCount);
+        if (out.length > 1) {
+            java.util.Arrays.sort(out);
+        }
+        return out;
+    }
+
+    // ---- error log ----
+
+    public synchronized void recordError(int sqid, int cid, int status, int location, long lba, int nsid) {
+        errorCount++;
+        int i = (int) (errorCount % ERROR_LOG_ENTRIES);
+        errCount[i] = errorCount;
+        errSqid[i] = sqid;
+        errCid[i] = cid;
+        errStatus[i] = status;
+        errLocation[i] = location;
+        errLba[i] = lba;
+        errNsid[i] = nsid;
+    }
+
+    /** Visits error entries newest first: (count, sqid, cid, status, location, lba, nsid). */
+    public synchronized void forEachError(ErrorVisitor v) {
+        long n = Math.min(errorCount, ERROR_LOG_ENTRIES);
+        for (long k = 0; k < n; k++) {
+            int i = (int) ((errorCount - k) % ERROR_LOG_ENTRIES);
+            v.visit(errCount[i], errSqid[i], errCid[i], errStatus[i], errLocation[i], errLba[i], errNsid[i]);
+        }
+    }
+
+    /** Receives one error-log entry. */
+    @FunctionalInterface
+    public interface ErrorVisitor {
+        void visit(long count, int sqid, int cid, int status, int location, long lba, int nsid);
+    }
+
+    // ---- teardown ----
+
+    /** Tears the controller down: unregisters it and disconnects every queue. Thread-safe, idempotent. */
+    public void destroy(String reason) {
+        if (!destroyed.compareAndSet(false, true)) {
+            return;
+        }
+        subsystem.removeController(this);
+        adminQueue.executor().execute(() -> {
+            if (keepAliveTask != null) {
+                keepAliveTask.cancel(false);
+            }
+            aerSlots.clear();
+        });
+        List<Queue> queues;
+        synchronized (this) {
+            queues = ioQueues();
+            java.util.Arrays.fill(ioQueues, null);
+        }
+        for (Queue q : queues) {
+            q.disconnect(reason);
+        }
+        adminQueue.disconnect(reason);
+    }
+
+    @Override
+    public String toString() {
+        return "controller " + cntlid + " of " + subsystem.nqn() + " (host " + hostnqn + ")";
+    }
+}

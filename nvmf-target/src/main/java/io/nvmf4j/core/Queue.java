@@ -1,0 +1,38 @@
+package io.nvmf4j.core;
+
+import io.nvmf4j.config.ListenerConfig;
+
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * A submission/completion queue pair as the core sees it; each transport implements it. All methods
+ * except {@link #disconnect(String)} and {@link #executor()} are called on the queue's poll group thread.
+ */
+public interface Queue {
+    /** Queue id: 0 for the admin queue. Valid after Connect. */
+    int qid();
+
+    /** The controller after a successful Connect, else null. */
+    Controller controller();
+
+    /** Binds the queue to its controller (Connect). */
+    void bind(Controller controller, int qid, int sqsize, boolean sqFlowControlDisabled);
+
+    /** Sends the response of a completed request and recycles it. */
+    void complete(Request req);
+
+    /** Closes the connection (thread-safe; runs on the poll group). */
+    void disconnect(String reason);
+
+    /** The poll group thread that owns this queue. */
+    ScheduledExecutorService executor();
+
+    /** The listener the connection arrived on. */
+    ListenerConfig listener();
+
+    /** Transport limits that Identify reports (in-capsule size, MDTS, queue depth). */
+    TransportLimits limits();
+
+    /** Peer address, for logs and the controller list. */
+    String peer();
+}

@@ -1,0 +1,168 @@
+package io.nvmf4j.core;
+
+import io.netty.buffer.ByteBuf;
+import io.nvmf4j.bdev.BdevIo;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.nvme.Sqe;
+import io.netty.buffer.Unpooled;
+
+/**
+ * One command from capsule to response. Requests are preallocated per queue (sized to the queue
+ * depth) and reused; a transport subclass adds its own state. Owned by the queue's poll group thread.
+ *
+ * <p>Flow: the transport copies the SQE in, {@code CommandDispatcher.parse} picks the {@link #handler}
+ * and the data direction and length, the transport moves data, the handler runs and ends in exactly
+ * one {@link #complete(int)}.
+ */
+public abstract class Request implements BdevIo {
+    /** No data transfer. */
+    public static final int XFER_NONE = 0;
+    /** Host to controller (write-like: in-capsule, R2T/H2CData, RDMA READ). */
+    public static final int XFER_H2C = 1;
+    /** Controller to host (read-like: C2HData, RDMA WRITE). */
+    public static final int XFER_C2H = 2;
+
+    /** Invalid Parameter Offset / error location when none applies. */
+    public static final int NO_ERROR_LOCATION = 0xFFFF;
+
+    private final ByteBuf sqeBuffer = Unpooled.wrappedBuffer(new byte[Sqe.SIZE]);
+    public final Sqe sqe = new Sqe().wrap(sqeBuffer, 0);
+    protected final Queue queue;
+    private final Runnable asyncCompletion = this::deliverAsyncCompletion;
+    private int asyncStatus;
+
+    // Set by parse
+    public CommandHandler handler;
+    public int xferDir;
+    /** Exact transfer length the command needs, or -1 when the handler checks it. */
+    public int expectedLength;
+    public Namespace ns;
+    /** Next step after a block-device completion; null completes the request with the device status. */
+    public BdevStep bdevStep;
+
+    // Data
+    public ByteBuf data;
+    public int dataLength;
+    public ByteBuf aux;
+    /** Buffer the block device reads into or writes from (usually {@link #data}). */
+    public ByteBuf bdevBuffer;
+    public long bdevOffset;
+    public int bdevLength;
+
+    // Completion
+    public int status;
+    public int dw0;
+    public int dw1;
+    public int errorLocation;
+    public long errorLba;
+    public long startNanos;
+    /** Scratch counter for multi-step handlers (DSM ranges). */
+    public int step;
+
+    protected Request(Queue queue) {
+        this.queue = queue;
+    }
+
+    public Queue queue() {
+        return queue;
+    }
+
+    public Controller controller() {
+        return queue.controller();
+    }
+
+    /** Copies the 64-byte SQE from {@code src} at {@code index} and clears per-command state. */
+    public void reset(ByteBuf src, int index) {
+        sqeBuffer.setBytes(0, src, index, Sqe.SIZE);
+        handler = null;
+        xferDir = XFER_NONE;
+        expectedLength = 0;
+        ns = null;
+        bdevStep = null;
+        bdevBuffer = null;
+        step = 0;
+        dataLength = 0;
+        status = NvmeStatus.SUCCESS;
+        dw0 = 0;
+        dw1 = 0;
+        errorLocation = NO_ERROR_LOCATION;
+        errorLba = 0;
+    }
+
+    public int cid() {
+        return sqe.cid();
+    }
+
+    /** Ends the command: exactly once. Hands the request back to its transport for the response. */
+    public void complete(int status) {
+        this.status = status;
+        if (status != NvmeStatus.SUCCESS) {
+            Controller c = queue.controller();
+            if (c != null) {
+                c.recordError(queue.qid(), sqe.cid(), status, errorLocation, errorLba, sqe.nsid());
+            }
+        }
+        queue.complete(this);
+    }
+
+    /** Completes with an error and records which SQE/data field was wrong (Error log, Connect IPO). */
+    public void fail(int status, int errorLocation) {
+        this.errorLocation = errorLocation;
+        complete(status);
+    }
+
+    /** Releases data buffers; called by the transport when the response is on its way. */
+    public void releaseBuffers() {
+        if (data != null) {
+            data.release();
+            data = null;
+        }
+        if (aux != null) {
+            aux.release();
+            aux = null;
+        }
+    }
+
+    // BdevIo
+
+    @Override
+    public long offset() {
+        return bdevOffset;
+    }
+
+    @Override
+    public int length() {
+        return bdevLength;
+    }
+
+    @Override
+    public ByteBuf buffer() {
+        return bdevBuffer;
+    }
+
+    @Override
+    public void bdevComplete(int status) {
+        BdevStep step = bdevStep;
+        if (step == null) {
+            complete(status);
+        } else {
+            step.done(this, status);
+        }
+    }
+
+    @Override
+    public void bdevCompleteAsync(int status) {
+        asyncStatus = status;
+        queue.executor().execute(asyncCompletion);
+    }
+
+    private void deliverAsyncCompletion() {
+        bdevComplete(asyncStatus);
+    }
+
+    /** Continuation after a block-device operation. */
+    @FunctionalInterface
+    public interface BdevStep {
+        void done(Request req, int status);
+    }
+}

@@ -1,0 +1,173 @@
+package io.nvmf4j.core;
+
+import io.nvmf4j.config.ListenerConfig;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CopyOnWriteArraySet;
+
+/**
+ * An NVM subsystem (or the discovery subsystem): identity, namespaces, allowed hosts, the listeners
+ * it is reachable on and its live controllers.
+ *
+ * <p>Namespaces are an array indexed by nsid - 1 that is replaced as a whole on change, so the I/O
+ * path reads it without a lock.
+ */
+public final class Subsystem {
+    public static final String DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
+
+    private final String nqn;
+    private final boolean discovery;
+    private final String serial;
+    private final String model;
+    private final String firmware;
+    private final int maxNamespaces;
+    private final int minCntlid;
+    private final int maxCntlid;
+    private volatile boolean allowAnyHost;
+    private final Set<String> hosts = new CopyOnWriteArraySet<>();
+    private final List<ListenerConfig> listeners = new CopyOnWriteArrayList<>();
+    private volatile Namespace[] namespaces;
+    private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
+    private int nextCntlid;
+
+    public Subsystem(String nqn, boolean discovery, String serial, String model, String firmware, int maxNamespaces,
+                     int minCntlid, int maxCntlid, boolean allowAnyHost) {
+        this.nqn = nqn;
+        this.discovery = discovery;
+        this.serial = serial;
+        this.model = model;
+        this.firmware = firmware;
+        this.maxNamespaces = maxNamespaces;
+        this.minCntlid = minCntlid;
+        this.maxCntlid = maxCntlid;
+        this.allowAnyHost = allowAnyHost;
+        this.namespaces = new Namespace[maxNamespaces];
+        this.nextCntlid = minCntlid;
+    }
+
+    public String nqn() {
+        return nqn;
+    }
+
+    public boolean isDiscovery() {
+        return discovery;
+    }
+
+    public String serial() {
+        return serial;
+    }
+
+    public String model() {
+        return model;
+    }
+
+    public String firmware() {
+        return firmware;
+    }
+
+    public int maxNamespaces() {
+        return maxNamespaces;
+    }
+
+    public boolean allowAnyHost() {
+        return allowAnyHost;
+    }
+
+    public void setAllowAnyHost(boolean allow) {
+        this.allowAnyHost = allow;
+    }
+
+    public Set<String> hosts() {
+        return hosts;
+    }
+
+    public boolean allowsHost(String hostnqn) {
+        return allowAnyHost || hosts.contains(hostnqn);
+    }
+
+    public List<ListenerConfig> listeners() {
+        return listeners;
+    }
+
+    /** The discovery subsystem is reachable on every listener; others only on their own. */
+    public boolean reachableVia(ListenerConfig listener) {
+        return discovery || listeners.contains(listener);
+    }
+
+    /** The namespace with this nsid, or null (also for 0, broadcast and out-of-range values). */
+    public Namespace namespace(int nsid) {
+        Namespace[] ns = namespaces;
+        if (nsid <= 0 || nsid > ns.length) {
+            return null;
+        }
+        return ns[nsid - 1];
+    }
+
+    /** Active namespaces in nsid order. */
+    public List<Namespace> namespaces() {
+        List<Namespace> out = new ArrayList<>();
+        for (Namespace n : namespaces) {
+            if (n != null) {
+                out.add(n);
+            }
+        }
+        return out;
+    }
+
+    public synchronized void addNamespace(Namespace ns) {
+        if (ns.nsid() < 1 || ns.nsid() > maxNamespaces) {
+            throw new IllegalArgumentException("nsid " + ns.nsid() + " outside 1.." + maxNamespaces);
+        }
+        Namespace[] copy = namespaces.clone();
+        if (copy[ns.nsid() - 1] != null) {
+            throw new IllegalArgumentException("nsid " + ns.nsid() + " already in use in " + nqn);
+        }
+        copy[ns.nsid() - 1] = ns;
+        namespaces = copy;
+    }
+
+    public synchronized Namespace removeNamespace(int nsid) {
+        Namespace[] copy = namespaces.clone();
+        Namespace old = copy[nsid - 1];
+        copy[nsid - 1] = null;
+        namespaces = copy;
+        return old;
+    }
+
+    /** Allocates a cntlid and registers the controller; null when the range is exhausted. */
+    public synchronized Controller createController(Controller.Factory factory) {
+        int span = maxCntlid - minCntlid + 1;
+        for (int i = 0; i < span; i++) {
+            int cntlid = nextCntlid;
+            nextCntlid = nextCntlid >= maxCntlid ? minCntlid : nextCntlid + 1;
+            if (!controllers.containsKey(cntlid)) {
+                Controller c = factory.create(this, cntlid);
+                controllers.put(cntlid, c);
+                return c;
+            }
+        }
+        return null;
+    }
+
+    public Controller controller(int cntlid) {
+        return controllers.get(cntlid);
+    }
+
+    public Collection<Controller> controllers() {
+        return controllers.values();
+    }
+
+    void removeController(Controller c) {
+        controllers.remove(c.cntlid(), c);
+    }
+
+    @Override
+    public String toString() {
+        return nqn;
+    }
+}

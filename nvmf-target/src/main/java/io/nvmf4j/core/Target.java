@@ -1,0 +1,67 @@
+package io.nvmf4j.core;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** The set of subsystems a target serves, the discovery subsystem and its log generation counter. */
+public final class Target {
+    public static final String FIRMWARE = "0.1.0";
+
+    private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
+    private final Subsystem discovery;
+    private final AtomicLong discoveryGeneration = new AtomicLong(1);
+
+    public Target() {
+        this.discovery = new Subsystem(Subsystem.DISCOVERY_NQN, true, "nvmf4j-discovery", "nvmf4j discovery",
+            FIRMWARE, 0, 1, 0xFFEF, true);
+    }
+
+    public Subsystem discovery() {
+        return discovery;
+    }
+
+    /** The subsystem with this NQN (the discovery NQN included), or null. */
+    public Subsystem subsystem(String nqn) {
+        if (Subsystem.DISCOVERY_NQN.equals(nqn)) {
+            return discovery;
+        }
+        return subsystems.get(nqn);
+    }
+
+    /** NVM subsystems (not the discovery subsystem), in no particular order. */
+    public List<Subsystem> nvmSubsystems() {
+        return new ArrayList<>(subsystems.values());
+    }
+
+    public void addSubsystem(Subsystem s) {
+        if (subsystems.putIfAbsent(s.nqn(), s) != null) {
+            throw new IllegalArgumentException("subsystem " + s.nqn() + " already exists");
+        }
+        discoveryChanged();
+    }
+
+    public long discoveryGeneration() {
+        return discoveryGeneration.get();
+    }
+
+    /** Bumps the discovery log generation and raises the discovery-change AEN on discovery controllers. */
+    public void discoveryChanged() {
+        discoveryGeneration.incrementAndGet();
+        for (Controller c : discovery.controllers()) {
+            c.adminQueue().executor().execute(() ->
+                c.raiseEvent(Controller.AEN_DISCOVERY_CHANGED, Controller.AEC_DISCOVERY_LOG));
+        }
+    }
+
+    /** Every live controller of every subsystem, the discovery ones included. */
+    public List<Controller> allControllers() {
+        List<Controller> out = new ArrayList<>(discovery.controllers());
+        for (Subsystem s : subsystems.values()) {
+            out.addAll(s.controllers());
+        }
+        return out;
+    }
+}

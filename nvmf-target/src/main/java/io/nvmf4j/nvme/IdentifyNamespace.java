@@ -1,0 +1,25 @@
+package io.nvmf4j.nvme;
+
+/** Byte offsets of the Identify Namespace data structure (CNS 00h, NVM command set, 4096 bytes). */
+public final class IdentifyNamespace {
+    public static final int NSZE = 0;
+    public static final int NCAP = 8;
+    public static final int NUSE = 16;
+    public static final int NSFEAT = 24;
+    public static final int NLBAF = 25;
+    public static final int FLBAS = 26;
+    public static final int NMIC = 30;
+    public static final int DLFEAT = 33;
+    public static final int NGUID = 104;
+    public static final int EUI64 = 120;
+    /** LBA Format 0: MS u16, LBADS u8, RP u8. */
+    public static final int LBAF0 = 128;
+
+    /** Namespace Identification Descriptor types (CNS 03h). */
+    public static final int NIDT_EUI64 = 1;
+    public static final int NIDT_NGUID = 2;
+    public static final int NIDT_UUID = 3;
+
+    private IdentifyNamespace() {
+    }
+}

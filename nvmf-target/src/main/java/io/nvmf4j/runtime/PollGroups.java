@@ -1,0 +1,68 @@
+package io.nvmf4j.runtime;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.channels.spi.SelectorProvider;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The poll groups: {@code cores} event-loop threads, each owning the queues assigned to it for their
+ * whole life, plus one acceptor thread that always blocks. Epoll where available, NIO otherwise.
+ */
+public final class PollGroups implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PollGroups.class);
+
+    private final EventLoopGroup acceptor;
+    private final EventLoopGroup workers;
+    private final boolean epoll;
+    private final String idleStrategy;
+    private final int cores;
+
+    public PollGroups(int cores, String idleStrategy) {
+        this.cores = cores;
+        this.idleStrategy = idleStrategy;
+        this.epoll = Epoll.isAvailable();
+        IoHandlerFactory acceptorIo = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        IoHandlerFactory workerIo = epoll
+            ? EpollIoHandler.newFactory(0, IdleStrategies.factory(idleStrategy))
+            : NioIoHandler.newFactory(SelectorProvider.provider(), IdleStrategies.factory(idleStrategy));
+        if (!epoll) {
+            LOG.info("epoll unavailable ({}); using NIO", Epoll.unavailabilityCause().toString());
+        }
+        this.acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("nvmf4j-accept", true), acceptorIo);
+        this.workers = new MultiThreadIoEventLoopGroup(cores, new DefaultThreadFactory("nvmf4j-poll", true), workerIo);
+    }
+
+    public EventLoopGroup acceptor() {
+        return acceptor;
+    }
+
+    public EventLoopGroup workers() {
+        return workers;
+    }
+
+    public Class<? extends ServerChannel> serverChannelClass() {
+        return epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+
+    public String describe() {
+        return cores + " poll group(s), " + idleStrategy + " idle strategy, " + (epoll ? "epoll" : "nio");
+    }
+
+    @Override
+    public void close() {
+        acceptor.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}

@@ -1,0 +1,617 @@
+package io.nvmf4j.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.nvmf4j.cmd.CommandDispatcher;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.TcpTransportConfig;
+import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.Queue;
+import io.nvmf4j.core.Request;
+import io.nvmf4j.core.TransportLimits;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.nvme.Sgl;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.zip.CRC32C;
+
+import static io.nvmf4j.transport.tcp.TcpPdu.*;
+
+/**
+ * One NVMe/TCP connection = one queue pair, owned by one poll group (its Netty event loop) for life.
+ *
+ * <p>Receive path: wait for the 8-byte common header, check it (type against the connection phase,
+ * HLEN, PLEN bounds, PDO, digest flags) before waiting for the rest, then take the whole PDU, check
+ * the header digest and dispatch on type. A protocol violation ends the connection with a C2HTermReq;
+ * a data digest error fails only its command (Transient Transport Error).
+ *
+ * <p>Requests come from a table sized to the queue depth; the transfer tag (TTAG) is the table index.
+ * Responses written while a read batch is being processed are flushed once at the end of the batch.
+ */
+final class TcpQueue extends ByteToMessageDecoder implements Queue {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpQueue.class);
+    /** Requests available before Connect tells the queue size. */
+    private static final int INITIAL_REQUESTS = 4;
+    private static final int C2H_CHUNK = 128 * 1024;
+
+    /** Connection phases. */
+    private enum Phase { AWAIT_ICREQ, READY, TERMINATING, CLOSED }
+
+    private final CommandDispatcher dispatcher;
+    private final TcpTransportConfig config;
+    private final TransportLimits limits;
+    private final ListenerConfig listener;
+    private final CRC32C crc = new CRC32C();
+
+    private ChannelHandlerContext ctx;
+    private Phase phase = Phase.AWAIT_ICREQ;
+    private boolean hdgst;
+    private boolean ddgst;
+    private int hpda;
+    private boolean inReadBatch;
+    private boolean flushPending;
+    private String peer = "?";
+
+    private Controller controller;
+    private int qid;
+    private int sqsize;
+    private int sqhd;
+    private boolean sqFlowDisabled;
+
+    private TcpRequest[] table = new TcpRequest[0];
+    private int[] freeStack = new int[0];
+    private int freeTop;
+
+    TcpQueue(CommandDispatcher dispatcher, TcpTransportConfig config, TransportLimits limits, ListenerConfig listener) {
+        this.dispatcher = dispatcher;
+        this.config = config;
+        this.limits = limits;
+        this.listener = listener;
+        growTable(INITIAL_REQUESTS);
+    }
+
+    // ---------------------------------------------------------------- Queue
+
+    @Override
+    public int qid() {
+        return qid;
+    }
+
+    @Override
+    public Controller controller() {
+        return controller;
+    }
+
+    @Override
+    public void bind(Controller controller, int qid, int sqsize, boolean sqFlowControlDisabled) {
+        this.controller = controller;
+        this.qid = qid;
+        this.sqsize = sqsize;
+        this.sqFlowDisabled = sqFlowControlDisabled;
+        growTable(sqsize + 1 + Controller.AERL + 1);
+    }
+
+    @Override
+    public ScheduledExecutorService executor() {
+        return ctx.executor();
+    }
+
+    @Override
+    public ListenerConfig listener() {
+        return listener;
+    }
+
+    @Override
+    public TransportLimits limits() {
+        return limits;
+    }
+
+    @Override
+    public String peer() {
+        return peer;
+    }
+
+    @Override
+    public void disconnect(String reason) {
+        if (ctx != null && ctx.channel().isOpen()) {
+            LOG.debug("queue {} from {}: closing: {}", qid, peer, reason);
+            ctx.channel().close();
+        }
+    }
+
+    private void growTable(int size) {
+        if (size <= table.length) {
+            return;
+        }
+        TcpRequest[] t = java.util.Arrays.copyOf(table, size);
+        int[] stack = java.util.Arrays.copyOf(freeStack, size);
+        for (int i = table.length; i < size; i++) {
+            t[i] = new TcpRequest(this, i);
+            stack[freeTop++] = i;
+        }
+        table = t;
+        freeStack = stack;
+    }
+
+    private TcpRequest allocate() {
+        if (freeTop == 0) {
+            return null;
+        }
+        return table[freeStack[--freeTop]];
+    }
+
+    private void recycle(TcpRequest req) {
+        req.releaseBuffers();
+        if (req.state != TcpRequest.State.FREE) {
+            req.state = TcpRequest.State.FREE;
+            freeStack[freeTop++] = req.ttag;
+        }
+    }
+
+    // ---------------------------------------------------------------- channel events
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.peer = String.valueOf(ctx.channel().remoteAddress());
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+        inReadBatch = true;
+        try {
+            super.channelRead(ctx, msg);
+        } finally {
+            inReadBatch = false;
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+        if (flushPending) {
+            flushPending = false;
+            ctx.flush();
+        }
+        super.channelReadComplete(ctx);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        phase = Phase.CLOSED;
+        for (TcpRequest r : table) {
+            if (r.state == TcpRequest.State.AWAITING_H2C_DATA) {
+                recycle(r);
+            }
+        }
+        Controller c = controller;
+        if (c != null) {
+            if (qid == 0) {
+                c.destroy("admin queue disconnected");
+            } else {
+                c.detachIoQueue(qid, this);
+            }
+        }
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.warn("queue {} from {}: {}; closing the connection", qid, peer, cause.toString());
+        ctx.close();
+    }
+
+    // ---------------------------------------------------------------- receive
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        while (in.isReadable()) {
+            if (phase != Phase.AWAIT_ICREQ && phase != Phase.READY) {
+                in.skipBytes(in.readableBytes());
+                return;
+            }
+            if (in.readableBytes() < CH_SIZE) {
+                return;
+            }
+            int idx = in.readerIndex();
+            int type = in.getUnsignedByte(idx + TYPE);
+            int flags = in.getUnsignedByte(idx + FLAGS);
+            int hlen = in.getUnsignedByte(idx + HLEN);
+            int pdo = in.getUnsignedByte(idx + PDO);
+            long plen = in.getUnsignedIntLE(idx + PLEN);
+            int error = checkCommonHeader(type, flags, hlen, pdo, plen);
+            if (error >= 0) {
+                fatal(error >>> 16, error & 0xFFFF, in, idx);
+                return;
+            }
+            if (in.readableBytes() < plen) {
+                return;
+            }
+            int len = (int) plen;
+            if (type == ICREQ) {
+                onIcReq(in, idx);
+            } else if (type == H2C_TERM_REQ) {
+                LOG.info("queue {} from {}: host terminated the connection (FES 0x{})", qid, peer,
+                    Integer.toHexString(in.getUnsignedShortLE(idx + TERM_FES)));
+                phase = Phase.TERMINATING;
+                ctx.close();
+            } else if (hdgst && !headerDigestOk(in, idx, hlen)) {
+                fatal(FES_HEADER_DIGEST_ERROR, 0, in, idx);
+                return;
+            } else if (type == CAPSULE_CMD) {
+                onCapsuleCmd(in, idx, hlen, pdo, len);
+            } else {
+                onH2cData(in, idx, hlen, pdo, len);
+            }
+            if (phase == Phase.TERMINATING) {
+                return;
+            }
+            in.readerIndex(idx + len);
+        }
+    }
+
+    /** Checks the common header; returns -1 when valid, else FES << 16 | FEI. */
+    private int checkCommonHeader(int type, int flags, int hlen, int pdo, long plen) {
+        if ((phase == Phase.AWAIT_ICREQ) != (type == ICREQ)) {
+            return FES_PDU_SEQUENCE_ERROR << 16;
+        }
+        int expectedHlen;
+        long dataLimit;
+        switch (type) {
+            case ICREQ:
+                if (hlen != IC_SIZE) {
+                    return fesInvalid(HLEN);
+                }
+                return plen == IC_SIZE ? -1 : fesInvalid(PLEN);
+            case H2C_TERM_REQ:
+                if (hlen != TERM_HLEN) {
+                    return fesInvalid(HLEN);
+                }
+                return plen >= TERM_HLEN && plen <= TERM_HLEN + TERM_MAX_DATA ? -1 : fesInvalid(PLEN);
+            case CAPSULE_CMD:
+                expectedHlen = CMD_HLEN;
+                dataLimit = qid == 0 ? ADMIN_IN_CAPSULE : limits.inCapsuleDataSize();
+                break;
+            case H2C_DATA:
+                expectedHlen = DATA_HLEN;
+                dataLimit = config.maxH2cData;
+                break;
+            default:
+                return fesInvalid(TYPE);
+        }
+        if (hlen != expectedHlen) {
+            return fesInvalid(HLEN);
+        }
+        if (((flags & FLAG_HDGST) != 0) != hdgst) {
+            return fesInvalid(FLAGS);
+        }
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int dd = ddgst ? DIGEST_SIZE : 0;
+        if (plen < hlen + hd || plen > hlen + hd + 128 + dataLimit + dd) {
+            return fesInvalid(PLEN);
+        }
+        if (plen > hlen + hd) {
+            if (pdo < hlen + hd || pdo >= plen) {
+                return fesInvalid(PDO);
+            }
+            if (((flags & FLAG_DDGST) != 0) != ddgst) {
+                return fesInvalid(FLAGS);
+            }
+            long dataLen = plen - pdo - dd;
+            if (dataLen <= 0) {
+                return fesInvalid(PLEN);
+            }
+            if (dataLen > dataLimit) {
+                return type == H2C_DATA ? (FES_DATA_LIMIT_EXCEEDED << 16) | DATA_DATAL : fesInvalid(PLEN);
+            }
+        }
+        return -1;
+    }
+
+    private static int fesInvalid(int fei) {
+        return (FES_INVALID_HEADER_FIELD << 16) | fei;
+    }
+
+    private boolean headerDigestOk(ByteBuf in, int idx, int hlen) {
+        return crc32c(in, idx, hlen) == in.getIntLE(idx + hlen);
+    }
+
+    private int crc32c(ByteBuf buf, int index, int length) {
+        crc.reset();
+        if (buf.nioBufferCount() == 1) {
+            crc.update(buf.internalNioBuffer(index, length));
+        } else {
+            crc.update(buf.nioBuffer(index, length));
+        }
+        return (int) crc.getValue();
+    }
+
+    private void onIcReq(ByteBuf in, int idx) {
+        int pfv = in.getUnsignedShortLE(idx + IC_PFV);
+        int requestedHpda = in.getUnsignedByte(idx + IC_HPDA);
+        int dgst = in.getUnsignedByte(idx + IC_DGST);
+        if (pfv != 0) {
+            fatal(FES_UNSUPPORTED_PARAMETER, IC_PFV, in, idx);
+            return;
+        }
+        if (requestedHpda > 31) {
+            fatal(FES_INVALID_HEADER_FIELD, IC_HPDA, in, idx);
+            return;
+        }
+        ByteBuf resp = ctx.alloc().directBuffer(IC_SIZE);
+        resp.writeZero(IC_SIZE);
+        resp.setByte(TYPE, ICRESP);
+        resp.setByte(HLEN, IC_SIZE);
+        resp.setIntLE(PLEN, IC_SIZE);
+        resp.setShortLE(IC_PFV, 0);
+        resp.setByte(IC_CPDA, 0);
+        resp.setByte(IC_DGST, dgst & 0x3);
+        resp.setIntLE(IC_MAXH2CDATA, config.maxH2cData);
+        write(resp);
+        flushUnlessBatching();
+        hpda = requestedHpda;
+        hdgst = (dgst & 0x1) != 0;
+        ddgst = (dgst & 0x2) != 0;
+        phase = Phase.READY;
+    }
+
+    private void onCapsuleCmd(ByteBuf in, int idx, int hlen, int pdo, int plen) {
+        TcpRequest req = allocate();
+        if (req == null) {
+            // more commands outstanding than the queue holds: the host broke flow control
+            fatal(FES_PDU_SEQUENCE_ERROR, 0, in, idx);
+            return;
+        }
+        req.reset(in, idx + CMD_SQE);
+        req.state = TcpRequest.State.EXECUTING;
+        req.digestFailed = false;
+        if (sqsize > 0) {
+            sqhd = sqhd == sqsize ? 0 : sqhd + 1;
+        }
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int dd = ddgst ? DIGEST_SIZE : 0;
+        int dataLen = plen > hlen + hd ? plen - pdo - dd : 0;
+        if (dataLen > 0 && ddgst && crc32c(in, idx + pdo, dataLen) != in.getIntLE(idx + plen - DIGEST_SIZE)) {
+            LOG.info("queue {} from {}: data digest error on command cid {}", qid, peer, req.cid());
+            req.complete(NvmeStatus.TRANSIENT_TRANSPORT_ERROR);
+            return;
+        }
+        int status = dispatcher.parse(req);
+        if (status != NvmeStatus.SUCCESS) {
+            req.complete(status);
+            return;
+        }
+        if (req.xferDir != Request.XFER_NONE) {
+            status = mapData(req, in, idx + pdo, dataLen);
+            if (status != NvmeStatus.SUCCESS) {
+                req.complete(status);
+                return;
+            }
+        }
+        if (req.state == TcpRequest.State.AWAITING_H2C_DATA) {
+            sendR2t(req);
+        } else {
+            dispatcher.execute(req);
+        }
+    }
+
+    /** Checks SGL 1 against the command and the capsule, and sets up the data buffer. */
+    private int mapData(TcpRequest req, ByteBuf in, int dataIndex, int capsuleDataLen) {
+        int sglId = req.sqe.sglId();
+        int length = req.sqe.sglLength();
+        if (sglId == Sgl.DATA_BLOCK_OFFSET) {
+            if (req.xferDir != Request.XFER_H2C) {
+                req.errorLocation = 24;
+                return NvmeStatus.INVALID_FIELD;
+            }
+            if (length != capsuleDataLen) {
+                req.errorLocation = 32;
+                return NvmeStatus.DATA_SGL_LENGTH_INVALID;
+            }
+            if (req.sqe.sglAddress() != 0) {
+                req.errorLocation = 24;
+                return NvmeStatus.SGL_OFFSET_INVALID;
+            }
+        } else if (sglId == Sgl.TRANSPORT_DATA_BLOCK) {
+            if (capsuleDataLen != 0) {
+                req.errorLocation = 32;
+                return NvmeStatus.DATA_SGL_LENGTH_INVALID;
+            }
+        } else {
+            req.errorLocation = 39;
+            return NvmeStatus.SGL_TYPE_INVALID;
+        }
+        if (req.expectedLength >= 0 && length != req.expectedLength) {
+            req.errorLocation = 32;
+            return NvmeStatus.DATA_SGL_LENGTH_INVALID;
+        }
+        if (Integer.toUnsignedLong(length) > limits.mdtsBytes()) {
+            req.errorLocation = 32;
+            return NvmeStatus.INVALID_FIELD;
+        }
+        req.dataLength = length;
+        req.data = ctx.alloc().directBuffer(Math.max(length, 1));
+        if (sglId == Sgl.DATA_BLOCK_OFFSET) {
+            req.data.setBytes(0, in, dataIndex, length);
+        } else if (req.xferDir == Request.XFER_H2C && length > 0) {
+            req.state = TcpRequest.State.AWAITING_H2C_DATA;
+            req.h2cReceived = 0;
+        }
+        return NvmeStatus.SUCCESS;
+    }
+
+    private void onH2cData(ByteBuf in, int idx, int hlen, int pdo, int plen) {
+        int cccid = in.getUnsignedShortLE(idx + DATA_CCCID);
+        int ttag = in.getUnsignedShortLE(idx + DATA_TTAG);
+        long datao = in.getUnsignedIntLE(idx + DATA_DATAO);
+        long datal = in.getUnsignedIntLE(idx + DATA_DATAL);
+        if (ttag >= table.length || table[ttag].state != TcpRequest.State.AWAITING_H2C_DATA) {
+            fatal(FES_INVALID_HEADER_FIELD, DATA_TTAG, in, idx);
+            return;
+        }
+        TcpRequest req = table[ttag];
+        if (req.cid() != cccid) {
+            fatal(FES_INVALID_HEADER_FIELD, DATA_CCCID, in, idx);
+            return;
+        }
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int dd = ddgst ? DIGEST_SIZE : 0;
+        int dataLen = plen > hlen + hd ? plen - pdo - dd : 0;
+        if (datal != dataLen || datal == 0) {
+            fatal(FES_INVALID_HEADER_FIELD, DATA_DATAL, in, idx);
+            return;
+        }
+        if (datao != req.h2cReceived || datao + datal > req.dataLength) {
+            fatal(FES_DATA_OUT_OF_RANGE, DATA_DATAO, in, idx);
+            return;
+        }
+        if (ddgst && crc32c(in, idx + pdo, dataLen) != in.getIntLE(idx + plen - DIGEST_SIZE)) {
+            LOG.info("queue {} from {}: data digest error in H2CData for cid {}", qid, peer, cccid);
+            req.digestFailed = true;
+        } else {
+            req.data.setBytes((int) datao, in, idx + pdo, dataLen);
+        }
+        req.h2cReceived += dataLen;
+        if (req.h2cReceived == req.dataLength) {
+            req.state = TcpRequest.State.EXECUTING;
+            if (req.digestFailed) {
+                req.complete(NvmeStatus.TRANSIENT_TRANSPORT_ERROR);
+            } else {
+                dispatcher.execute(req);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- send
+
+    @Override
+    public void complete(Request r) {
+        TcpRequest req = (TcpRequest) r;
+        if (phase != Phase.READY) {
+            recycle(req);
+            return;
+        }
+        boolean success = NvmeStatus.isSuccess(req.status);
+        if (success && req.xferDir == Request.XFER_C2H && req.dataLength > 0) {
+            boolean successFlag = config.c2hSuccess && sqFlowDisabled;
+            sendC2hData(req, successFlag);
+            if (successFlag) {
+                recycle(req);
+                flushUnlessBatching();
+                return;
+            }
+        }
+        sendCapsuleResp(req);
+        recycle(req);
+        flushUnlessBatching();
+    }
+
+    private ByteBuf header(int type, int flags, int hlen, int pdo, int plen) {
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        ByteBuf b = ctx.alloc().directBuffer(hlen + hd);
+        b.writerIndex(hlen);
+        b.setZero(0, hlen);
+        b.setByte(TYPE, type);
+        b.setByte(FLAGS, flags | (hdgst ? FLAG_HDGST : 0));
+        b.setByte(HLEN, hlen);
+        b.setByte(PDO, pdo);
+        b.setIntLE(PLEN, plen);
+        return b;
+    }
+
+    private void sealHeader(ByteBuf b, int hlen) {
+        if (hdgst) {
+            b.writeIntLE(crc32c(b, 0, hlen));
+        }
+    }
+
+    private void sendCapsuleResp(TcpRequest req) {
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        ByteBuf b = header(CAPSULE_RESP, 0, RESP_HLEN, 0, RESP_HLEN + hd);
+        b.setIntLE(8, req.dw0);
+        b.setIntLE(12, req.dw1);
+        b.setShortLE(16, sqFlowDisabled ? 0xFFFF : sqhd);
+        b.setShortLE(18, qid);
+        b.setShortLE(20, req.cid());
+        b.setShortLE(22, NvmeStatus.toCqeField(req.status));
+        sealHeader(b, RESP_HLEN);
+        write(b);
+    }
+
+    private void sendR2t(TcpRequest req) {
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        ByteBuf b = header(R2T, 0, DATA_HLEN, 0, DATA_HLEN + hd);
+        b.setShortLE(DATA_CCCID, req.cid());
+        b.setShortLE(DATA_TTAG, req.ttag);
+        b.setIntLE(DATA_DATAO, 0);
+        b.setIntLE(DATA_DATAL, req.dataLength);
+        sealHeader(b, DATA_HLEN);
+        write(b);
+        flushUnlessBatching();
+    }
+
+    private void sendC2hData(TcpRequest req, boolean successFlag) {
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int dd = ddgst ? DIGEST_SIZE : 0;
+        int align = (hpda + 1) * 4;
+        int pdo = ((DATA_HLEN + hd + align - 1) / align) * align;
+        int pad = pdo - DATA_HLEN - hd;
+        for (int off = 0; off < req.dataLength; off += C2H_CHUNK) {
+            int len = Math.min(C2H_CHUNK, req.dataLength - off);
+            boolean last = off + len == req.dataLength;
+            int flags = (ddgst ? FLAG_DDGST : 0) | (last ? FLAG_LAST_PDU : 0) | (last && successFlag ? FLAG_SUCCESS : 0);
+            ByteBuf b = header(C2H_DATA, flags, DATA_HLEN, pdo, pdo + len + dd);
+            b.setShortLE(DATA_CCCID, req.cid());
+            b.setIntLE(DATA_DATAO, off);
+            b.setIntLE(DATA_DATAL, len);
+            sealHeader(b, DATA_HLEN);
+            if (pad > 0) {
+                b.writeZero(pad);
+            }
+            write(b);
+            write(req.data.retainedSlice(off, len));
+            if (ddgst) {
+                int digest = crc32c(req.data, off, len);
+                ByteBuf d = ctx.alloc().directBuffer(DIGEST_SIZE);
+                d.writeIntLE(digest);
+                write(d);
+            }
+        }
+    }
+
+    private void write(ByteBuf b) {
+        ctx.write(b, ctx.voidPromise());
+    }
+
+    private void flushUnlessBatching() {
+        if (inReadBatch) {
+            flushPending = true;
+        } else {
+            ctx.flush();
+        }
+    }
+
+    /** Ends the connection with a C2HTermReq carrying FES, FEI and the offending PDU header. */
+    private void fatal(int fes, int fei, ByteBuf in, int idx) {
+        int available = Math.min(in.writerIndex() - idx, TERM_MAX_DATA);
+        int hlen = in.writerIndex() - idx > HLEN ? in.getUnsignedByte(idx + HLEN) : CH_SIZE;
+        int errLen = Math.max(0, Math.min(available, Math.max(hlen, CH_SIZE)));
+        LOG.info("queue {} from {}: fatal transport error FES 0x{} FEI {} (PDU type 0x{}); terminating", qid, peer,
+            Integer.toHexString(fes), fei, Integer.toHexString(in.getUnsignedByte(idx)));
+        ByteBuf b = ctx.alloc().directBuffer(TERM_HLEN + errLen);
+        b.writeZero(TERM_HLEN);
+        b.setByte(TYPE, C2H_TERM_REQ);
+        b.setByte(HLEN, TERM_HLEN);
+        b.setIntLE(PLEN, TERM_HLEN + errLen);
+        b.setShortLE(TERM_FES, fes);
+        b.setIntLE(TERM_FEI, fei);
+        b.writeBytes(in, idx, errLen);
+        phase = Phase.TERMINATING;
+        in.skipBytes(in.readableBytes());
+        ctx.writeAndFlush(b).addListener(ChannelFutureListener.CLOSE);
+    }
+}

@@ -1,0 +1,30 @@
+package io.nvmf4j.transport.tcp;
+
+import io.nvmf4j.core.Queue;
+import io.nvmf4j.core.Request;
+
+/** A request on an NVMe/TCP queue: the core request plus its transport state and R2T progress. */
+final class TcpRequest extends Request {
+    /** Request states on a TCP queue. */
+    enum State {
+        /** In the free list. */
+        FREE,
+        /** Parsed; waiting for H2CData after an R2T. */
+        AWAITING_H2C_DATA,
+        /** Handler running (block device or admin logic). */
+        EXECUTING,
+    }
+
+    /** Transfer tag: the index in the queue's request table. */
+    final int ttag;
+    State state = State.FREE;
+    /** Bytes of H2C data received so far for the current R2T. */
+    int h2cReceived;
+    /** A data digest failed during this command's transfer: complete with Transient Transport Error. */
+    boolean digestFailed;
+
+    TcpRequest(Queue queue, int ttag) {
+        super(queue);
+        this.ttag = ttag;
+    }
+}

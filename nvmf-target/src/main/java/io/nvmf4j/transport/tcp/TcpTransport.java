@@ -1,0 +1,93 @@
+package io.nvmf4j.transport.tcp;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.nvmf4j.cmd.CommandDispatcher;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.TcpTransportConfig;
+import io.nvmf4j.core.TransportLimits;
+import io.nvmf4j.runtime.PollGroups;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The NVMe/TCP transport: one server socket per listener address, accepted connections spread over the
+ * poll groups, each connection handled by a {@link TcpQueue}.
+ */
+public final class TcpTransport implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+
+    private final CommandDispatcher dispatcher;
+    private final TcpTransportConfig config;
+    private final TransportLimits limits;
+    private final PollGroups pollGroups;
+    private final Map<ListenerConfig, Channel> servers = new ConcurrentHashMap<>();
+
+    public TcpTransport(CommandDispatcher dispatcher, TcpTransportConfig config, PollGroups pollGroups) {
+        this.dispatcher = dispatcher;
+        this.config = config;
+        this.pollGroups = pollGroups;
+        this.limits = new TransportLimits(TransportLimits.TRTYPE_TCP, config.inCapsuleDataSize, config.mdtsBytes,
+            config.maxQueueDepth, config.maxIoQueues, 1);
+    }
+
+    public TransportLimits limits() {
+        return limits;
+    }
+
+    /** Binds the listener (idempotent); returns the bound address. */
+    public synchronized InetSocketAddress listen(ListenerConfig listener) throws IOException {
+        Channel existing = servers.get(listener);
+        if (existing != null) {
+            return (InetSocketAddress) existing.localAddress();
+        }
+        ServerBootstrap b = new ServerBootstrap()
+            .group(pollGroups.acceptor(), pollGroups.workers())
+            .channel(pollGroups.serverChannelClass())
+            .option(ChannelOption.SO_BACKLOG, 256)
+            .option(ChannelOption.SO_REUSEADDR, true)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.SO_KEEPALIVE, true)
+            .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+            .childHandler(new ChannelInitializer<>() {
+                @Override
+                protected void initChannel(Channel ch) {
+                    ch.pipeline().addLast("nvme-tcp", new TcpQueue(dispatcher, config, limits, listener));
+                }
+            });
+        ChannelFuture f = b.bind(listener.address, listener.port).awaitUninterruptibly();
+        if (!f.isSuccess()) {
+            throw new IOException("cannot listen on tcp " + listener.address + ":" + listener.port + ": "
+                + f.cause().getMessage(), f.cause());
+        }
+        servers.put(listener, f.channel());
+        InetSocketAddress bound = (InetSocketAddress) f.channel().localAddress();
+        LOG.debug("listening on tcp {}", bound);
+        return bound;
+    }
+
+    /** Stops accepting on a listener; connected queues stay. */
+    public synchronized void stopListening(ListenerConfig listener) {
+        Channel ch = servers.remove(listener);
+        if (ch != null) {
+            ch.close().awaitUninterruptibly();
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        for (Channel ch : servers.values()) {
+            ch.close().awaitUninterruptibly();
+        }
+        servers.clear();
+    }
+}

@@ -1,0 +1,145 @@
+package io.nvmf4j.it;
+
+import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.testhost.Completion;
+import io.nvmf4j.testhost.NvmeController;
+import io.nvmf4j.testhost.NvmeHost;
+import io.nvmf4j.testhost.TcpHost;
+import io.nvmf4j.testhost.TcpHostOptions;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A loopback target for one test class, with two subsystems on one TCP listener:
+ * <ul>
+ *   <li>{@link #SUBNQN}: any host; nsid 1 on m0 (64 MiB, 512 B blocks, fixed NGUID/UUID/EUI-64),
+ *       nsid 3 on m3 (8 MiB);</li>
+ *   <li>{@link #RESTRICTED_NQN}: only {@link #ALLOWED_HOSTNQN}; nsid 1 on m1 (8 MiB).</li>
+ * </ul>
+ */
+final class TestTarget implements AutoCloseable {
+    static final String ADDRESS = "127.0.0.1";
+    static final String SUBNQN = "nqn.2024-01.io.nvmf4j:it-open";
+    static final String RESTRICTED_NQN = "nqn.2024-01.io.nvmf4j:it-restricted";
+    static final String HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-000000000001";
+    static final String ALLOWED_HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-000000000002";
+    static final String SERIAL = "NVMF4JIT0001";
+    static final String MODEL = "nvmf4j-it";
+    static final String NGUID = "0123456789abcdef0123456789abcdef";
+    static final String UUID = "9b2a5f0e-3c41-4e8a-b1d7-5a6c7e8f9012";
+    static final String EUI64 = "0011223344556677";
+    static final int BLOCK_SIZE = 512;
+    static final long NUM_BLOCKS = 131072;
+    static final long SMALL_BLOCKS = 16384;
+    static final int KATO_MS = 30000;
+
+    final TargetConfig config;
+    final int port;
+    private final NvmfTarget target;
+
+    private TestTarget(TargetConfig config, int port, NvmfTarget target) {
+        this.config = config;
+        this.port = port;
+        this.target = target;
+    }
+
+    static TestTarget start() throws IOException {
+        return start(c -> {
+        });
+    }
+
+    /** Starts the standard configuration after {@code customizer} adjusted it. */
+    static TestTarget start(Consumer<TargetConfig> customizer) throws IOException {
+        int port = freePort();
+        TargetConfig cfg = new TargetConfig();
+        cfg.bdevs.add(new BdevConfig("m0", "malloc", BLOCK_SIZE, NUM_BLOCKS));
+        cfg.bdevs.add(new BdevConfig("m1", "malloc", BLOCK_SIZE, SMALL_BLOCKS));
+        cfg.bdevs.add(new BdevConfig("m3", "malloc", BLOCK_SIZE, SMALL_BLOCKS));
+
+        SubsystemConfig open = new SubsystemConfig();
+        open.nqn = SUBNQN;
+        open.serial = SERIAL;
+        open.model = MODEL;
+        open.allowAnyHost = true;
+        NamespaceConfig ns1 = new NamespaceConfig(1, "m0");
+        ns1.nguid = NGUID;
+        ns1.uuid = UUID;
+        ns1.eui64 = EUI64;
+        open.namespaces.add(ns1);
+        open.namespaces.add(new NamespaceConfig(3, "m3"));
+        open.listeners.add(new ListenerConfig("tcp", ADDRESS, port));
+
+        SubsystemConfig restricted = new SubsystemConfig();
+        restricted.nqn = RESTRICTED_NQN;
+        restricted.serial = "NVMF4JIT0002";
+        restricted.allowAnyHost = false;
+        restricted.hosts.add(ALLOWED_HOSTNQN);
+        restricted.namespaces.add(new NamespaceConfig(1, "m1"));
+        restricted.listeners.add(new ListenerConfig("tcp", ADDRESS, port));
+
+        cfg.subsystems.add(open);
+        cfg.subsystems.add(restricted);
+        customizer.accept(cfg);
+        return new TestTarget(cfg, port, NvmfTarget.start(cfg));
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** A controller of the open subsystem for {@link #HOSTNQN}. */
+    NvmeController controller(int ioQueues, TcpHostOptions options) throws IOException {
+        return controller(ioQueues, options, KATO_MS);
+    }
+
+    NvmeController controller(int ioQueues, TcpHostOptions options, int katoMs) throws IOException {
+        return NvmeController.open(ADDRESS, port, SUBNQN, HOSTNQN, katoMs, ioQueues, options);
+    }
+
+    /** A discovery controller (KATO 0, no I/O queues). */
+    NvmeController discovery(String hostnqn) throws IOException {
+        return NvmeController.open(ADDRESS, port, NvmeHost.DISCOVERY_NQN, hostnqn, 0, 0, TcpHostOptions.DEFAULT);
+    }
+
+    /** A connection after ICReq/ICResp, no Connect yet. */
+    TcpHost tcp(TcpHostOptions options) throws IOException {
+        return TcpHost.connect(ADDRESS, port, options);
+    }
+
+    /** A connection with no ICReq sent. */
+    TcpHost rawTcp() throws IOException {
+        return TcpHost.open(ADDRESS, port, TcpHostOptions.DEFAULT);
+    }
+
+    /** Writes {@code bytes} of seeded random data at {@code slba} of nsid 1, reads it back and compares. */
+    static void assertWriteReadBack(NvmeHost io, long slba, int bytes, long seed) {
+        byte[] data = Le.random(bytes, seed);
+        Completion w = io.write(1, slba, data);
+        assertThat(w.ok()).as("write %d B at LBA %d: %s", bytes, slba, w).isTrue();
+        Completion r = io.read(1, slba, bytes / io.blockSize());
+        assertThat(r.ok()).as("read %d B at LBA %d: %s", bytes, slba, r).isTrue();
+        assertThat(r.data()).as("data read back at LBA %d", slba).isEqualTo(data);
+    }
+
+    static void assertStatus(Completion c, int sct, int sc, boolean dnr) {
+        assertThat(c.sct()).as("SCT of %s", c).isEqualTo(sct);
+        assertThat(c.sc()).as("SC of %s", c).isEqualTo(sc);
+        assertThat(c.dnr()).as("DNR of %s", c).isEqualTo(dnr);
+    }
+
+    @Override
+    public void close() {
+        target.close();
+    }
+}
