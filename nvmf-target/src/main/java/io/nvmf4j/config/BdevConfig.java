@@ -7,7 +7,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * A block device. {@code type} is {@code malloc} (off-heap RAM), {@code null} (discards writes,
  * reads zeros) or {@code file} (regular file or block device at {@code path}).
  */
-@JsonInclude(JsonInclude.Include.NON_DEFAULT)
+@JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
 public final class BdevConfig {
     public String name;

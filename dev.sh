@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# nvmf4j developer entry point. On a fresh Debian 12 machine each command installs what it needs.
+#
+#   ./dev.sh run [--state-dir DIR] [--config FILE]   build, then run the target in the foreground
+#                                                     (embedded default: 256 MiB RAM namespace,
+#                                                     NVMe/TCP on 127.0.0.1:4420)
+#   ./dev.sh test                                     every test: unit + loopback (mvn verify), then
+#                                                     the QEMU end-to-end suite (e2e/run.sh)
+#   ./dev.sh build                                    build only (mgmt-api/target/{classes,lib})
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# JDK 17 and Maven, from Debian's packages when missing.
+setup_build_tools() {
+  local missing=()
+  command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "dev.sh: installing ${missing[*]}" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+
+mvn_cmd() {
+  mvn -B -ntp "$@"
+}
+
+cmd="${1:-}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  build)
+    setup_build_tools
+    mvn_cmd -q -DskipTests package
+    ;;
+  run)
+    setup_build_tools
+    mvn_cmd -q -DskipTests package
+    exec bin/nvmf4j-target "$@"
+    ;;
+  test)
+    setup_build_tools
+    mvn_cmd verify
+    ;;
+  *)
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
