@@ -55,14 +55,14 @@ public final class Controller {
     private final Queue[] ioQueues;
     private final AtomicBoolean destroyed = new AtomicBoolean();
 
-    // Admin-thread state
-    public int cc;
-    public int csts;
+    // Admin-thread state (cc and csts are read by I/O queues too)
+    public volatile int cc;
+    public volatile int csts;
     public int aecConfig;
     public boolean volatileWriteCache = true;
     public long timestampOriginMillis = -1;
     public long timestampSetAtNanos;
-    private int grantedIoQueues;
+    private volatile int grantedIoQueues;
     private int kato;
     private final ArrayDeque<Request> aerSlots = new ArrayDeque<>();
     private final ArrayDeque<Integer> pendingEvents = new ArrayDeque<>();

@@ -534,7 +534,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         ByteBuf b = header(CAPSULE_RESP, 0, RESP_HLEN, 0, RESP_HLEN + hd);
         b.setIntLE(8, req.dw0);
         b.setIntLE(12, req.dw1);
-        b.setShortLE(16, sqFlowDisabled ? 0xFFFF : sqhd);
+        b.setShortLE(16, sqhd);
         b.setShortLE(18, qid);
         b.setShortLE(20, req.cid());
         b.setShortLE(22, NvmeStatus.toCqeField(req.status));
