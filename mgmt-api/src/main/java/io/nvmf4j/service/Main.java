@@ -3,6 +3,7 @@ package io.nvmf4j.service;
 import io.nvmf4j.NvmfTarget;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -65,13 +66,13 @@ public final class Main implements Callable<Integer> {
             System.err.println("nvmf4j-target: cannot start: " + e.getMessage());
             return 1;
         }
-        announce(target);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("stopping: disconnecting hosts and flushing block devices");
             target.close();
             stopped.countDown();
         }, "nvmf4j-shutdown"));
+        announce(target);
         stopped.await();
         return 0;
     }
@@ -85,6 +86,7 @@ public final class Main implements Callable<Integer> {
             return c;
         }
         TargetConfig c = ConfigStore.load(file);
+        ConfigValidator.validate(c); // never rewrite a document we are about to reject
         if (ConfigStore.assignIdentities(c)) {
             ConfigStore.save(file, c);
             LOG.info("generated missing serial numbers / NGUIDs / UUIDs and kept them in {}", file);

@@ -6,6 +6,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -28,14 +29,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Each operation is one task on the worker pool (an allocation per I/O, dwarfed by the system call).
  */
-public final class FileBdev implements BlockDevice {
+public final class FileBdev extends AbstractBdev {
     private static final Logger LOG = LoggerFactory.getLogger(FileBdev.class);
     private static final int ZERO_CHUNK = 1 << 20;
 
-    private final String name;
     private final Path path;
-    private final int blockSize;
-    private final long numBlocks;
     private final boolean directIo;
     private final FileChannel channel;
     private final ThreadPoolExecutor workers;
@@ -43,10 +41,8 @@ public final class FileBdev implements BlockDevice {
 
     private FileBdev(String name, Path path, int blockSize, long numBlocks, boolean directIo, FileChannel channel,
                      int threads) {
-        this.name = name;
+        super(name, blockSize, numBlocks);
         this.path = path;
-        this.blockSize = blockSize;
-        this.numBlocks = numBlocks;
         this.directIo = directIo;
         this.channel = channel;
         this.workers = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(4096),
@@ -64,6 +60,9 @@ public final class FileBdev implements BlockDevice {
      */
     public static FileBdev open(String name, Path path, int blockSize, long numBlocks, boolean directIo) {
         boolean blockDevice = isBlockDevice(path);
+        if (directIo) {
+            checkDirectIoAlignment(name, path, blockSize);
+        }
         List<OpenOption> opts = new ArrayList<>(List.of(StandardOpenOption.READ, StandardOpenOption.WRITE));
         if (!blockDevice) {
             opts.add(StandardOpenOption.CREATE);
@@ -90,7 +89,7 @@ public final class FileBdev implements BlockDevice {
                     throw new BdevException("file bdev " + name + ": " + path + " holds " + size
                         + " bytes, fewer than numBlocks " + numBlocks + " x " + blockSize);
                 }
-                extend(ch, blocks * blockSize);
+                extend(path, blocks * blockSize);
             }
             if (blocks <= 0) {
                 throw new BdevException("file bdev " + name + ": " + path
@@ -106,9 +105,29 @@ public final class FileBdev implements BlockDevice {
         }
     }
 
-    private static void extend(FileChannel ch, long size) throws IOException {
-        ByteBuffer one = ByteBuffer.allocate(1);
-        ch.write(one, size - 1);
+    /** Grows a regular file (sparse) through a separate descriptor, which also works when ours is O_DIRECT. */
+    private static void extend(Path path, long size) throws IOException {
+        try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw")) {
+            raf.setLength(size);
+        }
+    }
+
+    /**
+     * O_DIRECT needs every offset and length aligned to the filesystem's block size; a namespace block
+     * smaller than that would fail unaligned I/O, so refuse it up front.
+     */
+    private static void checkDirectIoAlignment(String name, Path path, int blockSize) {
+        Path existing = Files.exists(path) ? path : path.toAbsolutePath().getParent();
+        long fsBlock;
+        try {
+            fsBlock = existing == null ? 4096 : Files.getFileStore(existing).getBlockSize();
+        } catch (IOException | UnsupportedOperationException e) {
+            fsBlock = 4096;
+        }
+        if (blockSize < fsBlock) {
+            throw new BdevException("file bdev " + name + ": directIo needs blockSize >= the filesystem block size ("
+                + fsBlock + " bytes at " + existing + "), got " + blockSize);
+        }
     }
 
     private static boolean isBlockDevice(Path path) {
@@ -131,21 +150,6 @@ public final class FileBdev implements BlockDevice {
         } catch (IOException ignored) {
             // nothing more to do
         }
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
-    }
-
-    @Override
-    public long numBlocks() {
-        return numBlocks;
     }
 
     @Override
@@ -203,7 +207,7 @@ public final class FileBdev implements BlockDevice {
             }
             return NvmeStatus.SUCCESS;
         } catch (IOException e) {
-            LOG.warn("file bdev {}: read of {} bytes at {} failed: {}", name, len, off, e.toString());
+            LOG.warn("file bdev {}: read of {} bytes at {} failed: {}", name(), len, off, e.toString());
             return NvmeStatus.UNRECOVERED_READ_ERROR;
         }
     }
@@ -241,7 +245,7 @@ public final class FileBdev implements BlockDevice {
             }
             return NvmeStatus.SUCCESS;
         } catch (IOException e) {
-            LOG.warn("file bdev {}: write of {} bytes at {} failed: {}", name, len, off, e.toString());
+            LOG.warn("file bdev {}: write of {} bytes at {} failed: {}", name(), len, off, e.toString());
             return NvmeStatus.WRITE_FAULT;
         }
     }
@@ -258,7 +262,7 @@ public final class FileBdev implements BlockDevice {
             channel.force(false);
             return NvmeStatus.SUCCESS;
         } catch (IOException e) {
-            LOG.warn("file bdev {}: fdatasync failed: {}", name, e.toString());
+            LOG.warn("file bdev {}: fdatasync failed: {}", name(), e.toString());
             return NvmeStatus.WRITE_FAULT;
         }
     }
@@ -278,7 +282,7 @@ public final class FileBdev implements BlockDevice {
             }
             return NvmeStatus.SUCCESS;
         } catch (IOException e) {
-            LOG.warn("file bdev {}: zeroing {} bytes at {} failed: {}", name, len, off, e.toString());
+            LOG.warn("file bdev {}: zeroing {} bytes at {} failed: {}", name(), len, off, e.toString());
             return NvmeStatus.WRITE_FAULT;
         }
     }
@@ -288,11 +292,11 @@ public final class FileBdev implements BlockDevice {
         workers.shutdown();
         try {
             if (!workers.awaitTermination(10, TimeUnit.SECONDS)) {
-                LOG.warn("file bdev {}: workers did not finish within 10 s", name);
+                LOG.warn("file bdev {}: workers did not finish within 10 s", name());
             }
             channel.force(true);
         } catch (IOException e) {
-            LOG.warn("file bdev {}: final sync failed: {}", name, e.toString());
+            LOG.warn("file bdev {}: final sync failed: {}", name(), e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {

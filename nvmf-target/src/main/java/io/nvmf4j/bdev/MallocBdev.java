@@ -11,21 +11,16 @@ import io.nvmf4j.nvme.NvmeStatus;
  *
  * <p>Deallocate and Write Zeroes zero the range (reads of deallocated blocks return zeros, DLFEAT 001b).
  */
-public final class MallocBdev implements BlockDevice {
-    private final String name;
-    private final int blockSize;
-    private final long numBlocks;
+public final class MallocBdev extends AbstractBdev {
     private final long size;
     private long address;
 
     public MallocBdev(String name, int blockSize, long numBlocks) {
+        super(name, blockSize, numBlocks);
         if (!PlatformDependent.hasUnsafe()) {
             throw new BdevException("malloc bdev " + name + ": needs sun.misc.Unsafe, which this JVM denies: "
                 + PlatformDependent.getUnsafeUnavailabilityCause());
         }
-        this.name = name;
-        this.blockSize = blockSize;
-        this.numBlocks = numBlocks;
         this.size = Math.multiplyExact((long) blockSize, numBlocks);
         try {
             this.address = PlatformDependent.allocateMemory(size);
@@ -33,21 +28,6 @@ public final class MallocBdev implements BlockDevice {
             throw new BdevException("malloc bdev " + name + ": cannot allocate " + size + " bytes", e);
         }
         PlatformDependent.setMemory(address, size, (byte) 0);
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
-    }
-
-    @Override
-    public long numBlocks() {
-        return numBlocks;
     }
 
     @Override

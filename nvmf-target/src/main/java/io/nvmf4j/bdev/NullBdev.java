@@ -3,30 +3,9 @@ package io.nvmf4j.bdev;
 import io.nvmf4j.nvme.NvmeStatus;
 
 /** Discards writes and reads zeros; for measuring the transport without a medium. */
-public final class NullBdev implements BlockDevice {
-    private final String name;
-    private final int blockSize;
-    private final long numBlocks;
-
+public final class NullBdev extends AbstractBdev {
     public NullBdev(String name, int blockSize, long numBlocks) {
-        this.name = name;
-        this.blockSize = blockSize;
-        this.numBlocks = numBlocks;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
-    }
-
-    @Override
-    public long numBlocks() {
-        return numBlocks;
+        super(name, blockSize, numBlocks);
     }
 
     @Override

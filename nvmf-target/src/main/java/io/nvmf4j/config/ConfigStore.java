@@ -29,7 +29,8 @@ public final class ConfigStore {
         .enable(SerializationFeature.INDENT_OUTPUT)
         .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
         .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-        .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+        .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+        .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT);
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private ConfigStore() {

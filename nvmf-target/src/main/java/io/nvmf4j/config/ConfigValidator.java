@@ -16,7 +16,9 @@ import java.util.regex.Pattern;
 public final class ConfigValidator {
     private static final Pattern HEX32 = Pattern.compile("[0-9a-fA-F]{32}");
     private static final Pattern HEX16 = Pattern.compile("[0-9a-fA-F]{16}");
-    private static final Pattern IP_LITERAL = Pattern.compile("[0-9.]+|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*");
+    private static final Pattern IPV4 =
+        Pattern.compile("((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])");
+    private static final Pattern IPV6_CHARS = Pattern.compile("[0-9a-fA-F:.]*:[0-9a-fA-F:.]*");
     private static final int NQN_MAX_BYTES = 223;
 
     private ConfigValidator() {
@@ -36,13 +38,29 @@ public final class ConfigValidator {
             validateTcp(c.tcp, p);
         }
         Set<String> bdevNames = new HashSet<>();
-        for (int i = 0; i < c.bdevs.size(); i++) {
-            validateBdev(c.bdevs.get(i), "bdevs[" + i + "]", bdevNames, p);
+        if (c.bdevs == null) {
+            p.add("bdevs: must be a list (may be empty)");
+        } else {
+            for (int i = 0; i < c.bdevs.size(); i++) {
+                if (c.bdevs.get(i) == null) {
+                    p.add("bdevs[" + i + "]: null entry");
+                } else {
+                    validateBdev(c.bdevs.get(i), "bdevs[" + i + "]", bdevNames, p);
+                }
+            }
         }
         Set<String> nqns = new HashSet<>();
         Set<String> usedBdevs = new HashSet<>();
-        for (int i = 0; i < c.subsystems.size(); i++) {
-            validateSubsystem(c, c.subsystems.get(i), "subsystems[" + i + "]", nqns, usedBdevs, p);
+        if (c.subsystems == null) {
+            p.add("subsystems: must be a list (may be empty)");
+        } else {
+            for (int i = 0; i < c.subsystems.size(); i++) {
+                if (c.subsystems.get(i) == null) {
+                    p.add("subsystems[" + i + "]: null entry");
+                } else {
+                    validateSubsystem(c, c.subsystems.get(i), "subsystems[" + i + "]", nqns, usedBdevs, p);
+                }
+            }
         }
         if (!p.isEmpty()) {
             throw new ConfigException(p);
@@ -90,6 +108,9 @@ public final class ConfigValidator {
                 }
             }
             case "file" -> {
+                if (b.directIo && b.blockSize < 4096) {
+                    p.add(at + ".blockSize: directIo needs 4096-byte blocks, got " + b.blockSize);
+                }
                 if (b.path == null || b.path.isBlank()) {
                     p.add(at + ".path: missing for a file bdev");
                 }
@@ -122,6 +143,10 @@ public final class ConfigValidator {
         if (s.minCntlid < 1 || s.maxCntlid > 0xFFEF || s.minCntlid > s.maxCntlid) {
             p.add(at + ".minCntlid/maxCntlid: need 1 <= minCntlid <= maxCntlid <= 65519");
         }
+        if (s.hosts == null || s.namespaces == null || s.listeners == null) {
+            p.add(at + ": hosts, namespaces and listeners must be lists (may be empty)");
+            return;
+        }
         for (int i = 0; i < s.hosts.size(); i++) {
             if (!validNqn(s.hosts.get(i))) {
                 p.add(at + ".hosts[" + i + "]: not a valid host NQN: " + s.hosts.get(i));
@@ -131,6 +156,10 @@ public final class ConfigValidator {
         for (int i = 0; i < s.namespaces.size(); i++) {
             NamespaceConfig n = s.namespaces.get(i);
             String nat = at + ".namespaces[" + i + "]";
+            if (n == null) {
+                p.add(nat + ": null entry");
+                continue;
+            }
             if (n.nsid < 1 || n.nsid > s.maxNamespaces) {
                 p.add(nat + ".nsid: must be 1.." + s.maxNamespaces + ", got " + n.nsid);
             } else if (!nsids.add(n.nsid)) {
@@ -158,6 +187,10 @@ public final class ConfigValidator {
         for (int i = 0; i < s.listeners.size(); i++) {
             ListenerConfig l = s.listeners.get(i);
             String lat = at + ".listeners[" + i + "]";
+            if (l == null) {
+                p.add(lat + ": null entry");
+                continue;
+            }
             if (!"tcp".equals(l.transport)) {
                 p.add(lat + ".transport: only tcp is available, got " + l.transport);
             }
@@ -179,8 +212,12 @@ public final class ConfigValidator {
         return s.chars().allMatch(ch -> ch >= 0x20 && ch < 0x7F);
     }
 
+    /** A dotted-quad IPv4 or an IPv6 literal; never a host name, never a DNS lookup. */
     private static boolean isIpLiteral(String address) {
-        if (!IP_LITERAL.matcher(address).matches()) {
+        if (IPV4.matcher(address).matches()) {
+            return true;
+        }
+        if (!IPV6_CHARS.matcher(address).matches()) {
             return false;
         }
         try {

@@ -26,7 +26,7 @@ public final class TargetConfig {
 
     public BdevConfig bdev(String name) {
         for (BdevConfig b : bdevs) {
-            if (b.name.equals(name)) {
+            if (b != null && name != null && name.equals(b.name)) {
                 return b;
             }
         }

@@ -4,7 +4,6 @@ import io.netty.channel.SelectStrategy;
 import io.netty.channel.SelectStrategyFactory;
 
 import java.util.Locale;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Idle strategies of a poll group, expressed as Netty {@link SelectStrategy}s: the poll group is a
@@ -13,9 +12,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <ul>
  *   <li>{@code busy}: always poll without blocking; lowest latency, one core at 100% per poll group.</li>
- *   <li>{@code backoff} (default): after work, spin {@value #SPINS} empty polls, then yield
- *       {@value #YIELDS} times, then park briefly {@value #PARKS} times, then block in epoll until
- *       the next event: low latency under load, no CPU burned when idle.</li>
+ *   <li>{@code backoff} (default): after the last work, keep polling without blocking for
+ *       {@value #SPIN_NANOS} ns, then poll and yield the CPU until {@value #YIELD_NANOS} ns, then block
+ *       in epoll until the next event. Low latency under load, no CPU burned when idle, and never a
+ *       timed sleep: a sleeping thread would not see a capsule until its timer fired, and timer
+ *       granularity in virtual machines can be milliseconds.</li>
  *   <li>{@code interrupt}: block in epoll whenever there is nothing to do.</li>
  * </ul>
  */
@@ -24,10 +25,8 @@ public final class IdleStrategies {
     public static final String BACKOFF = "backoff";
     public static final String INTERRUPT = "interrupt";
 
-    static final int SPINS = 200;
-    static final int YIELDS = 20;
-    static final int PARKS = 10;
-    static final long PARK_NANOS = 20_000;
+    static final long SPIN_NANOS = 50_000;
+    static final long YIELD_NANOS = 200_000;
 
     private IdleStrategies() {
     }
@@ -46,31 +45,31 @@ public final class IdleStrategies {
         };
     }
 
-    /** Spin, yield, park, then block; any ready event or task resets it. One instance per event loop. */
+    /** Spin, then yield, then block; any ready event or task resets it. One instance per event loop. */
     private static final class Backoff implements SelectStrategy {
-        private int idlePasses;
+        private long idleSince = -1;
 
         @Override
         public int calculateStrategy(io.netty.util.IntSupplier selectNow, boolean hasTasks) throws Exception {
             int ready = selectNow.get();
             if (ready > 0 || hasTasks) {
-                idlePasses = 0;
+                idleSince = -1;
                 return ready;
             }
-            int n = ++idlePasses;
-            if (n <= SPINS) {
+            long now = System.nanoTime();
+            if (idleSince < 0) {
+                idleSince = now;
+            }
+            long idle = now - idleSince;
+            if (idle < SPIN_NANOS) {
                 Thread.onSpinWait();
                 return ready;
             }
-            if (n <= SPINS + YIELDS) {
+            if (idle < YIELD_NANOS) {
                 Thread.yield();
                 return ready;
             }
-            if (n <= SPINS + YIELDS + PARKS) {
-                LockSupport.parkNanos(PARK_NANOS);
-                return ready;
-            }
-            idlePasses = 0;
+            idleSince = -1;
             return SelectStrategy.SELECT;
         }
     }

@@ -1,0 +1,258 @@
+package io.nvmf4j.service;
+
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The service launcher as a child JVM ({@code Main} blocks until SIGTERM and calls System.exit, so it
+ * cannot run inside the test JVM). Every process a test starts is destroyed in {@link #stopAll()}.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class MainTest {
+    private static final String NQN = "nqn.2026-11.io.nvmf4j:main-test";
+    private static final long START_TIMEOUT_MS = 15_000;
+
+    @TempDir
+    Path dir;
+
+    private final List<Service> started = new ArrayList<>();
+
+    @AfterEach
+    void stopAll() throws InterruptedException {
+        for (Service s : started) {
+            s.process.destroyForcibly();
+            s.process.waitFor(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * First start: the listener is announced with the nvme-cli command line, a TCP connection is accepted,
+     * SIGTERM stops the target cleanly. Second start: the identities the first one generated are kept.
+     */
+    @Test
+    void announcesAcceptsStopsOnSigtermAndKeepsIdentitiesAcrossRestarts() throws Exception {
+        int port = freePort();
+        Path config = writeConfig(port);
+        assertThat(ConfigStore.load(config).subsystems.get(0).serial).as("no identities before the first start")
+            .isNull();
+
+        Service first = start("--state-dir", dir.toString(), "--config", config.toString());
+        String connect = "nvme connect -t tcp -a 127.0.0.1 -s " + port + " -n " + NQN;
+        assertThat(first.awaitLine(l -> l.contains(connect)))
+            .as("log line with '%s'; output:%n%s", connect, first.output()).isTrue();
+        assertThat(first.output()).contains("nvme discover -t tcp -a 127.0.0.1 -s " + port);
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 2000);
+            assertThat(socket.isConnected()).isTrue();
+        }
+        TargetConfig afterFirst = ConfigStore.load(config);
+        first.process.destroy();  // SIGTERM
+        assertThat(first.process.waitFor(10, TimeUnit.SECONDS)).as("stopped within 10 s of SIGTERM").isTrue();
+        assertThat(first.process.exitValue()).as("exit code; output:%n%s", first.output()).isIn(0, 143);
+        assertThat(first.output()).contains("target stopped");
+
+        SubsystemConfig s1 = afterFirst.subsystems.get(0);
+        assertThat(s1.serial).isNotBlank();
+        assertThat(s1.namespaces.get(0).nguid).matches("[0-9a-f]{32}");
+        assertThat(s1.namespaces.get(0).uuid).isNotBlank();
+        String fileAfterFirst = Files.readString(config);
+
+        Service second = start("--state-dir", dir.toString(), "--config", config.toString());
+        assertThat(second.awaitLine(l -> l.contains(connect))).as("output:%n%s", second.output()).isTrue();
+        TargetConfig afterSecond = ConfigStore.load(config);
+        SubsystemConfig s2 = afterSecond.subsystems.get(0);
+        assertThat(s2.serial).isEqualTo(s1.serial);
+        assertThat(s2.namespaces.get(0).nguid).isEqualTo(s1.namespaces.get(0).nguid);
+        assertThat(s2.namespaces.get(0).uuid).isEqualTo(s1.namespaces.get(0).uuid);
+        assertThat(Files.readString(config)).as("the second start did not rewrite the file").isEqualTo(fileAfterFirst);
+    }
+
+    @Test
+    void anInvalidConfigurationExitsWithStatus2NamingTheField() throws Exception {
+        TargetConfig c = config(70000);
+        Path file = dir.resolve("bad.json");
+        Files.writeString(file, ConfigStore.toJson(c));
+        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
+        assertThat(s.output()).contains("subsystems[0].listeners[0].port").contains("70000").contains(file.toString());
+    }
+
+    @Test
+    void anInvalidConfigurationFileIsLeftAlone() throws Exception {
+        TargetConfig c = config(70000);
+        Path file = dir.resolve("bad.json");
+        Files.writeString(file, ConfigStore.toJson(c));
+        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        assertThat(s.awaitExit()).isEqualTo(2);
+        assertThat(Files.readString(file)).isEqualTo(ConfigStore.toJson(c));
+    }
+
+    @Test
+    void anUnparsableConfigurationExitsWithStatus2SayingWhere() throws Exception {
+        Path file = dir.resolve("broken.json");
+        Files.writeString(file, "{\n  \"cores\": 2,\n  \"colour\": \"blue\"\n}\n");
+        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
+        assertThat(s.output()).contains("colour").contains("line 3");
+    }
+
+    @Test
+    void aPortInUseExitsWithAClearMessage() throws Exception {
+        try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            int port = busy.getLocalPort();
+            Path config = writeConfig(port);
+            Service s = start("--state-dir", dir.toString(), "--config", config.toString());
+            assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(1);
+            assertThat(s.output()).contains("cannot listen on tcp 127.0.0.1:" + port);
+        }
+    }
+
+    @Test
+    void helpExitsZero() throws Exception {
+        Service s = start("--help");
+        assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isZero();
+        assertThat(s.output()).contains("Usage").contains("--state-dir").contains("--config");
+    }
+
+    @Test
+    void withoutConfigTheDefaultIsWrittenAndServedOrPort4420IsReportedBusy() throws Exception {
+        Service s = start("--state-dir", dir.toString());
+        String listening = "nvme connect -t tcp -a 127.0.0.1 -s 4420 -n " + ConfigStore.DEFAULT_NQN;
+        String busy = "cannot listen on tcp 127.0.0.1:4420";
+        assertThat(s.awaitLine(l -> l.contains(listening) || l.contains(busy)))
+            .as("either the listener line or a clear 'cannot listen'; output:%n%s", s.output()).isTrue();
+        if (s.output().contains(busy)) {
+            assertThat(s.awaitExit()).as("exit code when 4420 is taken").isEqualTo(1);
+        }
+        Path written = dir.resolve("config.json");
+        assertThat(written).exists();
+        TargetConfig c = ConfigStore.load(written);
+        assertThat(c.subsystems).hasSize(1);
+        assertThat(c.subsystems.get(0).nqn).isEqualTo(ConfigStore.DEFAULT_NQN);
+        assertThat(c.subsystems.get(0).listeners).containsExactly(new ListenerConfig("tcp", "127.0.0.1", 4420));
+        assertThat(c.subsystems.get(0).serial).as("identities written with the default").isNotBlank();
+        assertThat(c.subsystems.get(0).namespaces.get(0).nguid).isNotBlank();
+    }
+
+    // ---- helpers ----
+
+    private static TargetConfig config(int port) {
+        TargetConfig c = new TargetConfig();
+        c.cores = 1;
+        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 16384));
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = NQN;
+        s.allowAnyHost = true;
+        s.namespaces.add(new NamespaceConfig(1, "m0"));
+        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", port));
+        c.subsystems.add(s);
+        return c;
+    }
+
+    private Path writeConfig(int port) throws IOException {
+        Path file = dir.resolve("c.json");
+        ConfigStore.save(file, config(port));
+        return file;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private Service start(String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
+            "-cp", classesDir() + File.pathSeparator + System.getProperty("java.class.path"),
+            Main.class.getName()));
+        cmd.addAll(List.of(args));
+        Path log = dir.resolve("service-" + started.size() + ".log");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().put("NVMF4J_LOG_LEVEL", "INFO");
+        Service s = new Service(pb.start(), log);
+        started.add(s);
+        return s;
+    }
+
+    /** mgmt-api's own classes (target/classes), where Main was loaded from. */
+    private static String classesDir() {
+        try {
+            return Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * A child service process. Its merged stdout/stderr go to a file: Process.destroy() closes the pipes,
+     * which would lose what the service logs while it shuts down.
+     */
+    private static final class Service {
+        final Process process;
+        private final Path log;
+
+        Service(Process process, Path log) {
+            this.process = process;
+            this.log = log;
+        }
+
+        /** Waits until a line of the output matches or the process has exited; whether a line matched. */
+        boolean awaitLine(Predicate<String> p) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MS);
+            while (true) {
+                boolean exited = !process.isAlive();
+                if (output().lines().anyMatch(p)) {
+                    return true;
+                }
+                if (exited || System.nanoTime() > deadline) {
+                    return false;
+                }
+                process.waitFor(20, TimeUnit.MILLISECONDS);  // poll interval; returns early on exit
+            }
+        }
+
+        /** Waits for the process to exit; its exit code. */
+        int awaitExit() throws InterruptedException {
+            if (!process.waitFor(START_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                throw new AssertionError("still running after " + START_TIMEOUT_MS + " ms; output:\n" + output());
+            }
+            return process.exitValue();
+        }
+
+        String output() {
+            try {
+                return Files.readString(log, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+package io.nvmf4j.bdev;
+
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.nvme.NvmeStatus;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.TimeUnit;
+
+import static io.nvmf4j.bdev.TestIo.allZero;
+import static io.nvmf4j.bdev.TestIo.random;
+import static io.nvmf4j.bdev.TestIo.read;
+import static io.nvmf4j.bdev.TestIo.write;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The RAM block device driven through {@link BlockDevice} directly. */
+@Timeout(value = 10, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class MallocBdevTest {
+    private static final int BS = 512;
+    private static final long BLOCKS = 8192;  // 4 MiB
+
+    private MallocBdev dev;
+
+    @BeforeEach
+    void create() {
+        dev = new MallocBdev("m0", BS, BLOCKS);
+    }
+
+    @AfterEach
+    void close() {
+        dev.close();
+    }
+
+    @Test
+    void reportsItsGeometry() {
+        assertThat(dev.name()).isEqualTo("m0");
+        assertThat(dev.blockSize()).isEqualTo(BS);
+        assertThat(dev.numBlocks()).isEqualTo(BLOCKS);
+        assertThat(dev.persistent()).as("RAM does not survive the process").isFalse();
+    }
+
+    @Test
+    void freshDeviceReadsZeros() {
+        assertThat(allZero(read(dev, 0, 64 * 1024))).as("first 64 KiB").isTrue();
+        assertThat(allZero(read(dev, (BLOCKS - 8) * BS, 8 * BS))).as("last 8 blocks").isTrue();
+    }
+
+    @Test
+    void writeThenReadAtSeveralOffsets() {
+        // adjacent and scattered, non-overlapping ranges of several sizes
+        long[] offsets = {0, BS, 10 * BS, 4096 * 3, (BLOCKS - 1) * BS};
+        int[] lengths = {BS, 4096, 3 * BS, 128 * 1024, BS};
+        for (int i = 0; i < offsets.length; i++) {
+            byte[] data = random(lengths[i], 100 + i);
+            assertThat(write(dev, offsets[i], data)).as("write at %d", offsets[i]).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        // read back after all writes, so that a later write clobbering an earlier one is caught
+        for (int i = 0; i < offsets.length; i++) {
+            byte[] expected = random(lengths[i], 100 + i);
+            assertThat(read(dev, offsets[i], lengths[i])).as("data at %d", offsets[i]).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void completesSynchronouslyExactlyOnce() {
+        try (TestIo io = TestIo.of(0, random(BS, 1))) {
+            dev.write(io);
+            assertThat(io.isDone()).as("complete before write() returns").isTrue();
+            assertThat(io.syncCompletions.get()).isEqualTo(1);
+            assertThat(io.asyncCompletions.get()).isZero();
+            assertThat(io.completionThread).isSameAs(Thread.currentThread());
+        }
+        try (TestIo io = TestIo.of(0, BS)) {
+            dev.read(io);
+            assertThat(io.completions()).isEqualTo(1);
+            assertThat(io.syncCompletions.get()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void writeZeroesAndDeallocateReadBackZeros() {
+        byte[] data = random(32 * BS, 7);
+        write(dev, 0, data);
+        try (TestIo z = TestIo.of(4 * BS, 4 * BS)) {
+            dev.writeZeroes(z);
+            assertThat(z.await()).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        try (TestIo d = TestIo.of(16 * BS, 8 * BS)) {
+            dev.deallocate(d);
+            assertThat(d.await()).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        byte[] all = read(dev, 0, 32 * BS);
+        assertThat(slice(all, 0, 4 * BS)).as("before the zeroed range").isEqualTo(slice(data, 0, 4 * BS));
+        assertThat(allZero(slice(all, 4 * BS, 4 * BS))).as("write-zeroed range").isTrue();
+        assertThat(slice(all, 8 * BS, 8 * BS)).as("between the ranges").isEqualTo(slice(data, 8 * BS, 8 * BS));
+        assertThat(allZero(slice(all, 16 * BS, 8 * BS))).as("deallocated range").isTrue();
+        assertThat(slice(all, 24 * BS, 8 * BS)).as("after the ranges").isEqualTo(slice(data, 24 * BS, 8 * BS));
+    }
+
+    @Test
+    void flushSucceeds() {
+        try (TestIo f = TestIo.of(0, 0)) {
+            dev.flush(f);
+            assertThat(f.await()).isEqualTo(NvmeStatus.SUCCESS);
+            assertThat(f.completions()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void twoDevicesAreIndependent() {
+        try (MallocBdev other = new MallocBdev("m1", BS, BLOCKS)) {
+            byte[] a = random(8192, 21);
+            byte[] b = random(8192, 22);
+            write(dev, 0, a);
+            assertThat(allZero(read(other, 0, 8192))).as("a write to m0 is not seen on m1").isTrue();
+            write(other, 0, b);
+            assertThat(read(dev, 0, 8192)).as("m0 keeps its data").isEqualTo(a);
+            assertThat(read(other, 0, 8192)).as("m1 has its own data").isEqualTo(b);
+        }
+    }
+
+    @Test
+    void blockDevicesCreatesMallocFromConfig() {
+        try (BlockDevice d = BlockDevices.create(new BdevConfig("cfg", "malloc", 4096, 16))) {
+            assertThat(d).isInstanceOf(MallocBdev.class);
+            assertThat(d.blockSize()).isEqualTo(4096);
+            assertThat(d.numBlocks()).isEqualTo(16);
+            byte[] data = random(16 * 4096, 3);
+            write(d, 0, data);
+            assertThat(read(d, 0, data.length)).isEqualTo(data);
+        }
+    }
+
+    @Test
+    void closeIsIdempotent() {
+        MallocBdev d = new MallocBdev("twice", BS, 8);
+        d.close();
+        d.close();
+        assertThat(d.numBlocks()).isEqualTo(8);
+    }
+
+    private static byte[] slice(byte[] b, int off, int len) {
+        byte[] s = new byte[len];
+        System.arraycopy(b, off, s, 0, len);
+        return s;
+    }
+}

@@ -1,0 +1,154 @@
+package io.nvmf4j.bdev;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One {@link BdevIo} for driving a {@link BlockDevice} directly: a pooled direct buffer of
+ * {@code length} bytes (released by {@link #close()}), and a record of every completion call, so a
+ * test can check that exactly one arrived and on which path.
+ */
+final class TestIo implements BdevIo, AutoCloseable {
+    private final long offset;
+    private final int length;
+    private final ByteBuf buffer;
+    private final CompletableFuture<Integer> done = new CompletableFuture<>();
+    final AtomicInteger syncCompletions = new AtomicInteger();
+    final AtomicInteger asyncCompletions = new AtomicInteger();
+    volatile Thread completionThread;
+
+    private TestIo(long offset, int length) {
+        this.offset = offset;
+        this.length = length;
+        this.buffer = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(length, 1));
+        buffer.setZero(0, buffer.capacity());
+    }
+
+    /** An I/O whose buffer holds zeros (for reads, flushes, zeroing). */
+    static TestIo of(long offset, int length) {
+        return new TestIo(offset, length);
+    }
+
+    /** An I/O whose buffer holds {@code data} (for writes). */
+    static TestIo of(long offset, byte[] data) {
+        TestIo io = new TestIo(offset, data.length);
+        io.buffer.setBytes(0, data);
+        return io;
+    }
+
+    /** Writes {@code data} at byte {@code offset} and returns the completion status. */
+    static int write(BlockDevice d, long offset, byte[] data) {
+        try (TestIo io = of(offset, data)) {
+            d.write(io);
+            return io.await();
+        }
+    }
+
+    /** Reads {@code length} bytes at byte {@code offset}; fails unless the status is SUCCESS. */
+    static byte[] read(BlockDevice d, long offset, int length) {
+        try (TestIo io = of(offset, length)) {
+            io.buffer().setBytes(0, filler(length));
+            d.read(io);
+            int status = io.await();
+            if (status != 0) {
+                throw new AssertionError("read of " + length + " bytes at " + offset + ": status 0x"
+                    + Integer.toHexString(status));
+            }
+            return io.data();
+        }
+    }
+
+    /** Non-zero bytes put into read buffers first, so a read that leaves the buffer alone cannot pass as zeros. */
+    private static byte[] filler(int length) {
+        byte[] b = new byte[length];
+        java.util.Arrays.fill(b, (byte) 0xA5);
+        return b;
+    }
+
+    static byte[] random(int length, long seed) {
+        byte[] b = new byte[length];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static boolean allZero(byte[] b) {
+        for (byte x : b) {
+            if (x != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public long offset() {
+        return offset;
+    }
+
+    @Override
+    public int length() {
+        return length;
+    }
+
+    @Override
+    public ByteBuf buffer() {
+        return buffer;
+    }
+
+    @Override
+    public void bdevComplete(int status) {
+        syncCompletions.incrementAndGet();
+        record(status);
+    }
+
+    @Override
+    public void bdevCompleteAsync(int status) {
+        asyncCompletions.incrementAndGet();
+        record(status);
+    }
+
+    private void record(int status) {
+        completionThread = Thread.currentThread();
+        done.complete(status);
+    }
+
+    boolean isDone() {
+        return done.isDone();
+    }
+
+    int completions() {
+        return syncCompletions.get() + asyncCompletions.get();
+    }
+
+    /** Waits for the completion and returns its NVMe status. */
+    int await() {
+        try {
+            return done.get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new AssertionError("the block device never completed the I/O at " + offset + " (" + length
+                + " bytes): " + e);
+        }
+    }
+
+    /** The first {@link #length()} bytes of the buffer. */
+    byte[] data() {
+        byte[] b = new byte[length];
+        buffer.getBytes(0, b);
+        return b;
+    }
+
+    @Override
+    public void close() {
+        buffer.release();
+    }
+}

@@ -1,0 +1,265 @@
+package io.nvmf4j.config;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/** Every field check of {@link ConfigValidator}: each bad field is reported with its path. */
+@Timeout(value = 10, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ConfigValidatorTest {
+
+    /** The embedded default plus a file bdev, so bdev-level cases have one of each kind to break. */
+    private static TargetConfig base() {
+        TargetConfig c = ConfigStore.defaultConfig();
+        BdevConfig f = new BdevConfig("file0", "file", 4096, 0);
+        f.path = "/var/lib/nvmf4j/disk0.img";
+        c.bdevs.add(f);
+        return c;
+    }
+
+    private static SubsystemConfig sub(TargetConfig c) {
+        return c.subsystems.get(0);
+    }
+
+    private static SubsystemConfig secondSubsystem(TargetConfig c, String nqn) {
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = nqn;
+        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", 4420));
+        c.subsystems.add(s);
+        return s;
+    }
+
+    private static ConfigException problemsOf(TargetConfig c) {
+        ConfigException e = catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(c));
+        assertThat(e).as("validation of a bad document must throw ConfigException").isNotNull();
+        return e;
+    }
+
+    @Test
+    void embeddedDefaultValidates() {
+        assertThatCode(() -> ConfigValidator.validate(ConfigStore.defaultConfig())).doesNotThrowAnyException();
+        assertThatCode(() -> ConfigValidator.validate(base())).doesNotThrowAnyException();
+    }
+
+    @Test
+    void embeddedDefaultHasTheDocumentedShape() {
+        TargetConfig c = ConfigStore.defaultConfig();
+        assertThat(c.subsystems).hasSize(1);
+        SubsystemConfig s = sub(c);
+        assertThat(s.nqn).isEqualTo("nqn.2026-11.io.nvmf4j:default").isEqualTo(ConfigStore.DEFAULT_NQN);
+        assertThat(s.allowAnyHost).isTrue();
+        assertThat(s.hosts).isEmpty();
+        assertThat(s.namespaces).hasSize(1);
+        NamespaceConfig ns = s.namespaces.get(0);
+        assertThat(ns.nsid).isEqualTo(1);
+        BdevConfig b = c.bdev(ns.bdev);
+        assertThat(c.bdevs).containsExactly(b);
+        assertThat(b.type).isEqualTo("malloc");
+        assertThat((long) b.blockSize * b.numBlocks).as("bytes").isEqualTo(256L << 20);
+        assertThat(s.listeners).containsExactly(new ListenerConfig("tcp", "127.0.0.1", 4420));
+        assertThat(s.serial).as("identities are assigned later, not embedded").isNull();
+        assertThat(ns.nguid).isNull();
+        assertThat(ns.uuid).isNull();
+    }
+
+    @Test
+    void embeddedDefaultIsAFreshCopyEachTime() {
+        TargetConfig a = ConfigStore.defaultConfig();
+        a.subsystems.get(0).nqn = "nqn.changed";
+        a.bdevs.clear();
+        TargetConfig b = ConfigStore.defaultConfig();
+        assertThat(b.subsystems.get(0).nqn).isEqualTo(ConfigStore.DEFAULT_NQN);
+        assertThat(b.bdevs).hasSize(1);
+    }
+
+    static Stream<Arguments> badFields() {
+        return Stream.of(
+            bad("cores 0", c -> c.cores = 0, "cores"),
+            bad("cores 257", c -> c.cores = 257, "cores"),
+            bad("idleStrategy unknown", c -> c.idleStrategy = "spin", "idleStrategy"),
+            bad("idleStrategy upper case", c -> c.idleStrategy = "BUSY", "idleStrategy"),
+            bad("idleStrategy null", c -> c.idleStrategy = null, "idleStrategy"),
+            bad("tcp missing", c -> c.tcp = null, "tcp"),
+            bad("inCapsuleDataSize not a multiple of 16", c -> c.tcp.inCapsuleDataSize = 8200, "tcp.inCapsuleDataSize"),
+            bad("inCapsuleDataSize negative", c -> c.tcp.inCapsuleDataSize = -16, "tcp.inCapsuleDataSize"),
+            bad("inCapsuleDataSize too large", c -> c.tcp.inCapsuleDataSize = 131072 + 16, "tcp.inCapsuleDataSize"),
+            bad("mdtsBytes not a power of two", c -> c.tcp.mdtsBytes = 3 * 4096, "tcp.mdtsBytes"),
+            bad("mdtsBytes below 4096", c -> c.tcp.mdtsBytes = 2048, "tcp.mdtsBytes"),
+            bad("maxQueueDepth 8", c -> c.tcp.maxQueueDepth = 8, "tcp.maxQueueDepth"),
+            bad("maxIoQueues 0", c -> c.tcp.maxIoQueues = 0, "tcp.maxIoQueues"),
+            bad("maxH2cData not a multiple of 4", c -> c.tcp.maxH2cData = 4098, "tcp.maxH2cData"),
+            bad("duplicate bdev name", c -> c.bdevs.get(1).name = "malloc0", "bdevs[1].name"),
+            bad("blank bdev name", c -> c.bdevs.get(1).name = " ", "bdevs[1].name"),
+            bad("unknown bdev type", c -> c.bdevs.get(0).type = "ramdisk", "bdevs[0].type"),
+            bad("missing bdev type", c -> c.bdevs.get(0).type = null, "bdevs[0].type"),
+            bad("block size 1024", c -> c.bdevs.get(0).blockSize = 1024, "bdevs[0].blockSize"),
+            bad("malloc with numBlocks 0", c -> c.bdevs.get(0).numBlocks = 0, "bdevs[0].numBlocks"),
+            bad("malloc with a path", c -> c.bdevs.get(0).path = "/x", "bdevs[0].path"),
+            bad("file without path", c -> c.bdevs.get(1).path = null, "bdevs[1].path"),
+            bad("file with blank path", c -> c.bdevs.get(1).path = "", "bdevs[1].path"),
+            bad("file with negative numBlocks", c -> c.bdevs.get(1).numBlocks = -1, "bdevs[1].numBlocks"),
+            bad("nqn without nqn. prefix", c -> sub(c).nqn = "iqn.2026-11.io.nvmf4j:x", "subsystems[0].nqn"),
+            bad("nqn just the prefix", c -> sub(c).nqn = "nqn.", "subsystems[0].nqn"),
+            bad("nqn null", c -> sub(c).nqn = null, "subsystems[0].nqn"),
+            bad("nqn over 223 bytes", c -> sub(c).nqn = "nqn.2026-11.io.nvmf4j:" + "x".repeat(202), "subsystems[0].nqn"),
+            bad("discovery nqn is reserved", c -> sub(c).nqn = "nqn.2014-08.org.nvmexpress.discovery",
+                "subsystems[0].nqn", "reserved"),
+            bad("duplicate nqn", c -> secondSubsystem(c, ConfigStore.DEFAULT_NQN), "subsystems[1].nqn", "duplicate"),
+            bad("serial over 20 characters", c -> sub(c).serial = "x".repeat(21), "subsystems[0].serial"),
+            bad("serial not printable", c -> sub(c).serial = "ab\tc", "subsystems[0].serial"),
+            bad("model empty", c -> sub(c).model = "", "subsystems[0].model"),
+            bad("maxNamespaces above 1024", c -> sub(c).maxNamespaces = 1025, "subsystems[0].maxNamespaces"),
+            bad("minCntlid above maxCntlid", c -> sub(c).minCntlid = 100, c2 -> sub(c2).maxCntlid = 99,
+                "subsystems[0].minCntlid/maxCntlid"),
+            bad("host not an nqn", c -> sub(c).hosts.add("host1"), "subsystems[0].hosts[0]"),
+            bad("nsid 0", c -> sub(c).namespaces.get(0).nsid = 0, "subsystems[0].namespaces[0].nsid"),
+            bad("nsid above maxNamespaces", c -> sub(c).namespaces.get(0).nsid = 33, "subsystems[0].namespaces[0].nsid"),
+            bad("duplicate nsid", c -> sub(c).namespaces.add(new NamespaceConfig(1, "file0")),
+                "subsystems[0].namespaces[1].nsid", "duplicate"),
+            bad("namespace on an unknown bdev", c -> sub(c).namespaces.get(0).bdev = "nope",
+                "subsystems[0].namespaces[0].bdev", "nope"),
+            bad("namespace without bdev", c -> sub(c).namespaces.get(0).bdev = null, "subsystems[0].namespaces[0].bdev"),
+            bad("bdev used twice in one subsystem", c -> sub(c).namespaces.add(new NamespaceConfig(2, "malloc0")),
+                "subsystems[0].namespaces[1].bdev", "malloc0"),
+            bad("bdev used by two subsystems",
+                c -> secondSubsystem(c, "nqn.2026-11.io.nvmf4j:other").namespaces.add(new NamespaceConfig(1, "malloc0")),
+                "subsystems[1].namespaces[0].bdev", "malloc0"),
+            bad("nguid too short", c -> sub(c).namespaces.get(0).nguid = "0123456789abcdef", "subsystems[0].namespaces[0].nguid"),
+            bad("nguid not hex", c -> sub(c).namespaces.get(0).nguid = "g".repeat(32), "subsystems[0].namespaces[0].nguid"),
+            bad("uuid not a uuid", c -> sub(c).namespaces.get(0).uuid = "not-a-uuid", "subsystems[0].namespaces[0].uuid"),
+            bad("eui64 too long", c -> sub(c).namespaces.get(0).eui64 = "00112233445566778", "subsystems[0].namespaces[0].eui64"),
+            bad("eui64 not hex", c -> sub(c).namespaces.get(0).eui64 = "00112233445566zz", "subsystems[0].namespaces[0].eui64"),
+            bad("listener on rdma (not available yet)", c -> sub(c).listeners.get(0).transport = "rdma",
+                "subsystems[0].listeners[0].transport", "rdma"),
+            bad("listener address localhost", c -> sub(c).listeners.get(0).address = "localhost",
+                "subsystems[0].listeners[0].address", "localhost"),
+            bad("listener address out of range", c -> sub(c).listeners.get(0).address = "256.1.1.1",
+                "subsystems[0].listeners[0].address"),
+            bad("listener address missing", c -> sub(c).listeners.get(0).address = null,
+                "subsystems[0].listeners[0].address"),
+            bad("listener port 70000", c -> sub(c).listeners.get(0).port = 70000, "subsystems[0].listeners[0].port", "70000"),
+            bad("listener port negative", c -> sub(c).listeners.get(0).port = -1, "subsystems[0].listeners[0].port"));
+    }
+
+    private static Arguments bad(String name, Consumer<TargetConfig> breakIt, String path, String... mentions) {
+        return Arguments.of(name, breakIt, path, mentions);
+    }
+
+    private static Arguments bad(String name, Consumer<TargetConfig> first, Consumer<TargetConfig> second, String path) {
+        return Arguments.of(name, first.andThen(second), path, new String[0]);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badFields")
+    void aBadFieldIsReportedWithItsPath(String name, Consumer<TargetConfig> breakIt, String path, String[] mentions) {
+        TargetConfig c = base();
+        breakIt.accept(c);
+        ConfigException e = problemsOf(c);
+        assertThat(e.problems()).as("exactly one problem for: %s", name).hasSize(1);
+        assertThat(e.problems().get(0)).startsWith(path + ":");
+        assertThat(e.getMessage()).contains(path + ":");
+        for (String m : mentions) {
+            assertThat(e.getMessage()).contains(m);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"busy", "backoff", "interrupt"})
+    void everyIdleStrategyIsAccepted(String strategy) {
+        TargetConfig c = base();
+        c.idleStrategy = strategy;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"127.0.0.1", "0.0.0.0", "10.1.2.3", "::1", "::", "fe80::1", "2001:db8::42"})
+    void ipLiteralsAreAcceptedAsListenerAddresses(String address) {
+        TargetConfig c = base();
+        sub(c).listeners.get(0).address = address;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+    }
+
+    @Test
+    void boundaryValuesAreAccepted() {
+        TargetConfig c = base();
+        c.cores = 1;
+        c.tcp.inCapsuleDataSize = 0;
+        c.tcp.mdtsBytes = 8 << 20;
+        sub(c).listeners.get(0).port = 0;  // ephemeral
+        sub(c).namespaces.get(0).nsid = sub(c).maxNamespaces;
+        sub(c).namespaces.get(0).eui64 = "0011223344556677";
+        sub(c).namespaces.get(0).nguid = "0123456789ABCDEF0123456789abcdef";
+        sub(c).namespaces.get(0).uuid = "9b2a5f0e-3c41-4e8a-b1d7-5a6c7e8f9012";
+        sub(c).serial = "x".repeat(20);
+        sub(c).hosts.add("nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-000000000001");
+        sub(c).nqn = "nqn." + "x".repeat(219);  // 223 bytes
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+    }
+
+    @Test
+    void fileBdevWithoutNumBlocksIsAccepted() {
+        TargetConfig c = base();
+        assertThat(c.bdev("file0").numBlocks).isZero();
+        sub(c).namespaces.add(new NamespaceConfig(2, "file0"));
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+    }
+
+    @Test
+    void everyProblemIsReportedAtOnce() {
+        TargetConfig c = base();
+        c.cores = 0;
+        c.idleStrategy = "spin";
+        c.tcp.inCapsuleDataSize = 8200;
+        c.bdevs.get(1).path = null;
+        sub(c).nqn = "bad";
+        sub(c).namespaces.get(0).nguid = "xyz";
+        sub(c).listeners.get(0).port = 70000;
+        sub(c).listeners.get(0).address = "localhost";
+        ConfigException e = problemsOf(c);
+        List<String> paths = e.problems().stream().map(p -> p.substring(0, p.indexOf(':'))).toList();
+        assertThat(paths).containsExactlyInAnyOrder("cores", "idleStrategy", "tcp.inCapsuleDataSize", "bdevs[1].path",
+            "subsystems[0].nqn", "subsystems[0].namespaces[0].nguid", "subsystems[0].listeners[0].port",
+            "subsystems[0].listeners[0].address");
+        for (String p : e.problems()) {
+            assertThat(e.getMessage()).contains(p);
+        }
+    }
+
+    @Test
+    void shortDottedAddressIsRejected() {
+        TargetConfig c = base();
+        sub(c).listeners.get(0).address = "1.2.3";
+        ConfigException e = problemsOf(c);
+        assertThat(e.problems()).singleElement().asString().startsWith("subsystems[0].listeners[0].address:");
+    }
+
+    @Test
+    void bdevWithoutNameIsReportedNotThrown() {
+        TargetConfig c = base();
+        c.bdevs.get(0).name = null;
+        ConfigException e = problemsOf(c);
+        assertThat(e.getMessage()).contains("bdevs[0].name");
+    }
+
+    @Test
+    void nullListsAreReportedNotThrown() {
+        for (String json : List.of("{\"bdevs\": null}", "{\"bdevs\": [null]}", "{\"subsystems\": null}",
+            "{\"subsystems\": [{\"nqn\": \"nqn.a\", \"namespaces\": null}]}")) {
+            TargetConfig c = ConfigStore.parse(json);
+            assertThat(catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(c)))
+                .as("validating %s", json).isNotNull();
+        }
+    }
+}
