@@ -1,5 +1,6 @@
 package io.nvmf4j;
 
+import io.nvmf4j.bdev.BdevException;
 import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.bdev.BlockDevices;
 import io.nvmf4j.cmd.CommandDispatcher;
@@ -36,10 +37,10 @@ import java.util.UUID;
 public final class NvmfTarget implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NvmfTarget.class);
 
-    private final TargetConfig config;
     private final Target target = new Target();
     private final Map<String, BlockDevice> bdevs = new LinkedHashMap<>();
     private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
+    private TargetConfig config;
     private PollGroups pollGroups;
     private TcpTransport tcp;
     private boolean closed;
@@ -92,10 +93,14 @@ public final class NvmfTarget implements AutoCloseable {
         s.hosts().addAll(c.hosts);
         s.listeners().addAll(c.listeners);
         for (NamespaceConfig n : c.namespaces) {
-            s.addNamespace(new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid),
-                uuidBytes(n.uuid), n.eui64 == null ? null : HexFormat.of().parseHex(n.eui64)));
+            s.addNamespace(namespaceOf(n));
         }
         return s;
+    }
+
+    private Namespace namespaceOf(NamespaceConfig n) {
+        return new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid), uuidBytes(n.uuid),
+            n.eui64 == null ? null : HexFormat.of().parseHex(n.eui64));
     }
 
     private static byte[] uuidBytes(String uuid) {
@@ -104,8 +109,319 @@ public final class NvmfTarget implements AutoCloseable {
             .array();
     }
 
-    public TargetConfig config() {
+    /** The live document (owned by the target; callers must not change it: use the control methods). */
+    public synchronized TargetConfig config() {
         return config;
+    }
+
+    /** A deep copy of the current document, safe to hand out and to save. */
+    public synchronized TargetConfig configSnapshot() {
+        return copy(config);
+    }
+
+    private static TargetConfig copy(TargetConfig c) {
+        return ConfigStore.parse(ConfigStore.toJson(c));
+    }
+
+    // ------------------------------------------------------------------ control plane
+    //
+    // Each change is checked by validating the whole document with the change applied, then applied to
+    // the live objects; on failure nothing changes. Changes that remove state wait for a poll-group
+    // barrier so no queue still works from the old state; hosts see namespace changes through the
+    // changed-namespace AEN and listener/subsystem/host changes through the discovery-change AEN.
+
+    private TargetConfig validatedWith(java.util.function.Consumer<TargetConfig> change) {
+        TargetConfig next = copy(config);
+        change.accept(next);
+        ConfigStore.assignIdentities(next);
+        ConfigValidator.validate(next);
+        return next;
+    }
+
+    private SubsystemConfig subsystemConfig(TargetConfig c, String nqn) {
+        for (SubsystemConfig s : c.subsystems) {
+            if (s.nqn.equals(nqn)) {
+                return s;
+            }
+        }
+        throw ControlException.notFound("no subsystem " + nqn);
+    }
+
+    private Subsystem liveSubsystem(String nqn) {
+        Subsystem s = target.subsystem(nqn);
+        if (s == null || s.isDiscovery()) {
+            throw ControlException.notFound("no subsystem " + nqn);
+        }
+        return s;
+    }
+
+    public synchronized BdevConfig addBdev(BdevConfig b) {
+        if (b != null && b.name != null && config.bdev(b.name) != null) {
+            throw ControlException.conflict("bdev " + b.name + " already exists");
+        }
+        TargetConfig next = validatedWith(c -> c.bdevs.add(b));
+        BlockDevice d;
+        try {
+            d = BlockDevices.create(b);
+        } catch (BdevException e) {
+            throw ControlException.invalid(e.getMessage());
+        }
+        bdevs.put(b.name, d);
+        config = next;
+        return next.bdev(b.name);
+    }
+
+    public synchronized void removeBdev(String name) {
+        if (config.bdev(name) == null) {
+            throw ControlException.notFound("no bdev " + name);
+        }
+        for (SubsystemConfig s : config.subsystems) {
+            for (NamespaceConfig n : s.namespaces) {
+                if (name.equals(n.bdev)) {
+                    throw ControlException.conflict("bdev " + name + " backs namespace " + n.nsid + " of " + s.nqn);
+                }
+            }
+        }
+        config.bdevs.removeIf(b -> name.equals(b.name));
+        pollGroups.barrier();
+        bdevs.remove(name).close();
+    }
+
+    /** Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). */
+    public synchronized void growBdev(String name, long numBlocks) {
+        BdevConfig bc = config.bdev(name);
+        if (bc == null) {
+            throw ControlException.notFound("no bdev " + name);
+        }
+        BlockDevice d = bdevs.get(name);
+        if (numBlocks <= d.numBlocks()) {
+            throw ControlException.invalid("numBlocks: " + numBlocks + " does not grow bdev " + name + " ("
+                + d.numBlocks() + " blocks); shrinking would lose data");
+        }
+        try {
+            d.grow(numBlocks);
+        } catch (BdevException e) {
+            throw ControlException.invalid(e.getMessage());
+        }
+        bc.numBlocks = numBlocks;
+        for (SubsystemConfig s : config.subsystems) {
+            for (NamespaceConfig n : s.namespaces) {
+                if (name.equals(n.bdev)) {
+                    notifyNamespaceChanged(liveSubsystem(s.nqn), n.nsid);
+                }
+            }
+        }
+    }
+
+    public synchronized SubsystemConfig addSubsystem(SubsystemConfig s) {
+        if (s != null && s.nqn != null && target.subsystem(s.nqn) != null) {
+            throw ControlException.conflict("subsystem " + s.nqn + " already exists");
+        }
+        if (s != null && s.namespaces != null) {
+            for (NamespaceConfig n : s.namespaces) {
+                if (n != null) {
+                    checkBdevFree(n.bdev);
+                }
+            }
+        }
+        TargetConfig next = validatedWith(c -> c.subsystems.add(s));
+        SubsystemConfig added = next.subsystems.get(next.subsystems.size() - 1);
+        List<ListenerConfig> newlyBound = bindAll(added.listeners);
+        try {
+            target.addSubsystem(buildSubsystem(added));
+        } catch (RuntimeException e) {
+            newlyBound.forEach(this::unbindIfUnused);
+            throw e;
+        }
+        config = next;
+        return added;
+    }
+
+    public synchronized void removeSubsystem(String nqn) {
+        SubsystemConfig sc = subsystemConfig(config, nqn);
+        config.subsystems.remove(sc);
+        target.removeSubsystem(nqn);
+        pollGroups.barrier();
+        for (ListenerConfig l : sc.listeners) {
+            unbindIfUnused(l);
+        }
+    }
+
+    /** Adds a namespace (nsid 0 picks the lowest free one); connected hosts get the changed-namespace AEN. */
+    public synchronized NamespaceConfig addNamespace(String nqn, NamespaceConfig n) {
+        SubsystemConfig sc = subsystemConfig(config, nqn);
+        if (n == null) {
+            throw ControlException.invalid("namespace: missing");
+        }
+        if (n.nsid == 0) {
+            n.nsid = lowestFreeNsid(sc);
+        } else {
+            for (NamespaceConfig existing : sc.namespaces) {
+                if (existing.nsid == n.nsid) {
+                    throw ControlException.conflict("nsid " + n.nsid + " is already in use in " + nqn);
+                }
+            }
+        }
+        checkBdevFree(n.bdev);
+        TargetConfig next = validatedWith(c -> subsystemConfig(c, nqn).namespaces.add(n));
+        NamespaceConfig added = null;
+        for (NamespaceConfig x : subsystemConfig(next, nqn).namespaces) {
+            if (x.nsid == n.nsid) {
+                added = x;
+            }
+        }
+        Subsystem live = liveSubsystem(nqn);
+        live.addNamespace(namespaceOf(added));
+        config = next;
+        notifyNamespaceChanged(live, added.nsid);
+        return added;
+    }
+
+    public synchronized void removeNamespace(String nqn, int nsid) {
+        SubsystemConfig sc = subsystemConfig(config, nqn);
+        if (!sc.namespaces.removeIf(x -> x.nsid == nsid)) {
+            throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
+        }
+        Subsystem live = liveSubsystem(nqn);
+        live.removeNamespace(nsid);
+        pollGroups.barrier();
+        notifyNamespaceChanged(live, nsid);
+    }
+
+    public synchronized void addHost(String nqn, String hostnqn) {
+        SubsystemConfig sc = subsystemConfig(config, nqn);
+        if (sc.hosts.contains(hostnqn)) {
+            throw ControlException.conflict("host " + hostnqn + " is already allowed on " + nqn);
+        }
+        config = validatedWith(c -> subsystemConfig(c, nqn).hosts.add(hostnqn));
+        liveSubsystem(nqn).hosts().add(hostnqn);
+        target.discoveryChanged();
+    }
+
+    /** Disallows a host; its controllers on this subsystem are disconnected. */
+    public synchronized void removeHost(String nqn, String hostnqn) {
+        SubsystemConfig sc = subsystemConfig(config, nqn);
+        if (!sc.hosts.remove(hostnqn)) {
+            throw ControlException.notFound("host " + hostnqn + " is not in the list of " + nqn);
+        }
+        Subsystem live = liveSubsystem(nqn);
+        live.hosts().remove(hostnqn);
+        if (!live.allowAnyHost()) {
+            for (Controller c : live.controllers()) {
+                if (c.hostnqn().equals(hostnqn)) {
+                    c.destroy("host " + hostnqn + " disallowed");
+                }
+            }
+        }
+        target.discoveryChanged();
+    }
+
+    public synchronized void setAllowAnyHost(String nqn, boolean allow) {
+        subsystemConfig(config, nqn).allowAnyHost = allow;
+        Subsystem live = liveSubsystem(nqn);
+        live.setAllowAnyHost(allow);
+        if (!allow) {
+            for (Controller c : live.controllers()) {
+                if (!live.allowsHost(c.hostnqn())) {
+                    c.destroy("host " + c.hostnqn() + " no longer allowed");
+                }
+            }
+        }
+        target.discoveryChanged();
+    }
+
+    public synchronized void addListener(String nqn, ListenerConfig l) {
+        SubsystemConfig sc = subsystemConfig(config, nqn);
+        if (l != null && sc.listeners.contains(l)) {
+            throw ControlException.conflict("subsystem " + nqn + " already listens on " + l);
+        }
+        TargetConfig next = validatedWith(c -> subsystemConfig(c, nqn).listeners.add(l));
+        bindAll(List.of(l));
+        liveSubsystem(nqn).listeners().add(l);
+        config = next;
+        target.discoveryChanged();
+    }
+
+    /** Removes a listener from a subsystem; hosts connected through it are disconnected. */
+    public synchronized void removeListener(String nqn, ListenerConfig l) {
+        SubsystemConfig sc = subsystemConfig(config, nqn);
+        if (!sc.listeners.remove(l)) {
+            throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
+        }
+        Subsystem live = liveSubsystem(nqn);
+        live.listeners().remove(l);
+        for (Controller c : live.controllers()) {
+            if (c.adminQueue().listener().equals(l)) {
+                c.destroy("listener " + l + " removed from " + nqn);
+            }
+        }
+        unbindIfUnused(l);
+        target.discoveryChanged();
+    }
+
+    /** Live controllers of a subsystem (the discovery NQN included). */
+    public List<Controller> controllers(String nqn) {
+        Subsystem s = target.subsystem(nqn);
+        if (s == null) {
+            throw ControlException.notFound("no subsystem " + nqn);
+        }
+        return new ArrayList<>(s.controllers());
+    }
+
+    private void checkBdevFree(String bdev) {
+        for (SubsystemConfig s : config.subsystems) {
+            for (NamespaceConfig n : s.namespaces) {
+                if (n.bdev != null && n.bdev.equals(bdev)) {
+                    throw ControlException.conflict("bdev " + bdev + " already backs namespace " + n.nsid + " of "
+                        + s.nqn);
+                }
+            }
+        }
+    }
+
+    private static int lowestFreeNsid(SubsystemConfig sc) {
+        for (int nsid = 1; nsid <= sc.maxNamespaces; nsid++) {
+            final int candidate = nsid;
+            if (sc.namespaces.stream().noneMatch(x -> x.nsid == candidate)) {
+                return nsid;
+            }
+        }
+        throw ControlException.conflict("subsystem " + sc.nqn + " has no free nsid (maxNamespaces "
+            + sc.maxNamespaces + ")");
+    }
+
+    private void notifyNamespaceChanged(Subsystem s, int nsid) {
+        for (Controller c : s.controllers()) {
+            c.adminQueue().executor().execute(() -> c.namespaceChanged(nsid));
+        }
+    }
+
+    /** Binds the listeners not bound yet; returns those it bound. On failure unbinds them again. */
+    private List<ListenerConfig> bindAll(List<ListenerConfig> listeners) {
+        List<ListenerConfig> newly = new ArrayList<>();
+        try {
+            for (ListenerConfig l : listeners) {
+                if (!bound.containsKey(l)) {
+                    bound.put(l, tcp.listen(l));
+                    newly.add(l);
+                }
+            }
+            return newly;
+        } catch (IOException e) {
+            newly.forEach(this::unbindIfUnused);
+            throw ControlException.conflict(e.getMessage());
+        }
+    }
+
+    private void unbindIfUnused(ListenerConfig l) {
+        for (SubsystemConfig s : config.subsystems) {
+            if (s.listeners.contains(l)) {
+                return;
+            }
+        }
+        if (bound.remove(l) != null) {
+            tcp.stopListening(l);
+        }
     }
 
     public Target target() {

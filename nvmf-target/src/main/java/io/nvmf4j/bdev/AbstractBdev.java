@@ -4,7 +4,7 @@ package io.nvmf4j.bdev;
 abstract class AbstractBdev implements BlockDevice {
     private final String name;
     private final int blockSize;
-    private final long numBlocks;
+    private volatile long numBlocks;
 
     AbstractBdev(String name, int blockSize, long numBlocks) {
         this.name = name;
@@ -25,5 +25,10 @@ abstract class AbstractBdev implements BlockDevice {
     @Override
     public final long numBlocks() {
         return numBlocks;
+    }
+
+    /** Records a new capacity once the medium has it (growth only; see {@link BlockDevice#grow(long)}). */
+    protected final void setNumBlocks(long blocks) {
+        this.numBlocks = blocks;
     }
 }

@@ -29,6 +29,12 @@ public interface BlockDevice extends AutoCloseable {
     /** Deallocates [offset, offset + length): later reads return zeros (the range is freed where the medium can). */
     void deallocate(BdevIo io);
 
+    /**
+     * Grows the device to {@code newNumBlocks} (more than now); existing data stays. Devices that cannot
+     * grow throw {@link BdevException} with the reason.
+     */
+    void grow(long newNumBlocks);
+
     /** Whether data survives the process (a volatile write cache is reported for these). */
     boolean persistent();
 

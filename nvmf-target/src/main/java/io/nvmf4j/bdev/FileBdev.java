@@ -288,6 +288,24 @@ public final class FileBdev extends AbstractBdev {
     }
 
     @Override
+    public synchronized void grow(long newNumBlocks) {
+        long bytes = newNumBlocks * blockSize();
+        try {
+            if (Files.isRegularFile(path)) {
+                if (Files.size(path) < bytes) {
+                    extend(path, bytes);
+                }
+            } else if (blockDeviceSize(path) < bytes) {
+                throw new BdevException("file bdev " + name() + ": block device " + path + " is smaller than "
+                    + bytes + " bytes");
+            }
+        } catch (IOException e) {
+            throw new BdevException("file bdev " + name() + ": cannot grow " + path + ": " + e, e);
+        }
+        setNumBlocks(newNumBlocks);
+    }
+
+    @Override
     public void close() {
         workers.shutdown();
         try {

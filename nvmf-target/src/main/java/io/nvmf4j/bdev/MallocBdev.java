@@ -79,6 +79,11 @@ public final class MallocBdev extends AbstractBdev {
     }
 
     @Override
+    public void grow(long newNumBlocks) {
+        throw new BdevException("malloc bdev " + name() + " cannot grow in place; add a new bdev instead");
+    }
+
+    @Override
     public synchronized void close() {
         if (address != 0) {
             PlatformDependent.freeMemory(address);

@@ -40,6 +40,11 @@ public final class NullBdev extends AbstractBdev {
     }
 
     @Override
+    public void grow(long newNumBlocks) {
+        setNumBlocks(newNumBlocks);
+    }
+
+    @Override
     public void close() {
     }
 }

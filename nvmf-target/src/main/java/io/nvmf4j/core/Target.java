@@ -43,6 +43,18 @@ public final class Target {
         discoveryChanged();
     }
 
+    /** Removes a subsystem and tears down its controllers; returns it, or null when absent. */
+    public Subsystem removeSubsystem(String nqn) {
+        Subsystem s = subsystems.remove(nqn);
+        if (s != null) {
+            for (Controller c : s.controllers()) {
+                c.destroy("subsystem " + nqn + " removed");
+            }
+            discoveryChanged();
+        }
+        return s;
+    }
+
     public long discoveryGeneration() {
         return discoveryGeneration.get();
     }

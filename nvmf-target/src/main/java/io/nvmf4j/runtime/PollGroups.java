@@ -14,6 +14,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.channels.spi.SelectorProvider;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
+
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -54,6 +59,22 @@ public final class PollGroups implements AutoCloseable {
 
     public Class<? extends ServerChannel> serverChannelClass() {
         return epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+
+    /**
+     * Waits until every poll group has run one task submitted now: afterwards no poll group still works
+     * from state that was replaced before the call (the "pause, apply, resume" of a control change).
+     */
+    public void barrier() {
+        List<Future<?>> done = new ArrayList<>();
+        for (EventExecutor e : workers) {
+            if (!e.inEventLoop()) {
+                done.add(e.submit(() -> { }));
+            }
+        }
+        for (Future<?> f : done) {
+            f.awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
     }
 
     public String describe() {

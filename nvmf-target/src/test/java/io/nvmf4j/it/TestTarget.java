@@ -92,6 +92,11 @@ final class TestTarget implements AutoCloseable {
         return new TestTarget(cfg, port, NvmfTarget.start(cfg));
     }
 
+    /** The running target, for control-plane changes. */
+    NvmfTarget nvmf() {
+        return target;
+    }
+
     static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
