@@ -9,9 +9,11 @@ import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
@@ -37,7 +39,7 @@ import java.util.UUID;
 public final class NvmfTarget implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NvmfTarget.class);
 
-    private final Target target = new Target();
+    private final Target target;
     private final Map<String, BlockDevice> bdevs = new LinkedHashMap<>();
     private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
     private TargetConfig config;
@@ -45,8 +47,9 @@ public final class NvmfTarget implements AutoCloseable {
     private TcpTransport tcp;
     private boolean closed;
 
-    private NvmfTarget(TargetConfig config) {
+    private NvmfTarget(TargetConfig config, IoObserver observer) {
         this.config = config;
+        this.target = new Target(observer);
     }
 
     /**
@@ -55,9 +58,14 @@ public final class NvmfTarget implements AutoCloseable {
      * far is closed again.
      */
     public static NvmfTarget start(TargetConfig config) throws IOException {
+        return start(config, IoObserver.NONE);
+    }
+
+    /** As {@link #start(TargetConfig)}, reporting data-path events to {@code observer} (metrics). */
+    public static NvmfTarget start(TargetConfig config, IoObserver observer) throws IOException {
         ConfigValidator.validate(config);
         ConfigStore.assignIdentities(config);
-        NvmfTarget t = new NvmfTarget(config);
+        NvmfTarget t = new NvmfTarget(config, observer);
         try {
             t.open();
             return t;
@@ -75,7 +83,8 @@ public final class NvmfTarget implements AutoCloseable {
             target.addSubsystem(buildSubsystem(s));
         }
         pollGroups = new PollGroups(config.cores, config.idleStrategy);
-        tcp = new TcpTransport(new CommandDispatcher(target), config.tcp, pollGroups);
+        tcp = new TcpTransport(new CommandDispatcher(target), config.tcp, pollGroups, target.observer());
+        target.setReferrals(referralListeners(config));
         for (SubsystemConfig s : config.subsystems) {
             for (ListenerConfig l : s.listeners) {
                 if (!bound.containsKey(l)) {
@@ -85,6 +94,34 @@ public final class NvmfTarget implements AutoCloseable {
         }
         LOG.info("target up: {} subsystem(s), {} bdev(s), {}", config.subsystems.size(), bdevs.size(),
             pollGroups.describe());
+    }
+
+    private static List<ListenerConfig> referralListeners(TargetConfig c) {
+        List<ListenerConfig> out = new ArrayList<>();
+        for (ReferralConfig r : c.referrals) {
+            out.add(new ListenerConfig(r.transport, r.address, r.port));
+        }
+        return out;
+    }
+
+    public synchronized void addReferral(ReferralConfig r) {
+        if (r != null && config.referrals.contains(r)) {
+            throw ControlException.conflict("referral " + r + " already exists");
+        }
+        config = validatedWith(c -> c.referrals.add(r));
+        target.setReferrals(referralListeners(config));
+    }
+
+    public synchronized void removeReferral(ReferralConfig r) {
+        if (!config.referrals.remove(r)) {
+            throw ControlException.notFound("no referral " + r);
+        }
+        target.setReferrals(referralListeners(config));
+    }
+
+    /** Poll-group threads and their idle strategy (for the busy-ratio metric). */
+    public PollGroups pollGroups() {
+        return pollGroups;
     }
 
     private Subsystem buildSubsystem(SubsystemConfig c) {

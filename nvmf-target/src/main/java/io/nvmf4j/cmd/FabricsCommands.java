@@ -145,7 +145,8 @@ public final class FabricsCommands {
             return;
         }
         int effectiveKato = subsys.isDiscovery() && kato == 0 ? DISCOVERY_DEFAULT_KATO_MS : kato;
-        Controller c = subsys.createController((s, id) -> new Controller(s, id, hostnqn, hostid, queue, effectiveKato));
+        Controller c = subsys.createController((s, id) -> new Controller(s, id, hostnqn, hostid, queue, effectiveKato,
+            target.observer()));
         if (c == null) {
             rejectConnect(req, NvmeStatus.CONNECT_CONTROLLER_BUSY, false, Request.NO_ERROR_LOCATION);
             return;

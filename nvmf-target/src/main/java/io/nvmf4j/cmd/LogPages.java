@@ -224,6 +224,9 @@ public final class LogPages {
                 entries.add(new Object[] {s.nqn(), l, DiscoveryLog.SUBTYPE_NVME});
             }
         }
+        for (ListenerConfig r : target.referrals()) {
+            entries.add(new Object[] {Subsystem.DISCOVERY_NQN, r, DiscoveryLog.SUBTYPE_REFERRAL});
+        }
         ByteBuf b = zeroed(DiscoveryLog.HEADER_SIZE + entries.size() * DiscoveryLog.ENTRY_SIZE);
         b.setLongLE(DiscoveryLog.GENCTR, target.discoveryGeneration());
         b.setLongLE(DiscoveryLog.NUMREC, entries.size());
@@ -235,7 +238,8 @@ public final class LogPages {
             b.setByte(off + DiscoveryLog.ADRFAM, adrfam(l.address));
             b.setByte(off + DiscoveryLog.SUBTYPE, (Integer) e[2]);
             b.setByte(off + DiscoveryLog.TREQ, DiscoveryLog.TREQ_DISABLE_SQFLOW);
-            b.setShortLE(off + DiscoveryLog.PORTID, portList.indexOf(l) + 1);
+            int portIndex = portList.indexOf(l);
+            b.setShortLE(off + DiscoveryLog.PORTID, portIndex >= 0 ? portIndex + 1 : 0);
             b.setShortLE(off + DiscoveryLog.CNTLID, 0xFFFF);
             b.setShortLE(off + DiscoveryLog.ASQSZ, FabricsCommands.ADMIN_QUEUE_MAX_ENTRIES);
             Layout.putSpacePadded(b, off + DiscoveryLog.TRSVCID, DiscoveryLog.TRSVCID_LEN, Integer.toString(l.port));

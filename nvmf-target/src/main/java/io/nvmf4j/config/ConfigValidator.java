@@ -62,6 +62,47 @@ public final class ConfigValidator {
                 }
             }
         }
+        if (c.referrals == null) {
+            p.add("referrals: must be a list (may be empty)");
+        } else {
+            Set<ReferralConfig> seen = new HashSet<>();
+            for (int i = 0; i < c.referrals.size(); i++) {
+                ReferralConfig r = c.referrals.get(i);
+                String at = "referrals[" + i + "]";
+                if (r == null) {
+                    p.add(at + ": null entry");
+                    continue;
+                }
+                if (!"tcp".equals(r.transport) && !"rdma".equals(r.transport)) {
+                    p.add(at + ".transport: must be tcp or rdma, got " + r.transport);
+                }
+                if (r.address == null || !isIpLiteral(r.address)) {
+                    p.add(at + ".address: must be an IPv4 or IPv6 literal, got " + r.address);
+                }
+                if (r.port < 1 || r.port > 65535) {
+                    p.add(at + ".port: must be 1..65535, got " + r.port);
+                }
+                if (!seen.add(r)) {
+                    p.add(at + ": duplicate referral " + r);
+                }
+            }
+        }
+        if (c.api == null) {
+            p.add("api: missing");
+        } else {
+            if (c.api.address == null || !isIpLiteral(c.api.address)) {
+                p.add("api.address: must be an IPv4 or IPv6 literal, got " + c.api.address);
+            }
+            if (c.api.port < 0 || c.api.port > 65535) {
+                p.add("api.port: must be 0..65535 (0 disables the API), got " + c.api.port);
+            }
+            if ((c.api.tlsCert == null) != (c.api.tlsKey == null)) {
+                p.add("api.tlsCert/api.tlsKey: give both for TLS, or neither");
+            }
+            if (c.api.token != null && c.api.token.length() < 16) {
+                p.add("api.token: must be at least 16 characters");
+            }
+        }
         if (!p.isEmpty()) {
             throw new ConfigException(p);
         }

@@ -23,6 +23,10 @@ public final class TargetConfig {
     public TcpTransportConfig tcp = new TcpTransportConfig();
     public List<BdevConfig> bdevs = new ArrayList<>();
     public List<SubsystemConfig> subsystems = new ArrayList<>();
+    /** Other discovery services to list in the discovery log. */
+    public List<ReferralConfig> referrals = new ArrayList<>();
+    /** Management API settings (read by the service). */
+    public ApiConfig api = new ApiConfig();
 
     public BdevConfig bdev(String name) {
         for (BdevConfig b : bdevs) {

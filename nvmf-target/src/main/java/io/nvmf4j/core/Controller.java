@@ -54,6 +54,7 @@ public final class Controller {
     private final TransportLimits limits;
     private final Queue[] ioQueues;
     private final AtomicBoolean destroyed = new AtomicBoolean();
+    private final IoObserver observer;
 
     // Admin-thread state (cc and csts are read by I/O queues too)
     public volatile int cc;
@@ -90,8 +91,10 @@ public final class Controller {
         Controller create(Subsystem subsystem, int cntlid);
     }
 
-    public Controller(Subsystem subsystem, int cntlid, String hostnqn, byte[] hostid, Queue adminQueue, int kato) {
+    public Controller(Subsystem subsystem, int cntlid, String hostnqn, byte[] hostid, Queue adminQueue, int kato,
+                      IoObserver observer) {
         this.subsystem = subsystem;
+        this.observer = observer;
         this.cntlid = cntlid;
         this.hostnqn = hostnqn;
         this.hostid = hostid.clone();
@@ -215,6 +218,7 @@ public final class Controller {
             LOG.warn("controller {} of {} (host {}): keep-alive timeout ({} ms without a command), tearing it down",
                 cntlid, subsystem.nqn(), hostnqn, kato);
             destroy("keep-alive timeout");
+            observer.keepAliveExpired(subsystem);
         }
     }
 

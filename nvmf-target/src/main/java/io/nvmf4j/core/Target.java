@@ -1,5 +1,7 @@
 package io.nvmf4j.core;
 
+import io.nvmf4j.config.ListenerConfig;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -13,10 +15,22 @@ public final class Target {
     private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
     private final Subsystem discovery;
     private final AtomicLong discoveryGeneration = new AtomicLong(1);
+    private volatile List<ListenerConfig> referrals = List.of();
+
+    private final IoObserver observer;
 
     public Target() {
+        this(IoObserver.NONE);
+    }
+
+    public Target(IoObserver observer) {
+        this.observer = observer;
         this.discovery = new Subsystem(Subsystem.DISCOVERY_NQN, true, "nvmf4j-discovery", "nvmf4j discovery",
             FIRMWARE, 0, 1, 0xFFEF, true);
+    }
+
+    public IoObserver observer() {
+        return observer;
     }
 
     public Subsystem discovery() {
@@ -53,6 +67,16 @@ public final class Target {
             discoveryChanged();
         }
         return s;
+    }
+
+    /** Other discovery services listed in the discovery log (subtype 1). */
+    public List<ListenerConfig> referrals() {
+        return referrals;
+    }
+
+    public void setReferrals(List<ListenerConfig> referrals) {
+        this.referrals = List.copyOf(referrals);
+        discoveryChanged();
     }
 
     public long discoveryGeneration() {

@@ -33,6 +33,7 @@ public final class DiscoveryLog {
 
     public static final int ADRFAM_IPV4 = 1;
     public static final int ADRFAM_IPV6 = 2;
+    public static final int SUBTYPE_REFERRAL = 1;
     public static final int SUBTYPE_NVME = 2;
     public static final int SUBTYPE_CURRENT_DISCOVERY = 3;
     /** TREQ: secure channel not specified; SQ flow control disable supported. */

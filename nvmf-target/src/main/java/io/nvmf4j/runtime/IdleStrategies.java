@@ -2,8 +2,13 @@ package io.nvmf4j.runtime;
 
 import io.netty.channel.SelectStrategy;
 import io.netty.channel.SelectStrategyFactory;
+import io.netty.util.IntSupplier;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.List;
 import java.util.Locale;
+import java.util.function.Supplier;
 
 /**
  * Idle strategies of a poll group, expressed as Netty {@link SelectStrategy}s: the poll group is a
@@ -35,42 +40,120 @@ public final class IdleStrategies {
         return BUSY.equals(name) || BACKOFF.equals(name) || INTERRUPT.equals(name);
     }
 
+    /** A factory for the named strategy; throws IllegalArgumentException for an unknown name. */
     public static SelectStrategyFactory factory(String name) {
-        return switch (name.toLowerCase(Locale.ROOT)) {
-            case BUSY -> () -> (selectNow, hasTasks) -> selectNow.get();
+        return factory(name, new java.util.ArrayList<>());
+    }
+
+    /**
+     * A factory for the named strategy; every strategy it creates is added to {@code created} so that its
+     * idle time can be read (one strategy per event loop).
+     */
+    public static SelectStrategyFactory factory(String name, List<Accounting> created) {
+        Supplier<Accounting> make = switch (name.toLowerCase(Locale.ROOT)) {
+            case BUSY -> Busy::new;
             case BACKOFF -> Backoff::new;
-            case INTERRUPT -> () -> (selectNow, hasTasks) -> hasTasks ? selectNow.get() : SelectStrategy.SELECT;
+            case INTERRUPT -> Interrupt::new;
             default -> throw new IllegalArgumentException("unknown idle strategy '" + name
                 + "' (expected busy, backoff or interrupt)");
         };
+        return () -> {
+            Accounting a = make.get();
+            created.add(a);
+            return a;
+        };
     }
 
-    /** Spin, then yield, then block; any ready event or task resets it. One instance per event loop. */
-    private static final class Backoff implements SelectStrategy {
+    /**
+     * Base of the strategies: polls once without blocking, lets the subclass decide, and counts the time
+     * between passes that found nothing to do as idle (busy ratio = 1 - idle / wall time).
+     */
+    public abstract static class Accounting implements SelectStrategy {
+        private static final VarHandle IDLE;
+
+        static {
+            try {
+                IDLE = MethodHandles.lookup().findVarHandle(Accounting.class, "idleNanos", long.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private long lastPass = System.nanoTime();
+        private boolean lastPassIdle;
+        @SuppressWarnings("unused") // through IDLE
+        private long idleNanos;
+
+        @Override
+        public final int calculateStrategy(IntSupplier selectNow, boolean hasTasks) throws Exception {
+            long now = System.nanoTime();
+            if (lastPassIdle) {
+                IDLE.setOpaque(this, (long) IDLE.getOpaque(this) + (now - lastPass));
+            }
+            lastPass = now;
+            int ready = selectNow.get();
+            boolean work = ready > 0 || hasTasks;
+            lastPassIdle = !work;
+            if (work) {
+                workDone();
+                return ready;
+            }
+            return whenIdle(now);
+        }
+
+        /** Nanoseconds this event loop has spent without work, readable from any thread. */
+        public final long idleNanos() {
+            return (long) IDLE.getOpaque(this);
+        }
+
+        /** A pass found work. */
+        void workDone() {
+        }
+
+        /** What to do after a pass that found nothing: 0 to poll again, or {@link SelectStrategy#SELECT}. */
+        abstract int whenIdle(long now);
+    }
+
+    private static final class Busy extends Accounting {
+        @Override
+        int whenIdle(long now) {
+            Thread.onSpinWait();
+            return 0;
+        }
+    }
+
+    private static final class Interrupt extends Accounting {
+        @Override
+        int whenIdle(long now) {
+            return SelectStrategy.SELECT;
+        }
+    }
+
+    /** Spin, then yield, then block; any ready event or task resets it. */
+    private static final class Backoff extends Accounting {
         private long idleSince = -1;
 
         @Override
-        public int calculateStrategy(io.netty.util.IntSupplier selectNow, boolean hasTasks) throws Exception {
-            int ready = selectNow.get();
-            if (ready > 0 || hasTasks) {
-                idleSince = -1;
-                return ready;
-            }
-            long now = System.nanoTime();
+        int whenIdle(long now) {
             if (idleSince < 0) {
                 idleSince = now;
             }
             long idle = now - idleSince;
             if (idle < SPIN_NANOS) {
                 Thread.onSpinWait();
-                return ready;
+                return 0;
             }
             if (idle < YIELD_NANOS) {
                 Thread.yield();
-                return ready;
+                return 0;
             }
             idleSince = -1;
             return SelectStrategy.SELECT;
+        }
+
+        @Override
+        void workDone() {
+            idleSince = -1;
         }
     }
 }

@@ -19,6 +19,7 @@ import io.netty.util.concurrent.Future;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -33,6 +34,9 @@ public final class PollGroups implements AutoCloseable {
     private final boolean epoll;
     private final String idleStrategy;
     private final int cores;
+    private final List<IdleStrategies.Accounting> strategies = new CopyOnWriteArrayList<>();
+    private long lastSampleNanos = System.nanoTime();
+    private long lastIdleNanos;
 
     public PollGroups(int cores, String idleStrategy) {
         this.cores = cores;
@@ -40,8 +44,8 @@ public final class PollGroups implements AutoCloseable {
         this.epoll = Epoll.isAvailable();
         IoHandlerFactory acceptorIo = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         IoHandlerFactory workerIo = epoll
-            ? EpollIoHandler.newFactory(0, IdleStrategies.factory(idleStrategy))
-            : NioIoHandler.newFactory(SelectorProvider.provider(), IdleStrategies.factory(idleStrategy));
+            ? EpollIoHandler.newFactory(0, IdleStrategies.factory(idleStrategy, strategies))
+            : NioIoHandler.newFactory(SelectorProvider.provider(), IdleStrategies.factory(idleStrategy, strategies));
         if (!epoll) {
             LOG.info("epoll unavailable ({}); using NIO", Epoll.unavailabilityCause().toString());
         }
@@ -75,6 +79,26 @@ public final class PollGroups implements AutoCloseable {
         for (Future<?> f : done) {
             f.awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
+    }
+
+    /**
+     * Fraction of time the poll groups spent working (not idle) since the previous call, 0..1. One caller
+     * (the metrics scrape) is expected.
+     */
+    public synchronized double busyRatio() {
+        long now = System.nanoTime();
+        long idle = 0;
+        for (IdleStrategies.Accounting a : strategies) {
+            idle += a.idleNanos();
+        }
+        long wall = (now - lastSampleNanos) * Math.max(1, strategies.size());
+        long idleDelta = idle - lastIdleNanos;
+        lastSampleNanos = now;
+        lastIdleNanos = idle;
+        if (wall <= 0) {
+            return 0;
+        }
+        return Math.max(0, Math.min(1, 1 - (double) idleDelta / wall));
     }
 
     public String describe() {

@@ -8,6 +8,7 @@ import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.TransportLimits;
@@ -38,6 +39,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     /** Requests available before Connect tells the queue size. */
     private static final int INITIAL_REQUESTS = 4;
     private static final int C2H_CHUNK = 128 * 1024;
+    private static final String TRANSPORT = "tcp";
 
     /** Connection phases. */
     private enum Phase { AWAIT_ICREQ, READY, TERMINATING, CLOSED }
@@ -47,6 +49,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private final TransportLimits limits;
     private final ListenerConfig listener;
     private final CRC32C crc = new CRC32C();
+    private final IoObserver observer;
 
     private ChannelHandlerContext ctx;
     private Phase phase = Phase.AWAIT_ICREQ;
@@ -67,8 +70,10 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private int[] freeStack = new int[0];
     private int freeTop;
 
-    TcpQueue(CommandDispatcher dispatcher, TcpTransportConfig config, TransportLimits limits, ListenerConfig listener) {
+    TcpQueue(CommandDispatcher dispatcher, TcpTransportConfig config, TransportLimits limits, ListenerConfig listener,
+             IoObserver observer) {
         this.dispatcher = dispatcher;
+        this.observer = observer;
         this.config = config;
         this.limits = limits;
         this.listener = listener;
@@ -94,6 +99,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         this.sqsize = sqsize;
         this.sqFlowDisabled = sqFlowControlDisabled;
         growTable(sqsize + 1 + Controller.AERL + 1);
+        observer.queueConnected(TRANSPORT, qid);
     }
 
     @Override
@@ -159,6 +165,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         this.peer = String.valueOf(ctx.channel().remoteAddress());
+        observer.connectionOpened(TRANSPORT);
     }
 
     @Override
@@ -183,6 +190,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         phase = Phase.CLOSED;
+        observer.connectionClosed(TRANSPORT);
         for (TcpRequest r : table) {
             if (r.state == TcpRequest.State.AWAITING_H2C_DATA) {
                 recycle(r);
@@ -367,6 +375,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             return;
         }
         req.reset(in, idx + CMD_SQE);
+        req.startNanos = System.nanoTime();
         req.state = TcpRequest.State.EXECUTING;
         req.digestFailed = false;
         if (sqsize > 0) {
@@ -491,6 +500,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     @Override
     public void complete(Request r) {
         TcpRequest req = (TcpRequest) r;
+        observe(req);
         if (phase != Phase.READY) {
             recycle(req);
             return;
@@ -508,6 +518,19 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         sendCapsuleResp(req);
         recycle(req);
         flushUnlessBatching();
+    }
+
+    private void observe(TcpRequest req) {
+        if (controller == null) {
+            return;
+        }
+        boolean ok = NvmeStatus.isSuccess(req.status);
+        if (qid > 0) {
+            int bytes = ok && req.xferDir != Request.XFER_NONE ? req.dataLength : 0;
+            observer.ioCompleted(req.ns, req.sqe.opcode(), bytes, System.nanoTime() - req.startNanos, req.status);
+        } else if (!ok) {
+            observer.adminError(controller.subsystem(), req.sqe.opcode(), req.status);
+        }
     }
 
     private ByteBuf header(int type, int flags, int hlen, int pdo, int plen) {
@@ -612,6 +635,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         b.writeBytes(in, idx, errLen);
         phase = Phase.TERMINATING;
         in.skipBytes(in.readableBytes());
+        observer.transportError(TRANSPORT, fes);
         ctx.writeAndFlush(b).addListener(ChannelFutureListener.CLOSE);
     }
 }

@@ -9,6 +9,7 @@ import io.netty.channel.ChannelOption;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TcpTransportConfig;
+import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.TransportLimits;
 import io.nvmf4j.runtime.PollGroups;
 import org.slf4j.Logger;
@@ -31,9 +32,12 @@ public final class TcpTransport implements AutoCloseable {
     private final TransportLimits limits;
     private final PollGroups pollGroups;
     private final Map<ListenerConfig, Channel> servers = new ConcurrentHashMap<>();
+    private final IoObserver observer;
 
-    public TcpTransport(CommandDispatcher dispatcher, TcpTransportConfig config, PollGroups pollGroups) {
+    public TcpTransport(CommandDispatcher dispatcher, TcpTransportConfig config, PollGroups pollGroups,
+                        IoObserver observer) {
         this.dispatcher = dispatcher;
+        this.observer = observer;
         this.config = config;
         this.pollGroups = pollGroups;
         this.limits = new TransportLimits(TransportLimits.TRTYPE_TCP, config.inCapsuleDataSize, config.mdtsBytes,
@@ -61,7 +65,7 @@ public final class TcpTransport implements AutoCloseable {
             .childHandler(new ChannelInitializer<>() {
                 @Override
                 protected void initChannel(Channel ch) {
-                    ch.pipeline().addLast("nvme-tcp", new TcpQueue(dispatcher, config, limits, listener));
+                    ch.pipeline().addLast("nvme-tcp", new TcpQueue(dispatcher, config, limits, listener, observer));
                 }
             });
         ChannelFuture f = b.bind(listener.address, listener.port).awaitUninterruptibly();

@@ -1,0 +1,38 @@
+package io.nvmf4j.config;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+
+import java.util.Objects;
+
+/** Another discovery service, listed in our discovery log as a referral (subtype 1). */
+@JsonIgnoreProperties(ignoreUnknown = false)
+public final class ReferralConfig {
+    public String transport = "tcp";
+    public String address;
+    public int port = 8009;
+
+    public ReferralConfig() {
+    }
+
+    public ReferralConfig(String transport, String address, int port) {
+        this.transport = transport;
+        this.address = address;
+        this.port = port;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ReferralConfig r && Objects.equals(r.transport, transport)
+            && Objects.equals(r.address, address) && r.port == port;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(transport, address, port);
+    }
+
+    @Override
+    public String toString() {
+        return transport + ":" + address + ":" + port;
+    }
+}

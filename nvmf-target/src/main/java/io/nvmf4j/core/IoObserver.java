@@ -1,0 +1,46 @@
+package io.nvmf4j.core;
+
+/**
+ * Receives what the data path does, for metrics. Called on poll-group threads on every command, so an
+ * implementation must neither block nor allocate; the default does nothing.
+ */
+public interface IoObserver {
+    /** Does nothing. */
+    IoObserver NONE = new IoObserver() {
+    };
+
+    /**
+     * A command completed on an I/O queue.
+     *
+     * @param ns           the namespace, or null when the command named none that exists
+     * @param opcode       NVM opcode
+     * @param bytes        data bytes moved (0 for commands without data or that failed before moving any)
+     * @param latencyNanos from capsule arrival to the response being queued
+     * @param status       NVMe status (0 = success)
+     */
+    default void ioCompleted(Namespace ns, int opcode, int bytes, long latencyNanos, int status) {
+    }
+
+    /** A command completed on an admin queue with an error status. */
+    default void adminError(Subsystem subsystem, int opcode, int status) {
+    }
+
+    /** A transport connection (queue) opened or closed. */
+    default void connectionOpened(String transport) {
+    }
+
+    default void connectionClosed(String transport) {
+    }
+
+    /** A queue was bound to a controller by Connect (qid 0 = admin). */
+    default void queueConnected(String transport, int qid) {
+    }
+
+    /** A transport-level protocol error ended a connection (TCP: the FES of the C2HTermReq). */
+    default void transportError(String transport, int fes) {
+    }
+
+    /** A controller was torn down because its keep-alive timer expired. */
+    default void keepAliveExpired(Subsystem subsystem) {
+    }
+}
