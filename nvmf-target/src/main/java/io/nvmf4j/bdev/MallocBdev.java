@@ -35,9 +35,20 @@ public final class MallocBdev extends AbstractBdev {
         return false;
     }
 
+    /** Refuses (instead of corrupting memory) a range outside the device or beyond the buffer. */
+    private boolean outOfBounds(BdevIo io, ByteBuf buf) {
+        long off = io.offset();
+        int len = io.length();
+        return address == 0 || off < 0 || len < 0 || off + len > size || (buf != null && len > buf.capacity());
+    }
+
     @Override
     public void read(BdevIo io) {
         ByteBuf dst = io.buffer();
+        if (outOfBounds(io, dst)) {
+            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
+            return;
+        }
         if (dst.hasMemoryAddress()) {
             PlatformDependent.copyMemory(address + io.offset(), dst.memoryAddress(), io.length());
         } else {
@@ -51,6 +62,10 @@ public final class MallocBdev extends AbstractBdev {
     @Override
     public void write(BdevIo io) {
         ByteBuf src = io.buffer();
+        if (outOfBounds(io, src)) {
+            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
+            return;
+        }
         if (src.hasMemoryAddress()) {
             PlatformDependent.copyMemory(src.memoryAddress(), address + io.offset(), io.length());
         } else {
@@ -68,12 +83,20 @@ public final class MallocBdev extends AbstractBdev {
 
     @Override
     public void writeZeroes(BdevIo io) {
+        if (outOfBounds(io, null)) {
+            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
+            return;
+        }
         PlatformDependent.setMemory(address + io.offset(), io.length(), (byte) 0);
         io.bdevComplete(NvmeStatus.SUCCESS);
     }
 
     @Override
     public void deallocate(BdevIo io) {
+        if (outOfBounds(io, null)) {
+            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
+            return;
+        }
         PlatformDependent.setMemory(address + io.offset(), io.length(), (byte) 0);
         io.bdevComplete(NvmeStatus.SUCCESS);
     }

@@ -100,6 +100,9 @@ public final class AdminCommands {
             status = activeNamespaces(c.subsystem(), req.sqe.nsid(), d);
         } else if (cns == Opcodes.CNS_NS_DESCRIPTORS) {
             status = namespaceDescriptors(c.subsystem(), req.sqe.nsid(), d);
+        } else if (cns == Opcodes.CNS_CSI_CONTROLLER) {
+            // I/O command set specific controller data: NVM (CSI 0) only; all limits 0 = none beyond MDTS
+            status = (req.sqe.cdw11() >>> 24) == 0 ? NvmeStatus.SUCCESS : NvmeStatus.INVALID_FIELD;
         } else {
             status = NvmeStatus.INVALID_FIELD;
         }
@@ -128,7 +131,8 @@ public final class AdminCommands {
         d.setByte(ACL, 3);
         d.setByte(AERL, Controller.AERL);
         d.setByte(FRMW, 0x3);
-        d.setByte(LPA, 0x6);
+        // LPA: extended data (offsets) everywhere; the effects log only on I/O controllers
+        d.setByte(LPA, discovery ? 0x4 : 0x6);
         d.setByte(ELPE, Controller.ERROR_LOG_ENTRIES - 1);
         d.setShortLE(KAS, KEEP_ALIVE_GRANULARITY);
         d.setShortLE(MAXCMD, limits.maxQueueDepth());

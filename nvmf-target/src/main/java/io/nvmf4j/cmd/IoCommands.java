@@ -16,6 +16,8 @@ import io.nvmf4j.nvme.Opcodes;
 public final class IoCommands {
     private static final int DSM_RANGE_SIZE = 16;
     private static final int DSM_ATTR_DEALLOCATE = 1 << 2;
+    /** Largest piece of one deallocate range handed to the device at once (ranges may span 2^32 blocks). */
+    private static final long DEALLOCATE_CHUNK = 1L << 30;
 
     private final CommandHandler read = this::executeRead;
     private final CommandHandler write = this::executeWrite;
@@ -150,22 +152,47 @@ public final class IoCommands {
             }
         }
         req.step = 0;
+        req.cursor = 0;
         req.bdevStep = dsmNext;
         dsmRangeDone(req, NvmeStatus.SUCCESS);
     }
 
+    /**
+     * Deallocates range after range; a range larger than {@link #DEALLOCATE_CHUNK} bytes goes in pieces.
+     * Synchronous devices complete inside the submit call; those completions are picked up by the loop
+     * rather than by recursion, so thousands of pieces do not grow the stack.
+     */
     private void dsmRangeDone(Request req, int status) {
+        if (req.submitting) {
+            req.completedInline = true;
+            req.inlineStatus = status;
+            return;
+        }
         int ranges = (req.sqe.cdw10() & 0xFF) + 1;
+        int bs = req.ns.blockSize();
         while (status == NvmeStatus.SUCCESS && req.step < ranges) {
-            int i = req.step++;
-            long nlb = req.data.getUnsignedIntLE(i * DSM_RANGE_SIZE + 4);
-            if (nlb == 0) {
+            long slba = req.data.getLongLE(req.step * DSM_RANGE_SIZE + 8);
+            long end = slba + req.data.getUnsignedIntLE(req.step * DSM_RANGE_SIZE + 4);
+            if (req.cursor < slba) {
+                req.cursor = slba;
+            }
+            if (req.cursor >= end) {
+                req.step++;
+                req.cursor = 0;
                 continue;
             }
-            req.bdevOffset = req.data.getLongLE(i * DSM_RANGE_SIZE + 8) * req.ns.blockSize();
-            req.bdevLength = (int) (nlb * req.ns.blockSize());
+            long blocks = Math.min(end - req.cursor, DEALLOCATE_CHUNK / bs);
+            req.bdevOffset = req.cursor * bs;
+            req.bdevLength = (int) (blocks * bs);
+            req.cursor += blocks;
+            req.submitting = true;
+            req.completedInline = false;
             req.ns.bdev().deallocate(req);
-            return; // continues in this method when the device completes
+            req.submitting = false;
+            if (!req.completedInline) {
+                return; // an asynchronous device calls back into this method
+            }
+            status = req.inlineStatus;
         }
         req.complete(status);
     }

@@ -56,8 +56,13 @@ public abstract class Request implements BdevIo {
     public int errorLocation;
     public long errorLba;
     public long startNanos;
-    /** Scratch counter for multi-step handlers (DSM ranges). */
+    /** Scratch state of multi-step handlers (DSM: range index and next LBA inside it). */
     public int step;
+    public long cursor;
+    /** Set while a multi-step handler submits, so a synchronous completion returns instead of recursing. */
+    public boolean submitting;
+    public boolean completedInline;
+    public int inlineStatus;
 
     protected Request(Queue queue) {
         this.queue = queue;
@@ -81,6 +86,7 @@ public abstract class Request implements BdevIo {
         bdevStep = null;
         bdevBuffer = null;
         step = 0;
+        cursor = 0;
         dataLength = 0;
         status = NvmeStatus.SUCCESS;
         dw0 = 0;

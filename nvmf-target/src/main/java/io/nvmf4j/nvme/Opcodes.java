@@ -49,6 +49,8 @@ public final class Opcodes {
     public static final int CNS_CONTROLLER = 0x01;
     public static final int CNS_ACTIVE_NS_LIST = 0x02;
     public static final int CNS_NS_DESCRIPTORS = 0x03;
+    /** I/O Command Set specific Identify Controller (CSI in cdw11 bits 31:24). */
+    public static final int CNS_CSI_CONTROLLER = 0x06;
 
     private Opcodes() {
     }
