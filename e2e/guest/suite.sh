@@ -1,0 +1,373 @@
+#!/bin/bash
+# The e2e scenarios, run inside the guest by init.sh with the host's userland.
+#   1. kernel modules, soft-RoCE (rdma_rxe on a dummy netdev)
+#   2. control: kernel nvmet exporting a brd RAM disk + a tmpfs file over TCP
+#      and RDMA; the nvme-cli checks, fio verify, and the fio latency job that
+#      is the benchmark peer
+#   3. nvmf4j (the built service) over TCP: the same nvme-cli checks, fio
+#      verify, latency job, disconnect/reconnect with read-back, restart of the
+#      service while the host stays connected
+#   4. nvmf4j over RDMA: skipped until the transport exists (issue 5)
+#   5. the nvmf4j/nvmet ratio table, teardown, kernel log check
+# Writes $E2E_RES/results.tsv (check, PASS|FAIL|SKIP, detail), metrics.tsv,
+# bench.tsv, nvmf4j-service.log, dmesg.txt, cli/*.txt, fio-*.json.
+# Exit status: the number of failed checks (0 = all passed).
+set -u
+HERE=$(dirname "$(readlink -f "$0")")
+. "$HERE/lib.sh"
+REPO=${E2E_REPO:?} E2E_FIO_RUNTIME=${E2E_FIO_RUNTIME:-10}
+WORK=/tmp/nvmf4j-e2e                       # guest tmpfs
+RXE_IF=e2e0 RXE_ADDR=10.199.0.1            # exists only inside the guest
+NVMET_PORT=4421 NVMF4J_PORT=4430
+CFG=/sys/kernel/config/nvmet
+CONNECT_OPTS=(--reconnect-delay=1 --ctrl-loss-tmo=60 --keep-alive-tmo=5)
+LAUNCHER=${E2E_LAUNCHER:-$REPO/bin/nvmf4j-target}
+SVC_LOG=$RES/nvmf4j-service.log
+SVC_START_TIMEOUT=180
+NVMF4J_RDMA_REASON="nvmf4j RDMA transport not implemented yet (issue 5)"
+mkdir -p "$WORK"
+declare -a NS_BLOCKS NS_BS NS_NGUID NS_UUID
+declare -A DEV
+
+metric guest_uptime_at_suite "$(cut -d' ' -f1 /proc/uptime)" s
+hdr "environment"
+uname -a; echo "cpus: $(nproc), $(free -m | awk '/^Mem:/{print $2}') MiB"
+echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+nvme version | head -n 1; fio --version; java -version 2>&1 | head -n 1
+
+# Both targets export the same shapes: nsid 1 = 128 MiB of RAM in 512 B blocks
+# (malloc bdev / brd), nsid 2 = 64 MiB tmpfs file in 4 KiB blocks.
+profile() { # nvmet|nvmf4j tcp|rdma
+  T=$1 TR=$2
+  if [ "$TR" = rdma ]; then ADDR=$RXE_ADDR; else ADDR=127.0.0.1; fi
+  NS_IDS="1 2"
+  NS_BLOCKS[1]=262144 NS_BS[1]=512 NS_BLOCKS[2]=16384 NS_BS[2]=4096
+  if [ "$T" = nvmet ]; then
+    PORT=$NVMET_PORT NQN=nqn.2026-11.io.nvmf4j:nvmet-peer SERIAL=NVMETE2E0001 MODEL=nvmet-e2e-peer
+    NS_NGUID[1]=6e766d6574000001a000000000000001 NS_UUID[1]=6e766d65-7400-4001-a000-000000000001
+    NS_NGUID[2]=6e766d6574000001a000000000000002 NS_UUID[2]=6e766d65-7400-4001-a000-000000000002
+    X_NN="" X_MDTS="" X_IOCCSZ="" X_MAXIOQ=""
+  else
+    PORT=$NVMF4J_PORT NQN=nqn.2026-11.io.nvmf4j:e2e SERIAL=NVMF4JE2E0001 MODEL=nvmf4j-e2e
+    NS_NGUID[1]=6e766d66346a0001b000000000000001 NS_UUID[1]=6e766d66-346a-4001-b000-000000000001
+    NS_NGUID[2]=6e766d66346a0001b000000000000002 NS_UUID[2]=6e766d66-346a-4001-b000-000000000002
+    # derived from the config: maxNamespaces, mdtsBytes (2^5 x 4 KiB pages),
+    # inCapsuleDataSize ((64 + 8192) / 16), maxIoQueues
+    X_NN=32 X_MDTS=5 X_IOCCSZ=516 X_MAXIOQ=8
+  fi
+}
+
+########################################################################
+hdr "kernel modules"
+mods_ok=1
+# brd: one 128 MiB RAM disk, the nvmet peer of nvmf4j's malloc0
+modprobe brd rd_nr=1 rd_size=131072 max_part=0 || mods_ok=0
+for m in configfs nvme-tcp nvme-rdma nvmet nvmet-tcp nvmet-rdma dummy rdma_rxe ib_uverbs rdma_ucm; do
+  modprobe $m || { echo "modprobe $m failed"; mods_ok=0; }
+done
+mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+if [ $mods_ok = 1 ] && [ -d $CFG ] && [ -b /dev/ram0 ]; then
+  pass modules "nvme-tcp nvme-rdma nvmet nvmet-tcp nvmet-rdma brd rdma_rxe ib_uverbs rdma_ucm loaded"
+else fail modules "see console"; fi
+[ -s /etc/nvme/hostnqn ] || { mkdir -p /etc/nvme; nvme gen-hostnqn > /etc/nvme/hostnqn; }
+echo "hostnqn: $(cat /etc/nvme/hostnqn)"
+
+hdr "soft-RoCE: rdma_rxe on dummy netdev $RXE_IF ($RXE_ADDR)"
+ip link add "$RXE_IF" type dummy && ip addr add "$RXE_ADDR/24" dev "$RXE_IF" && ip link set "$RXE_IF" up &&
+  rdma link add rxe0 type rxe netdev "$RXE_IF"
+RXE_OK=0
+C=rxe/port-active OUTF=$RES/cli/ibv_devinfo.txt BAD=""
+timeout 30 ibv_devinfo -d rxe0 > "$OUTF" 2>&1; rc=$?
+grep -q PORT_ACTIVE "$OUTF" && RXE_OK=1 || BAD="rxe0 port not active"
+verdict $rc "rxe0 on $RXE_IF: $(grep -m1 -o 'PORT_ACTIVE.*' "$OUTF"), libibverbs rxe provider works"
+
+########################################################################
+nvmet_setup() { # exports $NQN (profile nvmet) on tcp 127.0.0.1 and rdma $RXE_ADDR
+  local s=$CFG/subsystems/$NQN n p tr addr i=0
+  w() { echo -n "$2" > "$1" || { echo "cannot write '$2' to $1"; return 1; }; }
+  truncate -s $((NS_BLOCKS[2] * NS_BS[2])) "$WORK/nvmet-file0.img" &&
+  mkdir "$s" && w "$s/attr_allow_any_host" 1 && w "$s/attr_serial" "$SERIAL" && w "$s/attr_model" "$MODEL" || return 1
+  for n in 1 2; do
+    mkdir "$s/namespaces/$n" || return 1
+    if [ $n = 1 ]; then w "$s/namespaces/1/device_path" /dev/ram0 || return 1
+    else w "$s/namespaces/2/device_path" "$WORK/nvmet-file0.img" && w "$s/namespaces/2/buffered_io" 1 || return 1; fi
+    w "$s/namespaces/$n/device_nguid" "${NS_NGUID[$n]}" && w "$s/namespaces/$n/device_uuid" "${NS_UUID[$n]}" &&
+      w "$s/namespaces/$n/enable" 1 || return 1
+  done
+  for p in tcp:127.0.0.1 rdma:$RXE_ADDR; do
+    tr=${p%%:*} addr=${p#*:} i=$((i + 1))
+    [ "$tr" = tcp ] || [ $RXE_OK = 1 ] || continue
+    mkdir "$CFG/ports/$i" && w "$CFG/ports/$i/addr_trtype" "$tr" && w "$CFG/ports/$i/addr_adrfam" ipv4 &&
+      w "$CFG/ports/$i/addr_traddr" "$addr" && w "$CFG/ports/$i/addr_trsvcid" "$NVMET_PORT" &&
+      ln -s "$s" "$CFG/ports/$i/subsystems/$NQN" || return 1
+  done
+}
+nvmet_teardown() {
+  local s=$CFG/subsystems/nqn.2026-11.io.nvmf4j:nvmet-peer p n
+  for p in "$CFG"/ports/*; do [ -d "$p" ] || continue; rm -f "$p"/subsystems/*; rmdir "$p"; done
+  for n in "$s"/namespaces/*; do [ -d "$n" ] || continue; echo 0 > "$n/enable"; rmdir "$n"; done
+  [ ! -d "$s" ] || rmdir "$s"
+}
+
+hdr "control: kernel nvmet (brd + tmpfs file) on tcp 127.0.0.1:$NVMET_PORT and rdma $RXE_ADDR:$NVMET_PORT"
+profile nvmet tcp
+if nvmet_setup; then
+  pass nvmet/setup "$NQN: ns1 = /dev/ram0 (brd 128 MiB), ns2 = tmpfs file 64 MiB (buffered_io); ports tcp$([ $RXE_OK = 1 ] && echo " + rdma")"
+  NVMET_OK=1
+else
+  fail nvmet/setup "configfs setup failed, see console"; NVMET_OK=0
+fi
+
+if [ $NVMET_OK = 1 ]; then
+  trace_on
+  check_discover
+  if connect nvmet/tcp/connect "${CONNECT_OPTS[@]}"; then
+    check_identity
+    trace_off nvmet-tcp
+    fio_verify nvmet/tcp/fio-verify "${DEV[1]}"
+    hdr "benchmark peer: nvmet fio latency"
+    fio_latency nvmet/tcp/fio-latency "${DEV[1]}" nvmet
+    disconnect nvmet/tcp/disconnect
+  else
+    trace_off nvmet-tcp
+  fi
+  if [ $RXE_OK = 1 ]; then
+    hdr "control: kernel nvmet over RDMA (rxe)"
+    profile nvmet rdma
+    check_discover
+    if connect nvmet/rdma/connect "${CONNECT_OPTS[@]}"; then
+      fio_verify nvmet/rdma/fio-verify "${DEV[1]}"
+      disconnect nvmet/rdma/disconnect
+    fi
+  else
+    skip nvmet/rdma "rxe0 not active"
+  fi
+fi
+
+########################################################################
+# nvmf4j: the built service, started from the repository over 9p
+write_config() {
+  cat > "$WORK/config.json" <<EOF
+{"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
+ "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072,
+         "maxH2cData": 131072, "c2hSuccess": true},
+ "bdevs": [{"name": "malloc0", "type": "malloc", "blockSize": ${NS_BS[1]}, "numBlocks": ${NS_BLOCKS[1]}},
+           {"name": "file0", "type": "file", "blockSize": ${NS_BS[2]}, "numBlocks": ${NS_BLOCKS[2]}, "path": "$WORK/file0.img"}],
+ "subsystems": [{"nqn": "$NQN", "serial": "$SERIAL", "model": "$MODEL", "allowAnyHost": true, "maxNamespaces": 32,
+   "namespaces": [{"nsid": 1, "bdev": "malloc0", "nguid": "${NS_NGUID[1]}", "uuid": "${NS_UUID[1]}"},
+                  {"nsid": 2, "bdev": "file0", "nguid": "${NS_NGUID[2]}", "uuid": "${NS_UUID[2]}"}],
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $NVMF4J_PORT}]}]}
+EOF
+  cp "$WORK/config.json" "$RES/nvmf4j-config.json"
+}
+java_pid() { # the java process: the launcher itself when it execs java, else its java child
+  local parent=$1 c st state ppid
+  [ "$(cat "/proc/$parent/comm" 2>/dev/null)" = java ] && { echo "$parent"; return; }
+  for c in /proc/[0-9]*; do
+    st=$(cat "$c/stat" 2>/dev/null) || continue
+    read -r state ppid _ <<< "${st##*) }"
+    [ "$ppid" = "$parent" ] && [ "$(cat "$c/comm" 2>/dev/null)" = java ] && { echo "${c#/proc/}"; return; }
+  done
+  echo "$parent"
+}
+svc_start() { # check-name : starts the service, PASS when its TCP listener accepts
+  local t rc
+  echo "===== $(date -u +%T) e2e: $LAUNCHER --state-dir $WORK/state --config $WORK/config.json (NVMF4J_JAVA_OPTS=$E2E_JVM_OPTS)" >> "$SVC_LOG"
+  SVC_PID="" JPID=""
+  if [ ! -x "$LAUNCHER" ]; then fail "$1" "$LAUNCHER does not exist: the service is not built yet"; return 1; fi
+  t=$(now_us)
+  # a JVM crash report (hs_err) lands in the results share
+  (cd "$WORK" && NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS -XX:ErrorFile=$RES/hs_err_pid%p.log" \
+    exec "$LAUNCHER" --state-dir "$WORK/state" --config "$WORK/config.json") >> "$SVC_LOG" 2>&1 < /dev/null &
+  SVC_PID=$!
+  until (exec 3<> "/dev/tcp/127.0.0.1/$NVMF4J_PORT") 2> /dev/null; do
+    if ! kill -0 "$SVC_PID" 2> /dev/null; then
+      wait "$SVC_PID"; rc=$?; SVC_PID=""
+      fail "$1" "service exited with rc=$rc before listening: $(grep -v '^=====' "$SVC_LOG" | tail -n 3 | tr '\n' ' ')"; return 1
+    fi
+    if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
+      fail "$1" "127.0.0.1:$NVMF4J_PORT not accepting ${SVC_START_TIMEOUT}s after start"; return 1
+    fi
+    sleep 0.2
+  done
+  JPID=$(java_pid "$SVC_PID")
+  metric "${1//\//_}_s" "$(secs_since "$t")" s
+  pass "$1" "pid $JPID$([ "$JPID" = "$SVC_PID" ] || echo " (child of launcher pid $SVC_PID)") accepting on 127.0.0.1:$NVMF4J_PORT $(secs_since "$t")s after start"
+}
+gone() { local s; s=$(cat "/proc/$1/stat" 2> /dev/null) || return 0; s=${s##*) }; [ "${s%% *}" = Z ]; }
+svc_alive() { # check-name : the service is still running; else FAIL with its exit status
+  local rc
+  [ -n "$SVC_PID" ] && ! gone "$JPID" && return 0
+  [ -z "$SVC_PID" ] || { wait "$SVC_PID"; rc=$?; SVC_PID=""; }
+  fail "$1" "the service died (exit status ${rc:-?}$([ "${rc:-0}" -gt 128 ] && echo ", signal $((rc - 128))")): $(grep -v '^=====' "$SVC_LOG" | grep -m3 -E 'SIGSEGV|Problematic frame|Exception|ERROR' | tr '\n' ' ')$(ls "$RES"/hs_err_pid*.log 2> /dev/null | sed 's|.*/| see |')"
+  return 1
+}
+svc_stop() { # check-name : SIGTERM to the java process, PASS when it exits within 30 s with 0 or 143
+  local t rc
+  svc_alive "$1" || return 1
+  t=$(now_us)
+  kill -TERM "$JPID"
+  if wait_for 30 gone "$JPID"; then
+    wait "$SVC_PID"; rc=$?; SVC_PID=""
+    C=$1 OUTF=$SVC_LOG BAD=""
+    [ $rc = 0 ] || [ $rc = 143 ] || BAD="exit status $rc after SIGTERM"
+    verdict 0 "SIGTERM: pid $JPID exited in $(secs_since "$t")s, exit status $rc"
+  else
+    kill -KILL "$JPID" "$SVC_PID" 2> /dev/null; wait "$SVC_PID"; SVC_PID=""
+    fail "$1" "pid $JPID still running 30 s after SIGTERM (killed)"; return 1
+  fi
+}
+has_opt() { # short long value args... : the args hold "-s value", "--long value" or "--long=value"
+  local s=$1 l=$2 v=$3 i; shift 3
+  local a=("$@")
+  for ((i = 0; i < ${#a[@]}; i++)); do
+    case ${a[i]} in
+      "$s"|"$l") [ "${a[i+1]:-}" = "$v" ] && return 0 ;;
+      "$l=$v") return 0 ;;
+    esac
+  done
+  return 1
+}
+check_connect_hint() { # the service logs the exact nvme connect command of each listener
+  local line a
+  line=$(grep -m1 -o 'nvme connect .*' "$SVC_LOG")
+  C=$T/$TR/log-connect-hint OUTF=$SVC_LOG BAD=""
+  read -ra a <<< "${line//[\"\'\`]/}"
+  has_opt -t --transport "$TR" "${a[@]}" || BAD+="${BAD:+; }no -t $TR"
+  has_opt -a --traddr "$ADDR" "${a[@]}" || BAD+="${BAD:+; }no -a $ADDR"
+  has_opt -s --trsvcid "$PORT" "${a[@]}" || BAD+="${BAD:+; }no -s $PORT"
+  has_opt -n --nqn "$NQN" "${a[@]}" || BAD+="${BAD:+; }no -n $NQN"
+  [ -n "$line" ] || BAD="no line containing 'nvme connect' in the service log"
+  verdict 0 "$line"
+}
+pattern_write() { # 8 MiB of random data at 4 MiB into nsid 2 (file bdev), O_DIRECT + fsync
+  C=$1 OUTF=$RES/cli/pattern.txt BAD=""
+  head -c 8M /dev/urandom > "$WORK/pattern.bin"; PSUM=$(sha256sum < "$WORK/pattern.bin" | cut -c1-16)
+  timeout 60 dd if="$WORK/pattern.bin" of="${DEV[2]}" bs=1M seek=4 oflag=direct conv=fsync status=none > "$OUTF" 2>&1; local rc=$?
+  # the file bdev must have put it into its file
+  expect "sha256 of the file bdev's backing file at 4 MiB" \
+    "$(dd if="$WORK/file0.img" bs=1M skip=4 count=8 status=none 2>&1 | sha256sum | cut -c1-16)" "$PSUM"
+  verdict $rc "8 MiB written to ${DEV[2]} at 4 MiB (sha256 $PSUM...), found in $WORK/file0.img"
+}
+pattern_check() { # check-name
+  local rc
+  C=$1 OUTF=$RES/cli/pattern.txt BAD=""
+  rm -f "$WORK/readback.bin"
+  timeout 60 dd if="${DEV[2]}" of="$WORK/readback.bin" bs=1M skip=4 count=8 iflag=direct status=none > "$OUTF" 2>&1; rc=$?
+  expect sha256 "$(sha256sum < "$WORK/readback.bin" | cut -c1-16)" "$PSUM"
+  verdict $rc "8 MiB read back from ${DEV[2]}, sha256 $PSUM... matches"
+}
+ctrl_live() { [ "$(ctrl_state)" = live ]; }
+identity_sysfs() { # check-name : identity as the host sees it in sysfs is still the configured one
+  local n b
+  C=$1 OUTF=$RES/cli/identity-sysfs.txt BAD=""
+  grep -H . /sys/class/nvme/"$CTRL"/{serial,model,subsysnqn,state} > "$OUTF" 2>&1
+  expect serial "$(trim "$(cat "/sys/class/nvme/$CTRL/serial")")" "$SERIAL"
+  expect model "$(trim "$(cat "/sys/class/nvme/$CTRL/model")")" "$MODEL"
+  for n in $NS_IDS; do
+    b=${DEV[$n]:-/dev/none}; b=/sys/block/${b#/dev/}
+    grep -H . "$b"/{nsid,nguid,uuid,size} >> "$OUTF" 2>&1
+    expect "ns$n nguid" "$(tr -d '-' < "$b/nguid")" "${NS_NGUID[$n]}"
+    expect "ns$n uuid" "$(cat "$b/uuid")" "${NS_UUID[$n]}"
+    expect "ns$n bytes" "$(($(cat "$b/size") * 512))" "$((NS_BLOCKS[n] * NS_BS[n]))"
+  done
+  verdict 0 "serial, model, nguid, uuid and size of $(for n in $NS_IDS; do printf '%s ' "${DEV[$n]}"; done)unchanged"
+}
+
+nvmf4j_scenarios() { # tcp : everything against the running service
+  check_connect_hint
+  trace_on
+  check_discover
+  connect "$T/$TR/connect" "${CONNECT_OPTS[@]}" || { trace_off "$T-$TR"; return 1; }
+  check_identity
+  trace_off "$T-$TR"
+  svc_alive "$T/$TR/service-alive" || return 1
+  hdr "nvmf4j over $TR: fio verify"
+  fio_verify "$T/$TR/fio-verify" "${DEV[1]}"
+  svc_alive "$T/$TR/service-alive" || return 1
+  hdr "nvmf4j over $TR: fio latency"
+  fio_latency "$T/$TR/fio-latency" "${DEV[1]}" nvmf4j
+  svc_alive "$T/$TR/service-alive" || return 1
+
+  hdr "nvmf4j over $TR: disconnect, connect again, read back"
+  pattern_write "$T/$TR/file-pattern-write"
+  disconnect "$T/$TR/disconnect"
+  connect "$T/$TR/reconnect" "${CONNECT_OPTS[@]}" || return 1
+  pattern_check "$T/$TR/reconnect-readback"
+  svc_alive "$T/$TR/service-alive" || return 1
+
+  hdr "nvmf4j over $TR: restart the service while the host stays connected"
+  local t st
+  t=$(now_us)
+  svc_stop "$T/$TR/restart-stop" || return 1
+  st=$(ctrl_state)
+  svc_start "$T/$TR/restart-start" || return 1
+  C=$T/$TR/restart-host-reconnect OUTF=$RES/cli/restart.txt BAD=""
+  wait_for 90 ctrl_live; dmesg | grep -E "$CTRL" | tail -n 8 > "$OUTF"
+  expect "$CTRL state" "$(ctrl_state)" live
+  metric restart_to_live_s "$(secs_since "$t")" s
+  verdict 0 "$CTRL: '$st' while the service was down, live again $(secs_since "$t")s after SIGTERM"
+  map_namespaces || fail "$T/$TR/restart-namespaces" "namespace block devices gone after the restart"
+  identity_sysfs "$T/$TR/restart-identity"
+  pattern_check "$T/$TR/restart-readback"
+  svc_alive "$T/$TR/service-alive" || return 1
+  hdr "nvmf4j over $TR: fio verify after the restart"
+  fio_verify "$T/$TR/restart-fio-verify" "${DEV[1]}"
+  svc_alive "$T/$TR/service-alive" || return 1
+  disconnect "$T/$TR/disconnect-final"
+}
+
+hdr "nvmf4j service: $LAUNCHER"
+profile nvmf4j tcp
+write_config
+: > "$SVC_LOG"
+if svc_start nvmf4j/tcp/start; then
+  nvmf4j_scenarios || skip "nvmf4j/tcp/remaining" "not run: an earlier nvmf4j check failed (see above)"
+  [ -z "$SVC_PID" ] || svc_stop nvmf4j/tcp/stop
+  timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
+else
+  skip "nvmf4j/tcp/all" "not run: the service did not start"
+fi
+for s in discover-connect identity fio-verify reconnect-restart; do skip "nvmf4j/rdma/$s" "$NVMF4J_RDMA_REASON"; done
+
+########################################################################
+hdr "fio latency: nvmf4j / nvmet"
+# bench.tsv: metric, nvmf4j, nvmet, ratio nvmf4j/nvmet
+if [ -s "$RES/lat-nvmet.tsv" ]; then
+  touch "$RES/lat-nvmf4j.tsv"
+  awk -F'\t' -v OFS='\t' '
+    FILENAME == ARGV[1] { f[$1] = $0; next }        # nvmf4j lines by qd
+    { split(f[$1], a, "\t")
+      n = split("IOPS p50_us p99_us mean_us", m, " ")
+      for (i = 1; i <= n; i++) {
+        x = a[i + 1]; y = $(i + 1)
+        print "randread-4k-qd" $1 "-" m[i], (x == "" ? "" : sprintf("%.1f", x)), sprintf("%.1f", y),
+              (x == "" || y == 0 ? "" : sprintf("%.3f", x / y))
+      } }' "$RES/lat-nvmf4j.tsv" "$RES/lat-nvmet.tsv" > "$RES/bench.tsv.tmp"
+  { printf 'metric\tnvmf4j\tnvmet\tratio_nvmf4j_over_nvmet\n'; cat "$RES/bench.tsv.tmp"; } > "$RES/bench.tsv"
+  rm -f "$RES/bench.tsv.tmp"
+  cat "$RES/bench.tsv"
+fi
+for qd in 1 32; do
+  r=$(awk -F'\t' -v q="randread-4k-qd$qd-" 'index($1, q) == 1 && $4 != "" {sub(q, "", $1); printf "%s %s, ", $1, $4}' "$RES/bench.tsv")
+  if [ -n "$r" ]; then pass "bench/randread-4k-qd$qd" "ratio nvmf4j/nvmet: ${r%, } (numbers in bench.tsv)"
+  else skip "bench/randread-4k-qd$qd" "no nvmf4j and nvmet pair of fio results"; fi
+done
+
+########################################################################
+hdr "teardown"
+timeout 60 nvme disconnect-all
+nvmet_teardown
+C=teardown OUTF=$RES/cli/teardown.txt BAD=""
+{ ls "$CFG/subsystems" "$CFG/ports"; [ $RXE_OK = 0 ] || rdma link delete rxe0; } > "$OUTF" 2>&1; rc=$?
+[ -z "$(ls -A "$CFG/subsystems")$(ls -A "$CFG/ports")" ] || BAD="nvmet configfs entries left"
+[ -z "$(ls /sys/class/nvme 2> /dev/null)" ] || BAD+="${BAD:+; }controllers left: $(ls /sys/class/nvme)"
+verdict $rc "all controllers disconnected, nvmet configfs emptied, rxe0 deleted"
+dmesg > "$RES/dmesg.txt"
+if grep -E 'BUG:|WARNING:|Oops|Call Trace|hung_task|soft lockup' "$RES/dmesg.txt"; then
+  fail kernel-log "BUG/WARNING/Oops in the guest kernel log, see dmesg.txt"
+else pass kernel-log "no BUG/WARNING/Oops/Call Trace in dmesg"; fi
+metric guest_uptime_at_end "$(cut -d' ' -f1 /proc/uptime)" s
+echo; echo "===== $FAILS failed check(s)"
+[ $FAILS -lt 250 ] || FAILS=250
+exit $FAILS

@@ -1,0 +1,246 @@
+#!/bin/bash
+# nvmf4j end-to-end suite: the unmodified Linux NVMe-oF host (nvme-cli, fio,
+# kernel nvme-tcp / nvme-rdma) against the built nvmf4j service, inside a
+# QEMU guest, with the kernel's own target (nvmet) as control and as the
+# benchmark peer.
+#
+# The guest boots Debian's kernel (fetched with `apt-get download`, never
+# installed on this machine) with a busybox initramfs, mounts this machine's
+# root read-only over virtio-9p (RAM overlay on top) and runs e2e/guest/suite.sh
+# with the host's own userland and JDK. The guest has no network device: every
+# address it uses exists only inside it.
+#
+# usage: e2e/run.sh [options]
+#   --quiet             do not echo the guest console (it is always in OUT/console.log)
+#   --fio-runtime N     seconds per fio latency job (default 10)
+#   --timeout S         hard limit for the VM run in seconds (default 900)
+#   --out DIR           results folder (default: e2e/out, wiped at each run)
+#   --cache DIR         kernel + initramfs cache (default: e2e/cache)
+#   --no-apt            do not apt-get install missing host packages
+#   --no-build          do not run Maven, even when mgmt-api/target/lib is missing
+#   --jvm-opts "OPTS"   JVM options for the service in the guest (NVMF4J_JAVA_OPTS of
+#                       bin/nvmf4j-target; default none: e.g. "-XX:TieredStopAtLevel=1"
+#                       starts ~8 s sooner under TCG but halves the QD32 IOPS)
+#   --idle-strategy S   idleStrategy of the service config: backoff (default), busy, interrupt
+#   --kernel-pkg NAME   Debian kernel package (default: what linux-image-amd64 depends on)
+#   --fake-target       harness self-test: run the nvmf4j scenarios against the kernel
+#                       nvmet dressed up as nvmf4j (guest/fake-target.sh), not the service
+#   -h, --help          this text
+# env: E2E_SMP (2), E2E_MEM (4G), E2E_ACCEL (default tcg,thread=multi; kvm where nested KVM works)
+# Results in OUT: results.tsv (check, PASS|FAIL|SKIP, detail), results.json,
+# bench.tsv (nvmf4j vs nvmet fio latency), console.log, nvmf4j-service.log,
+# guest.log, dmesg.txt, fio-*.json, summary.tsv.
+# Exit status: 0 only when no check failed; last line: "N passed, N failed, N skipped".
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+IDLE=backoff DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=900 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+JVM_OPTS=""
+OUT=$HERE/out CACHE=$HERE/cache KPKG=${E2E_KERNEL_PKG:-}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quiet) QUIET=1 ;;
+    --fio-runtime) FIO_RUNTIME=$2; shift ;;
+    --timeout) VM_TIMEOUT=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    --cache) CACHE=$2; shift ;;
+    --no-apt) DO_APT=0 ;;
+    --no-build) DO_BUILD=0 ;;
+    --jvm-opts) JVM_OPTS=$2; shift ;;
+    --idle-strategy) IDLE=$2; shift ;;
+    --kernel-pkg) KPKG=$2; shift ;;
+    --fake-target) LAUNCHER=$HERE/guest/fake-target.sh DO_BUILD=0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
+mkdir -p "$OUT" "$CACHE"
+OUT=$(cd "$OUT" && pwd) CACHE=$(cd "$CACHE" && pwd)
+# OUT is wiped: refuse a non-empty folder that is not a previous results folder
+if [ -n "$(ls -A "$OUT")" ] && [ ! -f "$OUT/.e2e-results" ]; then
+  echo "refusing to wipe $OUT: not empty and not a previous e2e results folder" >&2; exit 2
+fi
+find "$OUT" -mindepth 1 -delete
+touch "$OUT/.e2e-results"
+
+log() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*"; }
+now_us() { local t=$EPOCHREALTIME; echo $(( ${t%.*} * 1000000 + 10#${t#*.} )); }
+fmt_s() { printf '%d.%03d' $(($1/1000000)) $((($1%1000000)/1000)); }
+T_START=$(now_us)
+
+# ------------------------------------------------------------- 1. host packages
+# qemu + busybox build the VM; everything else is the userland the guest runs
+# from this machine's root over 9p.
+need_build=0
+[ "$DO_BUILD" = 1 ] && [ ! -d "$REPO/mgmt-api/target/lib" ] && need_build=1
+PKGS="qemu-system-x86 busybox-static kmod cpio gzip xz-utils file iproute2 procps util-linux
+      coreutils rdma-core ibverbs-utils rdmacm-utils ibverbs-providers nvme-cli fio jq
+      openjdk-17-jdk-headless"
+[ "$need_build" = 1 ] && PKGS+=" maven"
+if [ "$DO_APT" = 1 ]; then
+  missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"; done)
+  if [ -n "$missing" ]; then
+    log "installing: $(echo $missing)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $missing > "$CACHE/apt.log" 2>&1 \
+      || { tail -30 "$CACHE/apt.log"; exit 1; }
+  fi
+fi
+T_APT=$(now_us)
+
+# ------------------------------------------------------------- 2. build nvmf4j
+if [ "$need_build" = 1 ]; then
+  log "building nvmf4j (mvn -q -B -DskipTests package)"
+  (cd "$REPO" && mvn -q -B -DskipTests package) > "$OUT/build.log" 2>&1 \
+    || { log "maven build failed (the guest will report the service as not startable):"; tail -30 "$OUT/build.log"; }
+fi
+T_BUILD=$(now_us)
+
+# ------------------------------------------------------------- 3. guest kernel (cached)
+if [ -z "$KPKG" ]; then
+  dep() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'; }
+  KPKG=$(dep)
+  [ -n "$KPKG" ] || { apt-get update -qq; KPKG=$(dep); }
+fi
+[ -n "$KPKG" ] || { echo "cannot determine the Debian kernel package" >&2; exit 1; }
+KROOT=$CACHE/$KPKG
+if [ ! -f "$KROOT/.complete" ]; then
+  log "fetching and extracting $KPKG (not installed on this machine)"
+  rm -rf "$KROOT" "$KROOT.tmp" "$CACHE/dl"; mkdir -p "$CACHE/dl"
+  (cd "$CACHE/dl" && apt-get download "$KPKG" 2>&1 | grep -v 'unsandboxed' || true)
+  deb=$(ls "$CACHE"/dl/"$KPKG"_*.deb)
+  dpkg -x "$deb" "$KROOT.tmp"
+  kv=$(ls "$KROOT.tmp/lib/modules")
+  depmod -b "$KROOT.tmp" "$kv"          # the .deb ships no modules.dep (postinst makes it)
+  dpkg-deb -f "$deb" Version > "$KROOT.tmp/.pkgversion"
+  rm -rf "$CACHE/dl"
+  mv "$KROOT.tmp" "$KROOT"; touch "$KROOT/.complete"
+fi
+KVER=$(ls "$KROOT/lib/modules")
+KERNEL=$KROOT/boot/vmlinuz-$KVER
+# Boot the uncompressed vmlinux through QEMU's PVH entry: saves the ~4.5 s the
+# bzImage spends decompressing itself under TCG.
+if grep -q '^CONFIG_PVH=y' "$KROOT/boot/config-$KVER"; then
+  [ -f "$KROOT/boot/vmlinux-$KVER" ] || "$HERE/lib/extract-vmlinux.sh" "$KERNEL" "$KROOT/boot/vmlinux-$KVER" || true
+  [ -f "$KROOT/boot/vmlinux-$KVER" ] && KERNEL=$KROOT/boot/vmlinux-$KVER
+fi
+log "guest kernel: $KPKG $(cat "$KROOT/.pkgversion") ($KVER), booting $(basename "$KERNEL")"
+
+# ------------------------------------------------------------- 4. initramfs (cached)
+IHASH=$( (cat "$HERE/lib/initramfs-init" "$HERE/lib/build-initramfs.sh"; echo "$KVER"; sha256sum "$(command -v busybox)") | sha256sum | cut -c1-12)
+INITRD=$CACHE/initramfs-$KVER-$IHASH.cpio.gz
+if [ ! -f "$INITRD" ]; then
+  log "building initramfs"
+  rm -f "$CACHE"/initramfs-*.cpio.gz
+  "$HERE/lib/build-initramfs.sh" "$KROOT" "$KVER" "$INITRD"
+fi
+T_PREP=$(now_us)
+
+# ------------------------------------------------------------- 5. run the VM
+# parameters for the guest, read by guest/init.sh from the results share
+{
+  printf 'E2E_REPO=%q\n' "$REPO"
+  printf 'E2E_KROOT=%q\n' "$KROOT"
+  printf 'E2E_FIO_RUNTIME=%q\n' "$FIO_RUNTIME"
+  printf 'E2E_JVM_OPTS=%q\n' "$JVM_OPTS"
+  printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"
+  printf 'E2E_IDLE=%q\n' "$IDLE"
+} > "$OUT/params.env"
+# TCG by default: /dev/kvm exists on some of our machines but nested KVM there
+# stops the guest early with "KVM internal error ... emulation failure".
+ACCEL=${E2E_ACCEL:-tcg,thread=multi}
+case $ACCEL in kvm*) CPU=host ;; *) CPU=max ;; esac
+SMP=${E2E_SMP:-2} MEM=${E2E_MEM:-4G}
+# tsc=reliable: keep the TSC clocksource (the HPET fallback is an emulated MMIO
+# read under QEMU's global lock, with no vDSO fast path)
+APPEND="console=ttyS0 panic=-1 loglevel=4 e2e.init=$HERE/guest/init.sh tsc=reliable mitigations=off"
+QEMU=(qemu-system-x86_64 -M q35 -accel "$ACCEL" -cpu "$CPU" -smp "$SMP" -m "$MEM"
+  -nodefaults -no-user-config -display none -monitor none -serial stdio -no-reboot
+  -kernel "$KERNEL" -initrd "$INITRD" -append "$APPEND"
+  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+  -virtfs "local,path=$OUT,mount_tag=results,security_model=none,multidevs=remap")
+# no -nic/-netdev: the guest has no network device, so no packet can leave it
+printf '%q ' "${QEMU[@]}" > "$OUT/qemu-cmdline.txt"; echo >> "$OUT/qemu-cmdline.txt"
+log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
+
+stamp() { # prefix each console line with seconds since VM start (no fork per line)
+  local l t0=$1 t us
+  while IFS= read -r l; do
+    t=$EPOCHREALTIME; us=$(( ${t%.*} * 1000000 + 10#${t#*.} - t0 ))
+    printf '%d.%03d %s\n' $((us / 1000000)) $(((us % 1000000) / 1000)) "${l%$'\r'}"
+  done
+}
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+T_VM0=$(now_us)
+set +e
+timeout -k 10 "$VM_TIMEOUT" "${QEMU[@]}" < /dev/null 2>&1 | stamp "$T_VM0" | \
+  if [ "$QUIET" = 1 ]; then cat > "$OUT/console.log"; else tee "$OUT/console.log"; fi
+QRC=${PIPESTATUS[0]}
+set -e
+T_VM1=$(now_us)
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# ------------------------------------------------------------- 6. verdict
+GRC=$(cat "$OUT/guest.rc" 2>/dev/null || echo missing)
+touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
+# a VM that timed out or died before the guest finished is one more failure
+if [ "$QRC" != 0 ] || [ "$GRC" = missing ]; then
+  printf 'vm-run\tFAIL\tqemu rc=%s (124 = --timeout %ss hit), guest rc=%s\n' "$QRC" "$VM_TIMEOUT" "$GRC" >> "$OUT/results.tsv"
+fi
+count() { awk -F'\t' -v s="$1" '$2==s' "$OUT/results.tsv" | wc -l; }
+NPASS=$(count PASS) NFAIL=$(count FAIL) NSKIP=$(count SKIP)
+[ "$GRC" = 0 ] || [ "$GRC" = missing ] || [ "$NFAIL" -gt 0 ] || NFAIL=1   # guest script error
+[ "$NPASS" -gt 0 ] || [ "$NFAIL" -gt 0 ] || NFAIL=1
+
+{
+  echo "# e2e summary ($(date -u +%FT%TZ), host $(uname -r), $(nproc) cpus)"
+  echo "kernel	$KPKG $(cat "$KROOT/.pkgversion")"
+  echo "accel	$ACCEL cpu=$CPU smp=$SMP mem=$MEM kernel=$(basename "$KERNEL")"
+  echo "qemu	$(qemu-system-x86_64 --version | head -1)"
+  echo "jvm_opts	$JVM_OPTS"
+  echo "idle_strategy	$IDLE"
+  echo "host_loadavg_before_after	$LOAD0 / $LOAD1"
+  echo "qemu_exit	$QRC"
+  echo "guest_rc	$GRC"
+  echo "host_prep_s	$(fmt_s $((T_PREP - T_START)))	(apt $(fmt_s $((T_APT - T_START))), build $(fmt_s $((T_BUILD - T_APT))))"
+  echo "vm_wall_s	$(fmt_s $((T_VM1 - T_VM0)))"
+  echo "total_wall_s	$(fmt_s $((T_VM1 - T_START)))"
+  echo "## metrics (guest)"; cat "$OUT/metrics.tsv"
+} > "$OUT/summary.tsv"
+
+# results.json: checks, counts, and the nvmf4j/nvmet benchmark table
+jq -n --rawfile checks "$OUT/results.tsv" --rawfile bench "$OUT/bench.tsv" --rawfile metrics "$OUT/metrics.tsv" \
+  --arg kernel "$KPKG $(cat "$KROOT/.pkgversion")" --arg accel "$ACCEL" --arg jvm "$JVM_OPTS" \
+  --argjson vm_wall "$(fmt_s $((T_VM1 - T_VM0)))" --argjson total "$(fmt_s $((T_VM1 - T_START)))" \
+  --argjson p "$NPASS" --argjson f "$NFAIL" --argjson s "$NSKIP" '
+  def rows($t): $t | split("\n") | map(select(length > 0 and (startswith("#") | not)) | split("\t"));
+  def num: . as $x | (try tonumber catch $x);
+  {summary: {passed: $p, failed: $f, skipped: $s},
+   env: {kernel: $kernel, accel: $accel, jvm_opts: $jvm, vm_wall_s: $vm_wall, total_wall_s: $total},
+   checks: [rows($checks)[] | {check: .[0], status: .[1], detail: (.[2] // "")}],
+   benchmark: [rows($bench)[] | select(.[0] != "metric")
+               | {metric: .[0], nvmf4j: (.[1] | num), nvmet: (.[2] | num), ratio_nvmf4j_over_nvmet: (.[3] | num)}],
+   metrics: [rows($metrics)[] | {name: .[0], value: (.[1] | num), unit: (.[2] // "")}]}' > "$OUT/results.json" \
+  || log "could not write results.json"
+
+echo
+log "checks:"
+awk -F'\t' '{printf "  %-4s  %-40s %s\n", $2, $1, $3}' "$OUT/results.tsv"
+if [ -s "$OUT/bench.tsv" ]; then
+  log "fio 4k randread, nvmf4j vs kernel nvmet (same guest, same-sized RAM namespace):"
+  awk -F'\t' '{printf "  %-28s %12s %12s %10s\n", $1, $2, $3, $4}' "$OUT/bench.tsv"
+fi
+log "VM $(fmt_s $((T_VM1 - T_VM0)))s, total $(fmt_s $((T_VM1 - T_START)))s; results in $OUT"
+if [ "$NFAIL" -gt 0 ]; then
+  log "FAILURE: qemu rc=$QRC guest rc=$GRC"
+  echo "----- tail of $OUT/console.log"; tail -n 40 "$OUT/console.log" 2>/dev/null
+  if [ -f "$OUT/nvmf4j-service.log" ]; then
+    echo "----- tail of $OUT/nvmf4j-service.log"; tail -n 40 "$OUT/nvmf4j-service.log"
+  fi
+fi
+echo "$NPASS passed, $NFAIL failed, $NSKIP skipped"
+[ "$NFAIL" = 0 ]
