@@ -79,7 +79,8 @@ final class ApiErrors {
             return new Problem(h.getStatusCode(), reasonOf(h.getStatusCode(), ctx), null);
         }
         if (f instanceof PersistenceException) {
-            LOG.error("{} {}: {}", ctx.request().method(), ctx.request().path(), f.getMessage(), f);
+            LOG.error("{} {}: {} ({})", ctx.request().method(), ctx.request().path(), f.getMessage(),
+                f.getCause());
             return new Problem(500, f.getMessage(), null);
         }
         LOG.error("{} {} failed", ctx.request().method(), ctx.request().path(), f);
