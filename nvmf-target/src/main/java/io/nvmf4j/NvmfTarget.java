@@ -119,6 +119,21 @@ public final class NvmfTarget implements AutoCloseable {
         target.setReferrals(referralListeners(config));
     }
 
+    /**
+     * Stores the settings that only take effect at the next start ({@code cores}, {@code idleStrategy},
+     * {@code tcp}, {@code api}), copied from {@code from} after validating the document with them; the
+     * running poll groups, transport and API keep their current settings.
+     */
+    public synchronized void setStartupSettings(TargetConfig from) {
+        TargetConfig source = copy(from);
+        config = validatedWith(c -> {
+            c.cores = source.cores;
+            c.idleStrategy = source.idleStrategy;
+            c.tcp = source.tcp;
+            c.api = source.api;
+        });
+    }
+
     /** Poll-group threads and their idle strategy (for the busy-ratio metric). */
     public PollGroups pollGroups() {
         return pollGroups;

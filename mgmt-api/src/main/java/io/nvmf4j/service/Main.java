@@ -1,13 +1,6 @@
 package io.nvmf4j.service;
 
-import io.nvmf4j.NvmfTarget;
 import io.nvmf4j.config.ConfigException;
-import io.nvmf4j.config.ConfigStore;
-import io.nvmf4j.config.ConfigValidator;
-import io.nvmf4j.config.ListenerConfig;
-import io.nvmf4j.config.SubsystemConfig;
-import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.Subsystem;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -15,17 +8,15 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * The nvmf4j service: loads (or creates) the configuration, starts the target, logs how to reach each
- * listener and runs in the foreground until SIGTERM or SIGINT, then disconnects hosts and flushes the
- * block devices.
+ * The nvmf4j service launcher: starts the {@link Service} (target and management API) from the state
+ * directory and runs in the foreground until SIGTERM or SIGINT, then stops the API, disconnects hosts
+ * and flushes the block devices.
  */
 @Command(name = "nvmf4j-target", mixinStandardHelpOptions = true, version = "nvmf4j 0.1.0",
     description = "NVMe-over-Fabrics target (NVMe/TCP). Runs in the foreground; stop with SIGTERM or Ctrl-C.")
@@ -49,16 +40,9 @@ public final class Main implements Callable<Integer> {
     public Integer call() throws Exception {
         Path dir = stateDir != null ? stateDir : defaultStateDir();
         Path file = configFile != null ? configFile : dir.resolve("config.json");
-        TargetConfig config;
+        Service service;
         try {
-            config = loadOrCreate(file);
-        } catch (ConfigException e) {
-            System.err.println("nvmf4j-target: " + file + ": " + e.getMessage());
-            return 2;
-        }
-        NvmfTarget target;
-        try {
-            target = NvmfTarget.start(config);
+            service = Service.start(dir, file, () -> "");
         } catch (ConfigException e) {
             System.err.println("nvmf4j-target: " + file + ": " + e.getMessage());
             return 2;
@@ -68,30 +52,13 @@ public final class Main implements Callable<Integer> {
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            LOG.info("stopping: disconnecting hosts and flushing block devices");
-            target.close();
+            LOG.info("stopping: management API, then disconnecting hosts and flushing block devices");
+            service.close();
             stopped.countDown();
         }, "nvmf4j-shutdown"));
-        announce(target);
+        service.announce();
         stopped.await();
         return 0;
-    }
-
-    private static TargetConfig loadOrCreate(Path file) throws IOException {
-        if (!Files.exists(file)) {
-            TargetConfig c = ConfigStore.defaultConfig();
-            ConfigStore.assignIdentities(c);
-            ConfigStore.save(file, c);
-            LOG.info("no configuration at {}: wrote the embedded default there", file);
-            return c;
-        }
-        TargetConfig c = ConfigStore.load(file);
-        ConfigValidator.validate(c); // never rewrite a document we are about to reject
-        if (ConfigStore.assignIdentities(c)) {
-            ConfigStore.save(file, c);
-            LOG.info("generated missing serial numbers / NGUIDs / UUIDs and kept them in {}", file);
-        }
-        return c;
     }
 
     static Path defaultStateDir() {
@@ -103,22 +70,5 @@ public final class Main implements Callable<Integer> {
         }
         return root ? Path.of("/var/lib/nvmf4j")
             : Path.of(System.getProperty("user.home"), ".local", "state", "nvmf4j");
-    }
-
-    private static void announce(NvmfTarget target) {
-        for (Map.Entry<ListenerConfig, InetSocketAddress> e : target.listeners().entrySet()) {
-            ListenerConfig l = e.getKey();
-            int port = e.getValue().getPort();
-            StringBuilder nqns = new StringBuilder();
-            for (SubsystemConfig s : target.config().subsystems) {
-                if (s.listeners.contains(l)) {
-                    nqns.append(nqns.length() == 0 ? "" : " ").append(s.nqn);
-                }
-            }
-            LOG.info("listening on {} {}:{} for {} (and {}): nvme discover -t {} -a {} -s {} ; "
-                    + "nvme connect -t {} -a {} -s {} -n {}",
-                l.transport, l.address, port, nqns, Subsystem.DISCOVERY_NQN, l.transport, l.address, port,
-                l.transport, l.address, port, nqns.toString().split(" ")[0]);
-        }
     }
 }

@@ -52,6 +52,14 @@ public final class ConfigStore {
         return c;
     }
 
+    /**
+     * A copy of the mapper the config file is read and written with (strict: unknown fields, nulls for
+     * primitives, trailing tokens and floats for integers are errors), for reading and writing fragments.
+     */
+    public static ObjectMapper mapper() {
+        return MAPPER.copy();
+    }
+
     public static TargetConfig parse(String json) {
         try {
             TargetConfig c = MAPPER.readValue(json, TargetConfig.class);

@@ -1,0 +1,151 @@
+package io.nvmf4j.service;
+
+import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.ApiConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.Subsystem;
+import io.nvmf4j.service.api.ApiServer;
+import io.nvmf4j.service.api.ApiToken;
+import io.nvmf4j.service.state.ConfigService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The running service: the target restored from the config file, the config service that persists
+ * every change, and the management API (unless {@code api.port} is 0). Stops in the reverse order.
+ */
+public final class Service implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Service.class);
+
+    private final NvmfTarget target;
+    private final ConfigService config;
+    private final ApiServer api;
+    private final ApiToken token;
+    private volatile boolean ready;
+
+    private Service(NvmfTarget target, ConfigService config, ApiServer api, ApiToken token) {
+        this.target = target;
+        this.config = config;
+        this.api = api;
+        this.token = token;
+    }
+
+    /**
+     * Loads {@code configFile} (writing the embedded default there when absent), starts the target and
+     * the API. Throws {@link io.nvmf4j.config.ConfigException} for an unusable document.
+     *
+     * @param metrics Prometheus text for {@code /metrics}
+     */
+    public static Service start(Path stateDir, Path configFile, Supplier<String> metrics) throws IOException {
+        TargetConfig c = loadOrCreate(configFile);
+        NvmfTarget target = NvmfTarget.start(c);
+        ConfigService config = new ConfigService(target, configFile);
+        ApiServer api = null;
+        ApiToken token = null;
+        Service[] self = new Service[1];
+        try {
+            ApiConfig a = c.api;
+            if (a.port != 0) {
+                token = ApiToken.resolve(a, stateDir, configFile);
+                api = ApiServer.start(a, token, config, metrics, () -> self[0] != null && self[0].ready);
+            }
+        } catch (IOException | RuntimeException e) {
+            config.close();
+            target.close();
+            throw e;
+        }
+        self[0] = new Service(target, config, api, token);
+        self[0].ready = true;
+        return self[0];
+    }
+
+    /**
+     * Logs how to reach each listener (with the nvme-cli command lines) and the API. The launcher calls
+     * it once its shutdown hook is in place, so whoever reads these lines can stop the service cleanly.
+     */
+    public void announce() {
+        announce(target);
+        if (api != null) {
+            String address = target.config().api.address;
+            String host = address.contains(":") ? "[" + address + "]" : address;
+            LOG.info("management API on {}://{}:{} (token in {})", api.tls() ? "https" : "http", host, api.port(),
+                token.where());
+        } else {
+            LOG.info("management API off (api.port is 0)");
+        }
+    }
+
+    private static TargetConfig loadOrCreate(Path file) throws IOException {
+        if (!Files.exists(file)) {
+            TargetConfig c = ConfigStore.defaultConfig();
+            ConfigStore.assignIdentities(c);
+            ConfigStore.save(file, c);
+            LOG.info("no configuration at {}: wrote the embedded default there", file);
+            return c;
+        }
+        TargetConfig c = ConfigStore.load(file);
+        ConfigValidator.validate(c); // never rewrite a document we are about to reject
+        if (ConfigStore.assignIdentities(c)) {
+            ConfigStore.save(file, c);
+            LOG.info("generated missing serial numbers / NGUIDs / UUIDs and kept them in {}", file);
+        }
+        return c;
+    }
+
+    private static void announce(NvmfTarget target) {
+        for (Map.Entry<ListenerConfig, InetSocketAddress> e : target.listeners().entrySet()) {
+            ListenerConfig l = e.getKey();
+            int port = e.getValue().getPort();
+            StringBuilder nqns = new StringBuilder();
+            for (SubsystemConfig s : target.config().subsystems) {
+                if (s.listeners.contains(l)) {
+                    nqns.append(nqns.length() == 0 ? "" : " ").append(s.nqn);
+                }
+            }
+            LOG.info("listening on {} {}:{} for {} (and {}): nvme discover -t {} -a {} -s {} ; "
+                    + "nvme connect -t {} -a {} -s {} -n {}",
+                l.transport, l.address, port, nqns, Subsystem.DISCOVERY_NQN, l.transport, l.address, port,
+                l.transport, l.address, port, nqns.toString().split(" ")[0]);
+        }
+    }
+
+    public NvmfTarget target() {
+        return target;
+    }
+
+    public ConfigService config() {
+        return config;
+    }
+
+    /** The API's bound port, or -1 when the API is off. */
+    public int apiPort() {
+        return api == null ? -1 : api.port();
+    }
+
+    /** The API token, or null when the API is off. */
+    public ApiToken apiToken() {
+        return token;
+    }
+
+    /** Stops the API, lets a change in progress finish and be saved, then stops the target. */
+    @Override
+    public void close() {
+        ready = false;
+        if (api != null) {
+            api.close();
+        }
+        config.close();
+        target.close();
+    }
+}

@@ -1,0 +1,162 @@
+package io.nvmf4j.service.api;
+
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmf4j.ControlException;
+import io.nvmf4j.config.ConfigException;
+import io.nvmf4j.service.state.PersistenceException;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.HttpException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Collection;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Turns every failure into {@code {"error": reason, "field": path-or-null}} with its status. Nothing
+ * internal leaves the process: an unexpected exception answers 500 with a generic reason and is logged.
+ */
+final class ApiErrors {
+    private static final Logger LOG = LoggerFactory.getLogger(ApiErrors.class);
+    /** "a.b[0].c: reason" — the field path that engine and validator messages start with. */
+    private static final Pattern LEADING_FIELD = Pattern.compile("^([A-Za-z][A-Za-z0-9_]*(\\[\\d+])*"
+        + "(\\.[A-Za-z][A-Za-z0-9_]*(\\[\\d+])*)*): ");
+
+    private ApiErrors() {
+    }
+
+    /** What to answer. */
+    record Problem(int status, String error, String field) {
+    }
+
+    /** Failure handler and error handler of the router. */
+    static void handle(RoutingContext ctx) {
+        Problem p = problemOf(ctx);
+        if (ctx.response().headWritten()) {
+            ctx.request().connection().close();
+            return;
+        }
+        ObjectNode body = JsonNodeFactory.instance.objectNode().put("error", p.error()).put("field", p.field());
+        if (p.status() == 401) {
+            ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"nvmf4j\"");
+        }
+        ctx.response().setStatusCode(p.status()).putHeader("Content-Type", "application/json")
+            .end(body.toString());
+    }
+
+    static Problem problemOf(RoutingContext ctx) {
+        Throwable f = unwrap(ctx.failure());
+        if (f == null) {
+            int status = ctx.statusCode() < 400 ? 500 : ctx.statusCode();
+            return new Problem(status, reasonOf(status, ctx), null);
+        }
+        if (f instanceof ApiError a) {
+            return new Problem(a.status(), a.getMessage(), a.field());
+        }
+        if (f instanceof ConfigException c) {
+            return new Problem(400, c.getMessage(), c.problems().isEmpty() ? null : fieldOf(c.problems().get(0)));
+        }
+        if (f instanceof ControlException c) {
+            return switch (c.kind()) {
+                case INVALID -> new Problem(400, c.getMessage(), fieldOf(c.getMessage()));
+                case NOT_FOUND -> new Problem(404, c.getMessage(), null);
+                case CONFLICT -> new Problem(409, c.getMessage(), null);
+            };
+        }
+        if (f instanceof JsonProcessingException j) {
+            return jsonProblem(j);
+        }
+        if (f instanceof HttpException h) {
+            return new Problem(h.getStatusCode(), reasonOf(h.getStatusCode(), ctx), null);
+        }
+        if (f instanceof PersistenceException) {
+            LOG.error("{} {}: {} ({})", ctx.request().method(), ctx.request().path(), f.getMessage(),
+                f.getCause());
+            return new Problem(500, f.getMessage(), null);
+        }
+        LOG.error("{} {} failed", ctx.request().method(), ctx.request().path(), f);
+        return new Problem(500, "internal error (see the service log)", null);
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException
+            || t instanceof ApiRoutes.JsonBodyException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static String reasonOf(int status, RoutingContext ctx) {
+        return switch (status) {
+            case 404 -> "no route " + ctx.request().method() + " " + ctx.request().path();
+            case 405 -> "method " + ctx.request().method() + " is not allowed on " + ctx.request().path();
+            case 413 -> "request body larger than " + ApiRoutes.BODY_LIMIT + " bytes";
+            case 415 -> "Content-Type must be application/json";
+            case 401 -> "missing bearer token";
+            default -> status >= 500 ? "internal error (see the service log)" : "bad request";
+        };
+    }
+
+    /** The path before the first ": " of a problem, when it looks like a field path; otherwise null. */
+    static String fieldOf(String problem) {
+        Matcher m = LEADING_FIELD.matcher(problem == null ? "" : problem);
+        return m.find() ? m.group(1) : null;
+    }
+
+    private static Problem jsonProblem(JsonProcessingException e) {
+        String path = e instanceof JsonMappingException m ? pathOf(m) : "";
+        String field = path.isEmpty() ? null : path;
+        if (e instanceof UnrecognizedPropertyException) {
+            return new Problem(400, path + ": unknown field", field);
+        }
+        if (e instanceof JsonParseException || e.getOriginalMessage().startsWith("Trailing token")
+            || e.getOriginalMessage().startsWith("No content")) {
+            String where = e.getLocation() == null ? ""
+                : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
+            return new Problem(400, "malformed JSON" + where, null);
+        }
+        if (e instanceof MismatchedInputException m && m.getTargetType() != null) {
+            return new Problem(400, (field == null ? "body" : field) + ": expected " + describe(m.getTargetType()),
+                field == null ? "body" : field);
+        }
+        return new Problem(400, (field == null ? "body" : field) + ": invalid value", field == null ? "body" : field);
+    }
+
+    private static String pathOf(JsonMappingException e) {
+        StringBuilder sb = new StringBuilder();
+        for (JsonMappingException.Reference r : e.getPath()) {
+            if (r.getFieldName() != null) {
+                sb.append(sb.length() == 0 ? "" : ".").append(r.getFieldName());
+            } else if (r.getIndex() >= 0) {
+                sb.append('[').append(r.getIndex()).append(']');
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String describe(Class<?> type) {
+        if (type == int.class || type == Integer.class || type == long.class || type == Long.class
+            || type == short.class || type == Short.class) {
+            return "an integer";
+        }
+        if (type == boolean.class || type == Boolean.class) {
+            return "true or false";
+        }
+        if (type == String.class) {
+            return "a string";
+        }
+        if (type.isArray() || Collection.class.isAssignableFrom(type)) {
+            return "an array";
+        }
+        return "an object";
+    }
+}

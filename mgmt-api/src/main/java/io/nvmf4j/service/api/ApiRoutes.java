@@ -1,0 +1,383 @@
+package io.nvmf4j.service.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmf4j.ControlException;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.ReferralConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.config.TcpTransportConfig;
+import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.Queue;
+import io.nvmf4j.service.state.ConfigService;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The routes of docs/rest-api.md over a {@link ConfigService}: each handler parses, hands the work to
+ * the service (changes) or a worker thread (reads) — never an engine call on the event loop — and
+ * answers JSON serialised by the config file's mapper.
+ */
+public final class ApiRoutes {
+    /** Largest request body (413 above). */
+    public static final long BODY_LIMIT = 1 << 20;
+    static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4";
+    private static final String JSON = "application/json";
+    private static final String V1 = "/api/v1";
+
+    private final ObjectMapper mapper = ConfigStore.mapper();
+    private final Vertx vertx;
+    private final ConfigService service;
+    private final ApiToken token;
+    private final Supplier<String> metrics;
+    private final BooleanSupplier ready;
+    private final String openApi;
+
+    private ApiRoutes(Vertx vertx, ConfigService service, ApiToken token, Supplier<String> metrics,
+                      BooleanSupplier ready) {
+        this.vertx = vertx;
+        this.service = service;
+        this.token = token;
+        this.metrics = metrics;
+        this.ready = ready;
+        this.openApi = resource("/openapi.json");
+    }
+
+    /** The router with every route, the bearer-token check, the body limit and the error mapping. */
+    public static Router router(Vertx vertx, ConfigService service, ApiToken token, Supplier<String> metrics,
+                                BooleanSupplier ready) {
+        return new ApiRoutes(vertx, service, token, metrics, ready).build();
+    }
+
+    private Router build() {
+        Router r = Router.router(vertx);
+        r.get(V1 + "/health").handler(this::health);
+        r.get(V1 + "/health/live").handler(ctx -> json(ctx, 200, mapper.createObjectNode().put("status", "UP")));
+        r.get(V1 + "/health/ready").handler(this::readiness);
+        r.route().handler(this::authenticate);
+        r.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT).setHandleFileUploads(false));
+
+        r.get(V1 + "/openapi.json").handler(ctx -> ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, JSON)
+            .end(openApi));
+        r.get("/metrics").handler(ctx -> vertx.executeBlocking(metrics::get, false).onComplete(ar -> {
+            if (ar.failed()) {
+                ctx.fail(ar.cause());
+            } else {
+                ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, PROMETHEUS_TEXT).end(ar.result());
+            }
+        }));
+
+        r.get(V1 + "/bdevs").handler(ctx -> read(ctx, () -> bdevViews(service.snapshot())));
+        r.post(V1 + "/bdevs").handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> service.addBdev(body(ctx, BdevConfig.class)), b -> bdevView(b, service.snapshot())));
+        r.get(V1 + "/bdevs/:name").handler(ctx -> read(ctx, () -> bdevView(bdev(ctx), service.snapshot())));
+        r.patch(V1 + "/bdevs/:name").handler(this::requireJson).handler(ctx ->
+            change(ctx, 200, () -> service.growBdev(ctx.pathParam("name"), required(body(ctx, Bodies.Grow.class)
+                .numBlocks, "numBlocks")), b -> bdevView(b, service.snapshot())));
+        r.delete(V1 + "/bdevs/:name").handler(ctx -> change(ctx, 204, () -> service.removeBdev(ctx.pathParam("name")),
+            x -> null));
+
+        r.get(V1 + "/subsystems").handler(ctx -> read(ctx, () -> service.snapshot().subsystems));
+        r.post(V1 + "/subsystems").handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> service.addSubsystem(body(ctx, SubsystemConfig.class)), s -> s));
+        r.get(V1 + "/subsystems/:nqn").handler(ctx -> read(ctx, () -> subsystem(ctx)));
+        r.patch(V1 + "/subsystems/:nqn").handler(this::requireJson).handler(ctx ->
+            change(ctx, 200, () -> service.setAllowAnyHost(ctx.pathParam("nqn"),
+                required(body(ctx, Bodies.SubsystemPatch.class).allowAnyHost, "allowAnyHost")), s -> s));
+        r.delete(V1 + "/subsystems/:nqn").handler(ctx ->
+            change(ctx, 204, () -> service.removeSubsystem(ctx.pathParam("nqn")), x -> null));
+
+        String ns = V1 + "/subsystems/:nqn/namespaces";
+        r.get(ns).handler(ctx -> read(ctx, () -> subsystem(ctx).namespaces));
+        r.post(ns).handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> service.addNamespace(ctx.pathParam("nqn"), body(ctx, NamespaceConfig.class)),
+                n -> n));
+        r.get(ns + "/:nsid").handler(ctx -> read(ctx, () -> namespace(ctx)));
+        r.delete(ns + "/:nsid").handler(ctx ->
+            change(ctx, 204, () -> service.removeNamespace(ctx.pathParam("nqn"), nsid(ctx)), x -> null));
+
+        String hosts = V1 + "/subsystems/:nqn/hosts";
+        r.get(hosts).handler(ctx -> read(ctx, () -> subsystem(ctx).hosts));
+        r.post(hosts).handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> service.addHost(ctx.pathParam("nqn"),
+                required(body(ctx, Bodies.Host.class).nqn, "nqn")), h -> mapper.createObjectNode().put("nqn", h)));
+        r.delete(hosts + "/:hostnqn").handler(ctx ->
+            change(ctx, 204, () -> service.removeHost(ctx.pathParam("nqn"), ctx.pathParam("hostnqn")), x -> null));
+
+        String listeners = V1 + "/subsystems/:nqn/listeners";
+        r.get(listeners).handler(ctx -> read(ctx, () -> subsystem(ctx).listeners));
+        r.post(listeners).handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> service.addListener(ctx.pathParam("nqn"), body(ctx, ListenerConfig.class)),
+                l -> l));
+        r.delete(listeners + "/:transport/:address/:port").handler(ctx ->
+            change(ctx, 204, () -> service.removeListener(ctx.pathParam("nqn"), new ListenerConfig(
+                ctx.pathParam("transport"), ctx.pathParam("address"), port(ctx))), x -> null));
+
+        r.get(V1 + "/subsystems/:nqn/controllers").handler(ctx ->
+            read(ctx, () -> controllers(service.controllers(ctx.pathParam("nqn")))));
+
+        String referrals = V1 + "/discovery/referrals";
+        r.get(referrals).handler(ctx -> read(ctx, () -> service.snapshot().referrals));
+        r.post(referrals).handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> service.addReferral(body(ctx, ReferralConfig.class)), x -> x));
+        r.delete(referrals + "/:transport/:address/:port").handler(ctx ->
+            change(ctx, 204, () -> service.removeReferral(new ReferralConfig(ctx.pathParam("transport"),
+                ctx.pathParam("address"), port(ctx))), x -> null));
+
+        r.get(V1 + "/transports").handler(ctx -> read(ctx, () ->
+            mapper.createObjectNode().set("tcp", mapper.valueToTree(service.snapshot().tcp))));
+        r.put(V1 + "/transports/tcp").handler(this::requireJson).handler(ctx ->
+            change(ctx, 200, () -> service.setTcpOptions(body(ctx, TcpTransportConfig.class)), tcp ->
+                mapper.createObjectNode().put("restartRequired", true).set("tcp", mapper.valueToTree(tcp))));
+
+        r.get(V1 + "/config").handler(ctx -> read(ctx, service::snapshot));
+        r.put(V1 + "/config").handler(this::requireJson).handler(ctx ->
+            change(ctx, 200, () -> service.importConfig(body(ctx, TargetConfig.class)), c -> c));
+
+        r.route().failureHandler(ApiErrors::handle);
+        for (int status : new int[] {400, 401, 404, 405, 413, 415, 500}) {
+            r.errorHandler(status, ApiErrors::handle);
+        }
+        return r;
+    }
+
+    // ------------------------------------------------------------------ health and security
+
+    private void health(RoutingContext ctx) {
+        boolean isReady = ready.getAsBoolean();
+        json(ctx, isReady ? 200 : 503, mapper.createObjectNode().put("status", isReady ? "UP" : "DOWN")
+            .put("live", true).put("ready", isReady));
+    }
+
+    private void readiness(RoutingContext ctx) {
+        boolean isReady = ready.getAsBoolean();
+        json(ctx, isReady ? 200 : 503, mapper.createObjectNode().put("status", isReady ? "UP" : "DOWN"));
+    }
+
+    private void authenticate(RoutingContext ctx) {
+        String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
+        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            ctx.fail(new ApiError(401, "missing bearer token", null));
+        } else if (!token.matches(header.substring(7).trim())) {
+            ctx.fail(new ApiError(401, "wrong bearer token", null));
+        } else {
+            ctx.next();
+        }
+    }
+
+    private void requireJson(RoutingContext ctx) {
+        String type = ctx.request().getHeader(HttpHeaders.CONTENT_TYPE);
+        String bare = type == null ? "" : type.split(";", 2)[0].trim();
+        if (!bare.equalsIgnoreCase(JSON)) {
+            ctx.fail(new ApiError(415, "Content-Type must be application/json, got "
+                + (type == null ? "none" : type), null));
+        } else {
+            ctx.next();
+        }
+    }
+
+    // ------------------------------------------------------------------ plumbing
+
+    /** A read on a worker thread (engine snapshots take the engine's lock), answered 200. */
+    private void read(RoutingContext ctx, Callable<Object> what) {
+        vertx.executeBlocking(what, false).onComplete(ar -> {
+            if (ar.failed()) {
+                ctx.fail(ar.cause());
+            } else {
+                json(ctx, 200, ar.result());
+            }
+        });
+    }
+
+    /** A change through the config service, answered with {@code status} and the view of its result. */
+    private <T> void change(RoutingContext ctx, int status, Supplier<CompletionStage<T>> what,
+                            java.util.function.Function<T, Object> view) {
+        CompletionStage<T> stage;
+        try {
+            stage = what.get();
+        } catch (RuntimeException e) {
+            ctx.fail(e);
+            return;
+        }
+        Future.fromCompletionStage(stage, vertx.getOrCreateContext()).onComplete(ar -> {
+            if (ar.failed()) {
+                ctx.fail(ar.cause());
+            } else if (status == 204) {
+                ctx.response().setStatusCode(204).end();
+            } else {
+                vertx.executeBlocking(() -> view.apply(ar.result()), false).onComplete(v -> {
+                    if (v.failed()) {
+                        ctx.fail(v.cause());
+                    } else {
+                        json(ctx, status, v.result());
+                    }
+                });
+            }
+        });
+    }
+
+    private void json(RoutingContext ctx, int status, Object body) {
+        String text;
+        try {
+            text = mapper.writeValueAsString(body);
+        } catch (JsonProcessingException e) {
+            ctx.fail(e);
+            return;
+        }
+        ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(text);
+    }
+
+    private <T> T body(RoutingContext ctx, Class<T> type) {
+        String text = ctx.body().asString();
+        T value;
+        try {
+            value = text == null || text.isBlank() ? null : mapper.readValue(text, type);
+        } catch (JsonProcessingException e) {
+            throw new JsonBodyException(e);
+        }
+        if (value == null) {
+            throw ApiError.badRequest("body", "a JSON object is required");
+        }
+        return value;
+    }
+
+    private static <T> T required(T value, String field) {
+        if (value == null) {
+            throw ApiError.badRequest(field, "missing");
+        }
+        return value;
+    }
+
+    /** Carries a Jackson failure out of a Supplier; unwrapped before mapping. */
+    static final class JsonBodyException extends RuntimeException {
+        JsonBodyException(JsonProcessingException cause) {
+            super(cause.getOriginalMessage(), cause, false, false);
+        }
+    }
+
+    private static int nsid(RoutingContext ctx) {
+        return intParam(ctx, "nsid");
+    }
+
+    private static int port(RoutingContext ctx) {
+        return intParam(ctx, "port");
+    }
+
+    private static int intParam(RoutingContext ctx, String name) {
+        String raw = ctx.pathParam(name);
+        try {
+            return Integer.parseInt(raw);
+        } catch (NumberFormatException e) {
+            throw ApiError.badRequest(name, "must be an integer, got '" + raw + "'");
+        }
+    }
+
+    // ------------------------------------------------------------------ views
+
+    private SubsystemConfig subsystem(RoutingContext ctx) {
+        String nqn = ctx.pathParam("nqn");
+        return service.snapshot().subsystems.stream().filter(s -> s.nqn.equals(nqn)).findFirst()
+            .orElseThrow(() -> ControlException.notFound("no subsystem " + nqn));
+    }
+
+    private NamespaceConfig namespace(RoutingContext ctx) {
+        int nsid = nsid(ctx);
+        SubsystemConfig s = subsystem(ctx);
+        return s.namespaces.stream().filter(n -> n.nsid == nsid).findFirst()
+            .orElseThrow(() -> ControlException.notFound("no namespace " + nsid + " in " + s.nqn));
+    }
+
+    private BdevConfig bdev(RoutingContext ctx) {
+        String name = ctx.pathParam("name");
+        BdevConfig b = service.snapshot().bdev(name);
+        if (b == null) {
+            throw ControlException.notFound("no bdev " + name);
+        }
+        return b;
+    }
+
+    private ArrayNode bdevViews(TargetConfig c) {
+        ArrayNode out = mapper.createArrayNode();
+        c.bdevs.forEach(b -> out.add(bdevView(b, c)));
+        return out;
+    }
+
+    /** The bdev as configured plus {@code usedBy}: "nqn/nsid" of the namespace it backs, or null. */
+    private ObjectNode bdevView(BdevConfig b, TargetConfig c) {
+        ObjectNode node = mapper.valueToTree(b);
+        String usedBy = null;
+        for (SubsystemConfig s : c.subsystems) {
+            for (NamespaceConfig n : s.namespaces) {
+                if (b.name.equals(n.bdev)) {
+                    usedBy = s.nqn + "/" + n.nsid;
+                }
+            }
+        }
+        return node.put("usedBy", usedBy);
+    }
+
+    private ArrayNode controllers(List<Controller> list) {
+        ArrayNode out = mapper.createArrayNode();
+        for (Controller c : list) {
+            ObjectNode o = out.addObject().put("cntlid", c.cntlid()).put("hostnqn", c.hostnqn())
+                .put("hostid", uuidOf(c.hostid())).put("address", c.adminQueue().peer()).put("kato", c.kato());
+            ArrayNode queues = o.putArray("queues");
+            queues.add(queueView(0, c.adminQueue()));
+            for (Queue q : c.ioQueues()) {
+                queues.add(queueView(q.qid(), q));
+            }
+        }
+        return out;
+    }
+
+    private JsonNode queueView(int qid, Queue q) {
+        return mapper.createObjectNode().put("qid", qid).put("address", q.peer());
+    }
+
+    private static String uuidOf(byte[] b) {
+        ByteBuffer bb = ByteBuffer.wrap(b);
+        return new UUID(bb.getLong(), bb.getLong()).toString();
+    }
+
+    private static String resource(String name) {
+        try (InputStream in = ApiRoutes.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("resource " + name + " is missing from the build");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Every (method, path) served, for the OpenAPI check; paths in the router's {@code :param} form. */
+    static List<String> describe(Router router) {
+        return router.getRoutes().stream().filter(rt -> rt.getPath() != null && !rt.methods().isEmpty())
+            .flatMap(rt -> rt.methods().stream().map(HttpMethod::name).map(m -> m + " " + rt.getPath()))
+            .toList();
+    }
+}

@@ -1,0 +1,205 @@
+package io.nvmf4j.service.state;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.ReferralConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+
+import java.util.HashSet;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Applies a whole (validated) document to the live target as a diff of control calls: first everything
+ * that disappears or changes is removed, then everything new or changed is added, so names, nsids and
+ * ports are free when they are reused. A changed bdev, namespace or subsystem identity (serial, model,
+ * maxNamespaces, cntlid range) is removed and added again; hosts, listeners, allowAnyHost and referrals
+ * change in place; cores, idleStrategy, tcp and api are stored for the next start. Identities the import
+ * leaves out (serial, NGUID, UUID) are kept from the live object of the same NQN / nsid and bdev.
+ *
+ * <p>If a step fails, every step already done is undone (newest first) and the failure is rethrown.
+ */
+final class ConfigImport {
+    private static final ObjectMapper MAPPER = ConfigStore.mapper();
+
+    private final NvmfTarget t;
+    private final TargetConfig have;
+    private final TargetConfig want;
+    private final Set<String> changedBdevs = new HashSet<>();
+    private final Set<String> removedNamespaces = new HashSet<>();
+    private final Undo undo = new Undo();
+
+    private ConfigImport(NvmfTarget t, TargetConfig want) {
+        this.t = t;
+        this.have = t.configSnapshot();
+        this.want = ConfigService.copy(want, TargetConfig.class);
+    }
+
+    /** Applies {@code want}; returns the inverse of all it did (for when the save fails). */
+    static Undo apply(NvmfTarget t, TargetConfig want) {
+        ConfigImport i = new ConfigImport(t, want);
+        try {
+            i.keepIdentities();
+            i.removeWhatGoes();
+            i.addWhatComes();
+            return i.undo;
+        } catch (RuntimeException e) {
+            i.undo.runAll();
+            throw e;
+        }
+    }
+
+    private void keepIdentities() {
+        for (SubsystemConfig w : want.subsystems) {
+            SubsystemConfig h = subsystem(have, w.nqn);
+            if (h == null) {
+                continue;
+            }
+            if (w.serial == null) {
+                w.serial = h.serial;
+            }
+            for (NamespaceConfig wn : w.namespaces) {
+                NamespaceConfig hn = namespace(h, wn.nsid);
+                if (hn != null && Objects.equals(hn.bdev, wn.bdev)) {
+                    wn.nguid = wn.nguid == null ? hn.nguid : wn.nguid;
+                    wn.uuid = wn.uuid == null ? hn.uuid : wn.uuid;
+                }
+            }
+        }
+        for (BdevConfig b : have.bdevs) {
+            if (!same(b, want.bdev(b.name))) {
+                changedBdevs.add(b.name);
+            }
+        }
+    }
+
+    private void removeWhatGoes() {
+        for (SubsystemConfig h : have.subsystems) {
+            SubsystemConfig w = subsystem(want, h.nqn);
+            if (w == null || identityChanged(h, w)) {
+                t.removeSubsystem(h.nqn);
+                undo.push(() -> t.addSubsystem(copy(h)));
+                continue;
+            }
+            for (NamespaceConfig hn : h.namespaces) {
+                if (!same(hn, namespace(w, hn.nsid)) || changedBdevs.contains(hn.bdev)) {
+                    t.removeNamespace(h.nqn, hn.nsid);
+                    removedNamespaces.add(h.nqn + "/" + hn.nsid);
+                    undo.push(() -> t.addNamespace(h.nqn, copy(hn)));
+                }
+            }
+            for (String host : h.hosts) {
+                if (!w.hosts.contains(host)) {
+                    t.removeHost(h.nqn, host);
+                    undo.push(() -> t.addHost(h.nqn, host));
+                }
+            }
+            for (ListenerConfig l : h.listeners) {
+                if (!w.listeners.contains(l)) {
+                    t.removeListener(h.nqn, l);
+                    undo.push(() -> t.addListener(h.nqn, l));
+                }
+            }
+        }
+        for (ReferralConfig r : have.referrals) {
+            if (!want.referrals.contains(r)) {
+                t.removeReferral(r);
+                undo.push(() -> t.addReferral(r));
+            }
+        }
+        for (BdevConfig b : have.bdevs) {
+            if (changedBdevs.contains(b.name)) {
+                t.removeBdev(b.name);
+                undo.push(() -> t.addBdev(copy(b)));
+            }
+        }
+    }
+
+    private void addWhatComes() {
+        for (BdevConfig b : want.bdevs) {
+            if (have.bdev(b.name) == null || changedBdevs.contains(b.name)) {
+                t.addBdev(copy(b));
+                undo.push(() -> t.removeBdev(b.name));
+            }
+        }
+        for (SubsystemConfig w : want.subsystems) {
+            SubsystemConfig h = subsystem(have, w.nqn);
+            if (h == null || identityChanged(h, w)) {
+                t.addSubsystem(copy(w));
+                undo.push(() -> t.removeSubsystem(w.nqn));
+                continue;
+            }
+            for (String host : w.hosts) {
+                if (!h.hosts.contains(host)) {
+                    t.addHost(w.nqn, host);
+                    undo.push(() -> t.removeHost(w.nqn, host));
+                }
+            }
+            for (ListenerConfig l : w.listeners) {
+                if (!h.listeners.contains(l)) {
+                    t.addListener(w.nqn, l);
+                    undo.push(() -> t.removeListener(w.nqn, l));
+                }
+            }
+            if (h.allowAnyHost != w.allowAnyHost) {
+                t.setAllowAnyHost(w.nqn, w.allowAnyHost);
+                undo.push(() -> t.setAllowAnyHost(w.nqn, h.allowAnyHost));
+            }
+            for (NamespaceConfig wn : w.namespaces) {
+                if (namespace(h, wn.nsid) == null || removedNamespaces.contains(w.nqn + "/" + wn.nsid)) {
+                    t.addNamespace(w.nqn, copy(wn));
+                    undo.push(() -> t.removeNamespace(w.nqn, wn.nsid));
+                }
+            }
+        }
+        for (ReferralConfig r : want.referrals) {
+            if (!have.referrals.contains(r)) {
+                t.addReferral(r);
+                undo.push(() -> t.removeReferral(r));
+            }
+        }
+        if (want.cores != have.cores || !Objects.equals(want.idleStrategy, have.idleStrategy)
+            || !same(want.tcp, have.tcp) || !same(want.api, have.api)) {
+            t.setStartupSettings(want);
+            undo.push(() -> t.setStartupSettings(have));
+        }
+    }
+
+    private static boolean identityChanged(SubsystemConfig h, SubsystemConfig w) {
+        return !Objects.equals(h.serial, w.serial) || !Objects.equals(h.model, w.model)
+            || h.maxNamespaces != w.maxNamespaces || h.minCntlid != w.minCntlid || h.maxCntlid != w.maxCntlid;
+    }
+
+    private static SubsystemConfig subsystem(TargetConfig c, String nqn) {
+        for (SubsystemConfig s : c.subsystems) {
+            if (s.nqn.equals(nqn)) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    private static NamespaceConfig namespace(SubsystemConfig s, int nsid) {
+        for (NamespaceConfig n : s.namespaces) {
+            if (n.nsid == nsid) {
+                return n;
+            }
+        }
+        return null;
+    }
+
+    /** Same definition: equal as JSON (the model classes have no equals of their own). */
+    private static boolean same(Object a, Object b) {
+        return a != null && b != null && MAPPER.valueToTree(a).equals(MAPPER.valueToTree(b));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T copy(T value) {
+        return ConfigService.copy(value, (Class<T>) value.getClass());
+    }
+}

@@ -1,0 +1,327 @@
+package io.nvmf4j.service.state;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmf4j.ControlException;
+import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.ReferralConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.config.TcpTransportConfig;
+import io.nvmf4j.core.Controller;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The one way the running configuration changes. Every change runs on a single thread (so changes are
+ * serialised and never run on a Vert.x event loop), is applied to the live {@link NvmfTarget}, and then
+ * the whole document ({@link NvmfTarget#configSnapshot()}) is saved atomically before the returned
+ * future completes. If the save fails the live change is undone with the inverse control call and the
+ * future fails with {@link PersistenceException}. After every acknowledged change the file equals the
+ * engine's document.
+ */
+public final class ConfigService implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ConfigService.class);
+    private static final ObjectMapper MAPPER = ConfigStore.mapper();
+
+    /** Writes the document; {@link ConfigStore#save} in production, a failing one in tests. */
+    @FunctionalInterface
+    public interface Saver {
+        void save(Path file, TargetConfig config) throws IOException;
+    }
+
+    /** A change applied to the live target: what to answer and how to take it back. */
+    record Applied<T>(T result, Runnable undo) {
+    }
+
+    @FunctionalInterface
+    interface Change<T> {
+        Applied<T> apply(NvmfTarget target);
+    }
+
+    private final NvmfTarget target;
+    private final Path file;
+    private final Saver saver;
+    private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "nvmf4j-config");
+        t.setDaemon(true);
+        return t;
+    });
+
+    public ConfigService(NvmfTarget target, Path file) {
+        this(target, file, ConfigStore::save);
+    }
+
+    public ConfigService(NvmfTarget target, Path file, Saver saver) {
+        this.target = target;
+        this.file = file;
+        this.saver = saver;
+    }
+
+    // ------------------------------------------------------------------ reads (any thread; may block briefly)
+
+    /** A deep copy of the live document. */
+    public TargetConfig snapshot() {
+        return target.configSnapshot();
+    }
+
+    public List<Controller> controllers(String nqn) {
+        return target.controllers(nqn);
+    }
+
+    // ------------------------------------------------------------------ changes
+
+    public CompletableFuture<BdevConfig> addBdev(BdevConfig b) {
+        return submit("add bdev " + nameOf(b), t -> {
+            BdevConfig added = t.addBdev(b);
+            return new Applied<>(copy(added, BdevConfig.class), () -> t.removeBdev(added.name));
+        });
+    }
+
+    public CompletableFuture<Void> removeBdev(String name) {
+        return submit("remove bdev " + name, t -> {
+            BdevConfig before = t.configSnapshot().bdev(name);
+            t.removeBdev(name);
+            return new Applied<>(null, () -> t.addBdev(before));
+        });
+    }
+
+    /**
+     * Grows a bdev. Growth cannot be undone, so this one change is written ahead: the document with the
+     * new size is saved first (after the checks that need no engine call), then the bdev grows; if growing
+     * fails the previous document is saved again.
+     */
+    public CompletableFuture<BdevConfig> growBdev(String name, long numBlocks) {
+        return submitRaw("grow bdev " + name + " to " + numBlocks + " blocks", () -> {
+            TargetConfig before = target.configSnapshot();
+            BdevConfig b = before.bdev(name);
+            if (b == null) {
+                throw ControlException.notFound("no bdev " + name);
+            }
+            if (numBlocks <= b.numBlocks) {
+                throw ControlException.invalid("numBlocks: " + numBlocks + " does not grow bdev " + name + " ("
+                    + b.numBlocks + " blocks); shrinking would lose data");
+            }
+            if ("malloc".equals(b.type)) {
+                throw ControlException.invalid("numBlocks: malloc bdev " + name
+                    + " cannot grow in place; add a new bdev instead");
+            }
+            TargetConfig next = copy(before, TargetConfig.class);
+            next.bdev(name).numBlocks = numBlocks;
+            save(next, "nothing was changed");
+            try {
+                target.growBdev(name, numBlocks);
+            } catch (RuntimeException e) {
+                saveQuietly(before);
+                throw e;
+            }
+            TargetConfig after = target.configSnapshot();
+            if (!ConfigStore.toJson(after).equals(ConfigStore.toJson(next))) {
+                save(after, "the bdev has grown; the file may still show the requested size");
+            }
+            return copy(after.bdev(name), BdevConfig.class);
+        });
+    }
+
+    public CompletableFuture<SubsystemConfig> addSubsystem(SubsystemConfig s) {
+        return submit("add subsystem " + (s == null ? null : s.nqn), t -> {
+            SubsystemConfig added = copy(t.addSubsystem(s), SubsystemConfig.class);
+            return new Applied<>(added, () -> t.removeSubsystem(added.nqn));
+        });
+    }
+
+    public CompletableFuture<Void> removeSubsystem(String nqn) {
+        return submit("remove subsystem " + nqn, t -> {
+            SubsystemConfig before = find(t.configSnapshot(), nqn);
+            t.removeSubsystem(nqn);
+            return new Applied<>(null, () -> t.addSubsystem(before));
+        });
+    }
+
+    public CompletableFuture<SubsystemConfig> setAllowAnyHost(String nqn, boolean allow) {
+        return submit("set allowAnyHost=" + allow + " on " + nqn, t -> {
+            boolean before = find(t.configSnapshot(), nqn).allowAnyHost;
+            t.setAllowAnyHost(nqn, allow);
+            return new Applied<>(find(t.configSnapshot(), nqn), () -> t.setAllowAnyHost(nqn, before));
+        });
+    }
+
+    public CompletableFuture<NamespaceConfig> addNamespace(String nqn, NamespaceConfig n) {
+        return submit("add namespace to " + nqn, t -> {
+            NamespaceConfig added = copy(t.addNamespace(nqn, n), NamespaceConfig.class);
+            return new Applied<>(added, () -> t.removeNamespace(nqn, added.nsid));
+        });
+    }
+
+    public CompletableFuture<Void> removeNamespace(String nqn, int nsid) {
+        return submit("remove namespace " + nsid + " from " + nqn, t -> {
+            NamespaceConfig before = find(t.configSnapshot(), nqn).namespaces.stream()
+                .filter(x -> x.nsid == nsid).findFirst()
+                .orElseThrow(() -> ControlException.notFound("no namespace " + nsid + " in " + nqn));
+            t.removeNamespace(nqn, nsid);
+            return new Applied<>(null, () -> t.addNamespace(nqn, before));
+        });
+    }
+
+    public CompletableFuture<String> addHost(String nqn, String hostnqn) {
+        return submit("allow host " + hostnqn + " on " + nqn, t -> {
+            t.addHost(nqn, hostnqn);
+            return new Applied<>(hostnqn, () -> t.removeHost(nqn, hostnqn));
+        });
+    }
+
+    public CompletableFuture<Void> removeHost(String nqn, String hostnqn) {
+        return submit("disallow host " + hostnqn + " on " + nqn, t -> {
+            t.removeHost(nqn, hostnqn);
+            return new Applied<>(null, () -> t.addHost(nqn, hostnqn));
+        });
+    }
+
+    public CompletableFuture<ListenerConfig> addListener(String nqn, ListenerConfig l) {
+        return submit("add listener " + l + " to " + nqn, t -> {
+            t.addListener(nqn, l);
+            return new Applied<>(l, () -> t.removeListener(nqn, l));
+        });
+    }
+
+    public CompletableFuture<Void> removeListener(String nqn, ListenerConfig l) {
+        return submit("remove listener " + l + " from " + nqn, t -> {
+            t.removeListener(nqn, l);
+            return new Applied<>(null, () -> t.addListener(nqn, l));
+        });
+    }
+
+    public CompletableFuture<ReferralConfig> addReferral(ReferralConfig r) {
+        return submit("add referral " + r, t -> {
+            t.addReferral(r);
+            return new Applied<>(r, () -> t.removeReferral(r));
+        });
+    }
+
+    public CompletableFuture<Void> removeReferral(ReferralConfig r) {
+        return submit("remove referral " + r, t -> {
+            t.removeReferral(r);
+            return new Applied<>(null, () -> t.addReferral(r));
+        });
+    }
+
+    /** Stores the TCP transport options; they take effect at the next start. */
+    public CompletableFuture<TcpTransportConfig> setTcpOptions(TcpTransportConfig tcp) {
+        return submit("store tcp transport options", t -> {
+            TargetConfig before = t.configSnapshot();
+            TargetConfig next = copy(before, TargetConfig.class);
+            next.tcp = tcp;
+            t.setStartupSettings(next);
+            return new Applied<>(t.configSnapshot().tcp, () -> t.setStartupSettings(before));
+        });
+    }
+
+    /**
+     * Replaces the whole document: validated first, then applied as a diff (see {@link ConfigImport}); if
+     * any step fails every step done so far is undone. Answers the document as now live.
+     */
+    public CompletableFuture<TargetConfig> importConfig(TargetConfig wanted) {
+        return submit("import a configuration document", t -> {
+            ConfigValidator.validate(wanted);
+            Undo undo = ConfigImport.apply(t, wanted);
+            return new Applied<>(t.configSnapshot(), undo::runAll);
+        });
+    }
+
+    // ------------------------------------------------------------------ machinery
+
+    private <T> CompletableFuture<T> submit(String what, Change<T> change) {
+        return submitRaw(what, () -> {
+            Applied<T> applied = change.apply(target);
+            try {
+                saver.save(file, target.configSnapshot());
+            } catch (IOException | RuntimeException e) {
+                String undone = "the change was undone";
+                try {
+                    applied.undo().run();
+                } catch (RuntimeException u) {
+                    LOG.error("undoing a change that could not be saved failed; the live target differs from {}",
+                        file, u);
+                    undone = "undoing the change failed too (" + u.getMessage() + ")";
+                }
+                throw new PersistenceException("cannot save the configuration to " + file + " (" + e.getMessage()
+                    + "); " + undone, e);
+            }
+            return applied.result();
+        });
+    }
+
+    private <T> CompletableFuture<T> submitRaw(String what, java.util.concurrent.Callable<T> work) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                T result = work.call();
+                LOG.info("{}: done, saved to {}", what, file);
+                return result;
+            } catch (RuntimeException e) {
+                LOG.info("{}: refused: {}", what, e.getMessage());
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, thread);
+    }
+
+    private void save(TargetConfig c, String consequence) {
+        try {
+            saver.save(file, c);
+        } catch (IOException | RuntimeException e) {
+            throw new PersistenceException("cannot save the configuration to " + file + " (" + e.getMessage()
+                + "); " + consequence, e);
+        }
+    }
+
+    private void saveQuietly(TargetConfig c) {
+        try {
+            saver.save(file, c);
+        } catch (IOException | RuntimeException e) {
+            LOG.error("cannot restore {} after a refused change: {}", file, e.toString());
+        }
+    }
+
+    private static SubsystemConfig find(TargetConfig c, String nqn) {
+        for (SubsystemConfig s : c.subsystems) {
+            if (s.nqn.equals(nqn)) {
+                return s;
+            }
+        }
+        throw ControlException.notFound("no subsystem " + nqn);
+    }
+
+    private static String nameOf(BdevConfig b) {
+        return b == null ? null : b.name;
+    }
+
+    static <T> T copy(T value, Class<T> type) {
+        return value == null ? null : MAPPER.convertValue(value, type);
+    }
+
+    /** Waits for the change in progress (if any) and stops accepting new ones. */
+    @Override
+    public void close() {
+        thread.shutdown();
+        try {
+            if (!thread.awaitTermination(10, TimeUnit.SECONDS)) {
+                LOG.warn("a configuration change was still running after 10 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

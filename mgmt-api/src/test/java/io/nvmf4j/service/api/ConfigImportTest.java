@@ -1,0 +1,144 @@
+package io.nvmf4j.service.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.ReferralConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.service.api.Http.Res;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** GET and PUT /api/v1/config: export, import as a diff, all or nothing. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ConfigImportTest {
+    @TempDir
+    Path dir;
+    private TestService t;
+    private Http http;
+
+    @BeforeEach
+    void start() throws Exception {
+        t = TestService.start(dir, c -> c.subsystems.get(0).hosts.add(TestService.HOSTNQN));
+        http = t.http;
+    }
+
+    @AfterEach
+    void stop() {
+        t.close();
+    }
+
+    private TargetConfig current() {
+        Res r = http.get("/api/v1/config");
+        assertThat(r.status()).isEqualTo(200);
+        return ConfigStore.parse(r.body());
+    }
+
+    @Test
+    void exportEqualsTheFile() {
+        assertThat(ConfigStore.toJson(current())).isEqualTo(t.fileJson());
+    }
+
+    @Test
+    void importAppliesTheDifferenceAndKeepsIdentities() {
+        TargetConfig before = current();
+        TargetConfig want = current();
+        int newPort = TestService.freePort();
+        want.bdevs.add(new BdevConfig("n1", "null", 512, 4096));
+        SubsystemConfig s = want.subsystems.get(0);
+        s.namespaces.add(new NamespaceConfig(2, "n1"));
+        s.namespaces.get(0).nguid = null;  // left out: kept from the live namespace
+        s.serial = null;                   // likewise
+        s.hosts.clear();
+        s.hosts.add("nqn.2026-11.io.nvmf4j:host-b");
+        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", newPort));
+        SubsystemConfig added = new SubsystemConfig();
+        added.nqn = "nqn.2026-11.io.nvmf4j:imported";
+        want.subsystems.add(added);
+        want.referrals.add(new ReferralConfig("tcp", "10.1.1.1", 8009));
+        want.tcp.maxQueueDepth = 64;
+
+        Res r = http.put("/api/v1/config", ConfigStore.toJson(want));
+        assertThat(r.status()).as("%s", r).isEqualTo(200);
+        TargetConfig now = current();
+        assertThat(ConfigStore.toJson(ConfigStore.parse(r.body()))).isEqualTo(ConfigStore.toJson(now));
+        assertThat(ConfigStore.toJson(now)).isEqualTo(t.fileJson());
+        SubsystemConfig live = now.subsystems.get(0);
+        assertThat(live.serial).isEqualTo(before.subsystems.get(0).serial);
+        assertThat(live.namespaces.get(0).nguid).isEqualTo(before.subsystems.get(0).namespaces.get(0).nguid);
+        assertThat(live.namespaces).extracting(n -> n.nsid).containsExactly(1, 2);
+        assertThat(live.hosts).containsExactly("nqn.2026-11.io.nvmf4j:host-b");
+        assertThat(live.listeners).hasSize(2);
+        assertThat(now.subsystems.get(1).serial).isNotBlank();
+        assertThat(now.referrals).containsExactly(new ReferralConfig("tcp", "10.1.1.1", 8009));
+        assertThat(now.tcp.maxQueueDepth).isEqualTo(64);
+        assertThat(t.service.target().listeners().keySet()).contains(new ListenerConfig("tcp", "127.0.0.1", newPort));
+
+        // and back again: the removed pieces go away, bdev n1 is deleted
+        Res back = http.put("/api/v1/config", ConfigStore.toJson(before));
+        assertThat(back.status()).as("%s", back).isEqualTo(200);
+        assertThat(ConfigStore.toJson(current())).isEqualTo(ConfigStore.toJson(before));
+        assertThat(t.fileJson()).isEqualTo(ConfigStore.toJson(before));
+    }
+
+    @Test
+    void aChangedBdevDefinitionIsRemovedAndAddedWithItsNamespace() {
+        TargetConfig want = current();
+        want.bdevs.get(0).numBlocks = 4096;
+        Res r = http.put("/api/v1/config", ConfigStore.toJson(want));
+        assertThat(r.status()).as("%s", r).isEqualTo(200);
+        assertThat(current().bdevs.get(0).numBlocks).isEqualTo(4096);
+        assertThat(current().subsystems.get(0).namespaces.get(0).nguid)
+            .isEqualTo(want.subsystems.get(0).namespaces.get(0).nguid);
+    }
+
+    @Test
+    void anInvalidDocumentIs400WithTheFieldAndChangesNothing() {
+        String before = t.liveJson();
+        TargetConfig want = current();
+        want.bdevs.get(0).type = "bogus";
+        want.bdevs.add(new BdevConfig("n1", "null", 512, 8));
+        Res r = http.put("/api/v1/config", ConfigStore.toJson(want));
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.error()).isEqualTo("bdevs[0].type: must be malloc, null or file, got 'bogus'");
+        assertThat(r.field()).isEqualTo("bdevs[0].type");
+        Res unknown = http.put("/api/v1/config", "{\"cores\":1,\"subsystems\":[{\"nqn\":\"nqn.a:b\",\"colour\":1}]}");
+        assertThat(unknown.status()).isEqualTo(400);
+        assertThat(unknown.error()).isEqualTo("subsystems[0].colour: unknown field");
+        assertThat(unknown.field()).isEqualTo("subsystems[0].colour");
+        assertThat(t.liveJson()).isEqualTo(before);
+        assertThat(t.fileJson()).isEqualTo(before);
+    }
+
+    @Test
+    void aFailingStepRollsBackEveryStepDone() throws Exception {
+        String before = t.liveJson();
+        try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            TargetConfig want = current();
+            want.subsystems.get(0).hosts.clear();
+            want.bdevs.get(0).numBlocks = 4096;  // m0 and namespace 1 are removed and added again
+            want.bdevs.add(new BdevConfig("n1", "null", 512, 8));
+            want.subsystems.get(0).listeners.add(new ListenerConfig("tcp", "127.0.0.1", busy.getLocalPort()));
+            Res r = http.put("/api/v1/config", ConfigStore.toJson(want));
+            assertThat(r.status()).as("%s", r).isEqualTo(409);
+            assertThat(r.error()).startsWith("cannot listen on tcp 127.0.0.1:" + busy.getLocalPort());
+        }
+        assertThat(t.liveJson()).isEqualTo(before);
+        assertThat(t.fileJson()).isEqualTo(before);
+        JsonNode hosts = http.get("/api/v1/subsystems/" + Http.enc(TestService.NQN) + "/hosts").json();
+        assertThat(hosts).hasSize(1);
+    }
+}

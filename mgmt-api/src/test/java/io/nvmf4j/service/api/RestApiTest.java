@@ -1,0 +1,331 @@
+package io.nvmf4j.service.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.nvmf4j.service.api.Http.Res;
+import io.nvmf4j.testhost.NvmeController;
+import io.nvmf4j.testhost.TcpHostOptions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.TimeUnit;
+
+import static io.nvmf4j.service.api.Http.enc;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every route of docs/rest-api.md over a real port: the success answer and each error code with its
+ * exact message and field; after every change the file on disk equals the live document.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RestApiTest {
+    private static final String NQN = TestService.NQN;
+    private static final String SUB = "/api/v1/subsystems/" + enc(NQN);
+
+    @TempDir
+    Path dir;
+    private TestService t;
+    private Http http;
+
+    @BeforeEach
+    void start() throws Exception {
+        t = TestService.start(dir, c -> { });
+        http = t.http;
+    }
+
+    @AfterEach
+    void stop() {
+        t.close();
+    }
+
+    private void assertPersisted() {
+        assertThat(t.fileJson()).as("file equals the live document").isEqualTo(t.liveJson());
+    }
+
+    private static void assertError(Res r, int status, String error, String field) {
+        assertThat(r.status()).as("%s", r).isEqualTo(status);
+        assertThat(r.header("Content-Type")).isEqualTo("application/json");
+        assertThat(r.error()).isEqualTo(error);
+        assertThat(r.field()).isEqualTo(field);
+        assertThat(r.body()).doesNotContain("Exception").doesNotContain("\tat ");
+    }
+
+    @Test
+    void tokenFileIsCreatedWithMode0600AndAuthIsRequired() throws Exception {
+        Path tokenFile = dir.resolve("api-token");
+        assertThat(Files.getPosixFilePermissions(tokenFile)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        assertThat(Files.readString(tokenFile).trim()).matches("[0-9a-f]{64}");
+
+        Res none = http.withToken(null).get("/api/v1/bdevs");
+        assertError(none, 401, "missing bearer token", null);
+        assertThat(none.header("WWW-Authenticate")).isEqualTo("Bearer realm=\"nvmf4j\"");
+        assertError(http.withToken("0".repeat(64)).get("/api/v1/bdevs"), 401, "wrong bearer token", null);
+        assertError(http.withToken(null).get("/metrics"), 401, "missing bearer token", null);
+        assertError(http.withToken("x").get("/api/v1/openapi.json"), 401, "wrong bearer token", null);
+        assertError(http.withToken(null).delete("/api/v1/bdevs/m0"), 401, "missing bearer token", null);
+        assertError(http.withToken(null).get("/api/v1/nope"), 401, "missing bearer token", null);
+        assertThat(http.withToken(null).send("GET", "/api/v1/bdevs", null, null).raw().request().headers()
+            .firstValue("Authorization")).isEmpty();
+    }
+
+    @Test
+    void healthNeedsNoToken() {
+        Http anon = http.withToken(null);
+        Res h = anon.get("/api/v1/health");
+        assertThat(h.status()).isEqualTo(200);
+        assertThat(h.json()).isEqualTo(Http.parse("{\"status\":\"UP\",\"live\":true,\"ready\":true}"));
+        assertThat(anon.get("/api/v1/health/live").status()).isEqualTo(200);
+        assertThat(anon.get("/api/v1/health/ready").json().get("status").asText()).isEqualTo("UP");
+    }
+
+    @Test
+    void unknownRouteIs404AndWrongMethodIs405() {
+        assertError(http.get("/api/v1/nope"), 404, "no route GET /api/v1/nope", null);
+        assertError(http.put("/api/v1/bdevs", "{}"), 405, "method PUT is not allowed on /api/v1/bdevs", null);
+        assertError(http.delete("/api/v1/config"), 405, "method DELETE is not allowed on /api/v1/config", null);
+    }
+
+    @Test
+    void bdevsCreateListGetGrowDelete() {
+        Res created = http.post("/api/v1/bdevs", "{\"name\":\"n1\",\"type\":\"null\",\"numBlocks\":1000}");
+        assertThat(created.status()).as("%s", created).isEqualTo(201);
+        assertThat(created.json()).isEqualTo(Http.parse(
+            "{\"name\":\"n1\",\"type\":\"null\",\"blockSize\":512,\"numBlocks\":1000,\"directIo\":false,\"usedBy\":null}"));
+        assertPersisted();
+
+        Res list = http.get("/api/v1/bdevs");
+        assertThat(list.status()).isEqualTo(200);
+        assertThat(list.json()).hasSize(2);
+        assertThat(list.json().get(0).get("usedBy").asText()).isEqualTo(NQN + "/1");
+        assertThat(list.json().get(1).get("usedBy").isNull()).isTrue();
+        assertThat(http.get("/api/v1/bdevs/n1").json().get("numBlocks").asLong()).isEqualTo(1000);
+
+        Res grown = http.patch("/api/v1/bdevs/n1", "{\"numBlocks\":5000}");
+        assertThat(grown.status()).as("%s", grown).isEqualTo(200);
+        assertThat(grown.json().get("numBlocks").asLong()).isEqualTo(5000);
+        assertPersisted();
+
+        assertThat(http.delete("/api/v1/bdevs/n1").status()).isEqualTo(204);
+        assertPersisted();
+        assertError(http.get("/api/v1/bdevs/n1"), 404, "no bdev n1", null);
+    }
+
+    @Test
+    void bdevErrors() {
+        String before = t.liveJson();
+        assertError(http.post("/api/v1/bdevs", "{\"name\":\"m0\",\"type\":\"null\",\"numBlocks\":8}"),
+            409, "bdev m0 already exists", null);
+        assertError(http.post("/api/v1/bdevs", "{\"name\":\"b\",\"type\":\"malloc\",\"blockSize\":520,\"numBlocks\":8}"),
+            400, "bdevs[1].blockSize: must be 512 or 4096, got 520", "bdevs[1].blockSize");
+        assertError(http.post("/api/v1/bdevs", "{\"name\":\"b\",\"type\":\"null\",\"colour\":\"blue\"}"),
+            400, "colour: unknown field", "colour");
+        assertError(http.post("/api/v1/bdevs", "{\"name\":\"b\",\"type\":\"null\",\"numBlocks\":\"many\"}"),
+            400, "numBlocks: expected an integer", "numBlocks");
+        assertError(http.post("/api/v1/bdevs", "{\"name\":\"b\",\"type\":\"null\",\"numBlocks\":1.5}"),
+            400, "numBlocks: expected an integer", "numBlocks");
+        assertError(http.post("/api/v1/bdevs", "{\"name\":"), 400, "malformed JSON at line 1, column 9", null);
+        assertError(http.post("/api/v1/bdevs", ""), 400, "body: a JSON object is required", "body");
+        assertError(http.post("/api/v1/bdevs", "null"), 400, "body: a JSON object is required", "body");
+        assertError(http.post("/api/v1/bdevs", "[1]"), 400, "body: expected an object", "body");
+        assertError(http.send("POST", "/api/v1/bdevs", "name=b", "application/x-www-form-urlencoded"),
+            415, "Content-Type must be application/json, got application/x-www-form-urlencoded", null);
+        assertError(http.send("POST", "/api/v1/bdevs", "{}", null),
+            415, "Content-Type must be application/json, got none", null);
+        String huge = "{\"name\":\"" + "x".repeat((int) ApiRoutes.BODY_LIMIT) + "\"}";
+        assertError(http.post("/api/v1/bdevs", huge), 413, "request body larger than 1048576 bytes", null);
+
+        assertError(http.patch("/api/v1/bdevs/m0", "{\"numBlocks\":10}"), 400,
+            "numBlocks: 10 does not grow bdev m0 (2048 blocks); shrinking would lose data", "numBlocks");
+        assertError(http.patch("/api/v1/bdevs/m0", "{\"numBlocks\":4096}"), 400,
+            "numBlocks: malloc bdev m0 cannot grow in place; add a new bdev instead", "numBlocks");
+        assertError(http.patch("/api/v1/bdevs/m0", "{}"), 400, "numBlocks: missing", "numBlocks");
+        assertError(http.patch("/api/v1/bdevs/zz", "{\"numBlocks\":4096}"), 404, "no bdev zz", null);
+        assertError(http.delete("/api/v1/bdevs/m0"), 409, "bdev m0 backs namespace 1 of " + NQN, null);
+        assertError(http.delete("/api/v1/bdevs/zz"), 404, "no bdev zz", null);
+        assertThat(t.liveJson()).isEqualTo(before);
+        assertPersisted();
+    }
+
+    @Test
+    void subsystemsCreateListGetPatchDelete() {
+        String nqn = "nqn.2026-11.io.nvmf4j:second";
+        Res created = http.post("/api/v1/subsystems", "{\"nqn\":\"" + nqn + "\",\"model\":\"m\",\"maxNamespaces\":4}");
+        assertThat(created.status()).as("%s", created).isEqualTo(201);
+        assertThat(created.json().get("serial").asText()).as("generated").matches("[0-9a-f]{20}");
+        assertThat(created.json().get("allowAnyHost").asBoolean()).isFalse();
+        assertPersisted();
+        assertThat(http.get("/api/v1/subsystems").json()).extracting(n -> n.get("nqn").asText())
+            .containsExactly(NQN, nqn);
+        assertThat(http.get("/api/v1/subsystems/" + enc(nqn)).json().get("maxNamespaces").asInt()).isEqualTo(4);
+
+        Res patched = http.patch("/api/v1/subsystems/" + enc(nqn), "{\"allowAnyHost\":true}");
+        assertThat(patched.status()).isEqualTo(200);
+        assertThat(patched.json().get("allowAnyHost").asBoolean()).isTrue();
+        assertPersisted();
+
+        assertError(http.post("/api/v1/subsystems", "{\"nqn\":\"" + nqn + "\"}"), 409,
+            "subsystem " + nqn + " already exists", null);
+        assertError(http.post("/api/v1/subsystems", "{\"nqn\":\"bad\"}"), 400,
+            "subsystems[2].nqn: must start with 'nqn.' and be at most 223 bytes, got bad", "subsystems[2].nqn");
+        assertError(http.patch("/api/v1/subsystems/" + enc(nqn), "{\"allowAnyHost\":\"yes\"}"), 400,
+            "allowAnyHost: expected true or false", "allowAnyHost");
+        assertError(http.patch("/api/v1/subsystems/" + enc(nqn), "{}"), 400, "allowAnyHost: missing", "allowAnyHost");
+
+        assertThat(http.delete("/api/v1/subsystems/" + enc(nqn)).status()).isEqualTo(204);
+        assertPersisted();
+        assertError(http.get("/api/v1/subsystems/" + enc(nqn)), 404, "no subsystem " + nqn, null);
+        assertError(http.delete("/api/v1/subsystems/" + enc(nqn)), 404, "no subsystem " + nqn, null);
+        assertError(http.patch("/api/v1/subsystems/" + enc(nqn), "{\"allowAnyHost\":true}"), 404,
+            "no subsystem " + nqn, null);
+    }
+
+    @Test
+    void namespacesAddListGetRemove() {
+        http.post("/api/v1/bdevs", "{\"name\":\"n1\",\"type\":\"null\",\"numBlocks\":1000}");
+        Res added = http.post(SUB + "/namespaces", "{\"bdev\":\"n1\"}");
+        assertThat(added.status()).as("%s", added).isEqualTo(201);
+        JsonNode n = added.json();
+        assertThat(n.get("nsid").asInt()).as("lowest free").isEqualTo(2);
+        assertThat(n.get("nguid").asText()).matches("[0-9a-f]{32}");
+        assertThat(n.get("uuid").asText()).hasSize(36);
+        assertPersisted();
+        assertThat(http.get(SUB + "/namespaces").json()).extracting(x -> x.get("nsid").asInt()).containsExactly(1, 2);
+        assertThat(http.get(SUB + "/namespaces/2").json()).isEqualTo(n);
+
+        assertError(http.post(SUB + "/namespaces", "{\"bdev\":\"n1\",\"nsid\":7}"), 409,
+            "bdev n1 already backs namespace 2 of " + NQN, null);
+        assertError(http.post(SUB + "/namespaces", "{\"bdev\":\"m0\",\"nsid\":2}"), 409,
+            "nsid 2 is already in use in " + NQN, null);
+        assertError(http.post(SUB + "/namespaces", "{\"bdev\":\"ghost\"}"), 400,
+            "subsystems[0].namespaces[2].bdev: no bdev named 'ghost'", "subsystems[0].namespaces[2].bdev");
+        assertError(http.post(SUB + "/namespaces", "{\"bdev\":\"n1\",\"nguid\":\"xyz\",\"nsid\":9}"), 409,
+            "bdev n1 already backs namespace 2 of " + NQN, null);
+        assertError(http.get(SUB + "/namespaces/abc"), 400, "nsid: must be an integer, got 'abc'", "nsid");
+
+        assertThat(http.delete(SUB + "/namespaces/2").status()).isEqualTo(204);
+        assertPersisted();
+        assertError(http.get(SUB + "/namespaces/2"), 404, "no namespace 2 in " + NQN, null);
+        assertError(http.delete(SUB + "/namespaces/2"), 404, "no namespace 2 in " + NQN, null);
+        assertError(http.get("/api/v1/subsystems/" + enc("nqn.x:none") + "/namespaces"), 404,
+            "no subsystem nqn.x:none", null);
+    }
+
+    @Test
+    void hostsAllowListDisallow() {
+        Res added = http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\"}");
+        assertThat(added.status()).isEqualTo(201);
+        assertThat(added.json().get("nqn").asText()).isEqualTo(TestService.HOSTNQN);
+        assertPersisted();
+        assertThat(http.get(SUB + "/hosts").json()).extracting(JsonNode::asText).containsExactly(TestService.HOSTNQN);
+        assertError(http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\"}"), 409,
+            "host " + TestService.HOSTNQN + " is already allowed on " + NQN, null);
+        assertError(http.post(SUB + "/hosts", "{\"nqn\":\"h\"}"), 400,
+            "subsystems[0].hosts[1]: not a valid host NQN: h", "subsystems[0].hosts[1]");
+        assertError(http.post(SUB + "/hosts", "{}"), 400, "nqn: missing", "nqn");
+        assertThat(http.delete(SUB + "/hosts/" + enc(TestService.HOSTNQN)).status()).isEqualTo(204);
+        assertPersisted();
+        assertError(http.delete(SUB + "/hosts/" + enc(TestService.HOSTNQN)), 404,
+            "host " + TestService.HOSTNQN + " is not in the list of " + NQN, null);
+    }
+
+    @Test
+    void listenersAddListRemove() throws Exception {
+        int port = TestService.freePort();
+        Res added = http.post(SUB + "/listeners", "{\"address\":\"127.0.0.1\",\"port\":" + port + "}");
+        assertThat(added.status()).as("%s", added).isEqualTo(201);
+        assertThat(added.json()).isEqualTo(Http.parse(
+            "{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port + "}"));
+        assertPersisted();
+        try (NvmeController c = NvmeController.open("127.0.0.1", port, NQN, TestService.HOSTNQN, 30000, 1,
+            TcpHostOptions.DEFAULT)) {
+            assertThat(c.cntlid()).isPositive();
+        }
+        assertThat(http.get(SUB + "/listeners").json()).hasSize(2);
+        assertError(http.post(SUB + "/listeners", "{\"address\":\"127.0.0.1\",\"port\":" + port + "}"), 409,
+            "subsystem " + NQN + " already listens on tcp:127.0.0.1:" + port, null);
+        assertError(http.post(SUB + "/listeners", "{\"address\":\"localhost\",\"port\":1}"), 400,
+            "subsystems[0].listeners[2].address: must be an IPv4 or IPv6 literal, got localhost",
+            "subsystems[0].listeners[2].address");
+        try (java.net.ServerSocket busy = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            Res r = http.post(SUB + "/listeners", "{\"address\":\"127.0.0.1\",\"port\":" + busy.getLocalPort() + "}");
+            assertThat(r.status()).as("%s", r).isEqualTo(409);
+            assertThat(r.error()).startsWith("cannot listen on tcp 127.0.0.1:" + busy.getLocalPort());
+        }
+        assertThat(http.delete(SUB + "/listeners/tcp/127.0.0.1/" + port).status()).isEqualTo(204);
+        assertPersisted();
+        assertError(http.delete(SUB + "/listeners/tcp/127.0.0.1/" + port), 404,
+            "subsystem " + NQN + " has no listener tcp:127.0.0.1:" + port, null);
+        assertError(http.delete(SUB + "/listeners/tcp/127.0.0.1/x"), 400, "port: must be an integer, got 'x'", "port");
+    }
+
+    @Test
+    void controllersShowConnectedHosts() throws Exception {
+        assertThat(http.get(SUB + "/controllers").json()).isEmpty();
+        try (NvmeController c = NvmeController.open("127.0.0.1", t.nvmePort, NQN, TestService.HOSTNQN, 15000, 2,
+            TcpHostOptions.DEFAULT)) {
+            Res r = http.get(SUB + "/controllers");
+            assertThat(r.status()).isEqualTo(200);
+            JsonNode ctrl = r.json().get(0);
+            assertThat(ctrl.get("cntlid").asInt()).isEqualTo(c.cntlid());
+            assertThat(ctrl.get("hostnqn").asText()).isEqualTo(TestService.HOSTNQN);
+            assertThat(ctrl.get("hostid").asText()).isEqualTo(
+                java.util.UUID.nameUUIDFromBytes(TestService.HOSTNQN.getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+                    .toString());
+            assertThat(ctrl.get("kato").asInt()).isEqualTo(15000);
+            assertThat(ctrl.get("address").asText()).contains("127.0.0.1");
+            assertThat(ctrl.get("queues")).extracting(q -> q.get("qid").asInt()).containsExactly(0, 1, 2);
+        }
+        assertError(http.get("/api/v1/subsystems/" + enc("nqn.x:none") + "/controllers"), 404,
+            "no subsystem nqn.x:none", null);
+    }
+
+    @Test
+    void referralsAddListRemove() {
+        String body = "{\"transport\":\"tcp\",\"address\":\"10.0.0.9\",\"port\":8009}";
+        Res added = http.post("/api/v1/discovery/referrals", body);
+        assertThat(added.status()).isEqualTo(201);
+        assertThat(added.json()).isEqualTo(Http.parse(body));
+        assertPersisted();
+        assertThat(http.get("/api/v1/discovery/referrals").json()).containsExactly(Http.parse(body));
+        assertError(http.post("/api/v1/discovery/referrals", body), 409,
+            "referral tcp:10.0.0.9:8009 already exists", null);
+        assertError(http.post("/api/v1/discovery/referrals", "{\"address\":\"10.0.0.9\",\"port\":0}"), 400,
+            "referrals[1].port: must be 1..65535, got 0", "referrals[1].port");
+        assertThat(http.delete("/api/v1/discovery/referrals/tcp/10.0.0.9/8009").status()).isEqualTo(204);
+        assertPersisted();
+        assertError(http.delete("/api/v1/discovery/referrals/tcp/10.0.0.9/8009"), 404,
+            "no referral tcp:10.0.0.9:8009", null);
+    }
+
+    @Test
+    void transportsGetAndStoreForTheNextStart() {
+        assertThat(http.get("/api/v1/transports").json().get("tcp").get("maxQueueDepth").asInt()).isEqualTo(128);
+        Res r = http.put("/api/v1/transports/tcp", "{\"maxQueueDepth\":256,\"inCapsuleDataSize\":4096}");
+        assertThat(r.status()).as("%s", r).isEqualTo(200);
+        assertThat(r.json().get("restartRequired").asBoolean()).isTrue();
+        assertThat(r.json().get("tcp").get("maxQueueDepth").asInt()).isEqualTo(256);
+        assertThat(http.get("/api/v1/transports").json().get("tcp").get("inCapsuleDataSize").asInt()).isEqualTo(4096);
+        assertPersisted();
+        assertError(http.put("/api/v1/transports/tcp", "{\"maxQueueDepth\":2}"), 400,
+            "tcp.maxQueueDepth: must be 16..1024, got 2", "tcp.maxQueueDepth");
+    }
+
+    @Test
+    void metricsServeTheSuppliedTextWithoutBlockingOnTheToken() {
+        Res r = http.get("/metrics");
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.header("Content-Type")).isEqualTo("text/plain; version=0.0.4");
+    }
+
+    @Test
+    void openApiDocumentIsServed() {
+        Res r = http.get("/api/v1/openapi.json");
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.json().get("openapi").asText()).startsWith("3.");
+    }
+}
