@@ -6,7 +6,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=dumb
 echo "E2E: guest init (PID $$), uptime $(cut -d' ' -f1 /proc/uptime)s"
 
-mount -t tmpfs -o mode=1777 tmpfs /tmp
+# /tmp stays the overlay's (RAM-backed upper layer): a fresh tmpfs there would hide a checkout that
+# lives under the host's /tmp, and this script and the repository are read from the host's tree
 mount -t tmpfs -o mode=0755 tmpfs /run
 mkdir -p /dev/pts /dev/shm /run/lock
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
