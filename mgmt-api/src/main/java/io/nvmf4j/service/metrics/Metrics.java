@@ -87,6 +87,8 @@ public final class Metrics implements AutoCloseable {
     private final Map<String, NamespaceMeters> byKey = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, SubsystemMeters> bySubsystem = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, TransportMeters> byTransport = new ConcurrentHashMap<>();
+    /** Guards changes to the caches above (not their lock-free reads). */
+    private final Object cacheLock = new Object();
     private final NamespaceMeters unknownNamespace;
     private final MultiGauge controllers;
     private final MultiGauge queues;
@@ -166,46 +168,60 @@ public final class Metrics implements AutoCloseable {
     }
 
     /** Re-registers the per-subsystem gauges and unregisters meters of what was removed. */
-    private synchronized void refresh() {
+    private void refresh() {
         NvmfTarget t = target;
         if (t == null) {
             return;
         }
-        List<Subsystem> live = subsystems(t);
-        List<MultiGauge.Row<?>> c = new ArrayList<>();
-        List<MultiGauge.Row<?>> q = new ArrayList<>();
-        List<MultiGauge.Row<?>> n = new ArrayList<>();
-        Set<String> nqns = new HashSet<>();
-        Set<Namespace> liveNamespaces = Collections.newSetFromMap(new IdentityHashMap<>());
-        for (Subsystem s : live) {
-            Tags tags = Tags.of(MetricNames.TAG_SUBSYSTEM, s.nqn());
-            c.add(MultiGauge.Row.of(tags, s, x -> x.controllers().size()));
-            q.add(MultiGauge.Row.of(tags, s, Metrics::queueCount));
-            n.add(MultiGauge.Row.of(tags, s, x -> x.namespaces().size()));
-            nqns.add(s.nqn());
-            subsystem(s.nqn());
-            liveNamespaces.addAll(s.namespaces());
+        synchronized (this) {
+            List<MultiGauge.Row<?>> c = new ArrayList<>();
+            List<MultiGauge.Row<?>> q = new ArrayList<>();
+            List<MultiGauge.Row<?>> n = new ArrayList<>();
+            for (Subsystem s : subsystems(t)) {
+                Tags tags = Tags.of(MetricNames.TAG_SUBSYSTEM, s.nqn());
+                c.add(MultiGauge.Row.of(tags, s, x -> x.controllers().size()));
+                q.add(MultiGauge.Row.of(tags, s, Metrics::queueCount));
+                n.add(MultiGauge.Row.of(tags, s, x -> x.namespaces().size()));
+            }
+            controllers.register(c, true);
+            queues.register(q, true);
+            namespaces.register(n, true);
         }
-        controllers.register(c, true);
-        queues.register(q, true);
-        namespaces.register(n, true);
-        bySubsystem.entrySet().removeIf(e -> {
-            boolean gone = !nqns.contains(e.getKey());
-            if (gone) {
-                e.getValue().remove();
+        prune(t);
+    }
+
+    /**
+     * Drops cached namespaces and subsystems the target no longer has and unregisters their meters. Holds the
+     * cache lock only for this (poll groups take it once per new namespace in {@link #resolve}); the live set
+     * is read under it, so a namespace resolved concurrently is never pruned.
+     */
+    private void prune(NvmfTarget t) {
+        synchronized (cacheLock) {
+            Set<String> nqns = new HashSet<>();
+            Set<Namespace> liveNamespaces = Collections.newSetFromMap(new IdentityHashMap<>());
+            for (Subsystem s : subsystems(t)) {
+                nqns.add(s.nqn());
+                subsystem(s.nqn());
+                liveNamespaces.addAll(s.namespaces());
             }
-            return gone;
-        });
-        byNamespace.keySet().removeIf(ns -> !liveNamespaces.contains(ns));
-        Set<NamespaceMeters> used = Collections.newSetFromMap(new IdentityHashMap<>());
-        used.addAll(byNamespace.values());
-        byKey.values().removeIf(m -> {
-            boolean gone = !used.contains(m);
-            if (gone) {
-                m.remove();
-            }
-            return gone;
-        });
+            bySubsystem.entrySet().removeIf(e -> {
+                boolean gone = !nqns.contains(e.getKey());
+                if (gone) {
+                    e.getValue().remove();
+                }
+                return gone;
+            });
+            byNamespace.keySet().removeIf(ns -> !liveNamespaces.contains(ns));
+            Set<NamespaceMeters> used = Collections.newSetFromMap(new IdentityHashMap<>());
+            used.addAll(byNamespace.values());
+            byKey.values().removeIf(m -> {
+                boolean gone = !used.contains(m);
+                if (gone) {
+                    m.remove();
+                }
+                return gone;
+            });
+        }
     }
 
     private static int queueCount(Subsystem s) {
@@ -227,7 +243,13 @@ public final class Metrics implements AutoCloseable {
     }
 
     /** First I/O of a namespace object: finds its subsystem and caches its meters. */
-    private synchronized NamespaceMeters resolve(Namespace ns) {
+    private NamespaceMeters resolve(Namespace ns) {
+        synchronized (cacheLock) {
+            return resolveLocked(ns);
+        }
+    }
+
+    private NamespaceMeters resolveLocked(Namespace ns) {
         NamespaceMeters m = byNamespace.get(ns);
         if (m != null) {
             return m;

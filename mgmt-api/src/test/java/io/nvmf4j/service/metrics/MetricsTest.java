@@ -155,10 +155,15 @@ class MetricsTest {
 
     @Test
     void connectionsQueuesAndControllersFollowTheHost() throws Exception {
-        Scrape before = scrape();
+        // other tests' connections close asynchronously: start from none
+        Scrape before = awaitScrape(s -> s.value("nvmf_transport_connections", "transport", "tcp") == 0
+            && s.value("nvmf_subsystem_controllers", SUB, SUBNQN) == 0);
         double open = before.value("nvmf_transport_connections", "transport", "tcp");
         double controllers = before.value("nvmf_subsystem_controllers", SUB, SUBNQN);
         double queues = before.value("nvmf_subsystem_queues", SUB, SUBNQN);
+        assertThat(open).isZero();
+        assertThat(controllers).isZero();
+        assertThat(queues).isZero();
         try (NvmeController c = target.controller(2, 0)) {
             Scrape during = scrape();
             assertThat(during.value("nvmf_transport_connections", "transport", "tcp") - open).isEqualTo(3);
