@@ -72,6 +72,9 @@ final class NamespaceMeters {
                 }
                 writeLatency.record(latencyNanos, TimeUnit.NANOSECONDS);
             }
+            case Opcodes.FABRICS -> {
+                // Disconnect and other fabrics commands on an I/O queue are not I/O; only their errors count
+            }
             default -> others.increment();
         }
         if (!NvmeStatus.isSuccess(status)) {

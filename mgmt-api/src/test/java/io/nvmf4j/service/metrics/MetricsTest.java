@@ -227,6 +227,26 @@ class MetricsTest {
     }
 
     @Test
+    void anIdleTargetIsNotBusy() throws Exception {
+        awaitScrape(s -> s.value("nvmf_transport_connections", "transport", "tcp") == 0);
+        scrape(); // the ratio covers the time since the previous scrape
+        Thread.sleep(300); // the poll group blocks in epoll meanwhile
+        assertThat(scrape().value("nvmf_pollgroup_busy_ratio")).as("busy ratio of an idle poll group").isLessThan(0.2);
+    }
+
+    @Test
+    void fabricsCommandsOnIoQueuesAreNotIo() throws Exception {
+        Scrape before = scrape();
+        try (NvmeController c = target.controller(2, 0)) {
+            assertThat(c.io(1).flush(1).ok()).isTrue();
+        }
+        Scrape after = awaitScrape(s -> s.value("nvmf_transport_connections", "transport", "tcp") == 0);
+        assertThat(commands(after, 1, "other") - commands(before, 1, "other")).isEqualTo(1);
+        assertThat(after.value("nvmf_io_commands_total", SUB, "unknown", NSID, "0", OP, "other"))
+            .as("the Connect commands of the I/O queues").isEqualTo(before.value("nvmf_io_commands_total", SUB, "unknown", NSID, "0", OP, "other"));
+    }
+
+    @Test
     void jvmMetricsArePublished() {
         Scrape s = scrape();
         assertThat(s.names()).contains("jvm_memory_used_bytes", "jvm_threads_live_threads", "process_cpu_usage",
