@@ -42,7 +42,7 @@ public final class Main implements Callable<Integer> {
         Path file = configFile != null ? configFile : dir.resolve("config.json");
         Service service;
         try {
-            service = Service.start(dir, file, () -> "");
+            service = Service.start(dir, file);
         } catch (ConfigException e) {
             System.err.println("nvmf4j-target: " + file + ": " + e.getMessage());
             return 2;

@@ -10,6 +10,7 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.service.api.ApiServer;
 import io.nvmf4j.service.api.ApiToken;
+import io.nvmf4j.service.metrics.Metrics;
 import io.nvmf4j.service.state.ConfigService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,7 +20,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.function.Supplier;
 
 /**
  * The running service: the target restored from the config file, the config service that persists
@@ -29,13 +29,15 @@ public final class Service implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Service.class);
 
     private final NvmfTarget target;
+    private final Metrics metrics;
     private final ConfigService config;
     private final ApiServer api;
     private final ApiToken token;
     private volatile boolean ready;
 
-    private Service(NvmfTarget target, ConfigService config, ApiServer api, ApiToken token) {
+    private Service(NvmfTarget target, Metrics metrics, ConfigService config, ApiServer api, ApiToken token) {
         this.target = target;
+        this.metrics = metrics;
         this.config = config;
         this.api = api;
         this.token = token;
@@ -43,13 +45,20 @@ public final class Service implements AutoCloseable {
 
     /**
      * Loads {@code configFile} (writing the embedded default there when absent), starts the target and
-     * the API. Throws {@link io.nvmf4j.config.ConfigException} for an unusable document.
-     *
-     * @param metrics Prometheus text for {@code /metrics}
+     * the API, with Micrometer metrics of the data path served at {@code /metrics}. Throws
+     * {@link io.nvmf4j.config.ConfigException} for an unusable document.
      */
-    public static Service start(Path stateDir, Path configFile, Supplier<String> metrics) throws IOException {
+    public static Service start(Path stateDir, Path configFile) throws IOException {
         TargetConfig c = loadOrCreate(configFile);
-        NvmfTarget target = NvmfTarget.start(c);
+        Metrics metrics = new Metrics();
+        NvmfTarget target;
+        try {
+            target = NvmfTarget.start(c, metrics.observer());
+        } catch (IOException | RuntimeException e) {
+            metrics.close();
+            throw e;
+        }
+        metrics.bind(target);
         ConfigService config = new ConfigService(target, configFile);
         ApiServer api = null;
         ApiToken token = null;
@@ -58,14 +67,15 @@ public final class Service implements AutoCloseable {
             ApiConfig a = c.api;
             if (a.port != 0) {
                 token = ApiToken.resolve(a, stateDir, configFile);
-                api = ApiServer.start(a, token, config, metrics, () -> self[0] != null && self[0].ready);
+                api = ApiServer.start(a, token, config, metrics::scrape, () -> self[0] != null && self[0].ready);
             }
         } catch (IOException | RuntimeException e) {
             config.close();
             target.close();
+            metrics.close();
             throw e;
         }
-        self[0] = new Service(target, config, api, token);
+        self[0] = new Service(target, metrics, config, api, token);
         self[0].ready = true;
         return self[0];
     }
@@ -147,5 +157,6 @@ public final class Service implements AutoCloseable {
         }
         config.close();
         target.close();
+        metrics.close();
     }
 }

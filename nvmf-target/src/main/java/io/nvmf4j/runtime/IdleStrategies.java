@@ -69,31 +69,44 @@ public final class IdleStrategies {
      * between passes that found nothing to do as idle (busy ratio = 1 - idle / wall time).
      */
     public abstract static class Accounting implements SelectStrategy {
+        private static final VarHandle VERSION;
         private static final VarHandle IDLE;
+        private static final VarHandle IDLE_SINCE;
+        private static final long NOT_IDLE = Long.MIN_VALUE;
 
         static {
             try {
-                IDLE = MethodHandles.lookup().findVarHandle(Accounting.class, "idleNanos", long.class);
+                MethodHandles.Lookup l = MethodHandles.lookup();
+                VERSION = l.findVarHandle(Accounting.class, "version", long.class);
+                IDLE = l.findVarHandle(Accounting.class, "idleNanos", long.class);
+                IDLE_SINCE = l.findVarHandle(Accounting.class, "idleSinceNanos", long.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
-        private long lastPass = System.nanoTime();
-        private boolean lastPassIdle;
+        // Written by the event loop only, at the transitions between work and idle; read by any thread
+        // through idleNanos() as a seqlock (odd version = update in progress).
+        @SuppressWarnings("unused") // through VERSION
+        private long version;
         @SuppressWarnings("unused") // through IDLE
         private long idleNanos;
+        /** Start of the idle stretch in progress (the loop may be blocked in epoll), or NOT_IDLE. */
+        @SuppressWarnings("unused") // through IDLE_SINCE
+        private long idleSinceNanos = NOT_IDLE;
+        private boolean idle;
 
         @Override
         public final int calculateStrategy(IntSupplier selectNow, boolean hasTasks) throws Exception {
             long now = System.nanoTime();
-            if (lastPassIdle) {
-                IDLE.setOpaque(this, (long) IDLE.getOpaque(this) + (now - lastPass));
-            }
-            lastPass = now;
             int ready = selectNow.get();
             boolean work = ready > 0 || hasTasks;
-            lastPassIdle = !work;
+            if (work && idle) {
+                publish((long) IDLE.getOpaque(this) + (now - (long) IDLE_SINCE.getOpaque(this)), NOT_IDLE);
+            } else if (!work && !idle) {
+                publish((long) IDLE.getOpaque(this), now);
+            }
+            idle = !work;
             if (work) {
                 workDone();
                 return ready;
@@ -101,9 +114,30 @@ public final class IdleStrategies {
             return whenIdle(now);
         }
 
-        /** Nanoseconds this event loop has spent without work, readable from any thread. */
+        private void publish(long idleTotal, long idleSince) {
+            long v = (long) VERSION.getOpaque(this);
+            VERSION.setOpaque(this, v + 1);
+            VarHandle.storeStoreFence();
+            IDLE.setOpaque(this, idleTotal);
+            IDLE_SINCE.setOpaque(this, idleSince);
+            VERSION.setRelease(this, v + 2);
+        }
+
+        /**
+         * Nanoseconds this event loop has spent without work, readable from any thread. Includes the idle
+         * stretch in progress, so a loop blocked in epoll for a whole sampling interval counts as idle.
+         */
         public final long idleNanos() {
-            return (long) IDLE.getOpaque(this);
+            while (true) {
+                long v = (long) VERSION.getAcquire(this);
+                long total = (long) IDLE.getOpaque(this);
+                long since = (long) IDLE_SINCE.getOpaque(this);
+                VarHandle.loadLoadFence();
+                if ((v & 1) == 0 && v == (long) VERSION.getOpaque(this)) {
+                    return since == NOT_IDLE ? total : total + Math.max(0, System.nanoTime() - since);
+                }
+                Thread.onSpinWait();
+            }
         }
 
         /** A pass found work. */

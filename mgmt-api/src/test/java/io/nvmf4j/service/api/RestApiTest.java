@@ -316,10 +316,12 @@ class RestApiTest {
     }
 
     @Test
-    void metricsServeTheSuppliedTextWithoutBlockingOnTheToken() {
+    void metricsAreServedInPrometheusText() {
         Res r = http.get("/metrics");
         assertThat(r.status()).isEqualTo(200);
         assertThat(r.header("Content-Type")).isEqualTo("text/plain; version=0.0.4");
+        assertThat(r.body()).contains("nvmf_transport_connections", "nvmf_pollgroup_busy_ratio",
+            "nvmf_subsystem_namespaces", "jvm_memory_used_bytes");
     }
 
     @Test

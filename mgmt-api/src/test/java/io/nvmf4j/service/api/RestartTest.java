@@ -42,7 +42,7 @@ class RestartTest {
             ok(h.patch("/api/v1/bdevs/n1", "{\"numBlocks\":2000}"));
             before = h.get("/api/v1/config").json();
         }
-        try (TestService t = TestService.restart(dir, () -> "")) {
+        try (TestService t = TestService.restart(dir)) {
             assertThat(t.service.apiToken().value()).as("token file reused").isEqualTo(token);
             JsonNode after = t.http.get("/api/v1/config").json();
             assertThat(after).isEqualTo(before);

@@ -13,7 +13,6 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 /** The service in-process on a temporary state directory, free ports picked at runtime. */
 public final class TestService implements AutoCloseable {
@@ -55,13 +54,13 @@ public final class TestService implements AutoCloseable {
         customize.accept(c);
         Path file = dir.resolve("config.json");
         ConfigStore.save(file, c);
-        return restart(dir, () -> "");
+        return restart(dir);
     }
 
     /** Starts from whatever config.json in {@code dir} holds. */
-    public static TestService restart(Path dir, Supplier<String> metrics) throws IOException {
+    public static TestService restart(Path dir) throws IOException {
         Path file = dir.resolve("config.json");
-        Service s = Service.start(dir, file, metrics);
+        Service s = Service.start(dir, file);
         return new TestService(s, dir, file, s.target().config().subsystems.isEmpty() ? -1
             : s.target().listeners().values().iterator().next().getPort());
     }

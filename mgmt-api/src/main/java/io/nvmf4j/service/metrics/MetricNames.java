@@ -1,0 +1,57 @@
+package io.nvmf4j.service.metrics;
+
+/**
+ * Micrometer meter names and tag keys. The Prometheus names (dots become underscores, counters get
+ * {@code _total}, timers {@code _seconds}) are given beside each; the Grafana dashboard queries those.
+ */
+public final class MetricNames {
+    /** {@code nvmf_io_commands_total{subsystem,nsid,op="read|write|other"}}. */
+    public static final String IO_COMMANDS = "nvmf.io.commands";
+    /** {@code nvmf_io_bytes_total{subsystem,nsid,op="read|write"}}: data bytes of successful commands. */
+    public static final String IO_BYTES = "nvmf.io.bytes";
+    /** {@code nvmf_io_latency_seconds_{bucket,count,sum,max}{subsystem,nsid,op="read|write"}}. */
+    public static final String IO_LATENCY = "nvmf.io.latency";
+    /** {@code nvmf_io_errors_total{subsystem,nsid,status="<sct>/0x<sc>"}}. */
+    public static final String IO_ERRORS = "nvmf.io.errors";
+    /** {@code nvmf_admin_errors_total{subsystem,status}}: admin commands completed with an error. */
+    public static final String ADMIN_ERRORS = "nvmf.admin.errors";
+    /** {@code nvmf_keepalive_expired_total{subsystem}}: controllers torn down by their keep-alive timer. */
+    public static final String KEEPALIVE_EXPIRED = "nvmf.keepalive.expired";
+
+    /** {@code nvmf_transport_connections{transport}}: open transport connections (gauge). */
+    public static final String TRANSPORT_CONNECTIONS = "nvmf.transport.connections";
+    /** {@code nvmf_transport_queues_connected_total{transport,queue="admin|io"}}: successful Connects. */
+    public static final String TRANSPORT_QUEUES_CONNECTED = "nvmf.transport.queues.connected";
+    /** {@code nvmf_transport_errors_total{transport,fes}}: fatal transport errors (TCP: C2HTermReq FES). */
+    public static final String TRANSPORT_ERRORS = "nvmf.transport.errors";
+
+    /** {@code nvmf_subsystem_controllers{subsystem}} (gauge; the discovery NQN included). */
+    public static final String SUBSYSTEM_CONTROLLERS = "nvmf.subsystem.controllers";
+    /** {@code nvmf_subsystem_queues{subsystem}}: admin + I/O queues of its live controllers (gauge). */
+    public static final String SUBSYSTEM_QUEUES = "nvmf.subsystem.queues";
+    /** {@code nvmf_subsystem_namespaces{subsystem}} (gauge). */
+    public static final String SUBSYSTEM_NAMESPACES = "nvmf.subsystem.namespaces";
+    /** {@code nvmf_pollgroup_busy_ratio}: share of poll-group time spent working since the last scrape. */
+    public static final String POLLGROUP_BUSY_RATIO = "nvmf.pollgroup.busy.ratio";
+
+    public static final String TAG_SUBSYSTEM = "subsystem";
+    public static final String TAG_NSID = "nsid";
+    public static final String TAG_OP = "op";
+    public static final String TAG_STATUS = "status";
+    public static final String TAG_TRANSPORT = "transport";
+    public static final String TAG_QUEUE = "queue";
+    public static final String TAG_FES = "fes";
+
+    public static final String OP_READ = "read";
+    public static final String OP_WRITE = "write";
+    public static final String OP_OTHER = "other";
+
+    /**
+     * Subsystem tag of I/O whose namespace the engine did not resolve (an invalid nsid, or I/O that arrived
+     * before {@link Metrics#bind}); never a real NQN, which starts with {@code nqn.}.
+     */
+    public static final String UNKNOWN_SUBSYSTEM = "unknown";
+
+    private MetricNames() {
+    }
+}

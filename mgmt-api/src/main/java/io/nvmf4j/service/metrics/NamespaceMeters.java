@@ -1,0 +1,92 @@
+package io.nvmf4j.service.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.nvme.Opcodes;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The meters of one namespace ({@code subsystem}, {@code nsid}), resolved once when the namespace is first
+ * seen, so that {@link #record} only increments: no tag list, string or boxed value per I/O.
+ *
+ * <p>{@link #record} runs on poll-group threads (any of them, concurrently); the meters are thread-safe.
+ * Error counters are created on the first error with that status and kept in a table indexed by SCT and SC.
+ */
+final class NamespaceMeters {
+    private final MeterRegistry registry;
+    private final Tags tags;
+    private final Counter reads;
+    private final Counter writes;
+    private final Counter others;
+    private final Counter bytesRead;
+    private final Counter bytesWritten;
+    private final Timer readLatency;
+    private final Timer writeLatency;
+    private final StatusCounters errors;
+
+    NamespaceMeters(MeterRegistry registry, String subsystem, String nsid) {
+        this.registry = registry;
+        this.tags = Tags.of(MetricNames.TAG_SUBSYSTEM, subsystem, MetricNames.TAG_NSID, nsid);
+        this.reads = command(MetricNames.OP_READ);
+        this.writes = command(MetricNames.OP_WRITE);
+        this.others = command(MetricNames.OP_OTHER);
+        this.bytesRead = bytes(MetricNames.OP_READ);
+        this.bytesWritten = bytes(MetricNames.OP_WRITE);
+        this.readLatency = Metrics.latencyTimer(registry, tags.and(MetricNames.TAG_OP, MetricNames.OP_READ));
+        this.writeLatency = Metrics.latencyTimer(registry, tags.and(MetricNames.TAG_OP, MetricNames.OP_WRITE));
+        this.errors = new StatusCounters(registry, MetricNames.IO_ERRORS, "I/O commands completed with an error, by status",
+            tags);
+    }
+
+    private Counter command(String op) {
+        return Counter.builder(MetricNames.IO_COMMANDS).description("I/O commands completed")
+            .tags(tags).tag(MetricNames.TAG_OP, op).register(registry);
+    }
+
+    private Counter bytes(String op) {
+        return Counter.builder(MetricNames.IO_BYTES).description("data bytes moved by successful reads and writes")
+            .baseUnit("bytes").tags(tags).tag(MetricNames.TAG_OP, op).register(registry);
+    }
+
+    /** One completed I/O command; poll-group thread, allocation-free once the status was seen before. */
+    void record(int opcode, int bytes, long latencyNanos, int status) {
+        switch (opcode) {
+            case Opcodes.IO_READ -> {
+                reads.increment();
+                if (bytes > 0) {
+                    bytesRead.increment(bytes);
+                }
+                readLatency.record(latencyNanos, TimeUnit.NANOSECONDS);
+            }
+            case Opcodes.IO_WRITE -> {
+                writes.increment();
+                if (bytes > 0) {
+                    bytesWritten.increment(bytes);
+                }
+                writeLatency.record(latencyNanos, TimeUnit.NANOSECONDS);
+            }
+            case Opcodes.FABRICS -> {
+                // Disconnect and other fabrics commands on an I/O queue are not I/O; only their errors count
+            }
+            default -> others.increment();
+        }
+        if (!NvmeStatus.isSuccess(status)) {
+            errors.increment(status);
+        }
+    }
+
+    /** Unregisters every meter (the namespace is gone). */
+    void remove() {
+        List<Meter> all = new ArrayList<>(List.of(reads, writes, others, bytesRead, bytesWritten, readLatency,
+            writeLatency));
+        all.forEach(registry::remove);
+        errors.remove();
+    }
+}

@@ -1,0 +1,68 @@
+package io.nvmf4j.service.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/** The meters of one transport ({@code transport="tcp"}): open connections, Connects, fatal errors by FES. */
+final class TransportMeters {
+    private static final int FES_TABLE = 256;
+
+    private final MeterRegistry registry;
+    private final Tags tags;
+    private final AtomicLong open = new AtomicLong();
+    private final Counter adminQueues;
+    private final Counter ioQueues;
+    private final AtomicReferenceArray<Counter> errorsByFes = new AtomicReferenceArray<>(FES_TABLE);
+
+    TransportMeters(MeterRegistry registry, String transport) {
+        this.registry = registry;
+        this.tags = Tags.of(MetricNames.TAG_TRANSPORT, transport);
+        Gauge.builder(MetricNames.TRANSPORT_CONNECTIONS, open, AtomicLong::get).description("open transport connections")
+            .tags(tags).strongReference(true).register(registry);
+        this.adminQueues = queues("admin");
+        this.ioQueues = queues("io");
+    }
+
+    private Counter queues(String kind) {
+        return Counter.builder(MetricNames.TRANSPORT_QUEUES_CONNECTED).description("queues bound to a controller by Connect")
+            .tags(tags).tag(MetricNames.TAG_QUEUE, kind).register(registry);
+    }
+
+    void opened() {
+        open.incrementAndGet();
+    }
+
+    void closed() {
+        open.decrementAndGet();
+    }
+
+    void queueConnected(int qid) {
+        (qid == 0 ? adminQueues : ioQueues).increment();
+    }
+
+    void error(int fes) {
+        int i = fes & 0xFFFF;
+        Counter c = i < FES_TABLE ? errorsByFes.get(i) : null;
+        if (c == null) {
+            c = createError(i);
+        }
+        c.increment();
+    }
+
+    private synchronized Counter createError(int fes) {
+        Counter c = fes < FES_TABLE ? errorsByFes.get(fes) : null;
+        if (c == null) {
+            c = Counter.builder(MetricNames.TRANSPORT_ERRORS).description("fatal transport errors, by FES")
+                .tags(tags).tag(MetricNames.TAG_FES, String.format("0x%02x", fes)).register(registry);
+            if (fes < FES_TABLE) {
+                errorsByFes.set(fes, c);
+            }
+        }
+        return c;
+    }
+}
