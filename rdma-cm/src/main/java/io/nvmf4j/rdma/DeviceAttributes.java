@@ -58,6 +58,7 @@ public final class DeviceAttributes {
         return (int) get("max_mr");
     }
 
+    /** Unsigned (UINT64_MAX, i.e. -1, on soft-RoCE). */
     public long maxMrSize() {
         return get("max_mr_size");
     }
@@ -120,7 +121,7 @@ public final class DeviceAttributes {
     public String toString() {
         return "max_qp_wr=" + maxQpWr() + " max_qp_rd_atom=" + maxQpRdAtom() + " max_qp_init_rd_atom="
                 + maxQpInitRdAtom() + " max_srq_wr=" + maxSrqWr() + " max_sge=" + maxSge() + " max_cqe="
-                + maxCqe() + " max_mr_size=" + maxMrSize() + " send_with_inv=" + supportsSendWithInvalidate()
+                + maxCqe() + " max_mr_size=" + Long.toUnsignedString(maxMrSize()) + " send_with_inv=" + supportsSendWithInvalidate()
                 + " mw=" + supportsMemoryWindows() + " cap_flags=0x" + Long.toHexString(deviceCapFlags());
     }
 }

@@ -95,9 +95,12 @@ public final class SelfTest {
             check(p.acceptedLength >= 32, "accept private data length " + p.acceptedLength);
             check(p.hostInitiatorDepthSeen >= 1, "target saw initiator_depth " + p.hostInitiatorDepthSeen);
             check(RdmaCm.address(p.target.id, true) != null, "peer address");
-            check(RdmaCm.disconnect(p.host.id) == 0, "disconnect");
-            p.host.await(RdmaCm.EVENT_DISCONNECTED).ack();
+            // the host's DREQ reaches the target as DISCONNECTED; the target's own disconnect
+            // answers it (DREP), and only then does the host see DISCONNECTED
+            check(RdmaCm.disconnect(p.host.id) == 0, "host disconnect");
             p.target.await(RdmaCm.EVENT_DISCONNECTED).ack();
+            check(RdmaCm.disconnect(p.target.id) == 0, "target disconnect");
+            p.host.await(RdmaCm.EVENT_DISCONNECTED).ack();
         }
     }
 
@@ -171,6 +174,7 @@ public final class SelfTest {
                 t.arena.buffer().put(13 * BUF + i, (byte) ~(i * 7));
             }
             t.arena.buffer().put(14 * BUF, (byte) 0x5a);
+            p.host.recvs.set(0, 500, p.host.arena.address() + 15 * BUF, BUF, p.host.lkey);
             check(Verbs.postRecv(p.host.qp, p.host.recvs, 0, 1) == 1, "host recv");
             t.sends.setRdmaWrite(1, 201, t.arena.address() + 13 * BUF, BUF, t.lkey, hostRemote + BUF, p.host.rkey, 0);
             t.sends.setSend(2, 202, t.arena.address() + 14 * BUF, 16, t.lkey, Verbs.SEND_SIGNALED);
@@ -178,7 +182,8 @@ public final class SelfTest {
             long[] sent = t.poll(1).get(0);
             check(sent[0] == 202 && sent[2] == Verbs.WC_SEND, "send completion " + wcText(sent));
             long[] got = p.host.poll(1).get(0);
-            check(got[2] == Verbs.WC_RECV && got[3] == 16, "host recv " + wcText(got));
+            check(got[0] == 500 && got[2] == Verbs.WC_RECV && got[3] == 16, "host recv " + wcText(got));
+            check(hostMem.get(15 * BUF) == 0x5a, "sent byte");
             for (int i = 0; i < BUF; i++) {
                 check(hostMem.get(9 * BUF + i) == (byte) ~(i * 7), "written byte " + i);
             }
