@@ -7,6 +7,8 @@
 #   ./dev.sh test                                     every test: unit + loopback (mvn verify), then
 #                                                     the QEMU end-to-end suite (e2e/run.sh)
 #   ./dev.sh build                                    build only (mgmt-api/target/{classes,lib})
+#   ./dev.sh setup                                    install the build's packages only (JDK, Maven,
+#                                                     gcc, libibverbs-dev, librdmacm-dev)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -26,6 +28,25 @@ setup_build_tools() {
   fi
 }
 
+# gcc and the verbs/rdmacm headers for rdma-cm's JNI library, from Debian's packages when missing.
+# (The libraries themselves come with the -dev packages; no RDMA device is needed to build.)
+setup_native_tools() {
+  local missing=()
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+  [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)
+  [ -f /usr/include/rdma/rdma_cma.h ] || missing+=(librdmacm-dev)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "dev.sh: installing ${missing[*]}" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+
+setup() {
+  setup_build_tools
+  setup_native_tools
+}
+
 mvn_cmd() {
   mvn -B -ntp "$@"
 }
@@ -34,22 +55,25 @@ cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   build)
-    setup_build_tools
+    setup
     mvn_cmd -q -DskipTests package
     ;;
   run)
-    setup_build_tools
+    setup
     mvn_cmd -q -DskipTests package
     exec bin/nvmf4j-target "$@"
     ;;
+  setup)
+    setup
+    ;;
   test)
-    setup_build_tools
+    setup
     mvn_cmd verify
     # the Linux host in a QEMU guest against the service just built (installs its own packages)
     e2e/run.sh --quiet --no-build
     ;;
   *)
-    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
