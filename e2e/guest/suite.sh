@@ -26,6 +26,8 @@ SVC_LOG=$RES/nvmf4j-service.log
 SVC_START_TIMEOUT=180
 NVMF4J_RDMA_REASON="nvmf4j RDMA transport not implemented yet (issue 5)"
 mkdir -p "$WORK"
+# a tmpfs of its own: nvmet's file backend takes the block size from the filesystem (9p/overlay report 1)
+mountpoint -q "$WORK" || mount -t tmpfs -o mode=0755 tmpfs "$WORK"
 declare -a NS_BLOCKS NS_BS NS_NGUID NS_UUID
 declare -A DEV
 
@@ -187,6 +189,13 @@ svc_start() { # check-name : starts the service, PASS when its TCP listener acce
     fi
     if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
       fail "$1" "127.0.0.1:$NVMF4J_PORT not accepting ${SVC_START_TIMEOUT}s after start"; return 1
+    fi
+    sleep 0.2
+  done
+  # ready once it has announced its listeners (after the management API is up)
+  until grep -q 'nvme connect' <(sed -n "$(grep -n '^=====' "$SVC_LOG" | tail -n 1 | cut -d: -f1),\$p" "$SVC_LOG"); do
+    if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
+      fail "$1" "no listener announcement in the service log ${SVC_START_TIMEOUT}s after start"; return 1
     fi
     sleep 0.2
   done
