@@ -45,8 +45,9 @@ final class BdevCommands extends Group {
             for (JsonNode b : bdevs) {
                 long blocks = b.path("numBlocks").asLong();
                 int block = b.path("blockSize").asInt();
-                t.row(b.get("name"), b.get("type"), block, blocks, Table.size(blocks * block), b.get("usedBy"),
-                    b.get("path"));
+                String size = blocks == 0 && "file".equals(b.path("type").asText()) ? "file size"
+                    : Table.size(blocks * block);
+                t.row(b.get("name"), b.get("type"), block, blocks, size, b.get("usedBy"), b.get("path"));
             }
             t.print(out());
             return 0;
