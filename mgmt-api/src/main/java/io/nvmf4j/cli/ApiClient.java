@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509TrustManager;
 import java.io.IOException;
@@ -107,6 +108,11 @@ final class ApiClient {
             throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + ": "
                 + (e.getMessage() == null ? "connection refused" : e.getMessage())
                 + " (is the service running? check --url)");
+        } catch (SSLException e) {
+            String why = e.getMessage() != null && e.getMessage().contains("PKIX")
+                ? "the certificate is not trusted" : "TLS failed" + reason(e);
+            throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + ": " + why
+                + " (a self-signed test certificate needs --insecure)");
         } catch (IOException e) {
             throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + reason(e));
         } catch (InterruptedException e) {
@@ -187,7 +193,8 @@ final class ApiClient {
 
     /** --insecure: accepts any certificate and any host name (testing against a self-signed certificate). */
     private static SSLContext trustAll() {
-        // read by the JDK's HTTP client when its first client is built: no host name check either
+        // no host name check either; the JDK's HTTP client reads this once, when its first client is built,
+        // which in nvmfctl is this one
         System.setProperty("jdk.internal.httpclient.disableHostnameVerification", "true");
         TrustManager[] all = {new X509TrustManager() {
             @Override
