@@ -8,7 +8,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -38,7 +37,7 @@ public final class Main implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Path dir = stateDir != null ? stateDir : defaultStateDir();
+        Path dir = stateDir != null ? stateDir : StateDir.defaultDir();
         Path file = configFile != null ? configFile : dir.resolve("config.json");
         Service service;
         try {
@@ -59,16 +58,5 @@ public final class Main implements Callable<Integer> {
         service.announce();
         stopped.await();
         return 0;
-    }
-
-    static Path defaultStateDir() {
-        boolean root;
-        try {
-            root = ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            root = "root".equals(System.getProperty("user.name"));
-        }
-        return root ? Path.of("/var/lib/nvmf4j")
-            : Path.of(System.getProperty("user.home"), ".local", "state", "nvmf4j");
     }
 }

@@ -1,0 +1,221 @@
+package io.nvmf4j.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+
+/**
+ * The REST API of docs/rest-api.md over {@link HttpClient} (HTTP/1.1). Every call answers the parsed
+ * JSON body (null for 204) or throws a {@link CliException} carrying the API's error message and field
+ * (4xx → exit 1), or "cannot connect" / the 5xx reason (exit 3).
+ */
+final class ApiClient {
+    static final String V1 = "/api/v1";
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(120);
+
+    private final ObjectMapper mapper;
+    private final String base;
+    private final String token;
+    private final String tokenHint;
+    private final HttpClient client;
+
+    /**
+     * @param tokenHint where nvmfctl looked for a token, added to a 401 message; null when a token was given
+     * @param insecure  TLS without certificate or host name verification
+     */
+    ApiClient(ObjectMapper mapper, String url, String token, String tokenHint, boolean insecure) {
+        this.mapper = mapper;
+        this.base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+        this.token = token;
+        this.tokenHint = tokenHint;
+        HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(CONNECT_TIMEOUT);
+        if (insecure) {
+            b.sslContext(trustAll());
+        }
+        this.client = b.build();
+    }
+
+    /** A path segment (NQN, host NQN, address) URL-encoded for the API's paths. */
+    static String seg(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    String url() {
+        return base;
+    }
+
+    JsonNode get(String path) {
+        return send("GET", path, null);
+    }
+
+    JsonNode post(String path, Object body) {
+        return send("POST", path, body);
+    }
+
+    JsonNode put(String path, Object body) {
+        return send("PUT", path, body);
+    }
+
+    JsonNode patch(String path, Object body) {
+        return send("PATCH", path, body);
+    }
+
+    JsonNode delete(String path) {
+        return send("DELETE", path, null);
+    }
+
+    /** A call whose answer is returned whatever its status (health answers 503 with a body). */
+    Response exchange(String method, String path, Object body) {
+        HttpRequest.Builder b;
+        try {
+            b = HttpRequest.newBuilder(URI.create(base + path)).timeout(REQUEST_TIMEOUT);
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("bad --url " + base + ": " + e.getMessage());
+        }
+        if (body == null) {
+            b.method(method, HttpRequest.BodyPublishers.noBody());
+        } else {
+            b.method(method, HttpRequest.BodyPublishers.ofString(json(body))).header("Content-Type", "application/json");
+        }
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        try {
+            HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            return new Response(r.statusCode(), r.body());
+        } catch (HttpConnectTimeoutException e) {
+            throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + ": timed out"
+                + " (is the service running? check --url)");
+        } catch (ConnectException e) {
+            throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + ": "
+                + (e.getMessage() == null ? "connection refused" : e.getMessage())
+                + " (is the service running? check --url)");
+        } catch (SSLException e) {
+            String why = e.getMessage() != null && e.getMessage().contains("PKIX")
+                ? "the certificate is not trusted" : "TLS failed" + reason(e);
+            throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + ": " + why
+                + " (a self-signed test certificate needs --insecure)");
+        } catch (IOException e) {
+            throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + reason(e));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CliException(CliException.UNAVAILABLE, "interrupted while waiting for " + base);
+        }
+    }
+
+    private JsonNode send(String method, String path, Object body) {
+        Response r = exchange(method, path, body);
+        if (r.status >= 200 && r.status < 300) {
+            return r.json(mapper);
+        }
+        throw failure(r);
+    }
+
+    /** The API's error as a CliException: its message, its field when the message does not start with it. */
+    CliException failure(Response r) {
+        String error = null;
+        String field = null;
+        try {
+            JsonNode j = r.json(mapper);
+            if (j != null && j.hasNonNull("error")) {
+                error = j.get("error").asText();
+                field = j.hasNonNull("field") ? j.get("field").asText() : null;
+            }
+        } catch (CliException notJson) {
+            // fall through to the status line
+        }
+        if (error == null) {
+            error = "HTTP " + r.status + (r.body.isBlank() ? "" : ": " + firstLine(r.body));
+        }
+        if (field != null && !error.startsWith(field)) {
+            error = error + " (field " + field + ")";
+        }
+        if (r.status == 401 && tokenHint != null) {
+            error = error + "; " + tokenHint;
+        }
+        int code = r.status >= 500 ? CliException.UNAVAILABLE : CliException.API;
+        return new CliException(code, error);
+    }
+
+    private String json(Object body) {
+        try {
+            return body instanceof String s ? s : mapper.writeValueAsString(body);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String reason(Exception e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getMessage() == null) {
+            t = t.getCause();
+        }
+        return t.getMessage() == null ? ": " + t.getClass().getSimpleName() : ": " + t.getMessage();
+    }
+
+    private static String firstLine(String s) {
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+
+    /** An answer: status and raw body. */
+    record Response(int status, String body) {
+        JsonNode json(ObjectMapper mapper) {
+            if (body == null || body.isEmpty()) {
+                return null;
+            }
+            try {
+                return mapper.readTree(body);
+            } catch (IOException e) {
+                throw new CliException(CliException.UNAVAILABLE, "the service answered " + status
+                    + " with a body that is not JSON");
+            }
+        }
+    }
+
+    /** --insecure: accepts any certificate and any host name (testing against a self-signed certificate). */
+    private static SSLContext trustAll() {
+        // no host name check either; the JDK's HTTP client reads this once, when its first client is built,
+        // which in nvmfctl is this one
+        System.setProperty("jdk.internal.httpclient.disableHostnameVerification", "true");
+        TrustManager[] all = {new X509TrustManager() {
+            @Override
+            public void checkClientTrusted(X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public X509Certificate[] getAcceptedIssuers() {
+                return new X509Certificate[0];
+            }
+        }};
+        try {
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(null, all, null);
+            return ctx;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

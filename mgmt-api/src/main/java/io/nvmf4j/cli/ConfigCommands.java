@@ -1,0 +1,76 @@
+package io.nvmf4j.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** {@code nvmfctl config}: the whole document ({@code /api/v1/config}). */
+@Command(name = "config", description = "The whole configuration document: export, import.",
+    subcommands = {ConfigCommands.Export.class, ConfigCommands.Import.class})
+final class ConfigCommands extends Group {
+    static final String PATH = ApiClient.V1 + "/config";
+
+    /** A summary line of a document: how many of each object it holds. */
+    static String summary(JsonNode doc) {
+        int namespaces = 0;
+        int listeners = 0;
+        for (JsonNode s : doc.path("subsystems")) {
+            namespaces += s.path("namespaces").size();
+            listeners += s.path("listeners").size();
+        }
+        return doc.path("bdevs").size() + " bdevs, " + doc.path("subsystems").size() + " subsystems, "
+            + namespaces + " namespaces, " + listeners + " listeners, " + doc.path("referrals").size() + " referrals";
+    }
+
+    @Command(name = "export", description = "Print the live document (always JSON), or write it to a file.")
+    static final class Export extends ApiCommand {
+        @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write to FILE instead of stdout.")
+        Path output;
+
+        @Override
+        public Integer call() {
+            JsonNode doc = api().get(PATH);
+            if (output == null) {
+                printJson(doc);
+                return 0;
+            }
+            try {
+                Files.writeString(output, mapper().writerWithDefaultPrettyPrinter().writeValueAsString(doc) + "\n",
+                    StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw CliException.usage("cannot write " + output + ": " + e.getMessage());
+            }
+            done("wrote " + output + ": " + summary(doc));
+            return 0;
+        }
+    }
+
+    @Command(name = "import", description = "Apply a whole document: validated, applied as a whole or not at all.")
+    static final class Import extends ApiCommand {
+        @Parameters(paramLabel = "FILE")
+        Path file;
+
+        @Override
+        public Integer call() {
+            String text;
+            try {
+                text = Files.readString(file, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw CliException.usage("cannot read " + file + ": " + e.getMessage());
+            }
+            JsonNode live = api().put(PATH, text);
+            if (json()) {
+                printJson(live);
+            } else {
+                done("applied " + file + ": " + summary(live));
+            }
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,128 @@
+package io.nvmf4j.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.nvmf4j.config.ConfigException;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code nvmfctl import --nvmetcli FILE [--apply]}: converts an nvmetcli {@code config.json} (see
+ * {@link NvmetcliConverter}) and prints the nvmf4j document, warnings on stderr. With {@code --apply} the
+ * converted bdevs, subsystems and referrals replace the running target's (as {@code nvmetcli restore}
+ * replaces the kernel's), through {@code PUT /api/v1/config}; the live document's cores, idleStrategy,
+ * tcp and api sections are kept, so the API address and token do not change.
+ *
+ * <p>Listeners the target refuses by transport (this build accepts only tcp; rdma comes later) are
+ * dropped from the applied document with a warning naming each, and the rest is applied; the printed
+ * document (without {@code --apply}) keeps them. Any other refusal fails the whole import (exit 1) and
+ * changes nothing.
+ */
+@Command(name = "import", description = {"Convert an nvmetcli config.json (as 'nvmetcli save' writes it) into an "
+    + "nvmf4j document and print it; unsupported parts are warnings on stderr.",
+    "--apply replaces the running target's bdevs, subsystems and referrals with it (cores, tcp and api stay); "
+        + "listeners whose transport the target refuses (rdma in this build) are dropped with a warning."})
+final class ImportCommand extends ApiCommand {
+    private static final Pattern LISTENER_TRANSPORT =
+        Pattern.compile("subsystems\\[(\\d+)]\\.listeners\\[(\\d+)]\\.transport: ([^;]*)");
+
+    @Option(names = "--nvmetcli", required = true, paramLabel = "FILE", description = "nvmetcli config.json.")
+    Path file;
+
+    @Option(names = "--apply", description = "Apply the result to the running target (PUT /api/v1/config).")
+    boolean apply;
+
+    @Option(names = "--block-size", paramLabel = "BYTES", defaultValue = "512",
+        description = "Block size of the file bdevs: 512 or 4096 (default: ${DEFAULT-VALUE}).")
+    int blockSize;
+
+    @Override
+    public Integer call() {
+        if (blockSize != 512 && blockSize != 4096) {
+            throw CliException.usage("--block-size must be 512 or 4096, got " + blockSize);
+        }
+        JsonNode nvmetcli;
+        try {
+            nvmetcli = mapper().readTree(file.toFile());
+        } catch (IOException e) {
+            throw CliException.usage("cannot read " + file + ": " + e.getMessage().lines().findFirst().orElse(""));
+        }
+        NvmetcliConverter.Result r = NvmetcliConverter.convert(nvmetcli, blockSize);
+        r.warnings().forEach(this::warn);
+        if (!apply) {
+            out().print(ConfigStore.toJson(r.config()));
+            out().flush();
+            return 0;
+        }
+        JsonNode live = applyDropping(merge(r.config()));
+        if (json()) {
+            printJson(live);
+        } else {
+            done("applied " + file + ": " + ConfigCommands.summary(live));
+        }
+        return 0;
+    }
+
+    /** The live document with its storage (bdevs, subsystems, referrals) replaced by the converted one. */
+    private TargetConfig merge(TargetConfig converted) {
+        TargetConfig live;
+        try {
+            live = ConfigStore.parse(api().get(ConfigCommands.PATH).toString());
+        } catch (ConfigException e) {
+            throw new CliException(CliException.UNAVAILABLE, "the service answered a document nvmfctl cannot read: "
+                + e.getMessage());
+        }
+        live.bdevs = converted.bdevs;
+        live.subsystems = converted.subsystems;
+        live.referrals = converted.referrals;
+        return live;
+    }
+
+    /** PUT; while the target refuses listeners by transport, drop those (with a warning) and try again. */
+    private JsonNode applyDropping(TargetConfig doc) {
+        while (true) {
+            ApiClient.Response r = api().exchange("PUT", ConfigCommands.PATH, ConfigStore.toJson(doc));
+            if (r.status() == 200) {
+                return r.json(mapper());
+            }
+            List<int[]> refused = r.status() == 400 ? refusedListeners(r, doc) : List.of();
+            if (refused.isEmpty()) {
+                throw api().failure(r);
+            }
+            for (int i = refused.size() - 1; i >= 0; i--) {
+                SubsystemConfig s = doc.subsystems.get(refused.get(i)[0]);
+                ListenerConfig l = s.listeners.remove(refused.get(i)[1]);
+                warn("listener " + l + " of " + s.nqn + " not applied: the target refuses its transport; "
+                    + "it stays in the converted document (nvmfctl import without --apply)");
+            }
+        }
+    }
+
+    /** [subsystem, listener] indexes of non-tcp listeners the validator named, in document order. */
+    private List<int[]> refusedListeners(ApiClient.Response r, TargetConfig doc) {
+        JsonNode body = r.json(mapper());
+        String error = body == null ? "" : body.path("error").asText("");
+        List<int[]> found = new ArrayList<>();
+        Matcher m = LISTENER_TRANSPORT.matcher(error);
+        while (m.find()) {
+            int s = Integer.parseInt(m.group(1));
+            int l = Integer.parseInt(m.group(2));
+            if (s < doc.subsystems.size() && l < doc.subsystems.get(s).listeners.size()
+                && !"tcp".equals(doc.subsystems.get(s).listeners.get(l).transport)) {
+                found.add(new int[] {s, l});
+            }
+        }
+        found.sort((a, b) -> a[0] != b[0] ? Integer.compare(a[0], b[0]) : Integer.compare(a[1], b[1]));
+        return found;
+    }
+}

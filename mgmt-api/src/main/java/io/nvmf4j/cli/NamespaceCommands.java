@@ -1,0 +1,85 @@
+package io.nvmf4j.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code nvmfctl ns}: namespaces of a subsystem ({@code /api/v1/subsystems/{nqn}/namespaces}). */
+@Command(name = "ns", description = "Namespaces of a subsystem: list, add, remove.",
+    subcommands = {NamespaceCommands.List.class, NamespaceCommands.Add.class, NamespaceCommands.Remove.class})
+final class NamespaceCommands extends Group {
+    static String path(String nqn) {
+        return ApiCommand.subsystemPath(nqn) + "/namespaces";
+    }
+
+    @Command(name = "list", description = "List the namespaces of a subsystem.")
+    static final class List extends ApiCommand {
+        @Option(names = "--nqn", required = true, paramLabel = "NQN", description = "The subsystem.")
+        String nqn;
+
+        @Override
+        public Integer call() {
+            JsonNode namespaces = api().get(path(nqn));
+            if (json()) {
+                printJson(namespaces);
+                return 0;
+            }
+            Table t = new Table("NSID", "BDEV", "NGUID", "UUID");
+            namespaces.forEach(n -> t.row(n.get("nsid"), n.get("bdev"), n.get("nguid"), n.get("uuid")));
+            t.print(out());
+            return 0;
+        }
+    }
+
+    @Command(name = "add", description = {"Add a namespace on a block device; connected hosts see it at once.",
+        "Example: nvmfctl ns add --nqn nqn.2026-11.io.nvmf4j:default --bdev m1"})
+    static final class Add extends ApiCommand {
+        @Option(names = "--nqn", required = true, paramLabel = "NQN", description = "The subsystem.")
+        String nqn;
+
+        @Option(names = "--bdev", required = true, paramLabel = "NAME", description = "The block device.")
+        String bdev;
+
+        @Option(names = "--nsid", paramLabel = "N", description = "Namespace ID (default: the lowest free).")
+        Integer nsid;
+
+        @Option(names = "--nguid", paramLabel = "HEX32", description = "NGUID, 32 hex digits (default: generated).")
+        String nguid;
+
+        @Option(names = "--uuid", paramLabel = "UUID", description = "UUID (default: generated).")
+        String uuid;
+
+        @Override
+        public Integer call() {
+            ObjectNode body = object().put("bdev", bdev);
+            if (nsid != null) {
+                body.put("nsid", nsid);
+            }
+            if (nguid != null) {
+                body.put("nguid", nguid.replace("-", ""));
+            }
+            if (uuid != null) {
+                body.put("uuid", uuid);
+            }
+            printOne(api().post(path(nqn), body));
+            return 0;
+        }
+    }
+
+    @Command(name = "remove", description = "Remove a namespace (the block device stays).")
+    static final class Remove extends ApiCommand {
+        @Option(names = "--nqn", required = true, paramLabel = "NQN", description = "The subsystem.")
+        String nqn;
+
+        @Option(names = "--nsid", required = true, paramLabel = "N")
+        int nsid;
+
+        @Override
+        public Integer call() {
+            api().delete(path(nqn) + "/" + nsid);
+            done("removed namespace " + nsid + " from " + nqn);
+            return 0;
+        }
+    }
+}

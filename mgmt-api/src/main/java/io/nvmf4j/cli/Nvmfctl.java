@@ -1,0 +1,169 @@
+package io.nvmf4j.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.service.StateDir;
+import io.nvmf4j.service.api.ApiToken;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code nvmfctl}: the command line over the management REST API (docs/rest-api.md). Global options may
+ * stand before or after the subcommand. Exit codes: 0 done, 1 the API refused (4xx), 2 bad usage,
+ * 3 cannot connect or the service failed (5xx); errors are one line on stderr, never a stack trace.
+ */
+@Command(name = "nvmfctl", mixinStandardHelpOptions = true, version = "nvmfctl 0.1.0",
+    description = "Manage a running nvmf4j target through its REST API.",
+    subcommands = {BdevCommands.class, SubsystemCommands.class, NamespaceCommands.class, HostCommands.class,
+        ListenerCommands.class, ControllerCommands.class, ReferralCommands.class, TransportCommands.class,
+        ConfigCommands.class, HealthCommand.class, ImportCommand.class},
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {"0:done", "1:the API refused the request (4xx: its message is printed)",
+        "2:bad usage", "3:cannot connect to the service, or it failed (5xx)"})
+public final class Nvmfctl implements Callable<Integer> {
+    static final String TOKEN_ENV = "NVMF4J_TOKEN";
+    static final String DEFAULT_URL = "http://127.0.0.1:8420";
+
+    // no picocli defaultValue: an inherited option's default, applied while a subcommand is parsed, would
+    // overwrite a value given before the subcommand
+    @Option(names = "--url", scope = ScopeType.INHERIT, paramLabel = "URL",
+        description = "API base URL (default: " + DEFAULT_URL + ").")
+    String url;
+
+    @Option(names = "--token", scope = ScopeType.INHERIT, paramLabel = "TOKEN",
+        description = "Bearer token (visible to other users in the process list; prefer NVMF4J_TOKEN or --token-file).")
+    String token;
+
+    @Option(names = "--token-file", scope = ScopeType.INHERIT, paramLabel = "FILE",
+        description = "File holding the bearer token.")
+    Path tokenFile;
+
+    @Option(names = "--state-dir", scope = ScopeType.INHERIT, paramLabel = "DIR",
+        description = "The service's state directory; the token is read from DIR/api-token when not given otherwise "
+            + "(default: /var/lib/nvmf4j for root, ~/.local/state/nvmf4j otherwise).")
+    Path stateDir;
+
+    @Option(names = "--json", scope = ScopeType.INHERIT, description = "Print the API's JSON instead of tables.")
+    boolean json;
+
+    @Option(names = "--insecure", scope = ScopeType.INHERIT,
+        description = "HTTPS without verifying the certificate or host name (self-signed test setups only: "
+            + "anyone on the path can read the token).")
+    boolean insecure;
+
+    @Spec
+    CommandSpec spec;
+
+    private final Map<String, String> env;
+    private final ObjectMapper mapper = ConfigStore.mapper();
+    private ApiClient client;
+
+    /** @param env the environment ({@code NVMF4J_TOKEN}); tests pass their own */
+    public Nvmfctl(Map<String, String> env) {
+        this.env = env;
+    }
+
+    public static void main(String[] args) {
+        System.exit(commandLine(System.getenv()).execute(args));
+    }
+
+    /** The command line with nvmfctl's error handling: one line on stderr and the exit code of the failure. */
+    public static CommandLine commandLine(Map<String, String> env) {
+        CommandLine cl = new CommandLine(new Nvmfctl(env));
+        cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            PrintWriter err = cmd.getErr();
+            if (e instanceof CliException c) {
+                err.println("nvmfctl: " + c.getMessage());
+                err.flush();
+                return c.exitCode();
+            }
+            err.println("nvmfctl: unexpected error: " + e);
+            err.flush();
+            return CliException.API;
+        });
+        return cl;
+    }
+
+    @Override
+    public Integer call() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command");
+    }
+
+    ObjectMapper mapper() {
+        return mapper;
+    }
+
+    /** The API client, built on first use from the global options. */
+    ApiClient api() {
+        if (client == null) {
+            String base = url != null ? url : DEFAULT_URL;
+            if (!base.startsWith("http://") && !base.startsWith("https://")) {
+                throw CliException.usage("--url must start with http:// or https://, got " + base);
+            }
+            String[] found = resolveToken();
+            client = new ApiClient(mapper, base, found[0], found[1], insecure);
+        }
+        return client;
+    }
+
+    /**
+     * The token and where it came from: --token, then NVMF4J_TOKEN, then --token-file, then
+     * {@code <state-dir>/api-token}. No token at all is not an error here: health needs none, and the API
+     * answers 401 for the rest (the description then says where nvmfctl looked).
+     */
+    private String[] resolveToken() {
+        if (token != null && !token.isBlank()) {
+            return new String[] {token.trim(), "token from --token"};
+        }
+        String fromEnv = env.get(TOKEN_ENV);
+        if (fromEnv != null && !fromEnv.isBlank()) {
+            return new String[] {fromEnv.trim(), "token from " + TOKEN_ENV};
+        }
+        if (tokenFile != null) {
+            try {
+                return new String[] {read(tokenFile), "token from " + tokenFile};
+            } catch (IOException e) {
+                throw CliException.usage("cannot read --token-file " + tokenFile + ": " + describe(e));
+            }
+        }
+        Path file = (stateDir != null ? stateDir : StateDir.defaultDir()).resolve(ApiToken.FILE_NAME);
+        try {
+            return new String[] {read(file), "token from " + file};
+        } catch (IOException e) {
+            return new String[] {null, "no token: give --token, " + TOKEN_ENV + " or --token-file, or --state-dir "
+                + "of the service (cannot read " + file + ": " + describe(e) + ")"};
+        }
+    }
+
+    private static String read(Path file) throws IOException {
+        String t = Files.readString(file, StandardCharsets.US_ASCII).trim();
+        if (t.isEmpty()) {
+            throw new IOException("empty");
+        }
+        return t;
+    }
+
+    private static String describe(IOException e) {
+        if (e instanceof NoSuchFileException) {
+            return "no such file";
+        }
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        return e.getMessage();
+    }
+}

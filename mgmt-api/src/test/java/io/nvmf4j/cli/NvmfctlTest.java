@@ -1,0 +1,354 @@
+package io.nvmf4j.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.nvmf4j.cli.Cli.Run;
+import io.nvmf4j.service.api.Http;
+import io.nvmf4j.service.api.TestService;
+import io.nvmf4j.testhost.NvmeController;
+import io.nvmf4j.testhost.TcpHostOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static io.nvmf4j.service.api.Http.enc;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * nvmfctl in-process against the service in-process (one for the class; each test uses its own names):
+ * every subcommand's success path with its table and --json output, and the error exit codes.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class NvmfctlTest {
+    private static final String NQN = TestService.NQN;
+
+    @TempDir
+    static Path dir;
+    private static TestService t;
+    private static Cli cli;
+    private static String url;
+
+    @BeforeAll
+    static void start() throws Exception {
+        t = TestService.start(dir.resolve("state"), c -> { });
+        url = "http://127.0.0.1:" + t.service.apiPort();
+        cli = new Cli(Map.of(), "--url", url, "--state-dir", t.dir.toString());
+    }
+
+    @AfterAll
+    static void stop() {
+        t.close();
+    }
+
+    private static Run ok(String... args) {
+        Run r = cli.run(args);
+        assertThat(r.code()).as("%s", r).isZero();
+        assertThat(r.err()).as("%s", r).isEmpty();
+        return r;
+    }
+
+    private static Run fails(int code, String... args) {
+        Run r = cli.run(args);
+        assertThat(r.code()).as("%s", r).isEqualTo(code);
+        assertThat(r.err()).as("%s", r).doesNotContain("Exception").doesNotContain("\tat ");
+        return r;
+    }
+
+    private static JsonNode json(Run r) {
+        return Http.parse(r.out());
+    }
+
+    @Test
+    void health() {
+        assertThat(ok("health").out()).isEqualTo("UP (live: yes, ready: yes) at " + url + "\n");
+        assertThat(json(ok("health", "--json"))).isEqualTo(Http.parse("{\"status\":\"UP\",\"live\":true,\"ready\":true}"));
+    }
+
+    @Test
+    void bdevCreateListGetGrowDelete() {
+        assertThat(ok("bdev", "create", "malloc", "b1", "--size", "1M").out()).isEqualTo("""
+            name       b1
+            type       malloc
+            blockSize  512
+            numBlocks  2048
+            directIo   false
+            usedBy     -
+            """);
+        assertThat(json(ok("--json", "bdev", "create", "null", "b2", "--num-blocks", "100", "--block-size", "4096")))
+            .isEqualTo(Http.parse("{\"name\":\"b2\",\"type\":\"null\",\"blockSize\":4096,\"numBlocks\":100,"
+                + "\"directIo\":false,\"usedBy\":null}"));
+
+        // other tests remove the bdevs they create, so these are all there are
+        assertThat(ok("bdev", "list").out()).isEqualTo("""
+            NAME  TYPE    BLOCK  BLOCKS  SIZE     USED-BY                            PATH
+            m0    malloc  512    2048    1 MiB    nqn.2026-11.io.nvmf4j:rest-test/1  -
+            b1    malloc  512    2048    1 MiB    -                                  -
+            b2    null    4096   100     400 KiB  -                                  -
+            """);
+        JsonNode all = json(ok("bdev", "list", "--json"));
+        assertThat(all.findValuesAsText("name")).contains("m0", "b1", "b2");
+
+        assertThat(ok("bdev", "get", "b1").out()).startsWith("name       b1\ntype       malloc\n");
+        assertThat(ok("bdev", "grow", "b2", "--size", "1M").out()).contains("blockSize  4096\nnumBlocks  256\n");
+        assertThat(json(ok("bdev", "grow", "b2", "--num-blocks", "300", "--json")).get("numBlocks").asLong())
+            .isEqualTo(300);
+        assertThat(ok("bdev", "delete", "b1").out()).isEqualTo("deleted bdev b1\n");
+        assertThat(ok("bdev", "delete", "b2", "--json").out()).isEmpty();
+        assertThat(t.http.get("/api/v1/bdevs/b1").status()).isEqualTo(404);
+    }
+
+    @Test
+    void fileBdevTakesTheFileSize() throws Exception {
+        Path img = dir.resolve("f1.img");
+        try (RandomAccessFile f = new RandomAccessFile(img.toFile(), "rw")) {
+            f.setLength(1 << 20);
+        }
+        Run r = ok("bdev", "create", "file", "f1", "--path", img.toString());
+        assertThat(r.out()).contains("type       file\n").contains("path       " + img + "\n");
+        assertThat(ok("bdev", "list").out()).containsPattern("\nf1 +file +512 +0 +file size +- +" + img + "\n");
+        ok("bdev", "delete", "f1");
+    }
+
+    @Test
+    void subsystemCreateListGetAllowAnyHostDelete() {
+        String nqn = "nqn.2026-11.io.nvmf4j:cli-sub";
+        Run created = ok("subsystem", "create", nqn, "--serial", "SN-CLI-1", "--model", "cli model",
+            "--host", TestService.HOSTNQN, "--max-namespaces", "8");
+        assertThat(created.out()).startsWith("nqn            " + nqn + "\nserial         SN-CLI-1\n"
+            + "model          cli model\nallowAnyHost   false\nhosts          " + TestService.HOSTNQN + "\n"
+            + "maxNamespaces  8\n");
+        String list = ok("subsystem", "list").out();
+        assertThat(list.lines().findFirst().orElseThrow()).matches("NQN +SERIAL +MODEL +ANY-HOST +HOSTS +NAMESPACES +LISTENERS");
+        assertThat(list).containsPattern("\n" + nqn.replace(".", "\\.") + " +SN-CLI-1 +cli model +no +1 +0 +-\n")
+            .containsPattern("\n" + NQN.replace(".", "\\.") + " +\\S+ +nvmf4j +yes +0 +\\d+ +tcp:127\\.0\\.0\\.1:\\d+\n");
+        assertThat(json(ok("subsystem", "list", "--json")).findValuesAsText("nqn")).contains(NQN, nqn);
+
+        assertThat(ok("subsystem", "get", nqn).out()).contains("namespaces     -\n").contains("listeners      -\n");
+        assertThat(json(ok("subsystem", "get", nqn, "--json")).get("serial").asText()).isEqualTo("SN-CLI-1");
+
+        assertThat(ok("subsystem", "allow-any-host", nqn, "yes").out()).isEqualTo(nqn + ": allow any host yes\n");
+        assertThat(json(ok("subsystem", "allow-any-host", nqn, "no", "--json")).get("allowAnyHost").asBoolean()).isFalse();
+        assertThat(ok("subsystem", "delete", nqn).out()).isEqualTo("deleted subsystem " + nqn + "\n");
+        assertThat(t.http.get("/api/v1/subsystems/" + enc(nqn)).status()).isEqualTo(404);
+    }
+
+    @Test
+    void namespaceAddedThroughNvmfctlIsInTheConfigDocument() {
+        ok("bdev", "create", "malloc", "nsb", "--size", "1M");
+        Run added = ok("ns", "add", "--nqn", NQN, "--bdev", "nsb", "--nsid", "20",
+            "--nguid", "0123456789abcdef0123456789abcdef", "--uuid", "3c9e5a52-7f0e-4b8b-9a43-1f7a1e2f9d10");
+        assertThat(added.out()).isEqualTo("""
+            nsid   20
+            bdev   nsb
+            nguid  0123456789abcdef0123456789abcdef
+            uuid   3c9e5a52-7f0e-4b8b-9a43-1f7a1e2f9d10
+            """);
+        JsonNode config = t.http.get("/api/v1/config").json();
+        JsonNode ns = null;
+        for (JsonNode s : config.get("subsystems")) {
+            for (JsonNode n : s.get("namespaces")) {
+                if (s.get("nqn").asText().equals(NQN) && n.get("nsid").asInt() == 20) {
+                    ns = n;
+                }
+            }
+        }
+        assertThat(ns).as("namespace 20 in GET /api/v1/config").isNotNull();
+        assertThat(ns.get("bdev").asText()).isEqualTo("nsb");
+        assertThat(t.fileJson()).contains("\"nsb\"");
+
+        String list = ok("ns", "list", "--nqn", NQN).out();
+        assertThat(list).startsWith("NSID  BDEV  NGUID                             UUID\n")
+            .contains("\n20    nsb   0123456789abcdef0123456789abcdef  3c9e5a52-7f0e-4b8b-9a43-1f7a1e2f9d10\n");
+        assertThat(json(ok("ns", "list", "--nqn", NQN, "--json")).findValuesAsText("bdev")).contains("m0", "nsb");
+        assertThat(ok("ns", "remove", "--nqn", NQN, "--nsid", "20").out())
+            .isEqualTo("removed namespace 20 from " + NQN + "\n");
+        ok("bdev", "delete", "nsb");
+    }
+
+    @Test
+    void hostAddListRemove() {
+        String nqn = "nqn.2026-11.io.nvmf4j:cli-hosts";
+        String host = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000c1";
+        ok("subsystem", "create", nqn);
+        assertThat(ok("host", "add", "--nqn", nqn, host).out()).isEqualTo("allowed host " + host + " on " + nqn + "\n");
+        assertThat(ok("host", "list", "--nqn", nqn).out()).isEqualTo("HOSTNQN\n" + host + "\n");
+        assertThat(json(ok("host", "list", "--nqn", nqn, "--json"))).isEqualTo(Http.parse("[\"" + host + "\"]"));
+        assertThat(ok("host", "remove", "--nqn", nqn, host).out()).isEqualTo("removed host " + host + " from " + nqn + "\n");
+        assertThat(ok("host", "list", "--nqn", nqn).out()).isEqualTo("HOSTNQN\n");
+        ok("subsystem", "delete", nqn);
+    }
+
+    @Test
+    void listenerAddListRemove() {
+        String nqn = "nqn.2026-11.io.nvmf4j:cli-listen";
+        int port = TestService.freePort();
+        ok("subsystem", "create", nqn);
+        assertThat(ok("listener", "add", "--nqn", nqn, "-a", "127.0.0.1", "-s", String.valueOf(port)).out())
+            .isEqualTo("transport  tcp\naddress    127.0.0.1\nport       " + port + "\n");
+        assertThat(ok("listener", "list", "--nqn", nqn).out()).isEqualTo(
+            "TRANSPORT  ADDRESS    PORT\ntcp        127.0.0.1  " + port + "\n");
+        assertThat(json(ok("listener", "list", "--nqn", nqn, "--json"))).isEqualTo(Http.parse(
+            "[{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port + "}]"));
+        assertThat(ok("listener", "remove", "--nqn", nqn, "-t", "tcp", "-a", "127.0.0.1", "-s", String.valueOf(port))
+            .out()).isEqualTo("removed listener tcp:127.0.0.1:" + port + " from " + nqn + "\n");
+        assertThat(ok("listener", "list", "--nqn", nqn).out()).isEqualTo("TRANSPORT  ADDRESS  PORT\n");
+        ok("subsystem", "delete", nqn);
+    }
+
+    @Test
+    void controllerListShowsAConnectedHost() throws Exception {
+        try (NvmeController c = NvmeController.open("127.0.0.1", t.nvmePort, NQN, TestService.HOSTNQN, 15000, 2,
+            TcpHostOptions.DEFAULT)) {
+            String list = ok("controller", "list", "--nqn", NQN).out();
+            assertThat(list.lines().findFirst().orElseThrow()).matches("CNTLID +HOSTNQN +ADDRESS +KATO-MS +IO-QUEUES");
+            assertThat(list).containsPattern("\n\\d+ +" + TestService.HOSTNQN.replace(".", "\\.")
+                + " +127\\.0\\.0\\.1:\\d+ +15000 +2\n");
+            JsonNode j = json(ok("controller", "list", "--nqn", NQN, "--json"));
+            assertThat(j.get(0).get("hostnqn").asText()).isEqualTo(TestService.HOSTNQN);
+            assertThat(j.get(0).get("queues")).hasSize(3);
+        }
+    }
+
+    @Test
+    void referralAddListRemove() {
+        assertThat(ok("referral", "add", "-a", "192.0.2.7", "-s", "8010").out())
+            .isEqualTo("transport  tcp\naddress    192.0.2.7\nport       8010\n");
+        assertThat(ok("referral", "list").out()).contains("TRANSPORT  ADDRESS    PORT\n")
+            .contains("tcp        192.0.2.7  8010\n");
+        assertThat(json(ok("referral", "list", "--json")).findValuesAsText("address")).contains("192.0.2.7");
+        assertThat(ok("referral", "remove", "-a", "192.0.2.7", "-s", "8010").out())
+            .isEqualTo("removed referral tcp:192.0.2.7:8010\n");
+        assertThat(ok("referral", "list", "--json").out()).doesNotContain("192.0.2.7");
+    }
+
+    @Test
+    void transportGetAndSet() {
+        assertThat(ok("transport", "get").out()).contains("tcp.inCapsuleDataSize  ").contains("tcp.maxQueueDepth      ");
+        assertThat(json(ok("transport", "get", "--json")).get("tcp").has("mdtsBytes")).isTrue();
+        Run set = ok("transport", "set", "tcp", "--max-queue-depth", "64");
+        assertThat(set.out()).startsWith("stored; applies at the next start of the service\n")
+            .contains("tcp.maxQueueDepth      64\n");
+        JsonNode j = json(ok("transport", "set", "tcp", "--max-queue-depth", "128", "--json"));
+        assertThat(j.get("restartRequired").asBoolean()).isTrue();
+        assertThat(j.get("tcp").get("maxQueueDepth").asInt()).isEqualTo(128);
+    }
+
+    @Test
+    void configExportAndImport() throws Exception {
+        Run exported = ok("config", "export");
+        assertThat(json(exported)).isEqualTo(t.http.get("/api/v1/config").json());
+        Path file = dir.resolve("export.json");
+        assertThat(ok("config", "export", "-o", file.toString()).out()).startsWith("wrote " + file + ": ");
+        assertThat(Http.parse(Files.readString(file))).isEqualTo(t.http.get("/api/v1/config").json());
+
+        String doc = Files.readString(file).replace("\"referrals\" : [", "\"referrals\" : [ {\"transport\":\"tcp\","
+            + "\"address\":\"192.0.2.99\",\"port\":8009}" + (json(exported).get("referrals").isEmpty() ? "" : ","));
+        Path changed = dir.resolve("import.json");
+        Files.writeString(changed, doc);
+        assertThat(ok("config", "import", changed.toString()).out()).startsWith("applied " + changed + ": ")
+            .contains(" 1 referrals");
+        assertThat(t.http.get("/api/v1/discovery/referrals").body()).contains("192.0.2.99");
+        Files.writeString(changed, Files.readString(file));
+        assertThat(json(ok("config", "import", changed.toString(), "--json")).get("referrals")).isEmpty();
+    }
+
+    @Test
+    void globalOptionsMayFollowTheSubcommand() {
+        Run r = Cli.runBare(Map.of(), "bdev", "get", "m0", "--url", url, "--state-dir", t.dir.toString(), "--json");
+        assertThat(r.code()).as("%s", r).isZero();
+        assertThat(json(r).get("name").asText()).isEqualTo("m0");
+    }
+
+    @Test
+    void tokenPrecedence() throws Exception {
+        String token = t.service.apiToken().value();
+        Path empty = Files.createDirectories(dir.resolve("empty-state"));
+        Path tokenFile = dir.resolve("token");
+        Files.writeString(tokenFile, token + "\n");
+        Path wrongFile = dir.resolve("wrong-token");
+        Files.writeString(wrongFile, "0".repeat(64));
+        String[] base = {"--url", url, "--state-dir", empty.toString()};
+
+        assertThat(Cli.runBare(Map.of("NVMF4J_TOKEN", token), concat(base, "bdev", "list")).code()).isZero();
+        assertThat(Cli.runBare(Map.of(), concat(base, "--token-file", tokenFile.toString(), "bdev", "list")).code())
+            .isZero();
+        assertThat(Cli.runBare(Map.of(), concat(base, "--token", token, "bdev", "list")).code()).isZero();
+        // --token beats NVMF4J_TOKEN beats --token-file beats <state-dir>/api-token
+        Run envBeatsFile = Cli.runBare(Map.of("NVMF4J_TOKEN", "1".repeat(64)),
+            concat(base, "--token-file", tokenFile.toString(), "bdev", "list"));
+        assertThat(envBeatsFile.code()).isEqualTo(1);
+        assertThat(envBeatsFile.err()).isEqualTo("nvmfctl: wrong bearer token; token from NVMF4J_TOKEN\n");
+        Run optionBeatsEnv = Cli.runBare(Map.of("NVMF4J_TOKEN", "1".repeat(64)), concat(base, "--token", token,
+            "bdev", "list"));
+        assertThat(optionBeatsEnv.code()).isZero();
+        Run fileBeatsStateDir = Cli.runBare(Map.of(), "--url", url, "--state-dir", t.dir.toString(), "--token-file",
+            wrongFile.toString(), "bdev", "list");
+        assertThat(fileBeatsStateDir.err()).isEqualTo("nvmfctl: wrong bearer token; token from " + wrongFile + "\n");
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
+
+    @Test
+    void noTokenIsRefusedWithTheApiMessageAndWhereNvmfctlLooked() throws Exception {
+        Path empty = Files.createDirectories(dir.resolve("no-token-state"));
+        Run r = Cli.runBare(Map.of(), "--url", url, "--state-dir", empty.toString(), "bdev", "list");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).isEqualTo("nvmfctl: missing bearer token; no token: give --token, NVMF4J_TOKEN or "
+            + "--token-file, or --state-dir of the service (cannot read " + empty.resolve("api-token")
+            + ": no such file)\n");
+    }
+
+    @Test
+    void apiErrorsPrintTheApiMessageAndExit1() {
+        assertThat(fails(1, "bdev", "get", "nope").err()).isEqualTo("nvmfctl: no bdev nope\n");
+        assertThat(fails(1, "bdev", "delete", "m0").err()).isEqualTo("nvmfctl: bdev m0 backs namespace 1 of " + NQN + "\n");
+        assertThat(fails(1, "bdev", "create", "malloc", "bad", "--num-blocks", "8", "--block-size", "520").err())
+            .matches("nvmfctl: bdevs\\[\\d+]\\.blockSize: must be 512 or 4096, got 520\n");
+        assertThat(fails(1, "ns", "add", "--nqn", NQN, "--bdev", "ghost").err())
+            .matches("nvmfctl: subsystems\\[\\d+]\\.namespaces\\[\\d+]\\.bdev: no bdev named 'ghost'\n");
+        assertThat(fails(1, "subsystem", "get", "nqn.2026-11.io.nvmf4j:none").err())
+            .isEqualTo("nvmfctl: no subsystem nqn.2026-11.io.nvmf4j:none\n");
+    }
+
+    @Test
+    void serviceNotRunningExits3() {
+        int port = TestService.freePort();
+        Run r = Cli.runBare(Map.of(), "--url", "http://127.0.0.1:" + port, "--token", "x".repeat(20), "bdev", "list");
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).startsWith("nvmfctl: cannot connect to http://127.0.0.1:" + port + ": ")
+            .doesNotContain("Exception").hasLineCount(1);
+        assertThat(Cli.runBare(Map.of(), "--url", "http://127.0.0.1:" + port, "health").code()).isEqualTo(3);
+    }
+
+    @Test
+    void badUsageExits2() {
+        assertThat(fails(2, "bdev").err()).startsWith("missing subcommand: one of list, get, create, grow, delete\n");
+        assertThat(fails(2).err()).startsWith("missing command\nUsage: nvmfctl");
+        assertThat(fails(2, "bdev", "list", "--colour").err()).startsWith("Unknown option: '--colour'");
+        assertThat(fails(2, "ns", "add", "--bdev", "m0").err()).startsWith("Missing required option: '--nqn=NQN'");
+        assertThat(fails(2, "bdev", "create", "malloc", "x", "--size", "lots").err())
+            .contains("'lots' is not a size");
+        assertThat(fails(2, "bdev", "create", "tape", "x", "--size", "1M").err())
+            .isEqualTo("nvmfctl: TYPE must be malloc, null or file, got 'tape'\n");
+        assertThat(fails(2, "bdev", "create", "malloc", "x").err())
+            .isEqualTo("nvmfctl: a malloc bdev needs --size or --num-blocks\n");
+        assertThat(Cli.runBare(Map.of(), "--url", "ftp://x", "bdev", "list").err())
+            .isEqualTo("nvmfctl: --url must start with http:// or https://, got ftp://x\n");
+        assertThat(fails(2, "config", "import", dir.resolve("absent.json").toString()).err())
+            .startsWith("nvmfctl: cannot read " + dir.resolve("absent.json"));
+        assertThat(fails(2, "subsystem", "allow-any-host", NQN, "maybe").err())
+            .isEqualTo("nvmfctl: allow-any-host takes yes or no, got 'maybe'\n");
+    }
+}
