@@ -283,6 +283,31 @@ identity_sysfs() { # check-name : identity as the host sees it in sysfs is still
   verdict 0 "serial, model, nguid, uuid and size of $(for n in $NS_IDS; do printf '%s ' "${DEV[$n]}"; done)unchanged"
 }
 
+ns_appeared() { # nsid : the host has a block device for that nsid of $NQN
+  local saved=$NS_IDS rc
+  NS_IDS=$1; map_namespaces; rc=$?; NS_IDS=$saved
+  return $rc
+}
+live_namespace_add() { # check-name : nvmfctl adds a namespace; the connected host sees it without reconnecting
+  local ctl=(env NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS" "$REPO/bin/nvmfctl" --state-dir "$WORK/state") t
+  C=$1 OUTF=$RES/cli/nvmfctl-live-ns.txt BAD=""
+  t=$(now_us)
+  { "${ctl[@]}" bdev create malloc live0 --size 16M && "${ctl[@]}" ns add --nqn "$NQN" --bdev live0 --nsid 3 &&
+    "${ctl[@]}" ns list --nqn "$NQN"; } > "$OUTF" 2>&1 || BAD="nvmfctl failed"
+  if [ -z "$BAD" ] && ! wait_for 60 ns_appeared 3; then
+    BAD="no block device for nsid 3 of $NQN on $CTRL within 60 s (the host was not told, or did not rescan)"
+  fi
+  expect "$CTRL state" "$(ctrl_state)" live
+  if [ -z "$BAD" ]; then
+    ns_appeared 3
+    expect "nsid 3 bytes" "$(($(cat "/sys/block/${DEV[3]#/dev/}/size") * 512))" $((16 << 20))
+    nvme list -o json >> "$OUTF" 2>&1
+    grep -q "${DEV[3]}" "$OUTF" || BAD="$BAD; nvme list does not show ${DEV[3]}"
+  fi
+  map_namespaces
+  verdict 0 "nvmfctl bdev create + ns add: ${DEV[3]:-?} (16 MiB) appeared on $CTRL $(secs_since "$t")s later, no reconnect"
+}
+
 nvmf4j_scenarios() { # tcp : everything against the running service
   check_connect_hint
   trace_on
@@ -296,6 +321,10 @@ nvmf4j_scenarios() { # tcp : everything against the running service
   svc_alive "$T/$TR/service-alive" || return 1
   hdr "nvmf4j over $TR: fio latency"
   fio_latency "$T/$TR/fio-latency" "${DEV[1]}" nvmf4j
+  svc_alive "$T/$TR/service-alive" || return 1
+
+  hdr "nvmf4j over $TR: add a namespace through nvmfctl while the host is connected"
+  [ "$TR" = tcp ] && live_namespace_add "$T/$TR/nvmfctl-live-namespace"
   svc_alive "$T/$TR/service-alive" || return 1
 
   hdr "nvmf4j over $TR: disconnect, connect again, read back"

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.PollThreadAllocation;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
@@ -44,9 +45,9 @@ class AllocationTest {
             byte[] small = Le.random(4096, 1);
             byte[] large = Le.random(16384, 2);
             runBatch(io, small, large, 3000); // warm-up: pools, JIT, lazy init
-            long before = pollThreadBytes(threads);
+            long before = PollThreadAllocation.pollThreadBytes(threads);
             int ios = runBatch(io, small, large, 5000);
-            long allocated = pollThreadBytes(threads) - before;
+            long allocated = PollThreadAllocation.pollThreadBytes(threads) - before;
             double perIo = (double) allocated / ios;
             System.out.printf("poll groups allocated %d bytes over %d I/Os (%.2f bytes/I/O)%n", allocated, ios, perIo);
             assertThat(perIo).as("bytes allocated by poll-group threads per I/O").isLessThan(MAX_BYTES_PER_IO);
@@ -74,16 +75,4 @@ class AllocationTest {
         return count;
     }
 
-    private static long pollThreadBytes(com.sun.management.ThreadMXBean threads) {
-        long sum = 0;
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().startsWith("nvmf4j-poll")) {
-                long b = threads.getThreadAllocatedBytes(t.getId());
-                if (b > 0) {
-                    sum += b;
-                }
-            }
-        }
-        return sum;
-    }
 }

@@ -1,5 +1,6 @@
 package io.nvmf4j.service.metrics;
 
+import io.nvmf4j.testhost.PollThreadAllocation;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.nvme.NvmeStatus;
@@ -75,9 +76,9 @@ class MetricsAllocationTest {
             // warm-up: until C2 has compiled the metrics path, interpreted and C1 code allocates a little
             // (measured: ~45 KB over the first window after 2000 rounds, 0 B from about 8000 rounds on)
             ioRounds(io, small, large, 8000);
-            long before = pollThreadBytes(threads);
+            long before = PollThreadAllocation.pollThreadBytes(threads);
             int ios = ioRounds(io, small, large, 3000);
-            long allocated = pollThreadBytes(threads) - before;
+            long allocated = PollThreadAllocation.pollThreadBytes(threads) - before;
             double perIo = (double) allocated / ios;
             System.out.printf("poll groups with metrics allocated %d bytes over %d I/Os (%.2f bytes/I/O)%n",
                 allocated, ios, perIo);
@@ -100,18 +101,6 @@ class MetricsAllocationTest {
         return rounds * 4;
     }
 
-    private static long pollThreadBytes(com.sun.management.ThreadMXBean threads) {
-        long sum = 0;
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().startsWith("nvmf4j-poll")) {
-                long b = threads.getThreadAllocatedBytes(t.getId());
-                if (b > 0) {
-                    sum += b;
-                }
-            }
-        }
-        return sum;
-    }
 
     private static void run(IoObserver o, Namespace ns, int calls) {
         for (int i = 0; i < calls; i++) {
