@@ -50,7 +50,7 @@ public final class FileBdev extends AbstractBdev {
                 Thread t = new Thread(r, "bdev-" + name);
                 t.setDaemon(true);
                 return t;
-            }, new ThreadPoolExecutor.CallerRunsPolicy());
+            }, new ThreadPoolExecutor.AbortPolicy());
         this.bounce = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect((2 << 20) + 4096).alignedSlice(4096));
     }
 
@@ -163,22 +163,47 @@ public final class FileBdev extends AbstractBdev {
 
     @Override
     public void read(BdevIo io) {
-        workers.execute(() -> io.bdevCompleteAsync(doRead(io)));
+        submit(io, () -> doRead(io));
     }
 
     @Override
     public void write(BdevIo io) {
-        workers.execute(() -> io.bdevCompleteAsync(doWrite(io.buffer(), io.offset(), io.length())));
+        submit(io, () -> doWrite(io.buffer(), io.offset(), io.length()));
     }
 
     @Override
     public void flush(BdevIo io) {
-        workers.execute(() -> io.bdevCompleteAsync(doFlush()));
+        submit(io, this::doFlush);
     }
 
     @Override
     public void writeZeroes(BdevIo io) {
-        workers.execute(() -> io.bdevCompleteAsync(doZero(io.offset(), io.length())));
+        submit(io, () -> doZero(io.offset(), io.length()));
+    }
+
+    /**
+     * Runs {@code op} on a worker; every submission ends in exactly one completion, also when the device
+     * is closed (refused: INTERNAL_ERROR on the caller's thread) or the operation throws.
+     */
+    private void submit(BdevIo io, java.util.function.IntSupplier op) {
+        if (io.offset() < 0 || io.length() < 0 || io.offset() + io.length() > numBlocks() * blockSize()) {
+            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
+            return;
+        }
+        try {
+            workers.execute(() -> {
+                int status;
+                try {
+                    status = op.getAsInt();
+                } catch (RuntimeException e) {
+                    LOG.warn("file bdev {}: {}", name(), e.toString());
+                    status = NvmeStatus.INTERNAL_ERROR;
+                }
+                io.bdevCompleteAsync(status);
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
+        }
     }
 
     @Override

@@ -13,7 +13,7 @@ import io.nvmf4j.nvme.NvmeStatus;
  */
 public final class MallocBdev extends AbstractBdev {
     private final long size;
-    private long address;
+    private volatile long address;
 
     public MallocBdev(String name, int blockSize, long numBlocks) {
         super(name, blockSize, numBlocks);

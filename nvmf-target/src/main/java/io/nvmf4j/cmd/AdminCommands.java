@@ -236,6 +236,11 @@ public final class AdminCommands {
                     req.fail(NvmeStatus.INVALID_FIELD, 44);
                     return;
                 }
+                if (!c.ioQueues().isEmpty()) {
+                    // only before I/O queues exist: a lower count would strand connected qids
+                    req.fail(NvmeStatus.COMMAND_SEQUENCE_ERROR, 40);
+                    return;
+                }
                 int n = c.grantIoQueues(Math.min(nsqr, ncqr) + 1);
                 req.dw0 = (n - 1) | ((n - 1) << 16);
             }

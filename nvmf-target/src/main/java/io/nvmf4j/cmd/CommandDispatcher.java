@@ -54,6 +54,11 @@ public final class CommandDispatcher {
 
     /** Runs the handler chosen by {@link #parse}; the transport calls it once the data is in place. */
     public void execute(Request req) {
+        if (req.ns != null && req.controller().subsystem().namespace(req.sqe.nsid()) != req.ns) {
+            // removed while its data was on the way: the device may be closing, do not touch it
+            req.fail(NvmeStatus.INVALID_NAMESPACE, 4);
+            return;
+        }
         req.handler.execute(req);
     }
 }

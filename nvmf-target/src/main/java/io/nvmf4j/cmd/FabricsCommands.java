@@ -128,7 +128,7 @@ public final class FabricsCommands {
         if (qid == 0) {
             connectAdmin(req, subsys, sqsize, cattr, kato, cntlid, hostnqn, hostid);
         } else {
-            connectIo(req, subsys, qid, sqsize, cattr, cntlid, hostnqn);
+            connectIo(req, subsys, qid, sqsize, cattr, cntlid, hostnqn, hostid);
         }
     }
 
@@ -147,6 +147,10 @@ public final class FabricsCommands {
         int effectiveKato = subsys.isDiscovery() && kato == 0 ? DISCOVERY_DEFAULT_KATO_MS : kato;
         Controller c = subsys.createController((s, id) -> new Controller(s, id, hostnqn, hostid, queue, effectiveKato,
             target.observer()));
+        if (c == null && subsys.isRemoved()) {
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_SUBNQN);
+            return;
+        }
         if (c == null) {
             rejectConnect(req, NvmeStatus.CONNECT_CONTROLLER_BUSY, false, Request.NO_ERROR_LOCATION);
             return;
@@ -159,11 +163,20 @@ public final class FabricsCommands {
     }
 
     private void connectIo(Request req, Subsystem subsys, int qid, int sqsize, int cattr, int cntlid,
-                           String hostnqn) {
+                           String hostnqn, byte[] hostid) {
         Queue queue = req.queue();
         Controller c = subsys.isDiscovery() ? null : subsys.controller(cntlid);
         if (c == null || !c.hostnqn().equals(hostnqn) || c.isDestroyed()) {
             rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_CNTLID);
+            return;
+        }
+        if (!java.util.Arrays.equals(c.hostid(), hostid)) {
+            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_HOSTID);
+            return;
+        }
+        if (!c.enabledAndReady()) {
+            // I/O queues come after the controller is enabled (CC.EN = 1, CSTS.RDY = 1)
+            req.fail(NvmeStatus.COMMAND_SEQUENCE_ERROR, SQE_QID);
             return;
         }
         if (qid > c.grantedIoQueues()) {

@@ -82,12 +82,17 @@ public final class IoCommands {
     private static int checkRange(Request req, Namespace ns) {
         long slba = req.sqe.slba();
         int nlb = req.sqe.nlb();
-        if (slba < 0 || slba + nlb > ns.numBlocks()) {
+        if (outOfRange(slba, nlb, ns.numBlocks())) {
             req.errorLocation = 40;
             req.errorLba = slba;
             return NvmeStatus.LBA_OUT_OF_RANGE;
         }
         return NvmeStatus.SUCCESS;
+    }
+
+    /** slba + nlb > numBlocks, without overflow for any 64-bit slba. */
+    static boolean outOfRange(long slba, long nlb, long numBlocks) {
+        return slba < 0 || nlb > numBlocks || slba > numBlocks - nlb;
     }
 
     private static void setRange(Request req) {
@@ -145,7 +150,7 @@ public final class IoCommands {
         for (int i = 0; i < ranges; i++) {
             long slba = req.data.getLongLE(i * DSM_RANGE_SIZE + 8);
             long nlb = req.data.getUnsignedIntLE(i * DSM_RANGE_SIZE + 4);
-            if (slba < 0 || slba + nlb > req.ns.numBlocks()) {
+            if (outOfRange(slba, nlb, req.ns.numBlocks())) {
                 req.errorLba = slba;
                 req.fail(NvmeStatus.LBA_OUT_OF_RANGE, 40);
                 return;

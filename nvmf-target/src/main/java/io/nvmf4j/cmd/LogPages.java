@@ -69,7 +69,7 @@ public final class LogPages {
         }
         try {
             int size = page.readableBytes();
-            if (offset > size) {
+            if (offset < 0 || offset > size) {
                 req.fail(NvmeStatus.INVALID_FIELD, 48);
                 return;
             }
@@ -80,7 +80,7 @@ public final class LogPages {
         } finally {
             page.release();
         }
-        if (!retainEvent) {
+        if (!retainEvent && offset == 0) {
             c.logPageRead(lid);
         }
         req.complete(NvmeStatus.SUCCESS);

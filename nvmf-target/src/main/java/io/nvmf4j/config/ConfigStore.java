@@ -15,7 +15,10 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -96,6 +99,23 @@ public final class ConfigStore {
         Files.createDirectories(dir);
         Path tmp = dir.resolve("." + file.getFileName() + ".tmp");
         byte[] bytes = toJson(c).getBytes(StandardCharsets.UTF_8);
+        Files.deleteIfExists(tmp);
+        // the document may hold the API token: the new file keeps the old one's permissions, else 0600
+        Set<PosixFilePermission> perms = PosixFilePermissions.fromString("rw-------");
+        try {
+            if (Files.exists(file)) {
+                perms = Files.getPosixFilePermissions(file);
+            }
+        } catch (UnsupportedOperationException e) {
+            perms = null;
+        }
+        if (perms != null) {
+            try {
+                Files.createFile(tmp, PosixFilePermissions.asFileAttribute(perms));
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX filesystem: default permissions
+            }
+        }
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
             StandardOpenOption.TRUNCATE_EXISTING)) {
             java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);

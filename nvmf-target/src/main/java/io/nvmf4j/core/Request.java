@@ -85,6 +85,8 @@ public abstract class Request implements BdevIo {
         ns = null;
         bdevStep = null;
         bdevBuffer = null;
+        bdevOffset = 0;
+        bdevLength = 0;
         step = 0;
         cursor = 0;
         dataLength = 0;

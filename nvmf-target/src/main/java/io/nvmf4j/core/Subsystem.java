@@ -34,6 +34,7 @@ public final class Subsystem {
     private volatile Namespace[] namespaces;
     private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
     private int nextCntlid;
+    private boolean removed;
 
     public Subsystem(String nqn, boolean discovery, String serial, String model, String firmware, int maxNamespaces,
                      int minCntlid, int maxCntlid, boolean allowAnyHost) {
@@ -141,6 +142,9 @@ public final class Subsystem {
 
     /** Allocates a cntlid and registers the controller; null when the range is exhausted. */
     public synchronized Controller createController(Controller.Factory factory) {
+        if (removed) {
+            return null;
+        }
         int span = maxCntlid - minCntlid + 1;
         for (int i = 0; i < span; i++) {
             int cntlid = nextCntlid;
@@ -160,6 +164,15 @@ public final class Subsystem {
 
     public Collection<Controller> controllers() {
         return controllers.values();
+    }
+
+    /** Marks the subsystem gone: no new controller from now on (a Connect racing the removal fails). */
+    public synchronized void markRemoved() {
+        removed = true;
+    }
+
+    public synchronized boolean isRemoved() {
+        return removed;
     }
 
     void removeController(Controller c) {

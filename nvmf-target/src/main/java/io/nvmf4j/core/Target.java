@@ -61,6 +61,7 @@ public final class Target {
     public Subsystem removeSubsystem(String nqn) {
         Subsystem s = subsystems.remove(nqn);
         if (s != null) {
+            s.markRemoved();
             for (Controller c : s.controllers()) {
                 c.destroy("subsystem " + nqn + " removed");
             }

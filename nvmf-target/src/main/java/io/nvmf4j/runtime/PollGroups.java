@@ -77,7 +77,9 @@ public final class PollGroups implements AutoCloseable {
             }
         }
         for (Future<?> f : done) {
-            f.awaitUninterruptibly(5, TimeUnit.SECONDS);
+            if (!f.awaitUninterruptibly(5, TimeUnit.SECONDS)) {
+                LOG.warn("a poll group did not reach the barrier within 5 s; going on");
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 package io.nvmf4j.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -99,6 +100,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         this.sqsize = sqsize;
         this.sqFlowDisabled = sqFlowControlDisabled;
         growTable(sqsize + 1 + Controller.AERL + 1);
+        sqhd = 1 % (sqsize + 1); // the Connect itself was the first entry consumed
         observer.queueConnected(TRANSPORT, qid);
     }
 
@@ -126,7 +128,8 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     public void disconnect(String reason) {
         if (ctx != null && ctx.channel().isOpen()) {
             LOG.debug("queue {} from {}: closing: {}", qid, peer, reason);
-            ctx.channel().close();
+            // flush what is queued (e.g. the response to a Disconnect command) before closing
+            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         }
     }
 
@@ -389,22 +392,35 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             req.complete(NvmeStatus.TRANSIENT_TRANSPORT_ERROR);
             return;
         }
-        int status = dispatcher.parse(req);
-        if (status != NvmeStatus.SUCCESS) {
-            req.complete(status);
-            return;
-        }
-        if (req.xferDir != Request.XFER_NONE) {
-            status = mapData(req, in, idx + pdo, dataLen);
+        try {
+            int status = dispatcher.parse(req);
             if (status != NvmeStatus.SUCCESS) {
                 req.complete(status);
                 return;
             }
+            if (req.xferDir != Request.XFER_NONE) {
+                status = mapData(req, in, idx + pdo, dataLen);
+                if (status != NvmeStatus.SUCCESS) {
+                    req.complete(status);
+                    return;
+                }
+            }
+            if (req.state == TcpRequest.State.AWAITING_H2C_DATA) {
+                sendR2t(req);
+            } else {
+                dispatcher.execute(req);
+            }
+        } catch (RuntimeException e) {
+            commandFailed(req, e);
         }
-        if (req.state == TcpRequest.State.AWAITING_H2C_DATA) {
-            sendR2t(req);
-        } else {
-            dispatcher.execute(req);
+    }
+
+    /** A handler threw: complete the command (once) with Internal Error instead of losing it. */
+    private void commandFailed(TcpRequest req, RuntimeException e) {
+        LOG.warn("queue {} from {}: command opcode 0x{} cid {} failed: {}", qid, peer,
+            Integer.toHexString(req.sqe.opcode()), req.cid(), e.toString(), e);
+        if (req.state != TcpRequest.State.FREE) {
+            req.complete(NvmeStatus.INTERNAL_ERROR);
         }
     }
 
@@ -490,7 +506,11 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             if (req.digestFailed) {
                 req.complete(NvmeStatus.TRANSIENT_TRANSPORT_ERROR);
             } else {
-                dispatcher.execute(req);
+                try {
+                    dispatcher.execute(req);
+                } catch (RuntimeException e) {
+                    commandFailed(req, e);
+                }
             }
         }
     }
