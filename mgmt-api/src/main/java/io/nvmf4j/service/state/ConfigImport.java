@@ -45,12 +45,34 @@ final class ConfigImport {
         ConfigImport i = new ConfigImport(t, want);
         try {
             i.keepIdentities();
+            i.probeNewListeners();
             i.removeWhatGoes();
             i.addWhatComes();
             return i.undo;
         } catch (RuntimeException e) {
             i.undo.runAll();
             throw e;
+        }
+    }
+
+    /**
+     * Binding a new port is the one step that validation cannot foresee; try each before anything is
+     * removed, so a refused import does not first destroy (and recreate empty) malloc bdevs.
+     */
+    private void probeNewListeners() {
+        Set<ListenerConfig> bound = t.listeners().keySet();
+        for (SubsystemConfig w : want.subsystems) {
+            for (ListenerConfig l : w.listeners) {
+                if (!bound.contains(l) && "tcp".equals(l.transport)) {
+                    try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+                        probe.setReuseAddress(true);
+                        probe.bind(new java.net.InetSocketAddress(l.address, l.port));
+                    } catch (java.io.IOException e) {
+                        throw io.nvmf4j.ControlException.conflict("cannot listen on tcp " + l.address + ":" + l.port
+                            + ": " + e.getMessage() + " (nothing was changed)");
+                    }
+                }
+            }
         }
     }
 
