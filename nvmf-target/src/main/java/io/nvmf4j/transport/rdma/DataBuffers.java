@@ -79,8 +79,10 @@ final class DataBuffers {
             RdmaRequest w;
             while ((w = nextWaiter()) != null) {
                 ((RdmaQueue) w.queue()).process(w);
-                if (w.state == RdmaRequest.State.NEED_BUFFER && w.waiting) {
-                    return;
+                if (waiters.peekFirst() == w) {
+                    // not taken off by its acquire (it no longer needs a buffer): never spin on it
+                    waiters.pollFirst();
+                    w.waiting = false;
                 }
             }
         } finally {

@@ -476,10 +476,9 @@ final class RdmaQueue implements Queue {
         if (wire != null) {
             wire.shutdown();
         }
-        readWaiters.clear();
         for (RdmaRequest req : table) {
-            req.waiting = false;
             buffers.forget(req);
+            forgetReadWaiter(req);
             switch (req.state) {
                 case FREE, EXECUTING, TRANSFERRING_HOST_TO_CONTROLLER -> {
                     // free, or still owned by the block device / the HCA: they come back on their own
