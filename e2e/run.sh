@@ -234,6 +234,10 @@ if [ -s "$OUT/bench.tsv" ]; then
   log "fio 4k randread, nvmf4j vs kernel nvmet (same guest, same-sized RAM namespace):"
   awk -F'\t' '{printf "  %-28s %12s %12s %10s\n", $1, $2, $3, $4}' "$OUT/bench.tsv"
 fi
+if [ -s "$OUT/bench-rdma.tsv" ]; then
+  log "fio 4k randread over RDMA (rxe), nvmf4j vs kernel nvmet:"
+  awk -F'\t' '{printf "  %-28s %12s %12s %10s\n", $1, $2, $3, $4}' "$OUT/bench-rdma.tsv"
+fi
 log "VM $(fmt_s $((T_VM1 - T_VM0)))s, total $(fmt_s $((T_VM1 - T_START)))s; results in $OUT"
 if [ "$NFAIL" -gt 0 ]; then
   log "FAILURE: qemu rc=$QRC guest rc=$GRC"

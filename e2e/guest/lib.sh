@@ -110,8 +110,8 @@ wait_for() { # seconds command... : polls every 0.1 s
 # ---------------------------------------------------------------- discover / connect / disconnect
 check_discover() {
   cli "$T/$TR/discover" nvme discover -t "$TR" -a "$ADDR" -s "$PORT" -o json; local rc=$?
-  local v; mapfile -t v < <(jqf --arg n "$NQN" 'def t: if type == "string" then gsub("^\\s+|\\s+$"; "") else . end;
-      [.records[] | select(.subnqn == $n)] | length, (.[0] | (.trtype, .traddr, .trsvcid, .subtype) | t)')
+  local v; mapfile -t v < <(jqf --arg n "$NQN" --arg tr "$TR" 'def t: if type == "string" then gsub("^\\s+|\\s+$"; "") else . end;
+      [.records[] | select(.subnqn == $n and (.trtype | t) == $tr)] | length, (.[0] | (.trtype, .traddr, .trsvcid, .subtype) | t)')
   expect "records for $NQN" "${v[0]:-}" 1
   expect trtype "${v[1]:-}" "$TR"
   expect traddr "${v[2]:-}" "$ADDR"

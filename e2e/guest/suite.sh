@@ -7,8 +7,9 @@
 #   3. nvmf4j (the built service) over TCP: the same nvme-cli checks, fio
 #      verify, latency job, disconnect/reconnect with read-back, restart of the
 #      service while the host stays connected
-#   4. nvmf4j over RDMA: skipped until the transport exists (issue 5)
-#   5. the nvmf4j/nvmet ratio table, teardown, kernel log check
+#   4. nvmf4j over RDMA (rxe): the rdma-cm self-test, the same checks as over
+#      TCP, CM rejects of bad private data (guest/BadConnect.java)
+#   5. the nvmf4j/nvmet ratio tables (TCP, RDMA), teardown, kernel log check
 # Writes $E2E_RES/results.tsv (check, PASS|FAIL|SKIP, detail), metrics.tsv,
 # bench.tsv, nvmf4j-service.log, dmesg.txt, cli/*.txt, fio-*.json.
 # Exit status: the number of failed checks (0 = all passed).
@@ -18,13 +19,12 @@ HERE=$(dirname "$(readlink -f "$0")")
 REPO=${E2E_REPO:?} E2E_FIO_RUNTIME=${E2E_FIO_RUNTIME:-10}
 WORK=/tmp/nvmf4j-e2e                       # guest tmpfs
 RXE_IF=e2e0 RXE_ADDR=10.199.0.1            # exists only inside the guest
-NVMET_PORT=4421 NVMF4J_PORT=4430
+NVMET_PORT=4421 NVMF4J_PORT=4430 NVMF4J_RDMA_PORT=4431
 CFG=/sys/kernel/config/nvmet
 CONNECT_OPTS=(--reconnect-delay=1 --ctrl-loss-tmo=60 --keep-alive-tmo=5)
 LAUNCHER=${E2E_LAUNCHER:-$REPO/bin/nvmf4j-target}
 SVC_LOG=$RES/nvmf4j-service.log
 SVC_START_TIMEOUT=180
-NVMF4J_RDMA_REASON="nvmf4j RDMA transport not implemented yet (issue 5)"
 mkdir -p "$WORK"
 # a tmpfs of its own: nvmet's file backend takes the block size from the filesystem (9p/overlay report 1)
 mountpoint -q "$WORK" || mount -t tmpfs -o mode=0755 tmpfs "$WORK"
@@ -51,11 +51,14 @@ profile() { # nvmet|nvmf4j tcp|rdma
     X_NN="" X_MDTS="" X_IOCCSZ="" X_MAXIOQ=""
   else
     PORT=$NVMF4J_PORT NQN=nqn.2026-11.io.nvmf4j:e2e SERIAL=NVMF4JE2E0001 MODEL=nvmf4j-e2e
+    [ "$TR" = rdma ] && PORT=$NVMF4J_RDMA_PORT
     NS_NGUID[1]=6e766d66346a0001b000000000000001 NS_UUID[1]=6e766d66-346a-4001-b000-000000000001
     NS_NGUID[2]=6e766d66346a0001b000000000000002 NS_UUID[2]=6e766d66-346a-4001-b000-000000000002
     # derived from the config: maxNamespaces, mdtsBytes (2^5 x 4 KiB pages),
     # inCapsuleDataSize ((64 + 8192) / 16), maxIoQueues
     X_NN=32 X_MDTS=5 X_IOCCSZ=516 X_MAXIOQ=8
+    # over RDMA: inCapsuleDataSize 4096 -> (64 + 4096) / 16
+    [ "$TR" = rdma ] && X_IOCCSZ=260
   fi
 }
 
@@ -139,6 +142,8 @@ if [ $NVMET_OK = 1 ]; then
     check_discover
     if connect nvmet/rdma/connect "${CONNECT_OPTS[@]}"; then
       fio_verify nvmet/rdma/fio-verify "${DEV[1]}"
+      hdr "benchmark peer: nvmet fio latency over RDMA"
+      fio_latency nvmet/rdma/fio-latency "${DEV[1]}" nvmet-rdma
       disconnect nvmet/rdma/disconnect
     fi
   else
@@ -149,16 +154,20 @@ fi
 ########################################################################
 # nvmf4j: the built service, started from the repository over 9p
 write_config() {
+  local rdma_listener=""
+  [ $RXE_OK = 1 ] && rdma_listener=", {\"transport\": \"rdma\", \"address\": \"$RXE_ADDR\", \"port\": $NVMF4J_RDMA_PORT}"
   cat > "$WORK/config.json" <<EOF
 {"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
  "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072,
          "maxH2cData": 131072, "c2hSuccess": true},
+ "rdma": {"inCapsuleDataSize": 4096, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072,
+          "srqDepth": 256, "dataBuffers": 128, "cqSize": 4096, "maxReadDepth": 16, "hugepages": true},
  "bdevs": [{"name": "malloc0", "type": "malloc", "blockSize": ${NS_BS[1]}, "numBlocks": ${NS_BLOCKS[1]}},
            {"name": "file0", "type": "file", "blockSize": ${NS_BS[2]}, "numBlocks": ${NS_BLOCKS[2]}, "path": "$WORK/file0.img"}],
  "subsystems": [{"nqn": "$NQN", "serial": "$SERIAL", "model": "$MODEL", "allowAnyHost": true, "maxNamespaces": 32,
    "namespaces": [{"nsid": 1, "bdev": "malloc0", "nguid": "${NS_NGUID[1]}", "uuid": "${NS_UUID[1]}"},
                   {"nsid": 2, "bdev": "file0", "nguid": "${NS_NGUID[2]}", "uuid": "${NS_UUID[2]}"}],
-   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $NVMF4J_PORT}]}]}
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $NVMF4J_PORT}$rdma_listener]}]}
 EOF
   cp "$WORK/config.json" "$RES/nvmf4j-config.json"
 }
@@ -239,7 +248,7 @@ has_opt() { # short long value args... : the args hold "-s value", "--long value
 }
 check_connect_hint() { # the service logs the exact nvme connect command of each listener
   local line a
-  line=$(grep -m1 -o 'nvme connect .*' "$SVC_LOG")
+  line=$(grep -o "nvme connect -t $TR .*" "$SVC_LOG" | head -n 1)
   C=$T/$TR/log-connect-hint OUTF=$SVC_LOG BAD=""
   read -ra a <<< "${line//[\"\'\`]/}"
   has_opt -t --transport "$TR" "${a[@]}" || BAD+="${BAD:+; }no -t $TR"
@@ -320,7 +329,7 @@ nvmf4j_scenarios() { # tcp : everything against the running service
   fio_verify "$T/$TR/fio-verify" "${DEV[1]}"
   svc_alive "$T/$TR/service-alive" || return 1
   hdr "nvmf4j over $TR: fio latency"
-  fio_latency "$T/$TR/fio-latency" "${DEV[1]}" nvmf4j
+  fio_latency "$T/$TR/fio-latency" "${DEV[1]}" "nvmf4j$([ "$TR" = rdma ] && echo -rdma)"
   svc_alive "$T/$TR/service-alive" || return 1
 
   hdr "nvmf4j over $TR: add a namespace through nvmfctl while the host is connected"
@@ -366,31 +375,65 @@ if svc_start nvmf4j/tcp/start; then
 else
   skip "nvmf4j/tcp/all" "not run: the service did not start"
 fi
-for s in discover-connect identity fio-verify reconnect-restart; do skip "nvmf4j/rdma/$s" "$NVMF4J_RDMA_REASON"; done
+
+########################################################################
+if [ $RXE_OK = 1 ]; then
+  hdr "rdma-cm binding self-test on rxe0"
+  C=nvmf4j/rdma/binding-selftest OUTF=$RES/cli/rdma-selftest.txt BAD=""
+  timeout 120 java -cp "$REPO/rdma-cm/target/classes" io.nvmf4j.rdma.SelfTest "$RXE_ADDR" > "$OUTF" 2>&1; rc=$?
+  cat "$OUTF"
+  verdict $rc "$(tail -n 1 "$OUTF")"
+
+  hdr "nvmf4j over RDMA (rxe $RXE_ADDR:$NVMF4J_RDMA_PORT)"
+  profile nvmf4j rdma
+  if svc_start nvmf4j/rdma/start; then
+    C=nvmf4j/rdma/listener OUTF=$SVC_LOG BAD=""
+    grep -q "nvme connect -t rdma -a $RXE_ADDR -s $NVMF4J_RDMA_PORT" "$SVC_LOG" || BAD="no rdma listener announced: $(grep -m1 -i 'rdma' "$SVC_LOG")"
+    verdict 0 "service announced rdma $RXE_ADDR:$NVMF4J_RDMA_PORT"
+    hdr "nvmf4j over RDMA: connects with bad CM private data"
+    C=nvmf4j/rdma/cm-reject OUTF=$RES/cli/rdma-bad-connect.txt BAD=""
+    timeout 120 java -cp "$REPO/rdma-cm/target/classes" "$HERE/BadConnect.java" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" > "$OUTF" 2>&1; rc=$?
+    cat "$OUTF"
+    verdict $rc "$(tr '\n' ' ' < "$OUTF")"
+    svc_alive nvmf4j/rdma/service-alive-after-rejects
+    nvmf4j_scenarios || skip "nvmf4j/rdma/remaining" "not run: an earlier nvmf4j rdma check failed (see above)"
+    [ -z "$SVC_PID" ] || svc_stop nvmf4j/rdma/stop
+    timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
+  else
+    skip "nvmf4j/rdma/all" "not run: the service did not start"
+  fi
+else
+  skip nvmf4j/rdma "rxe0 not active"
+fi
 
 ########################################################################
 hdr "fio latency: nvmf4j / nvmet"
-# bench.tsv: metric, nvmf4j, nvmet, ratio nvmf4j/nvmet
-if [ -s "$RES/lat-nvmet.tsv" ]; then
-  touch "$RES/lat-nvmf4j.tsv"
-  awk -F'\t' -v OFS='\t' '
-    FILENAME == ARGV[1] { f[$1] = $0; next }        # nvmf4j lines by qd
-    { split(f[$1], a, "\t")
-      n = split("IOPS p50_us p99_us mean_us", m, " ")
-      for (i = 1; i <= n; i++) {
-        x = a[i + 1]; y = $(i + 1)
-        print "randread-4k-qd" $1 "-" m[i], (x == "" ? "" : sprintf("%.1f", x)), sprintf("%.1f", y),
-              (x == "" || y == 0 ? "" : sprintf("%.3f", x / y))
-      } }' "$RES/lat-nvmf4j.tsv" "$RES/lat-nvmet.tsv" > "$RES/bench.tsv.tmp"
-  { printf 'metric\tnvmf4j\tnvmet\tratio_nvmf4j_over_nvmet\n'; cat "$RES/bench.tsv.tmp"; } > "$RES/bench.tsv"
-  rm -f "$RES/bench.tsv.tmp"
-  cat "$RES/bench.tsv"
-fi
-for qd in 1 32; do
-  r=$(awk -F'\t' -v q="randread-4k-qd$qd-" 'index($1, q) == 1 && $4 != "" {sub(q, "", $1); printf "%s %s, ", $1, $4}' "$RES/bench.tsv")
-  if [ -n "$r" ]; then pass "bench/randread-4k-qd$qd" "ratio nvmf4j/nvmet: ${r%, } (numbers in bench.tsv)"
-  else skip "bench/randread-4k-qd$qd" "no nvmf4j and nvmet pair of fio results"; fi
-done
+# bench.tsv (TCP) and bench-rdma.tsv (RDMA): metric, nvmf4j, nvmet, ratio nvmf4j/nvmet
+ratio_table() { # nvmf4j-label nvmet-label out-file check-prefix
+  local a=$RES/lat-$1.tsv b=$RES/lat-$2.tsv out=$RES/$3 qd r
+  if [ -s "$b" ]; then
+    touch "$a"
+    awk -F'\t' -v OFS='\t' '
+      FILENAME == ARGV[1] { f[$1] = $0; next }        # nvmf4j lines by qd
+      { split(f[$1], a, "\t")
+        n = split("IOPS p50_us p99_us mean_us", m, " ")
+        for (i = 1; i <= n; i++) {
+          x = a[i + 1]; y = $(i + 1)
+          print "randread-4k-qd" $1 "-" m[i], (x == "" ? "" : sprintf("%.1f", x)), sprintf("%.1f", y),
+                (x == "" || y == 0 ? "" : sprintf("%.3f", x / y))
+        } }' "$a" "$b" > "$out.tmp"
+    { printf 'metric\tnvmf4j\tnvmet\tratio_nvmf4j_over_nvmet\n'; cat "$out.tmp"; } > "$out"
+    rm -f "$out.tmp"
+    cat "$out"
+  fi
+  for qd in 1 32; do
+    r=$(awk -F'\t' -v q="randread-4k-qd$qd-" 'index($1, q) == 1 && $4 != "" {sub(q, "", $1); printf "%s %s, ", $1, $4}' "$out" 2> /dev/null)
+    if [ -n "$r" ]; then pass "$4/randread-4k-qd$qd" "ratio nvmf4j/nvmet: ${r%, } (numbers in $3)"
+    else skip "$4/randread-4k-qd$qd" "no nvmf4j and nvmet pair of fio results"; fi
+  done
+}
+ratio_table nvmf4j nvmet bench.tsv bench
+ratio_table nvmf4j-rdma nvmet-rdma bench-rdma.tsv bench/rdma
 
 ########################################################################
 hdr "teardown"

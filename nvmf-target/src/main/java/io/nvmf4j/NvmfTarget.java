@@ -18,6 +18,7 @@ import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
 import io.nvmf4j.runtime.PollGroups;
+import io.nvmf4j.transport.rdma.RdmaTransport;
 import io.nvmf4j.transport.tcp.TcpTransport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +46,8 @@ public final class NvmfTarget implements AutoCloseable {
     private TargetConfig config;
     private PollGroups pollGroups;
     private TcpTransport tcp;
+    private RdmaTransport rdma;
+    private CommandDispatcher dispatcher;
     private boolean closed;
 
     private NvmfTarget(TargetConfig config, IoObserver observer) {
@@ -83,17 +86,32 @@ public final class NvmfTarget implements AutoCloseable {
             target.addSubsystem(buildSubsystem(s));
         }
         pollGroups = new PollGroups(config.cores, config.idleStrategy);
-        tcp = new TcpTransport(new CommandDispatcher(target), config.tcp, pollGroups, target.observer());
+        dispatcher = new CommandDispatcher(target);
+        tcp = new TcpTransport(dispatcher, config.tcp, pollGroups, target.observer());
         target.setReferrals(referralListeners(config));
         for (SubsystemConfig s : config.subsystems) {
             for (ListenerConfig l : s.listeners) {
                 if (!bound.containsKey(l)) {
-                    bound.put(l, tcp.listen(l));
+                    InetSocketAddress a = listen(l);
+                    if (a != null) {
+                        bound.put(l, a);
+                    }
                 }
             }
         }
         LOG.info("target up: {} subsystem(s), {} bdev(s), {}", config.subsystems.size(), bdevs.size(),
             pollGroups.describe());
+    }
+
+    /** Binds one listener on its transport; null when that transport is unavailable here (logged). */
+    private InetSocketAddress listen(ListenerConfig l) throws IOException {
+        if ("rdma".equals(l.transport)) {
+            if (rdma == null) {
+                rdma = new RdmaTransport(dispatcher, config.rdma, pollGroups, target.observer());
+            }
+            return rdma.listen(l);
+        }
+        return tcp.listen(l);
     }
 
     private static List<ListenerConfig> referralListeners(TargetConfig c) {
@@ -130,6 +148,7 @@ public final class NvmfTarget implements AutoCloseable {
             c.cores = source.cores;
             c.idleStrategy = source.idleStrategy;
             c.tcp = source.tcp;
+            c.rdma = source.rdma;
             c.api = source.api;
         });
     }
@@ -454,8 +473,11 @@ public final class NvmfTarget implements AutoCloseable {
         try {
             for (ListenerConfig l : listeners) {
                 if (!bound.containsKey(l)) {
-                    bound.put(l, tcp.listen(l));
-                    newly.add(l);
+                    InetSocketAddress a = listen(l);
+                    if (a != null) {
+                        bound.put(l, a);
+                        newly.add(l);
+                    }
                 }
             }
             return newly;
@@ -472,7 +494,11 @@ public final class NvmfTarget implements AutoCloseable {
             }
         }
         if (bound.remove(l) != null) {
-            tcp.stopListening(l);
+            if ("rdma".equals(l.transport)) {
+                rdma.stopListening(l);
+            } else {
+                tcp.stopListening(l);
+            }
         }
     }
 
@@ -487,7 +513,18 @@ public final class NvmfTarget implements AutoCloseable {
 
     /** The TCP addresses actually bound, in config order. */
     public List<InetSocketAddress> tcpListenAddresses() {
-        return new ArrayList<>(bound.values());
+        List<InetSocketAddress> out = new ArrayList<>();
+        bound.forEach((l, a) -> {
+            if (!"rdma".equals(l.transport)) {
+                out.add(a);
+            }
+        });
+        return out;
+    }
+
+    /** Why RDMA listeners cannot be bound here; null when RDMA works or no RDMA listener was asked for. */
+    public String rdmaUnavailability() {
+        return rdma == null ? null : rdma.unavailability();
     }
 
     /** Disconnects every host, stops the poll groups, flushes and closes the block devices. */
@@ -499,6 +536,9 @@ public final class NvmfTarget implements AutoCloseable {
         closed = true;
         if (tcp != null) {
             tcp.close();
+        }
+        if (rdma != null) {
+            rdma.close();
         }
         for (Controller c : target.allControllers()) {
             c.destroy("target shutting down");

@@ -245,6 +245,12 @@ public final class LogPages {
             Layout.putSpacePadded(b, off + DiscoveryLog.TRSVCID, DiscoveryLog.TRSVCID_LEN, Integer.toString(l.port));
             Layout.putNulPadded(b, off + DiscoveryLog.SUBNQN, 256, (String) e[0]);
             Layout.putSpacePadded(b, off + DiscoveryLog.TRADDR, DiscoveryLog.TRADDR_LEN, l.address);
+            if ("rdma".equals(l.transport)) {
+                // TSAS for RDMA: QPTYPE reliable connected, PRTYPE not specified, CMS RDMA_CM
+                b.setByte(off + DiscoveryLog.TSAS, 1);
+                b.setByte(off + DiscoveryLog.TSAS + 1, 1);
+                b.setByte(off + DiscoveryLog.TSAS + 2, 1);
+            }
             off += DiscoveryLog.ENTRY_SIZE;
         }
         return b;

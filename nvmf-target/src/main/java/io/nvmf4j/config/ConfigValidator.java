@@ -37,6 +37,11 @@ public final class ConfigValidator {
         } else {
             validateTcp(c.tcp, p);
         }
+        if (c.rdma == null) {
+            p.add("rdma: missing");
+        } else {
+            validateRdma(c.rdma, p);
+        }
         Set<String> bdevNames = new HashSet<>();
         if (c.bdevs == null) {
             p.add("bdevs: must be a list (may be empty)");
@@ -123,6 +128,33 @@ public final class ConfigValidator {
         }
         if (t.maxH2cData < 4096 || t.maxH2cData % 4 != 0 || t.maxH2cData > (8 << 20)) {
             p.add("tcp.maxH2cData: must be a multiple of 4 from 4096 to 8388608, got " + t.maxH2cData);
+        }
+    }
+
+    private static void validateRdma(RdmaTransportConfig r, List<String> p) {
+        if (r.inCapsuleDataSize < 0 || r.inCapsuleDataSize > 131072 || r.inCapsuleDataSize % 16 != 0) {
+            p.add("rdma.inCapsuleDataSize: must be a multiple of 16 in 0..131072, got " + r.inCapsuleDataSize);
+        }
+        if (r.maxQueueDepth < 16 || r.maxQueueDepth > 1024) {
+            p.add("rdma.maxQueueDepth: must be 16..1024, got " + r.maxQueueDepth);
+        }
+        if (r.maxIoQueues < 1 || r.maxIoQueues > 128) {
+            p.add("rdma.maxIoQueues: must be 1..128, got " + r.maxIoQueues);
+        }
+        if (r.mdtsBytes < 4096 || r.mdtsBytes > (1 << 20) || Integer.bitCount(r.mdtsBytes) != 1) {
+            p.add("rdma.mdtsBytes: must be a power of two from 4096 to 1048576, got " + r.mdtsBytes);
+        }
+        if (r.srqDepth < 16 || r.srqDepth > 16384) {
+            p.add("rdma.srqDepth: must be 16..16384, got " + r.srqDepth);
+        }
+        if (r.dataBuffers < 4 || r.dataBuffers > 16384 || (long) r.dataBuffers * r.mdtsBytes > Integer.MAX_VALUE) {
+            p.add("rdma.dataBuffers: must be 4..16384 and dataBuffers x mdtsBytes below 2 GiB, got " + r.dataBuffers);
+        }
+        if (r.cqSize < 256 || r.cqSize > (1 << 20)) {
+            p.add("rdma.cqSize: must be 256..1048576, got " + r.cqSize);
+        }
+        if (r.maxReadDepth < 1 || r.maxReadDepth > 255) {
+            p.add("rdma.maxReadDepth: must be 1..255, got " + r.maxReadDepth);
         }
     }
 
@@ -232,8 +264,8 @@ public final class ConfigValidator {
                 p.add(lat + ": null entry");
                 continue;
             }
-            if (!"tcp".equals(l.transport)) {
-                p.add(lat + ".transport: only tcp is available, got " + l.transport);
+            if (!"tcp".equals(l.transport) && !"rdma".equals(l.transport)) {
+                p.add(lat + ".transport: must be tcp or rdma, got " + l.transport);
             }
             if (l.address == null || !isIpLiteral(l.address)) {
                 p.add(lat + ".address: must be an IPv4 or IPv6 literal, got " + l.address);

@@ -21,6 +21,8 @@ public final class TargetConfig {
     public String idleStrategy = "backoff";
     /** NVMe/TCP transport options. */
     public TcpTransportConfig tcp = new TcpTransportConfig();
+    /** NVMe/RDMA transport options. */
+    public RdmaTransportConfig rdma = new RdmaTransportConfig();
     public List<BdevConfig> bdevs = new ArrayList<>();
     public List<SubsystemConfig> subsystems = new ArrayList<>();
     /** Other discovery services to list in the discovery log. */

@@ -1,0 +1,160 @@
+package io.nvmf4j.transport.rdma;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.nvmf4j.rdma.Errno;
+import io.nvmf4j.rdma.HugepageArena;
+import io.nvmf4j.rdma.QpCaps;
+import io.nvmf4j.rdma.RdmaCm;
+import io.nvmf4j.rdma.SendWorkRequests;
+import io.nvmf4j.rdma.Verbs;
+
+import java.io.IOException;
+
+/**
+ * The verbs side of one {@link RdmaQueue}: an RC QP on the connection's CM id (receiving from the poll
+ * group's SRQ, completing on its CQ), preallocated send work requests ({@link #WRS_PER_REQUEST} per
+ * request: up to {@link RdmaSgl#MSDBD} READs or WRITEs and the response SEND, so a read's WRITEs and its
+ * response go out in one post) and the response slots in a small registered region. Built at connect
+ * time on the CM thread; used on the poll-group thread.
+ */
+final class QueuePair implements RdmaQueue.Wire {
+    static final int WRS_PER_REQUEST = RdmaSgl.MSDBD + 1;
+
+    final RdmaPollGroup group;
+    final RdmaTransport transport;
+    final long cmId;
+    final long qp;
+    final int qpNum;
+    final int depth;
+    final SendWorkRequests wrs;
+    private final HugepageArena responseArena;
+    private final long responseMr;
+    private final int responseLkey;
+    private final boolean inlineResponse;
+    RdmaQueue queue;
+    int slot = -1;
+    private boolean destroyed;
+
+    QueuePair(RdmaTransport transport, RdmaPollGroup group, long cmId, int depth) throws IOException {
+        this.transport = transport;
+        this.group = group;
+        this.cmId = cmId;
+        this.depth = depth;
+        int requests = RdmaQueue.requestCount(depth);
+        int sendWr = requests * WRS_PER_REQUEST;
+        QpCaps caps = new QpCaps();
+        long q = Verbs.createQp(cmId, group.device.pd, group.cqHandle(), group.cqHandle(), group.srqHandle(),
+            sendWr, 0, 1, 1, RdmaQueue.CQE_SIZE, false, caps);
+        if (q < 0) {
+            throw new IOException("rdma_create_qp(send_wr " + sendWr + "): " + Errno.describe((int) q));
+        }
+        this.qp = q;
+        this.qpNum = Verbs.qpNum(q);
+        this.inlineResponse = caps.maxInlineData() >= RdmaQueue.CQE_SIZE;
+        HugepageArena arena = null;
+        SendWorkRequests w = null;
+        try {
+            arena = HugepageArena.allocate((long) requests * RdmaQueue.CQE_SIZE, false);
+            long mr = Verbs.regMr(group.device.pd, arena.address(), arena.size(), Verbs.ACCESS_LOCAL_WRITE);
+            if (mr < 0) {
+                throw new IOException("ibv_reg_mr of the response slots: " + Errno.describe((int) mr));
+            }
+            w = new SendWorkRequests(sendWr, 1);
+            this.responseMr = mr;
+        } catch (IOException | RuntimeException | Error e) {
+            if (arena != null) {
+                arena.close();
+            }
+            if (w != null) {
+                w.close();
+            }
+            Verbs.destroyQp(cmId);
+            throw e;
+        }
+        this.responseArena = arena;
+        this.responseLkey = Verbs.lkey(responseMr);
+        this.wrs = w;
+    }
+
+    ByteBuf responses() {
+        return Unpooled.wrappedBuffer(responseArena.buffer().duplicate().clear());
+    }
+
+    @Override
+    public int postReads(RdmaRequest req) {
+        RdmaSgl sgl = req.sgl;
+        int base = req.index * WRS_PER_REQUEST;
+        long local = group.buffers.address(req.bufferIndex);
+        long tag = RdmaPollGroup.tag(RdmaPollGroup.TYPE_READ, slot, req.index);
+        for (int i = 0; i < sgl.count; i++) {
+            int flags = i == sgl.count - 1 ? Verbs.SEND_SIGNALED : 0;
+            wrs.setRdmaRead(base + i, tag, local, sgl.length[i], group.lkey, sgl.address[i], sgl.key[i], flags);
+            local += sgl.length[i];
+        }
+        return Verbs.postSend(qp, wrs, base, sgl.count);
+    }
+
+    @Override
+    public int postResponse(RdmaRequest req, int writes) {
+        RdmaSgl sgl = req.sgl;
+        int base = req.index * WRS_PER_REQUEST;
+        if (writes > 0) {
+            long local = group.buffers.address(req.bufferIndex);
+            long tag = RdmaPollGroup.tag(RdmaPollGroup.TYPE_WRITE, slot, req.index);
+            int left = req.dataLength;
+            for (int i = 0; i < writes; i++) {
+                int len = Math.min(left, sgl.length[i]);
+                wrs.setRdmaWrite(base + i, tag, local, len, group.lkey, sgl.address[i], sgl.key[i], 0);
+                local += len;
+                left -= len;
+            }
+        }
+        int at = base + writes;
+        long tag = RdmaPollGroup.tag(RdmaPollGroup.TYPE_SEND, slot, req.index);
+        long addr = responseArena.address() + (long) req.index * RdmaQueue.CQE_SIZE;
+        int flags = Verbs.SEND_SIGNALED | (inlineResponse ? Verbs.SEND_INLINE : 0);
+        if (sgl.invalidate && transport.sendWithInvalidate(group.device)) {
+            wrs.setSendWithInvalidate(at, tag, addr, RdmaQueue.CQE_SIZE, responseLkey, sgl.invalidateKey, flags);
+        } else {
+            wrs.setSend(at, tag, addr, RdmaQueue.CQE_SIZE, responseLkey, flags);
+        }
+        return Verbs.postSend(qp, wrs, base, writes + 1);
+    }
+
+    @Override
+    public ByteBuf recvBuffer() {
+        return group.recvBuffer();
+    }
+
+    @Override
+    public int recvOffset(int recvIndex) {
+        return group.recvOffset(recvIndex);
+    }
+
+    @Override
+    public void repostRecv(int recvIndex) {
+        group.repostRecv(recvIndex);
+    }
+
+    @Override
+    public void shutdown() {
+        RdmaCm.disconnect(cmId);
+        Verbs.qpToError(qp);
+    }
+
+    @Override
+    public void destroy() {
+        if (destroyed) {
+            return;
+        }
+        destroyed = true;
+        group.detach(this);
+        Verbs.destroyQp(cmId);
+        Verbs.deregMr(responseMr);
+        responseArena.close();
+        wrs.close();
+        group.unreserve(depth);
+        transport.queueDestroyed(this);
+    }
+}

@@ -1,0 +1,287 @@
+package io.nvmf4j.transport.rdma;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.IoEvent;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoRegistration;
+import io.netty.channel.epoll.EpollIoHandle;
+import io.netty.channel.epoll.EpollIoOps;
+import io.netty.channel.unix.FileDescriptor;
+import io.nvmf4j.config.RdmaTransportConfig;
+import io.nvmf4j.rdma.Completions;
+import io.nvmf4j.rdma.Errno;
+import io.nvmf4j.rdma.HugepageArena;
+import io.nvmf4j.rdma.Rdma;
+import io.nvmf4j.rdma.RecvWorkRequests;
+import io.nvmf4j.rdma.Verbs;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.Arrays;
+
+/**
+ * The RDMA side of one poll group on one device: a CQ with its completion channel, a shared receive
+ * queue of capsule buffers and a pool of data buffers, all carved from one registered region, and the
+ * queue pairs that live here. Owned by the poll group's Netty event loop.
+ *
+ * <p>Integration with the poll group: the completion channel's fd is registered with the event loop's
+ * epoll ({@link EpollIoHandle}, level-triggered EPOLLIN), and the CQ stays armed. When a completion
+ * arrives the loop calls {@link #handle}: take the channel events, ack them, re-arm, then poll the CQ
+ * until it is empty (arm before the last poll, so nothing is missed). The poll group's idle strategy
+ * (busy, backoff, interrupt) is the event loop's, as for TCP: when idle, the thread blocks in epoll on
+ * the completion channel with the TCP sockets, so the {@code interrupt} strategy is the natural one and
+ * no poll group burns a core while idle. Requests complete on this thread, and asynchronous block-device
+ * completions come back through {@link #loop} ({@code Queue.executor()}).
+ *
+ * <p>Completions are routed by the tag in {@code wr_id}: type (bits 63..60), queue-pair slot in this
+ * group (bits 39..24), request or receive-buffer index (bits 23..0).
+ */
+final class RdmaPollGroup implements EpollIoHandle {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaPollGroup.class);
+    static final long TYPE_RECV = 1;
+    static final long TYPE_READ = 2;
+    static final long TYPE_WRITE = 3;
+    static final long TYPE_SEND = 4;
+    private static final int POLL_BATCH = 32;
+
+    final IoEventLoop loop;
+    final RdmaDevice device;
+    final int capsuleSize;
+    private final long compChannel;
+    private final long cq;
+    private final long srq;
+    private final HugepageArena arena;
+    private final long mr;
+    final int lkey;
+    private final ByteBuf recvBuffer;
+    private final RecvWorkRequests recvWrs;
+    private final int srqDepth;
+    final DataBuffers buffers;
+    private final Completions wcs = new Completions(POLL_BATCH);
+    private final FileDescriptor fd;
+    private final int cqSize;
+    /** Summed depth of the queue pairs placed here (guarded by this, written by the CM thread). */
+    private int reservedDepth;
+    private QueuePair[] slots = new QueuePair[8];
+    private int active;
+
+    static long tag(long type, int slot, int index) {
+        return (type << 60) | ((long) slot << 24) | index;
+    }
+
+    RdmaPollGroup(IoEventLoop loop, RdmaDevice device, RdmaTransportConfig config) throws IOException {
+        this.loop = loop;
+        this.device = device;
+        this.capsuleSize = 64 + config.inCapsuleDataSize;
+        this.srqDepth = Math.min(config.srqDepth, device.attributes.maxSrqWr());
+        this.cqSize = Math.min(config.cqSize, device.attributes.maxCqe());
+        long ctx = device.context;
+        compChannel = check(Verbs.createCompChannel(ctx), "ibv_create_comp_channel");
+        int cfd = Verbs.compChannelFd(compChannel);
+        check(Rdma.setNonBlocking(cfd, true), "O_NONBLOCK on the completion channel");
+        cq = check(Verbs.createCq(ctx, cqSize, compChannel, 0), "ibv_create_cq(" + cqSize + ")");
+        srq = check(Verbs.createSrq(device.pd, srqDepth, 1, 0), "ibv_create_srq(" + srqDepth + ")");
+        long recvBytes = (long) srqDepth * capsuleSize;
+        long recvRegion = (recvBytes + 4095) / 4096 * 4096;
+        long size = recvRegion + (long) config.dataBuffers * config.mdtsBytes;
+        arena = HugepageArena.allocate(size, config.hugepages);
+        mr = check(Verbs.regMr(device.pd, arena.address(), arena.size(),
+            Verbs.ACCESS_LOCAL_WRITE | Verbs.ACCESS_REMOTE_READ | Verbs.ACCESS_REMOTE_WRITE), "ibv_reg_mr(" + size + ")");
+        lkey = Verbs.lkey(mr);
+        recvBuffer = Unpooled.wrappedBuffer(arena.buffer().duplicate().clear().limit((int) recvBytes).slice());
+        buffers = new DataBuffers(arena.buffer(), (int) recvRegion, arena.address() + recvRegion, config.dataBuffers,
+            config.mdtsBytes, lkey);
+        recvWrs = new RecvWorkRequests(srqDepth, 1);
+        for (int i = 0; i < srqDepth; i++) {
+            recvWrs.set(i, tag(TYPE_RECV, 0, i), arena.address() + (long) i * capsuleSize, capsuleSize, lkey);
+        }
+        check(Verbs.postSrqRecv(srq, recvWrs, 0, srqDepth), "posting " + srqDepth + " receives");
+        check(Verbs.reqNotifyCq(cq, false), "ibv_req_notify_cq");
+        fd = new FileDescriptor(cfd);
+        IoRegistration reg;
+        try {
+            reg = loop.register(this).syncUninterruptibly().getNow();
+        } catch (RuntimeException e) {
+            throw new IOException("registering the completion channel with the poll group: " + e, e);
+        }
+        reg.submit(EpollIoOps.EPOLLIN);
+        LOG.info("rdma poll group on {} ({}): cq {} entries, srq {} capsules of {} B, {} data buffers of {} KiB, "
+                + "{} MiB {}", device.name, loop, cqSize, srqDepth, capsuleSize, config.dataBuffers,
+            config.mdtsBytes / 1024, size >> 20, arena.isHugepageBacked() ? "in hugepages" : "in normal pages");
+    }
+
+    private static long check(long rc, String what) throws IOException {
+        if (rc < 0) {
+            throw new IOException(what + ": " + Errno.describe((int) rc));
+        }
+        return rc;
+    }
+
+    /** Reserves CQ room for a queue pair of {@code depth} (two signalled completions per request at most). */
+    synchronized boolean reserve(int depth) {
+        int need = 2 * RdmaQueue.requestCount(depth);
+        if (reservedDepth + need + srqDepth > cqSize) {
+            return false;
+        }
+        reservedDepth += need;
+        return true;
+    }
+
+    synchronized void unreserve(int depth) {
+        reservedDepth -= 2 * RdmaQueue.requestCount(depth);
+    }
+
+    synchronized int load() {
+        return reservedDepth;
+    }
+
+    // ---------------------------------------------------------------- queue pairs (poll-group thread)
+
+    /** Places a queue pair in a slot; its completions are routed from now on. */
+    void attach(QueuePair qp) {
+        assert loop.inEventLoop();
+        int slot = -1;
+        for (int i = 0; i < slots.length; i++) {
+            if (slots[i] == null) {
+                slot = i;
+                break;
+            }
+        }
+        if (slot < 0) {
+            slot = slots.length;
+            slots = Arrays.copyOf(slots, slots.length * 2);
+        }
+        slots[slot] = qp;
+        qp.slot = slot;
+        active++;
+    }
+
+    void detach(QueuePair qp) {
+        assert loop.inEventLoop();
+        if (qp.slot >= 0 && slots[qp.slot] == qp) {
+            slots[qp.slot] = null;
+            active--;
+        }
+    }
+
+    long cqHandle() {
+        return cq;
+    }
+
+    long srqHandle() {
+        return srq;
+    }
+
+    ByteBuf recvBuffer() {
+        return recvBuffer;
+    }
+
+    int recvOffset(int index) {
+        return index * capsuleSize;
+    }
+
+    void repostRecv(int index) {
+        int rc = Verbs.postSrqRecv(srq, recvWrs, index, 1);
+        if (rc < 0) {
+            LOG.warn("reposting receive {} on {}: {}", index, device.name, Errno.describe(rc));
+        }
+    }
+
+    // ---------------------------------------------------------------- completions
+
+    @Override
+    public FileDescriptor fd() {
+        return fd;
+    }
+
+    @Override
+    public void handle(IoRegistration registration, IoEvent ioEvent) {
+        int events = 0;
+        while (Verbs.getCqEvent(compChannel) > 0) {
+            events++;
+        }
+        if (events > 0) {
+            Verbs.ackCqEvents(cq, events);
+        }
+        pollAll();
+        Verbs.reqNotifyCq(cq, false);
+        pollAll();
+        buffers.runWaiters();
+    }
+
+    private void pollAll() {
+        int n;
+        do {
+            n = Verbs.pollCq(cq, wcs, POLL_BATCH);
+            if (n < 0) {
+                LOG.error("ibv_poll_cq on {}: {}", device.name, Errno.describe(n));
+                return;
+            }
+            for (int i = 0; i < n; i++) {
+                dispatch(i);
+            }
+        } while (n == POLL_BATCH);
+    }
+
+    private void dispatch(int i) {
+        long wrId = wcs.wrId(i);
+        int type = (int) (wrId >>> 60);
+        int index = (int) (wrId & 0xFFFFFF);
+        boolean ok = wcs.isSuccess(i);
+        if (type == TYPE_RECV) {
+            if (!ok) {
+                if (wcs.status(i) != Verbs.WC_WR_FLUSH_ERR) {
+                    LOG.warn("receive {} on {} failed: {}", index, device.name, Verbs.wcStatusName(wcs.status(i)));
+                    repostRecv(index);
+                }
+                return;
+            }
+            QueuePair qp = byQpNum(wcs.qpNum(i));
+            if (qp == null) {
+                repostRecv(index);
+                return;
+            }
+            qp.queue.onCapsule(index, wcs.byteLen(i));
+            return;
+        }
+        int slot = (int) ((wrId >>> 24) & 0xFFFF);
+        QueuePair qp = slot < slots.length ? slots[slot] : null;
+        if (qp == null || qp.qpNum != wcs.qpNum(i)) {
+            return; // a late (flushed) completion of a queue pair that is gone
+        }
+        if (!ok) {
+            int status = wcs.status(i);
+            if (status != Verbs.WC_WR_FLUSH_ERR) {
+                LOG.info("{}: work request failed: {} (vendor error 0x{})", qp.queue, Verbs.wcStatusName(status),
+                    Integer.toHexString(wcs.vendorErr(i)));
+            }
+            qp.queue.onWorkRequestError("work request failed: " + Verbs.wcStatusName(status));
+        }
+        if (type == TYPE_READ) {
+            qp.queue.onReadComplete(index, ok);
+        } else if (type == TYPE_SEND) {
+            qp.queue.onSendComplete(index);
+        }
+    }
+
+    private QueuePair byQpNum(int qpNum) {
+        for (QueuePair qp : slots) {
+            if (qp != null && qp.qpNum == qpNum) {
+                return qp;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void close() {
+        // the CQ, SRQ and region live as long as the process: the loop only lets go of the fd
+    }
+
+    @Override
+    public String toString() {
+        return "rdma poll group " + device.name + "/" + loop + " (" + active + " queue pairs)";
+    }
+}

@@ -1,0 +1,522 @@
+package io.nvmf4j.transport.rdma;
+
+import io.netty.buffer.ByteBuf;
+import io.nvmf4j.cmd.CommandDispatcher;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.core.Queue;
+import io.nvmf4j.core.Request;
+import io.nvmf4j.core.TransportLimits;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.transport.rdma.RdmaRequest.State;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * One NVMe/RDMA queue pair, owned for life by one poll-group thread (every method but
+ * {@link #disconnect} and {@link #executor} runs there). The request state machine is written down in
+ * {@link RdmaRequest.State} and driven by {@link #process}; each state has its own method. The verbs
+ * side (posting, receive buffers, teardown) is behind {@link Wire}, so the machine runs in unit tests
+ * without a device.
+ *
+ * <p>Closing (host disconnect, timewait exit, a failed work request, controller teardown): the queue
+ * pair goes to the error state, requests that are not in flight are forced to COMPLETED so that cleanup
+ * runs on the normal path; requests with RDMA READs in flight wait for their flushed completion and
+ * requests in the block device for the device; once every request is FREE the queue pair is destroyed.
+ */
+final class RdmaQueue implements Queue {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaQueue.class);
+    static final String TRANSPORT = "rdma";
+    /** CQE: 0 DW0 | 4 DW1 | 8 SQHD u16 | 10 SQID u16 | 12 CID u16 | 14 STATUS u16 (phase bit 0). */
+    static final int CQE_SIZE = 16;
+
+    /** The verbs side of a queue pair (and of its poll group). */
+    interface Wire {
+        /** RDMA READs of {@code req.sgl} into its data buffer; the last completion names the request. */
+        int postReads(RdmaRequest req);
+
+        /** {@code writes} RDMA WRITEs of the data buffer (0 for none), then the SEND of the response slot. */
+        int postResponse(RdmaRequest req, int writes);
+
+        /** Capsules: the receive region, the offset of buffer {@code i}, and its repost. */
+        ByteBuf recvBuffer();
+
+        int recvOffset(int recvIndex);
+
+        void repostRecv(int recvIndex);
+
+        /** Disconnects the CM id and moves the QP to the error state (outstanding WRs get flushed). */
+        void shutdown();
+
+        /** Frees the QP and everything of this queue pair; called once, when every request is FREE. */
+        void destroy();
+    }
+
+    private final CommandDispatcher dispatcher;
+    private final TransportLimits limits;
+    private final ListenerConfig listener;
+    private final IoObserver observer;
+    private final ScheduledExecutorService executor;
+    private final DataBuffers buffers;
+    private final String peer;
+    private final int depth;
+    private final int readDepth;
+    private final RdmaRequest[] table;
+    private final int[] freeStack;
+    private int freeTop;
+    private final ArrayDeque<RdmaRequest> readWaiters;
+    /** Response slots, {@link #CQE_SIZE} bytes per request, in request-index order. */
+    private final ByteBuf responses;
+    private Wire wire;
+
+    private Controller controller;
+    private int qid;
+    private int sqsize;
+    private int sqhd;
+    private int readsOutstanding;
+    private boolean closing;
+    private boolean destroyed;
+
+    RdmaQueue(CommandDispatcher dispatcher, TransportLimits limits, ListenerConfig listener, IoObserver observer,
+              ScheduledExecutorService executor, DataBuffers buffers, String peer, int depth, int readDepth,
+              ByteBuf responses) {
+        this.dispatcher = dispatcher;
+        this.limits = limits;
+        this.listener = listener;
+        this.observer = observer;
+        this.executor = executor;
+        this.buffers = buffers;
+        this.peer = peer;
+        this.depth = depth;
+        this.readDepth = readDepth;
+        this.responses = responses;
+        int n = requestCount(depth);
+        this.table = new RdmaRequest[n];
+        this.freeStack = new int[n];
+        for (int i = n - 1; i >= 0; i--) {
+            table[i] = new RdmaRequest(this, i);
+            freeStack[freeTop++] = i;
+        }
+        this.readWaiters = new ArrayDeque<>(n);
+    }
+
+    /** Requests per queue pair: the depth plus room for the AERs the host keeps outstanding. */
+    static int requestCount(int depth) {
+        return depth + Controller.AERL + 1;
+    }
+
+    void attach(Wire wire) {
+        this.wire = wire;
+    }
+
+    int depth() {
+        return depth;
+    }
+
+    int readDepth() {
+        return readDepth;
+    }
+
+    boolean isClosing() {
+        return closing;
+    }
+
+    boolean isDestroyed() {
+        return destroyed;
+    }
+
+    RdmaRequest request(int index) {
+        return index >= 0 && index < table.length ? table[index] : null;
+    }
+
+    int responseOffset(RdmaRequest req) {
+        return req.index * CQE_SIZE;
+    }
+
+    DataBuffers buffers() {
+        return buffers;
+    }
+
+    // ---------------------------------------------------------------- Queue
+
+    @Override
+    public int qid() {
+        return qid;
+    }
+
+    @Override
+    public Controller controller() {
+        return controller;
+    }
+
+    @Override
+    public void bind(Controller controller, int qid, int sqsize, boolean sqFlowControlDisabled) {
+        this.controller = controller;
+        this.qid = qid;
+        this.sqsize = sqsize;
+        observer.queueConnected(TRANSPORT, qid);
+    }
+
+    @Override
+    public ScheduledExecutorService executor() {
+        return executor;
+    }
+
+    @Override
+    public ListenerConfig listener() {
+        return listener;
+    }
+
+    @Override
+    public TransportLimits limits() {
+        return limits;
+    }
+
+    @Override
+    public String peer() {
+        return peer;
+    }
+
+    @Override
+    public void disconnect(String reason) {
+        executor.execute(() -> close(reason));
+    }
+
+    // ---------------------------------------------------------------- events from the poll group
+
+    /** A capsule arrived in receive buffer {@code recvIndex} ({@code byteLen} bytes). */
+    void onCapsule(int recvIndex, int byteLen) {
+        if (closing) {
+            wire.repostRecv(recvIndex);
+            return;
+        }
+        if (byteLen < CQE_SIZE * 4) {
+            wire.repostRecv(recvIndex);
+            close("capsule of " + byteLen + " bytes, shorter than an SQE");
+            return;
+        }
+        if (freeTop == 0) {
+            wire.repostRecv(recvIndex);
+            close("more commands outstanding than the queue depth " + depth);
+            return;
+        }
+        RdmaRequest req = table[freeStack[--freeTop]];
+        req.reset(wire.recvBuffer(), wire.recvOffset(recvIndex));
+        req.startNanos = System.nanoTime();
+        req.recvIndex = recvIndex;
+        req.capsuleDataLength = byteLen - 64;
+        req.bufferIndex = -1;
+        req.readsOutstanding = 0;
+        req.state = State.NEW;
+        if (sqsize > 0) {
+            sqhd = sqhd == sqsize ? 0 : sqhd + 1;
+        }
+        process(req);
+    }
+
+    /** The RDMA READs of request {@code index} completed (or failed: {@code ok} false). */
+    void onReadComplete(int index, boolean ok) {
+        RdmaRequest req = request(index);
+        if (req == null || req.state != State.TRANSFERRING_HOST_TO_CONTROLLER) {
+            return;
+        }
+        readsOutstanding -= req.readsOutstanding;
+        req.readsOutstanding = 0;
+        req.state = ok && !closing ? State.READY_TO_EXECUTE : State.COMPLETED;
+        process(req);
+        runReadWaiters();
+    }
+
+    /** The response SEND of request {@code index} completed (or was flushed). */
+    void onSendComplete(int index) {
+        RdmaRequest req = request(index);
+        if (req == null || req.state != State.COMPLETING) {
+            return;
+        }
+        req.state = State.COMPLETED;
+        process(req);
+    }
+
+    /** A work request failed: the queue pair is unusable. */
+    void onWorkRequestError(String what) {
+        close(what);
+    }
+
+    // ---------------------------------------------------------------- the state machine
+
+    /** Runs {@code req} through the states until it has to wait for an event. */
+    void process(RdmaRequest req) {
+        req.inProcess = true;
+        try {
+            State prev;
+            do {
+                prev = req.state;
+                switch (prev) {
+                    case NEW -> onNew(req);
+                    case NEED_BUFFER -> onNeedBuffer(req);
+                    case TRANSFER_PENDING_HOST_TO_CONTROLLER -> onTransferPending(req);
+                    case READY_TO_EXECUTE -> onReadyToExecute(req);
+                    case EXECUTED -> onExecuted(req);
+                    case COMPLETED -> onCompleted(req);
+                    default -> {
+                        // FREE, TRANSFERRING_HOST_TO_CONTROLLER, EXECUTING, COMPLETING: an event moves it on
+                    }
+                }
+            } while (req.state != prev);
+        } finally {
+            req.inProcess = false;
+        }
+    }
+
+    private void onNew(RdmaRequest req) {
+        if (closing) {
+            req.state = State.COMPLETED;
+            return;
+        }
+        int status = dispatcher.parse(req);
+        if (status == NvmeStatus.SUCCESS && req.xferDir != Request.XFER_NONE) {
+            status = req.sgl.parse(wire.recvBuffer(), wire.recvOffset(req.recvIndex), req.capsuleDataLength,
+                limits.inCapsuleDataSize(), req.xferDir, req.expectedLength, limits.mdtsBytes());
+            if (status != NvmeStatus.SUCCESS) {
+                req.errorLocation = req.sgl.errorLocation;
+            }
+        } else {
+            req.sgl.clear();
+        }
+        if (status != NvmeStatus.SUCCESS) {
+            releaseRecv(req);
+            req.complete(status); // -> EXECUTED
+            return;
+        }
+        if (req.xferDir == Request.XFER_NONE) {
+            releaseRecv(req);
+            req.state = State.READY_TO_EXECUTE;
+        } else {
+            req.dataLength = req.sgl.totalLength;
+            req.state = State.NEED_BUFFER;
+        }
+    }
+
+    private void onNeedBuffer(RdmaRequest req) {
+        if (closing) {
+            buffers.forget(req);
+            req.state = State.COMPLETED;
+            return;
+        }
+        int b = buffers.acquire(req);
+        if (b < 0) {
+            return; // queued; the poll group runs it again when a buffer is released
+        }
+        req.bufferIndex = b;
+        req.data = buffers.buffer(b);
+        if (req.sgl.inCapsule) {
+            ByteBuf capsule = wire.recvBuffer();
+            req.data.setBytes(0, capsule, wire.recvOffset(req.recvIndex) + 64 + req.sgl.inCapsuleOffset,
+                req.sgl.totalLength);
+            releaseRecv(req);
+            req.state = State.READY_TO_EXECUTE;
+        } else {
+            releaseRecv(req);
+            req.state = req.xferDir == Request.XFER_H2C && req.dataLength > 0
+                ? State.TRANSFER_PENDING_HOST_TO_CONTROLLER : State.READY_TO_EXECUTE;
+        }
+    }
+
+    private void onTransferPending(RdmaRequest req) {
+        if (closing) {
+            forgetReadWaiter(req);
+            req.state = State.COMPLETED;
+            return;
+        }
+        int n = req.sgl.count;
+        boolean first = readWaiters.isEmpty() || readWaiters.peekFirst() == req;
+        if (!first || (readsOutstanding > 0 && readsOutstanding + n > readDepth)) {
+            if (!req.waiting) {
+                req.waiting = true;
+                readWaiters.addLast(req);
+            }
+            return;
+        }
+        forgetReadWaiter(req);
+        int rc = wire.postReads(req);
+        if (rc < 0) {
+            req.state = State.COMPLETED;
+            close("posting RDMA READ failed: errno " + -rc);
+            return;
+        }
+        req.readsOutstanding = n;
+        readsOutstanding += n;
+        req.state = State.TRANSFERRING_HOST_TO_CONTROLLER;
+    }
+
+    private void forgetReadWaiter(RdmaRequest req) {
+        if (req.waiting) {
+            readWaiters.remove(req);
+            req.waiting = false;
+        }
+    }
+
+    private void runReadWaiters() {
+        RdmaRequest next;
+        while ((next = readWaiters.peekFirst()) != null
+            && (readsOutstanding == 0 || readsOutstanding + next.sgl.count <= readDepth)) {
+            process(next);
+            if (next.state == State.TRANSFER_PENDING_HOST_TO_CONTROLLER) {
+                return;
+            }
+        }
+    }
+
+    private void onReadyToExecute(RdmaRequest req) {
+        if (closing) {
+            req.state = State.COMPLETED;
+            return;
+        }
+        req.state = State.EXECUTING;
+        dispatcher.execute(req); // a synchronous complete() sets EXECUTED
+    }
+
+    private void onExecuted(RdmaRequest req) {
+        observe(req);
+        if (closing) {
+            req.state = State.COMPLETED;
+            return;
+        }
+        int at = responseOffset(req);
+        responses.setIntLE(at, req.dw0);
+        responses.setIntLE(at + 4, req.dw1);
+        responses.setShortLE(at + 8, sqhd);
+        responses.setShortLE(at + 10, qid);
+        responses.setShortLE(at + 12, req.cid());
+        responses.setShortLE(at + 14, NvmeStatus.toCqeField(req.status));
+        boolean c2h = NvmeStatus.isSuccess(req.status) && req.xferDir == Request.XFER_C2H && req.dataLength > 0;
+        int writes = c2h ? writeCount(req) : 0;
+        int rc = wire.postResponse(req, writes);
+        if (rc < 0) {
+            req.state = State.COMPLETED;
+            close("posting the response failed: errno " + -rc);
+            return;
+        }
+        req.state = State.COMPLETING;
+    }
+
+    /** WRITEs that cover the handler's data ({@code dataLength} may be shorter than the SGL). */
+    static int writeCount(RdmaRequest req) {
+        int left = req.dataLength;
+        int n = 0;
+        while (left > 0 && n < req.sgl.count) {
+            left -= req.sgl.length[n++];
+        }
+        return n;
+    }
+
+    private void onCompleted(RdmaRequest req) {
+        releaseRecv(req);
+        boolean released = req.bufferIndex >= 0;
+        if (released) {
+            buffers.release(req.bufferIndex);
+            req.bufferIndex = -1;
+        }
+        req.data = null; // a pool slice: never released
+        req.releaseBuffers();
+        req.state = State.FREE;
+        freeStack[freeTop++] = req.index;
+        if (closing) {
+            destroyIfDrained();
+        }
+        if (released) {
+            buffers.runWaiters();
+        }
+    }
+
+    private void releaseRecv(RdmaRequest req) {
+        if (req.recvIndex >= 0) {
+            wire.repostRecv(req.recvIndex);
+            req.recvIndex = -1;
+        }
+    }
+
+    // ---------------------------------------------------------------- completion from the core
+
+    @Override
+    public void complete(Request r) {
+        RdmaRequest req = (RdmaRequest) r;
+        req.state = State.EXECUTED;
+        if (!req.inProcess) {
+            process(req);
+        }
+    }
+
+    private void observe(RdmaRequest req) {
+        if (controller == null) {
+            return;
+        }
+        boolean ok = NvmeStatus.isSuccess(req.status);
+        if (qid > 0) {
+            int bytes = ok && req.xferDir != Request.XFER_NONE ? req.dataLength : 0;
+            observer.ioCompleted(req.ns, req.sqe.opcode(), bytes, System.nanoTime() - req.startNanos, req.status);
+        } else if (!ok) {
+            observer.adminError(controller.subsystem(), req.sqe.opcode(), req.status);
+        }
+    }
+
+    // ---------------------------------------------------------------- teardown
+
+    /** Starts closing (idempotent): error state, forced completion of what is not in flight, controller teardown. */
+    void close(String reason) {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        LOG.debug("rdma queue {} from {}: closing: {}", qid, peer, reason);
+        if (wire != null) {
+            wire.shutdown();
+        }
+        for (RdmaRequest req : table) {
+            buffers.forget(req);
+            forgetReadWaiter(req);
+            switch (req.state) {
+                case FREE, EXECUTING, TRANSFERRING_HOST_TO_CONTROLLER -> {
+                    // free, or still owned by the block device / the HCA: they come back on their own
+                }
+                default -> {
+                    req.state = State.COMPLETED;
+                    process(req);
+                }
+            }
+        }
+        Controller c = controller;
+        if (c != null) {
+            if (qid == 0) {
+                c.destroy("admin queue disconnected");
+            } else {
+                c.detachIoQueue(qid, this);
+            }
+        }
+        destroyIfDrained();
+    }
+
+    private void destroyIfDrained() {
+        if (destroyed || freeTop != table.length) {
+            return;
+        }
+        destroyed = true;
+        if (wire != null) {
+            wire.destroy();
+        }
+    }
+
+    /** Requests not FREE (for tests and logs). */
+    int outstanding() {
+        return table.length - freeTop;
+    }
+
+    @Override
+    public String toString() {
+        return "rdma queue " + qid + " from " + peer;
+    }
+}

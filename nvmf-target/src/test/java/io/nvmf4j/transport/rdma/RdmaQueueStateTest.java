@@ -1,0 +1,239 @@
+package io.nvmf4j.transport.rdma;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.util.concurrent.ImmediateEventExecutor;
+import io.nvmf4j.cmd.CommandDispatcher;
+import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.core.Target;
+import io.nvmf4j.core.TransportLimits;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.transport.rdma.RdmaRequest.State;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The request state machine of an RDMA queue pair, driven without a device through a fake {@link RdmaQueue.Wire}. */
+class RdmaQueueStateTest {
+    private static final int CAPSULE = 64 + 4096;
+    private static final int RECVS = 8;
+    private static final int FABRICS = 0x7F;
+    private static final int CONNECT = 0x01;
+
+    private final TransportLimits limits = new TransportLimits(TransportLimits.TRTYPE_RDMA, 4096, 131072, 128, 8, 16);
+    private final FakeWire wire = new FakeWire();
+    private RdmaQueue queue;
+    private ByteBuf responses;
+
+    /** Records what the queue asks of the verbs side. */
+    static final class FakeWire implements RdmaQueue.Wire {
+        final ByteBuf recv = Unpooled.buffer(RECVS * CAPSULE).writerIndex(RECVS * CAPSULE);
+        final List<Integer> reads = new ArrayList<>();
+        final List<int[]> responses = new ArrayList<>();
+        final List<Integer> reposted = new ArrayList<>();
+        int shutdowns;
+        int destroys;
+
+        @Override
+        public int postReads(RdmaRequest req) {
+            reads.add(req.index);
+            return 0;
+        }
+
+        @Override
+        public int postResponse(RdmaRequest req, int writes) {
+            responses.add(new int[] {req.index, writes, req.sgl.invalidate ? 1 : 0});
+            return 0;
+        }
+
+        @Override
+        public ByteBuf recvBuffer() {
+            return recv;
+        }
+
+        @Override
+        public int recvOffset(int recvIndex) {
+            return recvIndex * CAPSULE;
+        }
+
+        @Override
+        public void repostRecv(int recvIndex) {
+            reposted.add(recvIndex);
+        }
+
+        @Override
+        public void shutdown() {
+            shutdowns++;
+        }
+
+        @Override
+        public void destroy() {
+            destroys++;
+        }
+    }
+
+    private void newQueue(int buffers, int readDepth) {
+        DataBuffers pool = new DataBuffers(ByteBuffer.allocate(buffers * 4096), 0, 0x10000, buffers, 4096, 1);
+        responses = Unpooled.buffer(RdmaQueue.requestCount(32) * RdmaQueue.CQE_SIZE);
+        queue = new RdmaQueue(new CommandDispatcher(new Target()), limits, null, IoObserver.NONE,
+            ImmediateEventExecutor.INSTANCE, pool, "test", 32, readDepth, responses);
+        queue.attach(wire);
+    }
+
+    @BeforeEach
+    void setUp() {
+        newQueue(4, 16);
+    }
+
+    /** A Connect SQE in receive buffer {@code recv} whose 1 KiB of data is behind a keyed SGL. */
+    private void connectCapsule(int recv, int cid, int sglId) {
+        int at = recv * CAPSULE;
+        wire.recv.setZero(at, 64);
+        wire.recv.setByte(at, FABRICS);
+        wire.recv.setShortLE(at + 2, cid);
+        wire.recv.setByte(at + 4, CONNECT);
+        wire.recv.setLongLE(at + 24, 0x7000_0000L);
+        wire.recv.setMediumLE(at + 32, 1024);
+        wire.recv.setIntLE(at + 35, 0x1234);
+        wire.recv.setByte(at + 39, sglId);
+    }
+
+    private int status(RdmaRequest req) {
+        return NvmeStatus.fromCqeField(responses.getUnsignedShortLE(req.index * RdmaQueue.CQE_SIZE + 14));
+    }
+
+    private RdmaRequest onlyBusy() {
+        for (int i = 0; i < RdmaQueue.requestCount(32); i++) {
+            RdmaRequest r = queue.request(i);
+            if (r.state != State.FREE) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    @Test
+    void keyedWriteGoesThroughReadExecuteRespond() {
+        connectCapsule(0, 7, 0x4F);
+        queue.onCapsule(0, 64);
+        RdmaRequest req = onlyBusy();
+        assertThat(req.state).isEqualTo(State.TRANSFERRING_HOST_TO_CONTROLLER);
+        assertThat(wire.reads).containsExactly(req.index);
+        assertThat(wire.reposted).containsExactly(0);
+        assertThat(queue.buffers().available()).isEqualTo(3);
+
+        queue.onReadComplete(req.index, true);
+        // the Connect names no subsystem: executed, failed, response posted with invalidation
+        assertThat(req.state).isEqualTo(State.COMPLETING);
+        assertThat(status(req)).isEqualTo(NvmeStatus.CONNECT_INVALID_PARAMETERS);
+        assertThat(responses.getUnsignedShortLE(req.index * 16 + 12)).isEqualTo(7);
+        assertThat(wire.responses).hasSize(1);
+        assertThat(wire.responses.get(0)).containsExactly(req.index, 0, 1);
+
+        queue.onSendComplete(req.index);
+        assertThat(req.state).isEqualTo(State.FREE);
+        assertThat(queue.outstanding()).isZero();
+        assertThat(queue.buffers().available()).isEqualTo(4);
+    }
+
+    @Test
+    void commandBeforeConnectFailsWithoutData() {
+        int at = 1 * CAPSULE;
+        wire.recv.setZero(at, 64);
+        wire.recv.setByte(at, 0x06); // Identify
+        queue.onCapsule(1, 64);
+        RdmaRequest req = onlyBusy();
+        assertThat(req.state).isEqualTo(State.COMPLETING);
+        assertThat(status(req)).isEqualTo(NvmeStatus.COMMAND_SEQUENCE_ERROR);
+        assertThat(wire.reads).isEmpty();
+        assertThat(wire.reposted).containsExactly(1);
+    }
+
+    @Test
+    void badSglTypeIsAnsweredWithSglTypeInvalid() {
+        connectCapsule(2, 9, 0x5A);
+        queue.onCapsule(2, 64);
+        RdmaRequest req = onlyBusy();
+        assertThat(req.state).isEqualTo(State.COMPLETING);
+        assertThat(status(req)).isEqualTo(NvmeStatus.SGL_TYPE_INVALID);
+        assertThat(wire.responses.get(0)[2]).isZero();
+    }
+
+    @Test
+    void requestsWaitForBuffersAndReadCredits() {
+        newQueue(1, 16);
+        connectCapsule(0, 1, 0x40);
+        connectCapsule(1, 2, 0x40);
+        queue.onCapsule(0, 64);
+        queue.onCapsule(1, 64);
+        RdmaRequest first = queue.request(wire.reads.get(0));
+        RdmaRequest second = null;
+        for (int i = 0; i < RdmaQueue.requestCount(32); i++) {
+            if (queue.request(i).state == State.NEED_BUFFER) {
+                second = queue.request(i);
+            }
+        }
+        assertThat(second).isNotNull();
+        assertThat(wire.reposted).containsExactly(0); // the waiting one still holds its capsule
+        queue.onReadComplete(first.index, true);
+        queue.onSendComplete(first.index);
+        assertThat(second.state).isEqualTo(State.TRANSFERRING_HOST_TO_CONTROLLER);
+        assertThat(wire.reposted).containsExactly(0, 1);
+
+        newQueue(4, 1);
+        wire.reads.clear();
+        queue.onCapsule(0, 64);
+        queue.onCapsule(1, 64);
+        assertThat(wire.reads).hasSize(1);
+        RdmaRequest a = queue.request(wire.reads.get(0));
+        queue.onReadComplete(a.index, true);
+        assertThat(wire.reads).hasSize(2);
+    }
+
+    @Test
+    void closeForcesWaitingRequestsAndWaitsForInFlightReads() {
+        newQueue(1, 16);
+        connectCapsule(0, 1, 0x40);
+        connectCapsule(1, 2, 0x40);
+        queue.onCapsule(0, 64);
+        queue.onCapsule(1, 64);
+        RdmaRequest inFlight = queue.request(wire.reads.get(0));
+        queue.close("test");
+        assertThat(wire.shutdowns).isEqualTo(1);
+        assertThat(queue.outstanding()).isEqualTo(1);
+        assertThat(inFlight.state).isEqualTo(State.TRANSFERRING_HOST_TO_CONTROLLER);
+        assertThat(wire.destroys).isZero();
+        queue.onReadComplete(inFlight.index, false); // flushed
+        assertThat(inFlight.state).isEqualTo(State.FREE);
+        assertThat(queue.outstanding()).isZero();
+        assertThat(wire.destroys).isEqualTo(1);
+        assertThat(wire.reposted).containsExactlyInAnyOrder(0, 1);
+        queue.onCapsule(3, 64); // after close: dropped, buffer reposted
+        assertThat(wire.reposted).contains(3);
+        queue.close("again");
+        assertThat(wire.shutdowns).isEqualTo(1);
+        assertThat(wire.destroys).isEqualTo(1);
+    }
+
+    @Test
+    void moreCapsulesThanRequestsCloseTheQueue() {
+        int at = 0;
+        wire.recv.setZero(at, 64);
+        wire.recv.setByte(at, FABRICS);
+        wire.recv.setByte(at + 4, CONNECT);
+        wire.recv.setMediumLE(at + 32, 1024);
+        wire.recv.setByte(at + 39, 0x40);
+        newQueue(64, 64);
+        for (int i = 0; i < RdmaQueue.requestCount(32); i++) {
+            queue.onCapsule(0, 64);
+        }
+        assertThat(queue.isClosing()).isFalse();
+        queue.onCapsule(0, 64);
+        assertThat(queue.isClosing()).isTrue();
+    }
+}
