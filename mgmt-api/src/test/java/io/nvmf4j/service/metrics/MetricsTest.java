@@ -180,8 +180,10 @@ class MetricsTest {
             double busy = during.value("nvmf_pollgroup_busy_ratio");
             assertThat(busy).isBetween(0.0, 1.0);
         }
+        // teardown is asynchronous and one scrape reads the gauges one after another: wait for all three
         Scrape after = awaitScrape(s -> s.value("nvmf_transport_connections", "transport", "tcp") == open
-            && s.value("nvmf_subsystem_controllers", SUB, SUBNQN) == controllers);
+            && s.value("nvmf_subsystem_controllers", SUB, SUBNQN) == controllers
+            && s.value("nvmf_subsystem_queues", SUB, SUBNQN) == queues);
         assertThat(after.value("nvmf_transport_connections", "transport", "tcp")).isEqualTo(open);
         assertThat(after.value("nvmf_subsystem_controllers", SUB, SUBNQN)).isEqualTo(controllers);
         assertThat(after.value("nvmf_subsystem_queues", SUB, SUBNQN)).isEqualTo(queues);
