@@ -292,6 +292,44 @@ identity_sysfs() { # check-name : identity as the host sees it in sysfs is still
   verdict 0 "serial, model, nguid, uuid and size of $(for n in $NS_IDS; do printf '%s ' "${DEV[$n]}"; done)unchanged"
 }
 
+inflight() { # dev : I/Os the host has in flight on it
+  awk '{print $1 + $2}' "/sys/block/${1#/dev/}/inflight" 2> /dev/null
+}
+io_in_flight() { [ "$(inflight "$1")" -gt 0 ] 2> /dev/null; }
+midio_disconnect() { # check-name : the host drops its controller while I/O is in flight; the target carries on
+  local pid dev=${DEV[1]}
+  C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
+  fio --name=midio --filename="$dev" --ioengine=libaio --direct=1 --rw=randrw --bs=16k --iodepth=32 \
+    --time_based --runtime=60 > "$OUTF" 2>&1 &
+  pid=$!
+  wait_for 60 io_in_flight "$dev" || BAD="fio never had I/O in flight on $dev"
+  echo "in flight at disconnect: $(inflight "$dev")" >> "$OUTF"
+  nvme disconnect -n "$NQN" >> "$OUTF" 2>&1 || BAD="${BAD:+$BAD; }nvme disconnect failed"
+  if ! wait_for 60 gone "$pid"; then
+    kill -KILL "$pid" 2> /dev/null
+    BAD="${BAD:+$BAD; }fio still running 60 s after the disconnect"
+  fi
+  wait "$pid" 2> /dev/null
+  verdict 0 "host disconnected with fio (QD32 16k randrw) in flight; fio ended; the service goes on"
+}
+poll_alloc_bytes() { # heap bytes allocated so far by the service's poll-group threads (its /metrics)
+  curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/state/api-token" 2> /dev/null)" \
+    http://127.0.0.1:8420/metrics 2> /dev/null | awk '/^nvmf_pollgroup_allocated_bytes /{printf "%.0f", $2}'
+}
+alloc_per_io() { # check-name bytes-before bytes-after fio-json : the data path allocates nothing per I/O
+  local ios per
+  ios=$(jq '[.jobs[].read.total_ios] | add' "$4" 2> /dev/null)
+  C=$1 OUTF=$4 BAD=""
+  if [ -z "$2" ] || [ -z "$3" ] || [ -z "$ios" ] || [ "$ios" -le 0 ]; then
+    BAD="no measurement (before='$2' after='$3' I/Os='$ios')"
+  else
+    per=$(awk -v a="$2" -v b="$3" -v n="$ios" 'BEGIN {printf "%.2f", (b - a) / n}')
+    metric "${1//\//_}_bytes" "$per" B
+    # any object per I/O is at least 16 bytes; a few hundred bytes now and then (keep-alive) are noise
+    awk -v p="$per" 'BEGIN {exit !(p < 8)}' || BAD="$per bytes allocated per I/O by the poll groups"
+  fi
+  verdict 0 "poll-group threads allocated $(( ${3:-0} - ${2:-0} )) bytes over $ios fio I/Os (${per:-?} B/I/O)"
+}
 ns_appeared() { # nsid : the host has a block device for that nsid of $NQN
   local saved=$NS_IDS rc
   NS_IDS=$1; map_namespaces; rc=$?; NS_IDS=$saved
@@ -329,12 +367,20 @@ nvmf4j_scenarios() { # tcp : everything against the running service
   fio_verify "$T/$TR/fio-verify" "${DEV[1]}"
   svc_alive "$T/$TR/service-alive" || return 1
   hdr "nvmf4j over $TR: fio latency"
-  fio_latency "$T/$TR/fio-latency" "${DEV[1]}" "nvmf4j$([ "$TR" = rdma ] && echo -rdma)"
+  local alloc0 label="nvmf4j$([ "$TR" = rdma ] && echo -rdma)"
+  alloc0=$(poll_alloc_bytes)
+  fio_latency "$T/$TR/fio-latency" "${DEV[1]}" "$label"
+  alloc_per_io "$T/$TR/alloc-per-io" "$alloc0" "$(poll_alloc_bytes)" "$RES/fio-lat-$label.json"
   svc_alive "$T/$TR/service-alive" || return 1
 
   hdr "nvmf4j over $TR: add a namespace through nvmfctl while the host is connected"
   [ "$TR" = tcp ] && live_namespace_add "$T/$TR/nvmfctl-live-namespace"
   svc_alive "$T/$TR/service-alive" || return 1
+
+  hdr "nvmf4j over $TR: the host disconnects mid-I/O"
+  midio_disconnect "$T/$TR/disconnect-mid-io"
+  svc_alive "$T/$TR/service-alive" || return 1
+  connect "$T/$TR/connect-after-mid-io" "${CONNECT_OPTS[@]}" || return 1
 
   hdr "nvmf4j over $TR: disconnect, connect again, read back"
   pattern_write "$T/$TR/file-pattern-write"

@@ -33,6 +33,11 @@ public final class MetricNames {
     public static final String SUBSYSTEM_NAMESPACES = "nvmf.subsystem.namespaces";
     /** {@code nvmf_pollgroup_busy_ratio}: share of poll-group time spent working since the last scrape. */
     public static final String POLLGROUP_BUSY_RATIO = "nvmf.pollgroup.busy.ratio";
+    /**
+     * {@code nvmf_pollgroup_allocated_bytes}: heap bytes allocated so far by the poll-group threads (gauge);
+     * its growth per I/O shows whether the data path allocates (it should not).
+     */
+    public static final String POLLGROUP_ALLOCATED_BYTES = "nvmf.pollgroup.allocated.bytes";
 
     public static final String TAG_SUBSYSTEM = "subsystem";
     public static final String TAG_NSID = "nsid";

@@ -141,6 +141,9 @@ public final class Metrics implements AutoCloseable {
     /** Attaches the started target: gauges read it at each scrape, namespaces resolve to their subsystem. */
     public void bind(NvmfTarget target) {
         this.target = target;
+        Gauge.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, Metrics::pollThreadAllocatedBytes)
+            .description("heap bytes allocated by the poll-group threads since they started")
+            .baseUnit("bytes").register(registry);
         Gauge.builder(MetricNames.POLLGROUP_BUSY_RATIO, target, t -> t.pollGroups().busyRatio())
             .description("share of poll-group time spent working (not idle) since the previous scrape")
             .strongReference(true).register(registry);
@@ -226,6 +229,27 @@ public final class Metrics implements AutoCloseable {
                 return gone;
             });
         }
+    }
+
+    /** Sum of the JVM's per-thread allocation counters of the poll-group threads (-1 where unsupported). */
+    static double pollThreadAllocatedBytes() {
+        java.lang.management.ThreadMXBean bean = java.lang.management.ManagementFactory.getThreadMXBean();
+        if (!(bean instanceof com.sun.management.ThreadMXBean threads) || !threads.isThreadAllocatedMemorySupported()) {
+            return -1;
+        }
+        if (!threads.isThreadAllocatedMemoryEnabled()) {
+            threads.setThreadAllocatedMemoryEnabled(true);
+        }
+        long sum = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith("nvmf4j-poll")) {
+                long b = threads.getThreadAllocatedBytes(t.getId());
+                if (b > 0) {
+                    sum += b;
+                }
+            }
+        }
+        return sum;
     }
 
     private static int queueCount(Subsystem s) {
