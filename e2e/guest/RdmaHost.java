@@ -1,0 +1,1247 @@
+import io.nvmf4j.rdma.CmEvent;
+import io.nvmf4j.rdma.Completions;
+import io.nvmf4j.rdma.Errno;
+import io.nvmf4j.rdma.HugepageArena;
+import io.nvmf4j.rdma.QpCaps;
+import io.nvmf4j.rdma.Rdma;
+import io.nvmf4j.rdma.RdmaCm;
+import io.nvmf4j.rdma.RecvWorkRequests;
+import io.nvmf4j.rdma.SendWorkRequests;
+import io.nvmf4j.rdma.Verbs;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+
+/**
+ * e2e helper: a small NVMe/RDMA host (initiator) that sends what the Linux host never does, a Last
+ * Segment SGL (type 0x3, subtype Offset) whose keyed data block descriptors sit in the capsule, and
+ * checks the target's answers. Run in the guest with the rdma-cm classes on the class path, as a
+ * single-file program:
+ *
+ * <pre>java -cp rdma-cm/target/classes e2e/guest/RdmaHost.java MODE ADDRESS PORT NQN [SECONDS]</pre>
+ *
+ * MODE:
+ * <ul>
+ * <li>{@code multi-sgl}: writes and reads namespace 1 with multi-descriptor SGLs (4, 16, 16 at MDTS,
+ *     a list at an offset in the capsule, a one-entry list) and with one keyed descriptor, reads back
+ *     with differently split SGLs (the target answers with RDMA WRITEs into every descriptor) and
+ *     compares the bytes, and that no byte outside the descriptors was written;</li>
+ * <li>{@code bad-sgl}: SGLs the target must refuse, each with its exact NVMe status, each followed by
+ *     good I/O on the same queue (and a check that a refused write changed no block);</li>
+ * <li>{@code all}: both;</li>
+ * <li>{@code stress}: QD 32 of random 4-64 KiB writes, each read back (1-16 descriptors each way) and
+ *     verified, until killed (or for SECONDS); prints "running" once I/O is going.</li>
+ * </ul>
+ * One line per case: {@code case-name PASS|FAIL detail}. Exit 0 when every case passed, 1 when one
+ * failed, 2 when RDMA is unavailable.
+ *
+ * <p>The host: CM connect with {@code nvme_rdma_cm_req} private data (recfmt 0, qid, hrqsize,
+ * hsqsize), a QP with its own receive queue of response buffers, one registered arena per queue for
+ * command capsules (SQE + in-capsule data), responses and data; Fabrics Connect with the 1 KiB connect
+ * data in the capsule (admin and I/O queues), Property Set CC.EN, Property Get CSTS until RDY; Keep
+ * Alive every few seconds while I/O runs.
+ */
+public class RdmaHost {
+    // NVMe status as the target's NvmeStatus: CQE status field >> 1 (SC bits 7:0, SCT 10:8, DNR bit 14)
+    static final int SUCCESS = 0;
+    static final int DNR = 1 << 14;
+    static final int INVALID_SGL_SEGMENT = DNR | 0x0D;
+    static final int INVALID_SGL_COUNT = DNR | 0x0E;
+    static final int DATA_SGL_LENGTH_INVALID = DNR | 0x0F;
+    static final int SGL_TYPE_INVALID = DNR | 0x11;
+
+    // SGL descriptor identifiers (byte 15: type << 4 | subtype)
+    static final int SGL_DATA_BLOCK_OFFSET = 0x01;
+    static final int SGL_KEYED = 0x40;
+    static final int SGL_LAST_SEGMENT_OFFSET = 0x31;
+    static final int SGL_LAST_SEGMENT_ADDRESS = 0x30;
+    static final int SGL_SEGMENT_OFFSET = 0x21;
+
+    static final int OPC_WRITE = 0x01;
+    static final int OPC_READ = 0x02;
+    static final int OPC_KEEP_ALIVE = 0x18;
+    static final int OPC_FABRICS = 0x7F;
+    static final int FCTYPE_PROPERTY_SET = 0x00;
+    static final int FCTYPE_CONNECT = 0x01;
+    static final int FCTYPE_PROPERTY_GET = 0x04;
+    static final int PROP_CC = 0x14;
+    static final int PROP_CSTS = 0x1C;
+    /** Flags byte of the SQE: PSDT 01b, SGLs for data. */
+    static final int PSDT_SGL = 0x40;
+
+    static final int NSID = 1;
+    static final int BLOCK = 512;
+    static final long NS_BLOCKS = 262_144;
+    static final int MDTS = 131_072;
+    static final int MSDBD = 16;
+    /** The target's inCapsuleDataSize (e2e config); the capsule is the SQE plus this. */
+    static final int IN_CAPSULE = 4096;
+    static final int ADMIN_DEPTH = 32;
+    static final int IO_DEPTH = 64;
+    static final int STRESS_QD = 32;
+    static final int KATO_MS = 15_000;
+    static final int KEEP_ALIVE_EVERY_MS = 3_000;
+    static final int TIMEOUT_MS = 15_000;
+
+    static int passed;
+    static int failed;
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 4) {
+            System.out.println("usage: RdmaHost multi-sgl|bad-sgl|all|stress ADDRESS PORT NQN [SECONDS]");
+            System.exit(2);
+        }
+        if (!Rdma.isAvailable()) {
+            System.out.println("RDMA unavailable: " + Rdma.unavailabilityCause());
+            System.exit(2);
+        }
+        String mode = args[0];
+        InetAddress address = InetAddress.getByName(args[1]);
+        int port = Integer.parseInt(args[2]);
+        String nqn = args[3];
+        long seconds = args.length > 4 ? Long.parseLong(args[4]) : 0;
+        Host host;
+        try {
+            host = Host.connect(address, port, nqn);
+            result("connect", true, "admin + I/O queue (depth " + host.io.depth + ") connected, cntlid "
+                + host.cntlid + ", " + host.hostnqn);
+        } catch (RuntimeException e) {
+            result("connect", false, e.toString());
+            System.exit(1);
+            return;
+        }
+        try {
+            switch (mode) {
+                case "multi-sgl" -> new DataCases(host).run();
+                case "bad-sgl" -> new BadCases(host).run();
+                case "all" -> {
+                    new DataCases(host).run();
+                    new BadCases(host).run();
+                }
+                case "stress" -> new Stress(host, seconds).run();
+                default -> result("mode", false, "unknown mode " + mode);
+            }
+        } catch (RuntimeException e) {
+            result(mode + "-aborted", false, e.toString());
+            e.printStackTrace(System.out);
+        }
+        host.close();
+        System.out.printf("%d passed, %d failed%n", passed, failed);
+        System.out.flush();
+        System.exit(failed == 0 && passed > 0 ? 0 : 1);
+    }
+
+    static void result(String name, boolean ok, String detail) {
+        if (ok) {
+            passed++;
+        } else {
+            failed++;
+        }
+        System.out.println(name + " " + (ok ? "PASS" : "FAIL") + " " + detail);
+        System.out.flush();
+    }
+
+    static String status(int s) {
+        String name = switch (s) {
+            case SUCCESS -> "SUCCESS";
+            case INVALID_SGL_SEGMENT -> "INVALID_SGL_SEGMENT";
+            case INVALID_SGL_COUNT -> "INVALID_SGL_COUNT";
+            case DATA_SGL_LENGTH_INVALID -> "DATA_SGL_LENGTH_INVALID";
+            case SGL_TYPE_INVALID -> "SGL_TYPE_INVALID";
+            default -> "SCT " + ((s >> 8) & 7) + " SC 0x" + Integer.toHexString(s & 0xFF) + ((s & DNR) != 0 ? " DNR" : "");
+        };
+        return String.format("0x%04x %s", s, name);
+    }
+
+    static long check(long rc, String what) {
+        if (rc < 0) {
+            throw new IllegalStateException(what + ": " + Errno.describe((int) rc) + " (" + rc + ")");
+        }
+        return rc;
+    }
+
+    // ==================================================================== one queue pair
+
+    /** A completion queue entry as it arrived. */
+    record Cqe(int cid, int status, int dw0, int sqhd, int sqid) {
+    }
+
+    /**
+     * One NVMe/RDMA queue pair of the host. Arena layout: {@code depth} capsules of 64 + 4096 bytes
+     * (index = CID), {@code depth} response buffers of 64 bytes, then the data area. Single-threaded.
+     */
+    static final class Qp implements AutoCloseable {
+        static final int CAPSULE = 64 + IN_CAPSULE;
+        static final int RESPONSE = 64;
+        static final long WR_RECV = 1L << 32;
+        static final long WR_SEND = 2L << 32;
+
+        final int qid;
+        final int depth;
+        final long channel;
+        final long id;
+        final CmEvent event = new CmEvent();
+        long pd;
+        long cq;
+        long qp;
+        long mr;
+        int lkey;
+        int rkey;
+        HugepageArena arena;
+        ByteBuffer mem;
+        long base;
+        final int responseBase;
+        final int dataBase;
+        final int dataSize;
+        SendWorkRequests sends;
+        RecvWorkRequests recvs;
+        Completions wcs;
+        boolean established;
+        boolean lost;
+        String lostReason;
+        int crqsize;
+
+        final boolean[] pending;
+        final boolean[] sendDone;
+        final boolean[] responded;
+        final Cqe[] cqes;
+        final int[] free;
+        int freeTop;
+        final int[] done;
+        int doneHead;
+        int doneCount;
+        Runnable idleHook;
+
+        private Qp(int qid, int depth, int dataSize) {
+            this.qid = qid;
+            this.depth = depth;
+            this.dataSize = dataSize;
+            this.responseBase = depth * CAPSULE;
+            this.dataBase = (responseBase + depth * RESPONSE + 4095) / 4096 * 4096;
+            this.pending = new boolean[depth];
+            this.sendDone = new boolean[depth];
+            this.responded = new boolean[depth];
+            this.cqes = new Cqe[depth];
+            this.free = new int[depth];
+            this.done = new int[depth];
+            for (int i = depth - 1; i >= 0; i--) {
+                free[freeTop++] = i;
+            }
+            this.channel = check(RdmaCm.createEventChannel(true), "rdma_create_event_channel");
+            this.id = check(RdmaCm.createId(channel, RdmaCm.PS_TCP), "rdma_create_id");
+        }
+
+        /** CM connect of queue {@code qid} (hrqsize = depth, hsqsize = depth - 1). */
+        static Qp connect(InetAddress address, int port, int qid, int depth, int dataSize, int cntlid) {
+            Qp q = new Qp(qid, depth, dataSize);
+            try {
+                q.setUp(address, port, cntlid);
+                return q;
+            } catch (RuntimeException e) {
+                q.close();
+                throw e;
+            }
+        }
+
+        private void setUp(InetAddress address, int port, int cntlid) {
+            check(RdmaCm.resolveAddr(id, address, port, 2000), "rdma_resolve_addr");
+            awaitEvent(RdmaCm.EVENT_ADDR_RESOLVED).ack();
+            check(RdmaCm.resolveRoute(id, 2000), "rdma_resolve_route");
+            awaitEvent(RdmaCm.EVENT_ROUTE_RESOLVED).ack();
+            long ctx = RdmaCm.context(id);
+            int responderResources = Math.max(1, Math.min(16, Rdma.queryDevice(ctx).maxQpRdAtom()));
+            pd = check(Verbs.allocPd(ctx), "ibv_alloc_pd");
+            cq = check(Verbs.createCq(ctx, 2 * depth + 8, 0, 0), "ibv_create_cq");
+            QpCaps caps = new QpCaps();
+            qp = check(Verbs.createQp(id, pd, cq, cq, 0, depth + 4, depth, 1, 1, 0, false, caps), "rdma_create_qp");
+            int size = dataBase + dataSize;
+            arena = HugepageArena.allocate(size, false);
+            mem = arena.buffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+            base = arena.address();
+            mr = check(Verbs.regMr(pd, base, size,
+                Verbs.ACCESS_LOCAL_WRITE | Verbs.ACCESS_REMOTE_READ | Verbs.ACCESS_REMOTE_WRITE), "ibv_reg_mr");
+            lkey = Verbs.lkey(mr);
+            rkey = Verbs.rkey(mr);
+            sends = new SendWorkRequests(depth, 1);
+            recvs = new RecvWorkRequests(depth, 1);
+            wcs = new Completions(32);
+            for (int i = 0; i < depth; i++) {
+                recvs.set(i, WR_RECV | i, base + responseBase + (long) i * RESPONSE, RESPONSE, lkey);
+            }
+            check(Verbs.postRecv(qp, recvs, 0, depth), "posting " + depth + " receives");
+            // nvme_rdma_cm_req: recfmt, qid, hrqsize, hsqsize, cntlid
+            ByteBuffer req = ByteBuffer.allocate(32).order(ByteOrder.LITTLE_ENDIAN);
+            req.putShort(0, (short) 0).putShort(2, (short) qid).putShort(4, (short) depth)
+                .putShort(6, (short) (depth - 1)).putShort(8, (short) cntlid);
+            check(RdmaCm.connect(id, req.array(), responderResources, 0, 7, 7), "rdma_connect");
+            CmEvent ev = awaitEvent(-1);
+            int type = ev.type();
+            if (type != RdmaCm.EVENT_ESTABLISHED) {
+                String what = RdmaCm.eventName(type) + " (status " + ev.status() + ")";
+                if (type == RdmaCm.EVENT_REJECTED && ev.privateDataLength() >= 4) {
+                    what += ", NVMe/RDMA reject sts " + Short.toUnsignedInt(ev.privateData()
+                        .order(ByteOrder.LITTLE_ENDIAN).getShort(2));
+                }
+                ev.ack();
+                throw new IllegalStateException("qid " + qid + ": connect answered with " + what);
+            }
+            if (ev.privateDataLength() >= 4) {
+                crqsize = Short.toUnsignedInt(ev.privateData().order(ByteOrder.LITTLE_ENDIAN).getShort(2));
+            }
+            ev.ack();
+            established = true;
+            if (crqsize != 0 && crqsize < depth) {
+                throw new IllegalStateException("qid " + qid + ": target queue depth " + crqsize + " < " + depth);
+            }
+        }
+
+        /** The next CM event, which must be {@code type} (any if negative); un-acked. */
+        CmEvent awaitEvent(int type) {
+            return awaitEvent(type, TIMEOUT_MS);
+        }
+
+        CmEvent awaitEvent(int type, int timeoutMs) {
+            long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+            while (true) {
+                int rc = RdmaCm.getEvent(channel, event);
+                if (rc == 0) {
+                    if (type >= 0 && event.type() != type) {
+                        String got = RdmaCm.eventName(event.type()) + " status " + event.status();
+                        event.ack();
+                        throw new IllegalStateException("expected " + RdmaCm.eventName(type) + ", got " + got);
+                    }
+                    return event;
+                }
+                if (rc != -Errno.EAGAIN) {
+                    throw new IllegalStateException("rdma_get_cm_event: " + Errno.describe(rc));
+                }
+                long left = (deadline - System.nanoTime()) / 1_000_000;
+                if (left <= 0) {
+                    throw new IllegalStateException("timeout waiting for " + (type < 0 ? "a CM event"
+                        : RdmaCm.eventName(type)));
+                }
+                Rdma.pollIn(RdmaCm.eventChannelFd(channel), (int) left);
+            }
+        }
+
+        int alloc() {
+            if (freeTop == 0) {
+                throw new IllegalStateException("qid " + qid + ": no free command slot");
+            }
+            return free[--freeTop];
+        }
+
+        void release(int cid) {
+            free[freeTop++] = cid;
+        }
+
+        /** Offset of the capsule (SQE) of {@code cid} in the arena; the in-capsule data follows at + 64. */
+        int sqe(int cid) {
+            return cid * CAPSULE;
+        }
+
+        /** Zeroes the SQE of {@code cid} and sets opcode, PSDT, CID. */
+        int newSqe(int cid, int opcode) {
+            int at = sqe(cid);
+            for (int i = 0; i < 64; i += 8) {
+                mem.putLong(at + i, 0);
+            }
+            mem.put(at, (byte) opcode).put(at + 1, (byte) PSDT_SGL).putShort(at + 2, (short) cid);
+            return at;
+        }
+
+        /** SENDs the capsule of {@code cid}: the SQE and {@code inCapsule} bytes of data. */
+        void submit(int cid, int inCapsule) {
+            ensureAlive();
+            if (pending[cid]) {
+                throw new IllegalStateException("cid " + cid + " already outstanding");
+            }
+            pending[cid] = true;
+            sendDone[cid] = false;
+            responded[cid] = false;
+            cqes[cid] = null;
+            sends.setSend(cid, WR_SEND | cid, base + sqe(cid), 64 + inCapsule, lkey, Verbs.SEND_SIGNALED);
+            int rc = Verbs.postSend(qp, sends, cid, 1);
+            if (rc < 0) {
+                pending[cid] = false;
+                lose("ibv_post_send: " + Errno.describe(rc));
+                ensureAlive();
+            }
+        }
+
+        /** Polls the CQ and the CM channel once; finished commands go to the done ring. */
+        int poll() {
+            ensureAlive();
+            int n = Verbs.pollCq(cq, wcs, wcs.capacity());
+            if (n < 0) {
+                lose("ibv_poll_cq: " + Errno.describe(n));
+                ensureAlive();
+            }
+            for (int i = 0; i < n; i++) {
+                long wrId = wcs.wrId(i);
+                int index = (int) wrId;
+                if (!wcs.isSuccess(i)) {
+                    lose(((wrId & WR_RECV) != 0 ? "receive" : "send") + " completion failed: "
+                        + Verbs.wcStatusName(wcs.status(i)) + " (vendor error 0x" + Integer.toHexString(wcs.vendorErr(i)) + ")");
+                    continue;
+                }
+                if ((wrId & ~0xFFFFFFFFL) == WR_SEND) {
+                    sendDone[index] = true;
+                    finishIfDone(index);
+                } else {
+                    onResponse(index, wcs.byteLen(i));
+                }
+            }
+            if (n == 0) {
+                pollCm();
+            }
+            ensureAlive();
+            return n;
+        }
+
+        private void onResponse(int r, int byteLen) {
+            int at = responseBase + r * RESPONSE;
+            int dw0 = mem.getInt(at);
+            int sqhd = Short.toUnsignedInt(mem.getShort(at + 8));
+            int sqid = Short.toUnsignedInt(mem.getShort(at + 10));
+            int cid = Short.toUnsignedInt(mem.getShort(at + 12));
+            int status = Short.toUnsignedInt(mem.getShort(at + 14)) >>> 1;
+            int rc = Verbs.postRecv(qp, recvs, r, 1);
+            if (rc < 0) {
+                lose("reposting receive: " + Errno.describe(rc));
+                return;
+            }
+            if (byteLen != 16) {
+                lose("response of " + byteLen + " bytes, not 16");
+                return;
+            }
+            if (cid >= depth || !pending[cid] || responded[cid]) {
+                lose("response for cid " + cid + " that is not outstanding");
+                return;
+            }
+            if (sqid != qid) {
+                lose("response for cid " + cid + " names sqid " + sqid + ", not " + qid);
+                return;
+            }
+            responded[cid] = true;
+            cqes[cid] = new Cqe(cid, status, dw0, sqhd, sqid);
+            finishIfDone(cid);
+        }
+
+        private void finishIfDone(int cid) {
+            if (pending[cid] && sendDone[cid] && responded[cid]) {
+                pending[cid] = false;
+                done[(doneHead + doneCount++) % depth] = cid;
+            }
+        }
+
+        /** Takes the next finished CID, or -1. */
+        int takeDone() {
+            if (doneCount == 0) {
+                return -1;
+            }
+            int cid = done[doneHead];
+            doneHead = (doneHead + 1) % depth;
+            doneCount--;
+            return cid;
+        }
+
+        /** Waits for command {@code cid} and returns its CQE (the CID leaves the done ring). */
+        Cqe await(int cid) {
+            long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
+            int idle = 0;
+            while (pending[cid]) {
+                if (poll() == 0) {
+                    if (idleHook != null) {
+                        idleHook.run();
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("qid " + qid + " cid " + cid + ": no completion within "
+                            + TIMEOUT_MS + " ms (send done " + sendDone[cid] + ", response " + responded[cid] + ")");
+                    }
+                    idle(++idle);
+                } else {
+                    idle = 0;
+                }
+            }
+            for (int i = 0; i < doneCount; i++) {
+                int at = (doneHead + i) % depth;
+                if (done[at] == cid) {
+                    // remove it from the ring, keeping the order of the others
+                    for (int j = i; j > 0; j--) {
+                        done[(doneHead + j) % depth] = done[(doneHead + j - 1) % depth];
+                    }
+                    doneHead = (doneHead + 1) % depth;
+                    doneCount--;
+                    break;
+                }
+            }
+            return cqes[cid];
+        }
+
+        /** Submits, waits, releases: a command's CQE. */
+        Cqe execute(int cid, int inCapsule) {
+            submit(cid, inCapsule);
+            try {
+                return await(cid);
+            } finally {
+                release(cid);
+            }
+        }
+
+        private void pollCm() {
+            if (RdmaCm.getEvent(channel, event) == 0) {
+                int type = event.type();
+                event.ack();
+                if (type == RdmaCm.EVENT_DISCONNECTED || type == RdmaCm.EVENT_DEVICE_REMOVAL
+                    || type == RdmaCm.EVENT_TIMEWAIT_EXIT) {
+                    lose("the target disconnected: " + RdmaCm.eventName(type));
+                }
+            }
+        }
+
+        private void lose(String reason) {
+            if (!lost) {
+                lost = true;
+                lostReason = reason;
+            }
+        }
+
+        void ensureAlive() {
+            if (lost) {
+                throw new IllegalStateException("qid " + qid + " lost: " + lostReason);
+            }
+        }
+
+        long remote(int offset) {
+            return base + offset;
+        }
+
+        @Override
+        public void close() {
+            if (established && !lost) {
+                RdmaCm.disconnect(id);
+                try {
+                    awaitEvent(RdmaCm.EVENT_DISCONNECTED, 3000).ack();
+                } catch (RuntimeException e) {
+                    // the target did not answer the DREQ in time; tear down anyway
+                }
+            }
+            if (qp > 0) {
+                Verbs.destroyQp(id);
+            }
+            if (mr > 0) {
+                Verbs.deregMr(mr);
+            }
+            if (cq > 0) {
+                Verbs.destroyCq(cq);
+            }
+            if (pd > 0) {
+                Verbs.deallocPd(pd);
+            }
+            RdmaCm.destroyId(id);
+            RdmaCm.destroyEventChannel(channel);
+            if (arena != null) {
+                arena.close();
+            }
+            for (AutoCloseable c : new AutoCloseable[] {sends, recvs, wcs, event}) {
+                try {
+                    if (c != null) {
+                        c.close();
+                    }
+                } catch (Exception e) {
+                    // nothing to do at exit
+                }
+            }
+        }
+    }
+
+    // ==================================================================== controller
+
+    /** An admin queue and one I/O queue of one controller. */
+    static final class Host implements AutoCloseable {
+        final String subnqn;
+        final String hostnqn;
+        final byte[] hostid = new byte[16];
+        Qp admin;
+        Qp io;
+        int cntlid;
+        long lastKeepAlive;
+        int keepAliveCid = -1;
+        int keepAlives;
+
+        private Host(String subnqn) {
+            UUID u = UUID.randomUUID();
+            this.subnqn = subnqn;
+            this.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:" + u;
+            ByteBuffer.wrap(hostid).putLong(u.getMostSignificantBits()).putLong(u.getLeastSignificantBits());
+        }
+
+        static Host connect(InetAddress address, int port, String subnqn) {
+            Host h = new Host(subnqn);
+            try {
+                h.admin = Qp.connect(address, port, 0, ADMIN_DEPTH, 0, 0xFFFF);
+                Cqe c = h.fabricsConnect(h.admin, 0xFFFF);
+                h.cntlid = c.dw0() & 0xFFFF;
+                h.enable();
+                // data: two areas of 68 KiB per stress slot (write source, read destination)
+                h.io = Qp.connect(address, port, 1, IO_DEPTH, STRESS_QD * 2 * Stress.AREA, h.cntlid);
+                h.fabricsConnect(h.io, h.cntlid);
+                h.io.idleHook = h::tick;
+                h.lastKeepAlive = System.nanoTime();
+                return h;
+            } catch (RuntimeException e) {
+                h.close();
+                throw e;
+            }
+        }
+
+        /** Fabrics Connect with the connect data in the capsule (SGL Data Block, Offset). */
+        Cqe fabricsConnect(Qp q, int cntlid) {
+            int cid = q.alloc();
+            int at = q.newSqe(cid, OPC_FABRICS);
+            q.mem.put(at + 4, (byte) FCTYPE_CONNECT);
+            q.mem.putLong(at + 24, 0).putInt(at + 32, 1024).put(at + 39, (byte) SGL_DATA_BLOCK_OFFSET);
+            q.mem.putShort(at + 40, (short) 0).putShort(at + 42, (short) q.qid).putShort(at + 44, (short) (q.depth - 1))
+                .put(at + 46, (byte) 0).putInt(at + 48, q.qid == 0 ? KATO_MS : 0);
+            int d = at + 64;
+            for (int i = 0; i < 1024; i += 8) {
+                q.mem.putLong(d + i, 0);
+            }
+            q.mem.put(d, hostid).putShort(d + 16, (short) cntlid);
+            q.mem.put(d + 256, subnqn.getBytes(StandardCharsets.US_ASCII));
+            q.mem.put(d + 512, hostnqn.getBytes(StandardCharsets.US_ASCII));
+            Cqe c = q.execute(cid, 1024);
+            if (c.status() != SUCCESS) {
+                throw new IllegalStateException("Fabrics Connect qid " + q.qid + ": " + status(c.status()));
+            }
+            return c;
+        }
+
+        Cqe property(boolean set, int offset, long value) {
+            int cid = admin.alloc();
+            int at = admin.newSqe(cid, OPC_FABRICS);
+            admin.mem.put(at + 4, (byte) (set ? FCTYPE_PROPERTY_SET : FCTYPE_PROPERTY_GET));
+            admin.mem.put(at + 40, (byte) 0).putInt(at + 44, offset).putLong(at + 48, value);
+            return admin.execute(cid, 0);
+        }
+
+        void enable() {
+            Cqe c = property(true, PROP_CC, 1 | (6 << 16) | (4 << 20));
+            if (c.status() != SUCCESS) {
+                throw new IllegalStateException("Property Set CC: " + status(c.status()));
+            }
+            long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
+            while (System.nanoTime() < deadline) {
+                c = property(false, PROP_CSTS, 0);
+                if (c.status() == SUCCESS && (c.dw0() & 1) == 1) {
+                    return;
+                }
+                sleep(10);
+            }
+            throw new IllegalStateException("CSTS.RDY did not become 1");
+        }
+
+        /** Keep Alive on the admin queue while I/O runs (never blocks). */
+        void tick() {
+            admin.poll();
+            int cid;
+            while ((cid = admin.takeDone()) >= 0) {
+                Cqe c = admin.cqes[cid];
+                admin.release(cid);
+                if (cid == keepAliveCid) {
+                    keepAliveCid = -1;
+                    keepAlives++;
+                    if (c.status() != SUCCESS) {
+                        throw new IllegalStateException("Keep Alive: " + status(c.status()));
+                    }
+                }
+            }
+            long now = System.nanoTime();
+            if (keepAliveCid < 0 && now - lastKeepAlive > KEEP_ALIVE_EVERY_MS * 1_000_000L) {
+                lastKeepAlive = now;
+                keepAliveCid = admin.alloc();
+                int at = admin.newSqe(keepAliveCid, OPC_KEEP_ALIVE);
+                keyed(admin.mem, at + 24, 0, 0, 0, SGL_KEYED); // no data: a null keyed descriptor
+                admin.submit(keepAliveCid, 0);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (io != null) {
+                io.close();
+            }
+            if (admin != null) {
+                admin.close();
+            }
+        }
+    }
+
+    /** Spins a little, then yields the (shared, slow) guest CPU in 50 us naps. */
+    static void idle(int emptyPolls) {
+        if (emptyPolls < 50) {
+            Thread.onSpinWait();
+        } else {
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+        }
+    }
+
+    static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A keyed data block descriptor: address u64 | length u24 | key u32 | id. */
+    static void keyed(ByteBuffer b, int at, long address, int length, int key, int id) {
+        b.putLong(at, address);
+        b.put(at + 8, (byte) length).put(at + 9, (byte) (length >>> 8)).put(at + 10, (byte) (length >>> 16));
+        b.putInt(at + 11, key);
+        b.put(at + 15, (byte) id);
+    }
+
+    // ==================================================================== I/O with scattered descriptors
+
+    /** Where a data transfer's pieces are: arena offsets and lengths, in transfer order. */
+    record Layout(int[] offsets, int[] lengths) {
+        int total() {
+            return Arrays.stream(lengths).sum();
+        }
+    }
+
+    /**
+     * Places pieces of {@code lengths} (transfer order) in {@code [area, area + areaSize)} in a shuffled
+     * order with odd gaps between them, so each descriptor points elsewhere and most addresses are
+     * unaligned.
+     */
+    static Layout scatter(int[] lengths, int area, int areaSize, Random r) {
+        int n = lengths.length;
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            order.add(i);
+        }
+        java.util.Collections.shuffle(order, r);
+        int[] offsets = new int[n];
+        int pos = area + 1 + r.nextInt(63);
+        for (int i : order) {
+            offsets[i] = pos;
+            pos += lengths[i] + 1 + r.nextInt(120);
+        }
+        if (pos > area + areaSize) {
+            throw new IllegalArgumentException("pieces do not fit the area");
+        }
+        return new Layout(offsets, lengths);
+    }
+
+    /** {@code total} split into {@code n} positive random lengths. */
+    static int[] split(int total, int n, Random r) {
+        int[] cuts = new int[n + 1];
+        cuts[n] = total;
+        for (int i = 1; i < n; i++) {
+            cuts[i] = 1 + r.nextInt(total - 1);
+        }
+        Arrays.sort(cuts, 1, n);
+        int[] lengths = new int[n];
+        for (int i = 0; i < n; i++) {
+            lengths[i] = cuts[i + 1] - cuts[i];
+            if (lengths[i] == 0) {
+                return split(total, n, r); // a repeated cut: draw again
+            }
+        }
+        return lengths;
+    }
+
+    /**
+     * Builds a Read or Write of namespace 1 on {@code q} with SGL 1 either one keyed descriptor
+     * ({@code list} false, one piece) or a Last Segment of keyed descriptors in the capsule at
+     * {@code listOffset}. Returns the in-capsule data length.
+     */
+    static int buildRw(Qp q, int cid, int opcode, long slba, int nlb, Layout l, boolean list, int listOffset) {
+        int at = q.newSqe(cid, opcode);
+        q.mem.putInt(at + 4, NSID).putLong(at + 40, slba).putShort(at + 48, (short) (nlb - 1));
+        int n = l.lengths().length;
+        if (!list) {
+            keyed(q.mem, at + 24, q.remote(l.offsets()[0]), l.lengths()[0], q.rkey, SGL_KEYED);
+            return 0;
+        }
+        q.mem.putLong(at + 24, listOffset).putInt(at + 32, n * 16).put(at + 39, (byte) SGL_LAST_SEGMENT_OFFSET);
+        for (int i = 0; i < listOffset; i++) {
+            q.mem.put(at + 64 + i, (byte) 0xA5); // not descriptors: the target must start at the offset
+        }
+        for (int i = 0; i < n; i++) {
+            keyed(q.mem, at + 64 + listOffset + i * 16, q.remote(l.offsets()[i]), l.lengths()[i], q.rkey, SGL_KEYED);
+        }
+        return listOffset + n * 16;
+    }
+
+    static int rw(Host h, int opcode, long slba, int nlb, Layout l, boolean list, int listOffset) {
+        Qp q = h.io;
+        int cid = q.alloc();
+        int icd = buildRw(q, cid, opcode, slba, nlb, l, list, listOffset);
+        return q.execute(cid, icd).status();
+    }
+
+    static void put(Qp q, Layout l, byte[] data) {
+        int from = 0;
+        for (int i = 0; i < l.offsets().length; i++) {
+            q.mem.put(l.offsets()[i], data, from, l.lengths()[i]);
+            from += l.lengths()[i];
+        }
+    }
+
+    static byte[] gather(Qp q, Layout l) {
+        byte[] out = new byte[l.total()];
+        int to = 0;
+        for (int i = 0; i < l.offsets().length; i++) {
+            q.mem.get(l.offsets()[i], out, to, l.lengths()[i]);
+            to += l.lengths()[i];
+        }
+        return out;
+    }
+
+    static final byte FILL = (byte) 0xEE;
+
+    static final byte[] FILL_BYTES = filled(DataCases.AREA);
+
+    static byte[] filled(int size) {
+        byte[] b = new byte[size];
+        Arrays.fill(b, FILL);
+        return b;
+    }
+
+    static void fill(Qp q, int area, int size) {
+        q.mem.put(area, FILL_BYTES, 0, size);
+    }
+
+    /** Bytes of {@code [area, area + size)} outside the pieces that are no longer {@link #FILL}. */
+    static int stray(Qp q, int area, int size, Layout l) {
+        boolean[] inside = new boolean[size];
+        for (int i = 0; i < l.offsets().length; i++) {
+            Arrays.fill(inside, l.offsets()[i] - area, l.offsets()[i] - area + l.lengths()[i], true);
+        }
+        int n = 0;
+        for (int i = 0; i < size; i++) {
+            if (!inside[i] && q.mem.get(area + i) != FILL) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    static int firstDifference(byte[] a, byte[] b) {
+        int n = Math.min(a.length, b.length);
+        for (int i = 0; i < n; i++) {
+            if (a[i] != b[i]) {
+                return i;
+            }
+        }
+        return a.length == b.length ? -1 : n;
+    }
+
+    // ==================================================================== mode multi-sgl
+
+    /** Correct multi-descriptor writes and reads, compared byte for byte. */
+    static final class DataCases {
+        static final int AREA = 160 * 1024;
+        final Host h;
+        final Qp q;
+        final int writeArea;
+        final int readArea;
+        final Random r = new Random();
+
+        DataCases(Host h) {
+            this.h = h;
+            this.q = h.io;
+            this.writeArea = q.dataBase;
+            this.readArea = q.dataBase + AREA;
+        }
+
+        void run() {
+            long lba = 1024 + (r.nextInt(64) * 2048L); // a fresh place per run
+            roundTrip("sgl-4desc-write-4desc-read", lba, new int[] {4096, 8192, 512, 3584}, true,
+                new int[][] {{512, 1536, 10240, 4096}, {16384}}, 0);
+            roundTrip("sgl-16desc-write-16desc-read", lba + 256, new int[] {
+                4096, 1, 511, 8192, 3000, 1096, 7, 4089, 12288, 2048, 2048, 1000, 3096, 4096, 8192, 11_776},
+                true, new int[][] {{2048, 2048, 2048, 2048, 4096, 4096, 4096, 4096, 8192, 8192, 8192, 5000, 3192,
+                    1, 1, 8190}, {65536}}, 0);
+            roundTrip("sgl-16desc-at-mdts", lba + 512, fill16(MDTS), true,
+                new int[][] {{1, 32767, 32768, 32768, 32768}, {MDTS}}, 0);
+            roundTrip("sgl-list-at-capsule-offset", lba + 1024, new int[] {2048, 2048, 4096}, true,
+                new int[][] {{1024, 7168}, {8192}}, 48);
+            roundTrip("sgl-1desc-last-segment", lba + 1280, new int[] {8192}, true, new int[][] {{8192}}, 0);
+            roundTrip("sgl-single-keyed", lba + 1536, new int[] {8192}, false,
+                new int[][] {{8192}, {1000, 3000, 4192}}, 0);
+        }
+
+        static int[] fill16(int total) {
+            int[] l = new int[16];
+            Arrays.fill(l, total / 16);
+            return l;
+        }
+
+        /**
+         * Writes {@code lengths} (a list SGL when {@code list}, else one keyed descriptor) at {@code slba},
+         * then reads back once per {@code reads} split (a one-piece split is sent as one keyed
+         * descriptor, for contrast), each time into freshly filled, scattered places.
+         */
+        void roundTrip(String name, long slba, int[] lengths, boolean list, int[][] reads, int listOffset) {
+            try {
+                Layout w = scatter(lengths, writeArea, AREA, r);
+                int total = w.total();
+                int nlb = total / BLOCK;
+                byte[] data = new byte[total];
+                r.nextBytes(data);
+                put(q, w, data);
+                int s = rw(h, OPC_WRITE, slba, nlb, w, list, listOffset);
+                if (s != SUCCESS) {
+                    result(name, false, "write of " + total + " B with " + lengths.length + " descriptors: " + status(s));
+                    return;
+                }
+                StringBuilder detail = new StringBuilder();
+                detail.append("wrote ").append(total).append(" B at LBA ").append(slba).append(" with ")
+                    .append(list ? lengths.length + "-descriptor Last Segment" + (listOffset > 0 ? " at capsule offset "
+                        + listOffset : "") : "one keyed descriptor").append(" ").append(Arrays.toString(lengths));
+                for (int[] split : reads) {
+                    fill(q, readArea, AREA);
+                    Layout rl = scatter(split, readArea, AREA, r);
+                    boolean readList = split.length > 1 || (list && lengths.length == 1);
+                    s = rw(h, OPC_READ, slba, nlb, rl, readList, readList ? listOffset : 0);
+                    if (s != SUCCESS) {
+                        result(name, false, detail + "; read with " + split.length + " descriptors: " + status(s));
+                        return;
+                    }
+                    byte[] back = gather(q, rl);
+                    int diff = firstDifference(data, back);
+                    int stray = stray(q, readArea, AREA, rl);
+                    if (diff >= 0 || stray > 0) {
+                        result(name, false, detail + "; read with " + split.length + " descriptors "
+                            + Arrays.toString(split) + ": " + (diff >= 0 ? "first difference at byte " + diff : "")
+                            + (stray > 0 ? " " + stray + " bytes written outside the descriptors" : ""));
+                        return;
+                    }
+                    detail.append("; read back equal with ").append(readList ? split.length + " descriptors (the target "
+                        + "RDMA-WROTE each) " + Arrays.toString(split) : "one keyed descriptor");
+                }
+                result(name, true, detail + "; no byte outside the descriptors touched");
+            } catch (RuntimeException e) {
+                result(name, false, e.toString());
+                q.ensureAlive();
+            }
+        }
+    }
+
+    // ==================================================================== mode bad-sgl
+
+    /** SGLs the target must refuse, with the exact status; good I/O on the same queue after each. */
+    static final class BadCases {
+        static final int AREA = 64 * 1024;
+        final Host h;
+        final Qp q;
+        final Random r = new Random();
+        final long slba;
+        final byte[] known = new byte[4096];
+        final int area;
+
+        BadCases(Host h) {
+            this.h = h;
+            this.q = h.io;
+            this.area = q.dataBase + 2 * DataCases.AREA;
+            this.slba = 200_000 + r.nextInt(64) * 64L;
+        }
+
+        void run() {
+            // the blocks every bad write aims at hold a known pattern; after each case they must still
+            r.nextBytes(known);
+            Layout l = scatter(new int[] {1024, 3072}, area, AREA, r);
+            put(q, l, known);
+            int s = rw(h, OPC_WRITE, slba, 8, l, true, 0);
+            if (s != SUCCESS) {
+                result("bad-sgl-setup", false, "writing the known pattern: " + status(s));
+                return;
+            }
+            // 17 descriptors: more than MSDBD
+            bad("bad-sgl-17-descriptors", OPC_WRITE, INVALID_SGL_COUNT, cid -> list(cid, OPC_WRITE,
+                split(4096, 17, r), 0, 17 * 16, 17 * 16));
+            bad("bad-sgl-17-descriptors-read", OPC_READ, INVALID_SGL_COUNT, cid -> list(cid, OPC_READ,
+                split(4096, 17, r), 0, 17 * 16, 17 * 16));
+            // Last Segment length not a multiple of 16 (40 of 48 bytes sent)
+            bad("bad-sgl-segment-length-not-16x", OPC_WRITE, INVALID_SGL_SEGMENT, cid -> list(cid, OPC_WRITE,
+                new int[] {1024, 1024, 2048}, 0, 40, 48));
+            bad("bad-sgl-segment-length-0", OPC_WRITE, INVALID_SGL_SEGMENT, cid -> list(cid, OPC_WRITE,
+                new int[] {4096}, 0, 0, 16));
+            // Last Segment longer than the in-capsule data: 4 descriptors announced, 3 sent
+            bad("bad-sgl-segment-beyond-capsule-data", OPC_WRITE, INVALID_SGL_SEGMENT, cid -> list(cid, OPC_WRITE,
+                new int[] {1024, 1024, 1024, 1024}, 0, 64, 48));
+            bad("bad-sgl-segment-beyond-capsule-data-read", OPC_READ, INVALID_SGL_SEGMENT, cid -> list(cid, OPC_READ,
+                new int[] {1024, 1024, 1024, 1024}, 0, 64, 48));
+            // the list at an offset that leaves it half outside the capsule data
+            bad("bad-sgl-segment-offset-beyond-capsule-data", OPC_WRITE, INVALID_SGL_SEGMENT, cid -> list(cid,
+                OPC_WRITE, new int[] {2048, 2048}, 32, 32, 48));
+            // descriptor lengths that do not add up to NLB * 512 = 4096
+            bad("bad-sgl-lengths-short-write", OPC_WRITE, DATA_SGL_LENGTH_INVALID, cid -> list(cid, OPC_WRITE,
+                new int[] {1024, 1024, 1536}, 0, 48, 48));
+            bad("bad-sgl-lengths-over-write", OPC_WRITE, DATA_SGL_LENGTH_INVALID, cid -> list(cid, OPC_WRITE,
+                new int[] {1024, 1024, 2560}, 0, 48, 48));
+            bad("bad-sgl-lengths-short-read", OPC_READ, DATA_SGL_LENGTH_INVALID, cid -> list(cid, OPC_READ,
+                new int[] {1024, 1024, 1536}, 0, 48, 48));
+            bad("bad-sgl-lengths-over-read", OPC_READ, DATA_SGL_LENGTH_INVALID, cid -> list(cid, OPC_READ,
+                new int[] {2048, 2048, 1}, 0, 48, 48));
+            bad("bad-sgl-keyed-length-short", OPC_WRITE, DATA_SGL_LENGTH_INVALID, cid -> single(cid, OPC_WRITE,
+                4095, SGL_KEYED));
+            // SGL descriptor types the target does not take
+            bad("bad-sgl-type-unknown", OPC_WRITE, SGL_TYPE_INVALID, cid -> single(cid, OPC_WRITE, 4096, 0xE0));
+            bad("bad-sgl-type-unknown-read", OPC_READ, SGL_TYPE_INVALID, cid -> single(cid, OPC_READ, 4096, 0xE0));
+            bad("bad-sgl-type-segment", OPC_WRITE, SGL_TYPE_INVALID, cid -> {
+                int icd = list(cid, OPC_WRITE, new int[] {2048, 2048}, 0, 32, 32);
+                q.mem.put(q.sqe(cid) + 39, (byte) SGL_SEGMENT_OFFSET);
+                return icd;
+            });
+            bad("bad-sgl-last-segment-address-subtype", OPC_WRITE, SGL_TYPE_INVALID, cid -> {
+                int icd = list(cid, OPC_WRITE, new int[] {2048, 2048}, 0, 32, 32);
+                q.mem.put(q.sqe(cid) + 39, (byte) SGL_LAST_SEGMENT_ADDRESS);
+                return icd;
+            });
+            bad("bad-sgl-unknown-type-in-list", OPC_WRITE, SGL_TYPE_INVALID, cid -> {
+                int icd = list(cid, OPC_WRITE, new int[] {2048, 1024, 1024}, 0, 48, 48);
+                q.mem.put(q.sqe(cid) + 64 + 16 + 15, (byte) 0xE0);
+                return icd;
+            });
+            bad("bad-sgl-data-block-in-list", OPC_WRITE, SGL_TYPE_INVALID, cid -> {
+                int icd = list(cid, OPC_WRITE, new int[] {2048, 1024, 1024}, 0, 48, 48);
+                q.mem.put(q.sqe(cid) + 64 + 32 + 15, (byte) SGL_DATA_BLOCK_OFFSET);
+                return icd;
+            });
+        }
+
+        interface Build {
+            int build(int cid);
+        }
+
+        /**
+         * A Read/Write of 8 blocks at {@link #slba} with a Last Segment of keyed descriptors for
+         * {@code lengths} (into scattered places, carrying other data than the known pattern); the
+         * segment descriptor says {@code segLength} bytes at {@code segOffset}, the capsule carries
+         * {@code icd} bytes of in-capsule data.
+         */
+        int list(int cid, int opcode, int[] lengths, int segOffset, int segLength, int icd) {
+            Layout l = scatter(lengths, area, AREA, r);
+            byte[] other = new byte[l.total()];
+            r.nextBytes(other);
+            put(q, l, other);
+            int at = q.newSqe(cid, opcode);
+            q.mem.putInt(at + 4, NSID).putLong(at + 40, slba).putShort(at + 48, (short) 7);
+            q.mem.putLong(at + 24, segOffset).putInt(at + 32, segLength).put(at + 39, (byte) SGL_LAST_SEGMENT_OFFSET);
+            for (int i = 0; i < IN_CAPSULE && i < icd + 16 * lengths.length + 64; i++) {
+                q.mem.put(at + 64 + i, (byte) 0);
+            }
+            for (int i = 0; i < lengths.length; i++) {
+                keyed(q.mem, at + 64 + segOffset + i * 16, q.remote(l.offsets()[i]), lengths[i], q.rkey, SGL_KEYED);
+            }
+            return icd;
+        }
+
+        /** A Read/Write of 8 blocks with SGL 1 a single descriptor of {@code length} and identifier {@code id}. */
+        int single(int cid, int opcode, int length, int id) {
+            Layout l = scatter(new int[] {length}, area, AREA, r);
+            int at = q.newSqe(cid, opcode);
+            q.mem.putInt(at + 4, NSID).putLong(at + 40, slba).putShort(at + 48, (short) 7);
+            keyed(q.mem, at + 24, q.remote(l.offsets()[0]), length, q.rkey, id);
+            return 0;
+        }
+
+        void bad(String name, int opcode, int expected, Build b) {
+            String good;
+            try {
+                int cid = q.alloc();
+                int icd = b.build(cid);
+                Cqe c = q.execute(cid, icd);
+                good = goodIo();
+                boolean ok = c.status() == expected && good == null;
+                result(name, ok, (opcode == OPC_WRITE ? "write" : "read") + ": status " + status(c.status())
+                    + (c.status() == expected ? " as expected" : ", expected " + status(expected))
+                    + (good == null ? "; then on the same queue: the blocks still hold the known pattern, and a "
+                    + "3-descriptor write + 2-descriptor read round trip is equal" : "; then good I/O failed: " + good));
+            } catch (RuntimeException e) {
+                result(name, false, e.toString());
+                q.ensureAlive();
+            }
+        }
+
+        /** Null when the known blocks read back unchanged and a fresh round trip elsewhere is equal. */
+        String goodIo() {
+            fill(q, area, AREA);
+            Layout rl = scatter(new int[] {512, 2560, 1024}, area, AREA, r);
+            int s = rw(h, OPC_READ, slba, 8, rl, true, 0);
+            if (s != SUCCESS) {
+                return "read of the known blocks: " + status(s);
+            }
+            int diff = firstDifference(known, gather(q, rl));
+            if (diff >= 0) {
+                return "the known blocks changed (first difference at byte " + diff + ")";
+            }
+            byte[] data = new byte[8192];
+            r.nextBytes(data);
+            Layout w = scatter(new int[] {4096, 1000, 3096}, area, AREA, r);
+            put(q, w, data);
+            s = rw(h, OPC_WRITE, slba + 64, 16, w, true, 0);
+            if (s != SUCCESS) {
+                return "write: " + status(s);
+            }
+            fill(q, area, AREA);
+            rl = scatter(new int[] {5000, 3192}, area, AREA, r);
+            s = rw(h, OPC_READ, slba + 64, 16, rl, true, 0);
+            if (s != SUCCESS) {
+                return "read: " + status(s);
+            }
+            diff = firstDifference(data, gather(q, rl));
+            return diff < 0 ? null : "read back differs at byte " + diff;
+        }
+    }
+
+    // ==================================================================== mode stress
+
+    /** QD 32 random writes, each read back and verified, with 1-16 descriptors each way. */
+    static final class Stress {
+        static final int MAX = 64 * 1024;
+        /** Per slot and direction: the largest transfer plus the gaps of 16 scattered pieces. */
+        static final int AREA = MAX + 4096;
+        static final long REGION = NS_BLOCKS / STRESS_QD;
+        final Host h;
+        final Qp q;
+        final long seconds;
+        final Random r = new Random();
+        final byte[][] expected = new byte[STRESS_QD][];
+        final long[] slba = new long[STRESS_QD];
+        final boolean[] reading = new boolean[STRESS_QD];
+        final Layout[] layout = new Layout[STRESS_QD];
+        long writes;
+        long reads;
+        long bytes;
+        long descriptors;
+
+        Stress(Host h, long seconds) {
+            this.h = h;
+            this.q = h.io;
+            this.seconds = seconds;
+        }
+
+        int writeArea(int slot) {
+            return q.dataBase + slot * 2 * AREA;
+        }
+
+        int readArea(int slot) {
+            return writeArea(slot) + AREA;
+        }
+
+        void run() {
+            long start = System.nanoTime();
+            long lastReport = start;
+            boolean announced = false;
+            int[] cids = new int[STRESS_QD];
+            int[] slotOf = new int[q.depth];
+            for (int s = 0; s < STRESS_QD; s++) {
+                cids[s] = q.alloc();
+                slotOf[cids[s]] = s;
+                startWrite(s, cids[s]);
+            }
+            int empty = 0;
+            while (true) {
+                if (q.poll() == 0) {
+                    h.tick();
+                    idle(++empty);
+                } else {
+                    empty = 0;
+                }
+                int cid;
+                while ((cid = q.takeDone()) >= 0) {
+                    int s = slotOf[cid];
+                    Cqe c = q.cqes[cid];
+                    if (c.status() != SUCCESS) {
+                        fail(s, (reading[s] ? "read" : "write") + " failed: " + status(c.status()));
+                    }
+                    if (reading[s]) {
+                        byte[] back = gather(q, layout[s]);
+                        int diff = firstDifference(expected[s], back);
+                        if (diff >= 0) {
+                            fail(s, "read back differs at byte " + diff + " of " + back.length);
+                        }
+                        reads++;
+                        startWrite(s, cid);
+                    } else {
+                        writes++;
+                        startRead(s, cid);
+                    }
+                }
+                long now = System.nanoTime();
+                if (!announced && reads >= 2 * STRESS_QD) {
+                    announced = true;
+                    System.out.println("running: QD " + STRESS_QD + ", " + writes + " writes and " + reads
+                        + " verified reads so far");
+                    System.out.flush();
+                }
+                if (now - lastReport > 5_000_000_000L) {
+                    lastReport = now;
+                    report(start, now);
+                }
+                if (seconds > 0 && now - start > seconds * 1_000_000_000L) {
+                    report(start, now);
+                    result("stress", true, writes + " writes, " + reads + " reads verified, " + (bytes >> 20)
+                        + " MiB, " + descriptors + " keyed descriptors at QD " + STRESS_QD + " in " + seconds + " s");
+                    return;
+                }
+            }
+        }
+
+        void report(long start, long now) {
+            System.out.printf("progress %d s: %d writes, %d verified reads, %d MiB, %d descriptors, %d keep-alives%n",
+                (now - start) / 1_000_000_000L, writes, reads, bytes >> 20, descriptors, h.keepAlives);
+            System.out.flush();
+        }
+
+        void fail(int slot, String what) {
+            result("stress", false, "slot " + slot + " LBA " + slba[slot] + " (" + expected[slot].length + " B): "
+                + what + " after " + writes + " writes, " + reads + " reads");
+            System.exit(1);
+        }
+
+        void startWrite(int s, int cid) {
+            int nlb = (4096 + r.nextInt(MAX - 4096 + 1)) / BLOCK;
+            int len = nlb * BLOCK;
+            slba[s] = s * REGION + r.nextInt((int) (REGION - nlb + 1));
+            expected[s] = new byte[len];
+            r.nextBytes(expected[s]);
+            int n = 1 + r.nextInt(MSDBD);
+            layout[s] = scatter(split(len, n, r), writeArea(s), AREA, r);
+            put(q, layout[s], expected[s]);
+            reading[s] = false;
+            submit(s, cid, OPC_WRITE, nlb, n);
+        }
+
+        void startRead(int s, int cid) {
+            int len = expected[s].length;
+            int n = 1 + r.nextInt(MSDBD);
+            fill(q, readArea(s), AREA);
+            layout[s] = scatter(split(len, n, r), readArea(s), AREA, r);
+            reading[s] = true;
+            submit(s, cid, OPC_READ, len / BLOCK, n);
+        }
+
+        void submit(int s, int cid, int opcode, int nlb, int n) {
+            boolean list = n > 1 || r.nextBoolean();
+            int icd = buildRw(q, cid, opcode, slba[s], nlb, layout[s], list, 0);
+            q.submit(cid, icd);
+            bytes += (long) nlb * BLOCK;
+            descriptors += n;
+        }
+    }
+}
