@@ -246,7 +246,7 @@ public class RdmaHost {
                 return q;
             } catch (RuntimeException e) {
                 q.close();
-                throw e;
+                throw new IllegalStateException("qid " + qid + " CM connect: " + e.getMessage(), e);
             }
         }
 
@@ -463,8 +463,10 @@ public class RdmaHost {
                         idleHook.run();
                     }
                     if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException("qid " + qid + " cid " + cid + ": no completion within "
-                            + TIMEOUT_MS + " ms (send done " + sendDone[cid] + ", response " + responded[cid] + ")");
+                        // the queue is of no use after that: later cases must not wait again
+                        lose("cid " + cid + ": no completion within " + TIMEOUT_MS + " ms (send done "
+                            + sendDone[cid] + ", response " + responded[cid] + ")");
+                        ensureAlive();
                     }
                     idle(++idle);
                 } else {

@@ -359,6 +359,73 @@ live_namespace_add() { # check-name : nvmfctl adds a namespace; the connected ho
   verdict 0 "nvmfctl bdev create + ns add: ${DEV[3]:-?} (16 MiB) appeared on $CTRL $(secs_since "$t")s later, no reconnect"
 }
 
+# guest/RdmaHost.java: a Java NVMe/RDMA host sending what the Linux host never does, Last Segment SGLs
+# of up to 16 keyed descriptors in the capsule (and bad ones); one "case PASS|FAIL detail" line per case
+rdma_host() { # mode [java-args...] : the Java host in the foreground, output into $OUTF
+  local mode=$1; shift
+  timeout 300 java -cp "$REPO/rdma-cm/target/classes" "$HERE/RdmaHost.java" "$mode" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" "$@" > "$OUTF" 2>&1
+}
+rdma_host_verdict() { # rc : PASS when rc is 0 and no case failed
+  local n
+  n=$(grep -c ' PASS ' "$OUTF")
+  grep -q ' FAIL ' "$OUTF" && BAD="$(grep ' FAIL ' "$OUTF" | head -n 4 | tr '\n' ' ')"
+  [ "$n" -gt 1 ] || BAD+="${BAD:+; }no case ran"
+  verdict "$1" "$n cases passed: $(grep ' PASS ' "$OUTF" | cut -d' ' -f1 | tr '\n' ' ')"
+}
+svc_threads() { # diagnosis: the service's Java thread dump (SIGQUIT: into its log) and its threads' kernel wait channels
+  kill -QUIT "$JPID" 2> /dev/null
+  local t
+  for t in /proc/"$JPID"/task/*; do
+    echo "$(cat "$t/comm" 2> /dev/null) wchan=$(cat "$t/wchan" 2> /dev/null) $(cut -d' ' -f3 "$t/stat" 2> /dev/null)"
+  done > "$RES/cli/service-threads.txt"
+  sleep 1
+}
+running_or_gone() { grep -q '^running' "$1" || gone "$2"; }
+java_host_checks() { # rdma
+  local rc hpid alive=1
+  hdr "nvmf4j over RDMA: Java host with multi-descriptor SGLs (guest/RdmaHost.java)"
+  C=nvmf4j/rdma/multi-sgl OUTF=$RES/cli/rdma-multi-sgl.txt BAD=""
+  rdma_host all; rc=$?
+  cat "$OUTF"
+  rdma_host_verdict $rc
+
+  hdr "nvmf4j over RDMA: Java host at QD 32 killed with SIGKILL mid-I/O"
+  C=nvmf4j/rdma/host-killed-mid-io OUTF=$RES/cli/rdma-host-killed.txt BAD=""
+  java -cp "$REPO/rdma-cm/target/classes" "$HERE/RdmaHost.java" stress "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" > "$OUTF" 2>&1 &
+  hpid=$!
+  wait_for 240 running_or_gone "$OUTF" "$hpid"
+  if ! grep -q '^running' "$OUTF"; then
+    BAD="no 'running' from the Java host"
+  elif gone "$hpid"; then
+    BAD="the Java host exited before it was killed"
+  else
+    sleep 5
+    grep -q '^progress' "$OUTF" || sleep 3
+    kill -KILL "$hpid"
+  fi
+  gone "$hpid" || kill -KILL "$hpid" 2> /dev/null
+  wait "$hpid"; rc=$?
+  cat "$OUTF"
+  [ -n "$BAD" ] || [ $rc = 137 ] || BAD="exit status $rc, not 137 (SIGKILL)"
+  local killed
+  killed="$(grep -m1 '^running' "$OUTF"); last: $(grep '^progress' "$OUTF" | tail -n 1)"
+  gone "$JPID" && { BAD+="${BAD:+; }the service died"; alive=0; }
+  if [ $alive = 1 ]; then
+    # a fresh host on a fresh connection: the same correctness cases
+    local outf=$OUTF
+    OUTF=$RES/cli/rdma-after-host-killed.txt
+    rdma_host multi-sgl; rc=$?
+    cat "$OUTF"
+    grep -q ' FAIL ' "$OUTF" && BAD+="${BAD:+; }next Java host: $(grep ' FAIL ' "$OUTF" | head -n 3 | tr '\n' ' ')"
+    [ $rc = 0 ] || BAD+="${BAD:+; }next Java host exited with $rc: $(tail -n 2 "$OUTF" | tr '\n' ' ')"
+    killed+="; service alive; a new Java host then passed $(grep -c ' PASS ' "$OUTF") cases"
+    OUTF=$outf
+    [ -z "$BAD" ] || svc_threads
+  fi
+  verdict 0 "killed pid $hpid with SIGKILL at QD 32 ($killed)"
+  [ $alive = 1 ] || { svc_alive nvmf4j/rdma/service-alive-after-host-killed; return 1; }
+}
+
 nvmf4j_scenarios() { # tcp : everything against the running service
   check_connect_hint
   trace_on
@@ -451,6 +518,7 @@ if [ $RXE_OK = 1 ]; then
     cat "$OUTF"
     verdict $rc "$(tr '\n' ' ' < "$OUTF")"
     svc_alive nvmf4j/rdma/service-alive-after-rejects
+    java_host_checks
     nvmf4j_scenarios || skip "nvmf4j/rdma/remaining" "not run: an earlier nvmf4j rdma check failed (see above)"
     [ -z "$SVC_PID" ] || svc_stop nvmf4j/rdma/stop
     timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
