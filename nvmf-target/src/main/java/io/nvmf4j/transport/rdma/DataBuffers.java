@@ -46,12 +46,12 @@ final class DataBuffers {
         if (freeTop > 0 && (waiters.isEmpty() || waiters.peekFirst() == waiter)) {
             if (waiters.peekFirst() == waiter) {
                 waiters.pollFirst();
-                waiter.waiting = false;
+                waiter.waitingForBuffer = false;
             }
             return free[--freeTop];
         }
-        if (!waiter.waiting) {
-            waiter.waiting = true;
+        if (!waiter.waitingForBuffer) {
+            waiter.waitingForBuffer = true;
             waiters.addLast(waiter);
         }
         return -1;
@@ -82,7 +82,7 @@ final class DataBuffers {
                 if (waiters.peekFirst() == w) {
                     // not taken off by its acquire (it no longer needs a buffer): never spin on it
                     waiters.pollFirst();
-                    w.waiting = false;
+                    w.waitingForBuffer = false;
                 }
             }
         } finally {
@@ -92,9 +92,9 @@ final class DataBuffers {
 
     /** Drops a waiter (its queue pair is closing). */
     void forget(RdmaRequest waiter) {
-        if (waiter.waiting) {
+        if (waiter.waitingForBuffer) {
             waiters.remove(waiter);
-            waiter.waiting = false;
+            waiter.waitingForBuffer = false;
         }
     }
 

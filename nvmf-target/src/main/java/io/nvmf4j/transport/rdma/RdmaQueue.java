@@ -335,8 +335,8 @@ final class RdmaQueue implements Queue {
         int n = req.sgl.count;
         boolean first = readWaiters.isEmpty() || readWaiters.peekFirst() == req;
         if (!first || (readsOutstanding > 0 && readsOutstanding + n > readDepth)) {
-            if (!req.waiting) {
-                req.waiting = true;
+            if (!req.waitingForRead) {
+                req.waitingForRead = true;
                 readWaiters.addLast(req);
             }
             return;
@@ -354,9 +354,9 @@ final class RdmaQueue implements Queue {
     }
 
     private void forgetReadWaiter(RdmaRequest req) {
-        if (req.waiting) {
+        if (req.waitingForRead) {
             readWaiters.remove(req);
-            req.waiting = false;
+            req.waitingForRead = false;
         }
     }
 
@@ -367,6 +367,11 @@ final class RdmaQueue implements Queue {
             process(next);
             if (next.state == State.TRANSFER_PENDING_HOST_TO_CONTROLLER) {
                 return;
+            }
+            if (readWaiters.peekFirst() == next) {
+                // not taken off by its own run (it no longer waits for reads): never spin on it
+                readWaiters.pollFirst();
+                next.waitingForRead = false;
             }
         }
     }

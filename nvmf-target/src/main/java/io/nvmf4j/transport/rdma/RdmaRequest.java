@@ -45,8 +45,14 @@ final class RdmaRequest extends Request {
     int readsOutstanding;
     /** Set while {@link RdmaQueue#process} runs for this request (a synchronous complete returns into it). */
     boolean inProcess;
-    /** Waiting in a resource queue (buffers or read credits). */
-    boolean waiting;
+    /** Waiting in the poll group's buffer queue ({@link DataBuffers}). */
+    boolean waitingForBuffer;
+    /**
+     * Waiting in the queue pair's read-credit queue. A flag of its own: with one flag for both queues,
+     * forgetting a request in the buffer queue cleared the mark of one in the read queue, which then
+     * stayed there after it was freed (see {@link RdmaQueue#close}).
+     */
+    boolean waitingForRead;
     final RdmaSgl sgl = new RdmaSgl();
 
     RdmaRequest(Queue queue, int index) {

@@ -13,10 +13,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /** The request state machine of an RDMA queue pair, driven without a device through a fake {@link RdmaQueue.Wire}. */
 class RdmaQueueStateTest {
@@ -217,6 +219,41 @@ class RdmaQueueStateTest {
         assertThat(wire.reposted).contains(3);
         queue.close("again");
         assertThat(wire.shutdowns).isEqualTo(1);
+        assertThat(wire.destroys).isEqualTo(1);
+    }
+
+    /**
+     * A host that goes away while one request's READs are in flight and another waits for read credits
+     * (the e2e Java host killed at QD 32 with multi-descriptor writes): the waiting one is freed at close
+     * and must leave the read queue, else the flushed READ completion spun the poll group forever.
+     */
+    @Test
+    void closeWithARequestWaitingForReadCreditsFreesEverythingAndDoesNotSpin() {
+        newQueue(4, 1);
+        connectCapsule(0, 1, 0x40);
+        connectCapsule(1, 2, 0x40);
+        queue.onCapsule(0, 64);
+        queue.onCapsule(1, 64);
+        assertThat(wire.reads).hasSize(1);
+        RdmaRequest inFlight = queue.request(wire.reads.get(0));
+        RdmaRequest waiting = null;
+        for (int i = 0; i < RdmaQueue.requestCount(32); i++) {
+            if (queue.request(i).state == State.TRANSFER_PENDING_HOST_TO_CONTROLLER) {
+                waiting = queue.request(i);
+            }
+        }
+        assertThat(waiting).isNotNull();
+        assertThat(waiting.waitingForRead).isTrue();
+
+        queue.close("host gone");
+        assertThat(waiting.state).isEqualTo(State.FREE);
+        assertThat(waiting.waitingForRead).isFalse();
+        assertThat(inFlight.state).isEqualTo(State.TRANSFERRING_HOST_TO_CONTROLLER);
+        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> queue.onReadComplete(inFlight.index, false));
+        assertThat(inFlight.state).isEqualTo(State.FREE);
+        assertThat(queue.outstanding()).isZero();
+        assertThat(queue.buffers().available()).isEqualTo(4);
+        assertThat(wire.reads).hasSize(1); // nothing read for the freed one
         assertThat(wire.destroys).isEqualTo(1);
     }
 
