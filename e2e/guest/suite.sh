@@ -361,9 +361,21 @@ live_namespace_add() { # check-name : nvmfctl adds a namespace; the connected ho
 
 # guest/RdmaHost.java: a Java NVMe/RDMA host sending what the Linux host never does, Last Segment SGLs
 # of up to 16 keyed descriptors in the capsule (and bad ones); one "case PASS|FAIL detail" line per case
+# C1 only, as the service (run.sh --jvm-opts): under multi-threaded TCG C2 replacing C1 code crashed the JVM
+RDMA_HOST=(java -XX:TieredStopAtLevel=1 -cp "$REPO/rdma-cm/target/classes" "$HERE/RdmaHost.java")
 rdma_host() { # mode [java-args...] : the Java host in the foreground, output into $OUTF
   local mode=$1; shift
-  timeout 300 java -cp "$REPO/rdma-cm/target/classes" "$HERE/RdmaHost.java" "$mode" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" "$@" > "$OUTF" 2>&1
+  timeout 300 "${RDMA_HOST[@]}" "$mode" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" "$@" > "$OUTF" 2>&1
+}
+rdma_connections() { # the service's open RDMA connections (queue pairs not yet destroyed), from its /metrics
+  curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/state/api-token" 2> /dev/null)" \
+    http://127.0.0.1:8420/metrics 2> /dev/null | awk '/^nvmf_transport_connections\{/ && /transport="rdma"/ {printf "%.0f", $2}'
+}
+wait_rdma_connections() { # want seconds : polls the gauge every second; prints what it saw last
+  local n=0 c
+  while c=$(rdma_connections); [ "$c" != "$1" ] && [ $n -lt "$2" ]; do sleep 1; n=$((n + 1)); done
+  echo "${c:-?}"
+  [ "$c" = "$1" ]
 }
 rdma_host_verdict() { # rc : PASS when rc is 0 and no case failed
   local n
@@ -382,7 +394,7 @@ svc_threads() { # diagnosis: the service's Java thread dump (SIGQUIT: into its l
 }
 running_or_gone() { grep -q '^running' "$1" || gone "$2"; }
 java_host_checks() { # rdma
-  local rc hpid alive=1
+  local rc hpid alive=1 t=""
   hdr "nvmf4j over RDMA: Java host with multi-descriptor SGLs (guest/RdmaHost.java)"
   C=nvmf4j/rdma/multi-sgl OUTF=$RES/cli/rdma-multi-sgl.txt BAD=""
   rdma_host all; rc=$?
@@ -391,7 +403,10 @@ java_host_checks() { # rdma
 
   hdr "nvmf4j over RDMA: Java host at QD 32 killed with SIGKILL mid-I/O"
   C=nvmf4j/rdma/host-killed-mid-io OUTF=$RES/cli/rdma-host-killed.txt BAD=""
-  java -cp "$REPO/rdma-cm/target/classes" "$HERE/RdmaHost.java" stress "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" > "$OUTF" 2>&1 &
+  local c0 c1
+  # no RDMA host is connected now: the previous Java host's queue pairs are gone
+  c0=$(wait_rdma_connections 0 30) || BAD="$c0 RDMA connections open 30 s after the previous Java host left (want 0)"
+  "${RDMA_HOST[@]}" stress "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" > "$OUTF" 2>&1 &
   hpid=$!
   wait_for 240 running_or_gone "$OUTF" "$hpid"
   if ! grep -q '^running' "$OUTF"; then
@@ -401,7 +416,9 @@ java_host_checks() { # rdma
   else
     sleep 5
     grep -q '^progress' "$OUTF" || sleep 3
+    c1=$(rdma_connections)
     kill -KILL "$hpid"
+    t=$(now_us)
   fi
   gone "$hpid" || kill -KILL "$hpid" 2> /dev/null
   wait "$hpid"; rc=$?
@@ -410,6 +427,16 @@ java_host_checks() { # rdma
   local killed
   killed="$(grep -m1 '^running' "$OUTF"); last: $(grep '^progress' "$OUTF" | tail -n 1)"
   gone "$JPID" && { BAD+="${BAD:+; }the service died"; alive=0; }
+  if [ $alive = 1 ] && [ -n "$t" ]; then
+    # the target must tear down both queue pairs of the dead host (CM DISCONNECTED, or failed work
+    # requests; keep-alive 15 s at the latest): its connection count goes back to 0
+    local c2
+    if c2=$(wait_rdma_connections 0 45); then
+      killed+="; its $c1 RDMA connections released $(secs_since "$t")s after the kill"
+    else
+      BAD+="${BAD:+; }$c2 of the killed host's $c1 RDMA connections still open 45 s after the kill"
+    fi
+  fi
   if [ $alive = 1 ]; then
     # a fresh host on a fresh connection: the same correctness cases
     local outf=$OUTF
