@@ -54,6 +54,54 @@ class AllocationTest {
         }
     }
 
+    /**
+     * Deep queues: 64 reads in flight at once, so dozens of responses wait in the channel's outbound
+     * buffer together. Netty recycles those entries through a per-thread pool whose local batch holds
+     * {@code io.netty.recycler.chunkSize} handles; past it they go through a linked-chunk queue that
+     * allocates a new chunk every chunk-size releases (about 10 B/I/O seen under the Linux host at QD 32
+     * with the default 32). {@link io.nvmf4j.runtime.PollGroups} raises the chunk size.
+     */
+    @Test
+    void deepQueuesDoNotAllocatePerIo() throws Exception {
+        com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        Assumptions.assumeTrue(threads.isThreadAllocatedMemorySupported(),
+            "this JVM cannot count allocated bytes per thread");
+        threads.setThreadAllocatedMemoryEnabled(true);
+        try (TestTarget target = TestTarget.start(c -> c.idleStrategy = System.getProperty("alloc.idle", "backoff"));
+             NvmeController c = target.controller(1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            byte[] data = Le.random(64 * 4096, 3);
+            for (int i = 0; i < 64; i++) {
+                assertThat(io.write(1, i * 8L, java.util.Arrays.copyOfRange(data, i * 4096, (i + 1) * 4096)).ok()).isTrue();
+            }
+            runDeep(io, data, 300); // warm-up
+            long before = PollThreadAllocation.pollThreadBytes(threads);
+            int ios = runDeep(io, data, 600);
+            long allocated = PollThreadAllocation.pollThreadBytes(threads) - before;
+            double perIo = (double) allocated / ios;
+            System.out.printf("QD 64: poll groups allocated %d bytes over %d I/Os (%.2f bytes/I/O)%n", allocated, ios, perIo);
+            assertThat(perIo).as("bytes allocated by poll-group threads per I/O at QD 64").isLessThan(MAX_BYTES_PER_IO);
+        }
+    }
+
+    /** Rounds of 64 concurrent 4 KiB reads, each checked. Returns I/Os. */
+    private static int runDeep(NvmeHost io, byte[] data, int rounds) {
+        List<CompletableFuture<Completion>> f = new ArrayList<>(64);
+        for (int r = 0; r < rounds; r++) {
+            f.clear();
+            for (int i = 0; i < 64; i++) {
+                f.add(io.readAsync(1, i * 8L, 8));
+            }
+            for (int i = 0; i < 64; i++) {
+                Completion x = io.await(f.get(i));
+                assertThat(x.ok()).isTrue();
+                assertThat(x.data()).isEqualTo(java.util.Arrays.copyOfRange(data, i * 4096, (i + 1) * 4096));
+            }
+        }
+        return rounds * 64;
+    }
+
     /** Rounds of: 4 KiB in-capsule write, 16 KiB R2T write, 4 KiB read, 16 KiB read, QD 4. Returns I/Os. */
     private static int runBatch(NvmeHost io, byte[] small, byte[] large, int rounds) {
         int count = 0;
