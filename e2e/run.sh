@@ -22,6 +22,8 @@
 #                       bin/nvmf4j-target; default "-XX:TieredStopAtLevel=1": C1 only, which
 #                       avoids a JVM crash seen under multi-threaded TCG; "" for C1+C2)
 #   --idle-strategy S   idleStrategy of the service config: backoff (default), busy, interrupt
+#   --only LIST         run only these parts, comma-separated: nvmet, tcp (nvmf4j over TCP),
+#                       rdma (nvmf4j over RDMA); default all (a development aid: CI runs all)
 #   --kernel-pkg NAME   Debian kernel package (default: what linux-image-amd64 depends on)
 #   --fake-target       harness self-test: run the nvmf4j scenarios against the kernel
 #                       nvmet dressed up as nvmf4j (guest/fake-target.sh), not the service
@@ -35,7 +37,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE=backoff DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=900 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE=backoff ONLY=nvmet,tcp,rdma DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=900 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
@@ -51,12 +53,16 @@ while [ $# -gt 0 ]; do
     --no-build) DO_BUILD=0 ;;
     --jvm-opts) JVM_OPTS=$2; shift ;;
     --idle-strategy) IDLE=$2; shift ;;
+    --only) ONLY=$2; shift ;;
     --kernel-pkg) KPKG=$2; shift ;;
     --fake-target) LAUNCHER=$HERE/guest/fake-target.sh DO_BUILD=0 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
+done
+for part in ${ONLY//,/ }; do
+  case $part in nvmet|tcp|rdma) ;; *) echo "--only takes nvmet, tcp, rdma (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
 mkdir -p "$OUT" "$CACHE"
@@ -151,6 +157,7 @@ T_PREP=$(now_us)
   printf 'E2E_JVM_OPTS=%q\n' "$JVM_OPTS"
   printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"
   printf 'E2E_IDLE=%q\n' "$IDLE"
+  printf 'E2E_ONLY=%q\n' "$ONLY"
 } > "$OUT/params.env"
 # TCG by default: /dev/kvm exists on some of our machines but nested KVM there
 # stops the guest early with "KVM internal error ... emulation failure".

@@ -19,7 +19,7 @@ ip link set lo up
 rc=99
 if [ -f /mnt/.e2e-results ] && [ -f /mnt/params.env ]; then
   . /mnt/params.env
-  export E2E_REPO E2E_KROOT E2E_FIO_RUNTIME E2E_JVM_OPTS E2E_LAUNCHER E2E_IDLE E2E_RES=/mnt
+  export E2E_REPO E2E_KROOT E2E_FIO_RUNTIME E2E_JVM_OPTS E2E_LAUNCHER E2E_IDLE E2E_ONLY E2E_RES=/mnt
   # the guest kernel's modules live in the extracted package on the host
   KV=$(uname -r)
   mkdir -p "/lib/modules/$KV" && mount --bind "$E2E_KROOT/lib/modules/$KV" "/lib/modules/$KV"

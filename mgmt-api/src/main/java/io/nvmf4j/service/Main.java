@@ -1,6 +1,7 @@
 package io.nvmf4j.service;
 
 import io.nvmf4j.config.ConfigException;
+import io.nvmf4j.runtime.NettyDefaults;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -20,6 +21,10 @@ import java.util.concurrent.CountDownLatch;
 @Command(name = "nvmf4j-target", mixinStandardHelpOptions = true, version = "nvmf4j 0.1.0",
     description = "NVMe-over-Fabrics target (NVMe/TCP). Runs in the foreground; stop with SIGTERM or Ctrl-C.")
 public final class Main implements Callable<Integer> {
+    static {
+        NettyDefaults.apply(); // before anything loads Netty
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(Main.class);
 
     @Option(names = "--state-dir", paramLabel = "DIR",

@@ -27,6 +27,10 @@ import java.util.concurrent.TimeUnit;
  * whole life, plus one acceptor thread that always blocks. Epoll where available, NIO otherwise.
  */
 public final class PollGroups implements AutoCloseable {
+    static {
+        NettyDefaults.apply();
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(PollGroups.class);
 
     private final EventLoopGroup acceptor;

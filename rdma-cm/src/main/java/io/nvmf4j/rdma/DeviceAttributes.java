@@ -9,91 +9,108 @@ public final class DeviceAttributes {
     private static final long CAP_SRQ_RESIZE = Layout.value("device.cap.SRQ_RESIZE");
     private static final long CAP_RC_RNR_NAK_GEN = Layout.value("device.cap.RC_RNR_NAK_GEN");
 
+    // indices into the attribute array, resolved once: the getters are plain array reads (no lookup,
+    // no allocation; supportsSendWithInvalidate is asked per response)
+    private static final int I_MAX_QP = Layout.intValue("device.max_qp");
+    private static final int I_MAX_QP_WR = Layout.intValue("device.max_qp_wr");
+    private static final int I_MAX_QP_RD_ATOM = Layout.intValue("device.max_qp_rd_atom");
+    private static final int I_MAX_QP_INIT_RD_ATOM = Layout.intValue("device.max_qp_init_rd_atom");
+    private static final int I_MAX_SGE = Layout.intValue("device.max_sge");
+    private static final int I_MAX_SGE_RD = Layout.intValue("device.max_sge_rd");
+    private static final int I_MAX_CQ = Layout.intValue("device.max_cq");
+    private static final int I_MAX_CQE = Layout.intValue("device.max_cqe");
+    private static final int I_MAX_MR = Layout.intValue("device.max_mr");
+    private static final int I_MAX_MR_SIZE = Layout.intValue("device.max_mr_size");
+    private static final int I_MAX_MW = Layout.intValue("device.max_mw");
+    private static final int I_MAX_SRQ = Layout.intValue("device.max_srq");
+    private static final int I_MAX_SRQ_WR = Layout.intValue("device.max_srq_wr");
+    private static final int I_MAX_SRQ_SGE = Layout.intValue("device.max_srq_sge");
+    private static final int I_PHYS_PORT_CNT = Layout.intValue("device.phys_port_cnt");
+    private static final int I_VENDOR_ID = Layout.intValue("device.vendor_id");
+    private static final int I_VENDOR_PART_ID = Layout.intValue("device.vendor_part_id");
+    private static final int I_DEVICE_CAP_FLAGS = Layout.intValue("device.device_cap_flags");
+
     private final long[] values;
 
     DeviceAttributes(long[] values) {
         this.values = values.clone();
     }
 
-    private long get(String field) {
-        return values[Layout.intValue("device." + field)];
-    }
-
     public int maxQp() {
-        return (int) get("max_qp");
+        return (int) values[I_MAX_QP];
     }
 
     /** Work requests per send or receive queue. */
     public int maxQpWr() {
-        return (int) get("max_qp_wr");
+        return (int) values[I_MAX_QP_WR];
     }
 
     /** RDMA READs a QP can have outstanding as responder (the host's IRD toward us). */
     public int maxQpRdAtom() {
-        return (int) get("max_qp_rd_atom");
+        return (int) values[I_MAX_QP_RD_ATOM];
     }
 
     /** RDMA READs a QP can have outstanding as initiator (our read depth). */
     public int maxQpInitRdAtom() {
-        return (int) get("max_qp_init_rd_atom");
+        return (int) values[I_MAX_QP_INIT_RD_ATOM];
     }
 
     public int maxSge() {
-        return (int) get("max_sge");
+        return (int) values[I_MAX_SGE];
     }
 
     public int maxSgeRd() {
-        return (int) get("max_sge_rd");
+        return (int) values[I_MAX_SGE_RD];
     }
 
     public int maxCq() {
-        return (int) get("max_cq");
+        return (int) values[I_MAX_CQ];
     }
 
     public int maxCqe() {
-        return (int) get("max_cqe");
+        return (int) values[I_MAX_CQE];
     }
 
     public int maxMr() {
-        return (int) get("max_mr");
+        return (int) values[I_MAX_MR];
     }
 
     /** Unsigned (UINT64_MAX, i.e. -1, on soft-RoCE). */
     public long maxMrSize() {
-        return get("max_mr_size");
+        return values[I_MAX_MR_SIZE];
     }
 
     public int maxMw() {
-        return (int) get("max_mw");
+        return (int) values[I_MAX_MW];
     }
 
     public int maxSrq() {
-        return (int) get("max_srq");
+        return (int) values[I_MAX_SRQ];
     }
 
     public int maxSrqWr() {
-        return (int) get("max_srq_wr");
+        return (int) values[I_MAX_SRQ_WR];
     }
 
     public int maxSrqSge() {
-        return (int) get("max_srq_sge");
+        return (int) values[I_MAX_SRQ_SGE];
     }
 
     public int physPortCnt() {
-        return (int) get("phys_port_cnt");
+        return (int) values[I_PHYS_PORT_CNT];
     }
 
     public int vendorId() {
-        return (int) get("vendor_id");
+        return (int) values[I_VENDOR_ID];
     }
 
     public int vendorPartId() {
-        return (int) get("vendor_part_id");
+        return (int) values[I_VENDOR_PART_ID];
     }
 
     /** {@code device_cap_flags} as reported (IBV_DEVICE_* bits). */
     public long deviceCapFlags() {
-        return get("device_cap_flags");
+        return values[I_DEVICE_CAP_FLAGS];
     }
 
     /**

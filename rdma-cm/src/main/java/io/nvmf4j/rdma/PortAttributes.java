@@ -5,6 +5,18 @@ public final class PortAttributes {
     private static final long ACTIVE = Layout.value("port.state.ACTIVE");
     private static final long ETHERNET = Layout.value("port.link_layer.ETHERNET");
 
+    // indices into the attribute array, resolved once: the getters are plain array reads (no lookup,
+    // no allocation; supportsSendWithInvalidate is asked per response)
+    private static final int I_STATE = Layout.intValue("port.state");
+    private static final int I_ACTIVE_MTU = Layout.intValue("port.active_mtu");
+    private static final int I_MAX_MTU = Layout.intValue("port.max_mtu");
+    private static final int I_GID_TBL_LEN = Layout.intValue("port.gid_tbl_len");
+    private static final int I_MAX_MSG_SZ = Layout.intValue("port.max_msg_sz");
+    private static final int I_LID = Layout.intValue("port.lid");
+    private static final int I_ACTIVE_SPEED = Layout.intValue("port.active_speed");
+    private static final int I_ACTIVE_WIDTH = Layout.intValue("port.active_width");
+    private static final int I_LINK_LAYER = Layout.intValue("port.link_layer");
+
     private final int port;
     private final long[] values;
 
@@ -13,17 +25,13 @@ public final class PortAttributes {
         this.values = values.clone();
     }
 
-    private long get(String field) {
-        return values[Layout.intValue("port." + field)];
-    }
-
     public int port() {
         return port;
     }
 
     /** {@code enum ibv_port_state}. */
     public int state() {
-        return (int) get("state");
+        return (int) values[I_STATE];
     }
 
     public boolean isActive() {
@@ -32,36 +40,36 @@ public final class PortAttributes {
 
     /** Active MTU in bytes (256 to 4096). */
     public int activeMtuBytes() {
-        return 128 << (int) get("active_mtu");
+        return 128 << (int) values[I_ACTIVE_MTU];
     }
 
     public int maxMtuBytes() {
-        return 128 << (int) get("max_mtu");
+        return 128 << (int) values[I_MAX_MTU];
     }
 
     public int gidTableLength() {
-        return (int) get("gid_tbl_len");
+        return (int) values[I_GID_TBL_LEN];
     }
 
     public long maxMessageSize() {
-        return get("max_msg_sz");
+        return values[I_MAX_MSG_SZ];
     }
 
     public int lid() {
-        return (int) get("lid");
+        return (int) values[I_LID];
     }
 
     public int activeSpeed() {
-        return (int) get("active_speed");
+        return (int) values[I_ACTIVE_SPEED];
     }
 
     public int activeWidth() {
-        return (int) get("active_width");
+        return (int) values[I_ACTIVE_WIDTH];
     }
 
     /** RoCE / iWARP ports report Ethernet, InfiniBand ports InfiniBand. */
     public boolean isEthernet() {
-        return get("link_layer") == ETHERNET;
+        return values[I_LINK_LAYER] == ETHERNET;
     }
 
     @Override
