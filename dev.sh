@@ -4,8 +4,9 @@
 #   ./dev.sh run [--state-dir DIR] [--config FILE]   build, then run the target in the foreground
 #                                                     (embedded default: 256 MiB RAM namespace,
 #                                                     NVMe/TCP on 127.0.0.1:4420)
-#   ./dev.sh test                                     every test: unit + loopback (mvn verify), then
-#                                                     the QEMU end-to-end suite (e2e/run.sh)
+#   ./dev.sh test                                     every test: unit + loopback (mvn verify), the
+#                                                     fio runner (fio-jobs/test.sh), then the QEMU
+#                                                     end-to-end suite (e2e/run.sh)
 #   ./dev.sh build                                    build only (mgmt-api/target/{classes,lib})
 #   ./dev.sh setup                                    install the build's packages only (JDK, Maven,
 #                                                     gcc, libibverbs-dev, librdmacm-dev)
@@ -42,6 +43,19 @@ setup_native_tools() {
   fi
 }
 
+# fio and jq for fio-jobs/ (the runner and its test).
+setup_bench_tools() {
+  local missing=()
+  command -v fio >/dev/null 2>&1 || missing+=(fio)
+  command -v jq >/dev/null 2>&1 || missing+=(jq)
+  command -v losetup >/dev/null 2>&1 || missing+=(mount)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "dev.sh: installing ${missing[*]}" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+
 setup() {
   setup_build_tools
   setup_native_tools
@@ -68,7 +82,10 @@ case "$cmd" in
     ;;
   test)
     setup
+    setup_bench_tools
     mvn_cmd verify
+    # the fio runner against two loop devices (no target needed)
+    fio-jobs/test.sh
     # the Linux host in a QEMU guest against the service just built (installs its own packages)
     e2e/run.sh --quiet --no-build
     ;;

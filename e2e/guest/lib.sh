@@ -57,30 +57,14 @@ verdict() { # rc pass-detail ; on rc != 0 the detail is the tail of $ERRF (defau
 jqf() { jq -r "$@" "$OUTF" 2>/dev/null; }   # filter [args] over the last output
 
 # ---------------------------------------------------------------- controller lookup
-find_ctrl() { # prints nvmeX of the controller connected to $NQN over $TR $ADDR:$PORT
-  local s c
-  for s in /sys/class/nvme-subsystem/nvme-subsys*; do
-    [ "$(cat "$s/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
-    for c in "$s"/nvme*; do
-      [[ ${c##*/} =~ ^nvme[0-9]+$ ]] || continue
-      [ "$(cat "$c/transport" 2>/dev/null)" = "$TR" ] || continue
-      case $(cat "$c/address" 2>/dev/null) in
-        *traddr=$ADDR,trsvcid=$PORT*) echo "${c##*/}"; return 0 ;;
-      esac
-    done
-  done
-  return 1
-}
+# fio-jobs/lib/fio.sh: nvme_ctrl, nvme_ns_devs, fio_summary, fio_ratio (shared with fio-jobs/run.sh)
+FIO_JOBS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../fio-jobs" && pwd)
+. "$FIO_JOBS/lib/fio.sh"
+find_ctrl() { nvme_ctrl "$TR" "$ADDR" "$PORT" "$NQN"; } # prints nvmeX of $NQN over $TR $ADDR:$PORT
 map_namespaces() { # fills DEV[nsid] for the subsystem of $NQN; true when every nsid in NS_IDS has a block device
-  local s b n
+  local nsid dev n
   DEV=()
-  for s in /sys/class/nvme-subsystem/nvme-subsys*; do
-    [ "$(cat "$s/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
-    for b in "$s"/nvme*n*; do
-      [[ ${b##*/} =~ ^nvme[0-9]+n[0-9]+$ ]] && [ -b "/dev/${b##*/}" ] || continue
-      DEV[$(cat "$b/nsid")]=/dev/${b##*/}
-    done
-  done
+  while read -r nsid dev; do DEV[$nsid]=$dev; done < <(nvme_ns_devs "$NQN")
   for n in $NS_IDS; do [ -n "${DEV[$n]:-}" ] || return 1; done
 }
 # kernel tracepoints nvme_setup_cmd / nvme_complete_rq: every command the host
@@ -256,36 +240,28 @@ fio_json() { # name timeout fio-args... : JSON into $RES/fio-<name>.json, rc ret
   [ $rc = 0 ] || tail -n 20 "$RES/fio-$name.stderr"
   return $rc
 }
-# Random writes with crc32c verify over a whole block device: 4 jobs on
+# fio-jobs/jobs/verify.fio: random writes with crc32c verify over a whole block device, 4 jobs on
 # disjoint quarters, QD 16 each, mixed block sizes 4k-128k.
 fio_verify() { # check-name dev
   local name=$1 dev=$2 total q t rc v f
   total=$(blockdev --getsize64 "$dev"); q=$((total / 4 / 131072 * 131072))
   f=${name//\//_}
   t=$(now_us)
-  fio_json "$f" 600 --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
-    --rw=randwrite --bssplit=4k/25:8k/15:16k/15:32k/15:64k/15:128k/15 --blockalign=4k \
-    --iodepth=16 --numjobs=4 --size=$q --offset_increment=$q \
-    --verify=crc32c --do_verify=1 --verify_fatal=1; rc=$?
-  mapfile -t v < <(jq -r '([.jobs[].error] | add), ([.jobs[].write.io_bytes] | add), ([.jobs[].read.io_bytes] | add), (.jobs | length)' "$RES/fio-$f.json" 2>/dev/null)
+  DEV=$dev QUARTER=$q fio_json "$f" 600 "$FIO_JOBS/jobs/verify.fio"; rc=$?
+  mapfile -t v < <(jq -r '([.jobs[].error] | add), ([.jobs[].write.io_bytes] | add), ([.jobs[].read.io_bytes] | add)' "$RES/fio-$f.json" 2>/dev/null)
   C=$name OUTF=$RES/fio-$f.json BAD="" ERRF=$RES/fio-$f.stderr
-  expect jobs "${v[3]:-}" 4
   expect errors "${v[0]:-}" 0
   expect_true verified "only ${v[2]:-0} of $((4 * q)) bytes read back" [ "${v[2]:-0}" -ge $((4 * q * 9 / 10)) ]
   verdict $rc "4 jobs x $((q >> 20)) MiB of $dev, QD16, bs 4k-128k: $(( ${v[1]:-0} >> 20 )) MiB written, $(( ${v[2]:-0} >> 20 )) MiB read back and crc32c-verified, 0 errors, $(secs_since "$t")s"
 }
-# 4 KiB random reads at QD1 and QD32, FIO_RUNTIME s each (after 1 s ramp).
-# Leaves "qd iops p50_us p99_us mean_us" lines in $RES/lat-<label>.tsv.
+# fio-jobs/jobs/latency.fio: 4 KiB random reads at QD1 and QD32, FIO_RUNTIME s each (after 1 s ramp).
+# Leaves fio_summary rows (job op iops p50_us p99_us mean_us errors) in $RES/lat-<label>.tsv.
 fio_latency() { # check-name dev label
-  local name=$1 dev=$2 label=$3 rc qd
-  fio_json "lat-$label" $((2 * E2E_FIO_RUNTIME + 300)) --filename="$dev" --ioengine=libaio --direct=1 \
-    --bs=4k --rw=randread --time_based --runtime="$E2E_FIO_RUNTIME" --ramp_time=1 --lat_percentiles=1 \
-    --name=qd1 --iodepth=1 --name=qd32 --stonewall --iodepth=32; rc=$?
-  jq -r '.jobs[] | [(.jobname | ltrimstr("qd")), .read.iops, .read.lat_ns.percentile["50.000000"] / 1000,
-      .read.lat_ns.percentile["99.000000"] / 1000, .read.lat_ns.mean / 1000, .error] | @tsv' \
-      "$RES/fio-lat-$label.json" > "$RES/lat-$label.tsv" 2>/dev/null
+  local name=$1 dev=$2 label=$3 rc
+  DEV=$dev RUNTIME=$E2E_FIO_RUNTIME fio_json "lat-$label" $((2 * E2E_FIO_RUNTIME + 300)) "$FIO_JOBS/jobs/latency.fio"; rc=$?
+  fio_summary "$RES/fio-lat-$label.json" > "$RES/lat-$label.tsv" 2>/dev/null
   C=$name OUTF=$RES/fio-lat-$label.json BAD="" ERRF=$RES/fio-lat-$label.stderr
   expect_true jobs "no results" [ "$(wc -l < "$RES/lat-$label.tsv")" = 2 ]
-  expect errors "$(awk -F'\t' '{e += $6} END {print e + 0}' "$RES/lat-$label.tsv")" 0
-  verdict $rc "$(awk -F'\t' '{printf "QD%s %.0f IOPS p50 %.1f us p99 %.1f us; ", $1, $2, $3, $4}' "$RES/lat-$label.tsv")${E2E_FIO_RUNTIME}s each"
+  expect errors "$(awk -F'\t' '{e += $7} END {print e + 0}' "$RES/lat-$label.tsv")" 0
+  verdict $rc "$(awk -F'\t' '{printf "%s %.0f IOPS p50 %.1f us p99 %.1f us; ", toupper($1), $3, $4, $5}' "$RES/lat-$label.tsv")${E2E_FIO_RUNTIME}s each"
 }

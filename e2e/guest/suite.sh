@@ -573,19 +573,8 @@ hdr "fio latency: nvmf4j / nvmet"
 # bench.tsv (TCP) and bench-rdma.tsv (RDMA): metric, nvmf4j, nvmet, ratio nvmf4j/nvmet
 ratio_table() { # nvmf4j-label nvmet-label out-file check-prefix
   local a=$RES/lat-$1.tsv b=$RES/lat-$2.tsv out=$RES/$3 qd r
-  if [ -s "$b" ]; then
-    touch "$a"
-    awk -F'\t' -v OFS='\t' '
-      FILENAME == ARGV[1] { f[$1] = $0; next }        # nvmf4j lines by qd
-      { split(f[$1], a, "\t")
-        n = split("IOPS p50_us p99_us mean_us", m, " ")
-        for (i = 1; i <= n; i++) {
-          x = a[i + 1]; y = $(i + 1)
-          print "randread-4k-qd" $1 "-" m[i], (x == "" ? "" : sprintf("%.1f", x)), sprintf("%.1f", y),
-                (x == "" || y == 0 ? "" : sprintf("%.3f", x / y))
-        } }' "$a" "$b" > "$out.tmp"
-    { printf 'metric\tnvmf4j\tnvmet\tratio_nvmf4j_over_nvmet\n'; cat "$out.tmp"; } > "$out"
-    rm -f "$out.tmp"
+  if [ -s "$a" ] && [ -s "$b" ]; then
+    fio_ratio "$a" "$b" randread-4k- nvmf4j nvmet > "$out" # fio-jobs/lib/fio.sh
     cat "$out"
   fi
   for qd in 1 32; do

@@ -1,0 +1,72 @@
+#!/bin/bash
+# Tests of fio-jobs/run.sh on this machine, without any target: two loop devices over temporary
+# files stand in for the target and the peer (--device / --peer-device). Checks the usage errors, that
+# every job file runs, the summary rows, the ratio table and the exit status. The connect path
+# (nvme connect, sysfs lookup in lib/fio.sh) runs in the e2e guest, which sources the same library.
+# Needs root (losetup) and fio + jq; prints SKIP and exits 0 when losetup cannot attach here.
+set -uo pipefail
+HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+RUN=$HERE/run.sh
+TMP=$(mktemp -d)
+LOOPS=()
+cleanup() {
+  local l
+  for l in "${LOOPS[@]}"; do losetup -d "$l" 2> /dev/null; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+FAILS=0 N=0
+ok() { N=$((N + 1)); echo "PASS  $1"; }
+bad() { N=$((N + 1)); FAILS=$((FAILS + 1)); echo "FAIL  $1"; }
+expect_rc() { # name want command... : the command's exit status and that its output mentions $WANT_TEXT
+  local name=$1 want=$2 out rc; shift 2
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" = "$want" ] && { [ -z "${WANT_TEXT:-}" ] || grep -q -- "$WANT_TEXT" <<< "$out"; }; then ok "$name"
+  else bad "$name: rc=$rc (want $want), output: $(tail -n 2 <<< "$out" | tr '\n' ' ')"; fi
+  WANT_TEXT=""
+}
+
+for c in fio jq losetup; do command -v $c > /dev/null || { echo "fio-jobs test: $c missing"; exit 1; }; done
+# usage errors come first: they need no device
+WANT_TEXT="give -t" expect_rc "no target -> usage error" 2 "$RUN"
+WANT_TEXT="--destroy-data" expect_rc "write job without --destroy-data -> refused" 2 "$RUN" --device /dev/null --jobs mixed
+WANT_TEXT="no job file" expect_rc "unknown job -> refused" 2 "$RUN" --device /dev/null --jobs nosuch
+WANT_TEXT="whole seconds" expect_rc "bad runtime -> refused" 2 "$RUN" --device /dev/null --runtime 1s
+WANT_TEXT="the peer needs" expect_rc "half a peer -> refused" 2 "$RUN" --device /dev/null --peer-traddr 127.0.0.1
+
+for i in 0 1; do
+  truncate -s 64M "$TMP/dev$i.img"
+  if ! l=$(losetup -f --show "$TMP/dev$i.img" 2> "$TMP/losetup.err"); then
+    echo "SKIP  runs against loop devices: losetup cannot attach here ($(cat "$TMP/losetup.err"))"
+    echo "fio-jobs test: $N checks, $FAILS failed (device runs skipped)"
+    exit $((FAILS > 0))
+  fi
+  LOOPS+=("$l")
+done
+WANT_TEXT="not a block device" expect_rc "a file as --device -> job fails" 1 "$RUN" --device "$TMP/dev0.img" --out "$TMP/out0"
+
+OUT=$TMP/out
+"$RUN" --device "${LOOPS[0]}" --peer-device "${LOOPS[1]}" --label a --peer-label b --jobs latency,iops,mixed,verify \
+  --runtime 1 --destroy-data --out "$OUT" > "$TMP/run.log" 2>&1
+rc=$?
+[ $rc = 0 ] && ok "all jobs on two loop devices: exit 0" || bad "all jobs: exit $rc: $(tail -n 5 "$TMP/run.log" | tr '\n' ' ')"
+for side in a b; do
+  # latency: qd1 + qd32 reads; iops: randread + randwrite; mixed: read + write rows; verify: read + write
+  for want in "latency qd1 read" "latency qd32 read" "iops randread read" "iops randwrite write" \
+              "mixed randrw-70-30 read" "mixed randrw-70-30 write" "verify verify read" "verify verify write"; do
+    read -r job name op <<< "$want"
+    if awk -F'\t' -v n="$name" -v o="$op" '$1 == n && $2 == o && $3 > 0 && $7 == 0 {f = 1} END {exit !f}' "$OUT/$side-$job.tsv" 2> /dev/null
+    then ok "$side: $job has a $name $op row with IOPS > 0 and no errors"
+    else bad "$side: $job: no $name $op row with IOPS > 0 and 0 errors in $side-$job.tsv"; fi
+  done
+done
+rows=$(wc -l < "$OUT/summary.tsv" 2> /dev/null)
+[ "${rows:-0}" = 16 ] && ok "summary.tsv: 16 rows" || bad "summary.tsv: ${rows:-0} rows, want 16 (8 per side)"
+# ratio: a header and 4 metrics per row of the job; a over b consistent with the two summaries
+if awk -F'\t' 'NR == 1 {h = ($4 == "ratio_a_over_b")} NR > 1 {n++; if ($4 == "" || ($2 / $3 - $4) > 0.001 || ($4 - $2 / $3) > 0.001) e = 1}
+     END {exit !(h && n == 8 && !e)}' "$OUT/ratio-latency.tsv"
+then ok "ratio-latency.tsv: 8 metrics, each a/b"
+else bad "ratio-latency.tsv: $(tr '\n' '|' < "$OUT/ratio-latency.tsv")"; fi
+grep -q '^latency-qd1-read-IOPS' "$OUT/ratio-latency.tsv" && ok "metric names job-op-measure" || bad "metric names"
+echo "fio-jobs test: $N checks, $FAILS failed"
+exit $((FAILS > 0))
