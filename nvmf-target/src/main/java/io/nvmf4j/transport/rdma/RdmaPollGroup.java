@@ -198,12 +198,11 @@ final class RdmaPollGroup implements EpollIoHandle {
 
     @Override
     public void handle(IoRegistration registration, IoEvent ioEvent) {
-        int events = 0;
-        while (Verbs.getCqEvent(compChannel) > 0) {
-            events++;
-        }
-        if (events > 0) {
-            Verbs.ackCqEvents(cq, events);
+        // one event per arm (the CQ is re-armed once below), so one read: a second one would only
+        // return EAGAIN, a system call per wakeup for nothing; the fd is level-triggered, so an event
+        // left in the channel wakes the loop again
+        if (Verbs.getCqEvent(compChannel) > 0) {
+            Verbs.ackCqEvents(cq, 1);
         }
         pollAll();
         Verbs.reqNotifyCq(cq, false);
