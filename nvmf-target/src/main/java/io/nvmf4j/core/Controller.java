@@ -224,8 +224,16 @@ public final class Controller {
 
     // ---- asynchronous events (admin thread) ----
 
-    /** Holds an Async Event Request; returns false when the limit is reached. */
+    /**
+     * Holds an Async Event Request; returns false when the limit is reached. After {@link #destroy} it is
+     * aborted at once: nothing would ever complete it, and a transport that drains its requests before
+     * freeing the queue (RDMA) would wait for it forever.
+     */
     public boolean holdAer(Request req) {
+        if (destroyed.get()) {
+            req.complete(NvmeStatus.ABORTED_SQ_DELETION);
+            return true;
+        }
         if (aerSlots.size() > AERL) {
             return false;
         }
@@ -336,7 +344,7 @@ public final class Controller {
             if (keepAliveTask != null) {
                 keepAliveTask.cancel(false);
             }
-            aerSlots.clear();
+            abortAers();
         });
         List<Queue> queues;
         synchronized (this) {
@@ -347,6 +355,14 @@ public final class Controller {
             q.disconnect(reason);
         }
         adminQueue.disconnect(reason);
+    }
+
+    /** Completes the held AERs (admin thread): each request ends exactly once, also on teardown. */
+    private void abortAers() {
+        Request aer;
+        while ((aer = aerSlots.poll()) != null) {
+            aer.complete(NvmeStatus.ABORTED_SQ_DELETION);
+        }
     }
 
     @Override

@@ -123,7 +123,7 @@ final class RdmaSgl {
         if (len / DESCRIPTOR_SIZE > MSDBD) {
             return fail(NvmeStatus.INVALID_SGL_COUNT, LOC_SGL_LENGTH);
         }
-        if (offset < 0 || offset + len > capsuleDataLength) {
+        if (offset < 0 || offset > capsuleDataLength - len) { // not offset + len: it overflows near 2^63
             return fail(NvmeStatus.INVALID_SGL_SEGMENT, LOC_SGL_ADDRESS);
         }
         int list = sqeIndex + SQE_SIZE + (int) offset;

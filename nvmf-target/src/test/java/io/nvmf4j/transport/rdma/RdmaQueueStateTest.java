@@ -4,7 +4,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import io.nvmf4j.cmd.CommandDispatcher;
+import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
 import io.nvmf4j.core.TransportLimits;
 import io.nvmf4j.nvme.NvmeStatus;
@@ -13,9 +15,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -79,11 +85,42 @@ class RdmaQueueStateTest {
         }
     }
 
+    /**
+     * The poll group as {@code Queue.executor()}: tasks wait in {@link #tasks} until {@link #runTasks}
+     * (as they wait for the event loop's next turn); timers (keep-alive) are scheduled for real.
+     */
+    static final class PollGroupExecutor extends ScheduledThreadPoolExecutor {
+        final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+
+        PollGroupExecutor() {
+            super(1);
+        }
+
+        @Override
+        public void execute(Runnable task) {
+            tasks.add(task);
+        }
+
+        void runTasks() {
+            while (!tasks.isEmpty()) {
+                runOne();
+            }
+        }
+
+        void runOne() {
+            tasks.poll().run();
+        }
+    }
+
     private void newQueue(int buffers, int readDepth) {
+        newQueue(buffers, readDepth, ImmediateEventExecutor.INSTANCE);
+    }
+
+    private void newQueue(int buffers, int readDepth, ScheduledExecutorService executor) {
         DataBuffers pool = new DataBuffers(ByteBuffer.allocate(buffers * 4096), 0, 0x10000, buffers, 4096, 1);
         responses = Unpooled.buffer(RdmaQueue.requestCount(32) * RdmaQueue.CQE_SIZE);
         queue = new RdmaQueue(new CommandDispatcher(new Target()), limits, null, IoObserver.NONE,
-            ImmediateEventExecutor.INSTANCE, pool, "test", 32, readDepth, responses);
+            executor, pool, "test", 32, readDepth, responses);
         queue.attach(wire);
     }
 
@@ -272,5 +309,97 @@ class RdmaQueueStateTest {
         assertThat(queue.isClosing()).isFalse();
         queue.onCapsule(0, 64);
         assertThat(queue.isClosing()).isTrue();
+    }
+
+    /** An SQE with no data in receive buffer {@code recv}: opcode, cid and (fabrics) fctype. */
+    private void sqe(int recv, int opcode, int cid, int fctype) {
+        int at = recv * CAPSULE;
+        wire.recv.setZero(at, 64);
+        wire.recv.setByte(at, opcode);
+        wire.recv.setShortLE(at + 2, cid);
+        wire.recv.setByte(at + 4, fctype);
+    }
+
+    /** Runs {@code recv} through capsule, execute and SEND completion; returns its status. */
+    private int execute(int recv) {
+        queue.onCapsule(recv, 64);
+        RdmaRequest req = onlyBusy();
+        assertThat(req.state).isEqualTo(State.COMPLETING);
+        queue.onSendComplete(req.index);
+        return status(req);
+    }
+
+    /** Admin Connect to the discovery subsystem (data by RDMA READ), then CC.EN = 1: an enabled controller. */
+    private Controller connectDiscoveryAdmin() {
+        connectCapsule(0, 1, 0x40);
+        wire.recv.setShortLE(44, 31); // sqsize
+        queue.onCapsule(0, 64);
+        RdmaRequest connect = onlyBusy();
+        connect.data.setZero(0, 1024);
+        connect.data.setShortLE(16, 0xFFFF);
+        connect.data.setCharSequence(256, Subsystem.DISCOVERY_NQN, StandardCharsets.US_ASCII);
+        connect.data.setCharSequence(512, "nqn.2014-08.io.nvmf4j:test-host", StandardCharsets.US_ASCII);
+        queue.onReadComplete(connect.index, true);
+        queue.onSendComplete(connect.index);
+        assertThat(status(connect)).isEqualTo(NvmeStatus.SUCCESS);
+        sqe(1, FABRICS, 2, 0x00); // Property Set CC: EN, IOSQES 6, IOCQES 4
+        wire.recv.setIntLE(CAPSULE + 44, 0x14);
+        wire.recv.setLongLE(CAPSULE + 48, 0x0046_0001L);
+        assertThat(execute(1)).isEqualTo(NvmeStatus.SUCCESS);
+        Controller c = queue.controller();
+        assertThat(c.enabledAndReady()).isTrue();
+        return c;
+    }
+
+    /**
+     * A host (the Linux one always does) keeps an Async Event Request outstanding on the admin queue. The
+     * controller held it and, torn down, dropped it: the request stayed EXECUTING, the queue pair never
+     * drained, so its QP, CM id and CQ reservation were never freed (and the connection gauge never fell).
+     */
+    @Test
+    void closeWithAnOutstandingAerFreesTheQueuePair() {
+        PollGroupExecutor loop = new PollGroupExecutor();
+        try {
+            newQueue(4, 16, loop);
+            connectDiscoveryAdmin();
+            sqe(2, 0x0C, 3, 0);
+            queue.onCapsule(2, 64);
+            RdmaRequest aer = onlyBusy();
+            assertThat(aer.state).isEqualTo(State.EXECUTING);
+
+            queue.close("host gone");
+            loop.runTasks();
+            assertThat(aer.state).isEqualTo(State.FREE);
+            assertThat(queue.outstanding()).isZero();
+            assertThat(wire.destroys).isEqualTo(1);
+            assertThat(wire.reposted).containsExactly(0, 1, 2);
+        } finally {
+            loop.shutdownNow();
+        }
+    }
+
+    /**
+     * Keep-alive expiry destroys the controller on the admin thread; the admin queue closes on a later
+     * turn of the loop. An AER that arrives in between must not be held by the dead controller.
+     */
+    @Test
+    void aerArrivingAfterControllerTeardownDoesNotKeepTheQueuePair() {
+        PollGroupExecutor loop = new PollGroupExecutor();
+        try {
+            newQueue(4, 16, loop);
+            Controller c = connectDiscoveryAdmin();
+            sqe(2, 0x0C, 3, 0);
+            queue.onCapsule(2, 64);
+            c.destroy("keep-alive timeout"); // queues: drop the timer and the AERs; close the admin queue
+            loop.runOne();
+            sqe(3, 0x0C, 4, 0);
+            queue.onCapsule(3, 64); // before the loop runs the close
+            loop.runTasks();
+            assertThat(queue.isClosing()).isTrue();
+            assertThat(queue.outstanding()).isZero();
+            assertThat(wire.destroys).isEqualTo(1);
+        } finally {
+            loop.shutdownNow();
+        }
     }
 }

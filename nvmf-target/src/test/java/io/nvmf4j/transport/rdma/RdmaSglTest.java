@@ -82,6 +82,24 @@ class RdmaSglTest {
         assertThat(parse(48, Request.XFER_H2C, -1)).isEqualTo(NvmeStatus.INVALID_SGL_SEGMENT);
     }
 
+    /**
+     * A Last Segment offset near 2^63: offset + length overflowed to a negative long and passed the
+     * bounds check, and the list was read at a negative (int) offset, before the SQE (an
+     * IndexOutOfBoundsException on the poll-group thread for receive buffer 0).
+     */
+    @Test
+    void lastSegmentOffsetOverflowIsAnInvalidSegment() {
+        keyed(capsule, 64, 0x1000, 512, 1, 0x40);
+        for (long offset : new long[] {Long.MAX_VALUE - 15, Long.MAX_VALUE - 255, Long.MAX_VALUE}) {
+            capsule.setLongLE(24, offset).setIntLE(32, 16).setByte(39, 0x31);
+            assertThat(parse(16, Request.XFER_H2C, 512)).as("offset 0x%x", offset)
+                .isEqualTo(NvmeStatus.INVALID_SGL_SEGMENT);
+            assertThat(sgl.errorLocation).isEqualTo(24);
+        }
+        capsule.setLongLE(24, Long.MAX_VALUE - 255).setIntLE(32, 16 * 16);
+        assertThat(parse(16, Request.XFER_H2C, -1)).isEqualTo(NvmeStatus.INVALID_SGL_SEGMENT);
+    }
+
     @Test
     void msdbdExceeded() {
         capsule.setLongLE(24, 0).setIntLE(32, 17 * 16).setByte(39, 0x31);
