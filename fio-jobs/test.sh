@@ -62,10 +62,17 @@ for side in a b; do
 done
 rows=$(wc -l < "$OUT/summary.tsv" 2> /dev/null)
 [ "${rows:-0}" = 16 ] && ok "summary.tsv: 16 rows" || bad "summary.tsv: ${rows:-0} rows, want 16 (8 per side)"
-# ratio: a header and 4 metrics per row of the job; a over b consistent with the two summaries
-if awk -F'\t' 'NR == 1 {h = ($4 == "ratio_a_over_b")} NR > 1 {n++; if ($4 == "" || ($2 / $3 - $4) > 0.001 || ($4 - $2 / $3) > 0.001) e = 1}
-     END {exit !(h && n == 8 && !e)}' "$OUT/ratio-latency.tsv"
-then ok "ratio-latency.tsv: 8 metrics, each a/b"
+# ratio: a header and 4 metrics per row of the job, each the quotient of the two summaries' raw values
+if awk -F'\t' '
+     FILENAME ~ /a-latency/ { a[$1 "-" $2] = $0; next }
+     FILENAME ~ /b-latency/ { b[$1 "-" $2] = $0; next }
+     FNR == 1 { h = ($4 == "ratio_a_over_b"); next }
+     { n++; split($1, k, "-"); key = k[2] "-" k[3];
+       c = (k[4] == "IOPS" ? 3 : k[4] == "p50_us" ? 4 : k[4] == "p99_us" ? 5 : 6)
+       split(a[key], x, "\t"); split(b[key], y, "\t")
+       if ($4 == "" || y[c] == 0 || (x[c] / y[c] - $4) > 0.0006 || ($4 - x[c] / y[c]) > 0.0006) e = 1 }
+     END {exit !(h && n == 8 && !e)}' "$OUT/a-latency.tsv" "$OUT/b-latency.tsv" "$OUT/ratio-latency.tsv"
+then ok "ratio-latency.tsv: 8 metrics, each a/b of the raw values"
 else bad "ratio-latency.tsv: $(tr '\n' '|' < "$OUT/ratio-latency.tsv")"; fi
 grep -q '^latency-qd1-read-IOPS' "$OUT/ratio-latency.tsv" && ok "metric names job-op-measure" || bad "metric names"
 echo "fio-jobs test: $N checks, $FAILS failed"
