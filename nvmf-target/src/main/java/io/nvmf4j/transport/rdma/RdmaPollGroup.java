@@ -231,10 +231,12 @@ final class RdmaPollGroup implements EpollIoHandle {
         boolean ok = wcs.isSuccess(i);
         if (type == TYPE_RECV) {
             if (!ok) {
+                // a receive a queue pair had taken from the SRQ and then flushed (its QP went to the error
+                // state) is no longer posted anywhere: post it again, or every teardown would shrink the SRQ
                 if (wcs.status(i) != Verbs.WC_WR_FLUSH_ERR) {
                     LOG.warn("receive {} on {} failed: {}", index, device.name, Verbs.wcStatusName(wcs.status(i)));
-                    repostRecv(index);
                 }
+                repostRecv(index);
                 return;
             }
             QueuePair qp = byQpNum(wcs.qpNum(i));
