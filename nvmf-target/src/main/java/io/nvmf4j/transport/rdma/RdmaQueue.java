@@ -69,6 +69,11 @@ final class RdmaQueue implements Queue {
     private final int[] freeStack;
     private int freeTop;
     private final ArrayDeque<RdmaRequest> readWaiters;
+    /** Capsules waiting for a request slot (receive index and length), a ring of up to {@code depth}. */
+    private final int[] parkedRecv;
+    private final int[] parkedLength;
+    private int parkedHead;
+    private int parkedCount;
     /** Response slots, {@link #CQE_SIZE} bytes per request, in request-index order. */
     private final ByteBuf responses;
     private Wire wire;
@@ -102,6 +107,8 @@ final class RdmaQueue implements Queue {
             freeStack[freeTop++] = i;
         }
         this.readWaiters = new ArrayDeque<>(n);
+        this.parkedRecv = new int[depth];
+        this.parkedLength = new int[depth];
     }
 
     /** Requests per queue pair: the depth plus room for the AERs the host keeps outstanding. */
@@ -199,11 +206,47 @@ final class RdmaQueue implements Queue {
             close("capsule of " + byteLen + " bytes, shorter than an SQE");
             return;
         }
-        if (freeTop == 0) {
+        if (sqsize > 0) {
+            sqhd = sqhd == sqsize ? 0 : sqhd + 1;
+        }
+        if (freeTop == 0 || parkedCount > 0) {
+            park(recvIndex, byteLen); // behind those already waiting: commands start in arrival order
+            runParked();
+            return;
+        }
+        start(recvIndex, byteLen);
+    }
+
+    /**
+     * Every request slot is taken: the capsule waits in its receive buffer, in arrival order. A host may
+     * send a new command as soon as it has a response, before this side has polled the response SEND's
+     * completion (which frees the slot), for example when the ACK was delayed or lost. Only more than a
+     * queue depth of such capsules is a host sending past its queue size.
+     */
+    private void park(int recvIndex, int byteLen) {
+        if (parkedCount == parkedRecv.length) {
             wire.repostRecv(recvIndex);
             close("more commands outstanding than the queue depth " + depth);
             return;
         }
+        int tail = (parkedHead + parkedCount) % parkedRecv.length;
+        parkedRecv[tail] = recvIndex;
+        parkedLength[tail] = byteLen;
+        parkedCount++;
+    }
+
+    /** Starts parked capsules while request slots are free (called where a slot was freed, at top level). */
+    private void runParked() {
+        while (parkedCount > 0 && freeTop > 0 && !closing) {
+            int recvIndex = parkedRecv[parkedHead];
+            int byteLen = parkedLength[parkedHead];
+            parkedHead = (parkedHead + 1) % parkedRecv.length;
+            parkedCount--;
+            start(recvIndex, byteLen);
+        }
+    }
+
+    private void start(int recvIndex, int byteLen) {
         RdmaRequest req = table[freeStack[--freeTop]];
         req.reset(wire.recvBuffer(), wire.recvOffset(recvIndex));
         req.startNanos = System.nanoTime();
@@ -212,9 +255,6 @@ final class RdmaQueue implements Queue {
         req.bufferIndex = -1;
         req.readsOutstanding = 0;
         req.state = State.NEW;
-        if (sqsize > 0) {
-            sqhd = sqhd == sqsize ? 0 : sqhd + 1;
-        }
         process(req);
     }
 
@@ -239,6 +279,7 @@ final class RdmaQueue implements Queue {
         }
         req.state = State.COMPLETED;
         process(req);
+        runParked();
     }
 
     /** A work request failed: the queue pair is unusable. */
@@ -480,6 +521,11 @@ final class RdmaQueue implements Queue {
         LOG.debug("rdma queue {} from {}: closing: {}", qid, peer, reason);
         if (wire != null) {
             wire.shutdown();
+        }
+        while (parkedCount > 0) {
+            wire.repostRecv(parkedRecv[parkedHead]);
+            parkedHead = (parkedHead + 1) % parkedRecv.length;
+            parkedCount--;
         }
         for (RdmaRequest req : table) {
             buffers.forget(req);

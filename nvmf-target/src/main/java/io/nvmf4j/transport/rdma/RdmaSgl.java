@@ -62,7 +62,9 @@ final class RdmaSgl {
      * Parses SGL 1 of the SQE at {@code capsule[sqeIndex]}, whose capsule data (following the SQE) is
      * {@code capsuleDataLength} bytes long.
      *
-     * @param inCapsuleLimit largest in-capsule data accepted on this queue (0 on the admin queue)
+     * @param inCapsuleLimit largest in-capsule data accepted on this queue (the same on the admin queue:
+     *                       every receive buffer holds a full capsule, so admin capsules may carry data,
+     *                       Connect data for example)
      * @param xferDir        the command's data direction (from parse)
      * @param expectedLength exact length the command moves, or -1 when the handler checks it
      * @param mdts           largest transfer

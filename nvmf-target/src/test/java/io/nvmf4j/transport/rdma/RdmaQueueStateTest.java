@@ -294,21 +294,44 @@ class RdmaQueueStateTest {
         assertThat(wire.destroys).isEqualTo(1);
     }
 
+    /**
+     * The host may send a command as soon as it has a response, before the response SEND's completion
+     * is polled here (ACK delayed or lost): with every slot taken, such capsules wait in their receive
+     * buffers and start, in order, as slots free up. More than a queue depth of them closes the queue.
+     */
     @Test
-    void moreCapsulesThanRequestsCloseTheQueue() {
-        int at = 0;
-        wire.recv.setZero(at, 64);
-        wire.recv.setByte(at, FABRICS);
-        wire.recv.setByte(at + 4, CONNECT);
-        wire.recv.setMediumLE(at + 32, 1024);
-        wire.recv.setByte(at + 39, 0x40);
+    void capsulesBeyondTheSlotsWaitThenStartAndOnlyAnOverflowClosesTheQueue() {
         newQueue(64, 64);
-        for (int i = 0; i < RdmaQueue.requestCount(32); i++) {
+        int slots = RdmaQueue.requestCount(32);
+        for (int i = 0; i < slots; i++) {
+            sqe(0, FABRICS, i, 0x04); // Property Get before Connect: answered at once, SEND not completed
             queue.onCapsule(0, 64);
         }
+        assertThat(wire.responses).hasSize(slots);
+        sqe(1, FABRICS, 1000, 0x04);
+        queue.onCapsule(1, 64);
+        sqe(2, FABRICS, 1001, 0x04);
+        queue.onCapsule(2, 64);
         assertThat(queue.isClosing()).isFalse();
-        queue.onCapsule(0, 64);
+        assertThat(wire.responses).hasSize(slots); // parked: no slot yet
+        assertThat(wire.reposted).doesNotContain(1, 2);
+
+        queue.onSendComplete(wire.responses.get(0)[0]); // one slot frees: the first parked capsule runs
+        assertThat(wire.responses).hasSize(slots + 1);
+        RdmaRequest first = queue.request(wire.responses.get(slots)[0]);
+        assertThat(first.cid()).isEqualTo(1000);
+        assertThat(wire.reposted).contains(1).doesNotContain(2);
+        queue.onSendComplete(wire.responses.get(1)[0]);
+        assertThat(queue.request(wire.responses.get(slots + 1)[0]).cid()).isEqualTo(1001);
+
+        // a queue depth (32) more than the slots may wait; one more is a host past its queue size
+        for (int i = 0; i < 32; i++) {
+            queue.onCapsule(3, 64);
+        }
+        assertThat(queue.isClosing()).isFalse();
+        queue.onCapsule(4, 64);
         assertThat(queue.isClosing()).isTrue();
+        assertThat(wire.reposted).contains(3, 4); // the parked receive buffers went back to the SRQ
     }
 
     /** An SQE with no data in receive buffer {@code recv}: opcode, cid and (fabrics) fctype. */
