@@ -31,6 +31,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The NVMe/RDMA transport: CM listeners, connection set-up and teardown, and the devices with their
@@ -366,10 +367,15 @@ public final class RdmaTransport implements AutoCloseable {
     /** A queue pair's verbs resources are gone (poll-group thread): forget it and destroy its CM id. */
     void queueDestroyed(QueuePair qp) {
         observer.connectionClosed(RdmaQueue.TRANSPORT);
-        cmLoop.execute(() -> {
+        Runnable destroy = () -> {
             queues.remove(qp.cmId);
             RdmaCm.destroyId(qp.cmId);
-        });
+        };
+        try {
+            cmLoop.execute(destroy);
+        } catch (RejectedExecutionException e) {
+            destroy.run(); // shutting down: the CM thread is gone (it stops first), nothing else uses the id
+        }
     }
 
     @Override
