@@ -165,6 +165,7 @@ final class RdmaQueue implements Queue {
         this.controller = controller;
         this.qid = qid;
         this.sqsize = sqsize;
+        sqhd = 1 % (sqsize + 1); // the Connect itself was the first entry consumed (as over TCP)
         observer.queueConnected(TRANSPORT, qid);
     }
 

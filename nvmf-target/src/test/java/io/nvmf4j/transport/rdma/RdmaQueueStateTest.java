@@ -365,6 +365,8 @@ class RdmaQueueStateTest {
         queue.onReadComplete(connect.index, true);
         queue.onSendComplete(connect.index);
         assertThat(status(connect)).isEqualTo(NvmeStatus.SUCCESS);
+        assertThat(responses.getUnsignedShortLE(connect.index * RdmaQueue.CQE_SIZE + 8))
+            .as("SQHD of the Connect response: the Connect was entry 0").isEqualTo(1);
         sqe(1, FABRICS, 2, 0x00); // Property Set CC: EN, IOSQES 6, IOCQES 4
         wire.recv.setIntLE(CAPSULE + 44, 0x14);
         wire.recv.setLongLE(CAPSULE + 48, 0x0046_0001L);
