@@ -11,6 +11,11 @@ public interface BdevIo {
     /** Data buffer (direct), used from index 0 to {@link #length()}. */
     ByteBuf buffer();
 
+    /** Force Unit Access (Write, CDW12 bit 30): the write must be on stable media before it completes. */
+    default boolean fua() {
+        return false;
+    }
+
     /** Completion on the submitter's thread: exactly one of the two completion calls, exactly once. */
     void bdevComplete(int status);
 

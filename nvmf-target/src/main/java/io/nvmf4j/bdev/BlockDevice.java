@@ -17,10 +17,18 @@ public interface BlockDevice extends AutoCloseable {
     /** Reads {@code io.length()} bytes at {@code io.offset()} into {@code io.buffer()} from index 0. */
     void read(BdevIo io);
 
-    /** Writes {@code io.length()} bytes from {@code io.buffer()} (index 0) at {@code io.offset()}. */
+    /**
+     * Writes {@code io.length()} bytes from {@code io.buffer()} (index 0) at {@code io.offset()}. When
+     * {@link BdevIo#fua()} is set, or the write cache is disabled ({@link #setWriteCacheEnabled}), the
+     * data is on stable media before the completion reports success.
+     */
     void write(BdevIo io);
 
-    /** Makes every completed write durable. */
+    /**
+     * Makes every completed write durable. Once an attempt to make data durable has failed, the device
+     * remembers it (as Linux's errseq does for a file) and fails this and every later flush and write
+     * with {@link #stickyErrorStatus()}, since data acknowledged earlier may be gone.
+     */
     void flush(BdevIo io);
 
     /** Writes zeros over [offset, offset + length). */
@@ -37,6 +45,42 @@ public interface BlockDevice extends AutoCloseable {
 
     /** Whether data survives the process (a volatile write cache is reported for these). */
     boolean persistent();
+
+    /**
+     * Whether writes may sit in a volatile cache until a Flush (the file bdev: the page cache). This is
+     * the device's state, shared by every controller that reaches the device; Get Features 06h reports
+     * it. Devices that are not {@link #persistent()} have no cache a Flush could save and report false.
+     */
+    default boolean writeCacheEnabled() {
+        return false;
+    }
+
+    /**
+     * Set Features 06h: turns the volatile write cache on or off. With it off every write is durable
+     * before it completes (as if each carried FUA). A device without a volatile cache ignores it.
+     */
+    default void setWriteCacheEnabled(boolean enabled) {
+        // nothing to switch
+    }
+
+    /** Deallocate and Write Zeroes behaviour and limits (see {@link DiscardLimits}). */
+    default DiscardLimits discardLimits() {
+        return new DiscardLimits(true, false, true, false, 256, 0, 0);
+    }
+
+    /**
+     * {@link io.nvmf4j.nvme.NvmeStatus#SUCCESS} while no attempt to make data durable has failed; after
+     * one, the status every later write and flush fails with (a failed {@code fdatasync} cannot be retried:
+     * the kernel has dropped the dirty pages).
+     */
+    default int stickyErrorStatus() {
+        return io.nvmf4j.nvme.NvmeStatus.SUCCESS;
+    }
+
+    /** Failed attempts to make data durable so far (for metrics and the SMART log's media errors). */
+    default long durabilityErrors() {
+        return 0;
+    }
 
     /** Flushes and releases resources; called once, when no I/O is outstanding. */
     @Override

@@ -48,6 +48,8 @@ public abstract class Request implements BdevIo {
     public ByteBuf bdevBuffer;
     public long bdevOffset;
     public int bdevLength;
+    /** Force Unit Access for the block-device write (set by the command layer from CDW12 bit 30). */
+    public boolean bdevFua;
 
     // Completion
     public int status;
@@ -87,6 +89,7 @@ public abstract class Request implements BdevIo {
         bdevBuffer = null;
         bdevOffset = 0;
         bdevLength = 0;
+        bdevFua = false;
         step = 0;
         cursor = 0;
         dataLength = 0;
@@ -146,6 +149,11 @@ public abstract class Request implements BdevIo {
     @Override
     public ByteBuf buffer() {
         return bdevBuffer;
+    }
+
+    @Override
+    public boolean fua() {
+        return bdevFua;
     }
 
     @Override
