@@ -23,7 +23,10 @@
 #                       avoids a JVM crash seen under multi-threaded TCG; "" for C1+C2)
 #   --idle-strategy S   idleStrategy of the service config: backoff (default), busy, interrupt
 #   --only LIST         run only these parts, comma-separated: nvmet, tcp (nvmf4j over TCP),
-#                       rdma (nvmf4j over RDMA); default all (a development aid: CI runs all)
+#                       rdma (nvmf4j over RDMA), powercut (two more boots: records written with
+#                       FUA and flushes, SIGKILL to QEMU, read back); default all (a development
+#                       aid: CI runs all)
+#   --cut-after N       power cut once N records written with FUA only are acknowledged (150)
 #   --kernel-pkg NAME   Debian kernel package (default: what linux-image-amd64 depends on)
 #   --fake-target       harness self-test: run the nvmf4j scenarios against the kernel
 #                       nvmet dressed up as nvmf4j (guest/fake-target.sh), not the service
@@ -31,17 +34,19 @@
 # env: E2E_SMP (2), E2E_MEM (4G), E2E_ACCEL (default tcg,thread=multi; kvm where nested KVM works)
 # Results in OUT: results.tsv (check, PASS|FAIL|SKIP, detail), results.json,
 # bench.tsv (nvmf4j vs nvmet fio latency), console.log, nvmf4j-service.log,
-# guest.log, dmesg.txt, fio-*.json, summary.tsv.
+# guest.log, dmesg.txt, fio-*.json, summary.tsv; powercut-write/ and powercut-verify/ (the
+# results shares of the power-cut boots), powercut.tsv (their checks, also in results.tsv).
 # Exit status: 0 only when no check failed; last line: "N passed, N failed, N skipped".
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE=backoff ONLY=nvmet,tcp,rdma DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=900 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE=backoff ONLY=nvmet,tcp,rdma,powercut DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=900 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
 OUT=$HERE/out CACHE=$HERE/cache KPKG=${E2E_KERNEL_PKG:-}
+PC_CUT_AFTER=150 PC_TIMEOUT=600   # power cut: FUA records before the SIGKILL; limit per boot (s)
 while [ $# -gt 0 ]; do
   case $1 in
     --quiet) QUIET=1 ;;
@@ -55,6 +60,7 @@ while [ $# -gt 0 ]; do
     --idle-strategy) IDLE=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --kernel-pkg) KPKG=$2; shift ;;
+    --cut-after) PC_CUT_AFTER=$2; shift ;;
     --fake-target) LAUNCHER=$HERE/guest/fake-target.sh DO_BUILD=0 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -62,9 +68,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma) ;; *) echo "--only takes nvmet, tcp, rdma (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|powercut) ;; *) echo "--only takes nvmet, tcp, rdma, powercut (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
+case $PC_CUT_AFTER in ''|*[!0-9]*) echo "--cut-after takes a number of records" >&2; exit 2 ;; esac
 mkdir -p "$OUT" "$CACHE"
 OUT=$(cd "$OUT" && pwd) CACHE=$(cd "$CACHE" && pwd)
 # OUT is wiped: refuse a non-empty folder that is not a previous results folder
@@ -85,7 +92,7 @@ T_START=$(now_us)
 need_build=0
 [ "$DO_BUILD" = 1 ] && [ ! -d "$REPO/mgmt-api/target/lib" ] && need_build=1
 PKGS="qemu-system-x86 busybox-static kmod cpio gzip xz-utils file iproute2 procps util-linux
-      coreutils rdma-core ibverbs-utils rdmacm-utils ibverbs-providers nvme-cli fio jq
+      coreutils e2fsprogs mount rdma-core ibverbs-utils rdmacm-utils ibverbs-providers nvme-cli fio jq
       openjdk-17-jdk-headless"
 [ "$need_build" = 1 ] && PKGS+=" maven"
 if [ "$DO_APT" = 1 ]; then
@@ -148,17 +155,22 @@ if [ ! -f "$INITRD" ]; then
 fi
 T_PREP=$(now_us)
 
-# ------------------------------------------------------------- 5. run the VM
-# parameters for the guest, read by guest/init.sh from the results share
-{
-  printf 'E2E_REPO=%q\n' "$REPO"
-  printf 'E2E_KROOT=%q\n' "$KROOT"
-  printf 'E2E_FIO_RUNTIME=%q\n' "$FIO_RUNTIME"
-  printf 'E2E_JVM_OPTS=%q\n' "$JVM_OPTS"
-  printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"
-  printf 'E2E_IDLE=%q\n' "$IDLE"
-  printf 'E2E_ONLY=%q\n' "$ONLY"
-} > "$OUT/params.env"
+# ------------------------------------------------------------- 5. run the VMs
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
+params() { # results-dir [NAME=value...] : parameters for the guest, read by guest/init.sh from its share
+  local dir=$1 kv; shift
+  mkdir -p "$dir"; touch "$dir/.e2e-results"
+  {
+    printf 'E2E_REPO=%q\n' "$REPO"
+    printf 'E2E_KROOT=%q\n' "$KROOT"
+    printf 'E2E_FIO_RUNTIME=%q\n' "$FIO_RUNTIME"
+    printf 'E2E_JVM_OPTS=%q\n' "$JVM_OPTS"
+    printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"
+    printf 'E2E_IDLE=%q\n' "$IDLE"
+    printf 'E2E_ONLY=%q\n' "$ONLY"
+    for kv in "$@"; do printf '%s=%q\n' "${kv%%=*}" "${kv#*=}"; done
+  } > "$dir/params.env"
+}
 # TCG by default: /dev/kvm exists on some of our machines but nested KVM there
 # stops the guest early with "KVM internal error ... emulation failure".
 ACCEL=${E2E_ACCEL:-tcg,thread=multi}
@@ -167,15 +179,16 @@ SMP=${E2E_SMP:-2} MEM=${E2E_MEM:-4G}
 # tsc=reliable: keep the TSC clocksource (the HPET fallback is an emulated MMIO
 # read under QEMU's global lock, with no vDSO fast path)
 APPEND="console=ttyS0 panic=-1 loglevel=4 e2e.init=$HERE/guest/init.sh tsc=reliable mitigations=off"
-QEMU=(qemu-system-x86_64 -M q35 -accel "$ACCEL" -cpu "$CPU" -smp "$SMP" -m "$MEM"
-  -nodefaults -no-user-config -display none -monitor none -serial stdio -no-reboot
-  -kernel "$KERNEL" -initrd "$INITRD" -append "$APPEND"
-  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
-  -virtfs "local,path=$OUT,mount_tag=results,security_model=none,multidevs=remap")
-# no -nic/-netdev: the guest has no network device, so no packet can leave it
-printf '%q ' "${QEMU[@]}" > "$OUT/qemu-cmdline.txt"; echo >> "$OUT/qemu-cmdline.txt"
-log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
-
+vm() { # results-dir [extra qemu args...] : sets QEMU, the command line of a guest with that results share
+  local dir=$1; shift
+  QEMU=(qemu-system-x86_64 -M q35 -accel "$ACCEL" -cpu "$CPU" -smp "$SMP" -m "$MEM"
+    -nodefaults -no-user-config -display none -monitor none -serial stdio -no-reboot
+    -kernel "$KERNEL" -initrd "$INITRD" -append "$APPEND"
+    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+    -virtfs "local,path=$dir,mount_tag=results,security_model=none,multidevs=remap" "$@")
+  # no -nic/-netdev: the guest has no network device, so no packet can leave it
+  printf '%q ' "${QEMU[@]}" > "$dir/qemu-cmdline.txt"; echo >> "$dir/qemu-cmdline.txt"
+}
 stamp() { # prefix each console line with seconds since VM start (no fork per line)
   local l t0=$1 t us
   while IFS= read -r l; do
@@ -183,26 +196,98 @@ stamp() { # prefix each console line with seconds since VM start (no fork per li
     printf '%d.%03d %s\n' $((us / 1000000)) $(((us % 1000000) / 1000)) "${l%$'\r'}"
   done
 }
+console() { if [ "$QUIET" = 1 ]; then cat > "$1"; else tee "$1"; fi; }
+run_vm() { # results-dir timeout [extra qemu args...] : runs $QEMU to its end; sets QRC (124: timeout)
+  local dir=$1 to=$2 t0; shift 2
+  vm "$dir" "$@"
+  t0=$(now_us)
+  set +e
+  timeout -k 10 "$to" "${QEMU[@]}" < /dev/null 2>&1 | stamp "$t0" | console "$dir/console.log"
+  QRC=${PIPESTATUS[0]}
+  set -e
+}
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
-set +e
-timeout -k 10 "$VM_TIMEOUT" "${QEMU[@]}" < /dev/null 2>&1 | stamp "$T_VM0" | \
-  if [ "$QUIET" = 1 ]; then cat > "$OUT/console.log"; else tee "$OUT/console.log"; fi
-QRC=${PIPESTATUS[0]}
-set -e
+QRC=0 GRC=0
+touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
+if want nvmet || want tcp || want rdma; then
+  params "$OUT"
+  log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
+  run_vm "$OUT" "$VM_TIMEOUT"
+  GRC=$(cat "$OUT/guest.rc" 2>/dev/null || echo missing)
+  # a VM that timed out or died before the guest finished is one more failure
+  if [ "$QRC" != 0 ] || [ "$GRC" = missing ]; then
+    printf 'vm-run\tFAIL\tqemu rc=%s (124 = --timeout %ss hit), guest rc=%s\n' "$QRC" "$VM_TIMEOUT" "$GRC" >> "$OUT/results.tsv"
+  fi
+  # a guest script that failed without a failed check is one failure too
+  if [ "$GRC" != 0 ] && [ "$GRC" != missing ] && ! awk -F'\t' '$2 == "FAIL" {f = 1} END {exit !f}' "$OUT/results.tsv"; then
+    printf 'guest-script\tFAIL\tguest/suite.sh exited with %s and no failed check\n' "$GRC" >> "$OUT/results.tsv"
+  fi
+fi
+
+# The power cut: two boots on one virtio disk (cache=directsync: every write the guest sends reaches
+# the image file on this machine at once, the guest's own page cache is all that a SIGKILL loses).
+# Boot 1 (guest/powercut.sh write) writes acknowledged records until PC_CUT_AFTER FUA records are
+# acknowledged; then QEMU gets SIGKILL. Boot 2 (verify) reads every acknowledged record back.
+if want powercut; then
+  PCW=$OUT/powercut-write PCV=$OUT/powercut-verify DISK=$OUT/powercut-disk.img
+  PCTAG=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+  rm -f "$DISK"; truncate -s 512M "$DISK"
+  DRIVE=(-drive "file=$DISK,if=virtio,format=raw,cache=directsync")
+  : > "$OUT/powercut.tsv"   # the scenario's rows in order: boot 1, the cut, boot 2
+  pcrow() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$OUT/powercut.tsv"; }
+  acked() { local n; n=$(grep -cE "^[0-9]+ ${1:-(dsync|fua)}$" "$PCW/acked.txt" 2>/dev/null); echo "${n:-0}"; }
+  params "$PCW" E2E_SCRIPT=powercut.sh E2E_PC_MODE=write E2E_PC_TAG="$PCTAG"
+  log "power cut, boot 1: writing records (tag $PCTAG), SIGKILL to QEMU after $PC_CUT_AFTER FUA records (console -> $PCW/console.log)"
+  vm "$PCW" "${DRIVE[@]}"
+  t0=$(now_us)
+  "${QEMU[@]}" < /dev/null > >(stamp "$t0" | console "$PCW/console.log") 2>&1 &
+  QPID=$!
+  cut=""
+  while kill -0 "$QPID" 2>/dev/null; do
+    if [ "$(acked fua)" -ge "$PC_CUT_AFTER" ]; then cut=threshold; break; fi
+    if [ $(( $(now_us) - t0 )) -gt $((PC_TIMEOUT * 1000000)) ]; then cut=timeout; break; fi
+    sleep 0.2
+  done
+  tcut=$(fmt_s $(( $(now_us) - t0 )))
+  kill -KILL "$QPID" 2>/dev/null || true
+  wait "$QPID" 2>/dev/null || true
+  sleep 0.5   # the console's last lines
+  cat "$PCW/results.tsv" >> "$OUT/powercut.tsv" 2>/dev/null || true
+  detail="$(acked) records acknowledged ($(acked dsync) dsync, $(acked fua) fua), fio fsync=1 $([ -f "$PCW/fio-done" ] && echo done || echo "not done")"
+  case $cut in
+    threshold) pcrow powercut/cut PASS "SIGKILL to QEMU pid $QPID ${tcut}s after its start, mid-write: $detail" ;;
+    timeout) pcrow powercut/cut FAIL "fewer than $PC_CUT_AFTER FUA records after ${PC_TIMEOUT}s, killed anyway: $detail" ;;
+    *) pcrow powercut/cut FAIL "the VM ended by itself before the cut (guest rc $(cat "$PCW/guest.rc" 2>/dev/null || echo missing)): $detail" ;;
+  esac
+  log "power cut after ${tcut}s: $detail"
+  if [ "$(acked)" -gt 0 ]; then
+    params "$PCV" E2E_SCRIPT=powercut.sh E2E_PC_MODE=verify E2E_PC_TAG="$PCTAG"
+    cp "$PCW/acked.txt" "$PCV/acked.txt"; [ ! -f "$PCW/fio-done" ] || cp "$PCW/fio-done" "$PCV/"
+    log "power cut, boot 2: reading the records back (console -> $PCV/console.log)"
+    run_vm "$PCV" "$PC_TIMEOUT" "${DRIVE[@]}"
+    g=$(cat "$PCV/guest.rc" 2>/dev/null || echo missing)
+    cat "$PCV/results.tsv" >> "$OUT/powercut.tsv" 2>/dev/null || true
+    if [ "$QRC" != 0 ] || [ "$g" = missing ]; then
+      pcrow powercut/vm-verify FAIL "qemu rc=$QRC (124 = ${PC_TIMEOUT}s hit), guest rc=$g"
+    elif [ "$g" != 0 ] && ! awk -F'\t' '$2 == "FAIL" {f = 1} END {exit !f}' "$PCV/results.tsv"; then
+      pcrow powercut/guest-script FAIL "guest/powercut.sh exited with $g and no failed check"
+    fi
+  else
+    pcrow powercut/verify SKIP "nothing was acknowledged before the cut"
+  fi
+  # the boots' checks and metrics join the suite's
+  cat "$OUT/powercut.tsv" >> "$OUT/results.tsv"
+  cat "$PCV/metrics.tsv" >> "$OUT/metrics.tsv" 2>/dev/null || true
+  # the image is only kept when a check of the scenario failed
+  awk -F'\t' '$2 == "FAIL" {f = 1} END {exit !f}' "$OUT/powercut.tsv" || rm -f "$DISK"
+fi
 T_VM1=$(now_us)
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ------------------------------------------------------------- 6. verdict
-GRC=$(cat "$OUT/guest.rc" 2>/dev/null || echo missing)
-touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-# a VM that timed out or died before the guest finished is one more failure
-if [ "$QRC" != 0 ] || [ "$GRC" = missing ]; then
-  printf 'vm-run\tFAIL\tqemu rc=%s (124 = --timeout %ss hit), guest rc=%s\n' "$QRC" "$VM_TIMEOUT" "$GRC" >> "$OUT/results.tsv"
-fi
 count() { awk -F'\t' -v s="$1" '$2==s' "$OUT/results.tsv" | wc -l; }
 NPASS=$(count PASS) NFAIL=$(count FAIL) NSKIP=$(count SKIP)
-[ "$GRC" = 0 ] || [ "$GRC" = missing ] || [ "$NFAIL" -gt 0 ] || NFAIL=1   # guest script error
 [ "$NPASS" -gt 0 ] || [ "$NFAIL" -gt 0 ] || NFAIL=1
 
 {

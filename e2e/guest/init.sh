@@ -1,6 +1,6 @@
 #!/bin/bash
 # PID 1 in the guest after switch_root into overlay(host root over 9p + tmpfs).
-# Sets up a minimal system, runs suite.sh, leaves its exit status in the results
+# Sets up a minimal system, runs suite.sh (or $E2E_SCRIPT), leaves its exit status in the results
 # share (/mnt/guest.rc) and powers the VM off (QEMU's own exit code says nothing).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=dumb
@@ -18,12 +18,13 @@ ip link set lo up
 
 rc=99
 if [ -f /mnt/.e2e-results ] && [ -f /mnt/params.env ]; then
-  . /mnt/params.env
-  export E2E_REPO E2E_KROOT E2E_FIO_RUNTIME E2E_JVM_OPTS E2E_LAUNCHER E2E_IDLE E2E_ONLY E2E_RES=/mnt
+  set -a; . /mnt/params.env; set +a       # every E2E_* parameter, exported to the script
+  export E2E_RES=/mnt
   # the guest kernel's modules live in the extracted package on the host
   KV=$(uname -r)
   mkdir -p "/lib/modules/$KV" && mount --bind "$E2E_KROOT/lib/modules/$KV" "/lib/modules/$KV"
-  "$(dirname "$(readlink -f "$0")")/suite.sh" 2>&1 | tee /mnt/guest.log
+  # suite.sh, or powercut.sh for the boots of the power-cut scenario
+  "$(dirname "$(readlink -f "$0")")/${E2E_SCRIPT:-suite.sh}" 2>&1 | tee /mnt/guest.log
   rc=${PIPESTATUS[0]}
   echo "$rc" > /mnt/guest.rc
 else

@@ -265,3 +265,168 @@ fio_latency() { # check-name dev label
   expect errors "$(awk -F'\t' '{e += $7} END {print e + 0}' "$RES/lat-$label.tsv")" 0
   verdict $rc "$(awk -F'\t' '{printf "%s %.0f IOPS p50 %.1f us p99 %.1f us; ", toupper($1), $3, $4, $5}' "$RES/lat-$label.tsv")${E2E_FIO_RUNTIME}s each"
 }
+
+# ---------------------------------------------------------------- the nvmf4j service
+# Globals of the caller: LAUNCHER, WORK (its working directory), SVC_STATE (its state dir, default
+# $WORK/state), SVC_CONFIG (default $WORK/config.json), SVC_LOG, NVMF4J_PORT (its TCP listener),
+# SVC_START_TIMEOUT, E2E_JVM_OPTS. Sets SVC_PID and JPID.
+java_pid() { # the java process: the launcher itself when it execs java, else its java child
+  local parent=$1 c st state ppid
+  [ "$(cat "/proc/$parent/comm" 2>/dev/null)" = java ] && { echo "$parent"; return; }
+  for c in /proc/[0-9]*; do
+    st=$(cat "$c/stat" 2>/dev/null) || continue
+    read -r state ppid _ <<< "${st##*) }"
+    [ "$ppid" = "$parent" ] && [ "$(cat "$c/comm" 2>/dev/null)" = java ] && { echo "${c#/proc/}"; return; }
+  done
+  echo "$parent"
+}
+svc_start() { # check-name : starts the service, PASS when its TCP listener accepts
+  local t rc
+  local state=${SVC_STATE:-$WORK/state} config=${SVC_CONFIG:-$WORK/config.json}
+  echo "===== $(date -u +%T) e2e: $LAUNCHER --state-dir $state --config $config (NVMF4J_JAVA_OPTS=$E2E_JVM_OPTS)" >> "$SVC_LOG"
+  SVC_PID="" JPID=""
+  if [ ! -x "$LAUNCHER" ]; then fail "$1" "$LAUNCHER does not exist: the service is not built yet"; return 1; fi
+  t=$(now_us)
+  # a JVM crash report (hs_err) lands in the results share
+  (cd "$WORK" && NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS -XX:ErrorFile=$RES/hs_err_pid%p.log" \
+    exec "$LAUNCHER" --state-dir "$state" --config "$config") >> "$SVC_LOG" 2>&1 < /dev/null &
+  SVC_PID=$!
+  until (exec 3<> "/dev/tcp/127.0.0.1/$NVMF4J_PORT") 2> /dev/null; do
+    if ! kill -0 "$SVC_PID" 2> /dev/null; then
+      wait "$SVC_PID"; rc=$?; SVC_PID=""
+      fail "$1" "service exited with rc=$rc before listening: $(grep -v '^=====' "$SVC_LOG" | tail -n 3 | tr '\n' ' ')"; return 1
+    fi
+    if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
+      fail "$1" "127.0.0.1:$NVMF4J_PORT not accepting ${SVC_START_TIMEOUT}s after start"; return 1
+    fi
+    sleep 0.2
+  done
+  # ready once it has announced its listeners (after the management API is up)
+  until grep -q 'nvme connect' <(sed -n "$(grep -n '^=====' "$SVC_LOG" | tail -n 1 | cut -d: -f1),\$p" "$SVC_LOG"); do
+    if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
+      fail "$1" "no listener announcement in the service log ${SVC_START_TIMEOUT}s after start"; return 1
+    fi
+    sleep 0.2
+  done
+  JPID=$(java_pid "$SVC_PID")
+  metric "${1//\//_}_s" "$(secs_since "$t")" s
+  pass "$1" "pid $JPID$([ "$JPID" = "$SVC_PID" ] || echo " (child of launcher pid $SVC_PID)") accepting on 127.0.0.1:$NVMF4J_PORT $(secs_since "$t")s after start"
+}
+gone() { local s; s=$(cat "/proc/$1/stat" 2> /dev/null) || return 0; s=${s##*) }; [ "${s%% *}" = Z ]; }
+svc_alive() { # check-name : the service is still running; else FAIL with its exit status
+  local rc
+  [ -n "$SVC_PID" ] && ! gone "$JPID" && return 0
+  [ -z "$SVC_PID" ] || { wait "$SVC_PID"; rc=$?; SVC_PID=""; }
+  fail "$1" "the service died (exit status ${rc:-?}$([ "${rc:-0}" -gt 128 ] && echo ", signal $((rc - 128))")): $(grep -v '^=====' "$SVC_LOG" | grep -m3 -E 'SIGSEGV|Problematic frame|Exception|ERROR' | tr '\n' ' ')$(ls "$RES"/hs_err_pid*.log 2> /dev/null | sed 's|.*/| see |')"
+  return 1
+}
+svc_stop() { # check-name : SIGTERM to the java process, PASS when it exits within 30 s with 0 or 143
+  local t rc
+  svc_alive "$1" || return 1
+  t=$(now_us)
+  kill -TERM "$JPID"
+  if wait_for 30 gone "$JPID"; then
+    wait "$SVC_PID"; rc=$?; SVC_PID=""
+    C=$1 OUTF=$SVC_LOG BAD=""
+    [ $rc = 0 ] || [ $rc = 143 ] || BAD="exit status $rc after SIGTERM"
+    verdict 0 "SIGTERM: pid $JPID exited in $(secs_since "$t")s, exit status $rc"
+  else
+    kill -KILL "$JPID" "$SVC_PID" 2> /dev/null; wait "$SVC_PID"; SVC_PID=""
+    fail "$1" "pid $JPID still running 30 s after SIGTERM (killed)"; return 1
+  fi
+}
+
+# ---------------------------------------------------------------- discards and a filesystem
+# What a Linux host does with a namespace besides reads and writes: BLKDISCARD of all of it, an ext4
+# with fstrim, fsck. For a file bdev the image must stay sparse: deallocated blocks are holes again.
+alloc_bytes() { # file : its allocated bytes (du --block-size=1; st_blocks x 512 is the same figure)
+  du --block-size=1 "$1" 2> /dev/null | cut -f1
+}
+alloc_text() { # file : "<du> B (st_blocks N)" for a detail
+  echo "$(alloc_bytes "$1") B (st_blocks $(stat -c %b "$1" 2> /dev/null))"
+}
+discard_checks() { # check-prefix nsid kind(malloc|file) [image-file] : needs DEV[nsid]; image for a file bdev
+  local p=$1 n=$2 kind=$3 img=${4:-} dev=${DEV[$2]} size rc a0="" a1="" a2="" a3="" a4="" t
+  local mnt=$WORK/mnt-$kind out=$RES/cli/${1//\//_}-discard-$kind.txt files=16 kept=8 i trimmed
+  size=$(blockdev --getsize64 "$dev")
+  : > "$out"
+  hdr "$p: discards and ext4 on $dev ($kind, $((size >> 20)) MiB)"
+
+  # 1. the whole namespace written, then discarded with one BLKDISCARD
+  [ -z "$img" ] || a0=$(alloc_bytes "$img")
+  C=$p/blkdiscard-$kind OUTF=$out BAD=""
+  echo "+ dd if=/dev/urandom of=$dev bs=1M count=$((size >> 20)) oflag=direct conv=fsync" | tee -a "$out"
+  timeout 300 dd if=/dev/urandom of="$dev" bs=1M count=$((size >> 20)) oflag=direct conv=fsync status=none >> "$out" 2>&1 ||
+    BAD="writing the whole namespace failed: $(tail -n 1 "$out")"
+  [ -z "$img" ] || a1=$(alloc_bytes "$img")
+  t=$(now_us)
+  echo "+ blkdiscard -v $dev" | tee -a "$out"
+  timeout 300 blkdiscard -v "$dev" >> "$out" 2>&1; rc=$?
+  tail -n 2 "$out"
+  [ -z "$img" ] || a2=$(alloc_bytes "$img")
+  ERRF=$out verdict $rc "blkdiscard of all $size bytes of $dev in $(secs_since "$t")s: $(tail -n 1 "$out")"
+  if [ -n "$img" ]; then
+    # written: at least 90 % of the namespace allocated, else the measurement says nothing;
+    # discarded: back to at most 1/64 of it (holes punched, not zeros written)
+    C=$p/sparse-after-blkdiscard-$kind OUTF=$out BAD=""
+    expect_true "allocated after writing" "${a1:-?} B, less than 90 % of $size" [ "${a1:-0}" -ge $((size * 9 / 10)) ]
+    expect_true "allocated after blkdiscard" "${a2:-?} B, more than $((size / 64)) B (1/64 of the namespace)" \
+      [ -n "$a2" ] && [ "$a2" -le $((size / 64)) ]
+    metric "${p//\//_}_${kind}_alloc_after_blkdiscard" "${a2:-}" B
+    verdict 0 "$img allocated: before writing $a0 B, after writing $a1 B, after blkdiscard $(alloc_text "$img")"
+  fi
+
+  # 2. ext4: mkfs (which discards too), files written with fsync, half of them deleted, fstrim
+  C=$p/fstrim-$kind OUTF=$out BAD=""
+  mkdir -p "$mnt"
+  { echo "+ mkfs.ext4 -F $dev"; timeout 300 mkfs.ext4 -F "$dev" 2>&1; } >> "$out"; rc=$?
+  if [ $rc = 0 ]; then
+    timeout 60 mount -t ext4 "$dev" "$mnt" >> "$out" 2>&1; rc=$?
+  fi
+  if [ $rc = 0 ]; then
+    for ((i = 0; i < files; i++)); do
+      timeout 60 dd if=/dev/urandom of="$mnt/f$i" bs=64k count=16 conv=fsync status=none >> "$out" 2>&1 ||
+        { BAD="writing $mnt/f$i with fsync failed"; break; }
+    done
+    (cd "$mnt" && sha256sum $(for ((i = 0; i < kept; i++)); do echo "f$i"; done)) > "$WORK/ext4-$kind.sha256"
+    for ((i = kept; i < files; i++)); do rm -f "$mnt/f$i"; done
+    sync -f "$mnt"
+    [ -z "$img" ] || a3=$(alloc_bytes "$img")
+    echo "+ fstrim -v $mnt" | tee -a "$out"
+    timeout 300 fstrim -v "$mnt" >> "$out" 2>&1; rc=$?
+    tail -n 1 "$out"
+    [ -z "$img" ] || a4=$(alloc_bytes "$img")
+    trimmed=$(sed -n 's/.*(\([0-9]*\) bytes) trimmed.*/\1/p' "$out" | tail -n 1)
+    [ $rc != 0 ] || expect_true trimmed "fstrim reports no bytes trimmed" [ "${trimmed:-0}" -gt 0 ]
+  else
+    BAD="mkfs.ext4 or mount failed: $(tail -n 2 "$out" | tr '\n' ' ')"; rc=0
+  fi
+  ERRF=$out verdict $rc "mkfs.ext4 + mount, $files x 1 MiB written with fsync, $((files - kept)) deleted; fstrim: $(tail -n 1 "$out")"
+  if [ -n "$img" ] && [ -n "$a3" ]; then
+    # fstrim frees at least half of what the deleted files held (it trims all free space: more)
+    C=$p/sparse-after-fstrim-$kind OUTF=$out BAD=""
+    expect_true "allocated after fstrim" "${a4:-?} B, not at least $(((files - kept) << 19)) B below ${a3} B" \
+      [ -n "$a4" ] && [ "$a4" -le $((a3 - ((files - kept) << 19))) ]
+    verdict 0 "$img allocated: after writing the files $a3 B, after fstrim $(alloc_text "$img")"
+  fi
+
+  # 3. unmounted, fsck finds nothing; the kept files are intact
+  C=$p/ext4-fsck-$kind OUTF=$out BAD=""
+  if mountpoint -q "$mnt"; then
+    timeout 60 umount "$mnt" >> "$out" 2>&1 || BAD="umount failed"
+    { echo "+ fsck.ext4 -fn $dev"; timeout 300 fsck.ext4 -fn "$dev" 2>&1; } >> "$out"; rc=$?
+    tail -n 1 "$out"
+    if [ $rc = 0 ] && timeout 60 mount -t ext4 -o ro "$dev" "$mnt" >> "$out" 2>&1; then
+      (cd "$mnt" && sha256sum -c --quiet "$WORK/ext4-$kind.sha256") >> "$out" 2>&1 || BAD="${BAD:+$BAD; }kept files differ after remount"
+      timeout 60 umount "$mnt" >> "$out" 2>&1
+    else
+      [ $rc != 0 ] || BAD="${BAD:+$BAD; }read-only remount failed"
+    fi
+  else
+    rc=0 BAD="no ext4 mounted (see $p/fstrim-$kind)"
+  fi
+  ERRF=$out verdict $rc "unmounted; fsck.ext4 -fn clean: $(grep -E '^[^ ]+: [0-9]+/[0-9]+ files' "$out" | tail -n 1); remounted, $kept files match sha256"
+
+  # 4. the namespace still holds what is written after all of this
+  fio_verify "$p/fio-verify-after-discard-$kind" "$dev"
+}

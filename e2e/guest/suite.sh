@@ -135,6 +135,8 @@ elif [ $NVMET_OK = 1 ]; then
     fio_verify nvmet/tcp/fio-verify "${DEV[1]}"
     hdr "benchmark peer: nvmet fio latency"
     fio_latency nvmet/tcp/fio-latency "${DEV[1]}" nvmet
+    # the control of nvmf4j's discard checks: nvmet's file backend punches holes (brd has no discard)
+    discard_checks nvmet/tcp 2 file "$WORK/nvmet-file0.img"
     disconnect nvmet/tcp/disconnect
   else
     trace_off nvmet-tcp
@@ -173,70 +175,6 @@ write_config() {
    "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $NVMF4J_PORT}$rdma_listener]}]}
 EOF
   cp "$WORK/config.json" "$RES/nvmf4j-config.json"
-}
-java_pid() { # the java process: the launcher itself when it execs java, else its java child
-  local parent=$1 c st state ppid
-  [ "$(cat "/proc/$parent/comm" 2>/dev/null)" = java ] && { echo "$parent"; return; }
-  for c in /proc/[0-9]*; do
-    st=$(cat "$c/stat" 2>/dev/null) || continue
-    read -r state ppid _ <<< "${st##*) }"
-    [ "$ppid" = "$parent" ] && [ "$(cat "$c/comm" 2>/dev/null)" = java ] && { echo "${c#/proc/}"; return; }
-  done
-  echo "$parent"
-}
-svc_start() { # check-name : starts the service, PASS when its TCP listener accepts
-  local t rc
-  echo "===== $(date -u +%T) e2e: $LAUNCHER --state-dir $WORK/state --config $WORK/config.json (NVMF4J_JAVA_OPTS=$E2E_JVM_OPTS)" >> "$SVC_LOG"
-  SVC_PID="" JPID=""
-  if [ ! -x "$LAUNCHER" ]; then fail "$1" "$LAUNCHER does not exist: the service is not built yet"; return 1; fi
-  t=$(now_us)
-  # a JVM crash report (hs_err) lands in the results share
-  (cd "$WORK" && NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS -XX:ErrorFile=$RES/hs_err_pid%p.log" \
-    exec "$LAUNCHER" --state-dir "$WORK/state" --config "$WORK/config.json") >> "$SVC_LOG" 2>&1 < /dev/null &
-  SVC_PID=$!
-  until (exec 3<> "/dev/tcp/127.0.0.1/$NVMF4J_PORT") 2> /dev/null; do
-    if ! kill -0 "$SVC_PID" 2> /dev/null; then
-      wait "$SVC_PID"; rc=$?; SVC_PID=""
-      fail "$1" "service exited with rc=$rc before listening: $(grep -v '^=====' "$SVC_LOG" | tail -n 3 | tr '\n' ' ')"; return 1
-    fi
-    if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
-      fail "$1" "127.0.0.1:$NVMF4J_PORT not accepting ${SVC_START_TIMEOUT}s after start"; return 1
-    fi
-    sleep 0.2
-  done
-  # ready once it has announced its listeners (after the management API is up)
-  until grep -q 'nvme connect' <(sed -n "$(grep -n '^=====' "$SVC_LOG" | tail -n 1 | cut -d: -f1),\$p" "$SVC_LOG"); do
-    if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
-      fail "$1" "no listener announcement in the service log ${SVC_START_TIMEOUT}s after start"; return 1
-    fi
-    sleep 0.2
-  done
-  JPID=$(java_pid "$SVC_PID")
-  metric "${1//\//_}_s" "$(secs_since "$t")" s
-  pass "$1" "pid $JPID$([ "$JPID" = "$SVC_PID" ] || echo " (child of launcher pid $SVC_PID)") accepting on 127.0.0.1:$NVMF4J_PORT $(secs_since "$t")s after start"
-}
-gone() { local s; s=$(cat "/proc/$1/stat" 2> /dev/null) || return 0; s=${s##*) }; [ "${s%% *}" = Z ]; }
-svc_alive() { # check-name : the service is still running; else FAIL with its exit status
-  local rc
-  [ -n "$SVC_PID" ] && ! gone "$JPID" && return 0
-  [ -z "$SVC_PID" ] || { wait "$SVC_PID"; rc=$?; SVC_PID=""; }
-  fail "$1" "the service died (exit status ${rc:-?}$([ "${rc:-0}" -gt 128 ] && echo ", signal $((rc - 128))")): $(grep -v '^=====' "$SVC_LOG" | grep -m3 -E 'SIGSEGV|Problematic frame|Exception|ERROR' | tr '\n' ' ')$(ls "$RES"/hs_err_pid*.log 2> /dev/null | sed 's|.*/| see |')"
-  return 1
-}
-svc_stop() { # check-name : SIGTERM to the java process, PASS when it exits within 30 s with 0 or 143
-  local t rc
-  svc_alive "$1" || return 1
-  t=$(now_us)
-  kill -TERM "$JPID"
-  if wait_for 30 gone "$JPID"; then
-    wait "$SVC_PID"; rc=$?; SVC_PID=""
-    C=$1 OUTF=$SVC_LOG BAD=""
-    [ $rc = 0 ] || [ $rc = 143 ] || BAD="exit status $rc after SIGTERM"
-    verdict 0 "SIGTERM: pid $JPID exited in $(secs_since "$t")s, exit status $rc"
-  else
-    kill -KILL "$JPID" "$SVC_PID" 2> /dev/null; wait "$SVC_PID"; SVC_PID=""
-    fail "$1" "pid $JPID still running 30 s after SIGTERM (killed)"; return 1
-  fi
 }
 has_opt() { # short long value args... : the args hold "-s value", "--long value" or "--long=value"
   local s=$1 l=$2 v=$3 i; shift 3
@@ -479,6 +417,13 @@ nvmf4j_scenarios() { # tcp : everything against the running service
   alloc0=$(poll_alloc_bytes)
   fio_latency "$T/$TR/fio-latency" "${DEV[1]}" "$label"
   alloc_per_io "$T/$TR/alloc-per-io" "$alloc0" "$(poll_alloc_bytes)" "$RES/fio-lat-$label.json"
+  svc_alive "$T/$TR/service-alive" || return 1
+
+  # blkdiscard, ext4 + fstrim + fsck, fio verify, on the RAM and the file namespace (its image on the
+  # tmpfs $WORK, which punches holes: it must stay sparse)
+  discard_checks "$T/$TR" 1 malloc
+  svc_alive "$T/$TR/service-alive" || return 1
+  discard_checks "$T/$TR" 2 file "$WORK/file0.img"
   svc_alive "$T/$TR/service-alive" || return 1
 
   hdr "nvmf4j over $TR: add a namespace through nvmfctl while the host is connected"
