@@ -5,10 +5,12 @@
 #      and RDMA; the nvme-cli checks, fio verify, and the fio latency job that
 #      is the benchmark peer
 #   3. nvmf4j (the built service) over TCP: the same nvme-cli checks, fio
-#      verify, latency job, disconnect/reconnect with read-back, restart of the
-#      service while the host stays connected
+#      verify, latency job, blkdiscard / ext4 + fstrim + fsck / fio verify on
+#      both namespaces (the file image must stay sparse), disconnect/reconnect
+#      with read-back, restart of the service while the host stays connected
 #   4. nvmf4j over RDMA (rxe): the rdma-cm self-test, the same checks as over
 #      TCP, CM rejects of bad private data (guest/BadConnect.java)
+#   (the power cut runs in two boots of its own: guest/powercut.sh)
 #   5. the nvmf4j/nvmet ratio tables (TCP, RDMA), teardown, kernel log check
 # Writes $E2E_RES/results.tsv (check, PASS|FAIL|SKIP, detail), metrics.tsv,
 # bench.tsv, nvmf4j-service.log, dmesg.txt, cli/*.txt, fio-*.json.
