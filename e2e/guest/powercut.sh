@@ -4,7 +4,8 @@
 #   E2E_PC_MODE=write   formats the disk, starts nvmf4j exporting the image over TCP, the Linux host in
 #                       the same guest connects and writes 4 KiB records (tag + sequence number):
 #                       1. PC_DSYNC records with dd oflag=direct,dsync (FUA write + Flush from Linux)
-#                       2. fio, 4 KiB sequential writes with fsync=1 and crc32c headers (Write + Flush)
+#                       2. fio, 4 KiB sequential writes with fsync=1, end_fsync=1 and crc32c headers
+#                          (Write + Flush)
 #                       3. records with `nvme write --force-unit-access` (a FUA Write, no Flush) until
 #                          run.sh kills the VM with SIGKILL (no shutdown: what the guest's page cache
 #                          held is gone, as in a power cut)
@@ -44,10 +45,12 @@ echo "$DISK: $(($(blockdev --getsize64 $DISK) >> 20)) MiB, write cache $(cat /sy
 
 # one 4 KiB record: tag, sequence number, how it was written; padded with spaces, newline at the end
 record() { printf '%-4095s\n' "nvmf4j-powercut tag=$TAG seq=$1 how=$2"; }
+# fsync=1 flushes after each write before the next one; end_fsync=1 after the last (without it the last
+# write is acknowledged with nothing to make it durable, and a target that is right may lose it)
 pc_fio() { # result-name dev [fio-args...] : the fio job of phase 2 (and, with --verify_only, its check)
   local name=$1 dev=$2; shift 2
   fio_json "$name" 300 --name=powercut-fsync --filename="$dev" --ioengine=psync --direct=1 --rw=write --bs=4k \
-    "${FIO_REGION[@]}" --fsync=1 --verify=crc32c --verify_state_save=0 "$@"
+    "${FIO_REGION[@]}" --fsync=1 --end_fsync=1 --verify=crc32c --verify_state_save=0 "$@"
 }
 
 write_boot() {
