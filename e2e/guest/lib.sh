@@ -373,7 +373,9 @@ discard_checks() { # check-prefix nsid kind(malloc|file) [image-file] : needs DE
     expect_true "allocated after blkdiscard" "${a2:-?} B, more than $((size / 64)) B (1/64 of the namespace)" \
       [ "${a2:-$size}" -le $((size / 64)) ]
     metric "${p//\//_}_${kind}_alloc_after_blkdiscard" "${a2:-}" B
-    verdict 0 "$img allocated: before writing $a0 B, after writing $a1 B, after blkdiscard $(alloc_text "$img")"
+    t="$img allocated: before writing $a0 B, after writing $a1 B, after blkdiscard $(alloc_text "$img")"
+    [ -z "$BAD" ] || BAD+=" ($t)"
+    verdict 0 "$t"
   fi
 
   # 2. ext4: mkfs (which discards too), files written with fsync, half of them deleted, fstrim
@@ -407,7 +409,9 @@ discard_checks() { # check-prefix nsid kind(malloc|file) [image-file] : needs DE
     C=$p/sparse-after-fstrim-$kind OUTF=$out BAD=""
     expect_true "allocated after fstrim" "${a4:-?} B, not at least $(((files - kept) << 19)) B below ${a3} B" \
       [ "${a4:-$a3}" -le $((a3 - ((files - kept) << 19))) ]
-    verdict 0 "$img allocated: after writing the files $a3 B, after fstrim $(alloc_text "$img")"
+    t="$img allocated: after writing the files $a3 B, after fstrim $(alloc_text "$img")"
+    [ -z "$BAD" ] || BAD+=" ($t)"
+    verdict 0 "$t"
   fi
 
   # 3. unmounted, fsck finds nothing; the kept files are intact
