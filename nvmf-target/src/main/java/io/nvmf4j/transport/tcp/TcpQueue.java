@@ -62,6 +62,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private String peer = "?";
 
     private Controller controller;
+    private Request connectInProgress;
     private int qid;
     private int sqsize;
     private int sqhd;
@@ -86,6 +87,16 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     @Override
     public int qid() {
         return qid;
+    }
+
+    @Override
+    public Request connectInProgress() {
+        return connectInProgress;
+    }
+
+    @Override
+    public void connectInProgress(Request connect) {
+        this.connectInProgress = connect;
     }
 
     @Override
