@@ -13,6 +13,11 @@ public final class MetricNames {
     public static final String IO_LATENCY = "nvmf.io.latency";
     /** {@code nvmf_io_errors_total{subsystem,nsid,status="<sct>/0x<sc>"}}. */
     public static final String IO_ERRORS = "nvmf.io.errors";
+    /**
+     * {@code nvmf_namespace_durability_errors{subsystem,nsid}} (gauge): failed attempts of the namespace's device
+     * to make acknowledged writes durable (a failed fdatasync); after the first, its writes and flushes fail.
+     */
+    public static final String NAMESPACE_DURABILITY_ERRORS = "nvmf.namespace.durability.errors";
     /** {@code nvmf_admin_errors_total{subsystem,status}}: admin commands completed with an error. */
     public static final String ADMIN_ERRORS = "nvmf.admin.errors";
     /** {@code nvmf_keepalive_expired_total{subsystem}}: controllers torn down by their keep-alive timer. */
