@@ -299,7 +299,8 @@ public final class AdminCommands {
                 || fid == Opcodes.FID_TIMESTAMP || fid == Opcodes.FID_HOST_IDENTIFIER;
             boolean fixed = fid == Opcodes.FID_ARBITRATION || fid == Opcodes.FID_POWER_MANAGEMENT
                 || fid == Opcodes.FID_TEMPERATURE_THRESHOLD || fid == Opcodes.FID_WRITE_ATOMICITY_NORMAL;
-            if (!changeable && !fixed) {
+            boolean noCache = fid == Opcodes.FID_VOLATILE_WRITE_CACHE && !NamespaceDevices.volatileCachePresent(c.subsystem());
+            if ((!changeable && !fixed) || noCache) {
                 req.fail(NvmeStatus.INVALID_FIELD, 40);
                 return;
             }

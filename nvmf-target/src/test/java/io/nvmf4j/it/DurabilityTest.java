@@ -73,6 +73,7 @@ class DurabilityTest {
             assertThat(Le.u8(id, VWC)).as("VWC: no volatile cache behind malloc namespaces").isEqualTo(0);
             assertStatus(c.admin().getFeatures(0x06, 0), 0, 0x02, true);
             assertStatus(c.admin().setFeatures(0x06, 0), 0, 0x02, true);
+            assertStatus(c.admin().execute(Sqe.of(NvmeHost.OPC_GET_FEATURES).cdw(10, 0x06 | (3 << 8))), 0, 0x02, true);
         }
     }
 
