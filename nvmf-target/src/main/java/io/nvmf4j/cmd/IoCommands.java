@@ -124,7 +124,7 @@ public final class IoCommands {
         return slba < 0 || nlb > numBlocks || slba > numBlocks - nlb;
     }
 
-    static void setRange(Request req) {
+    private static void setRange(Request req) {
         Namespace ns = req.ns;
         req.bdevOffset = req.sqe.slba() * ns.blockSize();
         req.bdevLength = req.sqe.nlb() * ns.blockSize();

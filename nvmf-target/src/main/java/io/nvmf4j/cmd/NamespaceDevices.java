@@ -106,8 +106,8 @@ final class NamespaceDevices {
                 rangeBytes = Math.min(rangeBytes, l.maxRangeBlocks() * b.blockSize());
             }
             if (l.maxTotalBlocks() != 0) {
-                totalBytes = Math.min(totalBytes, Math.multiplyHigh(l.maxTotalBlocks(), b.blockSize()) != 0
-                    ? Long.MAX_VALUE : l.maxTotalBlocks() * b.blockSize());
+                totalBytes = Math.min(totalBytes, l.maxTotalBlocks() > Long.MAX_VALUE / b.blockSize()
+                    ? Long.MAX_VALUE - 1 : l.maxTotalBlocks() * b.blockSize());
             }
         }
         d.setByte(IdentifyControllerNvm.DMRL, ranges == DSM_MAX_RANGES ? 0 : ranges);

@@ -84,6 +84,26 @@ class DiscardTest {
         }
     }
 
+    /**
+     * Controller-wide limits from namespaces of different block sizes: the tightest, taken in bytes and given
+     * in blocks of the largest block size, so neither namespace is asked for more than its device takes.
+     */
+    @Test
+    void limitsAcrossNamespacesAreTheTightestInBytes() throws Exception {
+        RecordingBdev small = new RecordingBdev("small", 512, 1 << 20);
+        small.limits(new DiscardLimits(true, true, true, false, 16, 8192, 65536)); // 4 MiB per range, 32 MiB total
+        RecordingBdev large = new RecordingBdev("large", 4096, 1 << 17);
+        large.limits(new DiscardLimits(true, true, true, false, 64, 512, 0)); // 2 MiB per range
+        RecordingBdev none = new RecordingBdev("none", 512, 4096);
+        none.limits(new DiscardLimits(false, false, false, false, 1, 1, 1)); // cannot deallocate: not counted
+        try (DeviceTarget t = DeviceTarget.start(small, large, none); NvmeController c = t.controller(1)) {
+            byte[] nvm = c.admin().identify(0x06, 0, 0).data();
+            assertThat(Le.u8(nvm, 3)).as("DMRL").isEqualTo(16);
+            assertThat(Le.u32(nvm, 4)).as("DMRSL: 2 MiB in 4 KiB blocks").isEqualTo(512);
+            assertThat(Le.u64(nvm, 8)).as("DMSL: 32 MiB in 4 KiB blocks").isEqualTo(8192);
+        }
+    }
+
     @Test
     void writeZeroesWithDeacDeallocatesWhereReadsReturnZeros() throws Exception {
         RecordingBdev dev = new RecordingBdev("rec", 512, 4096);
