@@ -3,6 +3,7 @@ package io.nvmf4j.it;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.Subsystem;
+import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
 import io.nvmf4j.testhost.Sqe;
@@ -15,7 +16,9 @@ import org.junit.jupiter.api.Timeout;
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -181,6 +184,35 @@ class TcpBackpressureTest {
             adminQueue.abort();
             readFlood.join(10_000);
             TestTarget.assertWriteReadBack(healthy.io(0), 5000, 65536, 99);
+        }
+    }
+
+    /**
+     * A full queue of 128 KiB reads (16 MiB, more than the socket buffers hold) while the host does not
+     * read: the target stops reading the socket with capsules still buffered; once the host reads again it
+     * resumes, decodes what it had buffered, and every read completes with its data.
+     */
+    @Test
+    void aThrottledQueueResumesWhenTheHostReadsAgain() throws Exception {
+        try (TestTarget target = TestTarget.start(); NvmeController c = target.controller(1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            byte[] data = Le.random(READ_BYTES, 11);
+            assertThat(io.write(1, 0, data).ok()).isTrue();
+            io.queue().pauseReading();
+            List<CompletableFuture<Completion>> reads = new ArrayList<>();
+            for (int i = 0; i < NvmeController.IO_SQSIZE + 1; i++) {
+                reads.add(io.readAsync(1, 0, READ_BYTES / 512));
+            }
+            Thread.sleep(1000);
+            assertThat(reads.stream().filter(CompletableFuture::isDone).count()).as("completed while not reading")
+                .isZero();
+            io.queue().resumeReading();
+            for (CompletableFuture<Completion> f : reads) {
+                Completion r = io.await(f);
+                assertThat(r.ok()).as("read %s", r).isTrue();
+                assertThat(r.data()).isEqualTo(data);
+            }
+            TestTarget.assertWriteReadBack(io, 1000, 65536, 12);
         }
     }
 
