@@ -129,6 +129,9 @@ public final class ConfigValidator {
         if (t.maxH2cData < 4096 || t.maxH2cData % 4 != 0 || t.maxH2cData > (8 << 20)) {
             p.add("tcp.maxH2cData: must be a multiple of 4 from 4096 to 8388608, got " + t.maxH2cData);
         }
+        if (t.connectTimeoutMs != 0 && (t.connectTimeoutMs < 100 || t.connectTimeoutMs > 3_600_000)) {
+            p.add("tcp.connectTimeoutMs: must be 0 (no limit) or 100..3600000, got " + t.connectTimeoutMs);
+        }
     }
 
     private static void validateRdma(RdmaTransportConfig r, List<String> p) {

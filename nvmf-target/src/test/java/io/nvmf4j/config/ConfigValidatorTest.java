@@ -100,6 +100,8 @@ class ConfigValidatorTest {
             bad("maxQueueDepth 8", c -> c.tcp.maxQueueDepth = 8, "tcp.maxQueueDepth"),
             bad("maxIoQueues 0", c -> c.tcp.maxIoQueues = 0, "tcp.maxIoQueues"),
             bad("maxH2cData not a multiple of 4", c -> c.tcp.maxH2cData = 4098, "tcp.maxH2cData"),
+            bad("connectTimeoutMs negative", c -> c.tcp.connectTimeoutMs = -1, "tcp.connectTimeoutMs"),
+            bad("connectTimeoutMs below 100", c -> c.tcp.connectTimeoutMs = 99, "tcp.connectTimeoutMs"),
             bad("duplicate bdev name", c -> c.bdevs.get(1).name = "malloc0", "bdevs[1].name"),
             bad("blank bdev name", c -> c.bdevs.get(1).name = " ", "bdevs[1].name"),
             bad("unknown bdev type", c -> c.bdevs.get(0).type = "ramdisk", "bdevs[0].type"),
@@ -199,6 +201,7 @@ class ConfigValidatorTest {
         c.cores = 1;
         c.tcp.inCapsuleDataSize = 0;
         c.tcp.mdtsBytes = 8 << 20;
+        c.tcp.connectTimeoutMs = 0;  // no limit
         sub(c).listeners.get(0).port = 0;  // ephemeral
         sub(c).namespaces.get(0).nsid = sub(c).maxNamespaces;
         sub(c).namespaces.get(0).eui64 = "0011223344556677";

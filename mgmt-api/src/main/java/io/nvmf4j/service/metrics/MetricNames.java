@@ -29,6 +29,11 @@ public final class MetricNames {
     public static final String TRANSPORT_QUEUES_CONNECTED = "nvmf.transport.queues.connected";
     /** {@code nvmf_transport_errors_total{transport,fes}}: fatal transport errors (TCP: C2HTermReq FES). */
     public static final String TRANSPORT_ERRORS = "nvmf.transport.errors";
+    /**
+     * {@code nvmf_transport_connect_timeouts_total{transport}}: connections closed because they had not sent
+     * ICReq and completed a Connect within {@code tcp.connectTimeoutMs}.
+     */
+    public static final String TRANSPORT_CONNECT_TIMEOUTS = "nvmf.transport.connect.timeouts";
 
     /** {@code nvmf_subsystem_controllers{subsystem}} (gauge; the discovery NQN included). */
     public static final String SUBSYSTEM_CONTROLLERS = "nvmf.subsystem.controllers";

@@ -46,7 +46,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code nvmf_io_errors_total{status="<sct>/0x<sc>"}}, gauge {@code nvmf_namespace_durability_errors}. Per subsystem: {@code nvmf_admin_errors_total{status}},
  * {@code nvmf_keepalive_expired_total}, gauges {@code nvmf_subsystem_controllers}, {@code nvmf_subsystem_queues},
  * {@code nvmf_subsystem_namespaces}. Per transport ({@code transport=tcp}): {@code nvmf_transport_connections}
- * (open), {@code nvmf_transport_queues_connected_total{queue=admin|io}}, {@code nvmf_transport_errors_total{fes}}.
+ * (open), {@code nvmf_transport_queues_connected_total{queue=admin|io}}, {@code nvmf_transport_errors_total{fes}},
+ * {@code nvmf_transport_connect_timeouts_total}.
  * Engine: {@code nvmf_pollgroup_busy_ratio}. JVM: memory, GC, threads, class loading, CPU, uptime. See
  * {@link MetricNames}.
  *
@@ -361,6 +362,11 @@ public final class Metrics implements AutoCloseable {
         @Override
         public void transportError(String transport, int fes) {
             transport(transport).error(fes);
+        }
+
+        @Override
+        public void connectTimedOut(String transport) {
+            transport(transport).connectTimedOut();
         }
 
         @Override
