@@ -458,10 +458,10 @@ public final class FileBdev extends AbstractBdev {
     private int durabilityError(String what, int rc, long off, long len) {
         durabilityErrors.incrementAndGet();
         if (sticky.compareAndSet(NvmeStatus.SUCCESS, STICKY_STATUS)) {
-            LOG.error("file bdev {}: {} of {} bytes at {} on {} failed: {}. Writes acknowledged before may be lost"
-                    + " (the kernel drops pages it could not write back), so every later write and flush on this"
-                    + " device fails with Write Fault until the bdev is created again", name(), what, len, off,
-                path, FileNative.strerror(rc));
+            LOG.error("file bdev {}: {}{} on {} failed: {}. Writes acknowledged before may be lost (the kernel"
+                    + " drops pages it could not write back), so every later write and flush on this device fails"
+                    + " with Write Fault until the bdev is created again", name(), what,
+                len == 0 ? "" : " of " + len + " bytes at " + off, path, FileNative.strerror(rc));
         }
         return sticky.get();
     }

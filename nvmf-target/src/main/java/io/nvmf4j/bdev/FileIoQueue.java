@@ -76,6 +76,7 @@ final class FileIoQueue {
     private int idleWorkers;
     private boolean closed;
     private int highWater;
+    private boolean grown;
 
     FileIoQueue(String name, int workers, int queueDepth, Executor executor) {
         if (workers < 1 || queueDepth < 1) {
@@ -129,8 +130,13 @@ final class FileIoQueue {
         ios = newIos;
         ops = newOps;
         head = 0;
-        LOG.info("file bdev {}: more than {} I/Os wait for its {} workers; the queue now holds {}", name, n,
-            workers.length, n * 2);
+        if (!grown) {
+            grown = true;
+            LOG.info("file bdev {}: more than {} I/Os wait for its {} workers; the queue grows (now {})", name, n,
+                workers.length, n * 2);
+        } else {
+            LOG.debug("file bdev {}: the queue grows to {}", name, n * 2);
+        }
     }
 
     private void work(Worker self) {
