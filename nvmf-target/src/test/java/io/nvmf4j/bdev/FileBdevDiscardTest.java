@@ -10,10 +10,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static io.nvmf4j.bdev.TestIo.allZero;
 import static io.nvmf4j.bdev.TestIo.random;
@@ -40,9 +38,7 @@ class FileBdevDiscardTest {
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Path.of("target", "test-files").toAbsolutePath();
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "discard-");
+        dir = TestDirs.create("discard-");
         mounts = new ScratchMounts(dir);
     }
 
@@ -52,9 +48,7 @@ class FileBdevDiscardTest {
             open.forEach(FileBdev::close);
         } finally {
             mounts.close();
-            try (Stream<Path> s = Files.walk(dir)) {
-                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            TestDirs.delete(dir);
         }
     }
 

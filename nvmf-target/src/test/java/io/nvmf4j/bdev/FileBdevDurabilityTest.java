@@ -12,7 +12,6 @@ import org.junit.jupiter.api.Timeout;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,9 +45,7 @@ class FileBdevDurabilityTest {
     @BeforeEach
     void setUp() throws IOException {
         ScratchMounts.assumeRoot();
-        Path base = Path.of("target", "test-files").toAbsolutePath();
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "durability-");
+        dir = TestDirs.create("durability-");
         mounts = new ScratchMounts(dir);
         log = new ListAppender<>();
         log.start();
@@ -65,9 +62,7 @@ class FileBdevDurabilityTest {
             open.forEach(FileBdev::close);
         } finally {
             mounts.close();
-            try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            TestDirs.delete(dir);
         }
     }
 

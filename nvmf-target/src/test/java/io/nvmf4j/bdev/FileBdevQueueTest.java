@@ -9,14 +9,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static io.nvmf4j.bdev.TestIo.random;
 import static io.nvmf4j.bdev.TestIo.read;
@@ -36,18 +33,14 @@ class FileBdevQueueTest {
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Path.of("target", "test-files").toAbsolutePath();
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "queue-");
+        dir = TestDirs.create("queue-");
     }
 
     @AfterEach
     void cleanUp() throws IOException {
         open.forEach(FileBdev::close);
         ios.forEach(TestIo::close);
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        TestDirs.delete(dir);
     }
 
     private FileBdev track(FileBdev d) {
@@ -84,7 +77,7 @@ class FileBdevQueueTest {
         for (TestIo io : batch) {
             assertThat(io.await()).as("status of the I/O at %d", io.offset()).isEqualTo(NvmeStatus.SUCCESS);
             assertThat(io.syncCompletions.get()).as("refused on the submitter's thread").isZero();
-            assertThat(io.completionThread.getName()).startsWith("bdev-f0-");
+            assertThat(io.completionThread.getName()).startsWith("bdev-f0");
         }
         assertThat(threads).as("worker threads").isEqualTo(BdevConfig.DEFAULT_IO_WORKERS);
         System.out.printf("file bdev queue: %d I/Os submitted at once, at most %d waited for %d workers%n", n,

@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -17,10 +16,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static io.nvmf4j.bdev.TestIo.allZero;
 import static io.nvmf4j.bdev.TestIo.random;
@@ -42,23 +39,13 @@ class FileBdevTest {
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Path.of("target", "test-files").toAbsolutePath();
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "file-bdev-");
+        dir = TestDirs.create("file-bdev-");
     }
 
     @AfterEach
     void cleanUp() throws IOException {
         open.forEach(FileBdev::close);
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        }
+        TestDirs.delete(dir);
     }
 
     private FileBdev open(Path file, int blockSize, long numBlocks, boolean directIo) {
