@@ -179,8 +179,11 @@ public final class ConfigValidator {
                 if (b.path != null) {
                     p.add(at + ".path: only file bdevs have a path");
                 }
-                if (b.ioWorkers != null || b.ioQueueDepth != null) {
-                    p.add(at + ": only file bdevs have ioWorkers and ioQueueDepth");
+                if (b.ioWorkers != null) {
+                    p.add(at + ".ioWorkers: only file bdevs have I/O workers");
+                }
+                if (b.ioQueueDepth != null) {
+                    p.add(at + ".ioQueueDepth: only file bdevs have an I/O queue");
                 }
             }
             case "file" -> {
