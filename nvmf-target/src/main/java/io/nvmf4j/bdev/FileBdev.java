@@ -58,6 +58,34 @@ public final class FileBdev extends AbstractBdev {
     private static final long GIB = 1L << 30;
     private static final long MIB = 1L << 20;
 
+    /** The flush queued when the write cache is turned off: nobody waits for its completion. */
+    private static final BdevIo CACHE_FLUSH = new BdevIo() {
+        @Override
+        public long offset() {
+            return 0;
+        }
+
+        @Override
+        public int length() {
+            return 0;
+        }
+
+        @Override
+        public ByteBuf buffer() {
+            return null;
+        }
+
+        @Override
+        public void bdevComplete(int status) {
+            // the outcome is in stickyErrorStatus()
+        }
+
+        @Override
+        public void bdevCompleteAsync(int status) {
+            // the outcome is in stickyErrorStatus()
+        }
+    };
+
     private final Path path;
     private final int fd;
     private final boolean directIo;
@@ -285,9 +313,17 @@ public final class FileBdev extends AbstractBdev {
         return writeCache;
     }
 
+    /**
+     * Turning the cache off also queues a flush of what it holds, so that from then on nothing acknowledged
+     * sits only in the page cache (a failure there is a durability error like any other). Never waits.
+     */
     @Override
     public void setWriteCacheEnabled(boolean enabled) {
+        boolean was = writeCache;
         writeCache = enabled;
+        if (was && !enabled) {
+            queue.submit(CACHE_FLUSH, OP_FLUSH);
+        }
     }
 
     @Override

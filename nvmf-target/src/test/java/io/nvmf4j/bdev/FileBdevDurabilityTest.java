@@ -141,6 +141,23 @@ class FileBdevDurabilityTest {
         assertThat(d.durabilityErrors()).isEqualTo(1);
     }
 
+    /**
+     * Turning the cache off flushes what it holds: data written while it was on and that the medium cannot
+     * take turns into a durability error without another command.
+     */
+    @Test
+    void turningTheWriteCacheOffFlushesIt() throws Exception {
+        FileBdev d = openFailingDisk();
+        assertThat(write(d, 0, random(BIG, 8))).isEqualTo(NvmeStatus.SUCCESS);
+        d.setWriteCacheEnabled(false);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (d.stickyErrorStatus() == NvmeStatus.SUCCESS && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(d.stickyErrorStatus()).as("the cache's contents could not be made durable").isEqualTo(STICKY);
+        assertThat(d.durabilityErrors()).isEqualTo(1);
+    }
+
     /** The same device, written within what its medium holds: FUA and write-through writes succeed. */
     @Test
     void durableWritesThatFitSucceed() throws Exception {
