@@ -264,6 +264,11 @@ class FileBdevTest {
             assertThat(z.await()).isEqualTo(NvmeStatus.SUCCESS);
         }
         assertThat(allZero(read(d, 4096, 8192))).as("O_DIRECT write zeroes").isTrue();
+        try (TestIo fua = TestIo.of(8 * 4096, random(3 * 4096, 777)).withFua()) {
+            d.write(fua);
+            assertThat(fua.await()).as("O_DIRECT write with FUA (RWF_DSYNC)").isEqualTo(NvmeStatus.SUCCESS);
+        }
+        assertThat(read(d, 8 * 4096, 3 * 4096)).isEqualTo(random(3 * 4096, 777));
         flush(d);
         close(d);
         assertThat(readFile(file, 5 * 4096, 3 * 4096)).as("file bytes written with O_DIRECT")
