@@ -106,6 +106,7 @@ class FileBdevDiscardTest {
         System.out.printf("file bdev deallocate: %s allocated %d bytes before, %d after (of %d)%n", file, before,
             after, size);
         assertThat(after).as("allocated bytes after deallocating the whole image").isLessThan(1L << 20);
+        assertThat(d.allocatedBytes()).as("the bdev's own st_blocks figure").isEqualTo(after);
         assertThat(Files.size(file)).as("size kept").isEqualTo(size);
         for (int i = 0; i < 32; i += 7) {
             assertThat(allZero(read(d, i * (128L << 20), 1 << 20))).as("deallocated data reads zeros").isTrue();
