@@ -54,6 +54,17 @@ class ConfigValidatorTest {
     }
 
     @Test
+    void fileBdevIoWorkersAndQueueDepthInRangeValidate() {
+        TargetConfig c = base();
+        c.bdevs.get(1).ioWorkers = 256;
+        c.bdevs.get(1).ioQueueDepth = 1;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        c.bdevs.get(1).ioWorkers = 1;
+        c.bdevs.get(1).ioQueueDepth = 65536;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+    }
+
+    @Test
     void embeddedDefaultHasTheDocumentedShape() {
         TargetConfig c = ConfigStore.defaultConfig();
         assertThat(c.subsystems).hasSize(1);
@@ -112,6 +123,12 @@ class ConfigValidatorTest {
             bad("file without path", c -> c.bdevs.get(1).path = null, "bdevs[1].path"),
             bad("file with blank path", c -> c.bdevs.get(1).path = "", "bdevs[1].path"),
             bad("file with negative numBlocks", c -> c.bdevs.get(1).numBlocks = -1, "bdevs[1].numBlocks"),
+            bad("file with ioWorkers 0", c -> c.bdevs.get(1).ioWorkers = 0, "bdevs[1].ioWorkers", "1..256"),
+            bad("file with ioWorkers 257", c -> c.bdevs.get(1).ioWorkers = 257, "bdevs[1].ioWorkers", "257"),
+            bad("file with ioQueueDepth 0", c -> c.bdevs.get(1).ioQueueDepth = 0, "bdevs[1].ioQueueDepth", "1..65536"),
+            bad("file with ioQueueDepth 65537", c -> c.bdevs.get(1).ioQueueDepth = 65537, "bdevs[1].ioQueueDepth"),
+            bad("malloc with ioWorkers", c -> c.bdevs.get(0).ioWorkers = 4, "bdevs[0].ioWorkers"),
+            bad("malloc with ioQueueDepth", c -> c.bdevs.get(0).ioQueueDepth = 64, "bdevs[0].ioQueueDepth"),
             bad("nqn without nqn. prefix", c -> sub(c).nqn = "iqn.2026-11.io.nvmf4j:x", "subsystems[0].nqn"),
             bad("nqn just the prefix", c -> sub(c).nqn = "nqn.", "subsystems[0].nqn"),
             bad("nqn null", c -> sub(c).nqn = null, "subsystems[0].nqn"),
