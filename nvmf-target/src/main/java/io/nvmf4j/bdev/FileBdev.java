@@ -59,22 +59,7 @@ public final class FileBdev extends AbstractBdev {
     private static final long MIB = 1L << 20;
 
     /** The flush queued when the write cache is turned off: nobody waits for its completion. */
-    private static final BdevIo CACHE_FLUSH = new BdevIo() {
-        @Override
-        public long offset() {
-            return 0;
-        }
-
-        @Override
-        public int length() {
-            return 0;
-        }
-
-        @Override
-        public ByteBuf buffer() {
-            return null;
-        }
-
+    private static final BdevIo CACHE_FLUSH = new FlushIo() {
         @Override
         public void bdevComplete(int status) {
             // the outcome is in stickyErrorStatus()

@@ -1,7 +1,6 @@
 package io.nvmf4j.core;
 
-import io.netty.buffer.ByteBuf;
-import io.nvmf4j.bdev.BdevIo;
+import io.nvmf4j.bdev.FlushIo;
 import io.nvmf4j.nvme.NvmeStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,26 +42,11 @@ final class ShutdownFlush {
     }
 
     /** The flush of one namespace's device. */
-    private final class Io implements BdevIo {
+    private final class Io extends FlushIo {
         private final Namespace ns;
 
         Io(Namespace ns) {
             this.ns = ns;
-        }
-
-        @Override
-        public long offset() {
-            return 0;
-        }
-
-        @Override
-        public int length() {
-            return 0;
-        }
-
-        @Override
-        public ByteBuf buffer() {
-            return null;
         }
 
         @Override
