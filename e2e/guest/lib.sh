@@ -189,12 +189,12 @@ check_identity() {
   expect_true errors "no 'errors' array in the JSON output" [ "${v[0]:-0}" -ge 1 ]
   verdict $rc "${v[0]:-} entries read, ${v[1]:-} non-empty${v[2]:+: ${v[2]}}"
 
-  # get-feature has no JSON output in nvme-cli 2.3: "...Current value:0x..."
+  # get-feature has no JSON output in nvme-cli 2.3: "...Current value:0x..." (printf %#x: "00000000" for 0)
   local fid val detail=""
   for fid in 0x07 0x0b 0x0f 0x06; do
     if [ $fid = 0x06 ] && [ $((VWC & 1)) = 0 ]; then detail+=" 0x06 not asked (id-ctrl vwc=0);"; continue; fi
     cli "$p/get-feature-$fid" nvme get-feature "/dev/$CTRL" -f $fid; rc=$?
-    val=$(sed -n 's/.*[Cc]urrent value: *\(0x[0-9a-fA-F]*\).*/\1/p' "$OUTF" | head -n 1)
+    val=$(sed -n 's/.*[Cc]urrent value: *\(0x\)\{0,1\}\([0-9a-fA-F][0-9a-fA-F]*\).*/0x\2/p' "$OUTF" | head -n 1)
     expect_true value "no 'Current value' in the output" [ -n "$val" ]
     val=$((${val:-0}))
     case $fid in

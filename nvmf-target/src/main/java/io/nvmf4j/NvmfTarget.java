@@ -27,6 +27,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,10 +40,17 @@ import java.util.UUID;
  */
 public final class NvmfTarget implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NvmfTarget.class);
+    /** How long {@link #removeBdev} waits for work on the device to drain before refusing (never freeing). */
+    static final long BDEV_DRAIN_TIMEOUT_MS = 10_000;
 
     private final Target target;
     private final Map<String, BlockDevice> bdevs = new LinkedHashMap<>();
     private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
+    /**
+     * Namespaces removed (alone or with their subsystem) by bdev name: commands may still run on them until
+     * their next step, so {@link #removeBdev} closes a device only once these drained.
+     */
+    private final Map<String, List<Namespace>> retired = new HashMap<>();
     private TargetConfig config;
     private PollGroups pollGroups;
     private TcpTransport tcp;
@@ -253,9 +261,25 @@ public final class NvmfTarget implements AutoCloseable {
                 }
             }
         }
-        config.bdevs.removeIf(b -> name.equals(b.name));
         pollGroups.barrier();
+        for (Namespace ns : retired.getOrDefault(name, List.of())) {
+            if (!ns.awaitIdle(BDEV_DRAIN_TIMEOUT_MS)) {
+                throw ControlException.conflict("bdev " + name + " is still in use by " + ns.inFlight()
+                    + " command(s) of a removed namespace " + ns.nsid() + "; try again");
+            }
+        }
+        retired.remove(name);
+        config.bdevs.removeIf(b -> name.equals(b.name));
         bdevs.remove(name).close();
+    }
+
+    /** A namespace left its subsystem: no new command reaches it, running ones stop at their next step. */
+    private void retire(Namespace ns) {
+        ns.markRemoved();
+        for (List<Namespace> l : retired.values()) {
+            l.removeIf(n -> n.inFlight() == 0);
+        }
+        retired.computeIfAbsent(ns.bdev().name(), k -> new ArrayList<>()).add(ns);
     }
 
     /** Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). */
@@ -311,7 +335,10 @@ public final class NvmfTarget implements AutoCloseable {
     public synchronized void removeSubsystem(String nqn) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
         config.subsystems.remove(sc);
-        target.removeSubsystem(nqn);
+        Subsystem removed = target.removeSubsystem(nqn);
+        if (removed != null) {
+            removed.namespaces().forEach(this::retire);
+        }
         pollGroups.barrier();
         for (ListenerConfig l : sc.listeners) {
             unbindIfUnused(l);
@@ -354,7 +381,10 @@ public final class NvmfTarget implements AutoCloseable {
             throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
         }
         Subsystem live = liveSubsystem(nqn);
-        live.removeNamespace(nsid);
+        Namespace old = live.removeNamespace(nsid);
+        if (old != null) {
+            retire(old);
+        }
         pollGroups.barrier();
         notifyNamespaceChanged(live, nsid);
     }

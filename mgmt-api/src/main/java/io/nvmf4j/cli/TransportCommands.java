@@ -53,6 +53,9 @@ final class TransportCommands extends Group {
         @Option(names = "--c2h-success", paramLabel = "true|false", arity = "1")
         Boolean c2hSuccess;
 
+        @Option(names = "--connect-timeout-ms", paramLabel = "MS", description = "ICReq and Connect limit; 0 = none.")
+        Integer connectTimeoutMs;
+
         @Override
         public Integer call() {
             if (!transport.equals("tcp")) {
@@ -64,6 +67,7 @@ final class TransportCommands extends Group {
             put(tcp, "maxIoQueues", maxIoQueues);
             put(tcp, "mdtsBytes", mdtsBytes);
             put(tcp, "maxH2cData", maxH2cData);
+            put(tcp, "connectTimeoutMs", connectTimeoutMs);
             if (c2hSuccess != null) {
                 tcp.put("c2hSuccess", c2hSuccess);
             }

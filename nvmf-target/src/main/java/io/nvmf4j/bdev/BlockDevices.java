@@ -13,7 +13,8 @@ public final class BlockDevices {
         return switch (c.type) {
             case "malloc" -> new MallocBdev(c.name, c.blockSize, c.numBlocks);
             case "null" -> new NullBdev(c.name, c.blockSize, c.numBlocks);
-            case "file" -> FileBdev.open(c.name, Path.of(c.path), c.blockSize, c.numBlocks, c.directIo);
+            case "file" -> FileBdev.open(c.name, Path.of(c.path), c.blockSize, c.numBlocks, c.directIo,
+                c.ioWorkersOrDefault(), c.ioQueueDepthOrDefault());
             default -> throw new BdevException("bdev " + c.name + ": unknown type '" + c.type + "'");
         };
     }

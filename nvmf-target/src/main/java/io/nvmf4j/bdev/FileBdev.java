@@ -1,86 +1,152 @@
 package io.nvmf4j.bdev;
 
 import io.netty.buffer.ByteBuf;
+import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.nvme.NvmeStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A regular file or a block device, read and written with positional I/O on a small worker pool
- * (the poll groups never block on the disk). Flush is {@code fdatasync}. With {@code directIo} the
- * file is opened with O_DIRECT and data moves through block-aligned bounce buffers.
+ * A regular file or a block device, driven through {@code libnvmf4j_bdev} ({@link FileNative}) on the
+ * worker threads of a {@link FileIoQueue}: the poll groups never block on the disk, requests beyond the
+ * workers wait in order instead of being refused, and nothing is allocated per I/O (a request is its
+ * {@link BdevIo} and an operation code).
  *
- * <p>Deallocate writes zeros (Java has no portable hole punching; a native {@code fallocate} comes with
- * the rdma-cm JNI library). A regular file that is shorter than {@code numBlocks} is extended (sparse).
+ * <p>Durability. Writes go to the page cache (or, with {@code directIo}, O_DIRECT to the device, whose own
+ * cache may hold them) while the write cache is on ({@link #writeCacheEnabled()}, the default); Flush is
+ * {@code fdatasync}. A write with FUA, and every write while the cache is off, is {@code pwritev2(RWF_DSYNC)}
+ * and completes only once it is on stable media. A failed {@code fdatasync} or durable write is remembered
+ * ({@link #stickyErrorStatus()}): Linux reports a writeback error to a file once and drops the failed
+ * pages, so a later {@code fdatasync} would succeed although acknowledged data is gone.
  *
- * <p>Each operation is one task on the worker pool (an allocation per I/O, dwarfed by the system call).
+ * <p>Deallocate punches a hole ({@code fallocate(PUNCH_HOLE | KEEP_SIZE)}) in a regular file and is
+ * {@code BLKDISCARD} on a block device; Write Zeroes is {@code fallocate(ZERO_RANGE)} (else a hole) on a
+ * file and {@code BLKZEROOUT} on a block device. Where the file system has neither, zeros are written in
+ * bounded chunks and {@link #discardLimits()} says so. A regular file that is shorter than
+ * {@code numBlocks} is extended (sparse).
  */
 public final class FileBdev extends AbstractBdev {
     private static final Logger LOG = LoggerFactory.getLogger(FileBdev.class);
+
+    /** Operation codes in the I/O queue. */
+    static final int OP_READ = 0;
+    static final int OP_WRITE = 1;
+    static final int OP_FLUSH = 2;
+    static final int OP_WRITE_ZEROES = 3;
+    static final int OP_DEALLOCATE = 4;
+
+    /**
+     * What every write and flush fails with once data may have been lost: Write Fault (the data could not
+     * be committed to the media), with DNR, because no retry can bring the dropped pages back (without it a
+     * Linux host retries each command five times).
+     */
+    static final int STICKY_STATUS = NvmeStatus.WRITE_FAULT | NvmeStatus.DNR;
+
+    /** O_DIRECT buffers at this alignment are used in place; others go through the worker's bounce buffer. */
+    private static final int DIRECT_ALIGNMENT = 512;
+    /** Zeros written at once where the file system can neither punch holes nor zero ranges. */
     private static final int ZERO_CHUNK = 1 << 20;
+    private static final long GIB = 1L << 30;
+    private static final long MIB = 1L << 20;
+
+    /** The flush queued when the write cache is turned off: nobody waits for its completion. */
+    private static final BdevIo CACHE_FLUSH = new FlushIo() {
+        @Override
+        public void bdevComplete(int status) {
+            // the outcome is in stickyErrorStatus()
+        }
+
+        @Override
+        public void bdevCompleteAsync(int status) {
+            // the outcome is in stickyErrorStatus()
+        }
+    };
 
     private final Path path;
+    private final int fd;
     private final boolean directIo;
-    private final FileChannel channel;
-    private final ThreadPoolExecutor workers;
-    private final ThreadLocal<ByteBuffer> bounce;
+    private final boolean blockDevice;
+    private final FileIoQueue queue;
+    /** Deallocate and Write Zeroes limits while hole punching works, and after it turned out not to. */
+    private final DiscardLimits limits;
+    private final DiscardLimits zeroWritingLimits;
+    private final ByteBuffer zeros;
+    private final long zerosAddress;
+    private volatile boolean punchHoles;
+    private volatile boolean zeroRanges;
+    private volatile boolean writeCache = true;
+    private final AtomicInteger sticky = new AtomicInteger(NvmeStatus.SUCCESS);
+    private final AtomicLong durabilityErrors = new AtomicLong();
+    private boolean closed;
 
-    private FileBdev(String name, Path path, int blockSize, long numBlocks, boolean directIo, FileChannel channel,
-                     int threads) {
+    private FileBdev(String name, Path path, int fd, int blockSize, long numBlocks, boolean directIo,
+                     boolean blockDevice, boolean punchHoles, DiscardLimits limits, int ioWorkers, int ioQueueDepth) {
         super(name, blockSize, numBlocks);
         this.path = path;
+        this.fd = fd;
         this.directIo = directIo;
-        this.channel = channel;
-        this.workers = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(4096),
-            r -> {
-                Thread t = new Thread(r, "bdev-" + name);
-                t.setDaemon(true);
-                return t;
-            }, new ThreadPoolExecutor.AbortPolicy());
-        this.bounce = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect((2 << 20) + 4096).alignedSlice(4096));
+        this.blockDevice = blockDevice;
+        this.punchHoles = punchHoles;
+        this.zeroRanges = !blockDevice;
+        this.limits = limits;
+        this.zeroWritingLimits = new DiscardLimits(true, false, true, false, 256, 8 * MIB / blockSize,
+            64 * MIB / blockSize);
+        ByteBuffer z = ByteBuffer.allocateDirect(ZERO_CHUNK + 4096).alignedSlice(4096);
+        z.limit(ZERO_CHUNK);
+        this.zeros = z.slice();
+        this.zerosAddress = FileNative.bufferAddress(zeros);
+        FileIoQueue.Executor executor = this::execute;
+        this.queue = new FileIoQueue(name, ioWorkers, ioQueueDepth, executor);
     }
 
     /**
-     * Opens (creating a regular file if absent) the file at {@code path}. {@code numBlocks == 0} takes the
-     * current size; a regular file shorter than {@code numBlocks} blocks is extended.
+     * Opens (creating a regular file if absent) the file at {@code path} with the default worker count
+     * and queue depth. {@code numBlocks == 0} takes the current size; a regular file shorter than
+     * {@code numBlocks} blocks is extended.
      */
     public static FileBdev open(String name, Path path, int blockSize, long numBlocks, boolean directIo) {
-        boolean blockDevice = isBlockDevice(path);
+        return open(name, path, blockSize, numBlocks, directIo, BdevConfig.DEFAULT_IO_WORKERS,
+            BdevConfig.DEFAULT_IO_QUEUE_DEPTH);
+    }
+
+    /** As {@link #open(String, Path, int, long, boolean)}, with {@code ioWorkers} threads and FIFO depth. */
+    public static FileBdev open(String name, Path path, int blockSize, long numBlocks, boolean directIo,
+                                int ioWorkers, int ioQueueDepth) {
+        FileNative.ensureLoaded(name);
+        boolean existed = Files.exists(path);
+        boolean blockDevice = existed && !Files.isRegularFile(path) && !Files.isDirectory(path);
         if (directIo) {
             checkDirectIoAlignment(name, path, blockSize);
         }
-        List<OpenOption> opts = new ArrayList<>(List.of(StandardOpenOption.READ, StandardOpenOption.WRITE));
-        if (!blockDevice) {
-            opts.add(StandardOpenOption.CREATE);
-        }
-        if (directIo) {
-            opts.add(com.sun.nio.file.ExtendedOpenOption.DIRECT);
-        }
-        FileChannel ch;
-        try {
-            if (!blockDevice && path.getParent() != null) {
-                Files.createDirectories(path.getParent());
+        if (!existed && path.toAbsolutePath().getParent() != null) {
+            try {
+                Files.createDirectories(path.toAbsolutePath().getParent());
+            } catch (IOException e) {
+                throw new BdevException("file bdev " + name + ": cannot create the directory of " + path + ": " + e, e);
             }
-            ch = FileChannel.open(path, opts.toArray(new OpenOption[0]));
-        } catch (IOException | UnsupportedOperationException e) {
-            throw new BdevException("file bdev " + name + ": cannot open " + path + ": " + e, e);
+        }
+        int flags = (blockDevice ? 0 : FileNative.OPEN_CREATE) | (directIo ? FileNative.OPEN_DIRECT : 0);
+        int fd = FileNative.open(path.toString(), flags);
+        if (fd < 0) {
+            throw new BdevException("file bdev " + name + ": cannot open " + path + ": " + FileNative.strerror(fd)
+                + (directIo && fd == -FileNative.EINVAL ? " (the file system refuses O_DIRECT)" : ""));
         }
         try {
-            long size = blockDevice ? blockDeviceSize(path) : ch.size();
+            int type = FileNative.fileType(fd);
+            if (type != FileNative.TYPE_REGULAR && type != FileNative.TYPE_BLOCK) {
+                throw new BdevException("file bdev " + name + ": " + path + " is neither a regular file nor a block device");
+            }
+            blockDevice = type == FileNative.TYPE_BLOCK;
+            long size = check(name, path, "size", FileNative.size(fd));
             long blocks = numBlocks;
             if (blocks == 0) {
                 blocks = size / blockSize;
@@ -89,26 +155,94 @@ public final class FileBdev extends AbstractBdev {
                     throw new BdevException("file bdev " + name + ": " + path + " holds " + size
                         + " bytes, fewer than numBlocks " + numBlocks + " x " + blockSize);
                 }
-                extend(path, blocks * blockSize);
+                check(name, path, "extend", FileNative.setSize(fd, blocks * blockSize));
             }
             if (blocks <= 0) {
                 throw new BdevException("file bdev " + name + ": " + path
                     + " is empty; give numBlocks to create it with a size");
             }
-            return new FileBdev(name, path, blockSize, blocks, directIo, ch, 2);
-        } catch (IOException | RuntimeException e) {
-            closeQuietly(ch);
-            if (e instanceof BdevException b) {
-                throw b;
+            if (!existed) {
+                syncDirectory(path);
             }
-            throw new BdevException("file bdev " + name + ": " + path + ": " + e, e);
+            boolean punch = !blockDevice && probePunchHole(fd, Math.max(size, blocks * blockSize), blockSize);
+            DiscardLimits limits = blockDevice ? blockDeviceLimits(path, blockSize)
+                : punch ? new DiscardLimits(true, true, true, false, 256, GIB / blockSize, 16 * GIB / blockSize)
+                : null;
+            FileBdev d = new FileBdev(name, path, fd, blockSize, blocks, directIo, blockDevice, punch, limits,
+                ioWorkers, ioQueueDepth);
+            if (!blockDevice && !punch) {
+                LOG.warn("file bdev {}: the file system of {} cannot punch holes; Deallocate writes zeros", name, path);
+            }
+            return d;
+        } catch (RuntimeException e) {
+            FileNative.close(fd);
+            throw e;
         }
     }
 
-    /** Grows a regular file (sparse) through a separate descriptor, which also works when ours is O_DIRECT. */
-    private static void extend(Path path, long size) throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw")) {
-            raf.setLength(size);
+    private static long check(String name, Path path, String what, long rc) {
+        if (rc < 0) {
+            throw new BdevException("file bdev " + name + ": " + path + ": " + what + " failed: "
+                + FileNative.strerror((int) rc));
+        }
+        return rc;
+    }
+
+    /**
+     * Whether the file system punches holes: a punch past the end of the file (KEEP_SIZE) changes nothing
+     * but is refused with EOPNOTSUPP where hole punching is missing.
+     */
+    private static boolean probePunchHole(int fd, long end, int blockSize) {
+        return FileNative.punchHole(fd, end, blockSize) == 0;
+    }
+
+    /**
+     * A block device frees discarded blocks when its queue takes discards ({@code discard_max_bytes > 0});
+     * discarded blocks read zeros only where the device says so ({@code discard_zeroes_data}).
+     */
+    private static DiscardLimits blockDeviceLimits(Path path, int blockSize) {
+        Path queue = sysfsQueue(path);
+        long maxBytes = queue == null ? 0 : readLong(queue.resolve("discard_max_bytes"));
+        if (maxBytes <= 0) {
+            return new DiscardLimits(false, false, false, false, 256, 0, 0);
+        }
+        boolean zeroes = readLong(queue.resolve("discard_zeroes_data")) == 1;
+        return new DiscardLimits(true, true, zeroes, false, 256, GIB / blockSize, 16 * GIB / blockSize);
+    }
+
+    /** {@code /sys/class/block/<dev>/queue}, or its parent disk's for a partition; null if neither exists. */
+    private static Path sysfsQueue(Path device) {
+        try {
+            Path dev = Path.of("/sys/class/block", device.toRealPath().getFileName().toString()).toRealPath();
+            for (Path p : new Path[] {dev.resolve("queue"), dev.getParent().resolve("queue")}) {
+                if (Files.isDirectory(p)) {
+                    return p;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("no sysfs queue for {}: {}", device, e.toString());
+        }
+        return null;
+    }
+
+    private static long readLong(Path file) {
+        try {
+            return Long.parseLong(Files.readString(file).trim());
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** Makes a new file's directory entry durable (fsync of the directory). */
+    private static void syncDirectory(Path file) {
+        Path dir = file.toAbsolutePath().getParent();
+        if (dir == null) {
+            return;
+        }
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException e) {
+            LOG.warn("fsync of directory {} failed: {}", dir, e.toString());
         }
     }
 
@@ -130,28 +264,6 @@ public final class FileBdev extends AbstractBdev {
         }
     }
 
-    private static boolean isBlockDevice(Path path) {
-        try {
-            return Files.exists(path) && !Files.isRegularFile(path) && !Files.isDirectory(path);
-        } catch (SecurityException e) {
-            return false;
-        }
-    }
-
-    private static long blockDeviceSize(Path path) throws IOException {
-        Path real = path.toRealPath();
-        Path sys = Path.of("/sys/class/block", real.getFileName().toString(), "size");
-        return Long.parseLong(Files.readString(sys).trim()) * 512;
-    }
-
-    private static void closeQuietly(FileChannel ch) {
-        try {
-            ch.close();
-        } catch (IOException ignored) {
-            // nothing more to do
-        }
-    }
-
     @Override
     public boolean persistent() {
         return true;
@@ -161,189 +273,334 @@ public final class FileBdev extends AbstractBdev {
         return path;
     }
 
+    /** Whether this is a block device (else a regular file). */
+    public boolean isBlockDevice() {
+        return blockDevice;
+    }
+
+    /** Bytes the file occupies on its medium ({@code st_blocks} x 512), for tests and metrics. */
+    public long allocatedBytes() {
+        return FileNative.allocatedBytes(fd);
+    }
+
+    /** Worker threads, i.e. I/Os in the kernel at once. */
+    public int ioWorkers() {
+        return queue.workers();
+    }
+
+    /** Most I/Os that have waited for a worker at once. */
+    public int ioQueueHighWater() {
+        return queue.highWater();
+    }
+
+    @Override
+    public boolean writeCacheEnabled() {
+        return writeCache;
+    }
+
+    /**
+     * Turning the cache off also queues a flush of what it holds, so that from then on nothing acknowledged
+     * sits only in the page cache (a failure there is a durability error like any other). Never waits.
+     */
+    @Override
+    public void setWriteCacheEnabled(boolean enabled) {
+        boolean was = writeCache;
+        writeCache = enabled;
+        if (was && !enabled) {
+            queue.submit(CACHE_FLUSH, OP_FLUSH);
+        }
+    }
+
+    @Override
+    public DiscardLimits discardLimits() {
+        return punchHoles || blockDevice ? limits : zeroWritingLimits;
+    }
+
+    @Override
+    public int stickyErrorStatus() {
+        return sticky.get();
+    }
+
+    @Override
+    public long durabilityErrors() {
+        return durabilityErrors.get();
+    }
+
     @Override
     public void read(BdevIo io) {
-        submit(io, () -> doRead(io));
+        submit(io, OP_READ);
     }
 
     @Override
     public void write(BdevIo io) {
-        submit(io, () -> doWrite(io.buffer(), io.offset(), io.length()));
+        submit(io, OP_WRITE);
     }
 
     @Override
     public void flush(BdevIo io) {
-        submit(io, this::doFlush);
+        submit(io, OP_FLUSH);
     }
 
     @Override
     public void writeZeroes(BdevIo io) {
-        submit(io, () -> doZero(io.offset(), io.length()));
-    }
-
-    /**
-     * Runs {@code op} on a worker; every submission ends in exactly one completion, also when the device
-     * is closed (refused: INTERNAL_ERROR on the caller's thread) or the operation throws.
-     */
-    private void submit(BdevIo io, java.util.function.IntSupplier op) {
-        if (io.offset() < 0 || io.length() < 0 || io.offset() + io.length() > numBlocks() * blockSize()) {
-            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
-            return;
-        }
-        try {
-            workers.execute(() -> {
-                int status;
-                try {
-                    status = op.getAsInt();
-                } catch (RuntimeException e) {
-                    LOG.warn("file bdev {}: {}", name(), e.toString());
-                    status = NvmeStatus.INTERNAL_ERROR;
-                }
-                io.bdevCompleteAsync(status);
-            });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
-        }
+        submit(io, OP_WRITE_ZEROES);
     }
 
     @Override
     public void deallocate(BdevIo io) {
-        writeZeroes(io);
+        submit(io, OP_DEALLOCATE);
     }
 
-    private int doRead(BdevIo io) {
+    /**
+     * Queues {@code io} for a worker; every submission ends in exactly one completion. A range outside the
+     * device, or a closed device, completes at once with Internal Error; after a durability error every
+     * operation but a read completes at once with {@link #stickyErrorStatus()}.
+     */
+    private void submit(BdevIo io, int op) {
+        if (io.offset() < 0 || io.length() < 0 || io.offset() + io.length() > numBlocks() * blockSize()) {
+            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
+            return;
+        }
+        int failed = sticky.get();
+        if (failed != NvmeStatus.SUCCESS && op != OP_READ) {
+            io.bdevComplete(failed);
+            return;
+        }
+        if (!queue.submit(io, op)) {
+            io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
+        }
+    }
+
+    /** Runs one queued operation on worker {@code w} (the queue's executor). */
+    private int execute(BdevIo io, int op, FileIoQueue.Worker w) {
+        if (op != OP_READ) {
+            int failed = sticky.get();
+            if (failed != NvmeStatus.SUCCESS) {
+                return failed;
+            }
+        }
+        boolean durable = io.fua() || !writeCache;
+        return switch (op) {
+            case OP_READ -> doRead(io, w);
+            case OP_WRITE -> doWrite(io, durable, w);
+            case OP_FLUSH -> doFlush();
+            case OP_WRITE_ZEROES -> doWriteZeroes(io.offset(), io.length(), durable);
+            case OP_DEALLOCATE -> doDeallocate(io.offset(), io.length(), !writeCache);
+            default -> NvmeStatus.INTERNAL_ERROR;
+        };
+    }
+
+    /** The buffer's own address when the kernel can use it in place, else 0 (go through the bounce buffer). */
+    private long directAddress(ByteBuf b) {
+        if (!b.hasMemoryAddress()) {
+            return 0;
+        }
+        long a = b.memoryAddress();
+        return directIo && (a & (DIRECT_ALIGNMENT - 1)) != 0 ? 0 : a;
+    }
+
+    private int doRead(BdevIo io, FileIoQueue.Worker w) {
         ByteBuf dst = io.buffer();
         long off = io.offset();
         int len = io.length();
-        try {
-            if (directIo) {
-                ByteBuffer b = bounce.get();
-                int done = 0;
-                while (done < len) {
-                    int n = Math.min(len - done, b.capacity());
-                    b.clear().limit(n);
-                    readFully(b, off + done);
-                    b.flip();
-                    dst.setBytes(done, b);
-                    done += n;
-                }
-            } else {
-                readFully(dst.nioBuffer(0, len), off);
-            }
-            return NvmeStatus.SUCCESS;
-        } catch (IOException e) {
-            LOG.warn("file bdev {}: read of {} bytes at {} failed: {}", name(), len, off, e.toString());
+        long a = directAddress(dst);
+        int rc = a == 0 ? readBounced(dst, off, len, w) : FileNative.pread(fd, a, len, off);
+        if (rc == -FileNative.EINVAL && a != 0 && directIo) {
+            rc = readBounced(dst, off, len, w); // O_DIRECT refused the buffer's alignment
+        }
+        if (rc < 0) {
+            LOG.warn("file bdev {}: read of {} bytes at {} failed: {}", name(), len, off, FileNative.strerror(rc));
             return NvmeStatus.UNRECOVERED_READ_ERROR;
         }
+        return NvmeStatus.SUCCESS;
     }
 
-    private void readFully(ByteBuffer b, long position) throws IOException {
-        long pos = position;
-        while (b.hasRemaining()) {
-            int n = channel.read(b, pos);
-            if (n < 0) {
-                // past the end of a file that shrank underneath us: zeros
-                while (b.hasRemaining()) {
-                    b.put((byte) 0);
-                }
-                return;
+    private int readBounced(ByteBuf dst, long off, int len, FileIoQueue.Worker w) {
+        ByteBuffer b = w.bounce();
+        int done = 0;
+        while (done < len) {
+            int n = Math.min(len - done, b.capacity());
+            int rc = FileNative.pread(fd, w.bounceAddress(), n, off + done);
+            if (rc < 0) {
+                return rc;
             }
-            pos += n;
+            b.clear().limit(n);
+            dst.setBytes(done, b);
+            done += n;
         }
+        return len;
     }
 
-    private int doWrite(ByteBuf src, long off, int len) {
-        try {
-            if (directIo) {
-                ByteBuffer b = bounce.get();
-                int done = 0;
-                while (done < len) {
-                    int n = Math.min(len - done, b.capacity());
-                    b.clear().limit(n);
-                    src.getBytes(done, b);
-                    b.flip();
-                    writeFully(b, off + done);
-                    done += n;
-                }
-            } else {
-                writeFully(src.nioBuffer(0, len), off);
-            }
+    private int doWrite(BdevIo io, boolean durable, FileIoQueue.Worker w) {
+        ByteBuf src = io.buffer();
+        long off = io.offset();
+        int len = io.length();
+        long a = directAddress(src);
+        int rc = a == 0 ? writeBounced(src, off, len, durable, w) : FileNative.pwrite(fd, a, len, off, durable);
+        if (rc == -FileNative.EINVAL && a != 0 && directIo) {
+            rc = writeBounced(src, off, len, durable, w); // O_DIRECT refused the buffer's alignment
+        }
+        if (rc >= 0) {
             return NvmeStatus.SUCCESS;
-        } catch (IOException e) {
-            LOG.warn("file bdev {}: write of {} bytes at {} failed: {}", name(), len, off, e.toString());
-            return NvmeStatus.WRITE_FAULT;
         }
+        if (durable) {
+            return durabilityError(io.fua() ? "write with FUA" : "write-through write", rc, off, len);
+        }
+        LOG.warn("file bdev {}: write of {} bytes at {} failed: {}", name(), len, off, FileNative.strerror(rc));
+        return NvmeStatus.WRITE_FAULT;
     }
 
-    private void writeFully(ByteBuffer b, long position) throws IOException {
-        long pos = position;
-        while (b.hasRemaining()) {
-            pos += channel.write(b, pos);
+    private int writeBounced(ByteBuf src, long off, int len, boolean durable, FileIoQueue.Worker w) {
+        ByteBuffer b = w.bounce();
+        int done = 0;
+        while (done < len) {
+            int n = Math.min(len - done, b.capacity());
+            b.clear().limit(n);
+            src.getBytes(done, b);
+            int rc = FileNative.pwrite(fd, w.bounceAddress(), n, off + done, durable);
+            if (rc < 0) {
+                return rc;
+            }
+            done += n;
         }
+        return len;
     }
 
     private int doFlush() {
-        try {
-            channel.force(false);
-            return NvmeStatus.SUCCESS;
-        } catch (IOException e) {
-            LOG.warn("file bdev {}: fdatasync failed: {}", name(), e.toString());
-            return NvmeStatus.WRITE_FAULT;
-        }
+        int rc = FileNative.fdatasync(fd);
+        return rc == 0 ? NvmeStatus.SUCCESS : durabilityError("fdatasync", rc, 0, 0);
     }
 
-    private int doZero(long off, long len) {
-        try {
-            ByteBuffer zeros = bounce.get();
-            long done = 0;
-            while (done < len) {
-                int n = (int) Math.min(len - done, Math.min(ZERO_CHUNK, zeros.capacity()));
-                zeros.clear().limit(n);
-                for (int i = 0; i < n; i += 8) {
-                    zeros.putLong(i, 0L);
+    /**
+     * Counts a failed attempt to make data durable and, the first time, makes the device fail every later
+     * write and flush (logged once, at ERROR). Any error counts, whatever its errno: the one an
+     * {@code fdatasync} (or the sync half of RWF_DSYNC) reports may belong to pages written long before.
+     */
+    private int durabilityError(String what, int rc, long off, long len) {
+        durabilityErrors.incrementAndGet();
+        if (sticky.compareAndSet(NvmeStatus.SUCCESS, STICKY_STATUS)) {
+            LOG.error("file bdev {}: {}{} on {} failed: {}. Writes acknowledged before may be lost (the kernel"
+                    + " drops pages it could not write back), so every later write and flush on this device fails"
+                    + " with Write Fault until the bdev is created again", name(), what,
+                len == 0 ? "" : " of " + len + " bytes at " + off, path, FileNative.strerror(rc));
+        }
+        return sticky.get();
+    }
+
+    /** Write Zeroes: a zeroed range (file: ZERO_RANGE, else a hole; block device: BLKZEROOUT), else zeros. */
+    private int doWriteZeroes(long off, long len, boolean durable) {
+        int rc = -FileNative.EOPNOTSUPP;
+        if (blockDevice) {
+            rc = FileNative.blkZeroout(fd, off, len);
+        } else {
+            if (zeroRanges) {
+                rc = FileNative.zeroRange(fd, off, len);
+                if (FileNative.unsupported(rc)) {
+                    zeroRanges = false;
+                    LOG.info("file bdev {}: the file system of {} cannot zero ranges; Write Zeroes punches holes"
+                        + " or writes zeros", name(), path);
                 }
-                writeFully(zeros, off + done);
-                done += n;
             }
-            return NvmeStatus.SUCCESS;
-        } catch (IOException e) {
-            LOG.warn("file bdev {}: zeroing {} bytes at {} failed: {}", name(), len, off, e.toString());
+            if (FileNative.unsupported(rc) && punchHoles) {
+                rc = punch(off, len);
+            }
+        }
+        if (FileNative.unsupported(rc)) {
+            rc = writeZeros(off, len, false);
+        }
+        return finishZeroing("zeroing", rc, off, len, durable);
+    }
+
+    /** Deallocate: a hole in a file, BLKDISCARD on a block device; zeros where neither is possible. */
+    private int doDeallocate(long off, long len, boolean durable) {
+        int rc = -FileNative.EOPNOTSUPP;
+        if (blockDevice) {
+            rc = limits.deallocate() ? FileNative.blkDiscard(fd, off, len) : FileNative.blkZeroout(fd, off, len);
+        } else if (punchHoles) {
+            rc = punch(off, len);
+        }
+        if (FileNative.unsupported(rc)) {
+            rc = writeZeros(off, len, false);
+        }
+        return finishZeroing("deallocate", rc, off, len, durable);
+    }
+
+    private int punch(long off, long len) {
+        int rc = FileNative.punchHole(fd, off, len);
+        if (FileNative.unsupported(rc)) {
+            punchHoles = false;
+            LOG.warn("file bdev {}: the file system of {} refused to punch a hole; Deallocate writes zeros"
+                + " from now on", name(), path);
+        }
+        return rc;
+    }
+
+    /** With the write cache off the zeroed range is made durable too. */
+    private int finishZeroing(String what, int rc, long off, long len, boolean durable) {
+        if (rc < 0) {
+            LOG.warn("file bdev {}: {} of {} bytes at {} failed: {}", name(), what, len, off, FileNative.strerror(rc));
             return NvmeStatus.WRITE_FAULT;
         }
+        if (durable) {
+            int sync = FileNative.fdatasync(fd);
+            if (sync < 0) {
+                return durabilityError(what + " (write-through)", sync, off, len);
+            }
+        }
+        return NvmeStatus.SUCCESS;
+    }
+
+    /** Writes zeros over the range from the shared zero buffer, {@link #ZERO_CHUNK} bytes at a time. */
+    private int writeZeros(long off, long len, boolean durable) {
+        long done = 0;
+        while (done < len) {
+            int n = (int) Math.min(len - done, ZERO_CHUNK);
+            int rc = FileNative.pwrite(fd, zerosAddress, n, off + done, durable);
+            if (rc < 0) {
+                return rc;
+            }
+            done += n;
+        }
+        return 0;
     }
 
     @Override
     public synchronized void grow(long newNumBlocks) {
         long bytes = newNumBlocks * blockSize();
-        try {
-            if (Files.isRegularFile(path)) {
-                if (Files.size(path) < bytes) {
-                    extend(path, bytes);
-                }
-            } else if (blockDeviceSize(path) < bytes) {
+        long size = FileNative.size(fd);
+        if (size < 0) {
+            throw new BdevException("file bdev " + name() + ": cannot grow " + path + ": " + FileNative.strerror((int) size));
+        }
+        if (size < bytes) {
+            if (blockDevice) {
                 throw new BdevException("file bdev " + name() + ": block device " + path + " is smaller than "
                     + bytes + " bytes");
             }
-        } catch (IOException e) {
-            throw new BdevException("file bdev " + name() + ": cannot grow " + path + ": " + e, e);
+            int rc = FileNative.setSize(fd, bytes);
+            if (rc < 0) {
+                throw new BdevException("file bdev " + name() + ": cannot grow " + path + ": " + FileNative.strerror(rc));
+            }
         }
         setNumBlocks(newNumBlocks);
     }
 
+    /** Waits for every outstanding I/O, makes the data durable, and closes the file. */
     @Override
     public void close() {
-        workers.shutdown();
-        try {
-            if (!workers.awaitTermination(10, TimeUnit.SECONDS)) {
-                LOG.warn("file bdev {}: workers did not finish within 10 s", name());
+        synchronized (this) {
+            if (closed) {
+                return;
             }
-            channel.force(true);
-        } catch (IOException e) {
-            LOG.warn("file bdev {}: final sync failed: {}", name(), e.toString());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            closed = true;
+        }
+        queue.close();
+        try {
+            int rc = FileNative.fdatasync(fd);
+            if (rc < 0) {
+                durabilityError("final fdatasync", rc, 0, 0);
+            }
         } finally {
-            closeQuietly(channel);
+            FileNative.close(fd);
         }
     }
 }

@@ -9,7 +9,9 @@ import io.nvmf4j.nvme.NvmeStatus;
  * creation, copied to and from the request buffers by address. Completes synchronously on the
  * caller's thread and allocates nothing per I/O.
  *
- * <p>Deallocate and Write Zeroes zero the range (reads of deallocated blocks return zeros, DLFEAT 001b).
+ * <p>Deallocate and Write Zeroes zero the range (reads of deallocated blocks return zeros, DLFEAT 001b); the
+ * memory stays allocated, so nothing is freed and Write Zeroes' DEAC has nothing to add. No limits: the command
+ * layer hands long ranges over in pieces of a few MiB and yields between them.
  */
 public final class MallocBdev extends AbstractBdev {
     private final long size;
@@ -30,9 +32,16 @@ public final class MallocBdev extends AbstractBdev {
         PlatformDependent.setMemory(address, size, (byte) 0);
     }
 
+    private static final DiscardLimits LIMITS = new DiscardLimits(true, false, true, false, 256, 0, 0);
+
     @Override
     public boolean persistent() {
         return false;
+    }
+
+    @Override
+    public DiscardLimits discardLimits() {
+        return LIMITS;
     }
 
     /** Refuses (instead of corrupting memory) a range outside the device or beyond the buffer. */

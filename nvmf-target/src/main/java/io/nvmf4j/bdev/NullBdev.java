@@ -2,8 +2,13 @@ package io.nvmf4j.bdev;
 
 import io.nvmf4j.nvme.NvmeStatus;
 
-/** Discards writes and reads zeros; for measuring the transport without a medium. */
+/**
+ * Discards writes and reads zeros; for measuring the transport without a medium. Deallocate is accepted and
+ * has its effect already (reads return zeros, DLFEAT 001b); there is no space to free and no limit.
+ */
 public final class NullBdev extends AbstractBdev {
+    private static final DiscardLimits LIMITS = new DiscardLimits(true, false, true, false, 256, 0, 0);
+
     public NullBdev(String name, int blockSize, long numBlocks) {
         super(name, blockSize, numBlocks);
     }
@@ -11,6 +16,11 @@ public final class NullBdev extends AbstractBdev {
     @Override
     public boolean persistent() {
         return false;
+    }
+
+    @Override
+    public DiscardLimits discardLimits() {
+        return LIMITS;
     }
 
     @Override

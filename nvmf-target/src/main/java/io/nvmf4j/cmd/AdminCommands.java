@@ -25,8 +25,16 @@ public final class AdminCommands {
     public static final int IDENTIFY_SIZE = 4096;
     /** KAS: keep-alive granularity in 100 ms units. */
     public static final int KEEP_ALIVE_GRANULARITY = 10;
-    /** ONCS: Compare, Dataset Management, Write Zeroes, Timestamp. */
-    public static final int SUPPORTED_NVM_COMMANDS = 0x1 | 0x4 | 0x8 | 0x40;
+    /** Temperatures in Kelvin: the composite temperature reported, the default over-temperature threshold. */
+    public static final int COMPOSITE_TEMPERATURE_K = 310;
+    public static final int WARNING_TEMPERATURE_K = 343;
+    public static final int CRITICAL_TEMPERATURE_K = 358;
+    /** Temperature Threshold (04h) CDW11: TMPSEL bits 19:16, THSEL bits 21:20 (00b over, 01b under). */
+    private static final int THSEL_UNDER = 1;
+    /** Arbitration (01h): Arbitration Burst 111b, no limit; weights 0. */
+    private static final int ARBITRATION_NO_BURST_LIMIT = 0x7;
+    /** Get Features SEL 011b: capabilities; bit 2 changeable. */
+    private static final int FEATURE_CHANGEABLE = 0x4;
 
     private final LogPages logPages;
     private final CommandHandler identify = this::executeIdentify;
@@ -101,8 +109,11 @@ public final class AdminCommands {
         } else if (cns == Opcodes.CNS_NS_DESCRIPTORS) {
             status = namespaceDescriptors(c.subsystem(), req.sqe.nsid(), d);
         } else if (cns == Opcodes.CNS_CSI_CONTROLLER) {
-            // I/O command set specific controller data: NVM (CSI 0) only; all limits 0 = none beyond MDTS
+            // I/O command set specific controller data: NVM (CSI 0) only, with the Dataset Management limits
             status = (req.sqe.cdw11() >>> 24) == 0 ? NvmeStatus.SUCCESS : NvmeStatus.INVALID_FIELD;
+            if (status == NvmeStatus.SUCCESS) {
+                NamespaceDevices.putDsmLimits(c.subsystem(), d);
+            }
         } else {
             status = NvmeStatus.INVALID_FIELD;
         }
@@ -135,6 +146,8 @@ public final class AdminCommands {
         d.setByte(LPA, discovery ? 0x4 : 0x6);
         d.setByte(ELPE, Controller.ERROR_LOG_ENTRIES - 1);
         d.setShortLE(KAS, KEEP_ALIVE_GRANULARITY);
+        d.setShortLE(WCTEMP, WARNING_TEMPERATURE_K);
+        d.setShortLE(CCTEMP, CRITICAL_TEMPERATURE_K);
         d.setShortLE(MAXCMD, limits.maxQueueDepth());
         d.setIntLE(SGLS, 0x1 | (limits.inCapsuleDataSize() > 0 ? 1 << 20 : 0)
             | (limits.trtype() == TransportLimits.TRTYPE_RDMA ? 0x4 : 0));
@@ -143,8 +156,8 @@ public final class AdminCommands {
             d.setByte(SQES, 0x66);
             d.setByte(CQES, 0x44);
             d.setIntLE(NN, s.maxNamespaces());
-            d.setShortLE(ONCS, SUPPORTED_NVM_COMMANDS);
-            d.setByte(VWC, 0x05);
+            d.setShortLE(ONCS, NamespaceDevices.oncs(s));
+            d.setByte(VWC, NamespaceDevices.volatileCachePresent(s) ? VWC_PRESENT | VWC_NO_FLUSH_BROADCAST : 0);
             d.setIntLE(IOCCSZ, limits.ioccsz());
             d.setIntLE(IORCSZ, 1);
             d.setShortLE(ICDOFF, 0);
@@ -168,7 +181,7 @@ public final class AdminCommands {
         d.setByte(IdentifyNamespace.NLBAF, 0);
         d.setByte(IdentifyNamespace.FLBAS, 0);
         d.setByte(IdentifyNamespace.NMIC, 1);
-        d.setByte(IdentifyNamespace.DLFEAT, 0x1);
+        d.setByte(IdentifyNamespace.DLFEAT, NamespaceDevices.dlfeat(ns.bdev().discardLimits()));
         d.setBytes(IdentifyNamespace.NGUID, ns.nguid());
         byte[] eui = ns.eui64();
         if (eui != null) {
@@ -250,7 +263,13 @@ public final class AdminCommands {
                 int granularity = KEEP_ALIVE_GRANULARITY * 100;
                 c.setKato(kato == 0 ? 0 : ((kato + granularity - 1) / granularity) * granularity);
             }
-            case Opcodes.FID_VOLATILE_WRITE_CACHE -> c.volatileWriteCache = (cdw11 & 1) != 0;
+            case Opcodes.FID_VOLATILE_WRITE_CACHE -> {
+                if (!NamespaceDevices.volatileCachePresent(c.subsystem())) {
+                    req.fail(NvmeStatus.INVALID_FIELD, 40); // Identify VWC reports no volatile write cache
+                    return;
+                }
+                NamespaceDevices.setWriteCacheEnabled(c.subsystem(), (cdw11 & 1) != 0);
+            }
             case Opcodes.FID_TIMESTAMP -> {
                 long ts = req.data.getLongLE(0) & 0xFFFFFFFFFFFFL;
                 c.timestampOriginMillis = ts;
@@ -274,15 +293,18 @@ public final class AdminCommands {
         int fid = req.sqe.cdw10() & 0xFF;
         int sel = (req.sqe.cdw10() >>> 8) & 0x7;
         if (sel == 3) {
-            // supported capabilities: changeable, not saveable, not namespace specific
-            boolean known = fid == Opcodes.FID_NUMBER_OF_QUEUES || fid == Opcodes.FID_ASYNC_EVENT_CONFIG
+            // supported capabilities: not saveable, not namespace specific; changeable or fixed
+            boolean changeable = fid == Opcodes.FID_NUMBER_OF_QUEUES || fid == Opcodes.FID_ASYNC_EVENT_CONFIG
                 || fid == Opcodes.FID_KEEP_ALIVE_TIMER || fid == Opcodes.FID_VOLATILE_WRITE_CACHE
                 || fid == Opcodes.FID_TIMESTAMP || fid == Opcodes.FID_HOST_IDENTIFIER;
-            if (!known) {
+            boolean fixed = fid == Opcodes.FID_ARBITRATION || fid == Opcodes.FID_POWER_MANAGEMENT
+                || fid == Opcodes.FID_TEMPERATURE_THRESHOLD || fid == Opcodes.FID_WRITE_ATOMICITY_NORMAL;
+            boolean noCache = fid == Opcodes.FID_VOLATILE_WRITE_CACHE && !NamespaceDevices.volatileCachePresent(c.subsystem());
+            if ((!changeable && !fixed) || noCache) {
                 req.fail(NvmeStatus.INVALID_FIELD, 40);
                 return;
             }
-            req.dw0 = 0x4;
+            req.dw0 = changeable ? FEATURE_CHANGEABLE : 0;
             if (req.data != null) {
                 req.data.setZero(0, req.dataLength);
             }
@@ -301,7 +323,25 @@ public final class AdminCommands {
             }
             case Opcodes.FID_ASYNC_EVENT_CONFIG -> req.dw0 = defaults ? 0 : c.aecConfig;
             case Opcodes.FID_KEEP_ALIVE_TIMER -> req.dw0 = defaults ? 0 : c.kato();
-            case Opcodes.FID_VOLATILE_WRITE_CACHE -> req.dw0 = defaults || c.volatileWriteCache ? 1 : 0;
+            case Opcodes.FID_VOLATILE_WRITE_CACHE -> {
+                if (!NamespaceDevices.volatileCachePresent(c.subsystem())) {
+                    req.fail(NvmeStatus.INVALID_FIELD, 40);
+                    return;
+                }
+                req.dw0 = defaults || NamespaceDevices.writeCacheEnabled(c.subsystem()) ? 1 : 0;
+            }
+            case Opcodes.FID_ARBITRATION -> req.dw0 = ARBITRATION_NO_BURST_LIMIT;
+            case Opcodes.FID_POWER_MANAGEMENT, Opcodes.FID_WRITE_ATOMICITY_NORMAL -> req.dw0 = 0; // PS 0; DN 0
+            case Opcodes.FID_TEMPERATURE_THRESHOLD -> {
+                int tmpsel = (req.sqe.cdw11() >>> 16) & 0xF;
+                int thsel = (req.sqe.cdw11() >>> 20) & 0x3;
+                if (tmpsel != 0 || thsel > THSEL_UNDER) {
+                    // the composite temperature only; no separate sensors
+                    req.fail(NvmeStatus.INVALID_FIELD, 44);
+                    return;
+                }
+                req.dw0 = (thsel == THSEL_UNDER ? 0 : WARNING_TEMPERATURE_K) | (thsel << 20);
+            }
             case Opcodes.FID_TIMESTAMP -> {
                 long now;
                 int attrs;

@@ -1,10 +1,12 @@
 package io.nvmf4j.cmd;
 
 import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Target;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
+import io.nvmf4j.nvme.Sqe;
 
 /**
  * Parses a command by queue state, then opcode: with no controller only Connect is allowed, qid 0 is
@@ -25,13 +27,17 @@ public final class CommandDispatcher {
 
     public int parse(Request req) {
         int opcode = req.sqe.opcode();
-        if (req.sqe.fuse() != 0) {
-            req.errorLocation = 1;
+        if (req.sqe.fuse() != 0 || req.sqe.psdt() != Sqe.PSDT_SGL) {
+            // fabrics: no fused commands, and SGLs (PSDT 01b) for every command, as nvmet_req_init demands
+            req.errorLocation = Sqe.FLAGS;
             return NvmeStatus.INVALID_FIELD;
         }
         Controller c = req.queue().controller();
         if (c == null) {
             if (opcode == Opcodes.FABRICS && req.sqe.fctype() == Opcodes.FCTYPE_CONNECT) {
+                if (req.queue().connectInProgress() == null) {
+                    req.queue().connectInProgress(req); // the first Connect claims the queue; see executeConnect
+                }
                 return fabrics.parseConnect(req);
             }
             return NvmeStatus.COMMAND_SEQUENCE_ERROR;
@@ -54,10 +60,14 @@ public final class CommandDispatcher {
 
     /** Runs the handler chosen by {@link #parse}; the transport calls it once the data is in place. */
     public void execute(Request req) {
-        if (req.ns != null && req.controller().subsystem().namespace(req.sqe.nsid()) != req.ns) {
-            // removed while its data was on the way: the device may be closing, do not touch it
-            req.fail(NvmeStatus.INVALID_NAMESPACE, 4);
-            return;
+        Namespace ns = req.ns;
+        if (ns != null) {
+            if (req.controller().subsystem().namespace(req.sqe.nsid()) != ns || !ns.tryAcquire()) {
+                // removed while its data was on the way: the device may be closing, do not touch it
+                req.fail(NvmeStatus.INVALID_NAMESPACE, Sqe.NSID);
+                return;
+            }
+            req.nsHeld = true;
         }
         req.handler.execute(req);
     }

@@ -105,6 +105,12 @@ public final class FabricsCommands {
         String hostnqn = Layout.getNulTerminated(d, DATA_HOSTNQN, 256);
         Queue queue = req.queue();
 
+        if (queue.connectInProgress() != req || queue.controller() != null) {
+            // a Connect that came while an earlier one on this queue was still in progress (its data on the
+            // way: the later one may well execute first): one queue binds one controller
+            req.fail(NvmeStatus.COMMAND_SEQUENCE_ERROR, Request.NO_ERROR_LOCATION);
+            return;
+        }
         if (recfmt != 0) {
             rejectConnect(req, NvmeStatus.CONNECT_INCOMPATIBLE_FORMAT, false, SQE_RECFMT);
             return;
@@ -220,9 +226,9 @@ public final class FabricsCommands {
         } else if (!eightBytes && offset == PROP_VS) {
             value = NVME_VERSION;
         } else if (!eightBytes && offset == PROP_CC) {
-            value = c.cc & 0xFFFFFFFFL;
+            value = c.cc() & 0xFFFFFFFFL;
         } else if (!eightBytes && offset == PROP_CSTS) {
-            value = c.csts & 0xFFFFFFFFL;
+            value = c.csts() & 0xFFFFFFFFL;
         } else {
             req.fail(NvmeStatus.INVALID_FIELD, 44);
             return;
@@ -248,42 +254,8 @@ public final class FabricsCommands {
             req.fail(NvmeStatus.INVALID_FIELD, 44);
             return;
         }
-        updateCc(c, value);
+        c.writeCc(value);
         req.complete(NvmeStatus.SUCCESS);
-    }
-
-    /** The CC/CSTS state machine: enable, reset, shutdown. */
-    static void updateCc(Controller c, int cc) {
-        int old = c.cc;
-        c.cc = cc;
-        boolean wasEnabled = (old & 1) != 0;
-        boolean enable = (cc & 1) != 0;
-        if (enable && !wasEnabled) {
-            int css = (cc >>> 4) & 0x7;
-            int mps = (cc >>> 7) & 0xF;
-            int iosqes = (cc >>> 16) & 0xF;
-            int iocqes = (cc >>> 20) & 0xF;
-            if (css != 0 || mps != 0 || iosqes != 6 || iocqes != 4) {
-                LOG.warn("{}: CC 0x{} enables with unsupported CSS/MPS/IOSQES/IOCQES: controller fatal status",
-                    c, Integer.toHexString(cc));
-                c.csts |= 0x2;
-            } else {
-                c.csts |= 0x1;
-            }
-        } else if (!enable && wasEnabled) {
-            c.csts &= ~0x3;
-            for (Queue q : c.ioQueues()) {
-                c.detachIoQueue(q.qid(), q);
-                q.disconnect("controller reset (CC.EN cleared)");
-            }
-        }
-        int shn = (cc >>> 14) & 0x3;
-        int oldShn = (old >>> 14) & 0x3;
-        if (shn != 0 && oldShn == 0) {
-            c.csts = (c.csts & ~0xC) | (0x2 << 2);
-        } else if (shn == 0 && oldShn != 0) {
-            c.csts &= ~0xC;
-        }
     }
 
     // ---- Disconnect ----

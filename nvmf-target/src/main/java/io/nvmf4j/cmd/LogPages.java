@@ -21,7 +21,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Get Log Page: error (01h), SMART / health (02h), firmware slot (03h), changed namespace list (04h),
+ * Get Log Page: supported log pages (00h), error (01h), SMART / health (02h), firmware slot (03h), changed namespace list (04h),
  * commands supported and effects (05h) and, on discovery controllers, the discovery log (70h).
  *
  * <p>Each page is built whole into a scratch buffer, then the requested window (offset, length) is
@@ -30,6 +30,14 @@ import java.util.Set;
 public final class LogPages {
     public static final int SMART_SIZE = 512;
     public static final int ERROR_ENTRY_SIZE = 64;
+    /** Supported Log Pages: one 32-bit entry per LID; bit 0 LSUPP. */
+    public static final int SUPPORTED_LOG_PAGES_SIZE = 1024;
+    private static final int LSUPP = 0x1;
+    /** SMART / health: critical warning bit 2, reliability degraded by media errors. */
+    private static final int CRITICAL_WARNING_RELIABILITY = 0x4;
+    private static final int SMART_CRITICAL_WARNING = 0;
+    private static final int SMART_COMPOSITE_TEMPERATURE = 1;
+    private static final int SMART_MEDIA_ERRORS = 160;
 
     private final Target target;
     private final CommandHandler getLogPage = this::executeGetLogPage;
@@ -80,22 +88,28 @@ public final class LogPages {
         } finally {
             page.release();
         }
-        if (!retainEvent && offset == 0) {
-            c.logPageRead(lid);
+        if (!retainEvent) {
+            c.logPageRead(lid); // at any offset: RAE 0 clears the event once the command completes
         }
         req.complete(NvmeStatus.SUCCESS);
     }
 
     private static boolean knownLid(int lid) {
-        return lid >= Opcodes.LID_ERROR && lid <= Opcodes.LID_COMMANDS_EFFECTS;
+        return lid >= Opcodes.LID_SUPPORTED_LOG_PAGES && lid <= Opcodes.LID_COMMANDS_EFFECTS;
     }
 
     /** Builds the whole page, or returns null for a page this controller does not have. */
     private ByteBuf buildPage(Controller c, int lid, int nsid) {
         if (c.isDiscovery()) {
+            if (lid == Opcodes.LID_SUPPORTED_LOG_PAGES) {
+                return supportedLogPages(Opcodes.LID_SUPPORTED_LOG_PAGES, Opcodes.LID_DISCOVERY);
+            }
             return lid == Opcodes.LID_DISCOVERY ? discoveryLog(c) : null;
         }
         switch (lid) {
+            case Opcodes.LID_SUPPORTED_LOG_PAGES:
+                return supportedLogPages(Opcodes.LID_SUPPORTED_LOG_PAGES, Opcodes.LID_ERROR, Opcodes.LID_SMART,
+                    Opcodes.LID_FIRMWARE_SLOT, Opcodes.LID_CHANGED_NS_LIST, Opcodes.LID_COMMANDS_EFFECTS);
             case Opcodes.LID_ERROR:
                 return errorLog(c);
             case Opcodes.LID_SMART:
@@ -115,6 +129,14 @@ public final class LogPages {
         ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(size);
         b.setZero(0, size);
         b.writerIndex(size);
+        return b;
+    }
+
+    private static ByteBuf supportedLogPages(int... lids) {
+        ByteBuf b = zeroed(SUPPORTED_LOG_PAGES_SIZE);
+        for (int lid : lids) {
+            b.setIntLE(4 * lid, LSUPP);
+        }
         return b;
     }
 
@@ -141,20 +163,25 @@ public final class LogPages {
         long writes = 0;
         long bytesRead = 0;
         long bytesWritten = 0;
+        long mediaErrors = 0;
         for (Namespace ns : s.namespaces()) {
             if (nsid == 0 || nsid == -1 || nsid == ns.nsid()) {
+                mediaErrors += ns.bdev().durabilityErrors();
                 reads += ns.readCommands.sum();
                 writes += ns.writeCommands.sum();
                 bytesRead += ns.bytesRead.sum();
                 bytesWritten += ns.bytesWritten.sum();
             }
         }
+        b.setByte(SMART_CRITICAL_WARNING, mediaErrors > 0 ? CRITICAL_WARNING_RELIABILITY : 0);
+        b.setShortLE(SMART_COMPOSITE_TEMPERATURE, AdminCommands.COMPOSITE_TEMPERATURE_K);
         b.setByte(3, 100); // available spare
         b.setByte(4, 10); // available spare threshold
         b.setLongLE(32, dataUnits(bytesRead));
         b.setLongLE(48, dataUnits(bytesWritten));
         b.setLongLE(64, reads);
         b.setLongLE(80, writes);
+        b.setLongLE(SMART_MEDIA_ERRORS, mediaErrors); // failed write-backs: acknowledged data may be lost
         return b;
     }
 

@@ -10,6 +10,11 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
 public final class BdevConfig {
+    public static final int DEFAULT_IO_WORKERS = 8;
+    public static final int MAX_IO_WORKERS = 256;
+    public static final int DEFAULT_IO_QUEUE_DEPTH = 1024;
+    public static final int MAX_IO_QUEUE_DEPTH = 65536;
+
     public String name;
     public String type;
     /** Logical block size in bytes: 512 or 4096. */
@@ -20,6 +25,16 @@ public final class BdevConfig {
     public String path;
     /** {@code file} only: open with O_DIRECT. */
     public boolean directIo;
+    /**
+     * {@code file} only: worker threads, i.e. I/Os the device runs at once (null: {@link #DEFAULT_IO_WORKERS}).
+     * Requests beyond them wait in order.
+     */
+    public Integer ioWorkers;
+    /**
+     * {@code file} only: requests that can wait for a worker in preallocated slots (null:
+     * {@link #DEFAULT_IO_QUEUE_DEPTH}); more still wait (the queue grows), none is refused.
+     */
+    public Integer ioQueueDepth;
 
     public BdevConfig() {
     }
@@ -29,5 +44,13 @@ public final class BdevConfig {
         this.type = type;
         this.blockSize = blockSize;
         this.numBlocks = numBlocks;
+    }
+
+    public int ioWorkersOrDefault() {
+        return ioWorkers == null ? DEFAULT_IO_WORKERS : ioWorkers;
+    }
+
+    public int ioQueueDepthOrDefault() {
+        return ioQueueDepth == null ? DEFAULT_IO_QUEUE_DEPTH : ioQueueDepth;
     }
 }

@@ -129,6 +129,9 @@ public final class ConfigValidator {
         if (t.maxH2cData < 4096 || t.maxH2cData % 4 != 0 || t.maxH2cData > (8 << 20)) {
             p.add("tcp.maxH2cData: must be a multiple of 4 from 4096 to 8388608, got " + t.maxH2cData);
         }
+        if (t.connectTimeoutMs != 0 && (t.connectTimeoutMs < 100 || t.connectTimeoutMs > 3_600_000)) {
+            p.add("tcp.connectTimeoutMs: must be 0 (no limit) or 100..3600000, got " + t.connectTimeoutMs);
+        }
     }
 
     private static void validateRdma(RdmaTransportConfig r, List<String> p) {
@@ -179,6 +182,12 @@ public final class ConfigValidator {
                 if (b.path != null) {
                     p.add(at + ".path: only file bdevs have a path");
                 }
+                if (b.ioWorkers != null) {
+                    p.add(at + ".ioWorkers: only file bdevs have I/O workers");
+                }
+                if (b.ioQueueDepth != null) {
+                    p.add(at + ".ioQueueDepth: only file bdevs have an I/O queue");
+                }
             }
             case "file" -> {
                 if (b.directIo && b.blockSize < 4096) {
@@ -189,6 +198,13 @@ public final class ConfigValidator {
                 }
                 if (b.numBlocks < 0) {
                     p.add(at + ".numBlocks: must not be negative");
+                }
+                if (b.ioWorkers != null && (b.ioWorkers < 1 || b.ioWorkers > BdevConfig.MAX_IO_WORKERS)) {
+                    p.add(at + ".ioWorkers: must be 1.." + BdevConfig.MAX_IO_WORKERS + ", got " + b.ioWorkers);
+                }
+                if (b.ioQueueDepth != null && (b.ioQueueDepth < 1 || b.ioQueueDepth > BdevConfig.MAX_IO_QUEUE_DEPTH)) {
+                    p.add(at + ".ioQueueDepth: must be 1.." + BdevConfig.MAX_IO_QUEUE_DEPTH + ", got "
+                        + b.ioQueueDepth);
                 }
             }
             default -> p.add(at + ".type: must be malloc, null or file, got '" + b.type + "'");

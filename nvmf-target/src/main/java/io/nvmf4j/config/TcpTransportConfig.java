@@ -17,4 +17,9 @@ public final class TcpTransportConfig {
     public int maxH2cData = 131072;
     /** Send C2HData with the SUCCESS flag (no CapsuleResp) when the host did not disable it. */
     public boolean c2hSuccess = true;
+    /**
+     * A connection that has not sent ICReq and completed a Fabrics Connect within this many milliseconds is
+     * closed (logged, counted); 0 disables the limit. nvmet's TLS handshake limit defaults to 10 s too.
+     */
+    public int connectTimeoutMs = 10000;
 }

@@ -56,11 +56,20 @@ public final class Controller {
     private final AtomicBoolean destroyed = new AtomicBoolean();
     private final IoObserver observer;
 
+    /** CC.EN, CC.SHN (bits 15:14) and CSTS.RDY, CSTS.CFS, CSTS.SHST (bits 3:2). */
+    public static final int CC_EN = 0x1;
+    public static final int CSTS_RDY = 0x1;
+    public static final int CSTS_CFS = 0x2;
+    public static final int CSTS_SHST_MASK = 0xC;
+    public static final int CSTS_SHST_PROCESSING = 0x1 << 2;
+    public static final int CSTS_SHST_COMPLETE = 0x2 << 2;
+
     // Admin-thread state (cc and csts are read by I/O queues too)
-    public volatile int cc;
-    public volatile int csts;
+    private volatile int cc;
+    private volatile int csts;
+    /** The shutdown whose flushes are under way, or null. */
+    private ShutdownFlush shutdown;
     public int aecConfig;
-    public boolean volatileWriteCache = true;
     public long timestampOriginMillis = -1;
     public long timestampSetAtNanos;
     private volatile int grantedIoQueues;
@@ -143,7 +152,80 @@ public final class Controller {
     }
 
     public boolean enabledAndReady() {
-        return (cc & 1) != 0 && (csts & 1) != 0;
+        return (cc & CC_EN) != 0 && (csts & CSTS_RDY) != 0;
+    }
+
+    public int cc() {
+        return cc;
+    }
+
+    public int csts() {
+        return csts;
+    }
+
+    // ---- CC / CSTS state machine (admin thread) ----
+
+    /**
+     * Property Set CC: enable (CSTS.RDY, or CSTS.CFS for settings this controller cannot run with), reset
+     * (CC.EN cleared: I/O queues are disconnected) and shutdown (CC.SHN: CSTS.SHST processing while every
+     * namespace's device flushes, then complete).
+     */
+    public void writeCc(int value) {
+        int old = cc;
+        cc = value;
+        boolean wasEnabled = (old & CC_EN) != 0;
+        boolean enable = (value & CC_EN) != 0;
+        if (enable && !wasEnabled) {
+            if (supportedCc(value)) {
+                csts |= CSTS_RDY;
+            } else {
+                LOG.warn("{}: CC 0x{} enables with unsupported CSS/MPS/IOSQES/IOCQES: controller fatal status", this,
+                    Integer.toHexString(value));
+                csts |= CSTS_CFS;
+            }
+        } else if (!enable && wasEnabled) {
+            csts &= ~(CSTS_RDY | CSTS_CFS);
+            for (Queue q : ioQueues()) {
+                detachIoQueue(q.qid(), q);
+                q.disconnect("controller reset (CC.EN cleared)");
+            }
+        }
+        int shn = (value >>> 14) & 0x3;
+        int oldShn = (old >>> 14) & 0x3;
+        if (shn != 0 && oldShn == 0) {
+            startShutdown();
+        } else if (shn == 0 && oldShn != 0) {
+            shutdown = null;
+            csts &= ~CSTS_SHST_MASK;
+        }
+    }
+
+    /**
+     * CSS NVM, 4 KiB pages; I/O controllers also need 64-byte SQEs and 16-byte CQEs. A discovery controller has
+     * no I/O queues, and hosts enable it with IOSQES = IOCQES = 0 (nvmet exempts discovery the same way).
+     */
+    private boolean supportedCc(int value) {
+        int css = (value >>> 4) & 0x7;
+        int mps = (value >>> 7) & 0xF;
+        int iosqes = (value >>> 16) & 0xF;
+        int iocqes = (value >>> 20) & 0xF;
+        return css == 0 && mps == 0 && (isDiscovery() || (iosqes == 6 && iocqes == 4));
+    }
+
+    /** CC.SHN set: SHST processing, a flush of every namespace's device, then SHST complete. */
+    private void startShutdown() {
+        csts = (csts & ~CSTS_SHST_MASK) | CSTS_SHST_PROCESSING;
+        ShutdownFlush round = new ShutdownFlush(this);
+        shutdown = round;
+        round.start(subsystem.namespaces());
+    }
+
+    /** Every flush of {@code round} completed (admin thread); a round replaced by a later CC write is ignored. */
+    void shutdownFlushed(ShutdownFlush round) {
+        if (shutdown == round) {
+            shutdown = null;
+            csts = (csts & ~CSTS_SHST_MASK) | CSTS_SHST_COMPLETE;
+        }
     }
 
     // ---- I/O queues ----

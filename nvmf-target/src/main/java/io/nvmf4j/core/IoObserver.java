@@ -40,6 +40,10 @@ public interface IoObserver {
     default void transportError(String transport, int fes) {
     }
 
+    /** A connection was closed because it had not completed its handshake (TCP: ICReq and Connect) in time. */
+    default void connectTimedOut(String transport) {
+    }
+
     /** A controller was torn down because its keep-alive timer expired. */
     default void keepAliveExpired(Subsystem subsystem) {
     }

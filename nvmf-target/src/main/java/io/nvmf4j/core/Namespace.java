@@ -2,9 +2,18 @@ package io.nvmf4j.core;
 
 import io.nvmf4j.bdev.BlockDevice;
 
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
-/** A namespace: nsid, the block device behind it, its identifiers and its I/O counters. */
+/**
+ * A namespace: nsid, the block device behind it, its identifiers and its I/O counters.
+ *
+ * <p>In-flight work: every command that reaches the device holds the namespace from its execution to its
+ * completion ({@link #tryAcquire} / {@link #release}, poll-group threads, allocation-free). Once removed
+ * ({@link #markRemoved}) no new command gets in, long commands stop at their next step, and the control
+ * plane closes the device only after {@link #awaitIdle} saw the count at zero: a device is never freed
+ * under work that runs on it.
+ */
 public final class Namespace {
     private final int nsid;
     private final BlockDevice bdev;
@@ -16,6 +25,10 @@ public final class Namespace {
     public final LongAdder writeCommands = new LongAdder();
     public final LongAdder bytesRead = new LongAdder();
     public final LongAdder bytesWritten = new LongAdder();
+
+    /** Commands executing on the device now (incremented before {@link #removed} is read, see tryAcquire). */
+    private final LongAdder inFlight = new LongAdder();
+    private volatile boolean removed;
 
     /**
      * @param nguid 16 bytes
@@ -57,5 +70,58 @@ public final class Namespace {
     /** 8 bytes, or null when none was configured. */
     public byte[] eui64() {
         return eui64 == null ? null : eui64.clone();
+    }
+
+    /**
+     * Counts one command in before it touches the device; false (and nothing counted) once the namespace is
+     * removed. The increment comes before the read of the flag and {@link #markRemoved} writes the flag before
+     * it reads the count, so either the command sees the removal or the removal sees the command.
+     */
+    public boolean tryAcquire() {
+        inFlight.increment();
+        if (removed) {
+            inFlight.decrement();
+            return false;
+        }
+        return true;
+    }
+
+    /** Counts a command out (it completed, or stopped); exactly once per successful {@link #tryAcquire}. */
+    public void release() {
+        inFlight.decrement();
+    }
+
+    /** From now on no command gets in, and long commands stop at their next step. */
+    public void markRemoved() {
+        removed = true;
+    }
+
+    public boolean isRemoved() {
+        return removed;
+    }
+
+    /** Commands on the device now. */
+    public long inFlight() {
+        return inFlight.sum();
+    }
+
+    /**
+     * Waits (control-plane thread) until no command of this removed namespace runs; false when some still did
+     * after {@code timeoutMillis}. The caller must then not close the device.
+     */
+    public boolean awaitIdle(long timeoutMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (inFlight.sum() != 0) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return inFlight.sum() == 0;
+            }
+        }
+        return true;
     }
 }

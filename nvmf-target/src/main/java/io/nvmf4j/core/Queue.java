@@ -18,6 +18,15 @@ public interface Queue {
     /** Binds the queue to its controller (Connect). */
     void bind(Controller controller, int qid, int sqsize, boolean sqFlowControlDisabled);
 
+    /**
+     * The Connect this queue is carrying out, from its parse until its completion (its data may still be on
+     * the way), or null. Set and cleared by the command layer only (queue thread): a second Connect in that
+     * window is refused, so one queue never binds two controllers.
+     */
+    Request connectInProgress();
+
+    void connectInProgress(Request connect);
+
     /** Sends the response of a completed request and recycles it. */
     void complete(Request req);
 

@@ -30,6 +30,8 @@ public final class IdentifyController {
     public static final int LPA = 261;
     public static final int ELPE = 262;
     public static final int NPSS = 263;
+    public static final int WCTEMP = 266;
+    public static final int CCTEMP = 268;
     public static final int KAS = 320;
     public static final int SQES = 512;
     public static final int CQES = 513;
@@ -46,6 +48,10 @@ public final class IdentifyController {
     public static final int FCATT = 1802;
     public static final int MSDBD = 1803;
     public static final int OFCS = 1804;
+
+    /** VWC bit 0: a volatile write cache is present; bits 2:1 10b: Flush does not support NSID FFFFFFFFh. */
+    public static final int VWC_PRESENT = 0x1;
+    public static final int VWC_NO_FLUSH_BROADCAST = 0x2 << 1;
 
     public static final int CNTRLTYPE_IO = 1;
     public static final int CNTRLTYPE_DISCOVERY = 2;

@@ -29,6 +29,7 @@ public final class Opcodes {
     public static final int IO_DATASET_MANAGEMENT = 0x09;
 
     // Log page identifiers
+    public static final int LID_SUPPORTED_LOG_PAGES = 0x00;
     public static final int LID_ERROR = 0x01;
     public static final int LID_SMART = 0x02;
     public static final int LID_FIRMWARE_SLOT = 0x03;
@@ -37,7 +38,11 @@ public final class Opcodes {
     public static final int LID_DISCOVERY = 0x70;
 
     // Feature identifiers
+    public static final int FID_ARBITRATION = 0x01;
+    public static final int FID_POWER_MANAGEMENT = 0x02;
+    public static final int FID_TEMPERATURE_THRESHOLD = 0x04;
     public static final int FID_VOLATILE_WRITE_CACHE = 0x06;
+    public static final int FID_WRITE_ATOMICITY_NORMAL = 0x0A;
     public static final int FID_NUMBER_OF_QUEUES = 0x07;
     public static final int FID_ASYNC_EVENT_CONFIG = 0x0B;
     public static final int FID_TIMESTAMP = 0x0E;

@@ -15,6 +15,8 @@ import io.netty.buffer.ByteBuf;
  */
 public final class Sqe {
     public static final int SIZE = 64;
+    /** PSDT 01b: SGLs for the data, MPTR the address of one contiguous metadata buffer (all fabrics use it). */
+    public static final int PSDT_SGL = 0x1;
     public static final int OPCODE = 0;
     public static final int FLAGS = 1;
     public static final int CID = 2;

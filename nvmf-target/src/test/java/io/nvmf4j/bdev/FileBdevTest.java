@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -17,10 +16,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static io.nvmf4j.bdev.TestIo.allZero;
 import static io.nvmf4j.bdev.TestIo.random;
@@ -42,23 +39,13 @@ class FileBdevTest {
 
     @BeforeEach
     void makeDir() throws IOException {
-        Path base = Path.of("target", "test-files").toAbsolutePath();
-        Files.createDirectories(base);
-        dir = Files.createTempDirectory(base, "file-bdev-");
+        dir = TestDirs.create("file-bdev-");
     }
 
     @AfterEach
     void cleanUp() throws IOException {
         open.forEach(FileBdev::close);
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        }
+        TestDirs.delete(dir);
     }
 
     private FileBdev open(Path file, int blockSize, long numBlocks, boolean directIo) {
@@ -230,7 +217,7 @@ class FileBdevTest {
                 assertThat(io.asyncCompletions.get()).as("async completions of I/O at %d", io.offset()).isEqualTo(1);
                 assertThat(io.syncCompletions.get()).as("sync completions of I/O at %d", io.offset()).isZero();
                 assertThat(io.completionThread).isNotSameAs(Thread.currentThread());
-                assertThat(io.completionThread.getName()).isEqualTo("bdev-f0");
+                assertThat(io.completionThread.getName()).startsWith("bdev-f0-");
             }
         } finally {
             ios.forEach(TestIo::close);
@@ -277,6 +264,11 @@ class FileBdevTest {
             assertThat(z.await()).isEqualTo(NvmeStatus.SUCCESS);
         }
         assertThat(allZero(read(d, 4096, 8192))).as("O_DIRECT write zeroes").isTrue();
+        try (TestIo fua = TestIo.of(8 * 4096, random(3 * 4096, 777)).withFua()) {
+            d.write(fua);
+            assertThat(fua.await()).as("O_DIRECT write with FUA (RWF_DSYNC)").isEqualTo(NvmeStatus.SUCCESS);
+        }
+        assertThat(read(d, 8 * 4096, 3 * 4096)).isEqualTo(random(3 * 4096, 777));
         flush(d);
         close(d);
         assertThat(readFile(file, 5 * 4096, 3 * 4096)).as("file bytes written with O_DIRECT")

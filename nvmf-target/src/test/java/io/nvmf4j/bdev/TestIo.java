@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One {@link BdevIo} for driving a {@link BlockDevice} directly: a pooled direct buffer of
@@ -23,12 +24,25 @@ final class TestIo implements BdevIo, AutoCloseable {
     final AtomicInteger syncCompletions = new AtomicInteger();
     final AtomicInteger asyncCompletions = new AtomicInteger();
     volatile Thread completionThread;
+    /** Order of this completion among all TestIo completions (from {@link #SEQUENCE}). */
+    volatile long completionSeq;
+    private static final AtomicLong SEQUENCE = new AtomicLong();
+    private boolean fua;
 
-    private TestIo(long offset, int length) {
+    private TestIo(long offset, int length, int bufferLength) {
         this.offset = offset;
         this.length = length;
-        this.buffer = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(length, 1));
+        this.buffer = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(bufferLength, 1));
         buffer.setZero(0, buffer.capacity());
+    }
+
+    private TestIo(long offset, int length) {
+        this(offset, length, length);
+    }
+
+    /** An I/O over a range that carries no data (Deallocate, Write Zeroes): its buffer is one byte. */
+    static TestIo range(long offset, int length) {
+        return new TestIo(offset, length, 1);
     }
 
     /** An I/O whose buffer holds zeros (for reads, flushes, zeroing). */
@@ -41,6 +55,12 @@ final class TestIo implements BdevIo, AutoCloseable {
         TestIo io = new TestIo(offset, data.length);
         io.buffer.setBytes(0, data);
         return io;
+    }
+
+    /** Sets Force Unit Access on this I/O (a write that must be durable before it completes). */
+    TestIo withFua() {
+        fua = true;
+        return this;
     }
 
     /** Writes {@code data} at byte {@code offset} and returns the completion status. */
@@ -103,6 +123,11 @@ final class TestIo implements BdevIo, AutoCloseable {
     }
 
     @Override
+    public boolean fua() {
+        return fua;
+    }
+
+    @Override
     public void bdevComplete(int status) {
         syncCompletions.incrementAndGet();
         record(status);
@@ -116,6 +141,7 @@ final class TestIo implements BdevIo, AutoCloseable {
 
     private void record(int status) {
         completionThread = Thread.currentThread();
+        completionSeq = SEQUENCE.incrementAndGet();
         done.complete(status);
     }
 

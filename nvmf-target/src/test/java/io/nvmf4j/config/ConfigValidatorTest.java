@@ -54,6 +54,17 @@ class ConfigValidatorTest {
     }
 
     @Test
+    void fileBdevIoWorkersAndQueueDepthInRangeValidate() {
+        TargetConfig c = base();
+        c.bdevs.get(1).ioWorkers = 256;
+        c.bdevs.get(1).ioQueueDepth = 1;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        c.bdevs.get(1).ioWorkers = 1;
+        c.bdevs.get(1).ioQueueDepth = 65536;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+    }
+
+    @Test
     void embeddedDefaultHasTheDocumentedShape() {
         TargetConfig c = ConfigStore.defaultConfig();
         assertThat(c.subsystems).hasSize(1);
@@ -100,6 +111,8 @@ class ConfigValidatorTest {
             bad("maxQueueDepth 8", c -> c.tcp.maxQueueDepth = 8, "tcp.maxQueueDepth"),
             bad("maxIoQueues 0", c -> c.tcp.maxIoQueues = 0, "tcp.maxIoQueues"),
             bad("maxH2cData not a multiple of 4", c -> c.tcp.maxH2cData = 4098, "tcp.maxH2cData"),
+            bad("connectTimeoutMs negative", c -> c.tcp.connectTimeoutMs = -1, "tcp.connectTimeoutMs"),
+            bad("connectTimeoutMs below 100", c -> c.tcp.connectTimeoutMs = 99, "tcp.connectTimeoutMs"),
             bad("duplicate bdev name", c -> c.bdevs.get(1).name = "malloc0", "bdevs[1].name"),
             bad("blank bdev name", c -> c.bdevs.get(1).name = " ", "bdevs[1].name"),
             bad("unknown bdev type", c -> c.bdevs.get(0).type = "ramdisk", "bdevs[0].type"),
@@ -110,6 +123,12 @@ class ConfigValidatorTest {
             bad("file without path", c -> c.bdevs.get(1).path = null, "bdevs[1].path"),
             bad("file with blank path", c -> c.bdevs.get(1).path = "", "bdevs[1].path"),
             bad("file with negative numBlocks", c -> c.bdevs.get(1).numBlocks = -1, "bdevs[1].numBlocks"),
+            bad("file with ioWorkers 0", c -> c.bdevs.get(1).ioWorkers = 0, "bdevs[1].ioWorkers", "1..256"),
+            bad("file with ioWorkers 257", c -> c.bdevs.get(1).ioWorkers = 257, "bdevs[1].ioWorkers", "257"),
+            bad("file with ioQueueDepth 0", c -> c.bdevs.get(1).ioQueueDepth = 0, "bdevs[1].ioQueueDepth", "1..65536"),
+            bad("file with ioQueueDepth 65537", c -> c.bdevs.get(1).ioQueueDepth = 65537, "bdevs[1].ioQueueDepth"),
+            bad("malloc with ioWorkers", c -> c.bdevs.get(0).ioWorkers = 4, "bdevs[0].ioWorkers"),
+            bad("malloc with ioQueueDepth", c -> c.bdevs.get(0).ioQueueDepth = 64, "bdevs[0].ioQueueDepth"),
             bad("nqn without nqn. prefix", c -> sub(c).nqn = "iqn.2026-11.io.nvmf4j:x", "subsystems[0].nqn"),
             bad("nqn just the prefix", c -> sub(c).nqn = "nqn.", "subsystems[0].nqn"),
             bad("nqn null", c -> sub(c).nqn = null, "subsystems[0].nqn"),
@@ -199,6 +218,7 @@ class ConfigValidatorTest {
         c.cores = 1;
         c.tcp.inCapsuleDataSize = 0;
         c.tcp.mdtsBytes = 8 << 20;
+        c.tcp.connectTimeoutMs = 0;  // no limit
         sub(c).listeners.get(0).port = 0;  // ephemeral
         sub(c).namespaces.get(0).nsid = sub(c).maxNamespaces;
         sub(c).namespaces.get(0).eui64 = "0011223344556677";

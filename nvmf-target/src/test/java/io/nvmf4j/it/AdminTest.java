@@ -1,5 +1,7 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.IcResp;
 import io.nvmf4j.testhost.NvmeController;
@@ -279,9 +281,8 @@ class AdminTest {
         Completion kato = admin().getFeatures(0x0F, 0);
         assertThat(kato.ok()).as("%s", kato).isTrue();
         assertThat(kato.dw0()).as("KATO").isEqualTo(TestTarget.KATO_MS);
-        Completion vwc = admin().getFeatures(0x06, 0);
-        assertThat(vwc.ok()).as("%s", vwc).isTrue();
-        assertThat(vwc.dw0() & 1).as("VWC.WCE").isEqualTo(1);
+        // malloc namespaces have no volatile write cache: Identify VWC 0, feature 06h Invalid Field (DurabilityTest)
+        assertStatus(admin().getFeatures(0x06, 0), 0, SC_INVALID_FIELD, true);
     }
 
     @Test
@@ -330,5 +331,88 @@ class AdminTest {
             assertThat(c.admin().keepAlive().ok()).as("admin queue still serves commands").isTrue();
             assertThat(aer).isNotDone();
         }
+    }
+
+    // ---- issue 9: discovery enable, RAE, Supported Log Pages, temperature, mandatory features ----
+
+    @Test
+    void discoveryControllerEnablesWithZeroQueueEntrySizes() throws Exception {
+        try (TcpHost tcp = target.tcp(TcpHostOptions.DEFAULT)) {
+            NvmeHost h = new NvmeHost(tcp, 512);
+            assertThat(h.fabricsConnect(0, 31, 0xFFFF, 0, TestTarget.HOSTNQN, NvmeHost.DISCOVERY_NQN,
+                NvmeController.hostIdFor(TestTarget.HOSTNQN)).ok()).isTrue();
+            assertThat(h.propertySet(NvmeHost.PROP_CC, 1, false).ok()).isTrue(); // EN only: IOSQES = IOCQES = 0
+            int csts = 0;
+            for (long end = System.nanoTime() + 5_000_000_000L; System.nanoTime() < end && (csts & 3) == 0;
+                 Thread.sleep(5)) {
+                csts = h.propertyGet(NvmeHost.PROP_CSTS, false).dw0();
+            }
+            assertThat(csts & 3).as("CSTS: RDY, no CFS").isEqualTo(1);
+            assertThat(h.getLogPage(0x70, 0, 0, 1024).ok()).isTrue();
+        }
+    }
+
+    @Test
+    void logReadWithoutRaeAtAnOffsetClearsTheEvent() throws Exception {
+        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(1, TcpHostOptions.DEFAULT)) {
+            NvmeHost admin = c.admin();
+            assertThat(admin.setFeatures(0x0B, 1 << 8).ok()).isTrue();
+            CompletableFuture<Completion> aer = admin.asyncEventRequest();
+            t.nvmf().addBdev(new BdevConfig("added", "malloc", 512, 2048));
+            t.nvmf().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(2, "added"));
+            assertThat(aer.get(10, TimeUnit.SECONDS).ok()).isTrue();
+            assertThat(admin.getLogPage(0x04, -1, 4, 1024).ok()).as("RAE 0 at offset 4").isTrue();
+            Completion again = admin.getLogPage(0x04, -1, 0, 4096);
+            assertThat(Le.u32(again.data(), 0)).as("the list was cleared by the read at offset 4").isZero();
+            CompletableFuture<Completion> next = admin.asyncEventRequest();
+            t.nvmf().removeNamespace(TestTarget.SUBNQN, 2);
+            assertThat(next.get(10, TimeUnit.SECONDS).ok()).as("the event is unmasked: the next change is reported")
+                .isTrue();
+        }
+    }
+
+    @Test
+    void supportedLogPages() {
+        Completion c = admin().getLogPage(0x00, 0, 0, 1024);
+        assertThat(c.ok()).as("%s", c).isTrue();
+        for (int lid = 0; lid <= 5; lid++) {
+            assertThat(Le.u32(c.data(), 4 * lid) & 1).as("LSUPP of LID %d", lid).isEqualTo(1);
+        }
+        assertThat(Le.u32(c.data(), 4 * 0x70)).as("no discovery log on an I/O controller").isZero();
+        assertThat(Le.u32(c.data(), 4 * 6)).isZero();
+    }
+
+    @Test
+    void smartLogReportsAPlausibleTemperature() {
+        byte[] smart = admin().getLogPage(0x02, 0xFFFFFFFF, 0, 512).data();
+        assertThat(Le.u16(smart, 1)).as("composite temperature (K)").isEqualTo(310);
+        byte[] id = admin().identify(0x01, 0, 0).data();
+        assertThat(Le.u16(id, 266)).as("WCTEMP (K)").isEqualTo(343);
+        assertThat(Le.u16(id, 268)).as("CCTEMP (K)").isEqualTo(358);
+    }
+
+    @Test
+    void mandatoryFeatures() {
+        NvmeHost admin = admin();
+        Completion arb = admin.getFeatures(0x01, 0);
+        assertThat(arb.ok()).as("%s", arb).isTrue();
+        assertThat(arb.dw0()).as("Arbitration: burst no limit").isEqualTo(0x7);
+        Completion pm = admin.getFeatures(0x02, 0);
+        assertThat(pm.ok()).as("%s", pm).isTrue();
+        assertThat(pm.dw0()).as("Power Management: PS 0").isZero();
+        Completion over = admin.getFeatures(0x04, 0);
+        assertThat(over.ok()).as("%s", over).isTrue();
+        assertThat(over.dw0() & 0xFFFF).as("over-temperature threshold (K)").isEqualTo(343);
+        Completion under = admin.getFeatures(0x04, 1 << 20);
+        assertThat(under.ok()).as("%s", under).isTrue();
+        assertThat(under.dw0() & 0xFFFF).as("under-temperature threshold").isZero();
+        assertStatus(admin.getFeatures(0x04, 1 << 16), 0, SC_INVALID_FIELD, true); // TMPSEL 1: no such sensor
+        assertStatus(admin.getFeatures(0x04, 2 << 20), 0, SC_INVALID_FIELD, true); // THSEL 10b reserved
+        Completion wan = admin.getFeatures(0x0A, 0);
+        assertThat(wan.ok()).as("%s", wan).isTrue();
+        assertThat(wan.dw0()).as("Write Atomicity Normal: DN 0").isZero();
+        Completion caps = admin.execute(Sqe.of(NvmeHost.OPC_GET_FEATURES).cdw(10, 0x04 | (3 << 8)));
+        assertThat(caps.ok()).as("%s", caps).isTrue();
+        assertThat(caps.dw0()).as("capabilities: not changeable, not saveable").isZero();
     }
 }

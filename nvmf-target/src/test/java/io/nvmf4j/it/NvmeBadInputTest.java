@@ -3,6 +3,7 @@ package io.nvmf4j.it;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
+import io.nvmf4j.testhost.Pdu;
 import io.nvmf4j.testhost.Sqe;
 import io.nvmf4j.testhost.TcpHost;
 import io.nvmf4j.testhost.TcpHostOptions;
@@ -14,7 +15,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -190,5 +193,48 @@ class NvmeBadInputTest {
         assertStatus(ctrl.admin().propertySet(NvmeHost.PROP_CAP, 0, true), SCT_GENERIC, SC_INVALID_FIELD, true);
         assertStatus(ctrl.admin().propertySet(NvmeHost.PROP_CSTS, 0, false), SCT_GENERIC, SC_INVALID_FIELD, true);
         assertThat(ctrl.admin().propertyGet(NvmeHost.PROP_CSTS, false).dw0() & 1).as("CSTS.RDY unchanged").isEqualTo(1);
+    }
+
+    // ---- issue 9: PSDT, a second Connect while the first waits for its data ----
+
+    @Test
+    void commandsWithoutSglsAreInvalidField() {
+        for (int flags : new int[] {0x00, 0x80, 0xC0}) {
+            Completion io = io().execute(Sqe.of(NvmeHost.OPC_FLUSH).nsid(1).u8(1, flags));
+            assertStatus(io, 0, SC_INVALID_FIELD, true);
+            Completion admin = ctrl.admin().execute(Sqe.of(NvmeHost.OPC_KEEP_ALIVE).u8(1, flags));
+            assertStatus(admin, 0, SC_INVALID_FIELD, true);
+        }
+        assertThat(io().flush(1).ok()).as("PSDT 01b").isTrue();
+    }
+
+    /**
+     * The first Connect's data comes by R2T; before the host sends it, a second Connect arrives in-capsule:
+     * the second is a Command Sequence Error, the first then connects, and the subsystem has one controller
+     * more, not two.
+     */
+    @Test
+    void secondConnectWhileTheFirstWaitsForItsDataIsCommandSequenceError() throws Exception {
+        int before = target.nvmf().controllers(TestTarget.SUBNQN).size();
+        try (TcpHost tcp = target.tcp(TcpHostOptions.DEFAULT)) {
+            byte[] data = NvmeHost.connectData(NvmeController.hostIdFor(TestTarget.HOSTNQN), 0xFFFF, TestTarget.SUBNQN,
+                TestTarget.HOSTNQN);
+            int cid = TcpHost.RAW_CID_BASE;
+            Sqe first = NvmeHost.connectCommand(0, 31, 0, 30000).cid(cid).sgl(Sqe.SGL_TRANSPORT, 0, data.length);
+            tcp.sendRaw(tcp.encodeCapsule(first, null));
+            Pdu r2t = tcp.readPdu(Duration.ofSeconds(5));
+            assertThat(r2t.type()).as("R2T for the first Connect's data").isEqualTo(Pdu.R2T);
+
+            CompletableFuture<Completion> second = tcp.submit(NvmeHost.connectCommand(0, 31, 0, 30000), data, 0);
+            assertStatus(second.get(5, TimeUnit.SECONDS), 0, SC_COMMAND_SEQUENCE_ERROR, true);
+
+            tcp.sendRaw(tcp.encodeH2cData(cid, r2t.u16(10), 0, data, true));
+            Pdu resp = tcp.readPdu(Duration.ofSeconds(5));
+            assertThat(resp.type()).isEqualTo(Pdu.CAPSULE_RESP);
+            Completion firstDone = Completion.fromCapsuleResp(resp, null);
+            assertThat(firstDone.ok()).as("the first Connect: %s", firstDone).isTrue();
+            assertThat(target.nvmf().controllers(TestTarget.SUBNQN)).as("one controller more, not two")
+                .hasSize(before + 1);
+        }
     }
 }

@@ -73,6 +73,14 @@ class TcpBadInputTest {
         assertThat(h.awaitClosed(WAIT)).as("connection closed by the target").isTrue();
     }
 
+    /** Sends {@code pdu} and returns the completion of the CapsuleResp that must come back. */
+    private static Completion sendForResponse(TcpHost q, byte[] pdu) throws IOException {
+        q.sendRaw(pdu);
+        Pdu resp = q.readPdu(WAIT);
+        assertThat(resp.type()).as("PDU type of %s", resp).isEqualTo(Pdu.CAPSULE_RESP);
+        return Completion.fromCapsuleResp(resp, null);
+    }
+
     private static Sqe keepAliveSqe() {
         return Sqe.of(NvmeHost.OPC_KEEP_ALIVE).cid(RAW_CID).sgl(Sqe.SGL_TRANSPORT, 0, 0);
     }
@@ -174,10 +182,7 @@ class TcpBadInputTest {
             Sqe write = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, 60_000, 8).cid(RAW_CID).sgl(Sqe.SGL_IN_CAPSULE, 0, 4096);
             byte[] pdu = io.queue().encodeCapsule(write, Le.random(4096, 2));
             pdu[pdu.length - 1] ^= (byte) 0xFF;
-            io.queue().sendRaw(pdu);
-            Pdu resp = io.queue().readPdu(WAIT);
-            assertThat(resp.type()).as("PDU type of %s", resp).isEqualTo(Pdu.CAPSULE_RESP);
-            Completion cqe = Completion.fromCapsuleResp(resp, null);
+            Completion cqe = sendForResponse(io.queue(), pdu);
             assertThat(cqe.cid()).isEqualTo(RAW_CID);
             assertStatus(cqe, 0, 0x22, false);
             Completion back = io.read(1, 60_000, 8);
@@ -197,31 +202,126 @@ class TcpBadInputTest {
         return r2t;
     }
 
-    @Test
-    void h2cDataWithWrongTtag() throws Exception {
+    /** Builds the H2CData a test sends for an R2T: (queue, TTAG, R2TO, R2TL) to PDU bytes. */
+    @FunctionalInterface
+    private interface H2cData {
+        byte[] build(TcpHost q, int ttag, long r2to, int r2tl);
+    }
+
+    /** Starts an R2T write, answers the R2T with {@code data}, and expects the C2HTermReq. */
+    private static void assertH2cDataTerminates(H2cData data, int fes, Integer fei) throws Exception {
         try (NvmeController c = target.controller(1, TcpHostOptions.DEFAULT)) {
             TcpHost q = c.io(0).queue();
             Pdu r2t = startR2tWrite(q);
-            int r2tl = (int) r2t.u32(16);
-            q.sendRaw(q.encodeH2cData(RAW_CID, (r2t.u16(10) + 1) & 0xFFFF, r2t.u32(12), new byte[r2tl], true));
-            assertTerminated(q, TermReq.FES_INVALID_HEADER_FIELD, 10);
+            q.sendRaw(data.build(q, r2t.u16(10), r2t.u32(12), (int) r2t.u32(16)));
+            assertTerminated(q, fes, fei);
+        }
+    }
+
+    @Test
+    void h2cDataWithWrongTtag() throws Exception {
+        assertH2cDataTerminates((q, ttag, r2to, r2tl) -> q.encodeH2cData(RAW_CID, (ttag + 1) & 0xFFFF, r2to,
+            new byte[r2tl], true), TermReq.FES_INVALID_HEADER_FIELD, 10);
+    }
+
+    /** {@code pdu} with {@code pad} zero bytes inserted between its header and its data, PDO and PLEN moved. */
+    private static byte[] padded(byte[] pdu, int hlen, int pad) {
+        byte[] out = new byte[pdu.length + pad];
+        System.arraycopy(pdu, 0, out, 0, hlen);
+        System.arraycopy(pdu, hlen, out, hlen + pad, pdu.length - hlen);
+        out[3] = (byte) (hlen + pad);
+        Le.putU32(out, 4, out.length);
+        return out;
+    }
+
+    /** CPDA is 0 (dword alignment): a CapsuleCmd whose PDO is not a multiple of 4 is an invalid PDO. */
+    @ParameterizedTest(name = "PDO {0}")
+    @ValueSource(ints = {73, 74})
+    void capsuleDataNotAlignedToCpda(int pdo) throws Exception {
+        try (TcpHost h = target.tcp(TcpHostOptions.DEFAULT)) {
+            assertThat(h.icResp().cpda()).as("CPDA in ICResp").isZero();
+            byte[] pdu = PduCodec.encode(Pdu.CAPSULE_CMD, 0, writeSqeInCapsule(512), new byte[512], false, false);
+            h.sendRaw(padded(pdu, 72, pdo - 72));
+            assertTerminated(h, TermReq.FES_INVALID_HEADER_FIELD, 3);
+        }
+    }
+
+    /** Padding up to an aligned PDO is allowed: the data starts at PDO. */
+    @Test
+    void capsuleDataAtAnAlignedPdoAfterPadding() throws Exception {
+        try (NvmeController c = target.controller(1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            byte[] data = Le.random(512, 7);
+            Sqe write = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, 62_000, 1).cid(RAW_CID).sgl(Sqe.SGL_IN_CAPSULE, 0, 512);
+            assertStatus(sendForResponse(io.queue(), padded(io.queue().encodeCapsule(write, data), 72, 8)), 0, 0, false);
+            assertThat(io.read(1, 62_000, 1).data()).as("data taken from PDO").isEqualTo(data);
+        }
+    }
+
+    @Test
+    void h2cDataNotAlignedToCpda() throws Exception {
+        assertH2cDataTerminates((q, ttag, r2to, r2tl) -> padded(q.encodeH2cData(RAW_CID, ttag, r2to, new byte[r2tl], true),
+            24, 2), TermReq.FES_INVALID_HEADER_FIELD, 3);
+    }
+
+    /**
+     * LAST_PDU is set on the H2CData that completes the R2T and on no other: a complete transfer without
+     * it, or the flag on a PDU that leaves data outstanding, is an invalid FLAGS field (offset 1).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"completing PDU without LAST_PDU", "LAST_PDU before the end"})
+    void h2cDataWithWrongLastPdu(String variant) throws Exception {
+        boolean whole = variant.startsWith("completing");
+        assertH2cDataTerminates((q, ttag, r2to, r2tl) -> q.encodeH2cData(RAW_CID, ttag, r2to,
+            new byte[whole ? r2tl : r2tl / 2], !whole), TermReq.FES_INVALID_HEADER_FIELD, 1);
+    }
+
+    @Test
+    void h2cDataInTwoPdusWithLastPduOnTheSecond() throws Exception {
+        try (NvmeController c = target.controller(1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            TcpHost q = io.queue();
+            Pdu r2t = startR2tWrite(q);
+            int ttag = r2t.u16(10);
+            byte[] data = Le.random((int) r2t.u32(16), 8);
+            int half = data.length / 2;
+            q.sendRaw(q.encodeH2cData(RAW_CID, ttag, 0, java.util.Arrays.copyOfRange(data, 0, half), false));
+            byte[] second = q.encodeH2cData(RAW_CID, ttag, half, java.util.Arrays.copyOfRange(data, half, data.length), true);
+            assertStatus(sendForResponse(q, second), 0, 0, false);
+            assertThat(io.read(1, 61_000, data.length / 512).data()).as("data written").isEqualTo(data);
+        }
+    }
+
+    /**
+     * An I/O queue of SQSIZE 127 holds 128 commands; with 128 writes waiting for their data, a 129th
+     * capsule is more than the queue holds: PDU Sequence Error.
+     */
+    @Test
+    void moreCommandsThanTheQueueHolds() throws Exception {
+        try (NvmeController c = target.controller(1, TcpHostOptions.DEFAULT)) {
+            TcpHost q = c.io(0).queue();
+            int entries = NvmeController.IO_SQSIZE + 1;
+            for (int i = 0; i < entries; i++) {
+                Sqe write = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, i * 8L, 8).cid(RAW_CID + i).sgl(Sqe.SGL_TRANSPORT, 0, 4096);
+                q.sendRaw(q.encodeCapsule(write, null));
+            }
+            for (int i = 0; i < entries; i++) {
+                Pdu r2t = q.readPdu(WAIT);
+                assertThat(r2t.type()).as("answer %d: %s", i, r2t).isEqualTo(Pdu.R2T);
+            }
+            Sqe oneMore = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, 0, 8).cid(RAW_CID + entries).sgl(Sqe.SGL_TRANSPORT, 0, 4096);
+            q.sendRaw(q.encodeCapsule(oneMore, null));
+            assertTerminated(q, TermReq.FES_PDU_SEQUENCE_ERROR, 0);
         }
     }
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"beyond the window", "unexpected offset"})
     void h2cDataOutOfRange(String variant) throws Exception {
-        try (NvmeController c = target.controller(1, TcpHostOptions.DEFAULT)) {
-            TcpHost q = c.io(0).queue();
-            Pdu r2t = startR2tWrite(q);
-            int ttag = r2t.u16(10);
-            long r2to = r2t.u32(12);
-            int r2tl = (int) r2t.u32(16);
-            byte[] pdu = variant.equals("beyond the window")
-                    ? q.encodeH2cData(RAW_CID, ttag, r2to, new byte[r2tl + 512], true)
-                    : q.encodeH2cData(RAW_CID, ttag, r2to + 512, new byte[r2tl - 512], true);
-            q.sendRaw(pdu);
-            assertTerminated(q, TermReq.FES_DATA_OUT_OF_RANGE, null);
-        }
+        boolean beyond = variant.equals("beyond the window");
+        assertH2cDataTerminates((q, ttag, r2to, r2tl) -> beyond
+                ? q.encodeH2cData(RAW_CID, ttag, r2to, new byte[r2tl + 512], true)
+                : q.encodeH2cData(RAW_CID, ttag, r2to + 512, new byte[r2tl - 512], true),
+            TermReq.FES_DATA_OUT_OF_RANGE, null);
     }
 }

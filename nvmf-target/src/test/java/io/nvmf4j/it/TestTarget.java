@@ -6,6 +6,7 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
@@ -59,6 +60,11 @@ final class TestTarget implements AutoCloseable {
 
     /** Starts the standard configuration after {@code customizer} adjusted it. */
     static TestTarget start(Consumer<TargetConfig> customizer) throws IOException {
+        return start(customizer, IoObserver.NONE);
+    }
+
+    /** Starts the standard configuration after {@code customizer} adjusted it, reporting to {@code observer}. */
+    static TestTarget start(Consumer<TargetConfig> customizer, IoObserver observer) throws IOException {
         int port = freePort();
         TargetConfig cfg = new TargetConfig();
         cfg.bdevs.add(new BdevConfig("m0", "malloc", BLOCK_SIZE, NUM_BLOCKS));
@@ -89,7 +95,7 @@ final class TestTarget implements AutoCloseable {
         cfg.subsystems.add(open);
         cfg.subsystems.add(restricted);
         customizer.accept(cfg);
-        return new TestTarget(cfg, port, NvmfTarget.start(cfg));
+        return new TestTarget(cfg, port, NvmfTarget.start(cfg, observer));
     }
 
     /** The running target, for control-plane changes. */

@@ -234,11 +234,20 @@ public final class NvmeHost {
 
     /** Dataset Management with AD (cdw11 bit 2); NR 0-based in cdw10; ranges of 16 B (attrs, nlb, slba). */
     public Completion deallocate(int nsid, Range... ranges) {
-        ByteBuffer b = ByteBuffer.allocate(16 * ranges.length).order(ByteOrder.LITTLE_ENDIAN);
+        return await(deallocateAsync(nsid, 16 * ranges.length, ranges));
+    }
+
+    /**
+     * Dataset Management with AD whose data is {@code payloadBytes} long: the ranges, then zeros (Linux hosts
+     * send a whole 4 KiB page whatever NR is). A payload shorter than the ranges is cut short.
+     */
+    public CompletableFuture<Completion> deallocateAsync(int nsid, int payloadBytes, Range... ranges) {
+        ByteBuffer b = ByteBuffer.allocate(Math.max(payloadBytes, 16 * ranges.length)).order(ByteOrder.LITTLE_ENDIAN);
         for (Range r : ranges) {
             b.putInt(0).putInt(r.nlb()).putLong(r.slba());
         }
-        return executeWrite(Sqe.of(OPC_DSM).nsid(nsid).cdw(10, ranges.length - 1).cdw(11, 1 << 2), b.array());
+        byte[] data = java.util.Arrays.copyOf(b.array(), payloadBytes);
+        return queue.submit(Sqe.of(OPC_DSM).nsid(nsid).cdw(10, ranges.length - 1).cdw(11, 1 << 2), data, 0);
     }
 
     private static void sleep(long ms) {

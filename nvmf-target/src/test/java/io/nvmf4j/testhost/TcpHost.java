@@ -57,6 +57,8 @@ public final class TcpHost implements AutoCloseable {
     private final AtomicLong capsuleRespCount = new AtomicLong();
     private volatile IcResp icResp;
     private volatile TermReq termReq;
+    /** While set, the reader thread reads nothing more: the socket's receive buffer fills up. */
+    private volatile CountDownLatch readGate = new CountDownLatch(0);
 
     /** A submitted command waiting for its completion. Only the reader thread touches {@code received}. */
     private static final class Pending {
@@ -255,12 +257,56 @@ public final class TcpHost implements AutoCloseable {
         return options;
     }
 
+    /**
+     * Stops reading the socket (after the PDU being read, if any), as a host that never reads would:
+     * the target's responses pile up in the socket buffers and then in the target.
+     */
+    public void pauseReading() {
+        if (readGate.getCount() == 0) {
+            readGate = new CountDownLatch(1);
+        }
+    }
+
+    /** Reads again after {@link #pauseReading()}. */
+    public void resumeReading() {
+        readGate.countDown();
+    }
+
+    /** Closes with a TCP reset (SO_LINGER 0) instead of a FIN, as a crashed host's kernel would. */
+    public void abort() {
+        try {
+            socket.setSoLinger(true, 0);
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        close();
+    }
+
+    /** The local port of this connection: the target logs the host as {@code /127.0.0.1:<port>}. */
+    public int localPort() {
+        return socket.getLocalPort();
+    }
+
     // ---- reader thread ----
+
+    private void awaitReadGate() throws IOException {
+        try {
+            while (!readGate.await(50, TimeUnit.MILLISECONDS)) {
+                if (socket.isClosed()) {
+                    throw new EOFException("closed while paused");
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+    }
 
     private void readLoop() {
         IOException cause = null;
         try {
             while (true) {
+                awaitReadGate();
                 dispatch(PduCodec.read(in));
             }
         } catch (IOException e) {

@@ -11,13 +11,13 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Loads {@code libnvmf4j_rdma} the way Netty loads its native transports: probe a native
- * that has no side effects (the library may already be loaded), then {@code java.library.path},
- * then extract {@code META-INF/native/lib<name>_<arch>.so} from the jar into
- * {@code nvmf4j.native.workdir} (default {@code java.io.tmpdir}), load it and delete the file
- * (unless {@code nvmf4j.native.deleteAfterLoading=false}).
+ * Loads a JNI library of nvmf4j ({@code libnvmf4j_rdma} here, {@code libnvmf4j_bdev} for the file block
+ * device) the way Netty loads its native transports: probe a native that has no side effects (the library
+ * may already be loaded), then {@code java.library.path}, then extract
+ * {@code META-INF/native/lib<name>_<arch>.so} from the jar into {@code nvmf4j.native.workdir} (default
+ * {@code java.io.tmpdir}), load it and delete the file (unless {@code nvmf4j.native.deleteAfterLoading=false}).
  */
-final class NativeLibraryLoader {
+public final class NativeLibraryLoader {
     static final String NAME = "nvmf4j_rdma";
     static final String WORKDIR_PROPERTY = "nvmf4j.native.workdir";
     static final String DELETE_PROPERTY = "nvmf4j.native.deleteAfterLoading";
@@ -26,7 +26,7 @@ final class NativeLibraryLoader {
     }
 
     /** Architecture suffix of the library file: {@code x86_64}, {@code aarch64}, or os.arch as is. */
-    static String arch() {
+    public static String arch() {
         String arch = System.getProperty("os.arch", "unknown").toLowerCase(Locale.ROOT);
         switch (arch) {
             case "amd64":
@@ -42,39 +42,49 @@ final class NativeLibraryLoader {
     }
 
     static String resourcePath() {
-        return "META-INF/native/lib" + NAME + "_" + arch() + ".so";
+        return resourcePath(NAME);
+    }
+
+    public static String resourcePath(String name) {
+        return "META-INF/native/lib" + name + "_" + arch() + ".so";
+    }
+
+    static String load() {
+        return load(NAME, NativeLibraryLoader.class, NativeLibraryLoader::checkVersion);
     }
 
     /**
-     * Loads the library or throws an {@link UnsatisfiedLinkError} whose message names every
-     * attempt. Returns how it was loaded, for the log.
+     * Loads library {@code name} or throws an {@link UnsatisfiedLinkError} whose message names every
+     * attempt. {@code checkVersion} calls the library's side-effect-free ABI-version native and throws
+     * {@link UnsatisfiedLinkError} when it is missing or differs; {@code owner}'s class loader finds the
+     * resource. Returns how it was loaded, for the log.
      */
-    static String load() {
+    public static String load(String name, Class<?> owner, Runnable checkVersion) {
         List<String> failures = new ArrayList<>();
-        if (probe(failures)) {
+        if (probe(checkVersion)) {
             return "already loaded";
         }
-        String fileName = NAME + "_" + arch();
-        for (String libName : new String[] {fileName, NAME}) {
+        String fileName = name + "_" + arch();
+        for (String libName : new String[] {fileName, name}) {
             try {
                 System.loadLibrary(libName);
-                checkVersion();
+                checkVersion.run();
                 return "java.library.path (" + System.mapLibraryName(libName) + ")";
             } catch (UnsatisfiedLinkError e) {
                 failures.add("loadLibrary(" + libName + "): " + oneLine(e));
             }
         }
         try {
-            return extractAndLoad();
+            return extractAndLoad(name, owner, checkVersion);
         } catch (UnsatisfiedLinkError | IOException e) {
-            failures.add(resourcePath() + ": " + oneLine(e));
+            failures.add(resourcePath(name) + ": " + oneLine(e));
         }
         throw new UnsatisfiedLinkError(String.join("; ", failures));
     }
 
-    private static boolean probe(List<String> failures) {
+    private static boolean probe(Runnable checkVersion) {
         try {
-            checkVersion();
+            checkVersion.run();
             return true;
         } catch (UnsatisfiedLinkError e) {
             return false;
@@ -88,9 +98,9 @@ final class NativeLibraryLoader {
         }
     }
 
-    private static String extractAndLoad() throws IOException {
-        String resource = resourcePath();
-        ClassLoader loader = NativeLibraryLoader.class.getClassLoader();
+    private static String extractAndLoad(String name, Class<?> owner, Runnable checkVersion) throws IOException {
+        String resource = resourcePath(name);
+        ClassLoader loader = owner.getClassLoader();
         try (InputStream in = loader == null ? ClassLoader.getSystemResourceAsStream(resource)
                 : loader.getResourceAsStream(resource)) {
             if (in == null) {
@@ -98,11 +108,11 @@ final class NativeLibraryLoader {
             }
             Path dir = Paths.get(System.getProperty(WORKDIR_PROPERTY, System.getProperty("java.io.tmpdir")));
             Files.createDirectories(dir);
-            Path file = Files.createTempFile(dir, "lib" + NAME + "_" + arch() + "-", ".so");
+            Path file = Files.createTempFile(dir, "lib" + name + "_" + arch() + "-", ".so");
             try {
                 Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
                 System.load(file.toAbsolutePath().toString());
-                checkVersion();
+                checkVersion.run();
                 return "extracted from the jar to " + file;
             } finally {
                 if (Boolean.parseBoolean(System.getProperty(DELETE_PROPERTY, "true"))) {
@@ -112,7 +122,8 @@ final class NativeLibraryLoader {
         }
     }
 
-    static String oneLine(Throwable t) {
+    /** A throwable's message on one line (for causes kept in a log-friendly field). */
+    public static String oneLine(Throwable t) {
         String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
         return message.replaceAll("\\s*[\\r\\n]+\\s*", " ").trim();
     }

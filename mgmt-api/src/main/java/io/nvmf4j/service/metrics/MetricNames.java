@@ -13,6 +13,11 @@ public final class MetricNames {
     public static final String IO_LATENCY = "nvmf.io.latency";
     /** {@code nvmf_io_errors_total{subsystem,nsid,status="<sct>/0x<sc>"}}. */
     public static final String IO_ERRORS = "nvmf.io.errors";
+    /**
+     * {@code nvmf_namespace_durability_errors{subsystem,nsid}} (gauge): failed attempts of the namespace's device
+     * to make acknowledged writes durable (a failed fdatasync); after the first, its writes and flushes fail.
+     */
+    public static final String NAMESPACE_DURABILITY_ERRORS = "nvmf.namespace.durability.errors";
     /** {@code nvmf_admin_errors_total{subsystem,status}}: admin commands completed with an error. */
     public static final String ADMIN_ERRORS = "nvmf.admin.errors";
     /** {@code nvmf_keepalive_expired_total{subsystem}}: controllers torn down by their keep-alive timer. */
@@ -24,6 +29,11 @@ public final class MetricNames {
     public static final String TRANSPORT_QUEUES_CONNECTED = "nvmf.transport.queues.connected";
     /** {@code nvmf_transport_errors_total{transport,fes}}: fatal transport errors (TCP: C2HTermReq FES). */
     public static final String TRANSPORT_ERRORS = "nvmf.transport.errors";
+    /**
+     * {@code nvmf_transport_connect_timeouts_total{transport}}: connections closed because they had not sent
+     * ICReq and completed a Connect within {@code tcp.connectTimeoutMs}.
+     */
+    public static final String TRANSPORT_CONNECT_TIMEOUTS = "nvmf.transport.connect.timeouts";
 
     /** {@code nvmf_subsystem_controllers{subsystem}} (gauge; the discovery NQN included). */
     public static final String SUBSYSTEM_CONTROLLERS = "nvmf.subsystem.controllers";

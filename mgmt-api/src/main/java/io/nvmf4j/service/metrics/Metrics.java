@@ -43,10 +43,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * <h2>Meters</h2>
  * Per namespace (tags {@code subsystem=<nqn>}, {@code nsid=<n>}): {@code nvmf_io_commands_total{op=read|write|other}},
  * {@code nvmf_io_bytes_total{op=read|write}}, {@code nvmf_io_latency_seconds{op=read|write}} and
- * {@code nvmf_io_errors_total{status="<sct>/0x<sc>"}}. Per subsystem: {@code nvmf_admin_errors_total{status}},
+ * {@code nvmf_io_errors_total{status="<sct>/0x<sc>"}}, gauge {@code nvmf_namespace_durability_errors}. Per subsystem: {@code nvmf_admin_errors_total{status}},
  * {@code nvmf_keepalive_expired_total}, gauges {@code nvmf_subsystem_controllers}, {@code nvmf_subsystem_queues},
  * {@code nvmf_subsystem_namespaces}. Per transport ({@code transport=tcp}): {@code nvmf_transport_connections}
- * (open), {@code nvmf_transport_queues_connected_total{queue=admin|io}}, {@code nvmf_transport_errors_total{fes}}.
+ * (open), {@code nvmf_transport_queues_connected_total{queue=admin|io}}, {@code nvmf_transport_errors_total{fes}},
+ * {@code nvmf_transport_connect_timeouts_total}.
  * Engine: {@code nvmf_pollgroup_busy_ratio}. JVM: memory, GC, threads, class loading, CPU, uptime. See
  * {@link MetricNames}.
  *
@@ -290,6 +291,7 @@ public final class Metrics implements AutoCloseable {
             if (s.namespace(ns.nsid()) == ns) {
                 String nsid = Integer.toString(ns.nsid());
                 m = byKey.computeIfAbsent(s.nqn() + ' ' + nsid, k -> new NamespaceMeters(registry, s.nqn(), nsid));
+                m.bind(ns);
                 byNamespace.put(ns, m);
                 return m;
             }
@@ -360,6 +362,11 @@ public final class Metrics implements AutoCloseable {
         @Override
         public void transportError(String transport, int fes) {
             transport(transport).error(fes);
+        }
+
+        @Override
+        public void connectTimedOut(String transport) {
+            transport(transport).connectTimedOut();
         }
 
         @Override

@@ -1,10 +1,12 @@
 package io.nvmf4j.service.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.nvmf4j.core.Namespace;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
 
@@ -30,6 +32,9 @@ final class NamespaceMeters {
     private final Timer readLatency;
     private final Timer writeLatency;
     private final StatusCounters errors;
+    /** The namespace object counted now (one removed and added again under the same nsid: the latest). */
+    private volatile Namespace namespace;
+    private Gauge durabilityErrors;
 
     NamespaceMeters(MeterRegistry registry, String subsystem, String nsid) {
         this.registry = registry;
@@ -53,6 +58,25 @@ final class NamespaceMeters {
     private Counter bytes(String op) {
         return Counter.builder(MetricNames.IO_BYTES).description("data bytes moved by successful reads and writes")
             .baseUnit("bytes").tags(tags).tag(MetricNames.TAG_OP, op).register(registry);
+    }
+
+    /**
+     * Attaches the namespace whose device's durability errors the gauge reads; the gauge is registered on the
+     * first call (slow path: the namespace's first I/O).
+     */
+    synchronized void bind(Namespace ns) {
+        namespace = ns;
+        if (durabilityErrors == null) {
+            durabilityErrors = Gauge.builder(MetricNames.NAMESPACE_DURABILITY_ERRORS, this, NamespaceMeters::durabilityErrorCount)
+                .description("failed attempts of the namespace's device to make acknowledged writes durable; after the "
+                    + "first, its writes and flushes fail")
+                .tags(tags).strongReference(true).register(registry);
+        }
+    }
+
+    private double durabilityErrorCount() {
+        Namespace ns = namespace;
+        return ns == null ? 0 : ns.bdev().durabilityErrors();
     }
 
     /** One completed I/O command; poll-group thread, allocation-free once the status was seen before. */
@@ -86,6 +110,9 @@ final class NamespaceMeters {
     void remove() {
         List<Meter> all = new ArrayList<>(List.of(reads, writes, others, bytesRead, bytesWritten, readLatency,
             writeLatency));
+        if (durabilityErrors != null) {
+            all.add(durabilityErrors);
+        }
         all.forEach(registry::remove);
         errors.remove();
     }

@@ -8,7 +8,10 @@ import io.micrometer.core.instrument.Tags;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
-/** The meters of one transport ({@code transport="tcp"}): open connections, Connects, fatal errors by FES. */
+/**
+ * The meters of one transport ({@code transport="tcp"}): open connections, Connects, fatal errors by FES,
+ * connections closed by the handshake timeout.
+ */
 final class TransportMeters {
     private static final int FES_TABLE = 256;
 
@@ -17,6 +20,7 @@ final class TransportMeters {
     private final AtomicLong open = new AtomicLong();
     private final Counter adminQueues;
     private final Counter ioQueues;
+    private final Counter connectTimeouts;
     private final AtomicReferenceArray<Counter> errorsByFes = new AtomicReferenceArray<>(FES_TABLE);
 
     TransportMeters(MeterRegistry registry, String transport) {
@@ -26,6 +30,8 @@ final class TransportMeters {
             .tags(tags).strongReference(true).register(registry);
         this.adminQueues = queues("admin");
         this.ioQueues = queues("io");
+        this.connectTimeouts = Counter.builder(MetricNames.TRANSPORT_CONNECT_TIMEOUTS)
+            .description("connections closed for not completing ICReq and Connect in time").tags(tags).register(registry);
     }
 
     private Counter queues(String kind) {
@@ -43,6 +49,10 @@ final class TransportMeters {
 
     void queueConnected(int qid) {
         (qid == 0 ? adminQueues : ioQueues).increment();
+    }
+
+    void connectTimedOut() {
+        connectTimeouts.increment();
     }
 
     void error(int fes) {

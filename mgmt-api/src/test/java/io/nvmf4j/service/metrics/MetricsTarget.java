@@ -24,6 +24,7 @@ final class MetricsTarget implements AutoCloseable {
     static final String HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:6d0e5d1c-4a8b-4f3e-9c11-000000000001";
     static final long NS1_BLOCKS = 32768;
     static final long NS2_BLOCKS = 16384;
+    static final int CONNECT_TIMEOUT_MS = 1000;
 
     final Metrics metrics;
     final NvmfTarget nvmf;
@@ -42,6 +43,7 @@ final class MetricsTarget implements AutoCloseable {
         }
         TargetConfig cfg = new TargetConfig();
         cfg.cores = 1;
+        cfg.tcp.connectTimeoutMs = CONNECT_TIMEOUT_MS;
         cfg.bdevs.add(new BdevConfig("m1", "malloc", 512, NS1_BLOCKS));
         cfg.bdevs.add(new BdevConfig("m2", "malloc", 512, NS2_BLOCKS));
         SubsystemConfig s = new SubsystemConfig();
@@ -63,6 +65,11 @@ final class MetricsTarget implements AutoCloseable {
 
     NvmeController controller(int ioQueues, int katoMs) throws IOException {
         return NvmeController.open(ADDRESS, port, SUBNQN, HOSTNQN, katoMs, ioQueues, TcpHostOptions.DEFAULT);
+    }
+
+    /** A connection that has sent nothing (no ICReq). */
+    TcpHost rawTcp() throws IOException {
+        return TcpHost.open(ADDRESS, port, TcpHostOptions.DEFAULT);
     }
 
     TcpHost tcp() throws IOException {

@@ -202,6 +202,17 @@ class MetricsTest {
     }
 
     @Test
+    void connectTimeoutIsCounted() throws Exception {
+        String[] tcp = {"transport", "tcp"};
+        double before = scrape().value("nvmf_transport_connect_timeouts_total", tcp);
+        try (TcpHost h = target.rawTcp()) {
+            assertThat(h.awaitClosed(Duration.ofSeconds(10))).as("idle socket closed").isTrue();
+        }
+        Scrape after = awaitScrape(s -> s.value("nvmf_transport_connect_timeouts_total", tcp) > before);
+        assertThat(after.value("nvmf_transport_connect_timeouts_total", tcp) - before).isEqualTo(1);
+    }
+
+    @Test
     void keepAliveExpiryIsCounted() throws Exception {
         double before = scrape().value("nvmf_keepalive_expired_total", SUB, SUBNQN);
         try (NvmeController c = target.controller(1, 1000)) {

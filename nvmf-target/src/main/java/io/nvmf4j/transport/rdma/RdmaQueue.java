@@ -79,6 +79,7 @@ final class RdmaQueue implements Queue {
     private Wire wire;
 
     private Controller controller;
+    private Request connectInProgress;
     private int qid;
     private int sqsize;
     private int sqhd;
@@ -153,6 +154,16 @@ final class RdmaQueue implements Queue {
     @Override
     public int qid() {
         return qid;
+    }
+
+    @Override
+    public Request connectInProgress() {
+        return connectInProgress;
+    }
+
+    @Override
+    public void connectInProgress(Request connect) {
+        this.connectInProgress = connect;
     }
 
     @Override

@@ -59,6 +59,14 @@ final class TcpPdu {
 
     static final int DIGEST_SIZE = 4;
 
+    /** CPDA we send in ICResp: 0 (the Linux host refuses any other value). */
+    static final int CPDA = 0;
+    /**
+     * Alignment of the PDO of every host-to-controller PDU with data: CPDA is 0's based in dwords, so
+     * PDO must be a multiple of (CPDA + 1) * 4 bytes.
+     */
+    static final int CPDA_ALIGNMENT = (CPDA + 1) * 4;
+
     // Fatal Error Status (TermReq FES)
     static final int FES_INVALID_HEADER_FIELD = 0x01;
     static final int FES_PDU_SEQUENCE_ERROR = 0x02;

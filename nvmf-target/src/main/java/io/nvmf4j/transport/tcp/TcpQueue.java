@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
@@ -20,6 +21,8 @@ import org.slf4j.LoggerFactory;
 
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 import static io.nvmf4j.transport.tcp.TcpPdu.*;
@@ -34,6 +37,19 @@ import static io.nvmf4j.transport.tcp.TcpPdu.*;
  *
  * <p>Requests come from a table sized to the queue depth; the transfer tag (TTAG) is the table index.
  * Responses written while a read batch is being processed are flushed once at the end of the batch.
+ *
+ * <p>Backpressure: a request (and its data buffer) stays taken until the last byte of its response has
+ * been written to the socket, not merely queued on the channel; see {@link #reapWritten()} for how that
+ * is learnt without a promise per write. A host that sends more commands than its queue holds while
+ * its responses are still unwritten is terminated (PDU Sequence Error). While the channel is not
+ * writable (its outbound bytes above the high water mark set in {@link TcpTransport}) the queue decodes
+ * no further PDU and stops reading the socket; it resumes when the channel drains below the low mark.
+ *
+ * <p>Timeouts: a connection that has not completed ICReq and Connect within
+ * {@link TcpTransportConfig#connectTimeoutMs} is closed (logged once, counted through
+ * {@link IoObserver#connectTimedOut}); a terminated or disconnected connection is closed once its last
+ * PDUs (C2HTermReq, responses) are written or after {@link #TERMINATE_LINGER_MS}, whichever comes first
+ * (a host that does not read would never take them).
  */
 final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private static final Logger LOG = LoggerFactory.getLogger(TcpQueue.class);
@@ -41,6 +57,10 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private static final int INITIAL_REQUESTS = 4;
     private static final int C2H_CHUNK = 128 * 1024;
     private static final String TRANSPORT = "tcp";
+    /** How long a terminated connection waits for its C2HTermReq to be written before it is closed anyway. */
+    static final long TERMINATE_LINGER_MS = 5000;
+    /** Our decode never emits messages (it dispatches in place); the output list it is given stays empty. */
+    private static final List<Object> NO_OUTPUT = List.of();
 
     /** Connection phases. */
     private enum Phase { AWAIT_ICREQ, READY, TERMINATING, CLOSED }
@@ -62,6 +82,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private String peer = "?";
 
     private Controller controller;
+    private Request connectInProgress;
     private int qid;
     private int sqsize;
     private int sqhd;
@@ -70,6 +91,21 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private TcpRequest[] table = new TcpRequest[0];
     private int[] freeStack = new int[0];
     private int freeTop;
+    /** Ring of the ttags of RESPONDING requests, in the order their responses were queued (= sent). */
+    private int[] responding = new int[0];
+    private int respondingHead;
+    private int respondingCount;
+    /** Bytes handed to the channel so far, as its outbound buffer counts them (entry overhead included). */
+    private long queuedBytes;
+
+    /** Reading stopped because the channel is not writable; {@link #resumeReading()} undoes it. */
+    private boolean readPaused;
+    /** Inside {@link #decode}: writability events only take note, the decode loop acts on them. */
+    private boolean decoding;
+    private ScheduledFuture<?> connectTimer;
+    /** The first exception that ended the connection, logged once when it is closed. */
+    private Throwable failure;
+    private int laterFailures;
 
     TcpQueue(CommandDispatcher dispatcher, TcpTransportConfig config, TransportLimits limits, ListenerConfig listener,
              IoObserver observer) {
@@ -89,6 +125,16 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     }
 
     @Override
+    public Request connectInProgress() {
+        return connectInProgress;
+    }
+
+    @Override
+    public void connectInProgress(Request connect) {
+        this.connectInProgress = connect;
+    }
+
+    @Override
     public Controller controller() {
         return controller;
     }
@@ -99,7 +145,9 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         this.qid = qid;
         this.sqsize = sqsize;
         this.sqFlowDisabled = sqFlowControlDisabled;
-        growTable(sqsize + 1 + Controller.AERL + 1);
+        cancelConnectTimer();
+        // SQSIZE + 1 outstanding commands at most; the admin queue also holds the AERs the controller keeps
+        growTable(sqsize + 1 + (qid == 0 ? Controller.AERL + 1 : 0));
         sqhd = 1 % (sqsize + 1); // the Connect itself was the first entry consumed
         observer.queueConnected(TRANSPORT, qid);
     }
@@ -130,6 +178,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             LOG.debug("queue {} from {}: closing: {}", qid, peer, reason);
             // flush what is queued (e.g. the response to a Disconnect command) before closing
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            ctx.executor().schedule(this::closeAfterLinger, TERMINATE_LINGER_MS, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -143,8 +192,14 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             t[i] = new TcpRequest(this, i);
             stack[freeTop++] = i;
         }
+        int[] ring = new int[size];
+        for (int i = 0; i < respondingCount; i++) {
+            ring[i] = responding[(respondingHead + i) % responding.length];
+        }
         table = t;
         freeStack = stack;
+        responding = ring;
+        respondingHead = 0;
     }
 
     private TcpRequest allocate() {
@@ -162,6 +217,51 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         }
     }
 
+    /** The whole response of {@code req} is queued: it stays RESPONDING until those bytes are written. */
+    private void responded(TcpRequest req) {
+        req.state = TcpRequest.State.RESPONDING;
+        req.wireEnd = queuedBytes;
+        responding[(respondingHead + respondingCount++) % responding.length] = req.ttag;
+    }
+
+    /**
+     * Frees the RESPONDING requests whose responses the socket has taken.
+     *
+     * <p>How we learn that a response was written, without allocating per I/O: Netty's promises are
+     * single-use (a completed promise cannot be reset, so a per-request preallocated one cannot serve
+     * twice) and a listener needs a fresh promise per write. Instead we count: {@link #write} adds to
+     * {@link #queuedBytes} exactly what the write added to the outbound buffer's
+     * {@link ChannelOutboundBuffer#totalPendingWriteBytes()} (measured before and after, so Netty's
+     * per-entry overhead is included whatever it is configured to), and the outbound buffer subtracts an
+     * entry's size only when the entry is fully written (or failed at close). So {@code queuedBytes -
+     * totalPendingWriteBytes()} is the number of bytes of our stream the socket has taken, and a response
+     * that ended at {@link TcpRequest#wireEnd} or before is on the wire. The outbound buffer is FIFO, so
+     * the RESPONDING requests are freed in queue order from {@link #responding}. Counting only errs late
+     * (a byte queued outside {@link #write}, such as the Disconnect flush, delays the count), never early.
+     * It is read after every flush, before a capsule takes a request, and on writability changes; a host
+     * can only have seen a response that was written, so a capsule it sends after one always finds the
+     * request freed.
+     */
+    private void reapWritten() {
+        if (respondingCount == 0) {
+            return;
+        }
+        ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
+        if (out == null) {
+            return; // closed: channelInactive frees them
+        }
+        long written = queuedBytes - out.totalPendingWriteBytes();
+        while (respondingCount > 0) {
+            TcpRequest r = table[responding[respondingHead]];
+            if (r.wireEnd > written) {
+                return;
+            }
+            respondingHead = (respondingHead + 1) % responding.length;
+            respondingCount--;
+            recycle(r);
+        }
+    }
+
     // ---------------------------------------------------------------- channel events
 
     @Override
@@ -169,6 +269,34 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         this.ctx = ctx;
         this.peer = String.valueOf(ctx.channel().remoteAddress());
         observer.connectionOpened(TRANSPORT);
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        if (config.connectTimeoutMs > 0) {
+            connectTimer = ctx.executor().schedule(this::connectTimedOut, config.connectTimeoutMs, TimeUnit.MILLISECONDS);
+        }
+        super.channelActive(ctx);
+    }
+
+    /** No ICReq, or no successful Connect, within {@code connectTimeoutMs}: the socket is closed. */
+    private void connectTimedOut() {
+        connectTimer = null;
+        if (controller != null || !ctx.channel().isOpen()) {
+            return;
+        }
+        LOG.info("connection from {}: no {} within {} ms; closing", peer,
+            phase == Phase.AWAIT_ICREQ ? "ICReq" : "Connect", config.connectTimeoutMs);
+        observer.connectTimedOut(TRANSPORT);
+        phase = Phase.TERMINATING;
+        ctx.close();
+    }
+
+    private void cancelConnectTimer() {
+        if (connectTimer != null) {
+            connectTimer.cancel(false);
+            connectTimer = null;
+        }
     }
 
     @Override
@@ -183,22 +311,78 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
-        if (flushPending) {
-            flushPending = false;
-            ctx.flush();
+        flushBatch();
+        if (readPaused) {
+            // ByteToMessageDecoder would ask for another read when auto-read is off and it emitted nothing
+            discardSomeReadBytes();
+            ctx.fireChannelReadComplete();
+            return;
         }
         super.channelReadComplete(ctx);
     }
 
     @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (ctx.channel().isWritable()) {
+            reapWritten();
+            if (readPaused && !decoding) {
+                resumeReading();
+            }
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    /** Flushes the responses a read batch queued, then frees the requests the socket took. */
+    private void flushBatch() {
+        if (flushPending) {
+            flushPending = false;
+            ctx.flush();
+        }
+        reapWritten();
+    }
+
+    /** The channel is not writable: decode nothing more and stop reading the socket until it drains. */
+    private void pauseReading() {
+        if (!readPaused) {
+            readPaused = true;
+            ctx.channel().config().setAutoRead(false);
+            LOG.debug("queue {} from {}: outbound buffer full; reading paused", qid, peer);
+        }
+    }
+
+    /** Writable again: decodes the PDUs already buffered, then reads the socket again (unless paused anew). */
+    private void resumeReading() {
+        readPaused = false;
+        ByteBuf buffered = internalBuffer();
+        if (buffered.isReadable()) {
+            inReadBatch = true;
+            try {
+                decode(ctx, buffered, NO_OUTPUT);
+            } finally {
+                inReadBatch = false;
+            }
+            flushBatch();
+        }
+        if (!readPaused && ctx.channel().isActive()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         phase = Phase.CLOSED;
+        cancelConnectTimer();
         observer.connectionClosed(TRANSPORT);
+        if (failure != null) {
+            LOG.warn("queue {} from {}: {}; connection closed{}", qid, peer, failure.toString(),
+                laterFailures > 0 ? " (" + laterFailures + " more errors while closing, e.g. pending writes)" : "");
+        }
         for (TcpRequest r : table) {
-            if (r.state == TcpRequest.State.AWAITING_H2C_DATA) {
+            if (r.state == TcpRequest.State.AWAITING_H2C_DATA || r.state == TcpRequest.State.RESPONDING) {
                 recycle(r);
             }
         }
+        respondingCount = 0;
         Controller c = controller;
         if (c != null) {
             if (qid == 0) {
@@ -212,7 +396,14 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        LOG.warn("queue {} from {}: {}; closing the connection", qid, peer, cause.toString());
+        // One line per failed connection, written when it is closed: closing fails every pending write,
+        // and each failure comes here (thousands for a host that stopped reading).
+        if (failure == null && phase != Phase.CLOSED) {
+            failure = cause;
+        } else {
+            laterFailures++;
+            LOG.debug("queue {} from {}: further error: {}", qid, peer, cause.toString());
+        }
         ctx.close();
     }
 
@@ -220,10 +411,27 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
 
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        decoding = true;
+        try {
+            decodePdus(in);
+        } finally {
+            decoding = false;
+        }
+    }
+
+    private void decodePdus(ByteBuf in) {
+        reapWritten();
         while (in.isReadable()) {
             if (phase != Phase.AWAIT_ICREQ && phase != Phase.READY) {
                 in.skipBytes(in.readableBytes());
                 return;
+            }
+            if (!ctx.channel().isWritable()) {
+                flushBatch();
+                if (!ctx.channel().isWritable()) {
+                    pauseReading();
+                    return;
+                }
             }
             if (in.readableBytes() < CH_SIZE) {
                 return;
@@ -256,7 +464,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             } else if (type == CAPSULE_CMD) {
                 onCapsuleCmd(in, idx, hlen, pdo, len);
             } else {
-                onH2cData(in, idx, hlen, pdo, len);
+                onH2cData(in, idx, flags, hlen, pdo, len);
             }
             if (phase == Phase.TERMINATING) {
                 return;
@@ -306,7 +514,8 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             return fesInvalid(PLEN);
         }
         if (plen > hlen + hd) {
-            if (pdo < hlen + hd || pdo >= plen) {
+            // PDO of a PDU with data: past the header (and its digest), a multiple of the CPDA alignment
+            if (pdo < hlen + hd || pdo >= plen || pdo % CPDA_ALIGNMENT != 0) {
                 return fesInvalid(PDO);
             }
             if (((flags & FLAG_DDGST) != 0) != ddgst) {
@@ -359,7 +568,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         resp.setByte(HLEN, IC_SIZE);
         resp.setIntLE(PLEN, IC_SIZE);
         resp.setShortLE(IC_PFV, 0);
-        resp.setByte(IC_CPDA, 0);
+        resp.setByte(IC_CPDA, CPDA);
         resp.setByte(IC_DGST, dgst & 0x3);
         resp.setIntLE(IC_MAXH2CDATA, config.maxH2cData);
         write(resp);
@@ -373,7 +582,14 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private void onCapsuleCmd(ByteBuf in, int idx, int hlen, int pdo, int plen) {
         TcpRequest req = allocate();
         if (req == null) {
-            // more commands outstanding than the queue holds: the host broke flow control
+            reapWritten();
+            req = allocate();
+        }
+        if (req == null) {
+            // More commands outstanding (not yet answered on the wire) than the queue holds: the host broke
+            // flow control. nvmet and SPDK drop the connection without a C2HTermReq here; a capsule the
+            // host may not send yet is a PDU Sequence Error (FEI reserved).
+            LOG.info("queue {} from {}: more than {} commands outstanding", qid, peer, table.length);
             fatal(FES_PDU_SEQUENCE_ERROR, 0, in, idx);
             return;
         }
@@ -419,7 +635,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private void commandFailed(TcpRequest req, RuntimeException e) {
         LOG.warn("queue {} from {}: command opcode 0x{} cid {} failed: {}", qid, peer,
             Integer.toHexString(req.sqe.opcode()), req.cid(), e.toString(), e);
-        if (req.state != TcpRequest.State.FREE) {
+        if (req.state == TcpRequest.State.EXECUTING || req.state == TcpRequest.State.AWAITING_H2C_DATA) {
             req.complete(NvmeStatus.INTERNAL_ERROR);
         }
     }
@@ -469,7 +685,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         return NvmeStatus.SUCCESS;
     }
 
-    private void onH2cData(ByteBuf in, int idx, int hlen, int pdo, int plen) {
+    private void onH2cData(ByteBuf in, int idx, int flags, int hlen, int pdo, int plen) {
         int cccid = in.getUnsignedShortLE(idx + DATA_CCCID);
         int ttag = in.getUnsignedShortLE(idx + DATA_TTAG);
         long datao = in.getUnsignedIntLE(idx + DATA_DATAO);
@@ -492,6 +708,12 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         }
         if (datao != req.h2cReceived || datao + datal > req.dataLength) {
             fatal(FES_DATA_OUT_OF_RANGE, DATA_DATAO, in, idx);
+            return;
+        }
+        // LAST_PDU marks the H2CData that completes the R2T's data, and only that one (the Linux host sets
+        // it exactly when no R2T data is left). Our one R2T asks for the whole transfer.
+        if (((flags & FLAG_LAST_PDU) != 0) != (datao + datal == req.dataLength)) {
+            fatal(FES_INVALID_HEADER_FIELD, FLAGS, in, idx);
             return;
         }
         if (ddgst && crc32c(in, idx + pdo, dataLen) != in.getIntLE(idx + plen - DIGEST_SIZE)) {
@@ -526,17 +748,15 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             return;
         }
         boolean success = NvmeStatus.isSuccess(req.status);
+        boolean successFlag = false;
         if (success && req.xferDir == Request.XFER_C2H && req.dataLength > 0) {
-            boolean successFlag = config.c2hSuccess && sqFlowDisabled;
+            successFlag = config.c2hSuccess && sqFlowDisabled;
             sendC2hData(req, successFlag);
-            if (successFlag) {
-                recycle(req);
-                flushUnlessBatching();
-                return;
-            }
         }
-        sendCapsuleResp(req);
-        recycle(req);
+        if (!successFlag) {
+            sendCapsuleResp(req);
+        }
+        responded(req);
         flushUnlessBatching();
     }
 
@@ -626,8 +846,14 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         }
     }
 
+    /** Queues {@code b} on the channel and counts what it added to the outbound buffer (see {@link #reapWritten}). */
     private void write(ByteBuf b) {
+        ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
+        long before = out != null ? out.totalPendingWriteBytes() : 0;
         ctx.write(b, ctx.voidPromise());
+        if (out != null) {
+            queuedBytes += out.totalPendingWriteBytes() - before;
+        }
     }
 
     private void flushUnlessBatching() {
@@ -635,6 +861,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             flushPending = true;
         } else {
             ctx.flush();
+            reapWritten();
         }
     }
 
@@ -657,5 +884,14 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         in.skipBytes(in.readableBytes());
         observer.transportError(TRANSPORT, fes);
         ctx.writeAndFlush(b).addListener(ChannelFutureListener.CLOSE);
+        ctx.executor().schedule(this::closeAfterLinger, TERMINATE_LINGER_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** What was queued before closing (C2HTermReq, last responses) was not taken in time (the host does not read). */
+    private void closeAfterLinger() {
+        if (ctx.channel().isOpen()) {
+            LOG.info("queue {} from {}: last PDUs not taken within {} ms; closing", qid, peer, TERMINATE_LINGER_MS);
+            ctx.close();
+        }
     }
 }

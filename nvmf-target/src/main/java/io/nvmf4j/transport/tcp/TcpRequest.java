@@ -13,6 +13,11 @@ final class TcpRequest extends Request {
         AWAITING_H2C_DATA,
         /** Handler running (block device or admin logic). */
         EXECUTING,
+        /**
+         * Response (C2HData and/or CapsuleResp) queued on the channel; the request and its buffers stay
+         * taken until the last byte of it has been written to the socket ({@link #wireEnd}).
+         */
+        RESPONDING,
     }
 
     /** Transfer tag: the index in the queue's request table. */
@@ -22,6 +27,8 @@ final class TcpRequest extends Request {
     int h2cReceived;
     /** A data digest failed during this command's transfer: complete with Transient Transport Error. */
     boolean digestFailed;
+    /** In RESPONDING: the queue's count of bytes handed to the channel once this response was queued. */
+    long wireEnd;
 
     TcpRequest(Queue queue, int ttag) {
         super(queue);

@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.WriteBufferWaterMark;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TcpTransportConfig;
@@ -26,6 +27,15 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class TcpTransport implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+    /**
+     * Outbound bytes (responses queued on a connection but not yet taken by its socket) above which the
+     * connection stops reading, and below which it reads again. The socket's own send buffer does most of
+     * the buffering; these only bound what waits in front of it, and with it the commands taken from a host
+     * that does not read. 256 KiB is above a whole admin queue of 4 KiB responses (36 × ~4.4 KiB), so a host
+     * that floods Identify without reading runs out of its queue and is terminated, while one 128 KiB read
+     * response or two cross it and pause the reader.
+     */
+    static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(64 * 1024, 256 * 1024);
 
     private final CommandDispatcher dispatcher;
     private final TcpTransportConfig config;
@@ -62,6 +72,7 @@ public final class TcpTransport implements AutoCloseable {
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.SO_KEEPALIVE, true)
             .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+            .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
             .childHandler(new ChannelInitializer<>() {
                 @Override
                 protected void initChannel(Channel ch) {

@@ -134,6 +134,7 @@ class RdmaQueueStateTest {
         int at = recv * CAPSULE;
         wire.recv.setZero(at, 64);
         wire.recv.setByte(at, FABRICS);
+        wire.recv.setByte(at + 1, 0x40); // PSDT 01b: SGLs
         wire.recv.setShortLE(at + 2, cid);
         wire.recv.setByte(at + 4, CONNECT);
         wire.recv.setLongLE(at + 24, 0x7000_0000L);
@@ -185,6 +186,7 @@ class RdmaQueueStateTest {
         int at = 1 * CAPSULE;
         wire.recv.setZero(at, 64);
         wire.recv.setByte(at, 0x06); // Identify
+        wire.recv.setByte(at + 1, 0x40);
         queue.onCapsule(1, 64);
         RdmaRequest req = onlyBusy();
         assertThat(req.state).isEqualTo(State.COMPLETING);
@@ -339,6 +341,7 @@ class RdmaQueueStateTest {
         int at = recv * CAPSULE;
         wire.recv.setZero(at, 64);
         wire.recv.setByte(at, opcode);
+        wire.recv.setByte(at + 1, 0x40); // PSDT 01b: SGLs
         wire.recv.setShortLE(at + 2, cid);
         wire.recv.setByte(at + 4, fctype);
     }

@@ -1,0 +1,268 @@
+/*
+ * nvmf4j_bdev: the file system calls of the file block device (io.nvmf4j.bdev.FileNative) that Java's
+ * FileChannel lacks: pwritev2(RWF_DSYNC) for FUA, fdatasync whose error is seen, fallocate (punch hole,
+ * zero range), BLKDISCARD / BLKZEROOUT on block devices, and fstat's allocated blocks.
+ *
+ * Conventions (as in rdma-cm's nvmf4j_rdma): data-path calls take a file descriptor and native addresses,
+ * return a count or a negative errno, never throw and never allocate; JNI_OnLoad checks the ABI version
+ * against FileNative.ABI_VERSION and registers the natives.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <jni.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Bumped whenever a native signature or an exported constant changes; must equal FileNative.ABI_VERSION. */
+#define NVMF4J_BDEV_ABI_VERSION 1
+#define NATIVE_CLASS "io/nvmf4j/bdev/FileNative"
+
+#define H2P(type, h) ((type *)(uintptr_t)(h))
+#define NEG_ERRNO() ((jint)-(errno ? errno : EIO))
+
+/* Open flags as FileNative passes them. */
+#define OPEN_CREATE 1
+#define OPEN_DIRECT 2
+
+/* File types fileType() reports. */
+#define TYPE_OTHER 0
+#define TYPE_REGULAR 1
+#define TYPE_BLOCK 2
+
+static jint abi_version(JNIEnv *env, jclass cls)
+{
+	return NVMF4J_BDEV_ABI_VERSION;
+}
+
+/* The errno values Java tests for, in FileNative's order. */
+static jintArray errnos(JNIEnv *env, jclass cls)
+{
+	const jint values[] = { EOPNOTSUPP, EINVAL, EIO, ENOSPC, ENOTTY };
+	jint n = (jint)(sizeof(values) / sizeof(values[0]));
+	jintArray out = (*env)->NewIntArray(env, n);
+	if (out)
+		(*env)->SetIntArrayRegion(env, out, 0, n, values);
+	return out;
+}
+
+static jstring str_error(JNIEnv *env, jclass cls, jint err)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", strerror(err < 0 ? -err : err));
+	return (*env)->NewStringUTF(env, buf);
+}
+
+/* open(2) read-write, close-on-exec; returns the descriptor or a negative errno. */
+static jint open_file(JNIEnv *env, jclass cls, jstring path, jint flags)
+{
+	const char *p = (*env)->GetStringUTFChars(env, path, NULL);
+	if (!p)
+		return -ENOMEM;
+	int oflags = O_RDWR | O_CLOEXEC;
+	if (flags & OPEN_CREATE)
+		oflags |= O_CREAT;
+	if (flags & OPEN_DIRECT)
+		oflags |= O_DIRECT;
+	int fd = open(p, oflags, 0644);
+	int err = errno;
+	(*env)->ReleaseStringUTFChars(env, path, p);
+	return fd < 0 ? -(err ? err : EIO) : fd;
+}
+
+static jint close_file(JNIEnv *env, jclass cls, jint fd)
+{
+	return close(fd) < 0 ? NEG_ERRNO() : 0;
+}
+
+/* TYPE_REGULAR, TYPE_BLOCK or TYPE_OTHER, or a negative errno. */
+static jint file_type(JNIEnv *env, jclass cls, jint fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return NEG_ERRNO();
+	return S_ISREG(st.st_mode) ? TYPE_REGULAR : S_ISBLK(st.st_mode) ? TYPE_BLOCK : TYPE_OTHER;
+}
+
+/* Size in bytes: st_size of a regular file, BLKGETSIZE64 of a block device; or a negative errno. */
+static jlong file_size(JNIEnv *env, jclass cls, jint fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return NEG_ERRNO();
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes = 0;
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+			return NEG_ERRNO();
+		return (jlong)bytes;
+	}
+	return (jlong)st.st_size;
+}
+
+/* Bytes the file occupies on its medium (st_blocks x 512), or a negative errno. */
+static jlong allocated_bytes(JNIEnv *env, jclass cls, jint fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return NEG_ERRNO();
+	return (jlong)st.st_blocks * 512;
+}
+
+/* ftruncate(2) to grow a regular file (sparse). */
+static jint set_size(JNIEnv *env, jclass cls, jint fd, jlong size)
+{
+	return ftruncate(fd, (off_t)size) < 0 ? NEG_ERRNO() : 0;
+}
+
+/* Reads len bytes at off into addr; past the end of the file the rest is zero-filled. Returns len or -errno. */
+static jint pread_full(JNIEnv *env, jclass cls, jint fd, jlong addr, jint len, jlong off)
+{
+	char *buf = H2P(char, addr);
+	size_t done = 0;
+	while (done < (size_t)len) {
+		ssize_t n = pread(fd, buf + done, (size_t)len - done, (off_t)(off + (jlong)done));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return NEG_ERRNO();
+		}
+		if (n == 0) {
+			memset(buf + done, 0, (size_t)len - done);
+			break;
+		}
+		done += (size_t)n;
+	}
+	return len;
+}
+
+/* Set once pwritev2(RWF_DSYNC) turns out to be missing (kernel < 4.7): then pwrite + fdatasync. */
+static volatile int no_rwf_dsync;
+
+static ssize_t write_once(int fd, const char *buf, size_t len, off_t off, int dsync)
+{
+	if (dsync && !no_rwf_dsync) {
+		struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+		ssize_t n = pwritev2(fd, &iov, 1, off, RWF_DSYNC);
+		if (n >= 0 || (errno != EOPNOTSUPP && errno != ENOSYS))
+			return n;
+		no_rwf_dsync = 1;
+	}
+	return pwrite(fd, buf, len, off);
+}
+
+/*
+ * Writes len bytes from addr at off. With dsync the data (and the metadata needed to read it) is on stable
+ * media when this returns len: pwritev2(RWF_DSYNC), or pwrite then fdatasync where RWF_DSYNC is missing.
+ * Returns len or a negative errno (with dsync an error may come from making the data durable).
+ */
+static jint pwrite_full(JNIEnv *env, jclass cls, jint fd, jlong addr, jint len, jlong off, jboolean dsync)
+{
+	const char *buf = H2P(const char, addr);
+	size_t done = 0;
+	while (done < (size_t)len) {
+		ssize_t n = write_once(fd, buf + done, (size_t)len - done, (off_t)(off + (jlong)done), dsync);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return NEG_ERRNO();
+		}
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	if (dsync && no_rwf_dsync && fdatasync(fd) < 0)
+		return NEG_ERRNO();
+	return len;
+}
+
+static jint fdatasync_file(JNIEnv *env, jclass cls, jint fd)
+{
+	return fdatasync(fd) < 0 ? NEG_ERRNO() : 0;
+}
+
+/* fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE): the range is freed and reads zeros. */
+static jint punch_hole(JNIEnv *env, jclass cls, jint fd, jlong off, jlong len)
+{
+	return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0 ? NEG_ERRNO() : 0;
+}
+
+/* fallocate(FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE): the range reads zeros and stays allocated. */
+static jint zero_range(JNIEnv *env, jclass cls, jint fd, jlong off, jlong len)
+{
+	return fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0 ? NEG_ERRNO() : 0;
+}
+
+static jint block_range_ioctl(int fd, unsigned long request, jlong off, jlong len)
+{
+	uint64_t range[2] = { (uint64_t)off, (uint64_t)len };
+	return ioctl(fd, request, range) < 0 ? NEG_ERRNO() : 0;
+}
+
+/* ioctl(BLKDISCARD): the device may free the range; what it then reads depends on the device. */
+static jint blk_discard(JNIEnv *env, jclass cls, jint fd, jlong off, jlong len)
+{
+	return block_range_ioctl(fd, BLKDISCARD, off, len);
+}
+
+/* ioctl(BLKZEROOUT): the range reads zeros (offloaded where the device can, else written by the kernel). */
+static jint blk_zeroout(JNIEnv *env, jclass cls, jint fd, jlong off, jlong len)
+{
+	return block_range_ioctl(fd, BLKZEROOUT, off, len);
+}
+
+/* Address of a direct ByteBuffer (control path: once per buffer). */
+static jlong buffer_address(JNIEnv *env, jclass cls, jobject buf)
+{
+	return buf ? (jlong)(uintptr_t)(*env)->GetDirectBufferAddress(env, buf) : 0;
+}
+
+static const JNINativeMethod methods[] = {
+	{ "abiVersion", "()I", (void *)abi_version },
+	{ "errnos", "()[I", (void *)errnos },
+	{ "strerror", "(I)Ljava/lang/String;", (void *)str_error },
+	{ "open", "(Ljava/lang/String;I)I", (void *)open_file },
+	{ "close", "(I)I", (void *)close_file },
+	{ "fileType", "(I)I", (void *)file_type },
+	{ "size", "(I)J", (void *)file_size },
+	{ "allocatedBytes", "(I)J", (void *)allocated_bytes },
+	{ "setSize", "(IJ)I", (void *)set_size },
+	{ "pread", "(IJIJ)I", (void *)pread_full },
+	{ "pwrite", "(IJIJZ)I", (void *)pwrite_full },
+	{ "fdatasync", "(I)I", (void *)fdatasync_file },
+	{ "punchHole", "(IJJ)I", (void *)punch_hole },
+	{ "zeroRange", "(IJJ)I", (void *)zero_range },
+	{ "blkDiscard", "(IJJ)I", (void *)blk_discard },
+	{ "blkZeroout", "(IJJ)I", (void *)blk_zeroout },
+	{ "bufferAddress", "(Ljava/nio/ByteBuffer;)J", (void *)buffer_address },
+};
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
+{
+	JNIEnv *env;
+	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
+		return JNI_ERR;
+	jclass cls = (*env)->FindClass(env, NATIVE_CLASS);
+	if (!cls)
+		return JNI_ERR; /* NoClassDefFoundError pending */
+	jfieldID fid = (*env)->GetStaticFieldID(env, cls, "ABI_VERSION", "I");
+	if (!fid)
+		return JNI_ERR;
+	jint want = (*env)->GetStaticIntField(env, cls, fid);
+	if (want != NVMF4J_BDEV_ABI_VERSION) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "nvmf4j_bdev: native ABI version %d, Java expects %d",
+			 NVMF4J_BDEV_ABI_VERSION, (int)want);
+		(*env)->ThrowNew(env, (*env)->FindClass(env, "java/lang/UnsatisfiedLinkError"), msg);
+		return JNI_ERR;
+	}
+	if ((*env)->RegisterNatives(env, cls, methods, sizeof(methods) / sizeof(methods[0])) != JNI_OK)
+		return JNI_ERR; /* NoSuchMethodError pending */
+	return JNI_VERSION_1_8;
+}

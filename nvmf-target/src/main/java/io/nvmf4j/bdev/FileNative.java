@@ -1,0 +1,84 @@
+package io.nvmf4j.bdev;
+
+import io.nvmf4j.rdma.NativeLibraryLoader;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The JNI entry points of {@code libnvmf4j_bdev} ({@code src/main/c/nvmf4j_bdev.c}), registered by its
+ * {@code JNI_OnLoad}, and loaded by rdma-cm's {@link NativeLibraryLoader} (java.library.path, then
+ * {@code META-INF/native/libnvmf4j_bdev_<arch>.so} from the jar).
+ *
+ * <p>Calls take a file descriptor this class opened and native addresses; they return a count (or 0) or a
+ * negative errno, and none of the data-path calls throws or allocates.
+ */
+final class FileNative {
+    /** Must equal {@code NVMF4J_BDEV_ABI_VERSION} in {@code nvmf4j_bdev.c}; JNI_OnLoad checks it. */
+    static final int ABI_VERSION = 1;
+    static final String NAME = "nvmf4j_bdev";
+
+    static final int OPEN_CREATE = 1;
+    static final int OPEN_DIRECT = 2;
+
+    static final int TYPE_OTHER = 0;
+    static final int TYPE_REGULAR = 1;
+    static final int TYPE_BLOCK = 2;
+
+    /** Null when the library loaded, else why not (one line). */
+    private static final String FAILURE = loadLibrary();
+    private static final int[] ERRNOS = FAILURE == null ? errnos() : new int[5];
+    static final int EOPNOTSUPP = ERRNOS[0];
+    static final int EINVAL = ERRNOS[1];
+    static final int EIO = ERRNOS[2];
+    static final int ENOSPC = ERRNOS[3];
+    static final int ENOTTY = ERRNOS[4];
+
+    private FileNative() {
+    }
+
+    private static String loadLibrary() {
+        try {
+            NativeLibraryLoader.load(NAME, FileNative.class, FileNative::checkVersion);
+            return null;
+        } catch (UnsatisfiedLinkError | SecurityException e) {
+            return "native library " + NAME + " could not be loaded: " + NativeLibraryLoader.oneLine(e);
+        }
+    }
+
+    private static void checkVersion() {
+        int version = abiVersion();
+        if (version != ABI_VERSION) {
+            throw new UnsatisfiedLinkError("native ABI version " + version + ", Java expects " + ABI_VERSION);
+        }
+    }
+
+    /** Throws {@link BdevException} naming the device and the cause unless the library is loaded. */
+    static void ensureLoaded(String bdev) {
+        if (FAILURE != null) {
+            throw new BdevException("file bdev " + bdev + ": " + FAILURE);
+        }
+    }
+
+    /** Whether a negative errno means "this file system or device cannot do that" (fall back). */
+    static boolean unsupported(int rc) {
+        return rc == -EOPNOTSUPP || rc == -ENOTTY;
+    }
+
+    static native int abiVersion();
+    static native int[] errnos();
+    static native String strerror(int errno);
+    static native int open(String path, int flags);
+    static native int close(int fd);
+    static native int fileType(int fd);
+    static native long size(int fd);
+    static native long allocatedBytes(int fd);
+    static native int setSize(int fd, long size);
+    static native int pread(int fd, long address, int length, long offset);
+    static native int pwrite(int fd, long address, int length, long offset, boolean dsync);
+    static native int fdatasync(int fd);
+    static native int punchHole(int fd, long offset, long length);
+    static native int zeroRange(int fd, long offset, long length);
+    static native int blkDiscard(int fd, long offset, long length);
+    static native int blkZeroout(int fd, long offset, long length);
+    static native long bufferAddress(ByteBuffer buffer);
+}

@@ -1,0 +1,121 @@
+package io.nvmf4j.cmd;
+
+import io.netty.buffer.ByteBuf;
+import io.nvmf4j.bdev.BlockDevice;
+import io.nvmf4j.bdev.DiscardLimits;
+import io.nvmf4j.core.Namespace;
+import io.nvmf4j.core.Subsystem;
+import io.nvmf4j.nvme.IdentifyControllerNvm;
+
+import java.util.List;
+
+/**
+ * What a controller reports about the devices behind its namespaces: the volatile write cache (Identify VWC,
+ * feature 06h), the optional NVM commands (ONCS), the deallocate features of one namespace (DLFEAT) and the
+ * Dataset Management limits (Identify CNS 06h). The write cache belongs to each device, not to a controller:
+ * every controller of the subsystem sees and switches the same state.
+ */
+final class NamespaceDevices {
+    /** ONCS bits: Compare, Dataset Management, Write Zeroes, Timestamp. */
+    static final int ONCS_COMPARE = 0x1;
+    static final int ONCS_DSM = 0x4;
+    static final int ONCS_WRITE_ZEROES = 0x8;
+    static final int ONCS_TIMESTAMP = 0x40;
+    /** DLFEAT bits 2:0 001b: deallocated blocks read as zeros; bit 3: Write Zeroes honours DEAC. */
+    static final int DLFEAT_READS_ZEROES = 0x1;
+    static final int DLFEAT_WRITE_ZEROES_DEAC = 0x8;
+    /** The NR field of Dataset Management cannot ask for more: DMRL 0 (no limit reported) means this many. */
+    static final int DSM_MAX_RANGES = 256;
+
+    private NamespaceDevices() {
+    }
+
+    /**
+     * Identify VWC.present: a namespace's device has a volatile cache (it keeps data a Flush could save). A
+     * subsystem without any namespace reports one too: a Linux host reads VWC once, at connect, and would never
+     * flush a file namespace added later; an unneeded Flush costs only a round trip on RAM devices.
+     */
+    static boolean volatileCachePresent(Subsystem s) {
+        List<Namespace> all = s.namespaces();
+        if (all.isEmpty()) {
+            return true;
+        }
+        for (Namespace ns : all) {
+            if (ns.bdev().persistent()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Feature 06h WCE: some namespace's device caches writes now. */
+    static boolean writeCacheEnabled(Subsystem s) {
+        for (Namespace ns : s.namespaces()) {
+            if (ns.bdev().writeCacheEnabled()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Set Features 06h: switches the cache of every namespace's device. */
+    static void setWriteCacheEnabled(Subsystem s, boolean enabled) {
+        for (Namespace ns : s.namespaces()) {
+            ns.bdev().setWriteCacheEnabled(enabled);
+        }
+    }
+
+    /**
+     * ONCS: Compare, Write Zeroes and Timestamp always; Dataset Management when a namespace's device can
+     * deallocate (or there is no namespace yet, for the reason given at {@link #volatileCachePresent}).
+     */
+    static int oncs(Subsystem s) {
+        List<Namespace> all = s.namespaces();
+        boolean dsm = all.isEmpty();
+        for (Namespace ns : all) {
+            dsm |= ns.bdev().discardLimits().deallocate();
+        }
+        return ONCS_COMPARE | ONCS_WRITE_ZEROES | ONCS_TIMESTAMP | (dsm ? ONCS_DSM : 0);
+    }
+
+    /** DLFEAT of one namespace, as its device behaves (and as Write Zeroes routes DEAC). */
+    static int dlfeat(DiscardLimits l) {
+        boolean readsZeroes = l.deallocate() && l.readsZeroes();
+        return (readsZeroes ? DLFEAT_READS_ZEROES : 0) | (readsZeroes && l.writeZeroesFrees() ? DLFEAT_WRITE_ZEROES_DEAC : 0);
+    }
+
+    /**
+     * DMRL, DMRSL and DMSL (controller-wide): the tightest of the devices that deallocate. The block limits are
+     * taken in bytes and given in blocks of the largest block size, so no namespace is asked for more than its
+     * device accepts whatever its block size.
+     */
+    static void putDsmLimits(Subsystem s, ByteBuf d) {
+        int ranges = DSM_MAX_RANGES;
+        long rangeBytes = Long.MAX_VALUE;
+        long totalBytes = Long.MAX_VALUE;
+        int largestBlock = 1;
+        for (Namespace ns : s.namespaces()) {
+            BlockDevice b = ns.bdev();
+            DiscardLimits l = b.discardLimits();
+            if (!l.deallocate()) {
+                continue;
+            }
+            largestBlock = Math.max(largestBlock, b.blockSize());
+            ranges = Math.min(ranges, l.maxRanges());
+            if (l.maxRangeBlocks() != 0) {
+                rangeBytes = Math.min(rangeBytes, l.maxRangeBlocks() * b.blockSize());
+            }
+            if (l.maxTotalBlocks() != 0) {
+                totalBytes = Math.min(totalBytes, l.maxTotalBlocks() > Long.MAX_VALUE / b.blockSize()
+                    ? Long.MAX_VALUE - 1 : l.maxTotalBlocks() * b.blockSize());
+            }
+        }
+        d.setByte(IdentifyControllerNvm.DMRL, ranges == DSM_MAX_RANGES ? 0 : ranges);
+        if (rangeBytes != Long.MAX_VALUE) {
+            d.setIntLE(IdentifyControllerNvm.DMRSL, (int) Math.max(1, rangeBytes / largestBlock));
+        }
+        if (totalBytes != Long.MAX_VALUE) {
+            d.setLongLE(IdentifyControllerNvm.DMSL, Math.max(1, totalBytes / largestBlock));
+        }
+    }
+}

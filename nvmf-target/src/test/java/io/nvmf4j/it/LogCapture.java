@@ -1,0 +1,35 @@
+package io.nvmf4j.it;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+
+/** Collects what one logger writes at INFO and above while open. */
+final class LogCapture implements AutoCloseable {
+    private final Logger logger;
+    private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
+
+    LogCapture(String loggerName) {
+        logger = (Logger) LoggerFactory.getLogger(loggerName);
+        appender.start();
+        logger.addAppender(appender);
+    }
+
+    /** Formatted messages at INFO or above that contain {@code text}. */
+    List<String> lines(String text) {
+        synchronized (appender) { // AppenderBase.doAppend holds this lock
+            return appender.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
+                .map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains(text)).toList();
+        }
+    }
+
+    @Override
+    public void close() {
+        logger.detachAppender(appender);
+        appender.stop();
+    }
+}

@@ -1,0 +1,215 @@
+package io.nvmf4j.it;
+
+import io.nvmf4j.bdev.BdevIo;
+import io.nvmf4j.bdev.BlockDevice;
+import io.nvmf4j.bdev.DiscardLimits;
+import io.nvmf4j.nvme.NvmeStatus;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A block device for testing the command layer: it keeps written blocks in a volatile cache until a flush
+ * (or FUA, or a disabled write cache) makes them stable, records every call with its arguments, and lets a
+ * test set its discard limits, its sticky durability error and how long a flush takes (then it completes
+ * from its own thread, as an asynchronous device does). Thread-safe (poll-group thread and test thread).
+ */
+final class RecordingBdev implements BlockDevice {
+    /** One call as the device saw it. */
+    record Call(String op, long offset, int length, boolean fua) {
+    }
+
+    private final String name;
+    private final int blockSize;
+    private final long numBlocks;
+    private final Map<Long, byte[]> cache = new HashMap<>();
+    private final Map<Long, byte[]> stable = new HashMap<>();
+    private final List<Call> calls = new ArrayList<>();
+    private final ScheduledExecutorService flusher = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "recording-bdev-flush");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean writeCache = true;
+    private volatile DiscardLimits limits = new DiscardLimits(true, true, true, false, 256, 0, 0);
+    private volatile int stickyStatus = NvmeStatus.SUCCESS;
+    private volatile long durabilityErrors;
+    private volatile long flushDelayMillis;
+
+    RecordingBdev(String name, int blockSize, long numBlocks) {
+        this.name = name;
+        this.blockSize = blockSize;
+        this.numBlocks = numBlocks;
+    }
+
+    // ---- test controls and observations
+
+    void limits(DiscardLimits l) {
+        limits = l;
+    }
+
+    void failDurability(int status, long errors) {
+        stickyStatus = status;
+        durabilityErrors = errors;
+    }
+
+    void flushDelayMillis(long ms) {
+        flushDelayMillis = ms;
+    }
+
+    synchronized List<Call> calls() {
+        return List.copyOf(calls);
+    }
+
+    synchronized List<Call> calls(String op) {
+        return calls.stream().filter(c -> c.op().equals(op)).toList();
+    }
+
+    /** Bytes of block {@code lba} that would survive a power cut now, or null. */
+    synchronized byte[] stableBlock(long lba) {
+        return stable.get(lba * blockSize);
+    }
+
+    synchronized byte[] cachedBlock(long lba) {
+        return cache.get(lba * blockSize);
+    }
+
+    // ---- BlockDevice
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int blockSize() {
+        return blockSize;
+    }
+
+    @Override
+    public long numBlocks() {
+        return numBlocks;
+    }
+
+    @Override
+    public void read(BdevIo io) {
+        synchronized (this) {
+            calls.add(new Call("read", io.offset(), io.length(), false));
+            for (int off = 0; off < io.length(); off += blockSize) {
+                byte[] b = cache.getOrDefault(io.offset() + off, stable.get(io.offset() + off));
+                if (b == null) {
+                    io.buffer().setZero(off, blockSize);
+                } else {
+                    io.buffer().setBytes(off, b);
+                }
+            }
+        }
+        io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    @Override
+    public void write(BdevIo io) {
+        synchronized (this) {
+            calls.add(new Call("write", io.offset(), io.length(), io.fua()));
+            boolean durable = io.fua() || !writeCache;
+            for (int off = 0; off < io.length(); off += blockSize) {
+                byte[] b = new byte[blockSize];
+                io.buffer().getBytes(off, b);
+                if (durable) {
+                    cache.remove(io.offset() + off);
+                    stable.put(io.offset() + off, b);
+                } else {
+                    cache.put(io.offset() + off, b);
+                }
+            }
+        }
+        io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    @Override
+    public void flush(BdevIo io) {
+        synchronized (this) {
+            calls.add(new Call("flush", 0, 0, false));
+        }
+        long delay = flushDelayMillis;
+        if (delay == 0) {
+            writeBack();
+            io.bdevComplete(NvmeStatus.SUCCESS);
+        } else {
+            flusher.schedule(() -> {
+                writeBack();
+                io.bdevCompleteAsync(NvmeStatus.SUCCESS);
+            }, delay, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private synchronized void writeBack() {
+        stable.putAll(cache);
+        cache.clear();
+        calls.add(new Call("flushed", 0, 0, false));
+    }
+
+    @Override
+    public void writeZeroes(BdevIo io) {
+        synchronized (this) {
+            calls.add(new Call("writeZeroes", io.offset(), io.length(), io.fua()));
+        }
+        io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    @Override
+    public void deallocate(BdevIo io) {
+        synchronized (this) {
+            calls.add(new Call("deallocate", io.offset(), io.length(), false));
+        }
+        io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    @Override
+    public void grow(long newNumBlocks) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public boolean persistent() {
+        return true;
+    }
+
+    @Override
+    public boolean writeCacheEnabled() {
+        return writeCache;
+    }
+
+    @Override
+    public void setWriteCacheEnabled(boolean enabled) {
+        synchronized (this) {
+            calls.add(new Call("setWriteCache", enabled ? 1 : 0, 0, false));
+        }
+        writeCache = enabled;
+    }
+
+    @Override
+    public DiscardLimits discardLimits() {
+        return limits;
+    }
+
+    @Override
+    public int stickyErrorStatus() {
+        return stickyStatus;
+    }
+
+    @Override
+    public long durabilityErrors() {
+        return durabilityErrors;
+    }
+
+    @Override
+    public void close() {
+        flusher.shutdownNow();
+    }
+}
