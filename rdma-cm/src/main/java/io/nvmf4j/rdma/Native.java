@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 final class Native {
     /** Must equal {@code NVMF4J_RDMA_ABI_VERSION} in {@code nvmf4j_rdma.h}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 1;
+    static final int ABI_VERSION = 2;
 
     private Native() {
     }
@@ -84,6 +84,10 @@ final class Native {
     static native int postRecv(long qp, long wrs, int first, int count);
     static native int postSrqRecv(long srq, long wrs, int first, int count);
     static native String wcStatusName(int status);
+    static native int deviceTransport(long context);
+    static native int asyncFd(long context);
+    static native int getAsyncEvent(long context, long[] out);
+    static native String asyncEventName(int type);
 
     // hugepage arena (nvmf4j_arena.c)
     static native ByteBuffer mmapArena(long size, long hugePageSize, boolean hugepages, long[] info);
