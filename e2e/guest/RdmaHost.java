@@ -37,7 +37,13 @@ import java.util.UUID;
  *     good I/O on the same queue (and a check that a refused write changed no block);</li>
  * <li>{@code all}: both;</li>
  * <li>{@code stress}: QD 32 of random 4-64 KiB writes, each read back (1-16 descriptors each way) and
- *     verified, until killed (or for SECONDS); prints "running" once I/O is going.</li>
+ *     verified, until killed (or for SECONDS); prints "running" once I/O is going;</li>
+ * <li>{@code remote-access TARGET_PID}: RDMA WRITEs into the target's registered regions with their keys
+ *     must fail with a remote access error, then a fresh host passes the data cases
+ *     ({@link RemoteAccess});</li>
+ * <li>{@code stalled-host [SECONDS]}: a second host stalls six I/O queues (no receive posted) while this
+ *     one runs the stress for SECONDS (20): the target must disconnect every stalled queue and this
+ *     host's I/O must not stop ({@link StalledHost}).</li>
  * </ul>
  * One line per case: {@code case-name PASS|FAIL detail}. Exit 0 when every case passed, 1 when one
  * failed, 2 when RDMA is unavailable.
@@ -1320,7 +1326,7 @@ public class RdmaHost {
      * access error (and the host's QP goes to the error state); then a fresh host must pass the data
      * cases. How the host learns the keys: it is not guessed here, it is read where a privileged observer
      * of the target machine finds it (standing in for a guess of the small soft-RoCE key space or a leak):
-     * {@code rdma res show mr} (keys and length of every MR of the target process) and
+     * {@code rdma res show mr} (keys and length of every MR of the target process's threads) and
      * {@code /proc/PID/maps} (the mapping of that length: the region's address). A region the host cannot
      * pair with one mapping is tried against every candidate, each on a fresh connection (a failed WRITE
      * kills the QP). RDMA READs are not tried: the target accepts with responder resources 0, so the
@@ -1421,7 +1427,9 @@ public class RdmaHost {
                 for (int i = 0; i + 1 < t.length; i += 2) {
                     f.put(t[i], t[i + 1]);
                 }
-                if (!String.valueOf(pid).equals(f.get("pid")) || !f.containsKey("mrlen") || !f.containsKey("lkey")) {
+                // the pid rdma shows is the registering thread's: a task of the target process
+                if (!f.containsKey("pid") || !f.containsKey("mrlen") || !f.containsKey("lkey")
+                    || !java.nio.file.Files.exists(java.nio.file.Path.of("/proc/" + pid + "/task/" + f.get("pid")))) {
                     continue;
                 }
                 long len = Long.parseLong(f.get("mrlen"));

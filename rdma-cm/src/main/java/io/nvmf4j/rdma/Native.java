@@ -44,6 +44,8 @@ final class Native {
             int retryCount, int rnrRetryCount);
     static native int accept(long id, byte[] privateData, int responderResources, int initiatorDepth,
             int rnrRetryCount);
+    static native int acceptRts(long id, byte[] privateData, int responderResources, int initiatorDepth,
+            int rnrRetry);
     static native int reject(long id, byte[] privateData);
     static native int disconnect(long id);
     static native int destroyId(long id);

@@ -102,6 +102,7 @@ class LayoutTest {
         assertThat(Verbs.TRANSPORT_IB).isNotEqualTo(Verbs.TRANSPORT_IWARP);
         assertThat(Native.getAsyncEvent(0, new long[3])).isEqualTo(-Errno.EINVAL);
         assertThat(Native.deviceTransport(0)).isEqualTo(-Errno.EINVAL);
+        assertThat(Native.acceptRts(0, null, 0, 1, 6)).isEqualTo(-Errno.EINVAL);
     }
 
     @Test

@@ -148,7 +148,7 @@ final class QueuePair implements RdmaQueue.Wire {
         RdmaCm.disconnect(cmId);
         Verbs.qpToError(qp);
         // the device raises LAST_WQE_REACHED (routed by the transport's async-event handler) once the QP
-        // holds no receive of the SRQ; a device that does not raise it must not keep
+        // holds no receive of the SRQ; a device that does not raise it (soft-RoCE on Linux 6.1 does not: seen in the e2e guest) must not keep
         // the queue pair for ever: after the timeout it is destroyed anyway, as SPDK destroys a defunct qpair
         try {
             group.loop.schedule(this::lastWqeTimeout, LAST_WQE_TIMEOUT_MS, TimeUnit.MILLISECONDS);

@@ -314,9 +314,11 @@ public final class RdmaTransport implements AutoCloseable {
         queues.put(id, qp);
         group.loop.submit(() -> group.attach(qp)).syncUninterruptibly();
         observer.connectionOpened(RdmaQueue.TRANSPORT);
-        // responder resources 0: a host never RDMA READs from us; a finite RNR retry count: a host that
-        // stops posting receives fails this QP (torn down, its buffers released) instead of holding them
-        int rc = RdmaCm.accept(id, CmPrivateData.acceptData(n.depth()), 0, n.readDepth(), config.rnrRetryCount);
+        // responder resources 0: a host never RDMA READs from us; a finite RNR retry count on our own QP
+        // (acceptRts sets it, the CM would take the host's): a host that stops posting receives fails this
+        // QP (torn down, its buffers released) instead of holding them for good
+        int rc = RdmaCm.acceptRts(id, CmPrivateData.acceptData(n.depth()), 0, n.readDepth(),
+            config.rnrRetryCount);
         if (rc < 0) {
             LOG.warn("rdma_accept from {}: {}", peer, Errno.describe(rc));
             queue.disconnect("rdma_accept failed");
