@@ -569,8 +569,14 @@ public class RdmaHost {
             return -1;
         }
 
+        private boolean closed;
+
         @Override
         public void close() {
+            if (closed) {
+                return; // a host closed by a case (remote-access) is closed again at exit
+            }
+            closed = true;
             if (established && !lost) {
                 RdmaCm.disconnect(id);
                 try {
