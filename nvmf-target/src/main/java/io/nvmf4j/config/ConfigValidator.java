@@ -159,6 +159,12 @@ public final class ConfigValidator {
         if (r.maxReadDepth < 1 || r.maxReadDepth > 255) {
             p.add("rdma.maxReadDepth: must be 1..255, got " + r.maxReadDepth);
         }
+        if (r.maxParkedCapsules < 1 || r.maxParkedCapsules > 1024) {
+            p.add("rdma.maxParkedCapsules: must be 1..1024, got " + r.maxParkedCapsules);
+        }
+        if (r.rnrRetryCount < 0 || r.rnrRetryCount > 7) {
+            p.add("rdma.rnrRetryCount: must be 0..7 (7: retry for ever), got " + r.rnrRetryCount);
+        }
     }
 
     private static void validateBdev(BdevConfig b, String at, Set<String> names, List<String> p) {
