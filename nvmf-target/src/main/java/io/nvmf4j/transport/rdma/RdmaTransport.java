@@ -21,6 +21,8 @@ import io.nvmf4j.rdma.Errno;
 import io.nvmf4j.rdma.Rdma;
 import io.nvmf4j.rdma.RdmaCm;
 import io.nvmf4j.runtime.PollGroups;
+import io.nvmf4j.transport.Transport;
+import io.nvmf4j.transport.TransportType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,8 +54,27 @@ import java.util.concurrent.RejectedExecutionException;
  * <p>Where RDMA cannot work (no device, no rdma_cm, the native library or epoll missing), the transport
  * is unavailable: {@link #listen} logs the cause once and returns null, and the target carries on.
  */
-public final class RdmaTransport implements AutoCloseable {
+public final class RdmaTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
+
+    /**
+     * NVMe/RDMA in the registry: TRTYPE 1; TSAS (NVMe-oF 1.1 figure 40) RDMA_QPTYPE reliable connected (1),
+     * RDMA_PRTYPE not specified (1), RDMA_CMS RDMA_CM (1).
+     */
+    public static final TransportType TYPE = new TransportType("rdma", TransportLimits.TRTYPE_RDMA) {
+        @Override
+        public void putTsas(io.netty.buffer.ByteBuf entry, int offset) {
+            entry.setByte(offset, 1);
+            entry.setByte(offset + 1, 1);
+            entry.setByte(offset + 2, 1);
+        }
+
+        @Override
+        public Transport create(Context c) {
+            return new RdmaTransport(c.dispatcher(), c.config().rdma, c.pollGroups(), c.observer());
+        }
+    };
+
     private static final int BACKLOG = 128;
 
     private final CommandDispatcher dispatcher;
@@ -97,11 +118,18 @@ public final class RdmaTransport implements AutoCloseable {
         return null;
     }
 
+    @Override
+    public TransportType type() {
+        return TYPE;
+    }
+
+    @Override
     public TransportLimits limits() {
         return limits;
     }
 
     /** Null when RDMA works here, else why not (one line). */
+    @Override
     public String unavailability() {
         return unavailable;
     }
@@ -110,6 +138,7 @@ public final class RdmaTransport implements AutoCloseable {
      * Binds an RDMA listener (idempotent); returns the bound address, or null when RDMA is unavailable
      * (logged once as a warning with the cause).
      */
+    @Override
     public synchronized InetSocketAddress listen(ListenerConfig listener) throws IOException {
         if (unavailable != null) {
             if (!warned) {
@@ -174,6 +203,7 @@ public final class RdmaTransport implements AutoCloseable {
     }
 
     /** Stops accepting on a listener; connected queue pairs stay. */
+    @Override
     public synchronized void stopListening(ListenerConfig listener) {
         Long id = listenIds.remove(listener);
         if (id != null) {
