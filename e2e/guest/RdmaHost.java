@@ -37,7 +37,13 @@ import java.util.UUID;
  *     good I/O on the same queue (and a check that a refused write changed no block);</li>
  * <li>{@code all}: both;</li>
  * <li>{@code stress}: QD 32 of random 4-64 KiB writes, each read back (1-16 descriptors each way) and
- *     verified, until killed (or for SECONDS); prints "running" once I/O is going.</li>
+ *     verified, until killed (or for SECONDS); prints "running" once I/O is going;</li>
+ * <li>{@code remote-access TARGET_PID}: RDMA WRITEs into the target's registered regions with their keys
+ *     must fail with a remote access error, then a fresh host passes the data cases
+ *     ({@link RemoteAccess});</li>
+ * <li>{@code stalled-host [SECONDS]}: a second host stalls six I/O queues (no receive posted) while this
+ *     one runs the stress for SECONDS (20): the target must disconnect every stalled queue and this
+ *     host's I/O must not stop ({@link StalledHost}).</li>
  * </ul>
  * One line per case: {@code case-name PASS|FAIL detail}. Exit 0 when every case passed, 1 when one
  * failed, 2 when RDMA is unavailable.
@@ -95,7 +101,8 @@ public class RdmaHost {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 4) {
-            System.out.println("usage: RdmaHost multi-sgl|bad-sgl|all|stress ADDRESS PORT NQN [SECONDS]");
+            System.out.println("usage: RdmaHost multi-sgl|bad-sgl|all|stress|stalled-host ADDRESS PORT NQN [SECONDS]"
+                + "\n       RdmaHost remote-access ADDRESS PORT NQN TARGET_PID");
             System.exit(2);
         }
         if (!Rdma.isAvailable()) {
@@ -126,6 +133,8 @@ public class RdmaHost {
                     new BadCases(host).run();
                 }
                 case "stress" -> new Stress(host, seconds).run();
+                case "remote-access" -> new RemoteAccess(host, address, port, nqn, seconds).run();
+                case "stalled-host" -> new StalledHost(host, address, port, nqn, seconds).run();
                 default -> result("mode", false, "unknown mode " + mode);
             }
         } catch (RuntimeException e) {
@@ -182,9 +191,12 @@ public class RdmaHost {
         static final int RESPONSE = 64;
         static final long WR_RECV = 1L << 32;
         static final long WR_SEND = 2L << 32;
+        static final long WR_WRITE = 3L << 32;
 
         final int qid;
         final int depth;
+        /** Receives posted at connect (normally {@code depth}; a stalling host posts fewer). */
+        int initialRecvs;
         final long channel;
         final long id;
         final CmEvent event = new CmEvent();
@@ -218,10 +230,13 @@ public class RdmaHost {
         int doneHead;
         int doneCount;
         Runnable idleHook;
+        /** SENDs posted and not yet completed (the stalling host's own count). */
+        int inFlightSends;
 
         private Qp(int qid, int depth, int dataSize) {
             this.qid = qid;
             this.depth = depth;
+            this.initialRecvs = depth;
             this.dataSize = dataSize;
             this.responseBase = depth * CAPSULE;
             this.dataBase = (responseBase + depth * RESPONSE + 4095) / 4096 * 4096;
@@ -240,7 +255,12 @@ public class RdmaHost {
 
         /** CM connect of queue {@code qid} (hrqsize = depth, hsqsize = depth - 1). */
         static Qp connect(InetAddress address, int port, int qid, int depth, int dataSize, int cntlid) {
+            return connect(address, port, qid, depth, dataSize, cntlid, depth);
+        }
+
+        static Qp connect(InetAddress address, int port, int qid, int depth, int dataSize, int cntlid, int recvs) {
             Qp q = new Qp(qid, depth, dataSize);
+            q.initialRecvs = recvs;
             try {
                 q.setUp(address, port, cntlid);
                 return q;
@@ -275,7 +295,7 @@ public class RdmaHost {
             for (int i = 0; i < depth; i++) {
                 recvs.set(i, WR_RECV | i, base + responseBase + (long) i * RESPONSE, RESPONSE, lkey);
             }
-            check(Verbs.postRecv(qp, recvs, 0, depth), "posting " + depth + " receives");
+            check(Verbs.postRecv(qp, recvs, 0, initialRecvs), "posting " + initialRecvs + " receives");
             // nvme_rdma_cm_req: recfmt, qid, hrqsize, hsqsize, cntlid
             ByteBuffer req = ByteBuffer.allocate(32).order(ByteOrder.LITTLE_ENDIAN);
             req.putShort(0, (short) 0).putShort(2, (short) qid).putShort(4, (short) depth)
@@ -526,8 +546,37 @@ public class RdmaHost {
             return base + offset;
         }
 
+        /**
+         * An RDMA WRITE of {@code length} bytes from this host's data area into the peer's memory at
+         * {@code remote} with {@code rkey}: its completion status, or -1 without one within the timeout.
+         */
+        int rdmaWrite(long remote, int rkey, int length) {
+            sends.setRdmaWrite(0, WR_WRITE, base + dataBase, length, lkey, remote, rkey, Verbs.SEND_SIGNALED);
+            int rc = Verbs.postSend(qp, sends, 0, 1);
+            if (rc < 0) {
+                throw new IllegalStateException("posting the RDMA WRITE: " + Errno.describe(rc));
+            }
+            long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
+            while (System.nanoTime() < deadline) {
+                int n = Verbs.pollCq(cq, wcs, wcs.capacity());
+                for (int i = 0; i < n; i++) {
+                    if (wcs.wrId(i) == WR_WRITE) {
+                        return wcs.status(i);
+                    }
+                }
+                idle(100);
+            }
+            return -1;
+        }
+
+        private boolean closed;
+
         @Override
         public void close() {
+            if (closed) {
+                return; // a host closed by a case (remote-access) is closed again at exit
+            }
+            closed = true;
             if (established && !lost) {
                 RdmaCm.disconnect(id);
                 try {
@@ -587,12 +636,21 @@ public class RdmaHost {
         }
 
         static Host connect(InetAddress address, int port, String subnqn) {
+            return connect(address, port, subnqn, 1);
+        }
+
+        /** A controller: its admin queue and {@code ioQueues} (0 or 1) I/O queue. */
+        static Host connect(InetAddress address, int port, String subnqn, int ioQueues) {
             Host h = new Host(subnqn);
             try {
                 h.admin = Qp.connect(address, port, 0, ADMIN_DEPTH, 0, 0xFFFF);
                 Cqe c = h.fabricsConnect(h.admin, 0xFFFF);
                 h.cntlid = c.dw0() & 0xFFFF;
                 h.enable();
+                h.lastKeepAlive = System.nanoTime();
+                if (ioQueues == 0) {
+                    return h;
+                }
                 // data: two areas of 68 KiB per stress slot (write source, read destination)
                 h.io = Qp.connect(address, port, 1, IO_DEPTH, STRESS_QD * 2 * Stress.AREA, h.cntlid);
                 h.fabricsConnect(h.io, h.cntlid);
@@ -1121,6 +1179,12 @@ public class RdmaHost {
         final Host h;
         final Qp q;
         final long seconds;
+        /** Run when the queue is idle, besides the keep-alive (another host's housekeeping), or null. */
+        Runnable alsoOnIdle;
+        /** The case name of the result line. */
+        String name = "stress";
+        /** Longest time without a completion (ns); more than {@link #TIMEOUT_MS} fails the run. */
+        long longestGapNanos;
         final Random r = new Random();
         final byte[][] expected = new byte[STRESS_QD][];
         final long[] slba = new long[STRESS_QD];
@@ -1157,12 +1221,24 @@ public class RdmaHost {
                 startWrite(s, cids[s]);
             }
             int empty = 0;
+            long lastCompletion = System.nanoTime();
             while (true) {
                 if (q.poll() == 0) {
                     h.tick();
+                    if (alsoOnIdle != null) {
+                        alsoOnIdle.run();
+                    }
                     idle(++empty);
+                    long gap = System.nanoTime() - lastCompletion;
+                    longestGapNanos = Math.max(longestGapNanos, gap);
+                    if (gap > TIMEOUT_MS * 1_000_000L) {
+                        result(name, false, "no completion for " + TIMEOUT_MS + " ms after " + writes + " writes, "
+                            + reads + " verified reads");
+                        return;
+                    }
                 } else {
                     empty = 0;
+                    lastCompletion = System.nanoTime();
                 }
                 int cid;
                 while ((cid = q.takeDone()) >= 0) {
@@ -1197,8 +1273,9 @@ public class RdmaHost {
                 }
                 if (seconds > 0 && now - start > seconds * 1_000_000_000L) {
                     report(start, now);
-                    result("stress", true, writes + " writes, " + reads + " reads verified, " + (bytes >> 20)
-                        + " MiB, " + descriptors + " keyed descriptors at QD " + STRESS_QD + " in " + seconds + " s");
+                    result(name, true, writes + " writes, " + reads + " reads verified, " + (bytes >> 20)
+                        + " MiB, " + descriptors + " keyed descriptors at QD " + STRESS_QD + " in " + seconds + " s"
+                        + "; longest time without a completion " + longestGapNanos / 1_000_000 + " ms");
                     return;
                 }
             }
@@ -1211,7 +1288,7 @@ public class RdmaHost {
         }
 
         void fail(int slot, String what) {
-            result("stress", false, "slot " + slot + " LBA " + slba[slot] + " (" + expected[slot].length + " B): "
+            result(name, false, "slot " + slot + " LBA " + slba[slot] + " (" + expected[slot].length + " B): "
                 + what + " after " + writes + " writes, " + reads + " reads");
             System.exit(1);
         }
@@ -1244,6 +1321,339 @@ public class RdmaHost {
             q.submit(cid, icd);
             bytes += (long) nlb * BLOCK;
             descriptors += n;
+        }
+    }
+
+    // ==================================================================== mode remote-access
+
+    /**
+     * A connected host that knows the keys and addresses of the target's registered regions issues RDMA
+     * WRITEs into them. The target registers them for local access only, so each must fail with a remote
+     * access error (and the host's QP goes to the error state); then a fresh host must pass the data
+     * cases. How the host learns the keys: it is not guessed here, it is read where a privileged observer
+     * of the target machine finds it (standing in for a guess of the small soft-RoCE key space or a leak):
+     * {@code rdma res show mr} (keys and length of every MR of the target process's threads) and
+     * {@code /proc/PID/maps} (the mapping of that length: the region's address). A region the host cannot
+     * pair with one mapping is tried against every candidate, each on a fresh connection (a failed WRITE
+     * kills the QP). RDMA READs are not tried: the target accepts with responder resources 0, so the
+     * host's QP gets no READ credit and the target's QP none to serve one (an IB/RoCE READ cannot reach
+     * the region whatever its access flags).
+     */
+    static final class RemoteAccess {
+        final Host first;
+        final InetAddress address;
+        final int port;
+        final String nqn;
+        final long pid;
+
+        record Mr(int rkey, int lkey, long length) {
+        }
+
+        RemoteAccess(Host first, InetAddress address, int port, String nqn, long pid) {
+            this.first = first;
+            this.address = address;
+            this.port = port;
+            this.nqn = nqn;
+            this.pid = pid;
+        }
+
+        void run() {
+            List<Mr> mrs;
+            List<long[]> maps;
+            try {
+                mrs = regions();
+                maps = mappings(mrs);
+            } catch (Exception e) {
+                result("remote-access-keys", false, "learning the target's keys: " + e);
+                return;
+            }
+            if (mrs.isEmpty() || maps.isEmpty()) {
+                result("remote-access-keys", false, "pid " + pid + ": " + mrs.size() + " large MRs, " + maps.size()
+                    + " mappings of their length");
+                return;
+            }
+            StringBuilder d = new StringBuilder();
+            for (Mr m : mrs) {
+                d.append(String.format(" [rkey 0x%x lkey 0x%x %d B]", m.rkey(), m.lkey(), m.length()));
+            }
+            for (long[] m : maps) {
+                d.append(String.format(" [mapping 0x%x + %d]", m[0], m[1]));
+            }
+            result("remote-access-keys", true, "target pid " + pid + ": regions" + d);
+            Host h = first;
+            int attempt = 0;
+            for (Mr m : mrs) {
+                // the key a host would use: the rkey, or where the region grants none (rkey 0) the lkey,
+                // which on soft-RoCE and mlx5 is the same number the rkey would have been
+                int key = m.rkey() != 0 ? m.rkey() : m.lkey();
+                for (long[] map : maps) {
+                    if (map[1] < m.length()) {
+                        continue;
+                    }
+                    attempt++;
+                    if (h == null) {
+                        h = Host.connect(address, port, nqn);
+                    }
+                    // the last 4 KiB of the region: the data buffer the target hands out last
+                    long remote = map[0] + m.length() - 4096;
+                    int status = h.io.rdmaWrite(remote, key, 4096);
+                    String what = String.format("RDMA WRITE of 4096 B to 0x%x (region 0x%x + %d) with key 0x%x",
+                        remote, map[0], m.length(), key);
+                    if (status == Verbs.WC_SUCCESS) {
+                        result("remote-write-" + attempt, false, what + " succeeded: the host wrote into the "
+                            + "target's registered memory");
+                    } else {
+                        result("remote-write-" + attempt, status == Verbs.WC_REM_ACCESS_ERR, what + ": "
+                            + (status < 0 ? "no completion" : Verbs.wcStatusName(status)) + " (the host's QP is in"
+                            + " the error state now)");
+                    }
+                    h.io.lost = true;
+                    h.close();
+                    h = null;
+                }
+            }
+            // the target carries on: a fresh host on a fresh connection
+            Host fresh = Host.connect(address, port, nqn);
+            int before = failed;
+            new DataCases(fresh).run();
+            result("remote-access-target-serves", failed == before, "after " + attempt + " remote WRITE attempts a "
+                + "fresh host passed the data cases");
+            fresh.close();
+        }
+
+        /** The target's large MRs ({@code rdma res show mr}: rkey, lkey, mrlen of pid). */
+        List<Mr> regions() throws Exception {
+            Process p = new ProcessBuilder("rdma", "res", "show", "mr").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            p.waitFor();
+            List<Mr> mrs = new ArrayList<>();
+            for (String line : out.split("\n")) {
+                String[] t = line.trim().split("\\s+");
+                java.util.Map<String, String> f = new java.util.HashMap<>();
+                for (int i = 0; i + 1 < t.length; i += 2) {
+                    f.put(t[i], t[i + 1]);
+                }
+                // the pid rdma shows is the registering thread's: a task of the target process
+                if (!f.containsKey("pid") || !f.containsKey("mrlen") || !f.containsKey("lkey")
+                    || !java.nio.file.Files.exists(java.nio.file.Path.of("/proc/" + pid + "/task/" + f.get("pid")))) {
+                    continue;
+                }
+                long len = Long.parseLong(f.get("mrlen"));
+                if (len >= 1 << 20) { // the poll groups' regions, not the small response slots
+                    mrs.add(new Mr(key(f.get("rkey")), key(f.get("lkey")), len));
+                }
+            }
+            if (mrs.isEmpty()) {
+                throw new IllegalStateException("no MR of 1 MiB or more for pid " + pid + " in: " + out.trim());
+            }
+            return mrs;
+        }
+
+        static int key(String v) {
+            if (v == null) {
+                return 0;
+            }
+            return (int) Long.parseLong(v.startsWith("0x") ? v.substring(2) : v, 16);
+        }
+
+        /** Mappings of the target whose length is an MR's, rounded to 4 KiB or 2 MiB: start, length. */
+        List<long[]> mappings(List<Mr> mrs) throws Exception {
+            List<long[]> out = new ArrayList<>();
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/" + pid + "/maps"))) {
+                String[] range = line.substring(0, line.indexOf(' ')).split("-");
+                long start = Long.parseUnsignedLong(range[0], 16);
+                long length = Long.parseUnsignedLong(range[1], 16) - start;
+                for (Mr m : mrs) {
+                    if (length == roundUp(m.length(), 4096) || length == roundUp(m.length(), 2 << 20)) {
+                        out.add(new long[] {start, length});
+                        break;
+                    }
+                }
+            }
+            return out;
+        }
+
+        static long roundUp(long v, long unit) {
+            return (v + unit - 1) / unit * unit;
+        }
+    }
+
+    // ==================================================================== mode stalled-host
+
+    /**
+     * One host stalls, another keeps doing verified I/O on the same poll groups. The stalled host opens
+     * {@link #QUEUES} I/O queues of depth 128 with one receive posted (for the Connect's response) and
+     * never posts another, then sends Flushes: the target's response SENDs meet receiver-not-ready, every
+     * request slot stays taken, and further capsules wait in the poll group's shared receive buffers. On
+     * the first {@link #HEAVY} queues it sends {@code slots + 128} capsules (two of them on one poll group
+     * would take all 256 shared receive buffers, starving every other queue pair there), on the others
+     * {@code slots + 4} (only the finite RNR retry count frees those). The target must disconnect every
+     * stalled queue pair, and the other host's QD 32 verified I/O must run for SECONDS without a stop of
+     * more than the host timeout (its longest gap is printed).
+     */
+    static final class StalledHost {
+        static final int QUEUES = 6;
+        static final int HEAVY = 4;
+        static final int DEPTH = 128;
+        static final int SLOTS = DEPTH + 4 + 1; // the target's request slots: depth + AERL + 1
+        final Host victim;
+        final InetAddress address;
+        final int port;
+        final String nqn;
+        final long seconds;
+        Host stalled;
+        final List<Qp> queues = new ArrayList<>();
+        final int[] sent = new int[QUEUES];
+        final int[] want = new int[QUEUES];
+        final long[] closedAt = new long[QUEUES];
+        final String[] closedHow = new String[QUEUES];
+        long start;
+
+        StalledHost(Host victim, InetAddress address, int port, String nqn, long seconds) {
+            this.victim = victim;
+            this.address = address;
+            this.port = port;
+            this.nqn = nqn;
+            this.seconds = seconds > 0 ? seconds : 20;
+        }
+
+        void run() {
+            try {
+                stalled = Host.connect(address, port, nqn, 0);
+                for (int i = 0; i < QUEUES; i++) {
+                    Qp q = Qp.connect(address, port, 1 + i, DEPTH, 0, stalled.cntlid, 1);
+                    queues.add(q);
+                    stalled.fabricsConnect(q, stalled.cntlid);
+                    want[i] = SLOTS + (i < HEAVY ? 128 : 4);
+                }
+            } catch (RuntimeException e) {
+                result("stalled-host-connect", false, e.toString());
+                return;
+            }
+            result("stalled-host-connect", true, "a second host, cntlid " + stalled.cntlid + ": " + QUEUES
+                + " I/O queues of depth " + DEPTH + " with no receive posted after the Connect");
+            start = System.nanoTime();
+            long lastProgress = start;
+            while (System.nanoTime() - lastProgress < 3_000_000_000L) {
+                boolean progress = false;
+                for (int i = 0; i < QUEUES; i++) {
+                    progress |= flood(i);
+                }
+                stallTick();
+                if (progress) {
+                    lastProgress = System.nanoTime();
+                } else {
+                    idle(100);
+                }
+                if (allSent()) {
+                    break;
+                }
+            }
+            StringBuilder d = new StringBuilder();
+            for (int i = 0; i < QUEUES; i++) {
+                d.append(" qid ").append(queues.get(i).qid).append(": ").append(sent[i]).append('/').append(want[i]);
+            }
+            System.out.println("stalled host sent (capsules posted / planned):" + d);
+            Stress s = new Stress(victim, seconds);
+            s.name = "stalled-host-victim-io";
+            s.alsoOnIdle = this::stallTick;
+            s.run();
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (!allClosed() && System.nanoTime() < deadline) {
+                stallTick();
+                idle(100);
+            }
+            for (int i = 0; i < QUEUES; i++) {
+                Qp q = queues.get(i);
+                String kind = i < HEAVY ? "heavy (" + (want[i] - SLOTS) + " capsules beyond the slots)"
+                    : "light (" + (want[i] - SLOTS) + " beyond the slots)";
+                result("stalled-host-qid" + q.qid + "-disconnected", closedHow[i] != null, kind + ", sent " + sent[i]
+                    + (closedHow[i] != null ? "; the target ended it " + (closedAt[i] - start) / 1_000_000 + " ms after"
+                    + " the stall began: " + closedHow[i] : "; still connected " + (System.nanoTime() - start)
+                    / 1_000_000_000L + " s after the stall began"));
+            }
+            for (Qp q : queues) {
+                q.lost = true; // never wait for a DREQ answer from a stalled queue
+                q.close();
+            }
+            stalled.close();
+        }
+
+        boolean allSent() {
+            for (int i = 0; i < QUEUES; i++) {
+                if (sent[i] < want[i] && closedHow[i] == null) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        boolean allClosed() {
+            for (String c : closedHow) {
+                if (c == null) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** Posts Flushes on queue {@code i} while its send queue has room; true when one was posted. */
+        boolean flood(int i) {
+            Qp q = queues.get(i);
+            if (closedHow[i] != null || sent[i] >= want[i]) {
+                return false;
+            }
+            boolean posted = false;
+            while (sent[i] < want[i] && q.inFlightSends < DEPTH) {
+                int cid = sent[i] % DEPTH;
+                int at = q.newSqe(cid, 0x00); // Flush, no data
+                q.mem.putInt(at + 4, NSID);
+                keyed(q.mem, at + 24, 0, 0, 0, SGL_KEYED);
+                q.sends.setSend(cid, Qp.WR_SEND | cid, q.base + q.sqe(cid), 64, q.lkey, Verbs.SEND_SIGNALED);
+                if (Verbs.postSend(q.qp, q.sends, cid, 1) < 0) {
+                    closed(i, "ibv_post_send failed (QP in the error state)");
+                    return posted;
+                }
+                q.inFlightSends++;
+                sent[i]++;
+                posted = true;
+            }
+            return posted;
+        }
+
+        /** The stalled host's housekeeping: keep-alive, its send completions (never a receive), CM events. */
+        void stallTick() {
+            stalled.tick();
+            for (int i = 0; i < QUEUES; i++) {
+                if (closedHow[i] != null) {
+                    continue;
+                }
+                Qp q = queues.get(i);
+                int n = Verbs.pollCq(q.cq, q.wcs, q.wcs.capacity());
+                for (int k = 0; k < n; k++) {
+                    if ((q.wcs.wrId(k) & ~0xFFFFFFFFL) == Qp.WR_SEND) {
+                        q.inFlightSends--;
+                    }
+                    if (!q.wcs.isSuccess(k)) {
+                        closed(i, "a capsule SEND completed with " + Verbs.wcStatusName(q.wcs.status(k)));
+                        break;
+                    }
+                }
+                if (closedHow[i] == null && RdmaCm.getEvent(q.channel, q.event) == 0) {
+                    int type = q.event.type();
+                    q.event.ack();
+                    if (type == RdmaCm.EVENT_DISCONNECTED || type == RdmaCm.EVENT_TIMEWAIT_EXIT) {
+                        closed(i, "CM " + RdmaCm.eventName(type));
+                    }
+                }
+            }
+        }
+
+        void closed(int i, String how) {
+            if (closedHow[i] == null) {
+                closedHow[i] = how;
+                closedAt[i] = System.nanoTime();
+            }
         }
     }
 }

@@ -505,6 +505,12 @@ elif [ $RXE_OK = 1 ]; then
     verdict $rc "$(tr '\n' ' ' < "$OUTF")"
     svc_alive nvmf4j/rdma/service-alive-after-rejects
     java_host_checks
+    # a host writing into the target's registered memory, a host that stalls its queues (guest/RdmaHost.java)
+    C=nvmf4j/rdma/remote-access OUTF=$RES/cli/rdma-remote-access.txt BAD=""
+    rdma_host remote-access "$JPID"; rc=$?; cat "$OUTF"; rdma_host_verdict $rc
+    C=nvmf4j/rdma/stalled-host OUTF=$RES/cli/rdma-stalled-host.txt BAD=""
+    rdma_host stalled-host 20; rc=$?; cat "$OUTF"; rdma_host_verdict $rc
+    svc_alive nvmf4j/rdma/service-alive-after-abusive-hosts
     nvmf4j_scenarios || skip "nvmf4j/rdma/remaining" "not run: an earlier nvmf4j rdma check failed (see above)"
     [ -z "$SVC_PID" ] || svc_stop nvmf4j/rdma/stop
     timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1

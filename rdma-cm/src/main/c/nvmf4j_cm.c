@@ -181,6 +181,66 @@ static jint accept_id(JNIEnv *env, jclass cls, jlong id, jbyteArray data, jint r
 	return rdma_accept(H2P(struct rdma_cm_id, id), &p) ? NEG_ERRNO() : 0;
 }
 
+/* One QP transition with the attributes the CM computes for this id (rdma_init_qp_attr). */
+static int cm_modify_qp(struct rdma_cm_id *cm, struct ibv_qp *qp, enum ibv_qp_state state,
+			int responder_resources, int initiator_depth, int rnr_retry)
+{
+	struct ibv_qp_attr a;
+	int mask = 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = state;
+	if (rdma_init_qp_attr(cm, &a, &mask))
+		return NEG_ERRNO();
+	if (state == IBV_QPS_RTR) {
+		/* as librdmacm: the rdma_ucm of old kernels sets RoCE-only mask bits on InfiniBand ports */
+		struct ibv_port_attr port;
+		if (!ibv_query_port(cm->verbs, cm->port_num, &port) && port.link_layer == IBV_LINK_LAYER_INFINIBAND)
+			mask &= ~0xe00000;
+		a.max_dest_rd_atomic = (uint8_t)responder_resources;
+	} else if (state == IBV_QPS_RTS) {
+		a.max_rd_atomic = (uint8_t)initiator_depth;
+		a.rnr_retry = (uint8_t)rnr_retry;
+		mask |= IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RNR_RETRY;
+	}
+	int rc = ibv_modify_qp(qp, &a, mask);
+	return rc ? -rc : 0;
+}
+
+/*
+ * rdma_accept on an id whose QP (made by rdma_create_qp, in INIT) this side moves to RTR and RTS
+ * itself, so that it sets its own QP's RNR retry count: the IB CM gives the passive side's QP the
+ * count of the host's REQ (7, retry for ever, from the Linux host), and the accept's rnr_retry_count
+ * only reaches the host's QP. librdmacm moves a QP of the id during rdma_accept; the QP is detached
+ * from the id for that call (rdma_accept then takes qp_num and srq from the parameters, the documented
+ * way for a QP the caller manages) and attached again, so that rdma_destroy_qp frees it as before.
+ */
+static jint accept_rts(JNIEnv *env, jclass cls, jlong id, jbyteArray data, jint responder_resources,
+		       jint initiator_depth, jint rnr_retry)
+{
+	REQUIRE(id && rnr_retry >= 0 && rnr_retry <= 7);
+	struct rdma_cm_id *cm = H2P(struct rdma_cm_id, id);
+	struct ibv_qp *qp = cm->qp;
+	REQUIRE(qp);
+	uint8_t buf[256];
+	int len = private_data(env, data, buf);
+	REQUIRE(len >= 0);
+	int rc = cm_modify_qp(cm, qp, IBV_QPS_INIT, 0, 0, 0);
+	if (!rc)
+		rc = cm_modify_qp(cm, qp, IBV_QPS_RTR, responder_resources, 0, 0);
+	if (!rc)
+		rc = cm_modify_qp(cm, qp, IBV_QPS_RTS, 0, initiator_depth, rnr_retry);
+	if (rc)
+		return rc;
+	struct rdma_conn_param p = { .private_data = len ? buf : NULL, .private_data_len = (uint8_t)len,
+		.responder_resources = (uint8_t)responder_resources, .initiator_depth = (uint8_t)initiator_depth,
+		.flow_control = 1, .rnr_retry_count = (uint8_t)rnr_retry, .srq = qp->srq != NULL,
+		.qp_num = qp->qp_num };
+	cm->qp = NULL;
+	rc = rdma_accept(cm, &p) ? NEG_ERRNO() : 0;
+	cm->qp = qp;
+	return rc;
+}
+
 static jint reject_id(JNIEnv *env, jclass cls, jlong id, jbyteArray data)
 {
 	REQUIRE(id);
@@ -297,6 +357,7 @@ const JNINativeMethod nvmf4j_cm_methods[] = {
 	{ "listen", "(JI)I", (void *)listen_id },
 	{ "connect", "(J[BIIII)I", (void *)connect_id },
 	{ "accept", "(J[BIII)I", (void *)accept_id },
+	{ "acceptRts", "(J[BIII)I", (void *)accept_rts },
 	{ "reject", "(J[B)I", (void *)reject_id },
 	{ "disconnect", "(J)I", (void *)disconnect_id },
 	{ "destroyId", "(J)I", (void *)destroy_id },

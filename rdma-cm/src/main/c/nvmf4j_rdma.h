@@ -26,7 +26,7 @@
 
 /* Bumped whenever a native signature or an exported layout key changes;
  * must equal io.nvmf4j.rdma.Native.ABI_VERSION. */
-#define NVMF4J_RDMA_ABI_VERSION 1
+#define NVMF4J_RDMA_ABI_VERSION 2
 
 #define H2P(type, h) ((type *)(uintptr_t)(h))
 #define P2H(p) ((jlong)(uintptr_t)(p))

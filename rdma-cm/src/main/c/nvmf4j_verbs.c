@@ -114,6 +114,27 @@ void nvmf4j_verbs_layout(nvmf4j_emit_fn emit, void *ctx)
 	EMIT_CONST("port.state.ACTIVE", IBV_PORT_ACTIVE);
 	EMIT_CONST("port.link_layer.INFINIBAND", IBV_LINK_LAYER_INFINIBAND);
 	EMIT_CONST("port.link_layer.ETHERNET", IBV_LINK_LAYER_ETHERNET);
+	EMIT_CONST("transport.IB", IBV_TRANSPORT_IB);
+	EMIT_CONST("transport.IWARP", IBV_TRANSPORT_IWARP);
+	EMIT_CONST("async.CQ_ERR", IBV_EVENT_CQ_ERR);
+	EMIT_CONST("async.QP_FATAL", IBV_EVENT_QP_FATAL);
+	EMIT_CONST("async.QP_REQ_ERR", IBV_EVENT_QP_REQ_ERR);
+	EMIT_CONST("async.QP_ACCESS_ERR", IBV_EVENT_QP_ACCESS_ERR);
+	EMIT_CONST("async.COMM_EST", IBV_EVENT_COMM_EST);
+	EMIT_CONST("async.SQ_DRAINED", IBV_EVENT_SQ_DRAINED);
+	EMIT_CONST("async.PATH_MIG", IBV_EVENT_PATH_MIG);
+	EMIT_CONST("async.PATH_MIG_ERR", IBV_EVENT_PATH_MIG_ERR);
+	EMIT_CONST("async.DEVICE_FATAL", IBV_EVENT_DEVICE_FATAL);
+	EMIT_CONST("async.PORT_ACTIVE", IBV_EVENT_PORT_ACTIVE);
+	EMIT_CONST("async.PORT_ERR", IBV_EVENT_PORT_ERR);
+	EMIT_CONST("async.LID_CHANGE", IBV_EVENT_LID_CHANGE);
+	EMIT_CONST("async.PKEY_CHANGE", IBV_EVENT_PKEY_CHANGE);
+	EMIT_CONST("async.SM_CHANGE", IBV_EVENT_SM_CHANGE);
+	EMIT_CONST("async.SRQ_ERR", IBV_EVENT_SRQ_ERR);
+	EMIT_CONST("async.SRQ_LIMIT_REACHED", IBV_EVENT_SRQ_LIMIT_REACHED);
+	EMIT_CONST("async.QP_LAST_WQE_REACHED", IBV_EVENT_QP_LAST_WQE_REACHED);
+	EMIT_CONST("async.CLIENT_REREGISTER", IBV_EVENT_CLIENT_REREGISTER);
+	EMIT_CONST("async.GID_CHANGE", IBV_EVENT_GID_CHANGE);
 }
 
 /* ---- attributes (control plane) ---- */
@@ -144,6 +165,64 @@ static jint query_port(JNIEnv *env, jclass cls, jlong ctx, jint port, jlongArray
 	PORT_ATTRS(FILL_PORT)
 	(*env)->SetLongArrayRegion(env, out, 0, PORT_ATTR_COUNT, v);
 	return 0;
+}
+
+/* The device's transport (IBV_TRANSPORT_IB for InfiniBand and RoCE, IBV_TRANSPORT_IWARP, ...). */
+static jint device_transport(JNIEnv *env, jclass cls, jlong ctx)
+{
+	struct ibv_context *c = H2P(struct ibv_context, ctx);
+	REQUIRE(c && c->device);
+	return (jint)c->device->transport_type;
+}
+
+/* ---- asynchronous events ---- */
+
+/* The device's async event fd (for epoll; make it non-blocking with setNonBlocking). */
+static jint async_fd(JNIEnv *env, jclass cls, jlong ctx)
+{
+	REQUIRE(ctx);
+	return H2P(struct ibv_context, ctx)->async_fd;
+}
+
+/*
+ * Takes the next asynchronous event of the device (-EAGAIN when none and the fd
+ * is non-blocking), copies what Java needs into out[0..2] (type; the QP, CQ or
+ * SRQ handle, or the port number; the QP number for QP events) and acks it at
+ * once: ibv_destroy_qp/cq/srq wait until every event of their object is acked,
+ * so an event held across a Java call could block a teardown for good.
+ */
+static jint get_async_event(JNIEnv *env, jclass cls, jlong ctx, jlongArray out)
+{
+	REQUIRE(ctx && out && (*env)->GetArrayLength(env, out) >= 3);
+	struct ibv_async_event ev;
+	if (ibv_get_async_event(H2P(struct ibv_context, ctx), &ev))
+		return NEG_ERRNO();
+	jlong v[3] = { ev.event_type, 0, 0 };
+	switch (ev.event_type) {
+	case IBV_EVENT_QP_FATAL: case IBV_EVENT_QP_REQ_ERR: case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST: case IBV_EVENT_SQ_DRAINED: case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR: case IBV_EVENT_QP_LAST_WQE_REACHED:
+		v[1] = P2H(ev.element.qp);
+		v[2] = ev.element.qp ? ev.element.qp->qp_num : 0;
+		break;
+	case IBV_EVENT_CQ_ERR:
+		v[1] = P2H(ev.element.cq);
+		break;
+	case IBV_EVENT_SRQ_ERR: case IBV_EVENT_SRQ_LIMIT_REACHED:
+		v[1] = P2H(ev.element.srq);
+		break;
+	default:
+		v[1] = ev.element.port_num;
+		break;
+	}
+	ibv_ack_async_event(&ev);
+	(*env)->SetLongArrayRegion(env, out, 0, 3, v);
+	return 0;
+}
+
+static jstring async_event_name(JNIEnv *env, jclass cls, jint type)
+{
+	return (*env)->NewStringUTF(env, ibv_event_type_str((enum ibv_event_type)type));
 }
 
 /* ---- PD, MR ---- */
@@ -417,5 +496,9 @@ const JNINativeMethod nvmf4j_verbs_methods[] = {
 	{ "postRecv", "(JJII)I", (void *)post_recv },
 	{ "postSrqRecv", "(JJII)I", (void *)post_srq_recv },
 	{ "wcStatusName", "(I)Ljava/lang/String;", (void *)wc_status_name },
+	{ "deviceTransport", "(J)I", (void *)device_transport },
+	{ "asyncFd", "(J)I", (void *)async_fd },
+	{ "getAsyncEvent", "(J[J)I", (void *)get_async_event },
+	{ "asyncEventName", "(I)Ljava/lang/String;", (void *)async_event_name },
 };
 const int nvmf4j_verbs_method_count = sizeof(nvmf4j_verbs_methods) / sizeof(nvmf4j_verbs_methods[0]);

@@ -15,9 +15,17 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
+import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
+import io.nvmf4j.engine.ControllerInfo;
+import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.runtime.PollGroups;
+import io.nvmf4j.transport.Transport;
+import io.nvmf4j.transport.TransportRegistry;
+import io.nvmf4j.transport.TransportType;
 import io.nvmf4j.transport.rdma.RdmaTransport;
 import io.nvmf4j.transport.tcp.TcpTransport;
 import org.slf4j.Logger;
@@ -27,6 +35,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -35,10 +44,13 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * A running target built from one configuration document: block devices, subsystems with their
- * namespaces, hosts and listeners, the poll groups and the NVMe/TCP transport.
+ * The {@code java} engine: a running target built from one configuration document, with our own data
+ * path: block devices, subsystems with their namespaces, hosts and listeners, the poll groups and the
+ * transports of {@link TransportRegistry} (created on the first listener of their type). Everything above
+ * the engine uses it through {@link Engine}; tests of the data path also reach the live objects
+ * ({@link #target()}, {@link #pollGroups()}).
  */
-public final class NvmfTarget implements AutoCloseable {
+public final class NvmfTarget implements Engine {
     private static final Logger LOG = LoggerFactory.getLogger(NvmfTarget.class);
     /** How long {@link #removeBdev} waits for work on the device to drain before refusing (never freeing). */
     static final long BDEV_DRAIN_TIMEOUT_MS = 10_000;
@@ -52,9 +64,10 @@ public final class NvmfTarget implements AutoCloseable {
      */
     private final Map<String, List<Namespace>> retired = new HashMap<>();
     private TargetConfig config;
+    private final TransportRegistry registry = TransportRegistry.builtIn();
+    /** Running transports by type, in creation order (TCP always, the others at their first listener). */
+    private final Map<TransportType, Transport> transports = new LinkedHashMap<>();
     private PollGroups pollGroups;
-    private TcpTransport tcp;
-    private RdmaTransport rdma;
     private CommandDispatcher dispatcher;
     private boolean closed;
 
@@ -75,6 +88,10 @@ public final class NvmfTarget implements AutoCloseable {
     /** As {@link #start(TargetConfig)}, reporting data-path events to {@code observer} (metrics). */
     public static NvmfTarget start(TargetConfig config, IoObserver observer) throws IOException {
         ConfigValidator.validate(config);
+        if (!Engines.JAVA.equals(config.engine)) {
+            throw new IllegalArgumentException("the document names engine " + config.engine + ", not java: start it "
+                + "with Engines.start (the java engine never stands in for another)");
+        }
         ConfigStore.assignIdentities(config);
         NvmfTarget t = new NvmfTarget(config, observer);
         try {
@@ -95,7 +112,7 @@ public final class NvmfTarget implements AutoCloseable {
         }
         pollGroups = new PollGroups(config.cores, config.idleStrategy);
         dispatcher = new CommandDispatcher(target);
-        tcp = new TcpTransport(dispatcher, config.tcp, pollGroups, target.observer());
+        transport(TcpTransport.TYPE);
         target.setReferrals(referralListeners(config));
         for (SubsystemConfig s : config.subsystems) {
             for (ListenerConfig l : s.listeners) {
@@ -113,13 +130,18 @@ public final class NvmfTarget implements AutoCloseable {
 
     /** Binds one listener on its transport; null when that transport is unavailable here (logged). */
     private InetSocketAddress listen(ListenerConfig l) throws IOException {
-        if ("rdma".equals(l.transport)) {
-            if (rdma == null) {
-                rdma = new RdmaTransport(dispatcher, config.rdma, pollGroups, target.observer());
-            }
-            return rdma.listen(l);
-        }
-        return tcp.listen(l);
+        return transport(registry.type(l.transport)).listen(l);
+    }
+
+    /** The running transport of a type, created at first use. */
+    private Transport transport(TransportType type) {
+        return transports.computeIfAbsent(type, t -> t.create(new TransportType.Context(dispatcher, config,
+            pollGroups, target.observer())));
+    }
+
+    @Override
+    public String name() {
+        return Engines.JAVA;
     }
 
     private static List<ListenerConfig> referralListeners(TargetConfig c) {
@@ -130,6 +152,7 @@ public final class NvmfTarget implements AutoCloseable {
         return out;
     }
 
+    @Override
     public synchronized void addReferral(ReferralConfig r) {
         if (r != null && config.referrals.contains(r)) {
             throw ControlException.conflict("referral " + r + " already exists");
@@ -138,6 +161,7 @@ public final class NvmfTarget implements AutoCloseable {
         target.setReferrals(referralListeners(config));
     }
 
+    @Override
     public synchronized void removeReferral(ReferralConfig r) {
         if (!config.referrals.remove(r)) {
             throw ControlException.notFound("no referral " + r);
@@ -150,9 +174,11 @@ public final class NvmfTarget implements AutoCloseable {
      * {@code tcp}, {@code api}), copied from {@code from} after validating the document with them; the
      * running poll groups, transport and API keep their current settings.
      */
+    @Override
     public synchronized void setStartupSettings(TargetConfig from) {
         TargetConfig source = copy(from);
         config = validatedWith(c -> {
+            c.engine = source.engine;
             c.cores = source.cores;
             c.idleStrategy = source.idleStrategy;
             c.tcp = source.tcp;
@@ -161,9 +187,14 @@ public final class NvmfTarget implements AutoCloseable {
         });
     }
 
-    /** Poll-group threads and their idle strategy (for the busy-ratio metric). */
+    /** Poll-group threads and their idle strategy. */
     public PollGroups pollGroups() {
         return pollGroups;
+    }
+
+    @Override
+    public double busyRatio() {
+        return pollGroups.busyRatio();
     }
 
     private Subsystem buildSubsystem(SubsystemConfig c) {
@@ -193,7 +224,7 @@ public final class NvmfTarget implements AutoCloseable {
         return config;
     }
 
-    /** A deep copy of the current document, safe to hand out and to save. */
+    @Override
     public synchronized TargetConfig configSnapshot() {
         return copy(config);
     }
@@ -234,6 +265,7 @@ public final class NvmfTarget implements AutoCloseable {
         return s;
     }
 
+    @Override
     public synchronized BdevConfig addBdev(BdevConfig b) {
         if (b != null && b.name != null && config.bdev(b.name) != null) {
             throw ControlException.conflict("bdev " + b.name + " already exists");
@@ -250,6 +282,7 @@ public final class NvmfTarget implements AutoCloseable {
         return next.bdev(b.name);
     }
 
+    @Override
     public synchronized void removeBdev(String name) {
         if (config.bdev(name) == null) {
             throw ControlException.notFound("no bdev " + name);
@@ -283,6 +316,7 @@ public final class NvmfTarget implements AutoCloseable {
     }
 
     /** Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). */
+    @Override
     public synchronized void growBdev(String name, long numBlocks) {
         BdevConfig bc = config.bdev(name);
         if (bc == null) {
@@ -308,6 +342,7 @@ public final class NvmfTarget implements AutoCloseable {
         }
     }
 
+    @Override
     public synchronized SubsystemConfig addSubsystem(SubsystemConfig s) {
         if (s != null && s.nqn != null && target.subsystem(s.nqn) != null) {
             throw ControlException.conflict("subsystem " + s.nqn + " already exists");
@@ -332,6 +367,7 @@ public final class NvmfTarget implements AutoCloseable {
         return added;
     }
 
+    @Override
     public synchronized void removeSubsystem(String nqn) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
         config.subsystems.remove(sc);
@@ -346,6 +382,7 @@ public final class NvmfTarget implements AutoCloseable {
     }
 
     /** Adds a namespace (nsid 0 picks the lowest free one); connected hosts get the changed-namespace AEN. */
+    @Override
     public synchronized NamespaceConfig addNamespace(String nqn, NamespaceConfig n) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
         if (n == null) {
@@ -375,6 +412,7 @@ public final class NvmfTarget implements AutoCloseable {
         return added;
     }
 
+    @Override
     public synchronized void removeNamespace(String nqn, int nsid) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
         if (!sc.namespaces.removeIf(x -> x.nsid == nsid)) {
@@ -389,6 +427,7 @@ public final class NvmfTarget implements AutoCloseable {
         notifyNamespaceChanged(live, nsid);
     }
 
+    @Override
     public synchronized void addHost(String nqn, String hostnqn) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
         if (sc.hosts.contains(hostnqn)) {
@@ -400,6 +439,7 @@ public final class NvmfTarget implements AutoCloseable {
     }
 
     /** Disallows a host; its controllers on this subsystem are disconnected. */
+    @Override
     public synchronized void removeHost(String nqn, String hostnqn) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
         if (!sc.hosts.remove(hostnqn)) {
@@ -417,6 +457,7 @@ public final class NvmfTarget implements AutoCloseable {
         target.discoveryChanged();
     }
 
+    @Override
     public synchronized void setAllowAnyHost(String nqn, boolean allow) {
         subsystemConfig(config, nqn).allowAnyHost = allow;
         Subsystem live = liveSubsystem(nqn);
@@ -431,6 +472,7 @@ public final class NvmfTarget implements AutoCloseable {
         target.discoveryChanged();
     }
 
+    @Override
     public synchronized void addListener(String nqn, ListenerConfig l) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
         if (l != null && sc.listeners.contains(l)) {
@@ -444,6 +486,7 @@ public final class NvmfTarget implements AutoCloseable {
     }
 
     /** Removes a listener from a subsystem; hosts connected through it are disconnected. */
+    @Override
     public synchronized void removeListener(String nqn, ListenerConfig l) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
         if (!sc.listeners.remove(l)) {
@@ -460,13 +503,63 @@ public final class NvmfTarget implements AutoCloseable {
         target.discoveryChanged();
     }
 
-    /** Live controllers of a subsystem (the discovery NQN included). */
-    public List<Controller> controllers(String nqn) {
+    @Override
+    public List<ControllerInfo> controllers(String nqn) {
         Subsystem s = target.subsystem(nqn);
         if (s == null) {
             throw ControlException.notFound("no subsystem " + nqn);
         }
-        return new ArrayList<>(s.controllers());
+        List<ControllerInfo> out = new ArrayList<>();
+        for (Controller c : s.controllers()) {
+            List<ControllerInfo.Queue> queues = new ArrayList<>();
+            queues.add(new ControllerInfo.Queue(0, c.adminQueue().peer()));
+            for (Queue q : c.ioQueues()) {
+                queues.add(new ControllerInfo.Queue(q.qid(), q.peer()));
+            }
+            out.add(new ControllerInfo(c.cntlid(), c.hostnqn(), c.hostid(), c.adminQueue().peer(), c.kato(),
+                List.copyOf(queues)));
+        }
+        return out;
+    }
+
+    @Override
+    public List<SubsystemStats> subsystemStats() {
+        List<Subsystem> all = new ArrayList<>(target.nvmSubsystems());
+        all.add(target.discovery());
+        List<SubsystemStats> out = new ArrayList<>();
+        for (Subsystem s : all) {
+            int queues = 0;
+            Collection<Controller> controllers = s.controllers();
+            for (Controller c : controllers) {
+                queues += 1 + c.ioQueues().size();
+            }
+            out.add(new SubsystemStats(s.nqn(), controllers.size(), queues, s.namespaces().size()));
+        }
+        return out;
+    }
+
+    @Override
+    public String subsystemOf(Namespace ns) {
+        for (Subsystem s : target.nvmSubsystems()) {
+            if (s.namespace(ns.nsid()) == ns) {
+                return s.nqn();
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void probeListener(ListenerConfig l) {
+        if (bound.containsKey(l)) {
+            return;
+        }
+        try {
+            registry.type(l.transport).probe(l);
+        } catch (IllegalArgumentException e) {
+            throw ControlException.invalid(e.getMessage());
+        } catch (IOException e) {
+            throw ControlException.conflict(e.getMessage());
+        }
     }
 
     private void checkBdevFree(String bdev) {
@@ -524,11 +617,7 @@ public final class NvmfTarget implements AutoCloseable {
             }
         }
         if (bound.remove(l) != null) {
-            if ("rdma".equals(l.transport)) {
-                rdma.stopListening(l);
-            } else {
-                tcp.stopListening(l);
-            }
+            transports.get(registry.type(l.transport)).stopListening(l);
         }
     }
 
@@ -536,7 +625,7 @@ public final class NvmfTarget implements AutoCloseable {
         return target;
     }
 
-    /** Listener as configured → address actually bound (differs when the configured port is 0). */
+    @Override
     public Map<ListenerConfig, InetSocketAddress> listeners() {
         return new LinkedHashMap<>(bound);
     }
@@ -545,7 +634,7 @@ public final class NvmfTarget implements AutoCloseable {
     public List<InetSocketAddress> tcpListenAddresses() {
         List<InetSocketAddress> out = new ArrayList<>();
         bound.forEach((l, a) -> {
-            if (!"rdma".equals(l.transport)) {
+            if (registry.type(l.transport) == TcpTransport.TYPE) {
                 out.add(a);
             }
         });
@@ -554,21 +643,18 @@ public final class NvmfTarget implements AutoCloseable {
 
     /** Why RDMA listeners cannot be bound here; null when RDMA works or no RDMA listener was asked for. */
     public String rdmaUnavailability() {
+        Transport rdma = transports.get(RdmaTransport.TYPE);
         return rdma == null ? null : rdma.unavailability();
     }
 
-    /** Disconnects every host, stops the poll groups, flushes and closes the block devices. */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
-        if (tcp != null) {
-            tcp.close();
-        }
-        if (rdma != null) {
-            rdma.close();
+        for (Transport t : transports.values()) {
+            t.close();
         }
         for (Controller c : target.allControllers()) {
             c.destroy("target shutting down");

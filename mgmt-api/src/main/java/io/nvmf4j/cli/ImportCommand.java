@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * {@code nvmfctl import --nvmetcli FILE [--apply]}: converts an nvmetcli {@code config.json} (see
  * {@link NvmetcliConverter}) and prints the nvmf4j document, warnings on stderr. With {@code --apply} the
  * converted bdevs, subsystems and referrals replace the running target's (as {@code nvmetcli restore}
- * replaces the kernel's), through {@code PUT /api/v1/config}; the live document's cores, idleStrategy,
+ * replaces the kernel's), through {@code PUT /api/v1/config}; the live document's engine, cores, idleStrategy,
  * tcp and api sections are kept, so the API address and token do not change.
  *
  * <p>Listeners the target refuses by transport (this build accepts only tcp; rdma comes later) are

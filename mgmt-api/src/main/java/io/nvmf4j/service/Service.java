@@ -1,6 +1,5 @@
 package io.nvmf4j.service;
 
-import io.nvmf4j.NvmfTarget;
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
@@ -8,6 +7,8 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.Subsystem;
+import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.Engines;
 import io.nvmf4j.service.api.ApiServer;
 import io.nvmf4j.service.api.ApiToken;
 import io.nvmf4j.service.metrics.Metrics;
@@ -28,14 +29,14 @@ import java.util.Map;
 public final class Service implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Service.class);
 
-    private final NvmfTarget target;
+    private final Engine target;
     private final Metrics metrics;
     private final ConfigService config;
     private final ApiServer api;
     private final ApiToken token;
     private volatile boolean ready;
 
-    private Service(NvmfTarget target, Metrics metrics, ConfigService config, ApiServer api, ApiToken token) {
+    private Service(Engine target, Metrics metrics, ConfigService config, ApiServer api, ApiToken token) {
         this.target = target;
         this.metrics = metrics;
         this.config = config;
@@ -46,14 +47,15 @@ public final class Service implements AutoCloseable {
     /**
      * Loads {@code configFile} (writing the embedded default there when absent), starts the target and
      * the API, with Micrometer metrics of the data path served at {@code /metrics}. Throws
-     * {@link io.nvmf4j.config.ConfigException} for an unusable document.
+     * {@link io.nvmf4j.config.ConfigException} for an unusable document and
+     * {@link io.nvmf4j.engine.EngineUnavailableException} when the engine it names cannot run here.
      */
     public static Service start(Path stateDir, Path configFile) throws IOException {
         TargetConfig c = loadOrCreate(configFile);
         Metrics metrics = new Metrics();
-        NvmfTarget target;
+        Engine target;
         try {
-            target = NvmfTarget.start(c, metrics.observer());
+            target = Engines.start(c, metrics.observer());
         } catch (IOException | RuntimeException e) {
             metrics.close();
             throw e;
@@ -87,7 +89,7 @@ public final class Service implements AutoCloseable {
     public void announce() {
         announce(target);
         if (api != null) {
-            String address = target.config().api.address;
+            String address = target.configSnapshot().api.address;
             String host = address.contains(":") ? "[" + address + "]" : address;
             LOG.info("management API on {}://{}:{} (token in {})", api.tls() ? "https" : "http", host, api.port(),
                 token.where());
@@ -113,12 +115,13 @@ public final class Service implements AutoCloseable {
         return c;
     }
 
-    private static void announce(NvmfTarget target) {
+    private static void announce(Engine target) {
+        TargetConfig config = target.configSnapshot();
         for (Map.Entry<ListenerConfig, InetSocketAddress> e : target.listeners().entrySet()) {
             ListenerConfig l = e.getKey();
             int port = e.getValue().getPort();
             StringBuilder nqns = new StringBuilder();
-            for (SubsystemConfig s : target.config().subsystems) {
+            for (SubsystemConfig s : config.subsystems) {
                 if (s.listeners.contains(l)) {
                     nqns.append(nqns.length() == 0 ? "" : " ").append(s.nqn);
                 }
@@ -130,7 +133,8 @@ public final class Service implements AutoCloseable {
         }
     }
 
-    public NvmfTarget target() {
+    /** The running engine. */
+    public Engine target() {
         return target;
     }
 

@@ -122,6 +122,37 @@ class MainTest {
         assertThat(s.output()).contains("colour").contains("line 3");
     }
 
+    /**
+     * {@code "engine": "spdk"} is a valid document, but this tree has no spdk engine: the service says so in one
+     * line and exits 1 ("cannot start", as for a taken port), and the java engine never starts in its place.
+     */
+    @Test
+    void theSpdkEngineFailsToStartWithOneClearMessageAndNoFallBack() throws Exception {
+        int port = freePort();
+        TargetConfig c = config(port);
+        c.engine = "spdk";
+        Path file = dir.resolve("spdk.json");
+        ConfigStore.save(file, c);
+        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(1);
+        assertThat(s.output()).contains("nvmf4j-target: cannot start: engine spdk: the spdk engine is not built in "
+            + "this tree yet");
+        assertThat(s.output()).as("no java engine in its place").doesNotContain("target up")
+            .doesNotContain("listening on");
+        assertThat(ConfigStore.load(file).engine).as("the document keeps its engine").isEqualTo("spdk");
+    }
+
+    @Test
+    void anUnknownEngineIsABadConfigurationNamingTheField() throws Exception {
+        TargetConfig c = config(freePort());
+        c.engine = "dpdk";
+        Path file = dir.resolve("dpdk.json");
+        Files.writeString(file, ConfigStore.toJson(c));
+        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
+        assertThat(s.output()).contains("engine: must be java or spdk, got dpdk");
+    }
+
     @Test
     void aPortInUseExitsWithAClearMessage() throws Exception {
         try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {

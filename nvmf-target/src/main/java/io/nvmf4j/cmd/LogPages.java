@@ -10,11 +10,12 @@ import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
 import io.nvmf4j.nvme.DiscoveryLog;
+import io.nvmf4j.transport.TransportRegistry;
+import io.nvmf4j.transport.TransportType;
 import io.nvmf4j.nvme.Layout;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
 
-import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -261,8 +262,9 @@ public final class LogPages {
         int off = DiscoveryLog.HEADER_SIZE;
         for (Object[] e : entries) {
             ListenerConfig l = (ListenerConfig) e[1];
-            b.setByte(off + DiscoveryLog.TRTYPE, trtype(l));
-            b.setByte(off + DiscoveryLog.ADRFAM, adrfam(l.address));
+            TransportType type = TransportRegistry.builtIn().type(l.transport);
+            b.setByte(off + DiscoveryLog.TRTYPE, type.trtype());
+            b.setByte(off + DiscoveryLog.ADRFAM, type.adrfam(l.address));
             b.setByte(off + DiscoveryLog.SUBTYPE, (Integer) e[2]);
             b.setByte(off + DiscoveryLog.TREQ, DiscoveryLog.TREQ_DISABLE_SQFLOW);
             int portIndex = portList.indexOf(l);
@@ -272,27 +274,9 @@ public final class LogPages {
             Layout.putSpacePadded(b, off + DiscoveryLog.TRSVCID, DiscoveryLog.TRSVCID_LEN, Integer.toString(l.port));
             Layout.putNulPadded(b, off + DiscoveryLog.SUBNQN, 256, (String) e[0]);
             Layout.putSpacePadded(b, off + DiscoveryLog.TRADDR, DiscoveryLog.TRADDR_LEN, l.address);
-            if ("rdma".equals(l.transport)) {
-                // TSAS for RDMA: QPTYPE reliable connected, PRTYPE not specified, CMS RDMA_CM
-                b.setByte(off + DiscoveryLog.TSAS, 1);
-                b.setByte(off + DiscoveryLog.TSAS + 1, 1);
-                b.setByte(off + DiscoveryLog.TSAS + 2, 1);
-            }
+            type.putTsas(b, off + DiscoveryLog.TSAS);
             off += DiscoveryLog.ENTRY_SIZE;
         }
         return b;
-    }
-
-    private static int trtype(ListenerConfig l) {
-        return "rdma".equals(l.transport) ? 1 : 3;
-    }
-
-    static int adrfam(String address) {
-        try {
-            return InetAddress.getByName(address) instanceof java.net.Inet6Address
-                ? DiscoveryLog.ADRFAM_IPV6 : DiscoveryLog.ADRFAM_IPV4;
-        } catch (java.net.UnknownHostException e) {
-            return DiscoveryLog.ADRFAM_IPV4;
-        }
     }
 }

@@ -1,6 +1,8 @@
 package io.nvmf4j.config;
 
+import io.nvmf4j.engine.Engines;
 import io.nvmf4j.runtime.IdleStrategies;
+import io.nvmf4j.transport.TransportRegistry;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -20,12 +22,17 @@ public final class ConfigValidator {
         Pattern.compile("((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])");
     private static final Pattern IPV6_CHARS = Pattern.compile("[0-9a-fA-F:.]*:[0-9a-fA-F:.]*");
     private static final int NQN_MAX_BYTES = 223;
+    /** The transport types a listener or referral may name. */
+    private static final TransportRegistry TRANSPORTS = TransportRegistry.builtIn();
 
     private ConfigValidator() {
     }
 
     public static void validate(TargetConfig c) {
         List<String> p = new ArrayList<>();
+        if (!Engines.isKnown(c.engine)) {
+            p.add("engine: must be " + Engines.describe() + ", got " + c.engine);
+        }
         if (c.cores < 1 || c.cores > 256) {
             p.add("cores: must be 1..256, got " + c.cores);
         }
@@ -78,8 +85,8 @@ public final class ConfigValidator {
                     p.add(at + ": null entry");
                     continue;
                 }
-                if (!"tcp".equals(r.transport) && !"rdma".equals(r.transport)) {
-                    p.add(at + ".transport: must be tcp or rdma, got " + r.transport);
+                if (!TRANSPORTS.has(r.transport)) {
+                    p.add(at + ".transport: must be " + TRANSPORTS.describe() + ", got " + r.transport);
                 }
                 if (r.address == null || !isIpLiteral(r.address)) {
                     p.add(at + ".address: must be an IPv4 or IPv6 literal, got " + r.address);
@@ -158,6 +165,12 @@ public final class ConfigValidator {
         }
         if (r.maxReadDepth < 1 || r.maxReadDepth > 255) {
             p.add("rdma.maxReadDepth: must be 1..255, got " + r.maxReadDepth);
+        }
+        if (r.maxParkedCapsules < 1 || r.maxParkedCapsules > 1024) {
+            p.add("rdma.maxParkedCapsules: must be 1..1024, got " + r.maxParkedCapsules);
+        }
+        if (r.rnrRetryCount < 0 || r.rnrRetryCount > 7) {
+            p.add("rdma.rnrRetryCount: must be 0..7 (7: retry for ever), got " + r.rnrRetryCount);
         }
     }
 
@@ -280,8 +293,8 @@ public final class ConfigValidator {
                 p.add(lat + ": null entry");
                 continue;
             }
-            if (!"tcp".equals(l.transport) && !"rdma".equals(l.transport)) {
-                p.add(lat + ".transport: must be tcp or rdma, got " + l.transport);
+            if (!TRANSPORTS.has(l.transport)) {
+                p.add(lat + ".transport: must be " + TRANSPORTS.describe() + ", got " + l.transport);
             }
             if (l.address == null || !isIpLiteral(l.address)) {
                 p.add(lat + ".address: must be an IPv4 or IPv6 literal, got " + l.address);

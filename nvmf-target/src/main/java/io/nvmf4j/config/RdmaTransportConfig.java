@@ -21,6 +21,21 @@ public final class RdmaTransportConfig {
     public int cqSize = 4096;
     /** Largest number of RDMA READs a queue pair keeps outstanding (further bounded by device and host). */
     public int maxReadDepth = 16;
+    /**
+     * Capsules one queue pair may keep waiting in shared receive buffers while every request slot of it
+     * is taken (a host may send a command as soon as it has a response, before the response SEND's
+     * completion is polled here). One more closes the queue pair: a host past this bound is sending past
+     * its queue size or not acknowledging responses, and must not hold the poll group's shared receive
+     * buffers (bounded further by the queue depth).
+     */
+    public int maxParkedCapsules = 16;
+    /**
+     * How often the target retries a SEND or RDMA WRITE that the host answered with receiver-not-ready
+     * (accept's rnr_retry_count, 0..7; 7 means retry for ever). Finite, so a host that stops posting
+     * receives fails its queue pair (which is then torn down, releasing its buffers) instead of holding
+     * its buffers for good; a host that follows the protocol always has a receive posted per command.
+     */
+    public int rnrRetryCount = 6;
     /** Back the registered buffers with hugepages when the system has them (falls back, logged). */
     public boolean hugepages = true;
 }

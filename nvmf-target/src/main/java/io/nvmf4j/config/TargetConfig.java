@@ -15,6 +15,11 @@ import java.util.List;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
 public final class TargetConfig {
+    /**
+     * Which engine carries the target: {@code java} (default; our own data path) or {@code spdk} (SPDK's,
+     * through spdk-jni). Read at start only.
+     */
+    public String engine = "java";
     /** Number of poll groups (threads that own queues). */
     public int cores = 2;
     /** Idle strategy of the poll groups: {@code busy}, {@code backoff} (default) or {@code interrupt}. */

@@ -163,6 +163,8 @@ class ConfigValidatorTest {
             bad("listener on an unknown transport", c -> sub(c).listeners.get(0).transport = "fc",
                 "subsystems[0].listeners[0].transport", "fc"),
             bad("rdma srqDepth", c -> c.rdma.srqDepth = 1, "rdma.srqDepth", "1"),
+            bad("rdma maxParkedCapsules 0", c -> c.rdma.maxParkedCapsules = 0, "rdma.maxParkedCapsules", "0"),
+            bad("rdma rnrRetryCount over 7", c -> c.rdma.rnrRetryCount = 8, "rdma.rnrRetryCount", "8"),
             bad("rdma mdts not a power of two", c -> c.rdma.mdtsBytes = 12288, "rdma.mdtsBytes", "12288"),
             bad("listener address localhost", c -> sub(c).listeners.get(0).address = "localhost",
                 "subsystems[0].listeners[0].address", "localhost"),

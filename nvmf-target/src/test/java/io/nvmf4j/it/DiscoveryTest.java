@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
@@ -96,6 +97,34 @@ class DiscoveryTest {
                 assertThat(e.traddr()).as("TRADDR").isEqualTo(Le.spacePadded(TestTarget.ADDRESS, 256));
             }
             assertThat(entries).extracting(Entry::portid).as("one listener, one PORTID").containsOnly(entries.get(0).portid());
+        }
+    }
+
+    /**
+     * TRTYPE, ADRFAM and TSAS of each entry come from its transport's type in the registry: an RDMA referral
+     * gets TRTYPE 1 with TSAS RC / not specified / RDMA_CM, a TCP one over IPv6 TRTYPE 3, ADRFAM 2, no TSAS.
+     */
+    @Test
+    void referralEntriesCarryTheirTransportsFields() throws Exception {
+        ReferralConfig rdma = new ReferralConfig("rdma", "10.0.0.2", 4420);
+        ReferralConfig tcp6 = new ReferralConfig("tcp", "fd00::2", 4430);
+        target.nvmf().addReferral(rdma);
+        target.nvmf().addReferral(tcp6);
+        try (NvmeController d = target.discovery(TestTarget.HOSTNQN)) {
+            byte[] log = readWholeLog(d.admin());
+            List<Entry> entries = entries(log);
+            int r = entries.size() - 2;
+            assertThat(entries.get(r).subtype()).as("SUBTYPE referral").isEqualTo(1);
+            assertThat(entries.get(r).trtype()).as("TRTYPE rdma").isEqualTo(1);
+            assertThat(entries.get(r).adrfam()).as("ADRFAM").isEqualTo(1);
+            int tsas = ENTRY_SIZE + r * ENTRY_SIZE + 768;
+            assertThat(slice(log, tsas, 4)).as("TSAS rdma").containsExactly(1, 1, 1, 0);
+            assertThat(entries.get(r + 1).trtype()).as("TRTYPE tcp").isEqualTo(3);
+            assertThat(entries.get(r + 1).adrfam()).as("ADRFAM ipv6").isEqualTo(2);
+            assertThat(slice(log, tsas + ENTRY_SIZE, 256)).as("TSAS tcp").containsOnly(0);
+        } finally {
+            target.nvmf().removeReferral(rdma);
+            target.nvmf().removeReferral(tcp6);
         }
     }
 

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 final class Native {
     /** Must equal {@code NVMF4J_RDMA_ABI_VERSION} in {@code nvmf4j_rdma.h}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 1;
+    static final int ABI_VERSION = 2;
 
     private Native() {
     }
@@ -44,6 +44,8 @@ final class Native {
             int retryCount, int rnrRetryCount);
     static native int accept(long id, byte[] privateData, int responderResources, int initiatorDepth,
             int rnrRetryCount);
+    static native int acceptRts(long id, byte[] privateData, int responderResources, int initiatorDepth,
+            int rnrRetry);
     static native int reject(long id, byte[] privateData);
     static native int disconnect(long id);
     static native int destroyId(long id);
@@ -84,6 +86,10 @@ final class Native {
     static native int postRecv(long qp, long wrs, int first, int count);
     static native int postSrqRecv(long srq, long wrs, int first, int count);
     static native String wcStatusName(int status);
+    static native int deviceTransport(long context);
+    static native int asyncFd(long context);
+    static native int getAsyncEvent(long context, long[] out);
+    static native String asyncEventName(int type);
 
     // hugepage arena (nvmf4j_arena.c)
     static native ByteBuffer mmapArena(long size, long hugePageSize, boolean hugepages, long[] info);

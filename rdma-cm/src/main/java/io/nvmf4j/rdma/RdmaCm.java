@@ -99,6 +99,16 @@ public final class RdmaCm {
         return Native.accept(id, privateData, responderResources, initiatorDepth, rnrRetryCount);
     }
 
+    /**
+     * As {@link #accept}, but this side moves the id's QP (from {@link Verbs#createQp}) to RTR and RTS
+     * itself, with {@code rnrRetry} (0..7, 7 for ever) as its own QP's RNR retry count and as the
+     * accept's rnr_retry_count: the IB CM would give this QP the host's count instead.
+     */
+    public static int acceptRts(long id, byte[] privateData, int responderResources, int initiatorDepth,
+            int rnrRetry) {
+        return Native.acceptRts(id, privateData, responderResources, initiatorDepth, rnrRetry);
+    }
+
     /** {@code rdma_reject} with private data; then ack the event and destroy the id. */
     public static int reject(long id, byte[] privateData) {
         return Native.reject(id, privateData);

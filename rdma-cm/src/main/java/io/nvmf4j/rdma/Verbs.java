@@ -47,6 +47,10 @@ public final class Verbs {
     public static final int ACCESS_REMOTE_READ = Layout.intValue("access.REMOTE_READ");
     public static final int ACCESS_REMOTE_ATOMIC = Layout.intValue("access.REMOTE_ATOMIC");
 
+    /** {@code ibv_device.transport_type}: InfiniBand and RoCE, iWARP. */
+    public static final int TRANSPORT_IB = Layout.intValue("transport.IB");
+    public static final int TRANSPORT_IWARP = Layout.intValue("transport.IWARP");
+
     private Verbs() {
     }
 
@@ -75,6 +79,21 @@ public final class Verbs {
 
     public static int rkey(long mr) {
         return Native.mrRkey(mr);
+    }
+
+    /** The device's transport type ({@link #TRANSPORT_IB}, {@link #TRANSPORT_IWARP}, ...), or a negative errno. */
+    public static int deviceTransport(long context) {
+        return Native.deviceTransport(context);
+    }
+
+    /**
+     * The access flags for memory that is only the local end of work requests this side posts (SEND
+     * sources, receive buffers, the source of an RDMA WRITE and the sink of an RDMA READ): local write,
+     * and on iWARP also remote write, because there the peer places an RDMA READ's response into the
+     * sink like a tagged write (RFC 5040), which the sink's memory must allow. No other remote access.
+     */
+    public static int localAccess(long context) {
+        return ACCESS_LOCAL_WRITE | (deviceTransport(context) == TRANSPORT_IWARP ? ACCESS_REMOTE_WRITE : 0);
     }
 
     // ---- completion channel, CQ ----

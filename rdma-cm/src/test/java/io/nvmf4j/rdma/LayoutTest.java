@@ -83,6 +83,29 @@ class LayoutTest {
     }
 
     @Test
+    void asyncEventTypesAreDistinctAndOnlyQpEventsNameAQp() {
+        int[] qp = {AsyncEvents.QP_FATAL, AsyncEvents.QP_REQ_ERR, AsyncEvents.QP_ACCESS_ERR, AsyncEvents.COMM_EST,
+            AsyncEvents.SQ_DRAINED, AsyncEvents.PATH_MIG, AsyncEvents.PATH_MIG_ERR, AsyncEvents.QP_LAST_WQE_REACHED};
+        int[] other = {AsyncEvents.CQ_ERR, AsyncEvents.DEVICE_FATAL, AsyncEvents.PORT_ACTIVE, AsyncEvents.PORT_ERR,
+            AsyncEvents.LID_CHANGE, AsyncEvents.PKEY_CHANGE, AsyncEvents.SM_CHANGE, AsyncEvents.SRQ_ERR,
+            AsyncEvents.SRQ_LIMIT_REACHED, AsyncEvents.CLIENT_REREGISTER, AsyncEvents.GID_CHANGE};
+        int[] all = java.util.stream.IntStream.concat(java.util.Arrays.stream(qp), java.util.Arrays.stream(other))
+                .toArray();
+        assertThat(all).doesNotHaveDuplicates();
+        for (int t : qp) {
+            assertThat(AsyncEvents.isQpEvent(t)).as(AsyncEvents.name(t)).isTrue();
+        }
+        for (int t : other) {
+            assertThat(AsyncEvents.isQpEvent(t)).as(AsyncEvents.name(t)).isFalse();
+        }
+        assertThat(AsyncEvents.name(AsyncEvents.QP_LAST_WQE_REACHED)).containsIgnoringCase("last WQE");
+        assertThat(Verbs.TRANSPORT_IB).isNotEqualTo(Verbs.TRANSPORT_IWARP);
+        assertThat(Native.getAsyncEvent(0, new long[3])).isEqualTo(-Errno.EINVAL);
+        assertThat(Native.deviceTransport(0)).isEqualTo(-Errno.EINVAL);
+        assertThat(Native.acceptRts(0, null, 0, 1, 6)).isEqualTo(-Errno.EINVAL);
+    }
+
+    @Test
     void unknownKeyNamesItself() {
         assertThatThrownBy(() -> Layout.value("no.such.key")).hasMessageContaining("no.such.key");
     }

@@ -14,8 +14,7 @@ import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
-import io.nvmf4j.core.Controller;
-import io.nvmf4j.core.Queue;
+import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.service.state.ConfigService;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -340,22 +339,17 @@ public final class ApiRoutes {
         return node.put("usedBy", usedBy);
     }
 
-    private ArrayNode controllers(List<Controller> list) {
+    private ArrayNode controllers(List<ControllerInfo> list) {
         ArrayNode out = mapper.createArrayNode();
-        for (Controller c : list) {
+        for (ControllerInfo c : list) {
             ObjectNode o = out.addObject().put("cntlid", c.cntlid()).put("hostnqn", c.hostnqn())
-                .put("hostid", uuidOf(c.hostid())).put("address", c.adminQueue().peer()).put("kato", c.kato());
+                .put("hostid", uuidOf(c.hostid())).put("address", c.address()).put("kato", c.kato());
             ArrayNode queues = o.putArray("queues");
-            queues.add(queueView(0, c.adminQueue()));
-            for (Queue q : c.ioQueues()) {
-                queues.add(queueView(q.qid(), q));
+            for (ControllerInfo.Queue q : c.queues()) {
+                queues.add(mapper.createObjectNode().put("qid", q.qid()).put("address", q.address()));
             }
         }
         return out;
-    }
-
-    private JsonNode queueView(int qid, Queue q) {
-        return mapper.createObjectNode().put("qid", qid).put("address", q.peer());
     }
 
     private static String uuidOf(byte[] b) {

@@ -14,11 +14,11 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.nvmf4j.NvmfTarget;
-import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Subsystem;
+import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.SubsystemStats;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +35,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <pre>
  *   Metrics m = new Metrics();
- *   NvmfTarget t = NvmfTarget.start(config, m.observer());
+ *   Engine t = Engines.start(config, m.observer());
  *   m.bind(t);                 // gauges that read the engine
  *   String text = m.scrape();  // GET /metrics
  * </pre>
@@ -98,7 +98,7 @@ public final class Metrics implements AutoCloseable {
     private final MultiGauge controllers;
     private final MultiGauge queues;
     private final MultiGauge namespaces;
-    private volatile NvmfTarget target;
+    private volatile Engine target;
 
     public Metrics() {
         this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
@@ -134,18 +134,18 @@ public final class Metrics implements AutoCloseable {
             .register(registry);
     }
 
-    /** Pass to {@link NvmfTarget#start(io.nvmf4j.config.TargetConfig, IoObserver)}. */
+    /** Pass to {@link io.nvmf4j.engine.Engines#start(io.nvmf4j.config.TargetConfig, IoObserver)}. */
     public IoObserver observer() {
         return observer;
     }
 
     /** Attaches the started target: gauges read it at each scrape, namespaces resolve to their subsystem. */
-    public void bind(NvmfTarget target) {
+    public void bind(Engine target) {
         this.target = target;
         Gauge.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, Metrics::pollThreadAllocatedBytes)
             .description("heap bytes allocated by the poll-group threads since they started")
             .baseUnit("bytes").register(registry);
-        Gauge.builder(MetricNames.POLLGROUP_BUSY_RATIO, target, t -> t.pollGroups().busyRatio())
+        Gauge.builder(MetricNames.POLLGROUP_BUSY_RATIO, target, Engine::busyRatio)
             .description("share of poll-group time spent working (not idle) since the previous scrape")
             .strongReference(true).register(registry);
         refresh();
@@ -169,33 +169,28 @@ public final class Metrics implements AutoCloseable {
 
     // ------------------------------------------------------------------ engine state (scrape thread)
 
-    private List<Subsystem> subsystems(NvmfTarget t) {
-        List<Subsystem> out = new ArrayList<>(t.target().nvmSubsystems());
-        out.add(t.target().discovery());
-        return out;
-    }
-
     /** Re-registers the per-subsystem gauges and unregisters meters of what was removed. */
     private void refresh() {
-        NvmfTarget t = target;
+        Engine t = target;
         if (t == null) {
             return;
         }
+        List<SubsystemStats> stats = t.subsystemStats();
         synchronized (this) {
             List<MultiGauge.Row<?>> c = new ArrayList<>();
             List<MultiGauge.Row<?>> q = new ArrayList<>();
             List<MultiGauge.Row<?>> n = new ArrayList<>();
-            for (Subsystem s : subsystems(t)) {
+            for (SubsystemStats s : stats) {
                 Tags tags = Tags.of(MetricNames.TAG_SUBSYSTEM, s.nqn());
-                c.add(MultiGauge.Row.of(tags, s, x -> x.controllers().size()));
-                q.add(MultiGauge.Row.of(tags, s, Metrics::queueCount));
-                n.add(MultiGauge.Row.of(tags, s, x -> x.namespaces().size()));
+                c.add(MultiGauge.Row.of(tags, s.controllers()));
+                q.add(MultiGauge.Row.of(tags, s.queues()));
+                n.add(MultiGauge.Row.of(tags, s.namespaces()));
             }
             controllers.register(c, true);
             queues.register(q, true);
             namespaces.register(n, true);
         }
-        prune(t);
+        prune(t, stats);
     }
 
     /**
@@ -203,14 +198,12 @@ public final class Metrics implements AutoCloseable {
      * cache lock only for this (poll groups take it once per new namespace in {@link #resolve}); the live set
      * is read under it, so a namespace resolved concurrently is never pruned.
      */
-    private void prune(NvmfTarget t) {
+    private void prune(Engine t, List<SubsystemStats> stats) {
         synchronized (cacheLock) {
             Set<String> nqns = new HashSet<>();
-            Set<Namespace> liveNamespaces = Collections.newSetFromMap(new IdentityHashMap<>());
-            for (Subsystem s : subsystems(t)) {
+            for (SubsystemStats s : stats) {
                 nqns.add(s.nqn());
                 subsystem(s.nqn());
-                liveNamespaces.addAll(s.namespaces());
             }
             bySubsystem.entrySet().removeIf(e -> {
                 boolean gone = !nqns.contains(e.getKey());
@@ -219,7 +212,7 @@ public final class Metrics implements AutoCloseable {
                 }
                 return gone;
             });
-            byNamespace.keySet().removeIf(ns -> !liveNamespaces.contains(ns));
+            byNamespace.keySet().removeIf(ns -> t.subsystemOf(ns) == null);
             Set<NamespaceMeters> used = Collections.newSetFromMap(new IdentityHashMap<>());
             used.addAll(byNamespace.values());
             byKey.values().removeIf(m -> {
@@ -253,14 +246,6 @@ public final class Metrics implements AutoCloseable {
         return sum;
     }
 
-    private static int queueCount(Subsystem s) {
-        int n = 0;
-        for (Controller c : s.controllers()) {
-            n += 1 + c.ioQueues().size();
-        }
-        return n;
-    }
-
     // ------------------------------------------------------------------ lookups (slow paths allocate)
 
     private NamespaceMeters namespace(Namespace ns) {
@@ -283,20 +268,16 @@ public final class Metrics implements AutoCloseable {
         if (m != null) {
             return m;
         }
-        NvmfTarget t = target;
-        if (t == null) {
-            return unknownNamespace;
+        Engine t = target;
+        String nqn = t == null ? null : t.subsystemOf(ns);
+        if (nqn == null) {
+            return unknownNamespace; // not bound yet, or removed meanwhile: not cached, so not kept alive
         }
-        for (Subsystem s : t.target().nvmSubsystems()) {
-            if (s.namespace(ns.nsid()) == ns) {
-                String nsid = Integer.toString(ns.nsid());
-                m = byKey.computeIfAbsent(s.nqn() + ' ' + nsid, k -> new NamespaceMeters(registry, s.nqn(), nsid));
-                m.bind(ns);
-                byNamespace.put(ns, m);
-                return m;
-            }
-        }
-        return unknownNamespace; // removed meanwhile: not cached, so the object is not kept alive
+        String nsid = Integer.toString(ns.nsid());
+        m = byKey.computeIfAbsent(nqn + ' ' + nsid, k -> new NamespaceMeters(registry, nqn, nsid));
+        m.bind(ns);
+        byNamespace.put(ns, m);
+        return m;
     }
 
     private SubsystemMeters subsystem(String nqn) {

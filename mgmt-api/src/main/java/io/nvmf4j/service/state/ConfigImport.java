@@ -1,7 +1,7 @@
 package io.nvmf4j.service.state;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
@@ -9,6 +9,7 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.Engine;
 
 import java.util.HashSet;
 import java.util.Objects;
@@ -19,7 +20,7 @@ import java.util.Set;
  * that disappears or changes is removed, then everything new or changed is added, so names, nsids and
  * ports are free when they are reused. A changed bdev, namespace or subsystem identity (serial, model,
  * maxNamespaces, cntlid range) is removed and added again; hosts, listeners, allowAnyHost and referrals
- * change in place; cores, idleStrategy, tcp and api are stored for the next start. Identities the import
+ * change in place; engine, cores, idleStrategy, tcp and api are stored for the next start. Identities the import
  * leaves out (serial, NGUID, UUID) are kept from the live object of the same NQN / nsid and bdev.
  *
  * <p>If a step fails, every step already done is undone (newest first) and the failure is rethrown.
@@ -27,21 +28,21 @@ import java.util.Set;
 final class ConfigImport {
     private static final ObjectMapper MAPPER = ConfigStore.mapper();
 
-    private final NvmfTarget t;
+    private final Engine t;
     private final TargetConfig have;
     private final TargetConfig want;
     private final Set<String> changedBdevs = new HashSet<>();
     private final Set<String> removedNamespaces = new HashSet<>();
     private final Undo undo = new Undo();
 
-    private ConfigImport(NvmfTarget t, TargetConfig want) {
+    private ConfigImport(Engine t, TargetConfig want) {
         this.t = t;
         this.have = t.configSnapshot();
         this.want = ConfigService.copy(want, TargetConfig.class);
     }
 
     /** Applies {@code want}; returns the inverse of all it did (for when the save fails). */
-    static Undo apply(NvmfTarget t, TargetConfig want) {
+    static Undo apply(Engine t, TargetConfig want) {
         ConfigImport i = new ConfigImport(t, want);
         try {
             i.keepIdentities();
@@ -63,13 +64,11 @@ final class ConfigImport {
         Set<ListenerConfig> bound = t.listeners().keySet();
         for (SubsystemConfig w : want.subsystems) {
             for (ListenerConfig l : w.listeners) {
-                if (!bound.contains(l) && "tcp".equals(l.transport)) {
-                    try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
-                        probe.setReuseAddress(true);
-                        probe.bind(new java.net.InetSocketAddress(l.address, l.port));
-                    } catch (java.io.IOException e) {
-                        throw io.nvmf4j.ControlException.conflict("cannot listen on tcp " + l.address + ":" + l.port
-                            + ": " + e.getMessage() + " (nothing was changed)");
+                if (!bound.contains(l)) {
+                    try {
+                        t.probeListener(l);
+                    } catch (ControlException e) {
+                        throw new ControlException(e.kind(), e.getMessage() + " (nothing was changed)");
                     }
                 }
             }
@@ -185,7 +184,7 @@ final class ConfigImport {
                 undo.push(() -> t.removeReferral(r));
             }
         }
-        if (want.cores != have.cores || !Objects.equals(want.idleStrategy, have.idleStrategy)
+        if (!Objects.equals(want.engine, have.engine) || want.cores != have.cores || !Objects.equals(want.idleStrategy, have.idleStrategy)
             || !same(want.tcp, have.tcp) || !same(want.api, have.api)) {
             t.setStartupSettings(want);
             undo.push(() -> t.setStartupSettings(have));

@@ -2,7 +2,6 @@ package io.nvmf4j.service.state;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmf4j.ControlException;
-import io.nvmf4j.NvmfTarget;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
@@ -12,7 +11,8 @@ import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
-import io.nvmf4j.core.Controller;
+import io.nvmf4j.engine.ControllerInfo;
+import io.nvmf4j.engine.Engine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,8 +26,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The one way the running configuration changes. Every change runs on a single thread (so changes are
- * serialised and never run on a Vert.x event loop), is applied to the live {@link NvmfTarget}, and then
- * the whole document ({@link NvmfTarget#configSnapshot()}) is saved atomically before the returned
+ * serialised and never run on a Vert.x event loop), is applied to the live {@link Engine}, and then
+ * the whole document ({@link Engine#configSnapshot()}) is saved atomically before the returned
  * future completes. If the save fails the live change is undone with the inverse control call and the
  * future fails with {@link PersistenceException}. After every acknowledged change the file equals the
  * engine's document.
@@ -48,10 +48,10 @@ public final class ConfigService implements AutoCloseable {
 
     @FunctionalInterface
     interface Change<T> {
-        Applied<T> apply(NvmfTarget target);
+        Applied<T> apply(Engine target);
     }
 
-    private final NvmfTarget target;
+    private final Engine target;
     private final Path file;
     private final Saver saver;
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
@@ -60,11 +60,11 @@ public final class ConfigService implements AutoCloseable {
         return t;
     });
 
-    public ConfigService(NvmfTarget target, Path file) {
+    public ConfigService(Engine target, Path file) {
         this(target, file, ConfigStore::save);
     }
 
-    public ConfigService(NvmfTarget target, Path file, Saver saver) {
+    public ConfigService(Engine target, Path file, Saver saver) {
         this.target = target;
         this.file = file;
         this.saver = saver;
@@ -77,7 +77,7 @@ public final class ConfigService implements AutoCloseable {
         return target.configSnapshot();
     }
 
-    public List<Controller> controllers(String nqn) {
+    public List<ControllerInfo> controllers(String nqn) {
         return target.controllers(nqn);
     }
 

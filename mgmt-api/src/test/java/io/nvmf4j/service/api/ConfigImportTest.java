@@ -52,6 +52,24 @@ class ConfigImportTest {
         assertThat(ConfigStore.toJson(current())).isEqualTo(t.fileJson());
     }
 
+    /** {@code engine} is a start-up setting: an import stores it for the next start; the running engine stays. */
+    @Test
+    void anImportedEngineIsStoredForTheNextStart() {
+        TargetConfig want = current();
+        assertThat(want.engine).isEqualTo("java");
+        want.engine = "spdk";
+        Res r = http.put("/api/v1/config", ConfigStore.toJson(want));
+        assertThat(r.status()).as("%s", r).isEqualTo(200);
+        assertThat(current().engine).isEqualTo("spdk");
+        assertThat(ConfigStore.parse(t.fileJson()).engine).isEqualTo("spdk");
+        assertThat(t.service.target().name()).as("the running engine").isEqualTo("java");
+
+        want.engine = "dpdk";
+        Res bad = http.put("/api/v1/config", ConfigStore.toJson(want));
+        assertThat(bad.status()).as("%s", bad).isEqualTo(400);
+        assertThat(bad.body()).contains("engine: must be java or spdk, got dpdk");
+    }
+
     @Test
     void importAppliesTheDifferenceAndKeepsIdentities() {
         TargetConfig before = current();

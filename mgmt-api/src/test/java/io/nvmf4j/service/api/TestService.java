@@ -61,7 +61,7 @@ public final class TestService implements AutoCloseable {
     public static TestService restart(Path dir) throws IOException {
         Path file = dir.resolve("config.json");
         Service s = Service.start(dir, file);
-        return new TestService(s, dir, file, s.target().config().subsystems.isEmpty() ? -1
+        return new TestService(s, dir, file, s.target().configSnapshot().subsystems.isEmpty() ? -1
             : s.target().listeners().values().iterator().next().getPort());
     }
 

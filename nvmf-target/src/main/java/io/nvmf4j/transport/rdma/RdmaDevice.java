@@ -8,6 +8,7 @@ import io.nvmf4j.rdma.Verbs;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /** One RDMA device as the transport uses it: its PD, attributes and one poll group per event loop. */
 final class RdmaDevice {
@@ -16,6 +17,8 @@ final class RdmaDevice {
     final long pd;
     final DeviceAttributes attributes;
     final List<RdmaPollGroup> groups = new ArrayList<>();
+    /** The LAST_WQE_REACHED timeout was logged for this device (once). */
+    final AtomicBoolean lastWqeTimeoutLogged = new AtomicBoolean();
 
     RdmaDevice(long context) throws IOException {
         this.context = context;

@@ -35,8 +35,9 @@ import java.util.Arrays;
  * no poll group burns a core while idle. Requests complete on this thread, and asynchronous block-device
  * completions come back through {@link #loop} ({@code Queue.executor()}).
  *
- * <p>Completions are routed by the tag in {@code wr_id}: type (bits 63..60), queue-pair slot in this
- * group (bits 39..24), request or receive-buffer index (bits 23..0).
+ * <p>Completions are routed by the tag in {@code wr_id}: type (bits 63..60), {@link #LAST} (bit 59: the
+ * last, signalled work request of a request's chain), queue-pair slot in this group (bits 39..24),
+ * request or receive-buffer index (bits 23..0).
  */
 final class RdmaPollGroup implements EpollIoHandle {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaPollGroup.class);
@@ -44,6 +45,8 @@ final class RdmaPollGroup implements EpollIoHandle {
     static final long TYPE_READ = 2;
     static final long TYPE_WRITE = 3;
     static final long TYPE_SEND = 4;
+    /** Tag bit of the last work request of a request's chain (the one whose completion ends it). */
+    static final long LAST = 1L << 59;
     private static final int POLL_BATCH = 32;
 
     final IoEventLoop loop;
@@ -87,9 +90,16 @@ final class RdmaPollGroup implements EpollIoHandle {
         long recvRegion = (recvBytes + 4095) / 4096 * 4096;
         long size = recvRegion + (long) config.dataBuffers * config.mdtsBytes;
         arena = HugepageArena.allocate(size, config.hugepages);
-        mr = check(Verbs.regMr(device.pd, arena.address(), arena.size(),
-            Verbs.ACCESS_LOCAL_WRITE | Verbs.ACCESS_REMOTE_READ | Verbs.ACCESS_REMOTE_WRITE), "ibv_reg_mr(" + size + ")");
+        // local access only: this side initiates every RDMA READ and WRITE, a host never needs a key to this
+        // memory, and the protection domain is shared by every queue pair of the device, so remote access
+        // would let any connected host that learns or guesses the key read or overwrite other hosts' data
+        // (iWARP needs remote write on the sink of an RDMA READ: Verbs.localAccess adds it there)
+        int access = Verbs.localAccess(device.context);
+        mr = check(Verbs.regMr(device.pd, arena.address(), arena.size(), access), "ibv_reg_mr(" + size + ")");
         lkey = Verbs.lkey(mr);
+        LOG.debug("rdma poll group region on {}: 0x{} + {} B, lkey 0x{} rkey 0x{}, access 0x{}", device.name,
+            Long.toHexString(arena.address()), arena.size(), Integer.toHexString(lkey),
+            Integer.toHexString(Verbs.rkey(mr)), Integer.toHexString(access));
         recvBuffer = Unpooled.wrappedBuffer(arena.buffer().duplicate().clear().limit((int) recvBytes).slice());
         buffers = new DataBuffers(arena.buffer(), (int) recvRegion, arena.address() + recvRegion, config.dataBuffers,
             config.mdtsBytes, lkey);
@@ -227,6 +237,7 @@ final class RdmaPollGroup implements EpollIoHandle {
     private void dispatch(int i) {
         long wrId = wcs.wrId(i);
         int type = (int) (wrId >>> 60);
+        boolean last = (wrId & LAST) != 0;
         int index = (int) (wrId & 0xFFFFFF);
         boolean ok = wcs.isSuccess(i);
         if (type == TYPE_RECV) {
@@ -261,9 +272,11 @@ final class RdmaPollGroup implements EpollIoHandle {
             qp.queue.onWorkRequestError("work request failed: " + Verbs.wcStatusName(status));
         }
         if (type == TYPE_READ) {
-            qp.queue.onReadComplete(index, ok);
+            qp.queue.onReadComplete(index, last, ok);
+        } else if (type == TYPE_WRITE) {
+            qp.queue.onWriteComplete(index, ok);
         } else if (type == TYPE_SEND) {
-            qp.queue.onSendComplete(index);
+            qp.queue.onSendComplete(index, ok);
         }
     }
 

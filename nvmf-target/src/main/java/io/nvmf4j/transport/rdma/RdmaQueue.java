@@ -23,10 +23,19 @@ import java.util.concurrent.ScheduledExecutorService;
  * side (posting, receive buffers, teardown) is behind {@link Wire}, so the machine runs in unit tests
  * without a device.
  *
- * <p>Closing (host disconnect, timewait exit, a failed work request, controller teardown): the queue
- * pair goes to the error state, requests that are not in flight are forced to COMPLETED so that cleanup
- * runs on the normal path; requests with RDMA READs in flight wait for their flushed completion and
- * requests in the block device for the device; once every request is FREE the queue pair is destroyed.
+ * <p>Closing (host disconnect, timewait exit, a failed work request, a QP error event, controller
+ * teardown) drains as SPDK's qpair destroy path and Linux's {@code ib_drain_qp} do: the QP goes to the
+ * error state, so every posted work request completes (flushed, or done just before); requests that have
+ * nothing posted are forced to COMPLETED so that cleanup runs on the normal path; a request with RDMA
+ * READs or WRITEs + SEND posted keeps its data buffer and response slot until the completion of its
+ * last work request (signalled, and the send queue completes in order, so every earlier one is done
+ * too); requests in the block device wait for the device. The QP is destroyed only when every request
+ * is FREE and the device reported the last WQE reached ({@link #onLastWqeReached}: the QP, attached to
+ * the shared receive queue, holds none of its receive buffers any more). Buffers are reused only after
+ * every work request that referenced them has completed.
+ *
+ * <p>What one queue pair may hold of its poll group's shared receive queue is bounded: at most
+ * {@code maxParked} capsules wait for a request slot in their receive buffers; one more closes it.
  */
 final class RdmaQueue implements Queue {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaQueue.class);
@@ -49,10 +58,17 @@ final class RdmaQueue implements Queue {
 
         void repostRecv(int recvIndex);
 
-        /** Disconnects the CM id and moves the QP to the error state (outstanding WRs get flushed). */
+        /**
+         * Disconnects the CM id and moves the QP to the error state (outstanding WRs get flushed). The
+         * wire reports {@link #onLastWqeReached} later: the device's event, or a timeout where the
+         * device raises none.
+         */
         void shutdown();
 
-        /** Frees the QP and everything of this queue pair; called once, when every request is FREE. */
+        /**
+         * Frees the QP and everything of this queue pair; called once, when every request is FREE and
+         * the last WQE was reached.
+         */
         void destroy();
     }
 
@@ -65,11 +81,12 @@ final class RdmaQueue implements Queue {
     private final String peer;
     private final int depth;
     private final int readDepth;
+    private final int maxParked;
     private final RdmaRequest[] table;
     private final int[] freeStack;
     private int freeTop;
     private final ArrayDeque<RdmaRequest> readWaiters;
-    /** Capsules waiting for a request slot (receive index and length), a ring of up to {@code depth}. */
+    /** Capsules waiting for a request slot (receive index and length), a ring of up to {@code maxParked}. */
     private final int[] parkedRecv;
     private final int[] parkedLength;
     private int parkedHead;
@@ -85,11 +102,12 @@ final class RdmaQueue implements Queue {
     private int sqhd;
     private int readsOutstanding;
     private boolean closing;
+    private boolean lastWqeReached;
     private boolean destroyed;
 
     RdmaQueue(CommandDispatcher dispatcher, TransportLimits limits, ListenerConfig listener, IoObserver observer,
               ScheduledExecutorService executor, DataBuffers buffers, String peer, int depth, int readDepth,
-              ByteBuf responses) {
+              int maxParked, ByteBuf responses) {
         this.dispatcher = dispatcher;
         this.limits = limits;
         this.listener = listener;
@@ -99,6 +117,7 @@ final class RdmaQueue implements Queue {
         this.peer = peer;
         this.depth = depth;
         this.readDepth = readDepth;
+        this.maxParked = Math.max(1, Math.min(maxParked, depth));
         this.responses = responses;
         int n = requestCount(depth);
         this.table = new RdmaRequest[n];
@@ -108,8 +127,8 @@ final class RdmaQueue implements Queue {
             freeStack[freeTop++] = i;
         }
         this.readWaiters = new ArrayDeque<>(n);
-        this.parkedRecv = new int[depth];
-        this.parkedLength = new int[depth];
+        this.parkedRecv = new int[this.maxParked];
+        this.parkedLength = new int[this.maxParked];
     }
 
     /** Requests per queue pair: the depth plus room for the AERs the host keeps outstanding. */
@@ -232,13 +251,18 @@ final class RdmaQueue implements Queue {
     /**
      * Every request slot is taken: the capsule waits in its receive buffer, in arrival order. A host may
      * send a new command as soon as it has a response, before this side has polled the response SEND's
-     * completion (which frees the slot), for example when the ACK was delayed or lost. Only more than a
-     * queue depth of such capsules is a host sending past its queue size.
+     * completion (which frees the slot), for example when the ACK was delayed or lost. Those receive
+     * buffers belong to the poll group's shared receive queue, so one queue pair may keep at most
+     * {@code maxParked} of them: one more is a host sending past its queue size or not acknowledging its
+     * responses, and closes the queue pair (the host sees a disconnect) before it starves the others.
      */
     private void park(int recvIndex, int byteLen) {
         if (parkedCount == parkedRecv.length) {
             wire.repostRecv(recvIndex);
-            close("more commands outstanding than the queue depth " + depth);
+            LOG.info("{}: closing: a capsule beyond the {} that may wait for a request slot (rdma.maxParkedCapsules,"
+                + " queue depth {}); the host sends past its queue size or does not acknowledge responses", this,
+                parkedRecv.length, depth);
+            close("more than " + parkedRecv.length + " capsules waiting for a request slot");
             return;
         }
         int tail = (parkedHead + parkedCount) % parkedRecv.length;
@@ -270,8 +294,19 @@ final class RdmaQueue implements Queue {
         process(req);
     }
 
-    /** The RDMA READs of request {@code index} completed (or failed: {@code ok} false). */
-    void onReadComplete(int index, boolean ok) {
+    /**
+     * An RDMA READ of request {@code index} completed (or failed or was flushed: {@code ok} false). Only
+     * the completion of its last READ ({@code last}, the signalled one) moves the request on: the send
+     * queue completes in order, so every earlier READ is done then too, and none writes into the data
+     * buffer any more. An earlier one (unsignalled: it completes only when it fails) closes the queue.
+     */
+    void onReadComplete(int index, boolean last, boolean ok) {
+        if (!ok) {
+            close("RDMA READ failed");
+        }
+        if (!last) {
+            return;
+        }
         RdmaRequest req = request(index);
         if (req == null || req.state != State.TRANSFERRING_HOST_TO_CONTROLLER) {
             return;
@@ -283,8 +318,21 @@ final class RdmaQueue implements Queue {
         runReadWaiters();
     }
 
-    /** The response SEND of request {@code index} completed (or was flushed). */
-    void onSendComplete(int index) {
+    /** An RDMA WRITE (unsignalled: completes only when it fails or is flushed); its SEND follows. */
+    void onWriteComplete(int index, boolean ok) {
+        if (!ok) {
+            close("RDMA WRITE failed");
+        }
+    }
+
+    /**
+     * The response SEND of request {@code index} completed (or failed or was flushed): the last work
+     * request of the request, so its WRITEs are done and its data buffer and response slot are free.
+     */
+    void onSendComplete(int index, boolean ok) {
+        if (!ok) {
+            close("response SEND failed");
+        }
         RdmaRequest req = request(index);
         if (req == null || req.state != State.COMPLETING) {
             return;
@@ -297,6 +345,24 @@ final class RdmaQueue implements Queue {
     /** A work request failed: the queue pair is unusable. */
     void onWorkRequestError(String what) {
         close(what);
+    }
+
+    /**
+     * The device reported the last WQE reached for this QP (or the wire gave up waiting for it): the QP,
+     * in the error state, takes no more receives from the shared receive queue. Needed for the destroy;
+     * arriving before a close (the QP failed on its own) it closes the queue.
+     */
+    void onLastWqeReached() {
+        lastWqeReached = true;
+        if (!closing) {
+            close("last WQE reached (the QP is in the error state)");
+        }
+        destroyIfDrained();
+    }
+
+    /** A fatal asynchronous event of the QP (QP fatal, request or access error): the queue pair is unusable. */
+    void onQpError(String event) {
+        close(event);
     }
 
     // ---------------------------------------------------------------- the state machine
@@ -543,8 +609,10 @@ final class RdmaQueue implements Queue {
             buffers.forget(req);
             forgetReadWaiter(req);
             switch (req.state) {
-                case FREE, EXECUTING, TRANSFERRING_HOST_TO_CONTROLLER -> {
-                    // free, or still owned by the block device / the HCA: they come back on their own
+                case FREE, EXECUTING, TRANSFERRING_HOST_TO_CONTROLLER, COMPLETING -> {
+                    // free, or still owned by the block device, or with work requests posted (READs, or
+                    // WRITEs + SEND) that the adapter may still be carrying out: each comes back with the
+                    // completion (flushed, or done) of its last work request, never before
                 }
                 default -> {
                     req.state = State.COMPLETED;
@@ -564,7 +632,7 @@ final class RdmaQueue implements Queue {
     }
 
     private void destroyIfDrained() {
-        if (destroyed || freeTop != table.length) {
+        if (destroyed || !closing || freeTop != table.length || !lastWqeReached) {
             return;
         }
         destroyed = true;

@@ -15,11 +15,14 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.TransportLimits;
+import io.nvmf4j.rdma.AsyncEvents;
 import io.nvmf4j.rdma.CmEvent;
 import io.nvmf4j.rdma.Errno;
 import io.nvmf4j.rdma.Rdma;
 import io.nvmf4j.rdma.RdmaCm;
 import io.nvmf4j.runtime.PollGroups;
+import io.nvmf4j.transport.Transport;
+import io.nvmf4j.transport.TransportType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,11 +47,34 @@ import java.util.concurrent.RejectedExecutionException;
  * can arrive for an unknown QP), then accepted with {@code nvme_rdma_cm_rep}. DISCONNECTED,
  * TIMEWAIT_EXIT and errors are handed to the owning poll group ({@link RdmaQueue#disconnect}).
  *
+ * <p>Each device's asynchronous events ({@link AsyncEvents}) are read on the CM thread too: QP fatal,
+ * request and access errors close the queue pair, LAST_WQE_REACHED lets a closing one be destroyed (both
+ * handed to its poll group), port and device events are logged (a fatal device closes its queue pairs).
+ *
  * <p>Where RDMA cannot work (no device, no rdma_cm, the native library or epoll missing), the transport
  * is unavailable: {@link #listen} logs the cause once and returns null, and the target carries on.
  */
-public final class RdmaTransport implements AutoCloseable {
+public final class RdmaTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
+
+    /**
+     * NVMe/RDMA in the registry: TRTYPE 1; TSAS (NVMe-oF 1.1 figure 40) RDMA_QPTYPE reliable connected (1),
+     * RDMA_PRTYPE not specified (1), RDMA_CMS RDMA_CM (1).
+     */
+    public static final TransportType TYPE = new TransportType("rdma", TransportLimits.TRTYPE_RDMA) {
+        @Override
+        public void putTsas(io.netty.buffer.ByteBuf entry, int offset) {
+            entry.setByte(offset, 1);
+            entry.setByte(offset + 1, 1);
+            entry.setByte(offset + 2, 1);
+        }
+
+        @Override
+        public Transport create(Context c) {
+            return new RdmaTransport(c.dispatcher(), c.config().rdma, c.pollGroups(), c.observer());
+        }
+    };
+
     private static final int BACKLOG = 128;
 
     private final CommandDispatcher dispatcher;
@@ -92,11 +118,18 @@ public final class RdmaTransport implements AutoCloseable {
         return null;
     }
 
+    @Override
+    public TransportType type() {
+        return TYPE;
+    }
+
+    @Override
     public TransportLimits limits() {
         return limits;
     }
 
     /** Null when RDMA works here, else why not (one line). */
+    @Override
     public String unavailability() {
         return unavailable;
     }
@@ -105,6 +138,7 @@ public final class RdmaTransport implements AutoCloseable {
      * Binds an RDMA listener (idempotent); returns the bound address, or null when RDMA is unavailable
      * (logged once as a warning with the cause).
      */
+    @Override
     public synchronized InetSocketAddress listen(ListenerConfig listener) throws IOException {
         if (unavailable != null) {
             if (!warned) {
@@ -169,6 +203,7 @@ public final class RdmaTransport implements AutoCloseable {
     }
 
     /** Stops accepting on a listener; connected queue pairs stay. */
+    @Override
     public synchronized void stopListening(ListenerConfig listener) {
         Long id = listenIds.remove(listener);
         if (id != null) {
@@ -303,13 +338,17 @@ public final class RdmaTransport implements AutoCloseable {
             return;
         }
         RdmaQueue queue = new RdmaQueue(dispatcher, limits, listener, observer, group.loop, group.buffers,
-            peer, n.depth(), n.readDepth(), qp.responses());
+            peer, n.depth(), n.readDepth(), config.maxParkedCapsules, qp.responses());
         queue.attach(qp);
         qp.queue = queue;
         queues.put(id, qp);
         group.loop.submit(() -> group.attach(qp)).syncUninterruptibly();
         observer.connectionOpened(RdmaQueue.TRANSPORT);
-        int rc = RdmaCm.accept(id, CmPrivateData.acceptData(n.depth()), 0, n.readDepth(), 7);
+        // responder resources 0: a host never RDMA READs from us; a finite RNR retry count on our own QP
+        // (acceptRts sets it, the CM would take the host's): a host that stops posting receives fails this
+        // QP (torn down, its buffers released) instead of holding them for good
+        int rc = RdmaCm.acceptRts(id, CmPrivateData.acceptData(n.depth()), 0, n.readDepth(),
+            config.rnrRetryCount);
         if (rc < 0) {
             LOG.warn("rdma_accept from {}: {}", peer, Errno.describe(rc));
             queue.disconnect("rdma_accept failed");
@@ -342,6 +381,7 @@ public final class RdmaTransport implements AutoCloseable {
         d = new RdmaDevice(context);
         LOG.info("rdma device {}: {}; send with invalidate {}", d.name, d.attributes,
             d.attributes.supportsSendWithInvalidate() ? "supported" : "not supported");
+        watchAsyncEvents(d);
         EventLoopGroup workers = pollGroups.workers();
         List<RdmaPollGroup> groups = new ArrayList<>();
         for (EventExecutor e : workers) {
@@ -350,6 +390,107 @@ public final class RdmaTransport implements AutoCloseable {
         d.groups.addAll(groups);
         devices.put(context, d);
         return d;
+    }
+
+    // ---------------------------------------------------------------- asynchronous events (CM thread)
+
+    private void watchAsyncEvents(RdmaDevice d) throws IOException {
+        AsyncEvents events = new AsyncEvents(d.context);
+        FileDescriptor fd = new FileDescriptor(events.fd());
+        try {
+            cmLoop.register(new EpollIoHandle() {
+                @Override
+                public FileDescriptor fd() {
+                    return fd;
+                }
+
+                @Override
+                public void handle(IoRegistration registration, IoEvent ioEvent) {
+                    onAsyncEvents(d, events);
+                }
+
+                @Override
+                public void close() {
+                    // the fd belongs to the device context (librdmacm's), never closed here
+                }
+            }).syncUninterruptibly().getNow().submit(EpollIoOps.EPOLLIN);
+        } catch (RuntimeException e) {
+            throw new IOException("watching the async events of " + d.name + ": " + e, e);
+        }
+    }
+
+    private void onAsyncEvents(RdmaDevice d, AsyncEvents events) {
+        int rc;
+        while ((rc = events.next()) == 0) {
+            try {
+                onAsyncEvent(d, events);
+            } catch (RuntimeException e) {
+                LOG.error("handling async event {} of {}: {}", AsyncEvents.name(events.type()), d.name, e.toString(), e);
+            }
+        }
+        if (rc != -Errno.EAGAIN) {
+            LOG.warn("ibv_get_async_event on {}: {}", d.name, Errno.describe(rc));
+        }
+    }
+
+    private void onAsyncEvent(RdmaDevice d, AsyncEvents ev) {
+        int type = ev.type();
+        String name = AsyncEvents.name(type);
+        if (AsyncEvents.isQpEvent(type)) {
+            QueuePair qp = byQpHandle(ev.qp());
+            if (qp == null) {
+                LOG.debug("rdma device {}: {} for QP {} (gone)", d.name, name, ev.qpNum());
+            } else if (type == AsyncEvents.QP_LAST_WQE_REACHED) {
+                LOG.debug("{}: {}", qp.queue, name);
+                onPollGroup(qp, qp::onLastWqeReached);
+            } else if (type == AsyncEvents.QP_FATAL || type == AsyncEvents.QP_REQ_ERR
+                || type == AsyncEvents.QP_ACCESS_ERR || type == AsyncEvents.PATH_MIG_ERR) {
+                LOG.info("{}: {}", qp.queue, name);
+                onPollGroup(qp, () -> qp.queue.onQpError(name));
+            } else {
+                LOG.debug("{}: {}", qp.queue, name);
+            }
+        } else if (type == AsyncEvents.PORT_ERR) {
+            LOG.warn("rdma device {} port {}: {}", d.name, ev.port(), name);
+        } else if (type == AsyncEvents.DEVICE_FATAL) {
+            LOG.error("rdma device {}: {}; closing its queue pairs", d.name, name);
+            for (QueuePair qp : queues.values()) {
+                if (qp.group.device == d) {
+                    qp.queue.disconnect(name);
+                }
+            }
+        } else if (type == AsyncEvents.CQ_ERR || type == AsyncEvents.SRQ_ERR) {
+            LOG.error("rdma device {}: {}", d.name, name);
+        } else {
+            LOG.info("rdma device {}{}: {}", d.name, type == AsyncEvents.SRQ_LIMIT_REACHED ? "" : " port " + ev.port(),
+                name);
+        }
+    }
+
+    private QueuePair byQpHandle(long handle) {
+        for (QueuePair qp : queues.values()) {
+            if (qp.qp == handle) {
+                return qp;
+            }
+        }
+        return null;
+    }
+
+    private static void onPollGroup(QueuePair qp, Runnable task) {
+        try {
+            qp.group.loop.execute(task);
+        } catch (RejectedExecutionException e) {
+            // the poll group is stopping: its queue pairs go with it
+        }
+    }
+
+    /** A QP on {@code d} did not report LAST_WQE_REACHED in time and is destroyed anyway (logged once per device). */
+    void lastWqeTimedOut(RdmaDevice d, long timeoutMs) {
+        if (d.lastWqeTimeoutLogged.compareAndSet(false, true)) {
+            LOG.info("rdma device {}: a queue pair in the error state reported no last WQE reached within {} ms; "
+                + "it is destroyed after that timeout (so are later ones on this device; logged once)", d.name,
+                timeoutMs);
+        }
     }
 
     /** SEND_WITH_INV for responses on this device; where it lacks it, plain SEND (logged once). */

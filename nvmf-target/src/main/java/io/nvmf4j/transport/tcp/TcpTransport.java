@@ -13,11 +13,14 @@ import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.TransportLimits;
 import io.nvmf4j.runtime.PollGroups;
+import io.nvmf4j.transport.Transport;
+import io.nvmf4j.transport.TransportType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -25,8 +28,27 @@ import java.util.concurrent.ConcurrentHashMap;
  * The NVMe/TCP transport: one server socket per listener address, accepted connections spread over the
  * poll groups, each connection handled by a {@link TcpQueue}.
  */
-public final class TcpTransport implements AutoCloseable {
+public final class TcpTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+
+    /** NVMe/TCP in the registry: TRTYPE 3, TSAS none (no secure channel), a port probe by binding it. */
+    public static final TransportType TYPE = new TransportType("tcp", TransportLimits.TRTYPE_TCP) {
+        @Override
+        public void probe(ListenerConfig l) throws IOException {
+            try (ServerSocket probe = new ServerSocket()) {
+                probe.setReuseAddress(true);
+                probe.bind(new InetSocketAddress(l.address, l.port));
+            } catch (IOException e) {
+                throw new IOException("cannot listen on tcp " + l.address + ":" + l.port + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public Transport create(Context c) {
+            return new TcpTransport(c.dispatcher(), c.config().tcp, c.pollGroups(), c.observer());
+        }
+    };
+
     /**
      * Outbound bytes (responses queued on a connection but not yet taken by its socket) above which the
      * connection stops reading, and below which it reads again. The socket's own send buffer does most of
@@ -54,11 +76,18 @@ public final class TcpTransport implements AutoCloseable {
             config.maxQueueDepth, config.maxIoQueues, 1);
     }
 
+    @Override
+    public TransportType type() {
+        return TYPE;
+    }
+
+    @Override
     public TransportLimits limits() {
         return limits;
     }
 
     /** Binds the listener (idempotent); returns the bound address. */
+    @Override
     public synchronized InetSocketAddress listen(ListenerConfig listener) throws IOException {
         Channel existing = servers.get(listener);
         if (existing != null) {
@@ -91,6 +120,7 @@ public final class TcpTransport implements AutoCloseable {
     }
 
     /** Stops accepting on a listener; connected queues stay. */
+    @Override
     public synchronized void stopListening(ListenerConfig listener) {
         Channel ch = servers.remove(listener);
         if (ch != null) {

@@ -117,10 +117,14 @@ class RdmaQueueStateTest {
     }
 
     private void newQueue(int buffers, int readDepth, ScheduledExecutorService executor) {
+        newQueue(buffers, readDepth, executor, 32);
+    }
+
+    private void newQueue(int buffers, int readDepth, ScheduledExecutorService executor, int parked) {
         DataBuffers pool = new DataBuffers(ByteBuffer.allocate(buffers * 4096), 0, 0x10000, buffers, 4096, 1);
         responses = Unpooled.buffer(RdmaQueue.requestCount(32) * RdmaQueue.CQE_SIZE);
         queue = new RdmaQueue(new CommandDispatcher(new Target()), limits, null, IoObserver.NONE,
-            executor, pool, "test", 32, readDepth, responses);
+            executor, pool, "test", 32, readDepth, parked, responses);
         queue.attach(wire);
     }
 
@@ -131,16 +135,20 @@ class RdmaQueueStateTest {
 
     /** A Connect SQE in receive buffer {@code recv} whose 1 KiB of data is behind a keyed SGL. */
     private void connectCapsule(int recv, int cid, int sglId) {
+        connectCapsule(wire, recv, cid, sglId);
+    }
+
+    private static void connectCapsule(FakeWire w, int recv, int cid, int sglId) {
         int at = recv * CAPSULE;
-        wire.recv.setZero(at, 64);
-        wire.recv.setByte(at, FABRICS);
-        wire.recv.setByte(at + 1, 0x40); // PSDT 01b: SGLs
-        wire.recv.setShortLE(at + 2, cid);
-        wire.recv.setByte(at + 4, CONNECT);
-        wire.recv.setLongLE(at + 24, 0x7000_0000L);
-        wire.recv.setMediumLE(at + 32, 1024);
-        wire.recv.setIntLE(at + 35, 0x1234);
-        wire.recv.setByte(at + 39, sglId);
+        w.recv.setZero(at, 64);
+        w.recv.setByte(at, FABRICS);
+        w.recv.setByte(at + 1, 0x40); // PSDT 01b: SGLs
+        w.recv.setShortLE(at + 2, cid);
+        w.recv.setByte(at + 4, CONNECT);
+        w.recv.setLongLE(at + 24, 0x7000_0000L);
+        w.recv.setMediumLE(at + 32, 1024);
+        w.recv.setIntLE(at + 35, 0x1234);
+        w.recv.setByte(at + 39, sglId);
     }
 
     private int status(RdmaRequest req) {
@@ -167,7 +175,7 @@ class RdmaQueueStateTest {
         assertThat(wire.reposted).containsExactly(0);
         assertThat(queue.buffers().available()).isEqualTo(3);
 
-        queue.onReadComplete(req.index, true);
+        queue.onReadComplete(req.index, true, true);
         // the Connect names no subsystem: executed, failed, response posted with invalidation
         assertThat(req.state).isEqualTo(State.COMPLETING);
         assertThat(status(req)).isEqualTo(NvmeStatus.CONNECT_INVALID_PARAMETERS);
@@ -175,7 +183,7 @@ class RdmaQueueStateTest {
         assertThat(wire.responses).hasSize(1);
         assertThat(wire.responses.get(0)).containsExactly(req.index, 0, 1);
 
-        queue.onSendComplete(req.index);
+        queue.onSendComplete(req.index, true);
         assertThat(req.state).isEqualTo(State.FREE);
         assertThat(queue.outstanding()).isZero();
         assertThat(queue.buffers().available()).isEqualTo(4);
@@ -221,8 +229,8 @@ class RdmaQueueStateTest {
         }
         assertThat(second).isNotNull();
         assertThat(wire.reposted).containsExactly(0); // the waiting one still holds its capsule
-        queue.onReadComplete(first.index, true);
-        queue.onSendComplete(first.index);
+        queue.onReadComplete(first.index, true, true);
+        queue.onSendComplete(first.index, true);
         assertThat(second.state).isEqualTo(State.TRANSFERRING_HOST_TO_CONTROLLER);
         assertThat(wire.reposted).containsExactly(0, 1);
 
@@ -232,7 +240,7 @@ class RdmaQueueStateTest {
         queue.onCapsule(1, 64);
         assertThat(wire.reads).hasSize(1);
         RdmaRequest a = queue.request(wire.reads.get(0));
-        queue.onReadComplete(a.index, true);
+        queue.onReadComplete(a.index, true, true);
         assertThat(wire.reads).hasSize(2);
     }
 
@@ -249,9 +257,11 @@ class RdmaQueueStateTest {
         assertThat(queue.outstanding()).isEqualTo(1);
         assertThat(inFlight.state).isEqualTo(State.TRANSFERRING_HOST_TO_CONTROLLER);
         assertThat(wire.destroys).isZero();
-        queue.onReadComplete(inFlight.index, false); // flushed
+        queue.onReadComplete(inFlight.index, true, false); // flushed
         assertThat(inFlight.state).isEqualTo(State.FREE);
         assertThat(queue.outstanding()).isZero();
+        assertThat(wire.destroys).as("before LAST_WQE_REACHED").isZero();
+        queue.onLastWqeReached();
         assertThat(wire.destroys).isEqualTo(1);
         assertThat(wire.reposted).containsExactlyInAnyOrder(0, 1);
         queue.onCapsule(3, 64); // after close: dropped, buffer reposted
@@ -288,11 +298,12 @@ class RdmaQueueStateTest {
         assertThat(waiting.state).isEqualTo(State.FREE);
         assertThat(waiting.waitingForRead).isFalse();
         assertThat(inFlight.state).isEqualTo(State.TRANSFERRING_HOST_TO_CONTROLLER);
-        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> queue.onReadComplete(inFlight.index, false));
+        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> queue.onReadComplete(inFlight.index, true, false));
         assertThat(inFlight.state).isEqualTo(State.FREE);
         assertThat(queue.outstanding()).isZero();
         assertThat(queue.buffers().available()).isEqualTo(4);
         assertThat(wire.reads).hasSize(1); // nothing read for the freed one
+        queue.onLastWqeReached();
         assertThat(wire.destroys).isEqualTo(1);
     }
 
@@ -318,12 +329,12 @@ class RdmaQueueStateTest {
         assertThat(wire.responses).hasSize(slots); // parked: no slot yet
         assertThat(wire.reposted).doesNotContain(1, 2);
 
-        queue.onSendComplete(wire.responses.get(0)[0]); // one slot frees: the first parked capsule runs
+        queue.onSendComplete(wire.responses.get(0)[0], true); // one slot frees: the first parked capsule runs
         assertThat(wire.responses).hasSize(slots + 1);
         RdmaRequest first = queue.request(wire.responses.get(slots)[0]);
         assertThat(first.cid()).isEqualTo(1000);
         assertThat(wire.reposted).contains(1).doesNotContain(2);
-        queue.onSendComplete(wire.responses.get(1)[0]);
+        queue.onSendComplete(wire.responses.get(1)[0], true);
         assertThat(queue.request(wire.responses.get(slots + 1)[0]).cid()).isEqualTo(1001);
 
         // a queue depth (32) more than the slots may wait; one more is a host past its queue size
@@ -334,6 +345,62 @@ class RdmaQueueStateTest {
         queue.onCapsule(4, 64);
         assertThat(queue.isClosing()).isTrue();
         assertThat(wire.reposted).contains(3, 4); // the parked receive buffers went back to the SRQ
+    }
+
+    /**
+     * A host that does not acknowledge its responses (its SENDs never complete) and keeps sending holds
+     * at most {@code maxParked} of the poll group's shared receive buffers: one capsule more closes its
+     * queue pair and every parked buffer goes back to the SRQ; another queue pair on the same poll group
+     * (same data buffers) carries on.
+     */
+    @Test
+    void oneQueuePairHoldsAtMostMaxParkedReceiveBuffersAndTheOthersCarryOn() {
+        DataBuffers pool = new DataBuffers(ByteBuffer.allocate(4 * 4096), 0, 0x10000, 4, 4096, 1);
+        FakeWire otherWire = new FakeWire();
+        ByteBuf otherResponses = Unpooled.buffer(RdmaQueue.requestCount(32) * RdmaQueue.CQE_SIZE);
+        RdmaQueue other = new RdmaQueue(new CommandDispatcher(new Target()), limits, null, IoObserver.NONE,
+            ImmediateEventExecutor.INSTANCE, pool, "other", 32, 16, 4, otherResponses);
+        other.attach(otherWire);
+        responses = Unpooled.buffer(RdmaQueue.requestCount(32) * RdmaQueue.CQE_SIZE);
+        queue = new RdmaQueue(new CommandDispatcher(new Target()), limits, null, IoObserver.NONE,
+            ImmediateEventExecutor.INSTANCE, pool, "stalled", 32, 16, 4, responses);
+        queue.attach(wire);
+
+        int slots = RdmaQueue.requestCount(32);
+        for (int i = 0; i < slots; i++) {
+            sqe(0, FABRICS, i, 0x04); // answered at once; the host never acknowledges the SENDs
+            queue.onCapsule(0, 64);
+        }
+        for (int r = 1; r <= 4; r++) {
+            sqe(r, FABRICS, 100 + r, 0x04);
+            queue.onCapsule(r, 64);
+        }
+        assertThat(queue.isClosing()).as("4 parked: within the bound").isFalse();
+        assertThat(wire.reposted.stream().filter(r -> r >= 1).toList()).isEmpty();
+        sqe(5, FABRICS, 105, 0x04);
+        queue.onCapsule(5, 64);
+        assertThat(queue.isClosing()).as("the 5th parked capsule closes the queue pair").isTrue();
+        assertThat(wire.reposted).contains(1, 2, 3, 4, 5);
+        assertThat(wire.reposted.stream().filter(r -> r >= 1).count()).as("each parked buffer once").isEqualTo(5);
+
+        // the other queue pair of the poll group still gets its command through, data buffer included
+        connectCapsule(otherWire, 6, 77, 0x40);
+        other.onCapsule(6, 64);
+        assertThat(otherWire.reads).hasSize(1);
+        other.onReadComplete(otherWire.reads.get(0), true, true);
+        assertThat(otherWire.responses).hasSize(1);
+    }
+
+    /** The flushed completions of a QP in the error state: every posted READ chain and SEND completes. */
+    private void flushPosted() {
+        for (int i = 0; i < RdmaQueue.requestCount(32); i++) {
+            RdmaRequest r = queue.request(i);
+            if (r.state == State.COMPLETING) {
+                queue.onSendComplete(i, false);
+            } else if (r.state == State.TRANSFERRING_HOST_TO_CONTROLLER) {
+                queue.onReadComplete(i, true, false);
+            }
+        }
     }
 
     /** An SQE with no data in receive buffer {@code recv}: opcode, cid and (fabrics) fctype. */
@@ -351,7 +418,7 @@ class RdmaQueueStateTest {
         queue.onCapsule(recv, 64);
         RdmaRequest req = onlyBusy();
         assertThat(req.state).isEqualTo(State.COMPLETING);
-        queue.onSendComplete(req.index);
+        queue.onSendComplete(req.index, true);
         return status(req);
     }
 
@@ -365,8 +432,8 @@ class RdmaQueueStateTest {
         connect.data.setShortLE(16, 0xFFFF);
         connect.data.setCharSequence(256, Subsystem.DISCOVERY_NQN, StandardCharsets.US_ASCII);
         connect.data.setCharSequence(512, "nqn.2014-08.io.nvmf4j:test-host", StandardCharsets.US_ASCII);
-        queue.onReadComplete(connect.index, true);
-        queue.onSendComplete(connect.index);
+        queue.onReadComplete(connect.index, true, true);
+        queue.onSendComplete(connect.index, true);
         assertThat(status(connect)).isEqualTo(NvmeStatus.SUCCESS);
         assertThat(responses.getUnsignedShortLE(connect.index * RdmaQueue.CQE_SIZE + 8))
             .as("SQHD of the Connect response: the Connect was entry 0").isEqualTo(1);
@@ -399,6 +466,7 @@ class RdmaQueueStateTest {
             loop.runTasks();
             assertThat(aer.state).isEqualTo(State.FREE);
             assertThat(queue.outstanding()).isZero();
+            queue.onLastWqeReached();
             assertThat(wire.destroys).isEqualTo(1);
             assertThat(wire.reposted).containsExactly(0, 1, 2);
         } finally {
@@ -424,10 +492,150 @@ class RdmaQueueStateTest {
             queue.onCapsule(3, 64); // before the loop runs the close
             loop.runTasks();
             assertThat(queue.isClosing()).isTrue();
+            flushPosted();
             assertThat(queue.outstanding()).isZero();
+            queue.onLastWqeReached();
             assertThat(wire.destroys).isEqualTo(1);
         } finally {
             loop.shutdownNow();
         }
+    }
+
+    /** Identify Controller (4 KiB to the host by RDMA WRITE) in receive buffer {@code recv}. */
+    private void identifyCapsule(int recv, int cid) {
+        sqe(recv, 0x06, cid, 0);
+        int at = recv * CAPSULE;
+        wire.recv.setIntLE(at + 40, 1); // CNS 01h
+        wire.recv.setLongLE(at + 24, 0x8000_0000L);
+        wire.recv.setMediumLE(at + 32, 4096);
+        wire.recv.setIntLE(at + 35, 0x5678);
+        wire.recv.setByte(at + 39, 0x40);
+    }
+
+    private RdmaRequest inState(State state) {
+        for (int i = 0; i < RdmaQueue.requestCount(32); i++) {
+            if (queue.request(i).state == state) {
+                return queue.request(i);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Teardown with WRITEs + SENDs in flight: the adapter may still read the data buffer (the WRITE) and
+     * the response slot (the SEND) until their flushed completions arrive, so neither the buffer nor the
+     * request may be handed back before; the QP is destroyed only once every request is back and the
+     * device reported the last WQE reached (no receive of the SRQ is held by this QP any more).
+     */
+    @Test
+    void teardownHoldsWriteAndSendBuffersUntilTheirFlushAndDestroysAfterLastWqe() {
+        PollGroupExecutor loop = new PollGroupExecutor();
+        try {
+            newQueue(4, 16, loop);
+            teardownWithWritesAndSendsInFlight();
+        } finally {
+            loop.shutdownNow();
+        }
+    }
+
+    private void teardownWithWritesAndSendsInFlight() {
+        connectDiscoveryAdmin();
+        identifyCapsule(2, 10);
+        queue.onCapsule(2, 64);
+        RdmaRequest identify = inState(State.COMPLETING);
+        assertThat(wire.responses.get(wire.responses.size() - 1)).containsExactly(identify.index, 1, 0);
+        sqe(3, 0x18, 11, 0); // Keep Alive: the SEND of its response only
+        queue.onCapsule(3, 64);
+        RdmaRequest keepAlive = queue.request(wire.responses.get(wire.responses.size() - 1)[0]);
+        assertThat(keepAlive.state).isEqualTo(State.COMPLETING);
+        assertThat(queue.buffers().available()).isEqualTo(3);
+
+        queue.close("host gone");
+        assertThat(wire.shutdowns).isEqualTo(1);
+        assertThat(identify.state).as("WRITE + SEND posted: waits for the flush").isEqualTo(State.COMPLETING);
+        assertThat(queue.buffers().available()).as("the WRITE's data buffer is still the adapter's").isEqualTo(3);
+        assertThat(keepAlive.state).isEqualTo(State.COMPLETING);
+        assertThat(wire.destroys).isZero();
+
+        queue.onSendComplete(identify.index, true); // flushed
+        assertThat(identify.state).isEqualTo(State.FREE);
+        assertThat(queue.buffers().available()).isEqualTo(4);
+        assertThat(wire.destroys).isZero();
+        queue.onSendComplete(keepAlive.index, false);
+        assertThat(queue.outstanding()).isZero();
+        assertThat(wire.reposted).containsExactlyInAnyOrder(0, 1, 2, 3); // each receive buffer once
+        assertThat(wire.destroys).as("every request back, but the QP may still hold SRQ receives").isZero();
+        queue.onLastWqeReached();
+        assertThat(wire.destroys).isEqualTo(1);
+        queue.onLastWqeReached(); // the timeout after the event: nothing more
+        assertThat(wire.destroys).isEqualTo(1);
+    }
+
+    /** A Connect whose 1 KiB of data is behind a Last Segment of two keyed descriptors (two RDMA READs). */
+    private void connectCapsuleTwoReads(int recv) {
+        connectCapsule(recv, 5, 0x31);
+        int at = recv * CAPSULE;
+        wire.recv.setLongLE(at + 24, 0);
+        wire.recv.setIntLE(at + 32, 32);
+        for (int i = 0; i < 2; i++) {
+            int d = at + 64 + i * 16;
+            wire.recv.setLongLE(d, 0x7000_0000L + i * 4096);
+            wire.recv.setMediumLE(d + 8, 512);
+            wire.recv.setIntLE(d + 11, 0x1234);
+            wire.recv.setByte(d + 15, 0x40);
+        }
+    }
+
+    /**
+     * Teardown with a chain of RDMA READs in flight: only the completion of the last (signalled) READ
+     * frees the data buffer (the send queue completes in order); an earlier READ's flushed completion
+     * must not, since the adapter may still write the later READs' data into the buffer.
+     */
+    @Test
+    void teardownHoldsAReadBufferUntilTheLastReadOfTheChainCompletes() {
+        connectCapsuleTwoReads(0);
+        queue.onCapsule(0, 64 + 32);
+        RdmaRequest req = inState(State.TRANSFERRING_HOST_TO_CONTROLLER);
+        assertThat(req).isNotNull();
+        assertThat(req.sgl.count).isEqualTo(2);
+        assertThat(queue.buffers().available()).isEqualTo(3);
+
+        queue.close("host gone");
+        queue.onReadComplete(req.index, false, false); // the first READ, flushed
+        assertThat(req.state).isEqualTo(State.TRANSFERRING_HOST_TO_CONTROLLER);
+        assertThat(queue.buffers().available()).as("the second READ may still write into it").isEqualTo(3);
+        queue.onLastWqeReached();
+        assertThat(wire.destroys).isZero();
+        queue.onReadComplete(req.index, true, false); // the last READ, flushed
+        assertThat(req.state).isEqualTo(State.FREE);
+        assertThat(queue.buffers().available()).isEqualTo(4);
+        assertThat(wire.destroys).isEqualTo(1);
+        assertThat(wire.reposted).containsExactly(0);
+    }
+
+    /** A failed RDMA READ that is not the last of its chain (so unsignalled) closes the queue pair at once. */
+    @Test
+    void aFailedEarlierReadClosesTheQueue() {
+        connectCapsuleTwoReads(0);
+        queue.onCapsule(0, 64 + 32);
+        RdmaRequest req = inState(State.TRANSFERRING_HOST_TO_CONTROLLER);
+        queue.onReadComplete(req.index, false, false); // remote access error on the first READ
+        assertThat(queue.isClosing()).isTrue();
+        assertThat(wire.shutdowns).isEqualTo(1);
+        assertThat(req.state).isEqualTo(State.TRANSFERRING_HOST_TO_CONTROLLER);
+    }
+
+    /** LAST_WQE_REACHED before any close (the QP failed on its own) closes and, once drained, destroys. */
+    @Test
+    void lastWqeReachedWithoutACloseClosesAndDestroys() {
+        sqe(1, FABRICS, 3, 0x04);
+        queue.onCapsule(1, 64);
+        RdmaRequest req = onlyBusy();
+        assertThat(req.state).isEqualTo(State.COMPLETING);
+        queue.onLastWqeReached();
+        assertThat(queue.isClosing()).isTrue();
+        assertThat(wire.destroys).isZero();
+        queue.onSendComplete(req.index, false);
+        assertThat(wire.destroys).isEqualTo(1);
     }
 }

@@ -1,0 +1,107 @@
+package io.nvmf4j.engine;
+
+import io.nvmf4j.ControlException;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.ReferralConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.Namespace;
+
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The seam under the control plane: every call that the REST API, persistence, import, nvmfctl (through
+ * the API) and the metrics make on a running target. One engine per process, chosen by the document's
+ * {@code "engine"} and started by {@link Engines#start}; {@link #close()} stops it.
+ *
+ * <p>Control calls check the whole document with the change applied before touching anything; a refused
+ * change leaves the engine as it was and throws {@link ControlException} (invalid → 400, not found → 404,
+ * conflict → 409). Calls may come from any thread; the engine serialises them.
+ */
+public interface Engine extends AutoCloseable {
+    /** The configuration name of this engine ({@code java}, {@code spdk}). */
+    String name();
+
+    /** A deep copy of the live document, safe to hand out and to save. */
+    TargetConfig configSnapshot();
+
+    // ------------------------------------------------------------------ bdevs
+
+    BdevConfig addBdev(BdevConfig b);
+
+    /** Refused (conflict) while a namespace uses it, or while removed namespaces still run commands on it. */
+    void removeBdev(String name);
+
+    /** Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). Never shrinks. */
+    void growBdev(String name, long numBlocks);
+
+    // ------------------------------------------------------------------ subsystems, namespaces, hosts
+
+    SubsystemConfig addSubsystem(SubsystemConfig s);
+
+    void removeSubsystem(String nqn);
+
+    void setAllowAnyHost(String nqn, boolean allow);
+
+    /** Adds a namespace (nsid 0 picks the lowest free one); connected hosts get the changed-namespace AEN. */
+    NamespaceConfig addNamespace(String nqn, NamespaceConfig n);
+
+    void removeNamespace(String nqn, int nsid);
+
+    void addHost(String nqn, String hostnqn);
+
+    /** Disallows a host; its controllers on this subsystem are disconnected. */
+    void removeHost(String nqn, String hostnqn);
+
+    // ------------------------------------------------------------------ listeners and referrals
+
+    void addListener(String nqn, ListenerConfig l);
+
+    /** Removes a listener from a subsystem; hosts connected through it are disconnected. */
+    void removeListener(String nqn, ListenerConfig l);
+
+    /**
+     * Checks, changing nothing, that a listener not bound yet could be bound now (conflict if not): an import
+     * probes every new listener before it removes anything.
+     */
+    void probeListener(ListenerConfig l);
+
+    /** Listener as configured → address actually bound (differs when the configured port is 0). */
+    Map<ListenerConfig, InetSocketAddress> listeners();
+
+    void addReferral(ReferralConfig r);
+
+    void removeReferral(ReferralConfig r);
+
+    /**
+     * Stores the settings that only take effect at the next start ({@code engine}, {@code cores},
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code api}) from {@code from}, after validating the
+     * document with them.
+     */
+    void setStartupSettings(TargetConfig from);
+
+    // ------------------------------------------------------------------ state and statistics
+
+    /** Live controllers of a subsystem (the discovery NQN included); not found for an unknown NQN. */
+    List<ControllerInfo> controllers(String nqn);
+
+    /** Per-subsystem counts (the discovery subsystem included) for the metrics. */
+    List<SubsystemStats> subsystemStats();
+
+    /** Share of poll-group time spent working since the previous call (0..1). */
+    double busyRatio();
+
+    /**
+     * The NQN of the subsystem a namespace reported by this engine's {@link io.nvmf4j.core.IoObserver}
+     * belongs to, or null when it is no longer in one (metrics attach per-I/O counts through it).
+     */
+    String subsystemOf(Namespace ns);
+
+    /** Disconnects every host, stops the data path, flushes and closes the block devices. */
+    @Override
+    void close();
+}

@@ -1,0 +1,66 @@
+package io.nvmf4j.engine;
+
+import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.IoObserver;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The engines a document may name in {@code "engine"}, and starting the one it names. {@code java} is
+ * {@link NvmfTarget}; {@code spdk} is a valid name whose engine this tree does not build yet, so starting it
+ * fails with {@link EngineUnavailableException} (never a silent fall-back to {@code java}).
+ */
+public final class Engines {
+    public static final String JAVA = "java";
+    public static final String SPDK = "spdk";
+
+    /** Starts an engine from a validated document, reporting data-path events to an observer. */
+    @FunctionalInterface
+    interface Starter {
+        Engine start(TargetConfig config, IoObserver observer) throws IOException;
+    }
+
+    private static final Map<String, Starter> STARTERS = new LinkedHashMap<>();
+
+    static {
+        STARTERS.put(JAVA, NvmfTarget::start);
+        STARTERS.put(SPDK, (config, observer) -> {
+            throw new EngineUnavailableException("engine spdk: the spdk engine is not built in this tree yet "
+                + "(spdk-jni is missing); set \"engine\": \"java\" or leave \"engine\" out to use the java engine");
+        });
+    }
+
+    private Engines() {
+    }
+
+    /**
+     * Validates the document and starts the engine it names. Throws {@link io.nvmf4j.config.ConfigException}
+     * for a bad document, {@link EngineUnavailableException} when that engine cannot run here, and whatever
+     * the engine's start-up throws (a port taken: {@link IOException}).
+     */
+    public static Engine start(TargetConfig config, IoObserver observer) throws IOException {
+        ConfigValidator.validate(config);
+        return STARTERS.get(config.engine).start(config, observer);
+    }
+
+    /** Whether {@code name} is an engine a document may name. */
+    public static boolean isKnown(String name) {
+        return name != null && STARTERS.containsKey(name);
+    }
+
+    /** The engine names, in order. */
+    public static List<String> names() {
+        return new ArrayList<>(STARTERS.keySet());
+    }
+
+    /** The names as a phrase for messages: {@code "java or spdk"}. */
+    public static String describe() {
+        return String.join(" or ", STARTERS.keySet());
+    }
+}
