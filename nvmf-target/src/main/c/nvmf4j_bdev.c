@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature or an exported constant changes; must equal FileNative.ABI_VERSION. */
 #define NVMF4J_BDEV_ABI_VERSION 1
@@ -248,20 +249,9 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 	JNIEnv *env;
 	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
 		return JNI_ERR;
-	jclass cls = (*env)->FindClass(env, NATIVE_CLASS);
+	jclass cls = nvmf4j_jni_checked_class(env, "nvmf4j_bdev", NATIVE_CLASS, NVMF4J_BDEV_ABI_VERSION);
 	if (!cls)
-		return JNI_ERR; /* NoClassDefFoundError pending */
-	jfieldID fid = (*env)->GetStaticFieldID(env, cls, "ABI_VERSION", "I");
-	if (!fid)
-		return JNI_ERR;
-	jint want = (*env)->GetStaticIntField(env, cls, fid);
-	if (want != NVMF4J_BDEV_ABI_VERSION) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "nvmf4j_bdev: native ABI version %d, Java expects %d",
-			 NVMF4J_BDEV_ABI_VERSION, (int)want);
-		(*env)->ThrowNew(env, (*env)->FindClass(env, "java/lang/UnsatisfiedLinkError"), msg);
-		return JNI_ERR;
-	}
+		return JNI_ERR; /* the exception is pending */
 	if ((*env)->RegisterNatives(env, cls, methods, sizeof(methods) / sizeof(methods[0])) != JNI_OK)
 		return JNI_ERR; /* NoSuchMethodError pending */
 	return JNI_VERSION_1_8;

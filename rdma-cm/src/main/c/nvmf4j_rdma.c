@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "nvmf4j_rdma.h"
+#include "nvmf4j_jni.h"
 
 #define NATIVE_CLASS "io/nvmf4j/rdma/Native"
 
@@ -258,20 +259,9 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 	JNIEnv *env;
 	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
 		return JNI_ERR;
-	jclass cls = (*env)->FindClass(env, NATIVE_CLASS);
+	jclass cls = nvmf4j_jni_checked_class(env, "nvmf4j_rdma", NATIVE_CLASS, NVMF4J_RDMA_ABI_VERSION);
 	if (!cls)
-		return JNI_ERR; /* NoClassDefFoundError pending */
-	jfieldID fid = (*env)->GetStaticFieldID(env, cls, "ABI_VERSION", "I");
-	if (!fid)
-		return JNI_ERR;
-	jint want = (*env)->GetStaticIntField(env, cls, fid);
-	if (want != NVMF4J_RDMA_ABI_VERSION) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "nvmf4j_rdma: native ABI version %d, Java expects %d",
-			 NVMF4J_RDMA_ABI_VERSION, (int)want);
-		(*env)->ThrowNew(env, (*env)->FindClass(env, "java/lang/UnsatisfiedLinkError"), msg);
-		return JNI_ERR;
-	}
+		return JNI_ERR; /* the exception is pending */
 	if (register_all(env, cls))
 		return JNI_ERR; /* NoSuchMethodError pending */
 	return JNI_VERSION_1_8;
