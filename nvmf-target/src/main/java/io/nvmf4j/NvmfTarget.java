@@ -18,6 +18,7 @@ import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
+import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
@@ -176,15 +177,7 @@ public final class NvmfTarget implements Engine {
      */
     @Override
     public synchronized void setStartupSettings(TargetConfig from) {
-        TargetConfig source = copy(from);
-        config = validatedWith(c -> {
-            c.engine = source.engine;
-            c.cores = source.cores;
-            c.idleStrategy = source.idleStrategy;
-            c.tcp = source.tcp;
-            c.rdma = source.rdma;
-            c.api = source.api;
-        });
+        config = ConfigDocument.withStartupSettings(config, from);
     }
 
     /** Poll-group threads and their idle strategy. */
@@ -230,7 +223,7 @@ public final class NvmfTarget implements Engine {
     }
 
     private static TargetConfig copy(TargetConfig c) {
-        return ConfigStore.parse(ConfigStore.toJson(c));
+        return ConfigDocument.copy(c);
     }
 
     // ------------------------------------------------------------------ control plane
@@ -241,20 +234,11 @@ public final class NvmfTarget implements Engine {
     // changed-namespace AEN and listener/subsystem/host changes through the discovery-change AEN.
 
     private TargetConfig validatedWith(java.util.function.Consumer<TargetConfig> change) {
-        TargetConfig next = copy(config);
-        change.accept(next);
-        ConfigStore.assignIdentities(next);
-        ConfigValidator.validate(next);
-        return next;
+        return ConfigDocument.validatedWith(config, change);
     }
 
     private SubsystemConfig subsystemConfig(TargetConfig c, String nqn) {
-        for (SubsystemConfig s : c.subsystems) {
-            if (s.nqn.equals(nqn)) {
-                return s;
-            }
-        }
-        throw ControlException.notFound("no subsystem " + nqn);
+        return ConfigDocument.subsystem(c, nqn);
     }
 
     private Subsystem liveSubsystem(String nqn) {
@@ -287,13 +271,7 @@ public final class NvmfTarget implements Engine {
         if (config.bdev(name) == null) {
             throw ControlException.notFound("no bdev " + name);
         }
-        for (SubsystemConfig s : config.subsystems) {
-            for (NamespaceConfig n : s.namespaces) {
-                if (name.equals(n.bdev)) {
-                    throw ControlException.conflict("bdev " + name + " backs namespace " + n.nsid + " of " + s.nqn);
-                }
-            }
-        }
+        ConfigDocument.checkBdevUnused(config, name);
         pollGroups.barrier();
         for (Namespace ns : retired.getOrDefault(name, List.of())) {
             if (!ns.awaitIdle(BDEV_DRAIN_TIMEOUT_MS)) {
@@ -388,15 +366,7 @@ public final class NvmfTarget implements Engine {
         if (n == null) {
             throw ControlException.invalid("namespace: missing");
         }
-        if (n.nsid == 0) {
-            n.nsid = lowestFreeNsid(sc);
-        } else {
-            for (NamespaceConfig existing : sc.namespaces) {
-                if (existing.nsid == n.nsid) {
-                    throw ControlException.conflict("nsid " + n.nsid + " is already in use in " + nqn);
-                }
-            }
-        }
+        ConfigDocument.assignNsid(sc, n);
         checkBdevFree(n.bdev);
         TargetConfig next = validatedWith(c -> subsystemConfig(c, nqn).namespaces.add(n));
         NamespaceConfig added = null;
@@ -563,25 +533,7 @@ public final class NvmfTarget implements Engine {
     }
 
     private void checkBdevFree(String bdev) {
-        for (SubsystemConfig s : config.subsystems) {
-            for (NamespaceConfig n : s.namespaces) {
-                if (n.bdev != null && n.bdev.equals(bdev)) {
-                    throw ControlException.conflict("bdev " + bdev + " already backs namespace " + n.nsid + " of "
-                        + s.nqn);
-                }
-            }
-        }
-    }
-
-    private static int lowestFreeNsid(SubsystemConfig sc) {
-        for (int nsid = 1; nsid <= sc.maxNamespaces; nsid++) {
-            final int candidate = nsid;
-            if (sc.namespaces.stream().noneMatch(x -> x.nsid == candidate)) {
-                return nsid;
-            }
-        }
-        throw ControlException.conflict("subsystem " + sc.nqn + " has no free nsid (maxNamespaces "
-            + sc.maxNamespaces + ")");
+        ConfigDocument.checkBdevFree(config, bdev);
     }
 
     private void notifyNamespaceChanged(Subsystem s, int nsid) {

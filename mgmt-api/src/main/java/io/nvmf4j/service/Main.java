@@ -57,8 +57,18 @@ public final class Main implements Callable<Integer> {
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("stopping: management API, then disconnecting hosts and flushing block devices");
-            service.close();
+            int status = 0;
+            try {
+                service.close();
+            } catch (RuntimeException e) {
+                LOG.error("stopping failed: {}", e.toString());
+                status = 1;
+            }
             stopped.countDown();
+            // a stop by SIGTERM/SIGINT is the normal end: exit 0 (the JVM would report 128+signal)
+            System.out.flush();
+            System.err.flush();
+            Runtime.getRuntime().halt(status);
         }, "nvmf4j-shutdown"));
         service.announce();
         stopped.await();

@@ -37,19 +37,7 @@ final class FileNative {
     }
 
     private static String loadLibrary() {
-        try {
-            NativeLibraryLoader.load(NAME, FileNative.class, FileNative::checkVersion);
-            return null;
-        } catch (UnsatisfiedLinkError | SecurityException e) {
-            return "native library " + NAME + " could not be loaded: " + NativeLibraryLoader.oneLine(e);
-        }
-    }
-
-    private static void checkVersion() {
-        int version = abiVersion();
-        if (version != ABI_VERSION) {
-            throw new UnsatisfiedLinkError("native ABI version " + version + ", Java expects " + ABI_VERSION);
-        }
+        return NativeLibraryLoader.loadOrExplain(NAME, FileNative.class, FileNative::abiVersion, ABI_VERSION);
     }
 
     /** Throws {@link BdevException} naming the device and the cause unless the library is loaded. */

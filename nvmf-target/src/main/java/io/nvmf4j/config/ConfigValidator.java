@@ -39,6 +39,11 @@ public final class ConfigValidator {
         if (c.idleStrategy == null || !IdleStrategies.isValid(c.idleStrategy)) {
             p.add("idleStrategy: must be busy, backoff or interrupt, got " + c.idleStrategy);
         }
+        if (c.spdk == null) {
+            p.add("spdk: missing");
+        } else {
+            validateSpdk(c.spdk, p);
+        }
         if (c.tcp == null) {
             p.add("tcp: missing");
         } else {
@@ -117,6 +122,23 @@ public final class ConfigValidator {
         }
         if (!p.isEmpty()) {
             throw new ConfigException(p);
+        }
+    }
+
+    private static void validateSpdk(SpdkConfig s, List<String> p) {
+        try {
+            SpdkCores.parse(s.coreMask);
+        } catch (IllegalArgumentException e) {
+            p.add("spdk.coreMask: " + e.getMessage());
+        }
+        if (s.memSizeMb < 64 || s.memSizeMb > 1 << 20) {
+            p.add("spdk.memSizeMb: must be 64..1048576, got " + s.memSizeMb);
+        }
+        if (s.callTimeoutMs < 1000 || s.callTimeoutMs > 600_000) {
+            p.add("spdk.callTimeoutMs: must be 1000..600000, got " + s.callTimeoutMs);
+        }
+        if (s.sharedBuffers < 0 || s.sharedBuffers > 1 << 20) {
+            p.add("spdk.sharedBuffers: must be 0 (SPDK's default)..1048576, got " + s.sharedBuffers);
         }
     }
 

@@ -28,6 +28,8 @@ public final class TargetConfig {
     public TcpTransportConfig tcp = new TcpTransportConfig();
     /** NVMe/RDMA transport options. */
     public RdmaTransportConfig rdma = new RdmaTransportConfig();
+    /** Settings of the spdk engine. */
+    public SpdkConfig spdk = new SpdkConfig();
     public List<BdevConfig> bdevs = new ArrayList<>();
     public List<SubsystemConfig> subsystems = new ArrayList<>();
     /** Other discovery services to list in the discovery log. */

@@ -79,7 +79,7 @@ public interface Engine extends AutoCloseable {
 
     /**
      * Stores the settings that only take effect at the next start ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code api}) from {@code from}, after validating the
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) from {@code from}, after validating the
      * document with them.
      */
     void setStartupSettings(TargetConfig from);

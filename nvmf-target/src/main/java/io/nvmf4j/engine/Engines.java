@@ -10,11 +10,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceLoader;
 
 /**
  * The engines a document may name in {@code "engine"}, and starting the one it names. {@code java} is
- * {@link NvmfTarget}; {@code spdk} is a valid name whose engine this tree does not build yet, so starting it
- * fails with {@link EngineUnavailableException} (never a silent fall-back to {@code java}).
+ * {@link NvmfTarget}; {@code spdk} comes from spdk-jni through {@link EngineProvider}. When the named engine
+ * cannot run here, starting fails with {@link EngineUnavailableException} saying why (never a silent
+ * fall-back to another engine).
  */
 public final class Engines {
     public static final String JAVA = "java";
@@ -30,13 +32,41 @@ public final class Engines {
 
     static {
         STARTERS.put(JAVA, NvmfTarget::start);
-        STARTERS.put(SPDK, (config, observer) -> {
-            throw new EngineUnavailableException("engine spdk: the spdk engine is not built in this tree yet "
-                + "(spdk-jni is missing); set \"engine\": \"java\" or leave \"engine\" out to use the java engine");
-        });
+        STARTERS.put(SPDK, (config, observer) -> provided(SPDK).start(config, observer));
     }
 
     private Engines() {
+    }
+
+    /** The provider of {@code name} on the class path, checked to be able to run here. */
+    private static EngineProvider provided(String name) {
+        for (EngineProvider p : ServiceLoader.load(EngineProvider.class, Engines.class.getClassLoader())) {
+            if (p.name().equals(name)) {
+                String cause = p.unavailabilityCause();
+                if (cause != null) {
+                    throw new EngineUnavailableException("engine " + name + " cannot run here: " + cause);
+                }
+                return p;
+            }
+        }
+        throw new EngineUnavailableException("engine " + name + ": its module is not on the class path (the "
+            + name + " engine ships in spdk-jni); set \"engine\": \"java\" or leave \"engine\" out to use the "
+            + "java engine");
+    }
+
+    /**
+     * Null when engine {@code name} can run here, else why not (for a status page and for tests).
+     */
+    public static String unavailabilityCause(String name) {
+        if (JAVA.equals(name)) {
+            return null;
+        }
+        try {
+            provided(name);
+            return null;
+        } catch (EngineUnavailableException e) {
+            return e.getMessage();
+        }
     }
 
     /**

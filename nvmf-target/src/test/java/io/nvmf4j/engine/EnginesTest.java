@@ -36,12 +36,15 @@ class EnginesTest {
     }
 
     @Test
-    void spdkIsAValidNameWhoseEngineFailsToStartWithOneClearMessage() {
+    void spdkWithoutItsModuleOnTheClassPathFailsToStartWithOneClearMessage() {
+        // nvmf-target alone: spdk-jni (which provides the spdk engine) is not on this module's class path
         ConfigValidator.validate(config("spdk"));
         assertThatThrownBy(() -> Engines.start(config("spdk"), IoObserver.NONE))
             .isInstanceOf(EngineUnavailableException.class)
-            .hasMessageStartingWith("engine spdk: the spdk engine is not built in this tree yet")
+            .hasMessageStartingWith("engine spdk: its module is not on the class path")
             .hasMessageContaining("\"engine\": \"java\"");
+        assertThat(Engines.unavailabilityCause("spdk")).startsWith("engine spdk: its module is not on the class path");
+        assertThat(Engines.unavailabilityCause("java")).isNull();
     }
 
     @Test

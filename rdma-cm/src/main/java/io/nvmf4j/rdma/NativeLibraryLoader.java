@@ -122,6 +122,26 @@ public final class NativeLibraryLoader {
         }
     }
 
+    /**
+     * {@link #load} for a library whose absence is not fatal: null when it loaded, else why not (one line,
+     * "native library NAME could not be loaded: ..."). {@code abiVersion} calls the library's ABI-version native;
+     * it must answer {@code expected}.
+     */
+    public static String loadOrExplain(String name, Class<?> owner, java.util.function.IntSupplier abiVersion,
+                                       int expected) {
+        try {
+            load(name, owner, () -> {
+                int version = abiVersion.getAsInt();
+                if (version != expected) {
+                    throw new UnsatisfiedLinkError("native ABI version " + version + ", Java expects " + expected);
+                }
+            });
+            return null;
+        } catch (UnsatisfiedLinkError | SecurityException e) {
+            return "native library " + name + " could not be loaded: " + oneLine(e);
+        }
+    }
+
     /** A throwable's message on one line (for causes kept in a log-friendly field). */
     public static String oneLine(Throwable t) {
         String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();

@@ -1,0 +1,27 @@
+package io.nvmf4j.config;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+/**
+ * Settings of the {@code spdk} engine (read at start; the java engine ignores them).
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonIgnoreProperties(ignoreUnknown = false)
+public final class SpdkConfig {
+    /** The cores SPDK's reactors run on, as a hex mask ({@code 0x1}: core 0) or a list ({@code [0,2-3]}). */
+    public String coreMask = "0x1";
+    /** Memory SPDK's environment reserves at start, MiB (hugepages unless {@link #hugepages} is false). */
+    public int memSizeMb = 1024;
+    /**
+     * Back SPDK's memory with hugepages (2 MiB pages must be reserved and hugetlbfs mounted); false runs SPDK
+     * with {@code --no-huge} in ordinary memory of {@link #memSizeMb}.
+     */
+    public boolean hugepages = true;
+    /** How long a control call may take inside SPDK before it fails, ms. */
+    public int callTimeoutMs = 30000;
+    /**
+     * Buffers of each SPDK transport's shared pool (SPDK's {@code num_shared_buffers}; 0: SPDK's default).
+     */
+    public int sharedBuffers = 0;
+}

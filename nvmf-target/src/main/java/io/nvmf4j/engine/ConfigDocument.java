@@ -1,0 +1,118 @@
+package io.nvmf4j.engine;
+
+import io.nvmf4j.ControlException;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+
+import java.util.function.Consumer;
+
+/**
+ * The document rules every engine applies before it touches its data path: a change is checked by validating
+ * the whole document with the change applied (identities filled in), and the lookups answer not-found or
+ * conflict the same way whichever engine runs.
+ */
+public final class ConfigDocument {
+    private ConfigDocument() {
+    }
+
+    /** A deep copy (through JSON, so nothing is shared). */
+    public static TargetConfig copy(TargetConfig c) {
+        return ConfigStore.parse(ConfigStore.toJson(c));
+    }
+
+    /** A copy of {@code current} with {@code change} applied, identities assigned and validated. */
+    public static TargetConfig validatedWith(TargetConfig current, Consumer<TargetConfig> change) {
+        TargetConfig next = copy(current);
+        change.accept(next);
+        ConfigStore.assignIdentities(next);
+        ConfigValidator.validate(next);
+        return next;
+    }
+
+    /**
+     * {@code current} with the settings that take effect at the next start ({@code engine}, {@code cores},
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) taken from {@code from},
+     * validated.
+     */
+    public static TargetConfig withStartupSettings(TargetConfig current, TargetConfig from) {
+        TargetConfig source = copy(from);
+        return validatedWith(current, c -> {
+            c.engine = source.engine;
+            c.cores = source.cores;
+            c.idleStrategy = source.idleStrategy;
+            c.tcp = source.tcp;
+            c.rdma = source.rdma;
+            c.spdk = source.spdk;
+            c.api = source.api;
+        });
+    }
+
+    /** The subsystem {@code nqn} of {@code c}; not found otherwise. */
+    public static SubsystemConfig subsystem(TargetConfig c, String nqn) {
+        for (SubsystemConfig s : c.subsystems) {
+            if (s.nqn.equals(nqn)) {
+                return s;
+            }
+        }
+        throw ControlException.notFound("no subsystem " + nqn);
+    }
+
+    /** Namespace {@code nsid} of {@code s}, or null. */
+    public static NamespaceConfig namespace(SubsystemConfig s, int nsid) {
+        for (NamespaceConfig n : s.namespaces) {
+            if (n.nsid == nsid) {
+                return n;
+            }
+        }
+        return null;
+    }
+
+    /** Conflict when {@code bdev} already backs a namespace of {@code c}. */
+    public static void checkBdevFree(TargetConfig c, String bdev) {
+        for (SubsystemConfig s : c.subsystems) {
+            for (NamespaceConfig n : s.namespaces) {
+                if (n.bdev != null && n.bdev.equals(bdev)) {
+                    throw ControlException.conflict("bdev " + bdev + " already backs namespace " + n.nsid + " of "
+                        + s.nqn);
+                }
+            }
+        }
+    }
+
+    /** Conflict when {@code bdev} backs any namespace (it cannot be removed then). */
+    public static void checkBdevUnused(TargetConfig c, String bdev) {
+        for (SubsystemConfig s : c.subsystems) {
+            for (NamespaceConfig n : s.namespaces) {
+                if (bdev.equals(n.bdev)) {
+                    throw ControlException.conflict("bdev " + bdev + " backs namespace " + n.nsid + " of " + s.nqn);
+                }
+            }
+        }
+    }
+
+    /**
+     * Fills in the nsid of a namespace about to be added to {@code sc} (0: the lowest free one) or refuses a
+     * taken one (conflict).
+     */
+    public static void assignNsid(SubsystemConfig sc, NamespaceConfig n) {
+        if (n.nsid == 0) {
+            n.nsid = lowestFreeNsid(sc);
+        } else if (namespace(sc, n.nsid) != null) {
+            throw ControlException.conflict("nsid " + n.nsid + " is already in use in " + sc.nqn);
+        }
+    }
+
+    /** The lowest nsid {@code sc} does not use; conflict when all of 1..maxNamespaces are taken. */
+    public static int lowestFreeNsid(SubsystemConfig sc) {
+        for (int nsid = 1; nsid <= sc.maxNamespaces; nsid++) {
+            if (namespace(sc, nsid) == null) {
+                return nsid;
+            }
+        }
+        throw ControlException.conflict("subsystem " + sc.nqn + " has no free nsid (maxNamespaces "
+            + sc.maxNamespaces + ")");
+    }
+}

@@ -1,0 +1,1382 @@
+/*
+ * libnvmf4j_spdk: SPDK's NVMe-oF target inside the service's JVM.
+ *
+ * start() runs spdk_app_start() on a thread of its own (it becomes SPDK's main reactor and app thread;
+ * SPDK installs no signal handlers and opens no RPC socket). Every control call packs its arguments into
+ * a struct call, sends it to the app thread with spdk_thread_send_msg() and waits for the app thread to
+ * finish it, so SPDK's objects are only ever touched on the thread SPDK expects. Asynchronous SPDK steps
+ * (subsystem start/stop/pause/resume, listener changes, transport creation, bdev deletion) chain their
+ * callbacks on the app thread and finish the call from the last one. A failure comes back to Java as an
+ * io.nvmf4j.spdk.SpdkException carrying the negated errno and a message that includes the error lines
+ * SPDK logged while the call ran.
+ *
+ * A call that SPDK does not finish within the timeout given to start() throws ETIMEDOUT; its struct is
+ * reference-counted, so the app thread may still finish it later without touching freed memory.
+ */
+#include "spdk/stdinc.h"
+#include "spdk/bdev.h"
+#include "spdk/bdev_module.h"
+#include "spdk/env.h"
+#include "spdk/event.h"
+#include "spdk/log.h"
+#include "spdk/nvmf.h"
+#include "spdk/nvmf_transport.h"
+#include "spdk/string.h"
+#include "spdk/thread.h"
+#include "spdk/uuid.h"
+#include "spdk/version.h"
+#include "spdk/bit_array.h"
+
+#include "bdev_malloc.h"
+#include "bdev_null.h"
+#include "bdev_aio.h"
+#include "nvmf/nvmf_internal.h"
+
+#include <jni.h>
+#include <semaphore.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include "nvmf4j_jni.h"
+
+/* Bumped whenever a native signature changes; must equal SpdkNative.ABI_VERSION. */
+#define NVMF4J_SPDK_ABI_VERSION 1
+#define NATIVE_CLASS "io/nvmf4j/spdk/SpdkNative"
+#define EXCEPTION_CLASS "io/nvmf4j/spdk/SpdkException"
+
+#define MSG_LEN 1024
+#define STR_LEN 256
+
+/* ------------------------------------------------------------------ SPDK's log, captured */
+
+/* Error lines SPDK logged since the last errlog_reset(): appended to the message of a failed call. */
+static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char g_errlog[MSG_LEN];
+static size_t g_errlog_len;
+static int g_print_level = SPDK_LOG_NOTICE;
+
+static void log_cb(int level, const char *file, const int line, const char *func, const char *format,
+		   va_list args)
+{
+	char buf[512];
+	va_list copy;
+	va_copy(copy, args);
+	int n = vsnprintf(buf, sizeof(buf), format, copy);
+	va_end(copy);
+	if (n < 0)
+		return;
+	size_t len = strnlen(buf, sizeof(buf));
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		buf[--len] = '\0';
+	if (level <= g_print_level)
+		fprintf(stderr, "spdk: %s: %s\n", func ? func : "-", buf);
+	if (level <= SPDK_LOG_ERROR) {
+		pthread_mutex_lock(&g_log_lock);
+		size_t room = sizeof(g_errlog) - g_errlog_len;
+		if (room > 4) {
+			int w = snprintf(g_errlog + g_errlog_len, room, "%s%s", g_errlog_len ? "; " : "", buf);
+			if (w > 0)
+				g_errlog_len += (size_t)w < room ? (size_t)w : room - 1;
+		}
+		pthread_mutex_unlock(&g_log_lock);
+	}
+}
+
+static void errlog_reset(void)
+{
+	pthread_mutex_lock(&g_log_lock);
+	g_errlog_len = 0;
+	g_errlog[0] = '\0';
+	pthread_mutex_unlock(&g_log_lock);
+}
+
+/* ------------------------------------------------------------------ the app and its state */
+
+enum { ST_NONE, ST_STARTING, ST_RUNNING, ST_STOPPING, ST_STOPPED, ST_FAILED };
+
+static atomic_int g_state = ST_NONE;
+static pthread_t g_app_pthread;
+static sem_t g_started;
+static sem_t g_exited;
+static int g_start_rc;
+static int g_app_rc;
+static struct spdk_thread *g_app_thread;
+static struct spdk_nvmf_tgt *g_tgt;
+static int g_timeout_ms = 30000;
+
+struct app_args {
+	char name[64];
+	char mask[64];
+	int mem_size_mb;
+	bool no_huge;
+};
+static struct app_args g_args;
+
+struct call;
+typedef void (*call_fn)(struct call *c);
+
+/* One control call: arguments in, status and text result out. */
+struct call {
+	atomic_int refs;
+	sem_t done;
+	call_fn fn;
+	int rc;
+	char msg[MSG_LEN];
+	char s1[STR_LEN], s2[STR_LEN], s3[STR_LEN], s4[STR_LEN], s5[STR_LEN];
+	uint64_t u1;
+	int i1, i2, i3, i4;
+	bool b1;
+	uint8_t nguid[16], eui64[8];
+	bool has_nguid, has_eui64, has_uuid;
+	struct spdk_uuid uuid;
+	struct spdk_nvme_transport_id trid;
+	struct spdk_nvmf_subsystem *subsystem;
+	struct spdk_nvmf_transport_opts topts;
+	int iopts[8];
+	/* result text (heap), NULL when none */
+	char *out;
+	size_t out_len, out_cap;
+	/* scratch for the statistics walks */
+	struct spdk_bdev **bdevs;
+	int nbdevs, bdev_at;
+	struct spdk_bdev_io_stat *stat;
+	uint64_t acc[8];
+};
+
+static void call_put(struct call *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1) {
+		sem_destroy(&c->done);
+		free(c->out);
+		free(c->bdevs);
+		free(c->stat);
+		free(c);
+	}
+}
+
+/* Ends a call on the app thread: status, message (printf-style, NULL for none), wakes the caller. */
+static void finish(struct call *c, int rc, const char *fmt, ...)
+{
+	c->rc = rc;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+		va_end(ap);
+	}
+	sem_post(&c->done);
+	call_put(c);
+}
+
+/* Ends a call keeping the message already in c->msg. */
+static void finish_keep(struct call *c, int rc)
+{
+	c->rc = rc;
+	sem_post(&c->done);
+	call_put(c);
+}
+
+static void appendf(struct call *c, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		size_t room = c->out_cap - c->out_len;
+		va_start(ap, fmt);
+		int n = c->out ? vsnprintf(c->out + c->out_len, room, fmt, ap) : -1;
+		va_end(ap);
+		if (n >= 0 && (size_t)n < room) {
+			c->out_len += (size_t)n;
+			return;
+		}
+		size_t cap = c->out_cap ? c->out_cap * 2 : 4096;
+		while (n >= 0 && cap - c->out_len <= (size_t)n)
+			cap *= 2;
+		char *p = realloc(c->out, cap);
+		if (!p)
+			return;
+		c->out = p;
+		c->out_cap = cap;
+		c->out[c->out_len] = '\0';
+	}
+}
+
+static void throw_spdk(JNIEnv *env, int rc, const char *msg)
+{
+	jclass cls = (*env)->FindClass(env, EXCEPTION_CLASS);
+	if (!cls)
+		return;
+	jmethodID ctor = (*env)->GetMethodID(env, cls, "<init>", "(ILjava/lang/String;)V");
+	if (!ctor)
+		return;
+	jstring jmsg = (*env)->NewStringUTF(env, msg);
+	if (!jmsg)
+		return;
+	jobject ex = (*env)->NewObject(env, cls, ctor, (jint)rc, jmsg);
+	if (ex)
+		(*env)->Throw(env, (jthrowable)ex);
+}
+
+static void call_on_app(void *arg)
+{
+	struct call *c = arg;
+	c->fn(c);
+}
+
+static struct call *call_new(call_fn fn)
+{
+	struct call *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	atomic_init(&c->refs, 2);
+	sem_init(&c->done, 0, 0);
+	c->fn = fn;
+	return c;
+}
+
+/*
+ * Runs c on the app thread and waits. Returns 0 with c still owned by the caller (call_put when done
+ * reading), or throws and returns -1 (c released).
+ */
+static int run_call(JNIEnv *env, struct call *c)
+{
+	if (atomic_load(&g_state) != ST_RUNNING) {
+		call_put(c);
+		call_put(c);
+		throw_spdk(env, -ENODEV, "SPDK is not running");
+		return -1;
+	}
+	errlog_reset();
+	int rc = spdk_thread_send_msg(g_app_thread, call_on_app, c);
+	if (rc != 0) {
+		call_put(c);
+		call_put(c);
+		throw_spdk(env, rc, "SPDK's app thread refused the message (its queue is full)");
+		return -1;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += g_timeout_ms / 1000;
+	ts.tv_nsec += (long)(g_timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (sem_timedwait(&c->done, &ts) != 0) {
+		if (errno == EINTR)
+			continue;
+		char msg[128];
+		snprintf(msg, sizeof(msg), "SPDK did not finish the call within %d ms", g_timeout_ms);
+		call_put(c);
+		throw_spdk(env, -ETIMEDOUT, msg);
+		return -1;
+	}
+	if (c->rc != 0) {
+		char msg[MSG_LEN * 2 + 16];
+		pthread_mutex_lock(&g_log_lock);
+		if (g_errlog_len && !strstr(c->msg, g_errlog))
+			snprintf(msg, sizeof(msg), "%s (SPDK: %s)", c->msg[0] ? c->msg : spdk_strerror(-c->rc), g_errlog);
+		else
+			snprintf(msg, sizeof(msg), "%s", c->msg[0] ? c->msg : spdk_strerror(-c->rc));
+		pthread_mutex_unlock(&g_log_lock);
+		int crc = c->rc;
+		call_put(c);
+		throw_spdk(env, crc, msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Copies a Java string into a fixed buffer; false (with an exception pending) when null or too long. */
+static bool jstr(JNIEnv *env, jstring s, char *buf, size_t len, const char *what)
+{
+	buf[0] = '\0';
+	if (!s) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "%s: missing", what);
+		throw_spdk(env, -EINVAL, msg);
+		return false;
+	}
+	const char *p = (*env)->GetStringUTFChars(env, s, NULL);
+	if (!p)
+		return false;
+	size_t n = strlen(p);
+	bool ok = n < len;
+	if (ok)
+		memcpy(buf, p, n + 1);
+	(*env)->ReleaseStringUTFChars(env, s, p);
+	if (!ok) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "%s: longer than %zu characters", what, len - 1);
+		throw_spdk(env, -EINVAL, msg);
+	}
+	return ok;
+}
+
+static jstring take_out(JNIEnv *env, struct call *c)
+{
+	jstring s = (*env)->NewStringUTF(env, c->out ? c->out : "");
+	call_put(c);
+	return s;
+}
+
+/* ------------------------------------------------------------------ start and stop */
+
+static void app_started(void *arg)
+{
+	(void)arg;
+	g_app_thread = spdk_get_thread();
+	g_tgt = spdk_nvmf_get_first_tgt();
+	if (!g_tgt) {
+		g_start_rc = -ENODEV;
+		SPDK_ERRLOG("the nvmf subsystem created no target\n");
+		spdk_app_stop(-ENODEV);
+		sem_post(&g_started);
+		return;
+	}
+	g_start_rc = 0;
+	atomic_store(&g_state, ST_RUNNING);
+	sem_post(&g_started);
+}
+
+static void *app_main(void *arg)
+{
+	(void)arg;
+	struct spdk_app_opts opts;
+	spdk_app_opts_init(&opts, sizeof(opts));
+	opts.name = g_args.name;
+	opts.reactor_mask = g_args.mask;
+	opts.mem_size = g_args.mem_size_mb;
+	opts.no_huge = g_args.no_huge;
+	opts.no_pci = true;
+	opts.rpc_addr = NULL;           /* no JSON-RPC socket: every call comes through this library */
+	opts.disable_signal_handlers = true; /* the JVM owns SIGTERM/SIGINT; close() stops SPDK */
+	opts.shm_id = -1;
+	opts.log = log_cb;
+	opts.print_level = SPDK_LOG_NOTICE;
+	g_start_rc = -EIO;
+	g_app_rc = spdk_app_start(&opts, app_started, NULL);
+	if (atomic_load(&g_state) != ST_RUNNING && atomic_load(&g_state) != ST_STOPPING) {
+		/* never got to app_started: the environment or a subsystem failed to come up */
+		if (g_start_rc == 0 || g_start_rc == -EIO)
+			g_start_rc = g_app_rc ? (g_app_rc < 0 ? g_app_rc : -g_app_rc) : -EIO;
+		spdk_app_fini();
+		atomic_store(&g_state, ST_FAILED);
+		sem_post(&g_started);
+		sem_post(&g_exited);
+		return NULL;
+	}
+	spdk_app_fini();
+	atomic_store(&g_state, ST_STOPPED);
+	sem_post(&g_exited);
+	return NULL;
+}
+
+static void JNICALL n_start(JNIEnv *env, jclass cls, jstring name, jstring mask, jint mem_size_mb,
+			     jboolean no_huge, jint timeout_ms)
+{
+	(void)cls;
+	int expected = ST_NONE;
+	if (!atomic_compare_exchange_strong(&g_state, &expected, ST_STARTING)) {
+		throw_spdk(env, -EALREADY, expected == ST_RUNNING ? "SPDK is already running in this process"
+			   : "SPDK was already started once in this process; DPDK cannot initialise twice, "
+			   "so start a new process");
+		return;
+	}
+	if (!jstr(env, name, g_args.name, sizeof(g_args.name), "name") ||
+	    !jstr(env, mask, g_args.mask, sizeof(g_args.mask), "coreMask")) {
+		atomic_store(&g_state, ST_FAILED);
+		return;
+	}
+	g_args.mem_size_mb = mem_size_mb;
+	g_args.no_huge = no_huge;
+	g_timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
+	sem_init(&g_started, 0, 0);
+	sem_init(&g_exited, 0, 0);
+	errlog_reset();
+	int rc = pthread_create(&g_app_pthread, NULL, app_main, NULL);
+	if (rc != 0) {
+		atomic_store(&g_state, ST_FAILED);
+		throw_spdk(env, -rc, "could not create SPDK's main thread");
+		return;
+	}
+	while (sem_wait(&g_started) != 0 && errno == EINTR) {
+	}
+	if (atomic_load(&g_state) != ST_RUNNING) {
+		pthread_join(g_app_pthread, NULL);
+		char msg[MSG_LEN + 128];
+		pthread_mutex_lock(&g_log_lock);
+		snprintf(msg, sizeof(msg), "SPDK did not start (%s)%s%s", spdk_strerror(-g_start_rc),
+			 g_errlog_len ? ": " : "", g_errlog);
+		pthread_mutex_unlock(&g_log_lock);
+		throw_spdk(env, g_start_rc, msg);
+	}
+}
+
+static void do_shutdown(void *arg)
+{
+	(void)arg;
+	spdk_app_start_shutdown();
+}
+
+static jint JNICALL n_stop(JNIEnv *env, jclass cls)
+{
+	(void)cls;
+	int expected = ST_RUNNING;
+	if (!atomic_compare_exchange_strong(&g_state, &expected, ST_STOPPING))
+		return 0;
+	int rc = spdk_thread_send_msg(g_app_thread, do_shutdown, NULL);
+	if (rc != 0) {
+		throw_spdk(env, rc, "could not ask SPDK to shut down");
+		return rc;
+	}
+	while (sem_wait(&g_exited) != 0 && errno == EINTR) {
+	}
+	pthread_join(g_app_pthread, NULL);
+	return g_app_rc;
+}
+
+static jboolean JNICALL n_running(JNIEnv *env, jclass cls)
+{
+	(void)env;
+	(void)cls;
+	return atomic_load(&g_state) == ST_RUNNING;
+}
+
+/* ------------------------------------------------------------------ transports */
+
+static void transport_added(void *arg, int status)
+{
+	struct call *c = arg;
+	if (status)
+		finish(c, status, "transport %s could not be added to the target", c->s1);
+	else
+		finish(c, 0, NULL);
+}
+
+static void transport_created(void *arg, struct spdk_nvmf_transport *t)
+{
+	struct call *c = arg;
+	if (!t) {
+		finish(c, -EINVAL, "SPDK could not create the %s transport%s", c->s1,
+		       strcmp(c->s1, "RDMA") == 0 ? " (no RDMA device?)" : "");
+		return;
+	}
+	spdk_nvmf_tgt_add_transport(g_tgt, t, transport_added, c);
+}
+
+static void do_create_transport(struct call *c)
+{
+	if (spdk_nvmf_tgt_get_transport(g_tgt, c->s1)) {
+		finish(c, 0, NULL);
+		return;
+	}
+	struct spdk_nvmf_transport_opts *o = &c->topts;
+	if (!spdk_nvmf_transport_opts_init(c->s1, o, sizeof(*o))) {
+		finish(c, -ENOTSUP, "SPDK has no %s transport in this build", c->s1);
+		return;
+	}
+	if (c->iopts[0] > 0)
+		o->max_queue_depth = (uint16_t)c->iopts[0];
+	if (c->iopts[1] > 0)
+		o->max_qpairs_per_ctrlr = (uint16_t)(c->iopts[1] + 1);
+	if (c->iopts[2] >= 0)
+		o->in_capsule_data_size = (uint32_t)c->iopts[2];
+	if (c->iopts[3] > 0)
+		o->max_io_size = (uint32_t)c->iopts[3];
+	if (c->iopts[4] > 0)
+		o->io_unit_size = (uint32_t)c->iopts[4];
+	if (c->iopts[5] > 0)
+		o->num_shared_buffers = (uint32_t)c->iopts[5];
+	if (c->iopts[6] >= 0)
+		o->buf_cache_size = (uint32_t)c->iopts[6];
+	int rc = spdk_nvmf_transport_create_async(c->s1, o, transport_created, c);
+	if (rc)
+		finish(c, rc, "SPDK could not create the %s transport", c->s1);
+}
+
+/* opts: maxQueueDepth, maxIoQueues, inCapsuleDataSize, maxIoSize, ioUnitSize, numSharedBuffers, bufCacheSize */
+static void JNICALL n_create_transport(JNIEnv *env, jclass cls, jstring type, jintArray opts)
+{
+	(void)cls;
+	struct call *c = call_new(do_create_transport);
+	if (!c || !jstr(env, type, c->s1, sizeof(c->s1), "transport")) {
+		if (c) {
+			call_put(c);
+			call_put(c);
+		}
+		return;
+	}
+	for (int i = 0; i < 8; i++)
+		c->iopts[i] = -1;
+	jsize n = opts ? (*env)->GetArrayLength(env, opts) : 0;
+	if (n > 8)
+		n = 8;
+	if (n)
+		(*env)->GetIntArrayRegion(env, opts, 0, n, c->iopts);
+	if (run_call(env, c) == 0)
+		call_put(c);
+}
+
+/* ------------------------------------------------------------------ bdevs */
+
+static void do_create_bdev(struct call *c)
+{
+	struct spdk_bdev *bdev = NULL;
+	int rc;
+	if (spdk_bdev_get_by_name(c->s2)) {
+		finish(c, -EEXIST, "SPDK already has a bdev %s", c->s2);
+		return;
+	}
+	if (strcmp(c->s1, "malloc") == 0) {
+		struct malloc_bdev_opts o;
+		memset(&o, 0, sizeof(o));
+		o.name = c->s2;
+		o.num_blocks = c->u1;
+		o.block_size = (uint32_t)c->i1;
+		o.numa_id = SPDK_ENV_NUMA_ID_ANY;
+		if (c->has_uuid)
+			spdk_uuid_copy(&o.uuid, &c->uuid);
+		rc = create_malloc_disk(&bdev, &o);
+	} else if (strcmp(c->s1, "null") == 0) {
+		struct null_bdev_opts o;
+		memset(&o, 0, sizeof(o));
+		o.name = c->s2;
+		o.num_blocks = c->u1;
+		o.block_size = (uint32_t)c->i1;
+		if (c->has_uuid)
+			spdk_uuid_copy(&o.uuid, &c->uuid);
+		rc = bdev_null_create(&bdev, &o);
+	} else if (strcmp(c->s1, "file") == 0) {
+		rc = create_aio_bdev(c->s2, c->s3, (uint32_t)c->i1, false, false, c->has_uuid ? &c->uuid : NULL, false);
+	} else {
+		rc = -EINVAL;
+		finish(c, rc, "the spdk engine has no bdev type %s", c->s1);
+		return;
+	}
+	if (rc)
+		finish(c, rc, "SPDK refused bdev %s (%s): %s", c->s2, c->s1, spdk_strerror(-rc));
+	else
+		finish(c, 0, NULL);
+}
+
+static void JNICALL n_create_bdev(JNIEnv *env, jclass cls, jstring type, jstring name, jlong num_blocks,
+				  jint block_size, jstring path, jstring uuid)
+{
+	(void)cls;
+	struct call *c = call_new(do_create_bdev);
+	if (!c)
+		return;
+	if (!jstr(env, type, c->s1, sizeof(c->s1), "type") || !jstr(env, name, c->s2, sizeof(c->s2), "name") ||
+	    (path && !jstr(env, path, c->s3, sizeof(c->s3), "path")) ||
+	    (uuid && !jstr(env, uuid, c->s4, sizeof(c->s4), "uuid"))) {
+		call_put(c);
+		call_put(c);
+		return;
+	}
+	if (uuid) {
+		if (spdk_uuid_parse(&c->uuid, c->s4) != 0) {
+			call_put(c);
+			call_put(c);
+			throw_spdk(env, -EINVAL, "uuid: not a UUID");
+			return;
+		}
+		c->has_uuid = true;
+	}
+	c->u1 = (uint64_t)num_blocks;
+	c->i1 = block_size;
+	if (run_call(env, c) == 0)
+		call_put(c);
+}
+
+static void bdev_deleted(void *arg, int bdeverrno)
+{
+	struct call *c = arg;
+	if (bdeverrno)
+		finish(c, bdeverrno, "SPDK could not delete bdev %s: %s", c->s2, spdk_strerror(-bdeverrno));
+	else
+		finish(c, 0, NULL);
+}
+
+static void do_delete_bdev(struct call *c)
+{
+	if (!spdk_bdev_get_by_name(c->s2)) {
+		finish(c, -ENOENT, "SPDK has no bdev %s", c->s2);
+		return;
+	}
+	if (strcmp(c->s1, "malloc") == 0)
+		delete_malloc_disk(c->s2, bdev_deleted, c);
+	else if (strcmp(c->s1, "null") == 0)
+		bdev_null_delete(c->s2, bdev_deleted, c);
+	else if (strcmp(c->s1, "file") == 0)
+		bdev_aio_delete(c->s2, bdev_deleted, c);
+	else
+		finish(c, -EINVAL, "the spdk engine has no bdev type %s", c->s1);
+}
+
+static void do_resize_bdev(struct call *c)
+{
+	int rc;
+	if (strcmp(c->s1, "null") == 0) {
+		struct spdk_bdev *b = spdk_bdev_get_by_name(c->s2);
+		if (!b) {
+			finish(c, -ENOENT, "SPDK has no bdev %s", c->s2);
+			return;
+		}
+		uint64_t bytes = c->u1 * spdk_bdev_get_block_size(b);
+		if (bytes % (1024 * 1024)) {
+			finish(c, -EINVAL, "SPDK resizes null bdevs in whole MiB; %" PRIu64 " blocks is not", c->u1);
+			return;
+		}
+		rc = bdev_null_resize(c->s2, bytes / (1024 * 1024));
+	} else if (strcmp(c->s1, "file") == 0) {
+		rc = bdev_aio_rescan(c->s2);
+	} else {
+		finish(c, -ENOTSUP, "SPDK cannot grow a %s bdev", c->s1);
+		return;
+	}
+	if (rc)
+		finish(c, rc, "SPDK could not grow bdev %s: %s", c->s2, spdk_strerror(-rc));
+	else
+		finish(c, 0, NULL);
+}
+
+static void bdev_call(JNIEnv *env, call_fn fn, jstring type, jstring name, jlong num_blocks)
+{
+	struct call *c = call_new(fn);
+	if (!c)
+		return;
+	if (!jstr(env, type, c->s1, sizeof(c->s1), "type") || !jstr(env, name, c->s2, sizeof(c->s2), "name")) {
+		call_put(c);
+		call_put(c);
+		return;
+	}
+	c->u1 = (uint64_t)num_blocks;
+	if (run_call(env, c) == 0)
+		call_put(c);
+}
+
+static void JNICALL n_delete_bdev(JNIEnv *env, jclass cls, jstring type, jstring name)
+{
+	(void)cls;
+	bdev_call(env, do_delete_bdev, type, name, 0);
+}
+
+static void JNICALL n_resize_bdev(JNIEnv *env, jclass cls, jstring type, jstring name, jlong num_blocks)
+{
+	(void)cls;
+	bdev_call(env, do_resize_bdev, type, name, num_blocks);
+}
+
+/* ------------------------------------------------------------------ subsystems */
+
+static struct spdk_nvmf_subsystem *find_subsystem(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = spdk_nvmf_tgt_find_subsystem(g_tgt, c->s1);
+	if (!s)
+		finish(c, -ENOENT, "SPDK has no subsystem %s", c->s1);
+	return s;
+}
+
+static void subsystem_started(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	struct call *c = arg;
+	if (status) {
+		spdk_nvmf_subsystem_destroy(s, NULL, NULL);
+		finish(c, status, "SPDK could not start subsystem %s", c->s1);
+		return;
+	}
+	finish(c, 0, NULL);
+}
+
+static void do_create_subsystem(struct call *c)
+{
+	if (spdk_nvmf_tgt_find_subsystem(g_tgt, c->s1)) {
+		finish(c, -EEXIST, "SPDK already has a subsystem %s", c->s1);
+		return;
+	}
+	struct spdk_nvmf_subsystem *s = spdk_nvmf_subsystem_create(g_tgt, c->s1, SPDK_NVMF_SUBTYPE_NVME,
+					(uint32_t)c->i1);
+	if (!s) {
+		finish(c, -EINVAL, "SPDK refused subsystem %s", c->s1);
+		return;
+	}
+	int rc = 0;
+	const char *what = NULL;
+	if ((rc = spdk_nvmf_subsystem_set_sn(s, c->s2)) != 0)
+		what = "serial";
+	else if ((rc = spdk_nvmf_subsystem_set_mn(s, c->s3)) != 0)
+		what = "model";
+	else if ((rc = spdk_nvmf_subsystem_set_allow_any_host(s, c->b1)) != 0)
+		what = "allowAnyHost";
+	else if ((rc = spdk_nvmf_subsystem_set_cntlid_range(s, (uint16_t)c->i2, (uint16_t)c->i3)) != 0)
+		what = "cntlid range";
+	if (rc) {
+		spdk_nvmf_subsystem_destroy(s, NULL, NULL);
+		finish(c, rc, "SPDK refused the %s of subsystem %s", what, c->s1);
+		return;
+	}
+	rc = spdk_nvmf_subsystem_start(s, subsystem_started, c);
+	if (rc) {
+		spdk_nvmf_subsystem_destroy(s, NULL, NULL);
+		finish(c, rc, "SPDK could not start subsystem %s", c->s1);
+	}
+}
+
+static void JNICALL n_create_subsystem(JNIEnv *env, jclass cls, jstring nqn, jstring serial, jstring model,
+				       jint max_namespaces, jint min_cntlid, jint max_cntlid, jboolean allow_any)
+{
+	(void)cls;
+	struct call *c = call_new(do_create_subsystem);
+	if (!c)
+		return;
+	if (!jstr(env, nqn, c->s1, sizeof(c->s1), "nqn") || !jstr(env, serial, c->s2, sizeof(c->s2), "serial") ||
+	    !jstr(env, model, c->s3, sizeof(c->s3), "model")) {
+		call_put(c);
+		call_put(c);
+		return;
+	}
+	c->i1 = max_namespaces;
+	c->i2 = min_cntlid;
+	c->i3 = max_cntlid;
+	c->b1 = allow_any;
+	if (run_call(env, c) == 0)
+		call_put(c);
+}
+
+static void subsystem_destroyed(void *arg)
+{
+	finish(arg, 0, NULL);
+}
+
+static void subsystem_stopped(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	struct call *c = arg;
+	if (status) {
+		finish(c, status, "SPDK could not stop subsystem %s", c->s1);
+		return;
+	}
+	int rc = spdk_nvmf_subsystem_destroy(s, subsystem_destroyed, c);
+	if (rc == 0)
+		finish(c, 0, NULL);
+	else if (rc != -EINPROGRESS)
+		finish(c, rc, "SPDK could not destroy subsystem %s", c->s1);
+}
+
+static void do_delete_subsystem(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	int rc = spdk_nvmf_subsystem_stop(s, subsystem_stopped, c);
+	if (rc)
+		finish(c, rc, "SPDK could not stop subsystem %s", c->s1);
+}
+
+/* one-string and two-string calls on a subsystem */
+static void nqn_call(JNIEnv *env, call_fn fn, jstring nqn, jstring arg, const char *what, jint i1, jboolean b1)
+{
+	struct call *c = call_new(fn);
+	if (!c)
+		return;
+	if (!jstr(env, nqn, c->s1, sizeof(c->s1), "nqn") || (what && !jstr(env, arg, c->s2, sizeof(c->s2), what))) {
+		call_put(c);
+		call_put(c);
+		return;
+	}
+	c->i1 = i1;
+	c->b1 = b1;
+	if (run_call(env, c) == 0)
+		call_put(c);
+}
+
+static void JNICALL n_delete_subsystem(JNIEnv *env, jclass cls, jstring nqn)
+{
+	(void)cls;
+	nqn_call(env, do_delete_subsystem, nqn, NULL, NULL, 0, false);
+}
+
+static void do_set_allow_any_host(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	int rc = spdk_nvmf_subsystem_set_allow_any_host(s, c->b1);
+	finish(c, rc, rc ? "SPDK refused allowAnyHost on %s" : NULL, c->s1);
+}
+
+static void JNICALL n_set_allow_any_host(JNIEnv *env, jclass cls, jstring nqn, jboolean allow)
+{
+	(void)cls;
+	nqn_call(env, do_set_allow_any_host, nqn, NULL, NULL, 0, allow);
+}
+
+static void do_add_host(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	int rc = spdk_nvmf_subsystem_add_host(s, c->s2, NULL);
+	finish(c, rc, rc ? "SPDK refused host %s on %s" : NULL, c->s2, c->s1);
+}
+
+static void JNICALL n_add_host(JNIEnv *env, jclass cls, jstring nqn, jstring hostnqn)
+{
+	(void)cls;
+	nqn_call(env, do_add_host, nqn, hostnqn, "hostnqn", 0, false);
+}
+
+static void host_disconnected(void *arg, int status)
+{
+	struct call *c = arg;
+	finish(c, status, status ? "SPDK could not disconnect host %s from %s" : NULL, c->s2, c->s1);
+}
+
+static void do_remove_host(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	int rc = spdk_nvmf_subsystem_remove_host(s, c->s2);
+	finish(c, rc, rc ? "SPDK could not remove host %s from %s" : NULL, c->s2, c->s1);
+}
+
+static void do_disconnect_host(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	int rc = spdk_nvmf_subsystem_disconnect_host(s, c->s2, host_disconnected, c, 0);
+	if (rc)
+		finish(c, rc, "SPDK could not disconnect host %s from %s", c->s2, c->s1);
+}
+
+static void JNICALL n_remove_host(JNIEnv *env, jclass cls, jstring nqn, jstring hostnqn)
+{
+	(void)cls;
+	nqn_call(env, do_remove_host, nqn, hostnqn, "hostnqn", 0, false);
+}
+
+static void JNICALL n_disconnect_host(JNIEnv *env, jclass cls, jstring nqn, jstring hostnqn)
+{
+	(void)cls;
+	nqn_call(env, do_disconnect_host, nqn, hostnqn, "hostnqn", 0, false);
+}
+
+/* ------------------------------------------------------------------ namespaces */
+
+static void resumed(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	(void)s;
+	struct call *c = arg;
+	if (status && c->rc == 0)
+		finish(c, status, "SPDK could not resume subsystem %s", c->s1);
+	else
+		finish_keep(c, c->rc);
+}
+
+/* After the paused step: record rc/msg in c and resume; resumed() finishes with them. */
+static void resume_with(struct spdk_nvmf_subsystem *s, struct call *c, int rc, const char *fmt, ...)
+{
+	c->rc = rc;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+		va_end(ap);
+	}
+	int r = spdk_nvmf_subsystem_resume(s, resumed, c);
+	if (r) {
+		if (rc == 0)
+			finish(c, r, "SPDK could not resume subsystem %s", c->s1);
+		else
+			finish_keep(c, rc);
+	}
+}
+
+static void ns_add_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	struct call *c = arg;
+	if (status) {
+		finish(c, status, "SPDK could not pause subsystem %s", c->s1);
+		return;
+	}
+	struct spdk_nvmf_ns_opts o;
+	spdk_nvmf_ns_opts_get_defaults(&o, sizeof(o));
+	o.nsid = (uint32_t)c->i1;
+	if (c->has_nguid)
+		memcpy(o.nguid, c->nguid, sizeof(o.nguid));
+	if (c->has_eui64)
+		memcpy(o.eui64, c->eui64, sizeof(o.eui64));
+	if (c->has_uuid)
+		spdk_uuid_copy(&o.uuid, &c->uuid);
+	uint32_t nsid = spdk_nvmf_subsystem_add_ns_ext(s, c->s2, &o, sizeof(o), NULL);
+	if (nsid == 0) {
+		resume_with(s, c, -EINVAL, "SPDK refused namespace %d (bdev %s) in %s", c->i1, c->s2, c->s1);
+		return;
+	}
+	c->i4 = (int)nsid;
+	resume_with(s, c, 0, NULL);
+}
+
+static void do_add_ns(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	int rc = spdk_nvmf_subsystem_pause(s, 0, ns_add_paused, c);
+	if (rc)
+		finish(c, rc, "SPDK could not pause subsystem %s", c->s1);
+}
+
+static bool jbytes(JNIEnv *env, jbyteArray a, uint8_t *out, jsize len, bool *has, const char *what)
+{
+	*has = false;
+	if (!a)
+		return true;
+	if ((*env)->GetArrayLength(env, a) != len) {
+		char msg[64];
+		snprintf(msg, sizeof(msg), "%s: must be %d bytes", what, (int)len);
+		throw_spdk(env, -EINVAL, msg);
+		return false;
+	}
+	(*env)->GetByteArrayRegion(env, a, 0, len, (jbyte *)out);
+	*has = true;
+	return true;
+}
+
+static jint JNICALL n_add_namespace(JNIEnv *env, jclass cls, jstring nqn, jint nsid, jstring bdev,
+				    jbyteArray nguid, jbyteArray uuid, jbyteArray eui64)
+{
+	(void)cls;
+	struct call *c = call_new(do_add_ns);
+	if (!c)
+		return 0;
+	bool has_uuid;
+	if (!jstr(env, nqn, c->s1, sizeof(c->s1), "nqn") || !jstr(env, bdev, c->s2, sizeof(c->s2), "bdev") ||
+	    !jbytes(env, nguid, c->nguid, 16, &c->has_nguid, "nguid") ||
+	    !jbytes(env, uuid, c->uuid.u.raw, 16, &has_uuid, "uuid") ||
+	    !jbytes(env, eui64, c->eui64, 8, &c->has_eui64, "eui64")) {
+		call_put(c);
+		call_put(c);
+		return 0;
+	}
+	c->has_uuid = has_uuid;
+	c->i1 = nsid;
+	if (run_call(env, c) != 0)
+		return 0;
+	jint out = c->i4;
+	call_put(c);
+	return out;
+}
+
+static void ns_remove_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	struct call *c = arg;
+	if (status) {
+		finish(c, status, "SPDK could not pause subsystem %s", c->s1);
+		return;
+	}
+	int rc = spdk_nvmf_subsystem_remove_ns(s, (uint32_t)c->i1);
+	resume_with(s, c, rc, rc ? "SPDK could not remove namespace %d from %s" : NULL, c->i1, c->s1);
+}
+
+static void do_remove_ns(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	int rc = spdk_nvmf_subsystem_pause(s, (uint32_t)c->i1, ns_remove_paused, c);
+	if (rc)
+		finish(c, rc, "SPDK could not pause subsystem %s", c->s1);
+}
+
+static void JNICALL n_remove_namespace(JNIEnv *env, jclass cls, jstring nqn, jint nsid)
+{
+	(void)cls;
+	nqn_call(env, do_remove_ns, nqn, NULL, NULL, nsid, false);
+}
+
+/* ------------------------------------------------------------------ listeners and referrals */
+
+/* Fills c->trid from s3 (TCP|RDMA), s4 (address), s5 (service); false with the call finished if bad. */
+static bool fill_trid(struct call *c, const char *subnqn)
+{
+	struct spdk_nvme_transport_id *t = &c->trid;
+	memset(t, 0, sizeof(*t));
+	if (spdk_nvme_transport_id_parse_trtype(&t->trtype, c->s3) != 0) {
+		finish(c, -EINVAL, "unknown transport %s", c->s3);
+		return false;
+	}
+	spdk_nvme_transport_id_populate_trstring(t, spdk_nvme_transport_id_trtype_str(t->trtype));
+	t->adrfam = strchr(c->s4, ':') ? SPDK_NVMF_ADRFAM_IPV6 : SPDK_NVMF_ADRFAM_IPV4;
+	snprintf(t->traddr, sizeof(t->traddr), "%s", c->s4);
+	snprintf(t->trsvcid, sizeof(t->trsvcid), "%s", c->s5);
+	if (subnqn)
+		snprintf(t->subnqn, sizeof(t->subnqn), "%s", subnqn);
+	return true;
+}
+
+static void do_listen(struct call *c)
+{
+	if (!fill_trid(c, NULL))
+		return;
+	struct spdk_nvmf_listen_opts o;
+	spdk_nvmf_listen_opts_init(&o, sizeof(o));
+	int rc = spdk_nvmf_tgt_listen_ext(g_tgt, &c->trid, &o);
+	finish(c, rc, rc ? "SPDK could not listen on %s %s:%s: %s" : NULL, c->s3, c->s4, c->s5, spdk_strerror(-rc));
+}
+
+static void do_stop_listen(struct call *c)
+{
+	if (!fill_trid(c, NULL))
+		return;
+	int rc = spdk_nvmf_tgt_stop_listen(g_tgt, &c->trid);
+	finish(c, rc, rc ? "SPDK could not stop listening on %s %s:%s" : NULL, c->s3, c->s4, c->s5);
+}
+
+static void listener_added(void *arg, int status)
+{
+	struct call *c = arg;
+	resume_with(c->subsystem, c, status, status ? "SPDK could not add listener %s %s:%s to %s" : NULL,
+		    c->s3, c->s4, c->s5, c->s1);
+}
+
+static void listener_add_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	struct call *c = arg;
+	if (status) {
+		finish(c, status, "SPDK could not pause subsystem %s", c->s1);
+		return;
+	}
+	c->subsystem = s;
+	spdk_nvmf_subsystem_add_listener(s, &c->trid, listener_added, c);
+}
+
+static void listener_stopped(void *arg, int status)
+{
+	struct call *c = arg;
+	resume_with(c->subsystem, c, status, status ? "SPDK could not disconnect the hosts of listener %s %s:%s" : NULL,
+		    c->s3, c->s4, c->s5);
+}
+
+static void listener_remove_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	struct call *c = arg;
+	if (status) {
+		finish(c, status, "SPDK could not pause subsystem %s", c->s1);
+		return;
+	}
+	c->subsystem = s;
+	int rc = spdk_nvmf_subsystem_remove_listener(s, &c->trid);
+	if (rc) {
+		resume_with(s, c, rc, "SPDK could not remove listener %s %s:%s from %s", c->s3, c->s4, c->s5, c->s1);
+		return;
+	}
+	struct spdk_nvmf_transport *t = spdk_nvmf_tgt_get_transport(g_tgt, c->trid.trstring);
+	if (!t) {
+		resume_with(s, c, 0, NULL);
+		return;
+	}
+	rc = spdk_nvmf_transport_stop_listen_async(t, &c->trid, s, listener_stopped, c);
+	if (rc)
+		resume_with(s, c, rc, "SPDK could not disconnect the hosts of listener %s %s:%s", c->s3, c->s4, c->s5);
+}
+
+static void do_subsystem_listener(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s || !fill_trid(c, NULL))
+		return;
+	int rc = spdk_nvmf_subsystem_pause(s, 0, c->i1 ? listener_add_paused : listener_remove_paused, c);
+	if (rc)
+		finish(c, rc, "SPDK could not pause subsystem %s", c->s1);
+}
+
+static void referral_call(struct call *c)
+{
+	if (!fill_trid(c, SPDK_NVMF_DISCOVERY_NQN))
+		return;
+	struct spdk_nvmf_referral_opts o;
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.trid = c->trid;
+	o.allow_any_host = true;
+	int rc = c->i1 ? spdk_nvmf_tgt_add_referral(g_tgt, &o) : spdk_nvmf_tgt_remove_referral(g_tgt, &o);
+	finish(c, rc, rc ? "SPDK could not %s referral %s %s:%s" : NULL, c->i1 ? "add" : "remove", c->s3, c->s4, c->s5);
+}
+
+static void addr_call(JNIEnv *env, call_fn fn, jstring nqn, jstring trtype, jstring traddr, jstring trsvcid, int i1)
+{
+	struct call *c = call_new(fn);
+	if (!c)
+		return;
+	if ((nqn && !jstr(env, nqn, c->s1, sizeof(c->s1), "nqn")) ||
+	    !jstr(env, trtype, c->s3, sizeof(c->s3), "transport") ||
+	    !jstr(env, traddr, c->s4, sizeof(c->s4), "address") ||
+	    !jstr(env, trsvcid, c->s5, 33, "port")) {
+		call_put(c);
+		call_put(c);
+		return;
+	}
+	c->i1 = i1;
+	if (run_call(env, c) == 0)
+		call_put(c);
+}
+
+static void JNICALL n_listen(JNIEnv *env, jclass cls, jstring trtype, jstring traddr, jstring trsvcid)
+{
+	(void)cls;
+	addr_call(env, do_listen, NULL, trtype, traddr, trsvcid, 0);
+}
+
+static void JNICALL n_stop_listen(JNIEnv *env, jclass cls, jstring trtype, jstring traddr, jstring trsvcid)
+{
+	(void)cls;
+	addr_call(env, do_stop_listen, NULL, trtype, traddr, trsvcid, 0);
+}
+
+static void JNICALL n_add_listener(JNIEnv *env, jclass cls, jstring nqn, jstring trtype, jstring traddr,
+				   jstring trsvcid)
+{
+	(void)cls;
+	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 1);
+}
+
+static void JNICALL n_remove_listener(JNIEnv *env, jclass cls, jstring nqn, jstring trtype, jstring traddr,
+				      jstring trsvcid)
+{
+	(void)cls;
+	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 0);
+}
+
+static void JNICALL n_referral(JNIEnv *env, jclass cls, jboolean add, jstring trtype, jstring traddr,
+			       jstring trsvcid)
+{
+	(void)cls;
+	addr_call(env, referral_call, NULL, trtype, traddr, trsvcid, add ? 1 : 0);
+}
+
+/* ------------------------------------------------------------------ state and statistics */
+
+/*
+ * One line per live controller: cntlid, hostnqn, hostid (32 hex digits), the host address of the admin
+ * queue (trtype:traddr:trsvcid), kato (ms), I/O queue count; tab-separated. The subsystem's controller
+ * list only changes on this (the subsystem's) thread, so it is read without pausing the subsystem.
+ */
+static void do_controllers(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	struct spdk_nvmf_ctrlr *ctrlr;
+	TAILQ_FOREACH(ctrlr, &s->ctrlrs, link) {
+		char hostid[33];
+		for (int i = 0; i < 16; i++)
+			snprintf(hostid + 2 * i, 3, "%02x", ctrlr->hostid.u.raw[i]);
+		struct spdk_nvme_transport_id peer;
+		memset(&peer, 0, sizeof(peer));
+		char addr[300] = "-";
+		if (ctrlr->admin_qpair && spdk_nvmf_qpair_get_peer_trid(ctrlr->admin_qpair, &peer) == 0)
+			snprintf(addr, sizeof(addr), "%s:%s:%s", peer.trstring, peer.traddr, peer.trsvcid);
+		appendf(c, "%u\t%s\t%s\t%s\t%u\t%u\n", ctrlr->cntlid, ctrlr->hostnqn, hostid, addr,
+			ctrlr->feat.keep_alive_timer.bits.kato, spdk_bit_array_count_set(ctrlr->qpair_mask));
+	}
+	finish(c, 0, NULL);
+}
+
+static jstring JNICALL n_controllers(JNIEnv *env, jclass cls, jstring nqn)
+{
+	(void)cls;
+	struct call *c = call_new(do_controllers);
+	if (!c)
+		return NULL;
+	if (!jstr(env, nqn, c->s1, sizeof(c->s1), "nqn")) {
+		call_put(c);
+		call_put(c);
+		return NULL;
+	}
+	if (run_call(env, c) != 0)
+		return NULL;
+	return take_out(env, c);
+}
+
+/*
+ * One line per bdev: name, read ops, bytes read, write ops, bytes written, unmap ops, bytes unmapped,
+ * read latency ticks, write latency ticks, tick rate; tab-separated.
+ */
+static void next_bdev_stat(struct call *c);
+
+static void bdev_stat_done(struct spdk_bdev *bdev, struct spdk_bdev_io_stat *st, void *arg, int rc)
+{
+	struct call *c = arg;
+	if (rc == 0)
+		appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
+			PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", spdk_bdev_get_name(bdev), st->num_read_ops,
+			st->bytes_read, st->num_write_ops, st->bytes_written, st->num_unmap_ops, st->bytes_unmapped,
+			st->read_latency_ticks, st->write_latency_ticks, st->ticks_rate);
+	c->bdev_at++;
+	next_bdev_stat(c);
+}
+
+static void next_bdev_stat(struct call *c)
+{
+	if (c->bdev_at >= c->nbdevs) {
+		finish(c, 0, NULL);
+		return;
+	}
+	memset(c->stat, 0, sizeof(*c->stat));
+	spdk_bdev_get_device_stat(c->bdevs[c->bdev_at], c->stat, SPDK_BDEV_RESET_STAT_NONE, bdev_stat_done, c);
+}
+
+static void do_bdev_stats(struct call *c)
+{
+	int n = 0;
+	for (struct spdk_bdev *b = spdk_bdev_first(); b; b = spdk_bdev_next(b))
+		n++;
+	c->bdevs = calloc((size_t)n + 1, sizeof(*c->bdevs));
+	c->stat = calloc(1, sizeof(*c->stat));
+	if (!c->bdevs || !c->stat) {
+		finish(c, -ENOMEM, "out of memory");
+		return;
+	}
+	for (struct spdk_bdev *b = spdk_bdev_first(); b && c->nbdevs < n; b = spdk_bdev_next(b))
+		c->bdevs[c->nbdevs++] = b;
+	next_bdev_stat(c);
+}
+
+static void thread_stat_one(void *arg)
+{
+	struct call *c = arg;
+	struct spdk_thread_stats st;
+	if (spdk_thread_get_stats(&st) == 0) {
+		c->acc[0] += st.busy_tsc;
+		c->acc[1] += st.idle_tsc;
+	}
+}
+
+static void thread_stat_done(void *arg)
+{
+	struct call *c = arg;
+	appendf(c, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", c->acc[0], c->acc[1], spdk_get_ticks_hz());
+	finish(c, 0, NULL);
+}
+
+/* busy tsc, idle tsc, tick rate (summed over SPDK's threads) */
+static void do_thread_stats(struct call *c)
+{
+	spdk_for_each_thread(thread_stat_one, c, thread_stat_done);
+}
+
+static void pg_stat_one(struct spdk_io_channel_iter *i)
+{
+	struct call *c = spdk_io_channel_iter_get_ctx(i);
+	struct spdk_nvmf_poll_group *g = spdk_io_channel_get_ctx(spdk_io_channel_iter_get_channel(i));
+	c->acc[0] += g->stat.admin_qpairs;
+	c->acc[1] += g->stat.io_qpairs;
+	c->acc[2] += g->stat.current_admin_qpairs;
+	c->acc[3] += g->stat.current_io_qpairs;
+	c->acc[4] += g->stat.pending_bdev_io;
+	c->acc[5] += g->stat.completed_nvme_io;
+	c->acc[6] += 1;
+	spdk_for_each_channel_continue(i, 0);
+}
+
+static void pg_stat_done(struct spdk_io_channel_iter *i, int status)
+{
+	struct call *c = spdk_io_channel_iter_get_ctx(i);
+	appendf(c, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+		c->acc[6], c->acc[0], c->acc[1], c->acc[2], c->acc[3], c->acc[4], c->acc[5]);
+	finish(c, status, status ? "SPDK could not read the poll groups" : NULL);
+}
+
+/* poll groups, admin qpairs (cumulative), I/O qpairs (cumulative), current admin, current I/O,
+ * pending bdev I/O, completed NVMe I/O */
+static void do_pg_stats(struct call *c)
+{
+	spdk_for_each_channel(g_tgt, pg_stat_one, c, pg_stat_done);
+}
+
+static jstring stat_call(JNIEnv *env, call_fn fn)
+{
+	struct call *c = call_new(fn);
+	if (!c)
+		return NULL;
+	if (run_call(env, c) != 0)
+		return NULL;
+	return take_out(env, c);
+}
+
+static jstring JNICALL n_bdev_stats(JNIEnv *env, jclass cls)
+{
+	(void)cls;
+	return stat_call(env, do_bdev_stats);
+}
+
+static jstring JNICALL n_thread_stats(JNIEnv *env, jclass cls)
+{
+	(void)cls;
+	return stat_call(env, do_thread_stats);
+}
+
+static jstring JNICALL n_poll_group_stats(JNIEnv *env, jclass cls)
+{
+	(void)cls;
+	return stat_call(env, do_pg_stats);
+}
+
+static jint JNICALL n_abi_version(JNIEnv *env, jclass cls)
+{
+	(void)env;
+	(void)cls;
+	return NVMF4J_SPDK_ABI_VERSION;
+}
+
+static jstring JNICALL n_version(JNIEnv *env, jclass cls)
+{
+	(void)cls;
+	return (*env)->NewStringUTF(env, SPDK_VERSION_STRING);
+}
+
+#define S "Ljava/lang/String;"
+static const JNINativeMethod methods[] = {
+	{"abiVersion", "()I", (void *)n_abi_version},
+	{"version", "()" S, (void *)n_version},
+	{"start", "(" S S "IZI)V", (void *)n_start},
+	{"stop", "()I", (void *)n_stop},
+	{"running", "()Z", (void *)n_running},
+	{"createTransport", "(" S "[I)V", (void *)n_create_transport},
+	{"createBdev", "(" S S "JI" S S ")V", (void *)n_create_bdev},
+	{"deleteBdev", "(" S S ")V", (void *)n_delete_bdev},
+	{"resizeBdev", "(" S S "J)V", (void *)n_resize_bdev},
+	{"createSubsystem", "(" S S S "IIIZ)V", (void *)n_create_subsystem},
+	{"deleteSubsystem", "(" S ")V", (void *)n_delete_subsystem},
+	{"setAllowAnyHost", "(" S "Z)V", (void *)n_set_allow_any_host},
+	{"addHost", "(" S S ")V", (void *)n_add_host},
+	{"removeHost", "(" S S ")V", (void *)n_remove_host},
+	{"disconnectHost", "(" S S ")V", (void *)n_disconnect_host},
+	{"addNamespace", "(" S "I" S "[B[B[B)I", (void *)n_add_namespace},
+	{"removeNamespace", "(" S "I)V", (void *)n_remove_namespace},
+	{"listen", "(" S S S ")V", (void *)n_listen},
+	{"stopListen", "(" S S S ")V", (void *)n_stop_listen},
+	{"addListener", "(" S S S S ")V", (void *)n_add_listener},
+	{"removeListener", "(" S S S S ")V", (void *)n_remove_listener},
+	{"referral", "(Z" S S S ")V", (void *)n_referral},
+	{"controllers", "(" S ")" S, (void *)n_controllers},
+	{"bdevStats", "()" S, (void *)n_bdev_stats},
+	{"threadStats", "()" S, (void *)n_thread_stats},
+	{"pollGroupStats", "()" S, (void *)n_poll_group_stats},
+};
+#undef S
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
+{
+	(void)reserved;
+	JNIEnv *env;
+	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
+		return JNI_ERR;
+	jclass cls = nvmf4j_jni_checked_class(env, "nvmf4j_spdk", NATIVE_CLASS, NVMF4J_SPDK_ABI_VERSION);
+	if (!cls)
+		return JNI_ERR;
+	if ((*env)->RegisterNatives(env, cls, methods, sizeof(methods) / sizeof(methods[0])) != JNI_OK)
+		return JNI_ERR;
+	return JNI_VERSION_1_8;
+}

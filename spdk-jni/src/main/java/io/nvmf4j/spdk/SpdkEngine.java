@@ -1,0 +1,752 @@
+package io.nvmf4j.spdk;
+
+import io.nvmf4j.ControlException;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.ReferralConfig;
+import io.nvmf4j.config.SpdkConfig;
+import io.nvmf4j.config.SpdkCores;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.Namespace;
+import io.nvmf4j.engine.ConfigDocument;
+import io.nvmf4j.engine.ControllerInfo;
+import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.EngineUnavailableException;
+import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.SubsystemStats;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The {@code spdk} engine: SPDK's NVMe-oF target (TCP and RDMA transports, malloc/null/aio bdevs) inside this
+ * JVM, driven through {@link SpdkNative}. The document rules are the java engine's ({@link ConfigDocument}):
+ * every change is validated on a copy of the document first, then applied to SPDK, and the document changes
+ * only when SPDK accepted it. SPDK's refusals come back as {@link ControlException}s (400/404/409).
+ */
+public final class SpdkEngine implements Engine {
+    private static final Logger LOG = LoggerFactory.getLogger(SpdkEngine.class);
+
+    private TargetConfig config;
+    /** Listener as configured → the address SPDK listens on (port 0 resolved at bind time). */
+    private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
+    private boolean rdmaTransport;
+    private boolean closed;
+    private long lastBusy = -1;
+    private long lastIdle = -1;
+
+    private SpdkEngine(TargetConfig config) {
+        this.config = config;
+    }
+
+    /**
+     * Validates the document, fills in identities, starts SPDK and builds the document's bdevs, subsystems,
+     * listeners and referrals in it. A start that cannot succeed (SPDK unavailable, no hugepages, a core this
+     * process may not use, no RDMA device for an rdma listener, SPDK refusing) throws
+     * {@link EngineUnavailableException} with one message; SPDK is stopped again when it had started.
+     */
+    public static SpdkEngine start(TargetConfig config) throws IOException {
+        ConfigValidator.validate(config);
+        if (!Engines.SPDK.equals(config.engine)) {
+            throw new IllegalArgumentException("the document names engine " + config.engine + ", not spdk");
+        }
+        String cause = SpdkNative.unavailabilityCause();
+        if (cause != null) {
+            throw new EngineUnavailableException("engine spdk cannot run here: " + cause);
+        }
+        preflight(config);
+        ConfigStore.assignIdentities(config);
+        SpdkConfig s = config.spdk;
+        String mask = SpdkCores.toMask(SpdkCores.parse(s.coreMask));
+        try {
+            SpdkNative.start("nvmf4j", mask, s.memSizeMb, !s.hugepages, s.callTimeoutMs);
+        } catch (SpdkException e) {
+            throw new EngineUnavailableException("engine spdk: " + e.getMessage());
+        }
+        SpdkEngine engine = new SpdkEngine(config);
+        try {
+            engine.open();
+        } catch (SpdkException | ControlException e) {
+            engine.close();
+            throw new EngineUnavailableException("engine spdk: " + e.getMessage());
+        } catch (RuntimeException e) {
+            engine.close();
+            throw e;
+        }
+        LOG.info("spdk engine up ({}, cores {}, {} MiB {}): {} subsystem(s), {} bdev(s)", SpdkNative.version(), mask,
+            s.memSizeMb, s.hugepages ? "hugepages" : "ordinary memory (no-huge)", config.subsystems.size(),
+            config.bdevs.size());
+        return engine;
+    }
+
+    /** The checks that give one clear message before SPDK would fail with many. */
+    static void preflight(TargetConfig config) {
+        SpdkConfig s = config.spdk;
+        BitSet cores = SpdkCores.parse(s.coreMask);
+        BitSet allowed = allowedCpus();
+        if (allowed != null) {
+            BitSet outside = (BitSet) cores.clone();
+            outside.andNot(allowed);
+            if (!outside.isEmpty()) {
+                throw new EngineUnavailableException("engine spdk: spdk.coreMask " + s.coreMask + " names core(s) "
+                    + outside + " that this process may not run on (allowed: " + allowed + ")");
+            }
+        }
+        if (s.hugepages) {
+            long freeMb = hugepagesFreeMb();
+            if (freeMb < s.memSizeMb) {
+                throw new EngineUnavailableException("engine spdk: spdk.memSizeMb is " + s.memSizeMb + " MiB of "
+                    + "hugepages but " + freeMb + " MiB are free: reserve them (echo "
+                    + ((s.memSizeMb + 1) / 2 + 64) + " > /proc/sys/vm/nr_hugepages; hugetlbfs mounted, e.g. on "
+                    + "/dev/hugepages) or set \"spdk\": {\"hugepages\": false}");
+            }
+            if (!hugetlbfsMounted()) {
+                throw new EngineUnavailableException("engine spdk: hugepages are reserved but no hugetlbfs is mounted "
+                    + "(mount -t hugetlbfs nodev /dev/hugepages), or set \"spdk\": {\"hugepages\": false}");
+            }
+        }
+        for (SubsystemConfig sc : config.subsystems) {
+            for (ListenerConfig l : sc.listeners) {
+                if ("rdma".equals(l.transport) && !rdmaDevicePresent()) {
+                    throw new EngineUnavailableException("engine spdk: listener " + l + " of " + sc.nqn
+                        + " needs an RDMA device and this machine has none (/sys/class/infiniband is empty)");
+                }
+            }
+        }
+    }
+
+    private static BitSet allowedCpus() {
+        try {
+            for (String line : Files.readAllLines(Paths.get("/proc/self/status"))) {
+                if (line.startsWith("Cpus_allowed_list:")) {
+                    return SpdkCores.parse("[" + line.substring(line.indexOf(':') + 1).trim() + "]");
+                }
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            LOG.debug("cannot read the allowed CPUs: {}", e.toString());
+        }
+        return null;
+    }
+
+    private static long hugepagesFreeMb() {
+        long free = 0;
+        long sizeKb = 2048;
+        try {
+            for (String line : Files.readAllLines(Paths.get("/proc/meminfo"))) {
+                String[] f = line.split("\\s+");
+                if (line.startsWith("HugePages_Free:")) {
+                    free = Long.parseLong(f[1]);
+                } else if (line.startsWith("Hugepagesize:")) {
+                    sizeKb = Long.parseLong(f[1]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+        return free * sizeKb / 1024;
+    }
+
+    private static boolean hugetlbfsMounted() {
+        try {
+            return Files.readAllLines(Paths.get("/proc/mounts")).stream().anyMatch(l -> l.split(" ").length > 2
+                && l.split(" ")[2].equals("hugetlbfs"));
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    static boolean rdmaDevicePresent() {
+        Path ib = Paths.get("/sys/class/infiniband");
+        try (var s = Files.list(ib)) {
+            return s.findAny().isPresent();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private void open() throws IOException {
+        createTransport("tcp");
+        for (BdevConfig b : config.bdevs) {
+            createBdev(b);
+        }
+        for (SubsystemConfig s : config.subsystems) {
+            buildSubsystem(s);
+        }
+        for (ReferralConfig r : config.referrals) {
+            SpdkNative.referral(true, trtype(r.transport), r.address, Integer.toString(r.port));
+        }
+    }
+
+    // ------------------------------------------------------------------ SPDK steps
+
+    private static String trtype(String transport) {
+        return transport.toUpperCase(Locale.ROOT);
+    }
+
+    private void createTransport(String transport) {
+        if ("rdma".equals(transport)) {
+            if (rdmaTransport) {
+                return;
+            }
+            if (!rdmaDevicePresent()) {
+                throw ControlException.conflict("an rdma listener needs an RDMA device and this machine has none "
+                    + "(/sys/class/infiniband is empty)");
+            }
+            var r = config.rdma;
+            SpdkNative.createTransport("RDMA", new int[] {r.maxQueueDepth, r.maxIoQueues, r.inCapsuleDataSize,
+                r.mdtsBytes, 0, config.spdk.sharedBuffers, -1});
+            rdmaTransport = true;
+        } else {
+            var t = config.tcp;
+            SpdkNative.createTransport("TCP", new int[] {t.maxQueueDepth, t.maxIoQueues, t.inCapsuleDataSize,
+                t.mdtsBytes, 0, config.spdk.sharedBuffers, -1});
+        }
+    }
+
+    private static void createBdev(BdevConfig b) throws IOException {
+        if ("file".equals(b.type)) {
+            Path p = Paths.get(b.path);
+            if (!Files.exists(p)) {
+                throw ControlException.invalid("bdev " + b.name + ": " + b.path + " does not exist");
+            }
+            long want = b.numBlocks * b.blockSize;
+            if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) < want) {
+                try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+                    f.setLength(want);
+                }
+            }
+        }
+        SpdkNative.createBdev(b.type, b.name, b.numBlocks, "file".equals(b.type) ? 0 : b.blockSize,
+            "file".equals(b.type) ? b.path : null, null);
+    }
+
+    private void buildSubsystem(SubsystemConfig s) {
+        SpdkNative.createSubsystem(s.nqn, s.serial, s.model, s.maxNamespaces, s.minCntlid, s.maxCntlid,
+            s.allowAnyHost);
+        for (String h : s.hosts) {
+            SpdkNative.addHost(s.nqn, h);
+        }
+        for (NamespaceConfig n : s.namespaces) {
+            addNamespaceToSpdk(s.nqn, n);
+        }
+        for (ListenerConfig l : s.listeners) {
+            bind(l);
+            SpdkNative.addListener(s.nqn, trtype(l.transport), l.address, Integer.toString(bound.get(l).getPort()));
+        }
+    }
+
+    private static void addNamespaceToSpdk(String nqn, NamespaceConfig n) {
+        HexFormat hex = HexFormat.of();
+        byte[] uuid = null;
+        if (n.uuid != null) {
+            UUID u = UUID.fromString(n.uuid);
+            uuid = new byte[16];
+            for (int i = 0; i < 8; i++) {
+                uuid[i] = (byte) (u.getMostSignificantBits() >>> (56 - 8 * i));
+                uuid[8 + i] = (byte) (u.getLeastSignificantBits() >>> (56 - 8 * i));
+            }
+        }
+        SpdkNative.addNamespace(nqn, n.nsid, n.bdev, n.nguid == null ? null : hex.parseHex(n.nguid), uuid,
+            n.eui64 == null ? null : hex.parseHex(n.eui64));
+    }
+
+    /** Makes SPDK listen on {@code l} unless it already does (port 0: a free port picked now). */
+    private void bind(ListenerConfig l) {
+        if (bound.containsKey(l)) {
+            return;
+        }
+        createTransport(l.transport);
+        int port = l.port;
+        if (port == 0) {
+            port = freePort(l.address);
+        } else if ("tcp".equals(l.transport)) {
+            probePort(l.address, port);
+        }
+        try {
+            SpdkNative.listen(trtype(l.transport), l.address, Integer.toString(port));
+        } catch (SpdkException e) {
+            throw ControlException.conflict("cannot listen on " + l + ": " + e.getMessage());
+        }
+        bound.put(l, new InetSocketAddress(l.address, port));
+    }
+
+    /** Conflict when a TCP port is taken (SPDK's own message for that is a generic failure). */
+    private static void probePort(String address, int port) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(InetAddress.getByName(address), port));
+        } catch (IOException e) {
+            throw ControlException.conflict("cannot listen on " + address + ":" + port + ": " + e.getMessage());
+        }
+    }
+
+    private static int freePort(String address) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(InetAddress.getByName(address), 0));
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw ControlException.conflict("cannot find a free port on " + address + ": " + e.getMessage());
+        }
+    }
+
+    private void unbindIfUnused(ListenerConfig l) {
+        for (SubsystemConfig s : config.subsystems) {
+            if (s.listeners.contains(l)) {
+                return;
+            }
+        }
+        InetSocketAddress a = bound.remove(l);
+        if (a != null) {
+            try {
+                SpdkNative.stopListen(trtype(l.transport), l.address, Integer.toString(a.getPort()));
+            } catch (SpdkException e) {
+                LOG.warn("stop listening on {}: {}", l, e.getMessage());
+            }
+        }
+    }
+
+    private String port(ListenerConfig l) {
+        InetSocketAddress a = bound.get(l);
+        return Integer.toString(a != null ? a.getPort() : l.port);
+    }
+
+    /** SPDK's refusal as the API's status: unknown → 404, exists/busy → 409, anything else → 400. */
+    static ControlException mapped(SpdkException e) {
+        return switch (e.errno()) {
+            case 2, 19 -> ControlException.notFound(e.getMessage());         // ENOENT, ENODEV
+            case 17, 16, 98, 114, 11 -> ControlException.conflict(e.getMessage()); // EEXIST, EBUSY, EADDRINUSE, EALREADY, EAGAIN
+            default -> ControlException.invalid(e.getMessage());
+        };
+    }
+
+    // ------------------------------------------------------------------ Engine
+
+    @Override
+    public String name() {
+        return Engines.SPDK;
+    }
+
+    @Override
+    public synchronized TargetConfig configSnapshot() {
+        return ConfigDocument.copy(config);
+    }
+
+    @Override
+    public synchronized BdevConfig addBdev(BdevConfig b) {
+        if (b != null && b.name != null && config.bdev(b.name) != null) {
+            throw ControlException.conflict("bdev " + b.name + " already exists");
+        }
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> c.bdevs.add(b));
+        try {
+            createBdev(b);
+        } catch (SpdkException e) {
+            throw ControlException.invalid(e.getMessage());
+        } catch (IOException e) {
+            throw ControlException.invalid("bdev " + b.name + ": " + e.getMessage());
+        }
+        config = next;
+        return next.bdev(b.name);
+    }
+
+    @Override
+    public synchronized void removeBdev(String name) {
+        BdevConfig b = config.bdev(name);
+        if (b == null) {
+            throw ControlException.notFound("no bdev " + name);
+        }
+        ConfigDocument.checkBdevUnused(config, name);
+        try {
+            SpdkNative.deleteBdev(b.type, name);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        config.bdevs.removeIf(x -> name.equals(x.name));
+    }
+
+    @Override
+    public synchronized void growBdev(String name, long numBlocks) {
+        BdevConfig b = config.bdev(name);
+        if (b == null) {
+            throw ControlException.notFound("no bdev " + name);
+        }
+        if ("malloc".equals(b.type)) {
+            throw ControlException.invalid("the spdk engine cannot grow malloc bdev " + name
+                + " (SPDK's malloc bdev has a fixed size)");
+        }
+        long current = b.numBlocks;
+        try {
+            if ("file".equals(b.type)) {
+                Path p = Paths.get(b.path);
+                current = Files.size(p) / b.blockSize;
+                if (numBlocks <= current) {
+                    throw ControlException.invalid("numBlocks: " + numBlocks + " does not grow bdev " + name + " ("
+                        + current + " blocks); shrinking would lose data");
+                }
+                if (!Files.isRegularFile(p)) {
+                    throw ControlException.invalid("bdev " + name + ": " + b.path + " is not a regular file; grow "
+                        + "the device itself, SPDK rescans it");
+                }
+                try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+                    f.setLength(numBlocks * b.blockSize);
+                }
+            } else if (numBlocks <= current) {
+                throw ControlException.invalid("numBlocks: " + numBlocks + " does not grow bdev " + name + " ("
+                    + current + " blocks); shrinking would lose data");
+            }
+            SpdkNative.resizeBdev(b.type, name, numBlocks);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        } catch (IOException e) {
+            throw ControlException.invalid("bdev " + name + ": " + e.getMessage());
+        }
+        b.numBlocks = numBlocks;
+    }
+
+    @Override
+    public synchronized SubsystemConfig addSubsystem(SubsystemConfig s) {
+        if (s != null && s.nqn != null && config.subsystems.stream().anyMatch(x -> x.nqn.equals(s.nqn))) {
+            throw ControlException.conflict("subsystem " + s.nqn + " already exists");
+        }
+        if (s != null && s.namespaces != null) {
+            for (NamespaceConfig n : s.namespaces) {
+                if (n != null) {
+                    ConfigDocument.checkBdevFree(config, n.bdev);
+                }
+            }
+        }
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> c.subsystems.add(s));
+        SubsystemConfig added = next.subsystems.get(next.subsystems.size() - 1);
+        List<ListenerConfig> before = new ArrayList<>(bound.keySet());
+        try {
+            buildSubsystem(added);
+        } catch (SpdkException | ControlException e) {
+            try {
+                SpdkNative.deleteSubsystem(added.nqn);
+            } catch (SpdkException ignored) {
+                // it may not have been created at all
+            }
+            for (ListenerConfig l : new ArrayList<>(bound.keySet())) {
+                if (!before.contains(l)) {
+                    unbindIfUnused(l);
+                }
+            }
+            throw e instanceof SpdkException se ? mapped(se) : (ControlException) e;
+        }
+        config = next;
+        return added;
+    }
+
+    @Override
+    public synchronized void removeSubsystem(String nqn) {
+        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        try {
+            SpdkNative.deleteSubsystem(nqn);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        config.subsystems.remove(sc);
+        for (ListenerConfig l : sc.listeners) {
+            unbindIfUnused(l);
+        }
+    }
+
+    @Override
+    public synchronized void setAllowAnyHost(String nqn, boolean allow) {
+        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        try {
+            SpdkNative.setAllowAnyHost(nqn, allow);
+            sc.allowAnyHost = allow;
+            if (!allow) {
+                for (ControllerInfo c : controllers(nqn)) {
+                    if (!sc.hosts.contains(c.hostnqn())) {
+                        SpdkNative.disconnectHost(nqn, c.hostnqn());
+                    }
+                }
+            }
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+    }
+
+    @Override
+    public synchronized NamespaceConfig addNamespace(String nqn, NamespaceConfig n) {
+        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        if (n == null) {
+            throw ControlException.invalid("namespace: missing");
+        }
+        ConfigDocument.assignNsid(sc, n);
+        ConfigDocument.checkBdevFree(config, n.bdev);
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).namespaces.add(n));
+        NamespaceConfig added = ConfigDocument.namespace(ConfigDocument.subsystem(next, nqn), n.nsid);
+        try {
+            addNamespaceToSpdk(nqn, added);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        config = next;
+        return added;
+    }
+
+    @Override
+    public synchronized void removeNamespace(String nqn, int nsid) {
+        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        if (ConfigDocument.namespace(sc, nsid) == null) {
+            throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
+        }
+        try {
+            SpdkNative.removeNamespace(nqn, nsid);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        sc.namespaces.removeIf(x -> x.nsid == nsid);
+    }
+
+    @Override
+    public synchronized void addHost(String nqn, String hostnqn) {
+        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        if (sc.hosts.contains(hostnqn)) {
+            throw ControlException.conflict("host " + hostnqn + " is already allowed on " + nqn);
+        }
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).hosts.add(hostnqn));
+        try {
+            SpdkNative.addHost(nqn, hostnqn);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        config = next;
+    }
+
+    @Override
+    public synchronized void removeHost(String nqn, String hostnqn) {
+        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        if (!sc.hosts.contains(hostnqn)) {
+            throw ControlException.notFound("host " + hostnqn + " is not in the list of " + nqn);
+        }
+        try {
+            SpdkNative.removeHost(nqn, hostnqn);
+            if (!sc.allowAnyHost) {
+                SpdkNative.disconnectHost(nqn, hostnqn);
+            }
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        sc.hosts.remove(hostnqn);
+    }
+
+    @Override
+    public synchronized void addListener(String nqn, ListenerConfig l) {
+        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        if (l != null && sc.listeners.contains(l)) {
+            throw ControlException.conflict("subsystem " + nqn + " already listens on " + l);
+        }
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).listeners.add(l));
+        boolean wasBound = bound.containsKey(l);
+        try {
+            bind(l);
+            SpdkNative.addListener(nqn, trtype(l.transport), l.address, port(l));
+        } catch (SpdkException | ControlException e) {
+            if (!wasBound) {
+                InetSocketAddress a = bound.remove(l);
+                if (a != null) {
+                    try {
+                        SpdkNative.stopListen(trtype(l.transport), l.address, Integer.toString(a.getPort()));
+                    } catch (SpdkException ignored) {
+                        // nothing was listening
+                    }
+                }
+            }
+            throw e instanceof SpdkException se ? mapped(se) : (ControlException) e;
+        }
+        config = next;
+    }
+
+    @Override
+    public synchronized void removeListener(String nqn, ListenerConfig l) {
+        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        if (!sc.listeners.contains(l)) {
+            throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
+        }
+        try {
+            SpdkNative.removeListener(nqn, trtype(l.transport), l.address, port(l));
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        sc.listeners.remove(l);
+        unbindIfUnused(l);
+    }
+
+    @Override
+    public synchronized void probeListener(ListenerConfig l) {
+        if (bound.containsKey(l)) {
+            return;
+        }
+        if ("rdma".equals(l.transport)) {
+            if (!rdmaDevicePresent()) {
+                throw ControlException.conflict("listener " + l + " needs an RDMA device and this machine has none");
+            }
+            return;
+        }
+        if (l.port != 0) {
+            probePort(l.address, l.port);
+        }
+    }
+
+    @Override
+    public synchronized Map<ListenerConfig, InetSocketAddress> listeners() {
+        return new LinkedHashMap<>(bound);
+    }
+
+    @Override
+    public synchronized void addReferral(ReferralConfig r) {
+        if (config.referrals.contains(r)) {
+            throw ControlException.conflict("referral " + r + " already exists");
+        }
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> c.referrals.add(r));
+        try {
+            SpdkNative.referral(true, trtype(r.transport), r.address, Integer.toString(r.port));
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        config = next;
+    }
+
+    @Override
+    public synchronized void removeReferral(ReferralConfig r) {
+        if (!config.referrals.contains(r)) {
+            throw ControlException.notFound("no referral " + r);
+        }
+        try {
+            SpdkNative.referral(false, trtype(r.transport), r.address, Integer.toString(r.port));
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        config.referrals.remove(r);
+    }
+
+    @Override
+    public synchronized void setStartupSettings(TargetConfig from) {
+        config = ConfigDocument.withStartupSettings(config, from);
+    }
+
+    @Override
+    public synchronized List<ControllerInfo> controllers(String nqn) {
+        boolean discovery = "nqn.2014-08.org.nvmexpress.discovery".equals(nqn);
+        if (!discovery) {
+            ConfigDocument.subsystem(config, nqn);
+        }
+        String text;
+        try {
+            text = SpdkNative.controllers(nqn);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        List<ControllerInfo> out = new ArrayList<>();
+        HexFormat hex = HexFormat.of();
+        for (String line : text.split("\n")) {
+            if (line.isEmpty()) {
+                continue;
+            }
+            String[] f = line.split("\t", -1);
+            String address = hostAddress(f[3]);
+            int ioQueues = Integer.parseInt(f[5]);
+            List<ControllerInfo.Queue> queues = new ArrayList<>();
+            queues.add(new ControllerInfo.Queue(0, address));
+            for (int q = 1; q <= ioQueues; q++) {
+                queues.add(new ControllerInfo.Queue(q, address));
+            }
+            out.add(new ControllerInfo(Integer.parseInt(f[0]), f[1], hex.parseHex(f[2]), address,
+                Integer.parseInt(f[4]), List.copyOf(queues)));
+        }
+        return out;
+    }
+
+    /** SPDK's {@code TCP:10.0.0.1:45678} as the java engine prints a peer ({@code 10.0.0.1:45678}). */
+    private static String hostAddress(String trid) {
+        int colon = trid.indexOf(':');
+        return colon < 0 ? trid : trid.substring(colon + 1);
+    }
+
+    @Override
+    public synchronized List<SubsystemStats> subsystemStats() {
+        List<SubsystemStats> out = new ArrayList<>();
+        List<String> nqns = new ArrayList<>();
+        nqns.add("nqn.2014-08.org.nvmexpress.discovery");
+        config.subsystems.forEach(s -> nqns.add(s.nqn));
+        for (String nqn : nqns) {
+            List<ControllerInfo> ctrls = controllers(nqn);
+            int queues = ctrls.stream().mapToInt(c -> c.queues().size()).sum();
+            int namespaces = nqn.equals(nqns.get(0)) ? 0
+                : ConfigDocument.subsystem(config, nqn).namespaces.size();
+            out.add(new SubsystemStats(nqn, ctrls.size(), queues, namespaces));
+        }
+        return out;
+    }
+
+    @Override
+    public synchronized double busyRatio() {
+        String[] f = SpdkNative.threadStats().trim().split("\t");
+        long busy = Long.parseLong(f[0]);
+        long idle = Long.parseLong(f[1]);
+        double ratio = 0;
+        if (lastBusy >= 0) {
+            long db = busy - lastBusy;
+            long di = idle - lastIdle;
+            ratio = db + di <= 0 ? 0 : (double) db / (db + di);
+        }
+        lastBusy = busy;
+        lastIdle = idle;
+        return ratio;
+    }
+
+    @Override
+    public String subsystemOf(Namespace ns) {
+        return null; // no per-I/O observer: SPDK's I/O statistics are read by bdevIoStats()
+    }
+
+    /** SPDK's per-bdev I/O statistics, by bdev name. */
+    public synchronized Map<String, BdevIoStat> bdevIoStats() {
+        Map<String, BdevIoStat> out = new LinkedHashMap<>();
+        for (String line : SpdkNative.bdevStats().split("\n")) {
+            if (!line.isEmpty()) {
+                BdevIoStat s = BdevIoStat.parse(line);
+                out.put(s.name(), s);
+            }
+        }
+        return out;
+    }
+
+    /** SPDK's poll-group statistics, summed over the poll groups. */
+    public synchronized PollGroupStat pollGroupStat() {
+        return PollGroupStat.parse(SpdkNative.pollGroupStats().trim());
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        int rc = SpdkNative.stop();
+        LOG.info("spdk engine stopped (SPDK's exit status {})", rc);
+    }
+}

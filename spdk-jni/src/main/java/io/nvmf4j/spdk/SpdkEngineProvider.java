@@ -1,0 +1,27 @@
+package io.nvmf4j.spdk;
+
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.EngineProvider;
+import io.nvmf4j.engine.Engines;
+
+import java.io.IOException;
+
+/** Registers the spdk engine with {@link Engines} (META-INF/services). */
+public final class SpdkEngineProvider implements EngineProvider {
+    @Override
+    public String name() {
+        return Engines.SPDK;
+    }
+
+    @Override
+    public String unavailabilityCause() {
+        return SpdkNative.unavailabilityCause();
+    }
+
+    @Override
+    public Engine start(TargetConfig config, IoObserver observer) throws IOException {
+        return SpdkEngine.start(config);
+    }
+}

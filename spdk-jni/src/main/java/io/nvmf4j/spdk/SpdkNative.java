@@ -1,0 +1,128 @@
+package io.nvmf4j.spdk;
+
+import io.nvmf4j.rdma.NativeLibraryLoader;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The JNI binding of libnvmf4j_spdk ({@code src/main/c/nvmf4j_spdk.c}). Every call but {@link #abiVersion},
+ * {@link #version} and {@link #running} runs on SPDK's app thread and throws {@link SpdkException} when SPDK
+ * refuses it. SPDK starts once per process ({@link #start}); DPDK cannot initialise again after
+ * {@link #stop}.
+ */
+final class SpdkNative {
+    /** Must equal {@code NVMF4J_SPDK_ABI_VERSION} in {@code nvmf4j_spdk.c}; JNI_OnLoad checks it. */
+    static final int ABI_VERSION = 1;
+    static final String NAME = "nvmf4j_spdk";
+    /** Written by build-native.sh instead of the library when no SPDK was found to build against. */
+    static final String UNAVAILABLE_RESOURCE = "META-INF/native/" + NAME + ".unavailable";
+
+    private static final String UNAVAILABILITY = loadLibrary();
+
+    private SpdkNative() {
+    }
+
+    /** Null when the library loaded, else why not (one line). */
+    static String unavailabilityCause() {
+        return UNAVAILABILITY;
+    }
+
+    static boolean isAvailable() {
+        return UNAVAILABILITY == null;
+    }
+
+    private static String loadLibrary() {
+        try (InputStream in = SpdkNative.class.getClassLoader().getResourceAsStream(UNAVAILABLE_RESOURCE)) {
+            if (in != null) {
+                return "libnvmf4j_spdk was built without SPDK: "
+                    + new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+            }
+        } catch (IOException e) {
+            return "cannot read " + UNAVAILABLE_RESOURCE + ": " + e.getMessage();
+        }
+        return NativeLibraryLoader.loadOrExplain(NAME, SpdkNative.class, SpdkNative::abiVersion, ABI_VERSION);
+    }
+
+    static native int abiVersion();
+
+    /** SPDK's version string ({@code SPDK v26.05}). */
+    static native String version();
+
+    /**
+     * Starts SPDK's environment and reactors on {@code coreMask}, with {@code memSizeMb} of memory (in ordinary
+     * pages when {@code noHuge}); returns once the NVMe-oF target exists. Control calls that SPDK does not
+     * finish within {@code callTimeoutMs} fail with ETIMEDOUT.
+     */
+    static native void start(String name, String coreMask, int memSizeMb, boolean noHuge, int callTimeoutMs);
+
+    /** Shuts SPDK down (subsystems, bdevs, environment) and waits for it; returns spdk_app_start's status. */
+    static native int stop();
+
+    static native boolean running();
+
+    /**
+     * Creates transport {@code type} ({@code TCP}, {@code RDMA}) unless it exists. {@code opts}: max queue
+     * depth, max I/O queues, in-capsule data size, max I/O size, I/O unit size, shared buffers, buffer cache
+     * size; a negative (or, where 0 is meaningless, 0) entry keeps SPDK's default.
+     */
+    static native void createTransport(String type, int[] opts);
+
+    /** {@code type}: malloc, null or file (SPDK's aio bdev on {@code path}; blockSize 0: the file's). */
+    static native void createBdev(String type, String name, long numBlocks, int blockSize, String path, String uuid);
+
+    static native void deleteBdev(String type, String name);
+
+    /** null: resize to numBlocks (whole MiB); file: rescan the file's size. */
+    static native void resizeBdev(String type, String name, long numBlocks);
+
+    static native void createSubsystem(String nqn, String serial, String model, int maxNamespaces, int minCntlid,
+                                       int maxCntlid, boolean allowAnyHost);
+
+    static native void deleteSubsystem(String nqn);
+
+    static native void setAllowAnyHost(String nqn, boolean allow);
+
+    static native void addHost(String nqn, String hostnqn);
+
+    /** Removes a host from the allow-list (its controllers stay: {@link #disconnectHost} ends them). */
+    static native void removeHost(String nqn, String hostnqn);
+
+    static native void disconnectHost(String nqn, String hostnqn);
+
+    /** Pauses the subsystem, adds the namespace, resumes (hosts get the changed-namespace AEN); the nsid. */
+    static native int addNamespace(String nqn, int nsid, String bdev, byte[] nguid, byte[] uuid, byte[] eui64);
+
+    static native void removeNamespace(String nqn, int nsid);
+
+    /** The target listens on an address ({@code trtype}: TCP or RDMA). */
+    static native void listen(String trtype, String traddr, String trsvcid);
+
+    static native void stopListen(String trtype, String traddr, String trsvcid);
+
+    static native void addListener(String nqn, String trtype, String traddr, String trsvcid);
+
+    /** Removes a listener from a subsystem and disconnects the hosts connected through it. */
+    static native void removeListener(String nqn, String trtype, String traddr, String trsvcid);
+
+    static native void referral(boolean add, String trtype, String traddr, String trsvcid);
+
+    /** Lines of cntlid, hostnqn, hostid (hex), admin-queue host address, kato ms, I/O queues (tab-separated). */
+    static native String controllers(String nqn);
+
+    /**
+     * Lines of bdev name, read ops, bytes read, write ops, bytes written, unmap ops, bytes unmapped, read latency
+     * ticks, write latency ticks, tick rate.
+     */
+    static native String bdevStats();
+
+    /** One line: busy ticks, idle ticks (summed over SPDK's threads), tick rate. */
+    static native String threadStats();
+
+    /**
+     * One line: poll groups, admin queues (cumulative), I/O queues (cumulative), admin queues now, I/O queues
+     * now, pending bdev I/O, completed NVMe I/O.
+     */
+    static native String pollGroupStats();
+}
