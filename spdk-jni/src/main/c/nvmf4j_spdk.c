@@ -1178,7 +1178,9 @@ static void do_controllers(struct call *c)
 		if (ctrlr->admin_qpair && spdk_nvmf_qpair_get_peer_trid(ctrlr->admin_qpair, &peer) == 0)
 			snprintf(addr, sizeof(addr), "%s:%s:%s", peer.trstring, peer.traddr, peer.trsvcid);
 		appendf(c, "%u\t%s\t%s\t%s\t%u\t%u\n", ctrlr->cntlid, ctrlr->hostnqn, hostid, addr,
-			ctrlr->feat.keep_alive_timer.bits.kato, spdk_bit_array_count_set(ctrlr->qpair_mask));
+			ctrlr->feat.keep_alive_timer.bits.kato,
+			/* qpair_mask counts the admin queue (qid 0) too */
+			spdk_bit_array_count_set(ctrlr->qpair_mask) - (spdk_bit_array_get(ctrlr->qpair_mask, 0) ? 1 : 0));
 	}
 	finish(c, 0, NULL);
 }

@@ -49,6 +49,20 @@ public final class MetricNames {
      */
     public static final String POLLGROUP_ALLOCATED_BYTES = "nvmf.pollgroup.allocated.bytes";
 
+    /**
+     * {@code nvmf_spdk_io_latency_seconds_total{subsystem,nsid,op="read|write"}}: the spdk engine's sum of bdev
+     * I/O latencies (SPDK keeps sums, not a histogram); mean = its rate / the commands' rate.
+     */
+    public static final String SPDK_IO_LATENCY = "nvmf.spdk.io.latency.seconds";
+    /** {@code nvmf_spdk_pollgroup_queues{queue="admin|io"}}: queues on SPDK's poll groups now (gauge). */
+    public static final String SPDK_POLLGROUP_QUEUES = "nvmf.spdk.pollgroup.queues";
+    /** {@code nvmf_spdk_pollgroup_pending_bdev_io}: bdev I/Os SPDK's poll groups are waiting for (gauge). */
+    public static final String SPDK_POLLGROUP_PENDING_BDEV_IO = "nvmf.spdk.pollgroup.pending.bdev.io";
+    /** {@code nvmf_spdk_pollgroup_completed_io_total}: NVMe I/O commands SPDK's poll groups completed. */
+    public static final String SPDK_POLLGROUP_COMPLETED_IO = "nvmf.spdk.pollgroup.completed.io";
+    /** {@code nvmf_spdk_pollgroups}: SPDK's NVMe-oF poll groups, one per reactor (gauge). */
+    public static final String SPDK_POLLGROUPS = "nvmf.spdk.pollgroups";
+
     public static final String TAG_SUBSYSTEM = "subsystem";
     public static final String TAG_NSID = "nsid";
     public static final String TAG_OP = "op";

@@ -19,6 +19,7 @@ import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.SubsystemStats;
+import io.nvmf4j.spdk.SpdkEngine;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,7 +50,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * (open), {@code nvmf_transport_queues_connected_total{queue=admin|io}}, {@code nvmf_transport_errors_total{fes}},
  * {@code nvmf_transport_connect_timeouts_total}.
  * Engine: {@code nvmf_pollgroup_busy_ratio}. JVM: memory, GC, threads, class loading, CPU, uptime. See
- * {@link MetricNames}.
+ * {@link MetricNames}. With the spdk engine the per-namespace counts and queue counts come from SPDK's own
+ * statistics instead ({@link SpdkMeters}); docs/metrics.md lists which meters each engine has.
  *
  * <h2>Latency: histogram buckets, quantiles in Prometheus</h2>
  * The latency timers publish a <em>percentile histogram</em> (cumulative {@code _bucket{le=...}} series,
@@ -99,6 +101,8 @@ public final class Metrics implements AutoCloseable {
     private final MultiGauge queues;
     private final MultiGauge namespaces;
     private volatile Engine target;
+    /** The spdk engine's meters (null with the java engine). */
+    private volatile SpdkMeters spdk;
 
     public Metrics() {
         this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
@@ -142,9 +146,20 @@ public final class Metrics implements AutoCloseable {
     /** Attaches the started target: gauges read it at each scrape, namespaces resolve to their subsystem. */
     public void bind(Engine target) {
         this.target = target;
-        Gauge.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, Metrics::pollThreadAllocatedBytes)
-            .description("heap bytes allocated by the poll-group threads since they started")
-            .baseUnit("bytes").register(registry);
+        if (target instanceof SpdkEngine s) {
+            // SPDK counts its own data path: no observer events arrive, so the observer's meters would only
+            // ever read 0; SPDK's statistics take their place (see SpdkMeters)
+            synchronized (cacheLock) {
+                byTransport.values().forEach(TransportMeters::remove);
+                byTransport.clear();
+                unknownNamespace.remove();
+            }
+            spdk = new SpdkMeters(registry, s);
+        } else {
+            Gauge.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, Metrics::pollThreadAllocatedBytes)
+                .description("heap bytes allocated by the poll-group threads since they started")
+                .baseUnit("bytes").register(registry);
+        }
         Gauge.builder(MetricNames.POLLGROUP_BUSY_RATIO, target, Engine::busyRatio)
             .description("share of poll-group time spent working (not idle) since the previous scrape")
             .strongReference(true).register(registry);
@@ -176,6 +191,10 @@ public final class Metrics implements AutoCloseable {
             return;
         }
         List<SubsystemStats> stats = t.subsystemStats();
+        SpdkMeters sm = spdk;
+        if (sm != null) {
+            sm.refresh();
+        }
         synchronized (this) {
             List<MultiGauge.Row<?>> c = new ArrayList<>();
             List<MultiGauge.Row<?>> q = new ArrayList<>();

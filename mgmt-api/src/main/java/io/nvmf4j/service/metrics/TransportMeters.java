@@ -39,6 +39,20 @@ final class TransportMeters {
             .tags(tags).tag(MetricNames.TAG_QUEUE, kind).register(registry);
     }
 
+    /** Unregisters every meter of this transport. */
+    synchronized void remove() {
+        registry.find(MetricNames.TRANSPORT_CONNECTIONS).tags(tags).meters().forEach(registry::remove);
+        registry.remove(adminQueues);
+        registry.remove(ioQueues);
+        registry.remove(connectTimeouts);
+        for (int i = 0; i < FES_TABLE; i++) {
+            Counter c = errorsByFes.get(i);
+            if (c != null) {
+                registry.remove(c);
+            }
+        }
+    }
+
     void opened() {
         open.incrementAndGet();
     }
