@@ -45,13 +45,20 @@ if [ -z "$tarball" ]; then
     done
   done
 fi
+cache=${NVMF4J_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvmf4j}
 if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
-  echo "spdk-build: no SPDK: SPDK_DIR is unset and no vendored tarball (shared/vendor/spdk/spdk-*.tar.xz next to the checkout, or SPDK_TARBALL)" >&2
+  # no source here, but this machine may have built one before (another checkout): use the newest
+  prev=$(ls -td "$cache"/spdk-*/.nvmf4j-built 2>/dev/null | head -1 || true)
+  if [ -n "$prev" ] && check_tree "$(dirname "$prev")/tree" 2>/dev/null; then
+    echo "spdk-build: no vendored tarball beside this checkout; using the SPDK this machine built before" >&2
+    echo "$(dirname "$prev")/tree"
+    exit 0
+  fi
+  echo "spdk-build: no SPDK: SPDK_DIR is unset and no vendored tarball (shared/vendor/spdk/spdk-*.tar.xz beside the checkout or a parent, or SPDK_TARBALL)" >&2
   exit 3
 fi
 
 sum=$(sha256sum "$tarball" | cut -c1-16)
-cache=${NVMF4J_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvmf4j}
 out=$cache/spdk-$sum
 mkdir -p "$cache"
 exec 9>"$cache/spdk-$sum.lock"
