@@ -108,6 +108,7 @@ struct app_args {
 	char mask[64];
 	int mem_size_mb;
 	bool no_huge;
+	bool core_locks;
 };
 static struct app_args g_args;
 
@@ -350,6 +351,7 @@ static void *app_main(void *arg)
 	opts.rpc_addr = NULL;           /* no JSON-RPC socket: every call comes through this library */
 	opts.disable_signal_handlers = true; /* the JVM owns SIGTERM/SIGINT; close() stops SPDK */
 	opts.shm_id = -1;
+	opts.disable_cpumask_locks = !g_args.core_locks;
 	opts.log = log_cb;
 	opts.print_level = SPDK_LOG_NOTICE;
 	g_start_rc = -EIO;
@@ -371,7 +373,7 @@ static void *app_main(void *arg)
 }
 
 static void JNICALL n_start(JNIEnv *env, jclass cls, jstring name, jstring mask, jint mem_size_mb,
-			     jboolean no_huge, jint timeout_ms)
+			     jboolean no_huge, jboolean core_locks, jint timeout_ms)
 {
 	(void)cls;
 	int expected = ST_NONE;
@@ -388,6 +390,7 @@ static void JNICALL n_start(JNIEnv *env, jclass cls, jstring name, jstring mask,
 	}
 	g_args.mem_size_mb = mem_size_mb;
 	g_args.no_huge = no_huge;
+	g_args.core_locks = core_locks;
 	g_timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
 	sem_init(&g_started, 0, 0);
 	sem_init(&g_exited, 0, 0);
@@ -1342,7 +1345,7 @@ static jstring JNICALL n_version(JNIEnv *env, jclass cls)
 static const JNINativeMethod methods[] = {
 	{"abiVersion", "()I", (void *)n_abi_version},
 	{"version", "()" S, (void *)n_version},
-	{"start", "(" S S "IZI)V", (void *)n_start},
+	{"start", "(" S S "IZZI)V", (void *)n_start},
 	{"stop", "()I", (void *)n_stop},
 	{"running", "()Z", (void *)n_running},
 	{"createTransport", "(" S "[I)V", (void *)n_create_transport},

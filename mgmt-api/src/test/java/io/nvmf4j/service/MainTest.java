@@ -154,6 +154,7 @@ class MainTest {
         c.engine = "spdk";
         c.spdk.hugepages = false;
         c.spdk.memSizeMb = 512;
+        c.spdk.coreLocks = false; // other suites on this machine may run SPDK on core 0 too
         Path file = dir.resolve("spdk.json");
         ConfigStore.save(file, c);
         String connect = "nvme connect -t tcp -a 127.0.0.1 -s " + port + " -n " + NQN;

@@ -18,6 +18,11 @@ public final class SpdkConfig {
      * with {@code --no-huge} in ordinary memory of {@link #memSizeMb}.
      */
     public boolean hugepages = true;
+    /**
+     * Claim the cores with SPDK's lock files ({@code /var/tmp/spdk_cpu_lock_NNN}), so a second SPDK process on
+     * the same core is refused at start; false shares them (test suites running side by side).
+     */
+    public boolean coreLocks = true;
     /** How long a control call may take inside SPDK before it fails, ms. */
     public int callTimeoutMs = 30000;
     /**

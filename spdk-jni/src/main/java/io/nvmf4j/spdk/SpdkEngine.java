@@ -79,7 +79,7 @@ public final class SpdkEngine implements Engine {
         SpdkConfig s = config.spdk;
         String mask = SpdkCores.toMask(SpdkCores.parse(s.coreMask));
         try {
-            SpdkNative.start("nvmf4j", mask, s.memSizeMb, !s.hugepages, s.callTimeoutMs);
+            SpdkNative.start("nvmf4j", mask, s.memSizeMb, !s.hugepages, s.coreLocks, s.callTimeoutMs);
         } catch (SpdkException e) {
             throw new EngineUnavailableException("engine spdk: " + e.getMessage());
         }

@@ -46,6 +46,7 @@ class SpdkMetricsTest {
         c.engine = "spdk";
         c.spdk.hugepages = false;
         c.spdk.memSizeMb = 512;
+        c.spdk.coreLocks = false; // other suites on this machine may run SPDK on core 0 too
         c.bdevs.add(new BdevConfig("m1", "malloc", 512, 32768));
         c.bdevs.add(new BdevConfig("m2", "malloc", 512, 16384));
         SubsystemConfig s = new SubsystemConfig();
