@@ -7,6 +7,7 @@
 #                     built once into $NVMF4J_CACHE (default ~/.cache/nvmf4j), in a directory named
 #                     after the tarball's checksum, so a machine builds each SPDK version once
 #
+# spdk-patches/*.patch are applied to the vendored source (fixes found by our tests; each says why).
 # Exit 0 with the tree on stdout; exit 3 with one line on stderr saying why there is none (no
 # tarball and no SPDK_DIR): the caller builds everything else and the engine reports that line.
 # --install-packages: apt-get the packages SPDK's build needs (as root) before building.
@@ -58,7 +59,9 @@ if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
   exit 3
 fi
 
-sum=$(sha256sum "$tarball" | cut -c1-16)
+# the key covers the tarball and the patches applied to it (spdk-patches/*.patch, in name order)
+patches=$(ls "$here"/spdk-patches/*.patch 2>/dev/null | sort || true)
+sum=$(cat "$tarball" $patches | sha256sum | cut -c1-16)
 out=$cache/spdk-$sum
 mkdir -p "$cache"
 exec 9>"$cache/spdk-$sum.lock"
@@ -71,7 +74,7 @@ fi
 if [ "$install" = 1 ]; then
   pkgs=(meson nasm autoconf automake libtool pkg-config libnuma-dev libaio-dev python3-pyelftools
         python3-tabulate python3-jinja2 python3-yaml libjson-c-dev libcunit1-dev libncurses-dev
-        uuid-dev libssl-dev libkeyutils-dev help2man libibverbs-dev librdmacm-dev make gcc g++ xz-utils)
+        uuid-dev libssl-dev libkeyutils-dev help2man libibverbs-dev librdmacm-dev make gcc g++ xz-utils patch)
   need=()
   for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
   if [ "${#need[@]}" -gt 0 ]; then
@@ -88,6 +91,10 @@ mkdir -p "$out"
 tar -C "$out" -xf "$tarball"
 src=$(find "$out" -mindepth 1 -maxdepth 1 -type d | head -1)
 mv "$src" "$out/tree"
+for p in $patches; do
+  echo "spdk-build: applying $(basename "$p")" >&2
+  patch -s -p1 -d "$out/tree" < "$p"
+done
 log=$out/build.log
 (
   cd "$out/tree"

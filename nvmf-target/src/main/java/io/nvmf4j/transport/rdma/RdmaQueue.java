@@ -39,7 +39,8 @@ import java.util.concurrent.ScheduledExecutorService;
  */
 final class RdmaQueue implements Queue {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaQueue.class);
-    static final String TRANSPORT = "rdma";
+    /** The transport name the observer gets (the registry's, never a second spelling). */
+    static final String TRANSPORT = RdmaTransport.TYPE.name();
     /** CQE: 0 DW0 | 4 DW1 | 8 SQHD u16 | 10 SQID u16 | 12 CID u16 | 14 STATUS u16 (phase bit 0). */
     static final int CQE_SIZE = 16;
 

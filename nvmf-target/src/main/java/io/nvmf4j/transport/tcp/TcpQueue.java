@@ -56,7 +56,8 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     /** Requests available before Connect tells the queue size. */
     private static final int INITIAL_REQUESTS = 4;
     private static final int C2H_CHUNK = 128 * 1024;
-    private static final String TRANSPORT = "tcp";
+    /** The transport name the observer gets (the registry's, never a second spelling). */
+    private static final String TRANSPORT = TcpTransport.TYPE.name();
     /** How long a terminated connection waits for its C2HTermReq to be written before it is closed anyway. */
     static final long TERMINATE_LINGER_MS = 5000;
     /** Our decode never emits messages (it dispatches in place); the output list it is given stays empty. */
