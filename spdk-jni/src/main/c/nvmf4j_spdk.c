@@ -407,8 +407,12 @@ static void JNICALL n_start(JNIEnv *env, jclass cls, jstring name, jstring mask,
 		pthread_join(g_app_pthread, NULL);
 		char msg[MSG_LEN + 128];
 		pthread_mutex_lock(&g_log_lock);
-		snprintf(msg, sizeof(msg), "SPDK did not start (%s)%s%s", spdk_strerror(-g_start_rc),
-			 g_errlog_len ? ": " : "", g_errlog);
+		/* spdk_app_start's status is often a bare -1: then SPDK's logged errors say more than errno */
+		if (g_start_rc == -1 && g_errlog_len)
+			snprintf(msg, sizeof(msg), "SPDK did not start: %s", g_errlog);
+		else
+			snprintf(msg, sizeof(msg), "SPDK did not start (%s)%s%s", spdk_strerror(-g_start_rc),
+				 g_errlog_len ? ": " : "", g_errlog);
 		pthread_mutex_unlock(&g_log_lock);
 		throw_spdk(env, g_start_rc, msg);
 	}

@@ -7,6 +7,7 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -140,6 +141,59 @@ class MainTest {
         assertThat(s.output()).as("no engine in its place").doesNotContain("target up")
             .doesNotContain("listening on");
         assertThat(ConfigStore.load(file).engine).as("the document keeps its engine").isEqualTo("spdk");
+    }
+
+    /**
+     * A core another SPDK process holds (SPDK's core lock files) and an rdma listener on a machine without an
+     * RDMA device: each start fails with one line saying which, exit 1, and nothing else starts.
+     */
+    @Test
+    void aTakenCoreAndAMissingRdmaDeviceStopTheSpdkEngineWithOneLineEach() throws Exception {
+        SpdkRequirement.assumeBuilt();
+        // core 1, with locks: the other tests (and SPDK's host tools in them) lock no core here
+        TargetConfig holder = config(freePort());
+        holder.engine = "spdk";
+        holder.spdk.hugepages = false;
+        holder.spdk.memSizeMb = 512;
+        holder.spdk.coreMask = "[1]";
+        Path holderFile = dir.resolve("holder.json");
+        ConfigStore.save(holderFile, holder);
+        Service first = start("--state-dir", dir.resolve("a").toString(), "--config", holderFile.toString());
+        assertThat(first.awaitLine(l -> l.contains("spdk engine up"))).as("output:%n%s", first.output()).isTrue();
+
+        TargetConfig second = config(freePort());
+        second.engine = "spdk";
+        second.spdk.hugepages = false;
+        second.spdk.memSizeMb = 512;
+        second.spdk.coreMask = "[1]";
+        Path secondFile = dir.resolve("second.json");
+        ConfigStore.save(secondFile, second);
+        Service taken = start("--state-dir", dir.resolve("b").toString(), "--config", secondFile.toString());
+        assertThat(taken.awaitExit()).as("exit code; output:%n%s", taken.output()).isEqualTo(1);
+        assertThat(taken.output()).contains("nvmf4j-target: cannot start: engine spdk: SPDK did not start")
+            .contains("core 1").doesNotContain("listening on");
+
+        Assumptions.assumeFalse(hasRdmaDevice(), "this machine has an RDMA device");
+        TargetConfig rdma = config(freePort());
+        rdma.engine = "spdk";
+        rdma.spdk.hugepages = false;
+        rdma.spdk.memSizeMb = 512;
+        rdma.spdk.coreLocks = false;
+        rdma.subsystems.get(0).listeners.add(new ListenerConfig("rdma", "127.0.0.1", freePort()));
+        Path rdmaFile = dir.resolve("rdma.json");
+        ConfigStore.save(rdmaFile, rdma);
+        Service noDevice = start("--state-dir", dir.resolve("c").toString(), "--config", rdmaFile.toString());
+        assertThat(noDevice.awaitExit()).as("exit code; output:%n%s", noDevice.output()).isEqualTo(1);
+        assertThat(noDevice.output()).contains("nvmf4j-target: cannot start: engine spdk: listener rdma:127.0.0.1:")
+            .contains("needs an RDMA device and this machine has none").doesNotContain("listening on");
+    }
+
+    private static boolean hasRdmaDevice() {
+        try (var s = Files.list(Path.of("/sys/class/infiniband"))) {
+            return s.findAny().isPresent();
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /**

@@ -131,8 +131,9 @@ public final class ConfigValidator {
         } catch (IllegalArgumentException e) {
             p.add("spdk.coreMask: " + e.getMessage());
         }
-        if (s.memSizeMb < 64 || s.memSizeMb > 1 << 20) {
-            p.add("spdk.memSizeMb: must be 64..1048576, got " + s.memSizeMb);
+        if (s.memSizeMb < 512 || s.memSizeMb > 1 << 20) {
+            // below 512 MiB SPDK's default pools (65535 bdev I/Os, the iobuf buffers) do not fit
+            p.add("spdk.memSizeMb: must be 512..1048576, got " + s.memSizeMb);
         }
         if (s.callTimeoutMs < 1000 || s.callTimeoutMs > 600_000) {
             p.add("spdk.callTimeoutMs: must be 1000..600000, got " + s.callTimeoutMs);

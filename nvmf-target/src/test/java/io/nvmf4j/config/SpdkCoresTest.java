@@ -49,7 +49,7 @@ class SpdkCoresTest {
         c.spdk.callTimeoutMs = 5;
         assertThatThrownBy(() -> ConfigValidator.validate(c)).isInstanceOf(ConfigException.class)
             .hasMessageContaining("spdk.coreMask: names no core")
-            .hasMessageContaining("spdk.memSizeMb: must be 64..1048576, got 1")
+            .hasMessageContaining("spdk.memSizeMb: must be 512..1048576, got 1")
             .hasMessageContaining("spdk.callTimeoutMs: must be 1000..600000, got 5");
         c.spdk = null;
         assertThatThrownBy(() -> ConfigValidator.validate(c)).hasMessageContaining("spdk: missing");
