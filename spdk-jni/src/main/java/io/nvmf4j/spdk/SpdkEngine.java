@@ -46,6 +46,7 @@ import java.util.UUID;
  */
 public final class SpdkEngine implements Engine {
     private static final Logger LOG = LoggerFactory.getLogger(SpdkEngine.class);
+    private static final String DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 
     private TargetConfig config;
     /** Listener as configured → the address SPDK listens on (port 0 resolved at bind time). */
@@ -148,7 +149,8 @@ public final class SpdkEngine implements Engine {
         return null;
     }
 
-    private static long hugepagesFreeMb() {
+    /** Free hugepages in MiB (0 when /proc/meminfo cannot be read). */
+    static long hugepagesFreeMb() {
         long free = 0;
         long sizeKb = 2048;
         try {
@@ -270,7 +272,11 @@ public final class SpdkEngine implements Engine {
             n.eui64 == null ? null : hex.parseHex(n.eui64));
     }
 
-    /** Makes SPDK listen on {@code l} unless it already does (port 0: a free port picked now). */
+    /**
+     * Makes SPDK listen on {@code l} unless it already does (port 0: a free port picked now), with the discovery
+     * subsystem on it: the discovery log then lists the current discovery subsystem (subtype 3) as the java
+     * engine's does, and SPDK does not fall back to its deprecated "discovery on any listener".
+     */
     private void bind(ListenerConfig l) {
         if (bound.containsKey(l)) {
             return;
@@ -282,12 +288,28 @@ public final class SpdkEngine implements Engine {
         } else if ("tcp".equals(l.transport)) {
             probePort(l.address, port);
         }
+        String trtype = trtype(l.transport);
+        String svcid = Integer.toString(port);
         try {
-            SpdkNative.listen(trtype(l.transport), l.address, Integer.toString(port));
+            SpdkNative.listen(trtype, l.address, svcid);
         } catch (SpdkException e) {
             throw ControlException.conflict("cannot listen on " + l + ": " + e.getMessage());
         }
+        try {
+            SpdkNative.addListener(DISCOVERY_NQN, trtype, l.address, svcid);
+        } catch (SpdkException e) {
+            stopListening(l, port);
+            throw mapped(e);
+        }
         bound.put(l, new InetSocketAddress(l.address, port));
+    }
+
+    private static void stopListening(ListenerConfig l, int port) {
+        try {
+            SpdkNative.stopListen(trtype(l.transport), l.address, Integer.toString(port));
+        } catch (SpdkException e) {
+            LOG.warn("stop listening on {}: {}", l, e.getMessage());
+        }
     }
 
     /** Conflict when a TCP port is taken (SPDK's own message for that is a generic failure). */
@@ -315,14 +337,21 @@ public final class SpdkEngine implements Engine {
                 return;
             }
         }
+        unbind(l);
+    }
+
+    /** Takes the discovery subsystem off {@code l} (disconnecting its hosts there) and stops listening. */
+    private void unbind(ListenerConfig l) {
         InetSocketAddress a = bound.remove(l);
-        if (a != null) {
-            try {
-                SpdkNative.stopListen(trtype(l.transport), l.address, Integer.toString(a.getPort()));
-            } catch (SpdkException e) {
-                LOG.warn("stop listening on {}: {}", l, e.getMessage());
-            }
+        if (a == null) {
+            return;
         }
+        try {
+            SpdkNative.removeListener(DISCOVERY_NQN, trtype(l.transport), l.address, Integer.toString(a.getPort()));
+        } catch (SpdkException e) {
+            LOG.warn("remove the discovery subsystem from {}: {}", l, e.getMessage());
+        }
+        stopListening(l, a.getPort());
     }
 
     private String port(ListenerConfig l) {
@@ -566,14 +595,7 @@ public final class SpdkEngine implements Engine {
             SpdkNative.addListener(nqn, trtype(l.transport), l.address, port(l));
         } catch (SpdkException | ControlException e) {
             if (!wasBound) {
-                InetSocketAddress a = bound.remove(l);
-                if (a != null) {
-                    try {
-                        SpdkNative.stopListen(trtype(l.transport), l.address, Integer.toString(a.getPort()));
-                    } catch (SpdkException ignored) {
-                        // nothing was listening
-                    }
-                }
+                unbind(l);
             }
             throw e instanceof SpdkException se ? mapped(se) : (ControlException) e;
         }
@@ -650,7 +672,7 @@ public final class SpdkEngine implements Engine {
 
     @Override
     public synchronized List<ControllerInfo> controllers(String nqn) {
-        boolean discovery = "nqn.2014-08.org.nvmexpress.discovery".equals(nqn);
+        boolean discovery = DISCOVERY_NQN.equals(nqn);
         if (!discovery) {
             ConfigDocument.subsystem(config, nqn);
         }
@@ -668,11 +690,12 @@ public final class SpdkEngine implements Engine {
             }
             String[] f = line.split("\t", -1);
             String address = hostAddress(f[3]);
-            int ioQueues = Integer.parseInt(f[5]);
             List<ControllerInfo.Queue> queues = new ArrayList<>();
             queues.add(new ControllerInfo.Queue(0, address));
-            for (int q = 1; q <= ioQueues; q++) {
-                queues.add(new ControllerInfo.Queue(q, address));
+            for (String qid : f[5].split(",")) {
+                if (!qid.isEmpty()) {
+                    queues.add(new ControllerInfo.Queue(Integer.parseInt(qid), address));
+                }
             }
             out.add(new ControllerInfo(Integer.parseInt(f[0]), f[1], hex.parseHex(f[2]), address,
                 Integer.parseInt(f[4]), List.copyOf(queues)));
@@ -690,7 +713,7 @@ public final class SpdkEngine implements Engine {
     public synchronized List<SubsystemStats> subsystemStats() {
         List<SubsystemStats> out = new ArrayList<>();
         List<String> nqns = new ArrayList<>();
-        nqns.add("nqn.2014-08.org.nvmexpress.discovery");
+        nqns.add(DISCOVERY_NQN);
         config.subsystems.forEach(s -> nqns.add(s.nqn));
         for (String nqn : nqns) {
             List<ControllerInfo> ctrls = controllers(nqn);

@@ -1,0 +1,515 @@
+package io.nvmf4j.spdk;
+
+import io.nvmf4j.ControlException;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.ReferralConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.engine.ControllerInfo;
+import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.SubsystemStats;
+import io.nvmf4j.it.Le;
+import io.nvmf4j.testhost.Completion;
+import io.nvmf4j.testhost.NvmeController;
+import io.nvmf4j.testhost.NvmeHost;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * What every engine does, seen from a host on loopback (nvmf-target's test host) and from the control plane
+ * ({@link Engine}): a concrete subclass starts one engine for its class in {@code @BeforeAll} (SPDK starts once
+ * per JVM, and spdk-jni's surefire forks a JVM per class). Where the engines legitimately differ, the
+ * subclass answers the hooks at the end with its own documented behaviour.
+ *
+ * <p>Every test leaves the target as it found it: what it adds it removes again.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+abstract class EngineContract {
+    static final int AEC_NS_ATTRIBUTE = 1 << 8;
+    static final int FID_ASYNC_EVENT_CONFIG = 0x0B;
+    static final int LID_CHANGED_NS = 0x04;
+    static final int LID_DISCOVERY = 0x70;
+    static final int DISCOVERY_ENTRY = 1024;
+    static final int SC_INVALID_NAMESPACE = 0x0B;
+    static final String OTHER_HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:7c0e2b1a-44d3-4f6e-9b1c-0000000000ff";
+
+    static EngineTarget target;
+
+    static Engine engine() {
+        return target.engine;
+    }
+
+    @AfterAll
+    static void stop() {
+        if (target != null) {
+            target.close();
+            target = null;
+        }
+    }
+
+    // ------------------------------------------------------------------ hooks for the engines' differences
+
+    /** Whether the discovery log lists the current discovery subsystem (subtype 3) on each listener. */
+    abstract boolean discoveryLogListsItself();
+
+    // ------------------------------------------------------------------ connect, identify
+
+    @Test
+    void connectsAdminAndIoQueuesAndListsTheController() throws Exception {
+        try (NvmeController c = target.controller(2)) {
+            assertThat(c.cntlid()).isBetween(1, 0xFFEF);
+            ControllerInfo info = controller(EngineTarget.SUBNQN, c.cntlid());
+            assertThat(info.hostnqn()).isEqualTo(EngineTarget.HOSTNQN);
+            assertThat(info.hostid()).as("hostid").isEqualTo(c.hostid());
+            assertThat(info.kato()).as("kato").isEqualTo(EngineTarget.KATO_MS);
+            assertThat(info.queues()).extracting(ControllerInfo.Queue::qid).containsExactly(0, 1, 2);
+            assertThat(info.address()).as("host address").contains("127.0.0.1:" + c.admin().queue().localPort());
+            TestData.assertWriteReadBack(c.io(1), 1, 2048, 4096, 11);
+        }
+    }
+
+    @Test
+    void identifyControllerGivesSerialModelAndNqn() throws Exception {
+        try (NvmeController c = target.controller(0)) {
+            byte[] id = ok(c.admin().identify(0x01, 0, 0));
+            assertThat(Le.slice(id, 4, 20)).as("SN").isEqualTo(Le.spacePadded(EngineTarget.SERIAL, 20));
+            assertThat(Le.slice(id, 24, 40)).as("MN").isEqualTo(Le.spacePadded(EngineTarget.MODEL, 40));
+            assertThat(Le.u16(id, 78)).as("CNTLID").isEqualTo(c.cntlid());
+            assertThat(Le.cString(id, 768, 256)).as("SUBNQN").isEqualTo(EngineTarget.SUBNQN);
+        }
+    }
+
+    @Test
+    void identifyNamespaceGivesTheConfiguredIdentifiers() throws Exception {
+        try (NvmeController c = target.controller(0)) {
+            byte[] ns = ok(c.admin().identify(0x00, 1, 0));
+            assertThat(Le.u64(ns, 0)).as("NSZE").isEqualTo(EngineTarget.NUM_BLOCKS);
+            assertThat(Le.u8(ns, 130)).as("LBADS of LBAF0").isEqualTo(9);
+            assertThat(Le.slice(ns, 104, 16)).as("NGUID").isEqualTo(Le.hex(EngineTarget.NGUID));
+            assertThat(Le.slice(ns, 120, 8)).as("EUI64").isEqualTo(Le.hex(EngineTarget.EUI64));
+
+            Map<Integer, byte[]> ids = descriptors(ok(c.admin().identify(0x03, 1, 0)));
+            assertThat(ids.get(1)).as("EUI64 (NIDT 1)").isEqualTo(Le.hex(EngineTarget.EUI64));
+            assertThat(ids.get(2)).as("NGUID (NIDT 2)").isEqualTo(Le.hex(EngineTarget.NGUID));
+            assertThat(ids.get(3)).as("UUID (NIDT 3)").isEqualTo(uuidBytes(EngineTarget.UUID));
+
+            assertThat(activeNamespaces(c.admin())).containsExactly(1L, 3L);
+        }
+    }
+
+    // ------------------------------------------------------------------ data path
+
+    @Test
+    void writesReadBackAtSeveralLbasAndSizes() throws Exception {
+        try (NvmeController c = target.controller(1)) {
+            NvmeHost io = c.io(0);
+            TestData.assertWriteReadBack(io, 1, 0, 512, 1);
+            TestData.assertWriteReadBack(io, 1, 7, 4096, 2);
+            TestData.assertWriteReadBack(io, 1, 100, 8192, 3);
+            TestData.assertWriteReadBack(io, 1, 1000, 65536, 4);
+            TestData.assertWriteReadBack(io, 1, 5000, 131072, 5);
+            TestData.assertWriteReadBack(io, 1, EngineTarget.NUM_BLOCKS - 8, 4096, 6);
+            TestData.assertWriteReadBack(io, 3, 17, 24576, 7);
+            assertThat(ok(io.read(1, 7, 8))).as("an earlier write is still there after later ones")
+                .isEqualTo(Le.random(4096, 2));
+            Completion flush = io.flush(1);
+            assertThat(flush.ok()).as("flush: %s", flush).isTrue();
+        }
+    }
+
+    @Test
+    void ioBeyondTheNamespaceIsRefused() throws Exception {
+        try (NvmeController c = target.controller(1)) {
+            Completion r = c.io(0).read(1, EngineTarget.NUM_BLOCKS - 1, 2);
+            assertThat(r.ok()).as("read past the end: %s", r).isFalse();
+            assertThat(r.sct()).as("SCT of %s", r).isZero();
+            assertThat(r.sc()).as("SC (LBA out of range) of %s", r).isEqualTo(0x80);
+            Completion unknown = c.io(0).read(2, 0, 1);
+            assertThat(unknown.sc()).as("SC (invalid namespace) of %s", unknown).isEqualTo(SC_INVALID_NAMESPACE);
+        }
+    }
+
+    // ------------------------------------------------------------------ hosts
+
+    @Test
+    void restrictedSubsystemAdmitsOnlyAllowedHostsAndRemoveHostDisconnects() throws Exception {
+        assertThatThrownBy(() -> target.controller(EngineTarget.RESTRICTED_NQN, EngineTarget.HOSTNQN, 1))
+            .as("an unknown host's Connect").hasMessageContaining("sc=0x84");
+        String extra = "nqn.2014-08.org.nvmexpress:uuid:7c0e2b1a-44d3-4f6e-9b1c-0000000000e1";
+        engine().addHost(EngineTarget.RESTRICTED_NQN, extra);
+        try (NvmeController allowed = target.controller(EngineTarget.RESTRICTED_NQN,
+            EngineTarget.ALLOWED_HOSTNQN, 1);
+             NvmeController added = target.controller(EngineTarget.RESTRICTED_NQN, extra, 1)) {
+            TestData.assertWriteReadBack(added.io(0), 1, 0, 4096, 21);
+            assertThat(engine().controllers(EngineTarget.RESTRICTED_NQN)).extracting(ControllerInfo::hostnqn)
+                .containsExactlyInAnyOrder(EngineTarget.ALLOWED_HOSTNQN, extra);
+
+            engine().removeHost(EngineTarget.RESTRICTED_NQN, extra);
+            assertThat(added.admin().queue().awaitClosed(Duration.ofSeconds(10))).as("removed host's admin queue")
+                .isTrue();
+            assertThat(added.io(0).queue().awaitClosed(Duration.ofSeconds(10))).as("removed host's I/O queue")
+                .isTrue();
+            assertThat(ok(allowed.io(0).read(1, 0, 8))).as("the other host still reads")
+                .isEqualTo(Le.random(4096, 21));
+            awaitControllers(EngineTarget.RESTRICTED_NQN, 1);
+        }
+        assertThatThrownBy(() -> target.controller(EngineTarget.RESTRICTED_NQN, extra, 0))
+            .as("the removed host's new Connect").hasMessageContaining("sc=0x84");
+    }
+
+    // ------------------------------------------------------------------ namespaces while connected
+
+    @Test
+    void namespaceAddedAndRemovedWhileConnectedRaisesAens() throws Exception {
+        engine().addBdev(new BdevConfig("aen0", "malloc", 512, 4096));
+        try (NvmeController c = target.controller(1)) {
+            NvmeHost admin = c.admin();
+            assertThat(admin.setFeatures(FID_ASYNC_EVENT_CONFIG, AEC_NS_ATTRIBUTE).ok()).isTrue();
+            CompletableFuture<Completion> aer = admin.asyncEventRequest();
+
+            NamespaceConfig n = engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(0, "aen0"));
+            assertThat(n.nsid).as("lowest free nsid (1 and 3 are taken)").isEqualTo(2);
+            assertThat(n.nguid).as("generated NGUID").hasSize(32);
+            assertNamespaceChangedEvent(aer.get(10, TimeUnit.SECONDS));
+            assertThat(changedNamespaces(admin)).containsExactly(2L);
+            assertThat(activeNamespaces(admin)).containsExactly(1L, 2L, 3L);
+            byte[] id = ok(admin.identify(0x00, 2, 0));
+            assertThat(Le.u64(id, 0)).as("NSZE").isEqualTo(4096);
+            assertThat(Le.slice(id, 104, 16)).as("NGUID").isEqualTo(Le.hex(n.nguid));
+            TestData.assertWriteReadBack(c.io(0), 2, 10, 8192, 31);
+
+            aer = admin.asyncEventRequest();
+            engine().removeNamespace(EngineTarget.SUBNQN, 2);
+            assertNamespaceChangedEvent(aer.get(10, TimeUnit.SECONDS));
+            assertThat(changedNamespaces(admin)).containsExactly(2L);
+            assertThat(activeNamespaces(admin)).containsExactly(1L, 3L);
+            Completion gone = c.io(0).read(2, 0, 1);
+            assertThat(gone.sc()).as("read of the removed namespace: %s", gone).isEqualTo(SC_INVALID_NAMESPACE);
+        } finally {
+            engine().removeBdev("aen0");
+        }
+        assertThat(engine().configSnapshot().bdev("aen0")).isNull();
+    }
+
+    // ------------------------------------------------------------------ listeners
+
+    @Test
+    void listenerAddedAndRemovedWhileConnected() throws Exception {
+        ListenerConfig second = new ListenerConfig("tcp", "127.0.0.2", 0);
+        engine().addListener(EngineTarget.SUBNQN, second);
+        int port = target.port(second);
+        assertThat(port).as("port picked for port 0").isPositive().isNotEqualTo(target.port());
+        try (NvmeController first = target.controller(1);
+             NvmeController viaSecond = NvmeController.open("127.0.0.2", port, EngineTarget.SUBNQN,
+                 EngineTarget.HOSTNQN, EngineTarget.KATO_MS, 1, io.nvmf4j.testhost.TcpHostOptions.DEFAULT)) {
+            TestData.assertWriteReadBack(viaSecond.io(0), 1, 300, 4096, 41);
+            assertThat(controller(EngineTarget.SUBNQN, viaSecond.cntlid()).address()).as("host address")
+                .endsWith(":" + viaSecond.admin().queue().localPort());
+
+            engine().removeListener(EngineTarget.SUBNQN, second);
+            assertThat(viaSecond.admin().queue().awaitClosed(Duration.ofSeconds(10)))
+                .as("host on the removed listener is disconnected").isTrue();
+            assertThat(ok(first.io(0).read(1, 300, 8))).as("host on the other listener still reads")
+                .isEqualTo(Le.random(4096, 41));
+        }
+        assertThat(engine().listeners()).doesNotContainKey(second).containsKey(target.listener);
+        assertThat(engine().configSnapshot().subsystems.get(0).listeners).containsExactly(target.listener);
+        assertThatThrownBy(() -> new Socket("127.0.0.2", port).close()).as("nothing listens on the removed port")
+            .isInstanceOf(IOException.class);
+    }
+
+    // ------------------------------------------------------------------ discovery
+
+    @Test
+    void discoveryLogListsListenersAllowedSubsystemsAndReferrals() throws Exception {
+        ReferralConfig referral = new ReferralConfig("tcp", "10.9.8.7", 4430);
+        engine().addReferral(referral);
+        try (NvmeController open = target.discovery(EngineTarget.HOSTNQN);
+             NvmeController allowed = target.discovery(EngineTarget.ALLOWED_HOSTNQN)) {
+            List<Entry> forOther = entries(readDiscoveryLog(open.admin()));
+            List<Entry> forAllowed = entries(readDiscoveryLog(allowed.admin()));
+            String referralNqn = NvmeHost.DISCOVERY_NQN;
+            List<String> expectOther = new ArrayList<>(List.of(EngineTarget.SUBNQN, referralNqn));
+            List<String> expectAllowed = new ArrayList<>(List.of(EngineTarget.SUBNQN, EngineTarget.RESTRICTED_NQN,
+                referralNqn));
+            if (discoveryLogListsItself()) {
+                expectOther.add(NvmeHost.DISCOVERY_NQN);
+                expectAllowed.add(NvmeHost.DISCOVERY_NQN);
+            }
+            assertThat(forOther).extracting(Entry::subnqn).containsExactlyInAnyOrderElementsOf(expectOther);
+            assertThat(forAllowed).extracting(Entry::subnqn).containsExactlyInAnyOrderElementsOf(expectAllowed);
+            String port = Integer.toString(target.port());
+            for (Entry e : forAllowed) {
+                boolean isReferral = e.subtype() == 1;
+                assertThat(e.trtype()).as("TRTYPE of %s", e).isEqualTo(3);
+                assertThat(e.adrfam()).as("ADRFAM of %s", e).isEqualTo(1);
+                assertThat(e.trsvcid()).as("TRSVCID of %s", e).isEqualTo(isReferral ? "4430" : port);
+                assertThat(e.traddr()).as("TRADDR of %s", e).isEqualTo(isReferral ? "10.9.8.7" : EngineTarget.ADDRESS);
+                if (!isReferral) {
+                    assertThat(e.subtype()).as("SUBTYPE of %s", e)
+                        .isEqualTo(e.subnqn().equals(NvmeHost.DISCOVERY_NQN) ? 3 : 2);
+                }
+            }
+            assertThat(forAllowed).filteredOn(e -> e.subtype() == 1).as("one referral").hasSize(1);
+            assertThat(engine().controllers(NvmeHost.DISCOVERY_NQN)).extracting(ControllerInfo::hostnqn)
+                .contains(EngineTarget.HOSTNQN, EngineTarget.ALLOWED_HOSTNQN);
+        } finally {
+            engine().removeReferral(referral);
+        }
+        try (NvmeController d = target.discovery(EngineTarget.HOSTNQN)) {
+            assertThat(entries(readDiscoveryLog(d.admin()))).as("referral removed")
+                .noneMatch(e -> e.subtype() == 1);
+        }
+    }
+
+    // ------------------------------------------------------------------ state and statistics
+
+    @Test
+    void statsCountControllersQueuesAndNamespaces() throws Exception {
+        try (NvmeController c = target.controller(2)) {
+            TestData.assertWriteReadBack(c.io(0), 1, 64, 4096, 51);
+            SubsystemStats open = stats(EngineTarget.SUBNQN);
+            assertThat(open.controllers()).isEqualTo(1);
+            assertThat(open.queues()).isEqualTo(3);
+            assertThat(open.namespaces()).isEqualTo(2);
+            assertThat(stats(EngineTarget.RESTRICTED_NQN).namespaces()).isEqualTo(1);
+            assertThat(engine().subsystemStats()).extracting(SubsystemStats::nqn).contains(NvmeHost.DISCOVERY_NQN);
+            double first = engine().busyRatio();
+            TestData.assertWriteReadBack(c.io(1), 1, 128, 65536, 52);
+            double second = engine().busyRatio();
+            assertThat(first).isBetween(0.0, 1.0);
+            assertThat(second).isBetween(0.0, 1.0);
+        }
+        awaitControllers(EngineTarget.SUBNQN, 0);
+        assertThat(stats(EngineTarget.SUBNQN).queues()).isZero();
+    }
+
+    // ------------------------------------------------------------------ refused changes
+
+    @Test
+    void duplicatesAndNamesInUseAreConflicts() throws Exception {
+        String before = ConfigStore.toJson(engine().configSnapshot());
+        SubsystemConfig dup = new SubsystemConfig();
+        dup.nqn = EngineTarget.SUBNQN;
+        assertKind(() -> engine().addSubsystem(dup), ControlException.Kind.CONFLICT);
+        assertKind(() -> engine().addBdev(new BdevConfig("m0", "malloc", 512, 8)), ControlException.Kind.CONFLICT);
+        assertKind(() -> engine().removeBdev("m0"), ControlException.Kind.CONFLICT);
+        assertKind(() -> engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(3, "m1")),
+            ControlException.Kind.CONFLICT);
+        assertKind(() -> engine().addHost(EngineTarget.RESTRICTED_NQN, EngineTarget.ALLOWED_HOSTNQN),
+            ControlException.Kind.CONFLICT);
+        assertKind(() -> engine().addListener(EngineTarget.SUBNQN, target.listener), ControlException.Kind.CONFLICT);
+        assertThat(ConfigStore.toJson(engine().configSnapshot())).as("document unchanged").isEqualTo(before);
+    }
+
+    @Test
+    void listenerOnATakenPortIsAConflict() throws Exception {
+        try (ServerSocket taken = new ServerSocket()) {
+            taken.bind(new InetSocketAddress(InetAddress.getByName(EngineTarget.ADDRESS), 0));
+            ListenerConfig l = new ListenerConfig("tcp", EngineTarget.ADDRESS, taken.getLocalPort());
+            assertKind(() -> engine().addListener(EngineTarget.SUBNQN, l), ControlException.Kind.CONFLICT);
+            assertKind(() -> engine().probeListener(l), ControlException.Kind.CONFLICT);
+            assertThat(engine().listeners()).doesNotContainKey(l);
+            assertThat(engine().configSnapshot().subsystems.get(0).listeners).doesNotContain(l);
+        }
+    }
+
+    @Test
+    void unknownNamesAreNotFound() {
+        String nowhere = "nqn.2024-01.io.nvmf4j:nowhere";
+        assertKind(() -> engine().removeSubsystem(nowhere), ControlException.Kind.NOT_FOUND);
+        assertKind(() -> engine().controllers(nowhere), ControlException.Kind.NOT_FOUND);
+        assertKind(() -> engine().addHost(nowhere, OTHER_HOSTNQN), ControlException.Kind.NOT_FOUND);
+        assertKind(() -> engine().removeNamespace(EngineTarget.SUBNQN, 9), ControlException.Kind.NOT_FOUND);
+        assertKind(() -> engine().removeHost(EngineTarget.RESTRICTED_NQN, OTHER_HOSTNQN),
+            ControlException.Kind.NOT_FOUND);
+        assertKind(() -> engine().removeBdev("nope"), ControlException.Kind.NOT_FOUND);
+        assertKind(() -> engine().growBdev("nope", 100), ControlException.Kind.NOT_FOUND);
+        assertKind(() -> engine().removeListener(EngineTarget.SUBNQN, new ListenerConfig("tcp", "127.0.0.1", 1)),
+            ControlException.Kind.NOT_FOUND);
+        assertKind(() -> engine().removeReferral(new ReferralConfig("tcp", "10.1.1.1", 8009)),
+            ControlException.Kind.NOT_FOUND);
+    }
+
+    @Test
+    void fileBdevOnADirectoryIsInvalid(@TempDir Path dir) {
+        BdevConfig b = new BdevConfig("dir0", "file", 512, 2048);
+        b.path = dir.toString();
+        assertThatThrownBy(() -> engine().addBdev(b)).isInstanceOfSatisfying(ControlException.class, e -> {
+            assertThat(e.kind()).isEqualTo(ControlException.Kind.INVALID);
+            assertThat(e.getMessage()).contains("dir0");
+        });
+        assertThat(engine().configSnapshot().bdev("dir0")).isNull();
+    }
+
+    @Test
+    void manyRefusedCallsLeaveTheEngineWorking() throws Exception {
+        String before = ConfigStore.toJson(engine().configSnapshot());
+        for (int i = 0; i < 100; i++) {
+            int n = i;
+            assertKind(() -> engine().removeNamespace(EngineTarget.SUBNQN, 100 + n), ControlException.Kind.NOT_FOUND);
+            assertKind(() -> engine().removeBdev("m1"), ControlException.Kind.CONFLICT);
+            assertKind(() -> engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(1, "m3")),
+                ControlException.Kind.CONFLICT);
+            assertKind(() -> engine().addHost(EngineTarget.RESTRICTED_NQN, EngineTarget.ALLOWED_HOSTNQN),
+                ControlException.Kind.CONFLICT);
+        }
+        assertThat(ConfigStore.toJson(engine().configSnapshot())).isEqualTo(before);
+        engine().addBdev(new BdevConfig("after", "malloc", 512, 2048));
+        try (NvmeController c = target.controller(1)) {
+            NamespaceConfig n = engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(7, "after"));
+            TestData.assertWriteReadBack(c.io(0), n.nsid, 5, 4096, 61);
+            engine().removeNamespace(EngineTarget.SUBNQN, 7);
+        } finally {
+            engine().removeBdev("after");
+        }
+        assertThat(ConfigStore.toJson(engine().configSnapshot())).isEqualTo(before);
+    }
+
+    // ------------------------------------------------------------------ SPDK's own host
+
+    @Test
+    void spdkNvmeIdentifySeesSerialModelAndNguid() throws Exception {
+        SpdkTools.assumeBuilt();
+        SpdkTools.Run r = SpdkTools.identify(SpdkTools.trid(EngineTarget.ADDRESS, target.port(), EngineTarget.SUBNQN,
+            EngineTarget.HOSTNQN));
+        assertThat(r.exitCode()).as("spdk_nvme_identify's exit status; it printed:\n%s", r.output()).isZero();
+        assertThat(r.output()).contains("Serial Number:                         " + EngineTarget.SERIAL)
+            .contains("Model Number:                          " + EngineTarget.MODEL)
+            .containsIgnoringCase(EngineTarget.NGUID)
+            .contains("Subsystem NQN:                         " + EngineTarget.SUBNQN);
+    }
+
+    @Test
+    void bdevperfVerifyCompletesWithoutErrors() throws Exception {
+        SpdkTools.assumeBuilt();
+        SpdkTools.Run r = SpdkTools.bdevperfVerify(EngineTarget.ADDRESS, target.port(), EngineTarget.SUBNQN,
+            EngineTarget.HOSTNQN, 3);
+        assertThat(r.exitCode()).as("bdevperf's exit status; it printed:\n%s", r.output()).isZero();
+        assertThat(r.output()).as("bdevperf's output").contains("Nvme0n1").doesNotContainIgnoringCase("miscompare");
+        List<double[]> totals = TestData.bdevperfTotals(r.output());
+        assertThat(totals).as("bdevperf's Total line in:\n%s", r.output()).hasSize(1);
+        assertThat(totals.get(0)[0]).as("IOPS in:\n%s", r.output()).isPositive();
+        assertThat(totals.get(0)[2]).as("failed/s in:\n%s", r.output()).isZero();
+        assertThat(totals.get(0)[3]).as("timed out/s in:\n%s", r.output()).isZero();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    static byte[] ok(Completion c) {
+        assertThat(c.ok()).as("%s", c).isTrue();
+        return c.data();
+    }
+
+    static void assertKind(ThrowingCallable call, ControlException.Kind kind) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(ControlException.class,
+            e -> assertThat(e.kind()).as("kind of \"%s\"", e.getMessage()).isEqualTo(kind));
+    }
+
+    static ControllerInfo controller(String nqn, int cntlid) {
+        return engine().controllers(nqn).stream().filter(i -> i.cntlid() == cntlid).findFirst()
+            .orElseThrow(() -> new AssertionError("no controller " + cntlid + " in " + engine().controllers(nqn)));
+    }
+
+    static SubsystemStats stats(String nqn) {
+        return engine().subsystemStats().stream().filter(s -> s.nqn().equals(nqn)).findFirst()
+            .orElseThrow(() -> new AssertionError("no stats for " + nqn));
+    }
+
+    /** Waits (up to 10 s) until a subsystem has {@code n} controllers: disconnects finish asynchronously. */
+    static void awaitControllers(String nqn, int n) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (engine().controllers(nqn).size() != n && System.nanoTime() < end) {
+            Thread.sleep(20);
+        }
+        assertThat(engine().controllers(nqn)).as("controllers of %s", nqn).hasSize(n);
+    }
+
+    static void assertNamespaceChangedEvent(Completion event) {
+        assertThat(event.ok()).as("%s", event).isTrue();
+        assertThat(event.dw0() & 0x7).as("event type: notice").isEqualTo(2);
+        assertThat((event.dw0() >>> 8) & 0xFF).as("event info: namespace attribute changed").isZero();
+        assertThat((event.dw0() >>> 16) & 0xFF).as("log page").isEqualTo(LID_CHANGED_NS);
+    }
+
+    /** Get Log Page 04h: the changed nsids (reading it clears it). */
+    static List<Long> changedNamespaces(NvmeHost admin) {
+        byte[] log = ok(admin.getLogPage(LID_CHANGED_NS, -1, 0, 4096));
+        return nonZeroU32s(log);
+    }
+
+    /** Identify CNS 02h: the active nsids. */
+    static List<Long> activeNamespaces(NvmeHost admin) {
+        return nonZeroU32s(ok(admin.identify(0x02, 0, 0)));
+    }
+
+    private static List<Long> nonZeroU32s(byte[] b) {
+        List<Long> out = new ArrayList<>();
+        for (int off = 0; off + 4 <= b.length && Le.u32(b, off) != 0; off += 4) {
+            out.add(Le.u32(b, off));
+        }
+        return out;
+    }
+
+    /** Namespace identification descriptors (CNS 03h) by NIDT. */
+    static Map<Integer, byte[]> descriptors(byte[] d) {
+        Map<Integer, byte[]> byType = new HashMap<>();
+        for (int off = 0; off + 4 <= d.length && d[off] != 0; off += 4 + Le.u8(d, off + 1)) {
+            byType.put(Le.u8(d, off), Le.slice(d, off + 4, Le.u8(d, off + 1)));
+        }
+        return byType;
+    }
+
+    static byte[] uuidBytes(String uuid) {
+        UUID u = UUID.fromString(uuid);
+        return ByteBuffer.allocate(16).putLong(u.getMostSignificantBits()).putLong(u.getLeastSignificantBits())
+            .array();
+    }
+
+    /** One discovery log entry, decoded (TRSVCID and TRADDR with their padding trimmed). */
+    record Entry(int trtype, int adrfam, int subtype, int portid, String trsvcid, String subnqn, String traddr) {
+        static Entry parse(byte[] log, int index) {
+            int o = DISCOVERY_ENTRY + index * DISCOVERY_ENTRY;
+            return new Entry(Le.u8(log, o), Le.u8(log, o + 1), Le.u8(log, o + 2), Le.u16(log, o + 4),
+                Le.cString(log, o + 32, 32).trim(), Le.cString(log, o + 256, 256), Le.cString(log, o + 512, 256).trim());
+        }
+    }
+
+    static byte[] readDiscoveryLog(NvmeHost admin) {
+        byte[] header = ok(admin.getLogPage(LID_DISCOVERY, 0, 0, 16));
+        long numrec = Le.u64(header, 8);
+        return ok(admin.getLogPage(LID_DISCOVERY, 0, 0, (int) (DISCOVERY_ENTRY * (numrec + 1))));
+    }
+
+    static List<Entry> entries(byte[] log) {
+        List<Entry> out = new ArrayList<>();
+        for (int i = 0; i < Le.u64(log, 8); i++) {
+            out.add(Entry.parse(log, i));
+        }
+        return out;
+    }
+}
