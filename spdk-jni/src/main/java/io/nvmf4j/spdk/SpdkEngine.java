@@ -225,21 +225,37 @@ public final class SpdkEngine implements Engine {
         }
     }
 
+    /**
+     * Creates a bdev in SPDK. A file bdev's file is made the way the java engine makes it: created (with its
+     * directories) when missing and extended to {@code numBlocks} when shorter; SPDK's aio bdev then serves the
+     * whole file in blocks of {@code blockSize} (SPDK cannot detect a regular file's block size itself).
+     */
     private static void createBdev(BdevConfig b) throws IOException {
-        if ("file".equals(b.type)) {
-            Path p = Paths.get(b.path);
-            if (!Files.exists(p)) {
-                throw ControlException.invalid("bdev " + b.name + ": " + b.path + " does not exist");
+        boolean file = "file".equals(b.type);
+        if (file) {
+            prepareFile(b);
+        }
+        SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, file ? b.path : null, null);
+    }
+
+    private static void prepareFile(BdevConfig b) throws IOException {
+        Path p = Paths.get(b.path).toAbsolutePath();
+        if (!Files.exists(p)) {
+            if (b.numBlocks == 0) {
+                throw ControlException.invalid("bdev " + b.name + ": " + b.path + " does not exist; give numBlocks "
+                    + "to create it with a size");
             }
-            long want = b.numBlocks * b.blockSize;
-            if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) < want) {
-                try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
-                    f.setLength(want);
-                }
+            if (p.getParent() != null) {
+                Files.createDirectories(p.getParent());
+            }
+            Files.createFile(p);
+        }
+        long want = b.numBlocks * b.blockSize;
+        if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) < want) {
+            try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+                f.setLength(want);
             }
         }
-        SpdkNative.createBdev(b.type, b.name, b.numBlocks, "file".equals(b.type) ? 0 : b.blockSize,
-            "file".equals(b.type) ? b.path : null, null);
     }
 
     private void buildSubsystem(SubsystemConfig s) {

@@ -153,6 +153,54 @@ abstract class EngineContract {
         }
     }
 
+    @Test
+    void fileBdevIsCreatedAndServesIo(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("sub").resolve("disk.img");
+        BdevConfig b = new BdevConfig("file0", "file", 512, 2048);
+        b.path = file.toString();
+        engine().addBdev(b);
+        assertThat(file).as("created with its directory").exists().hasSize(2048 * 512);
+        try (NvmeController c = target.controller(1)) {
+            engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(6, "file0"));
+            byte[] id = ok(c.admin().identify(0x00, 6, 0));
+            assertThat(Le.u64(id, 0)).as("NSZE").isEqualTo(2048);
+            assertThat(Le.u8(id, 130)).as("LBADS").isEqualTo(9);
+            TestData.assertWriteReadBack(c.io(0), 6, 100, 65536, 81);
+            TestData.assertWriteReadBack(c.io(0), 6, 2047, 512, 82);
+            assertThat(c.io(0).flush(6).ok()).as("flush").isTrue();
+            engine().removeNamespace(EngineTarget.SUBNQN, 6);
+        } finally {
+            engine().removeBdev("file0");
+        }
+        byte[] onDisk = java.nio.file.Files.readAllBytes(file);
+        assertThat(Le.slice(onDisk, 100 * 512, 65536)).as("the write is in the file").isEqualTo(Le.random(65536, 81));
+    }
+
+    @Test
+    void grownBdevRaisesAnAenAndTheHostSeesTheNewSize() throws Exception {
+        engine().addBdev(new BdevConfig("grow0", "null", 512, 2048));
+        try (NvmeController c = target.controller(0)) {
+            NvmeHost admin = c.admin();
+            assertThat(admin.setFeatures(FID_ASYNC_EVENT_CONFIG, AEC_NS_ATTRIBUTE).ok()).isTrue();
+            CompletableFuture<Completion> aer = admin.asyncEventRequest();
+            engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(5, "grow0"));
+            assertNamespaceChangedEvent(aer.get(10, TimeUnit.SECONDS));
+            assertThat(changedNamespaces(admin)).containsExactly(5L);
+
+            aer = admin.asyncEventRequest();
+            engine().growBdev("grow0", 4096);
+            assertNamespaceChangedEvent(aer.get(10, TimeUnit.SECONDS));
+            assertThat(changedNamespaces(admin)).containsExactly(5L);
+            assertThat(Le.u64(ok(admin.identify(0x00, 5, 0)), 0)).as("NSZE after growing").isEqualTo(4096);
+            assertThat(engine().configSnapshot().bdev("grow0").numBlocks).isEqualTo(4096);
+            assertKind(() -> engine().growBdev("grow0", 1024), ControlException.Kind.INVALID);
+            assertKind(() -> engine().growBdev("m0", EngineTarget.NUM_BLOCKS * 2), ControlException.Kind.INVALID);
+            engine().removeNamespace(EngineTarget.SUBNQN, 5);
+        } finally {
+            engine().removeBdev("grow0");
+        }
+    }
+
     // ------------------------------------------------------------------ hosts
 
     @Test
@@ -361,7 +409,7 @@ abstract class EngineContract {
         b.path = dir.toString();
         assertThatThrownBy(() -> engine().addBdev(b)).isInstanceOfSatisfying(ControlException.class, e -> {
             assertThat(e.kind()).isEqualTo(ControlException.Kind.INVALID);
-            assertThat(e.getMessage()).contains("dir0");
+            assertThat(e.getMessage()).contains("dir0").contains("Is a directory");
         });
         assertThat(engine().configSnapshot().bdev("dir0")).isNull();
     }
