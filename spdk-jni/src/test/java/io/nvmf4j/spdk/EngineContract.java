@@ -50,6 +50,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 abstract class EngineContract {
     static final int AEC_NS_ATTRIBUTE = 1 << 8;
+    static final int AEC_DISCOVERY = 1 << 31;
     static final int FID_ASYNC_EVENT_CONFIG = 0x0B;
     static final int LID_CHANGED_NS = 0x04;
     static final int LID_DISCOVERY = 0x70;
@@ -227,6 +228,46 @@ abstract class EngineContract {
         }
         assertThatThrownBy(() -> target.controller(EngineTarget.RESTRICTED_NQN, extra, 0))
             .as("the removed host's new Connect").hasMessageContaining("sc=0x84");
+    }
+
+    @Test
+    void subsystemAddedAndRemovedOnASharedListener() throws Exception {
+        engine().addBdev(new BdevConfig("sub0", "malloc", 512, 2048));
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = "nqn.2024-01.io.nvmf4j:contract-added";
+        s.allowAnyHost = true;
+        s.namespaces.add(new NamespaceConfig(1, "sub0"));
+        s.listeners.add(target.listener);
+        try (NvmeController disc = target.discovery(OTHER_HOSTNQN)) {
+            assertThat(disc.admin().setFeatures(FID_ASYNC_EVENT_CONFIG, AEC_DISCOVERY).ok()).isTrue();
+            CompletableFuture<Completion> aer = disc.admin().asyncEventRequest();
+            SubsystemConfig added = engine().addSubsystem(s);
+            assertThat(added.serial).as("serial generated").isNotBlank();
+            Completion event = aer.get(10, TimeUnit.SECONDS);
+            assertThat(event.dw0() & 0x7).as("event type: notice").isEqualTo(2);
+            assertThat((event.dw0() >>> 16) & 0xFF).as("log page").isEqualTo(LID_DISCOVERY);
+            assertThat(entries(readDiscoveryLog(disc.admin()))).extracting(Entry::subnqn).contains(s.nqn);
+        }
+        try (NvmeController c = target.controller(s.nqn, EngineTarget.HOSTNQN, 1)) {
+            TestData.assertWriteReadBack(c.io(0), 1, 0, 4096, 91);
+            engine().setAllowAnyHost(s.nqn, false);
+            assertThat(c.admin().queue().awaitClosed(Duration.ofSeconds(10))).as("a host no longer allowed").isTrue();
+        }
+        engine().addHost(s.nqn, EngineTarget.HOSTNQN);
+        try (NvmeController c = target.controller(s.nqn, EngineTarget.HOSTNQN, 1);
+             NvmeController other = target.controller(1)) {
+            assertThat(ok(c.io(0).read(1, 0, 8))).isEqualTo(Le.random(4096, 91));
+            engine().removeSubsystem(s.nqn);
+            assertThat(c.admin().queue().awaitClosed(Duration.ofSeconds(10))).as("host of the removed subsystem")
+                .isTrue();
+            TestData.assertWriteReadBack(other.io(0), 1, 900, 4096, 92);
+        }
+        assertThat(engine().listeners()).as("the shared listener stays").containsKey(target.listener);
+        try (NvmeController again = target.controller(1)) {
+            TestData.assertWriteReadBack(again.io(0), 1, 901, 4096, 93);
+        }
+        engine().removeBdev("sub0");
+        assertKind(() -> engine().controllers(s.nqn), ControlException.Kind.NOT_FOUND);
     }
 
     // ------------------------------------------------------------------ namespaces while connected
