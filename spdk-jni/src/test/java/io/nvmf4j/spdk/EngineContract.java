@@ -11,9 +11,11 @@ import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.it.Le;
+import io.nvmf4j.it.TestTarget;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
+import io.nvmf4j.testhost.TcpHostOptions;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -83,10 +85,10 @@ abstract class EngineContract {
     void connectsAdminAndIoQueuesAndListsTheController() throws Exception {
         try (NvmeController c = target.controller(2)) {
             assertThat(c.cntlid()).isBetween(1, 0xFFEF);
-            ControllerInfo info = controller(EngineTarget.SUBNQN, c.cntlid());
-            assertThat(info.hostnqn()).isEqualTo(EngineTarget.HOSTNQN);
+            ControllerInfo info = controller(TestTarget.SUBNQN, c.cntlid());
+            assertThat(info.hostnqn()).isEqualTo(TestTarget.HOSTNQN);
             assertThat(info.hostid()).as("hostid").isEqualTo(c.hostid());
-            assertThat(info.kato()).as("kato").isEqualTo(EngineTarget.KATO_MS);
+            assertThat(info.kato()).as("kato").isEqualTo(TestTarget.KATO_MS);
             assertThat(info.queues()).extracting(ControllerInfo.Queue::qid).containsExactly(0, 1, 2);
             assertThat(info.address()).as("host address").contains("127.0.0.1:" + c.admin().queue().localPort());
             TestData.assertWriteReadBack(c.io(1), 1, 2048, 4096, 11);
@@ -97,10 +99,10 @@ abstract class EngineContract {
     void identifyControllerGivesSerialModelAndNqn() throws Exception {
         try (NvmeController c = target.controller(0)) {
             byte[] id = ok(c.admin().identify(0x01, 0, 0));
-            assertThat(Le.slice(id, 4, 20)).as("SN").isEqualTo(Le.spacePadded(EngineTarget.SERIAL, 20));
-            assertThat(Le.slice(id, 24, 40)).as("MN").isEqualTo(Le.spacePadded(EngineTarget.MODEL, 40));
+            assertThat(Le.slice(id, 4, 20)).as("SN").isEqualTo(Le.spacePadded(TestTarget.SERIAL, 20));
+            assertThat(Le.slice(id, 24, 40)).as("MN").isEqualTo(Le.spacePadded(TestTarget.MODEL, 40));
             assertThat(Le.u16(id, 78)).as("CNTLID").isEqualTo(c.cntlid());
-            assertThat(Le.cString(id, 768, 256)).as("SUBNQN").isEqualTo(EngineTarget.SUBNQN);
+            assertThat(Le.cString(id, 768, 256)).as("SUBNQN").isEqualTo(TestTarget.SUBNQN);
         }
     }
 
@@ -108,15 +110,15 @@ abstract class EngineContract {
     void identifyNamespaceGivesTheConfiguredIdentifiers() throws Exception {
         try (NvmeController c = target.controller(0)) {
             byte[] ns = ok(c.admin().identify(0x00, 1, 0));
-            assertThat(Le.u64(ns, 0)).as("NSZE").isEqualTo(EngineTarget.NUM_BLOCKS);
+            assertThat(Le.u64(ns, 0)).as("NSZE").isEqualTo(TestTarget.NUM_BLOCKS);
             assertThat(Le.u8(ns, 130)).as("LBADS of LBAF0").isEqualTo(9);
-            assertThat(Le.slice(ns, 104, 16)).as("NGUID").isEqualTo(Le.hex(EngineTarget.NGUID));
-            assertThat(Le.slice(ns, 120, 8)).as("EUI64").isEqualTo(Le.hex(EngineTarget.EUI64));
+            assertThat(Le.slice(ns, 104, 16)).as("NGUID").isEqualTo(Le.hex(TestTarget.NGUID));
+            assertThat(Le.slice(ns, 120, 8)).as("EUI64").isEqualTo(Le.hex(TestTarget.EUI64));
 
             Map<Integer, byte[]> ids = descriptors(ok(c.admin().identify(0x03, 1, 0)));
-            assertThat(ids.get(1)).as("EUI64 (NIDT 1)").isEqualTo(Le.hex(EngineTarget.EUI64));
-            assertThat(ids.get(2)).as("NGUID (NIDT 2)").isEqualTo(Le.hex(EngineTarget.NGUID));
-            assertThat(ids.get(3)).as("UUID (NIDT 3)").isEqualTo(uuidBytes(EngineTarget.UUID));
+            assertThat(ids.get(1)).as("EUI64 (NIDT 1)").isEqualTo(Le.hex(TestTarget.EUI64));
+            assertThat(ids.get(2)).as("NGUID (NIDT 2)").isEqualTo(Le.hex(TestTarget.NGUID));
+            assertThat(ids.get(3)).as("UUID (NIDT 3)").isEqualTo(uuidBytes(TestTarget.UUID));
 
             assertThat(activeNamespaces(c.admin())).containsExactly(1L, 3L);
         }
@@ -133,7 +135,7 @@ abstract class EngineContract {
             TestData.assertWriteReadBack(io, 1, 100, 8192, 3);
             TestData.assertWriteReadBack(io, 1, 1000, 65536, 4);
             TestData.assertWriteReadBack(io, 1, 5000, 131072, 5);
-            TestData.assertWriteReadBack(io, 1, EngineTarget.NUM_BLOCKS - 8, 4096, 6);
+            TestData.assertWriteReadBack(io, 1, TestTarget.NUM_BLOCKS - 8, 4096, 6);
             TestData.assertWriteReadBack(io, 3, 17, 24576, 7);
             assertThat(ok(io.read(1, 7, 8))).as("an earlier write is still there after later ones")
                 .isEqualTo(Le.random(4096, 2));
@@ -143,9 +145,21 @@ abstract class EngineContract {
     }
 
     @Test
+    void headerAndDataDigestsCarryIo() throws Exception {
+        try (NvmeController c = NvmeController.open(TestTarget.ADDRESS, target.port(), TestTarget.SUBNQN,
+            TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DIGESTS)) {
+            assertThat(c.io(0).queue().icResp().headerDigest()).as("HDGST").isTrue();
+            assertThat(c.io(0).queue().icResp().dataDigest()).as("DDGST").isTrue();
+            TestData.assertWriteReadBack(c.io(0), 1, 3000, 4096, 111);
+            TestData.assertWriteReadBack(c.io(0), 1, 3100, 131072, 112);
+            assertThat(c.io(0).queue().protocolErrors()).as("digest errors seen by the host").isEmpty();
+        }
+    }
+
+    @Test
     void ioBeyondTheNamespaceIsRefused() throws Exception {
         try (NvmeController c = target.controller(1)) {
-            Completion r = c.io(0).read(1, EngineTarget.NUM_BLOCKS - 1, 2);
+            Completion r = c.io(0).read(1, TestTarget.NUM_BLOCKS - 1, 2);
             assertThat(r.ok()).as("read past the end: %s", r).isFalse();
             assertThat(r.sct()).as("SCT of %s", r).isZero();
             assertThat(r.sc()).as("SC (LBA out of range) of %s", r).isEqualTo(0x80);
@@ -162,14 +176,14 @@ abstract class EngineContract {
         engine().addBdev(b);
         assertThat(file).as("created with its directory").exists().hasSize(2048 * 512);
         try (NvmeController c = target.controller(1)) {
-            engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(6, "file0"));
+            engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(6, "file0"));
             byte[] id = ok(c.admin().identify(0x00, 6, 0));
             assertThat(Le.u64(id, 0)).as("NSZE").isEqualTo(2048);
             assertThat(Le.u8(id, 130)).as("LBADS").isEqualTo(9);
             TestData.assertWriteReadBack(c.io(0), 6, 100, 65536, 81);
             TestData.assertWriteReadBack(c.io(0), 6, 2047, 512, 82);
             assertThat(c.io(0).flush(6).ok()).as("flush").isTrue();
-            engine().removeNamespace(EngineTarget.SUBNQN, 6);
+            engine().removeNamespace(TestTarget.SUBNQN, 6);
         } finally {
             engine().removeBdev("file0");
         }
@@ -182,9 +196,8 @@ abstract class EngineContract {
         engine().addBdev(new BdevConfig("grow0", "null", 512, 2048));
         try (NvmeController c = target.controller(0)) {
             NvmeHost admin = c.admin();
-            assertThat(admin.setFeatures(FID_ASYNC_EVENT_CONFIG, AEC_NS_ATTRIBUTE).ok()).isTrue();
-            CompletableFuture<Completion> aer = admin.asyncEventRequest();
-            engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(5, "grow0"));
+            CompletableFuture<Completion> aer = armNamespaceEvents(admin);
+            engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(5, "grow0"));
             assertNamespaceChangedEvent(aer.get(10, TimeUnit.SECONDS));
             assertThat(changedNamespaces(admin)).containsExactly(5L);
 
@@ -195,8 +208,8 @@ abstract class EngineContract {
             assertThat(Le.u64(ok(admin.identify(0x00, 5, 0)), 0)).as("NSZE after growing").isEqualTo(4096);
             assertThat(engine().configSnapshot().bdev("grow0").numBlocks).isEqualTo(4096);
             assertKind(() -> engine().growBdev("grow0", 1024), ControlException.Kind.INVALID);
-            assertKind(() -> engine().growBdev("m0", EngineTarget.NUM_BLOCKS * 2), ControlException.Kind.INVALID);
-            engine().removeNamespace(EngineTarget.SUBNQN, 5);
+            assertKind(() -> engine().growBdev("m0", TestTarget.NUM_BLOCKS * 2), ControlException.Kind.INVALID);
+            engine().removeNamespace(TestTarget.SUBNQN, 5);
         } finally {
             engine().removeBdev("grow0");
         }
@@ -206,27 +219,27 @@ abstract class EngineContract {
 
     @Test
     void restrictedSubsystemAdmitsOnlyAllowedHostsAndRemoveHostDisconnects() throws Exception {
-        assertThatThrownBy(() -> target.controller(EngineTarget.RESTRICTED_NQN, EngineTarget.HOSTNQN, 1))
+        assertThatThrownBy(() -> target.controller(TestTarget.RESTRICTED_NQN, TestTarget.HOSTNQN, 1))
             .as("an unknown host's Connect").hasMessageContaining("sc=0x84");
         String extra = "nqn.2014-08.org.nvmexpress:uuid:7c0e2b1a-44d3-4f6e-9b1c-0000000000e1";
-        engine().addHost(EngineTarget.RESTRICTED_NQN, extra);
-        try (NvmeController allowed = target.controller(EngineTarget.RESTRICTED_NQN,
-            EngineTarget.ALLOWED_HOSTNQN, 1);
-             NvmeController added = target.controller(EngineTarget.RESTRICTED_NQN, extra, 1)) {
+        engine().addHost(TestTarget.RESTRICTED_NQN, extra);
+        try (NvmeController allowed = target.controller(TestTarget.RESTRICTED_NQN,
+            TestTarget.ALLOWED_HOSTNQN, 1);
+             NvmeController added = target.controller(TestTarget.RESTRICTED_NQN, extra, 1)) {
             TestData.assertWriteReadBack(added.io(0), 1, 0, 4096, 21);
-            assertThat(engine().controllers(EngineTarget.RESTRICTED_NQN)).extracting(ControllerInfo::hostnqn)
-                .containsExactlyInAnyOrder(EngineTarget.ALLOWED_HOSTNQN, extra);
+            assertThat(engine().controllers(TestTarget.RESTRICTED_NQN)).extracting(ControllerInfo::hostnqn)
+                .containsExactlyInAnyOrder(TestTarget.ALLOWED_HOSTNQN, extra);
 
-            engine().removeHost(EngineTarget.RESTRICTED_NQN, extra);
+            engine().removeHost(TestTarget.RESTRICTED_NQN, extra);
             assertThat(added.admin().queue().awaitClosed(Duration.ofSeconds(10))).as("removed host's admin queue")
                 .isTrue();
             assertThat(added.io(0).queue().awaitClosed(Duration.ofSeconds(10))).as("removed host's I/O queue")
                 .isTrue();
             assertThat(ok(allowed.io(0).read(1, 0, 8))).as("the other host still reads")
                 .isEqualTo(Le.random(4096, 21));
-            awaitControllers(EngineTarget.RESTRICTED_NQN, 1);
+            awaitControllers(TestTarget.RESTRICTED_NQN, 1);
         }
-        assertThatThrownBy(() -> target.controller(EngineTarget.RESTRICTED_NQN, extra, 0))
+        assertThatThrownBy(() -> target.controller(TestTarget.RESTRICTED_NQN, extra, 0))
             .as("the removed host's new Connect").hasMessageContaining("sc=0x84");
     }
 
@@ -248,13 +261,13 @@ abstract class EngineContract {
             assertThat((event.dw0() >>> 16) & 0xFF).as("log page").isEqualTo(LID_DISCOVERY);
             assertThat(entries(readDiscoveryLog(disc.admin()))).extracting(Entry::subnqn).contains(s.nqn);
         }
-        try (NvmeController c = target.controller(s.nqn, EngineTarget.HOSTNQN, 1)) {
+        try (NvmeController c = target.controller(s.nqn, TestTarget.HOSTNQN, 1)) {
             TestData.assertWriteReadBack(c.io(0), 1, 0, 4096, 91);
             engine().setAllowAnyHost(s.nqn, false);
             assertThat(c.admin().queue().awaitClosed(Duration.ofSeconds(10))).as("a host no longer allowed").isTrue();
         }
-        engine().addHost(s.nqn, EngineTarget.HOSTNQN);
-        try (NvmeController c = target.controller(s.nqn, EngineTarget.HOSTNQN, 1);
+        engine().addHost(s.nqn, TestTarget.HOSTNQN);
+        try (NvmeController c = target.controller(s.nqn, TestTarget.HOSTNQN, 1);
              NvmeController other = target.controller(1)) {
             assertThat(ok(c.io(0).read(1, 0, 8))).isEqualTo(Le.random(4096, 91));
             engine().removeSubsystem(s.nqn);
@@ -277,10 +290,9 @@ abstract class EngineContract {
         engine().addBdev(new BdevConfig("aen0", "malloc", 512, 4096));
         try (NvmeController c = target.controller(1)) {
             NvmeHost admin = c.admin();
-            assertThat(admin.setFeatures(FID_ASYNC_EVENT_CONFIG, AEC_NS_ATTRIBUTE).ok()).isTrue();
-            CompletableFuture<Completion> aer = admin.asyncEventRequest();
+            CompletableFuture<Completion> aer = armNamespaceEvents(admin);
 
-            NamespaceConfig n = engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(0, "aen0"));
+            NamespaceConfig n = engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(0, "aen0"));
             assertThat(n.nsid).as("lowest free nsid (1 and 3 are taken)").isEqualTo(2);
             assertThat(n.nguid).as("generated NGUID").hasSize(32);
             assertNamespaceChangedEvent(aer.get(10, TimeUnit.SECONDS));
@@ -292,7 +304,7 @@ abstract class EngineContract {
             TestData.assertWriteReadBack(c.io(0), 2, 10, 8192, 31);
 
             aer = admin.asyncEventRequest();
-            engine().removeNamespace(EngineTarget.SUBNQN, 2);
+            engine().removeNamespace(TestTarget.SUBNQN, 2);
             assertNamespaceChangedEvent(aer.get(10, TimeUnit.SECONDS));
             assertThat(changedNamespaces(admin)).containsExactly(2L);
             assertThat(activeNamespaces(admin)).containsExactly(1L, 3L);
@@ -309,17 +321,17 @@ abstract class EngineContract {
     @Test
     void listenerAddedAndRemovedWhileConnected() throws Exception {
         ListenerConfig second = new ListenerConfig("tcp", "127.0.0.2", 0);
-        engine().addListener(EngineTarget.SUBNQN, second);
+        engine().addListener(TestTarget.SUBNQN, second);
         int port = target.port(second);
         assertThat(port).as("port picked for port 0").isPositive().isNotEqualTo(target.port());
         try (NvmeController first = target.controller(1);
-             NvmeController viaSecond = NvmeController.open("127.0.0.2", port, EngineTarget.SUBNQN,
-                 EngineTarget.HOSTNQN, EngineTarget.KATO_MS, 1, io.nvmf4j.testhost.TcpHostOptions.DEFAULT)) {
+             NvmeController viaSecond = NvmeController.open("127.0.0.2", port, TestTarget.SUBNQN,
+                 TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
             TestData.assertWriteReadBack(viaSecond.io(0), 1, 300, 4096, 41);
-            assertThat(controller(EngineTarget.SUBNQN, viaSecond.cntlid()).address()).as("host address")
+            assertThat(controller(TestTarget.SUBNQN, viaSecond.cntlid()).address()).as("host address")
                 .endsWith(":" + viaSecond.admin().queue().localPort());
 
-            engine().removeListener(EngineTarget.SUBNQN, second);
+            engine().removeListener(TestTarget.SUBNQN, second);
             assertThat(viaSecond.admin().queue().awaitClosed(Duration.ofSeconds(10)))
                 .as("host on the removed listener is disconnected").isTrue();
             assertThat(ok(first.io(0).read(1, 300, 8))).as("host on the other listener still reads")
@@ -331,19 +343,41 @@ abstract class EngineContract {
             .isInstanceOf(IOException.class);
     }
 
+    @Test
+    void listenerRemovedFromOneSubsystemStaysUpForTheOther() throws Exception {
+        try (NvmeController open = target.controller(1);
+             NvmeController restricted = target.controller(TestTarget.RESTRICTED_NQN, TestTarget.ALLOWED_HOSTNQN,
+                 1)) {
+            engine().removeListener(TestTarget.RESTRICTED_NQN, target.listener);
+            assertThat(restricted.admin().queue().awaitClosed(Duration.ofSeconds(10)))
+                .as("the host of the subsystem that left the listener").isTrue();
+            TestData.assertWriteReadBack(open.io(0), 1, 1200, 4096, 101);
+            assertThatThrownBy(() -> target.controller(TestTarget.RESTRICTED_NQN, TestTarget.ALLOWED_HOSTNQN, 0))
+                .as("Connect to a subsystem that no longer listens here").hasMessageContaining("admin Connect");
+            try (NvmeController again = target.controller(1)) {
+                TestData.assertWriteReadBack(again.io(0), 1, 1201, 4096, 102);
+            }
+        } finally {
+            engine().addListener(TestTarget.RESTRICTED_NQN, target.listener);
+        }
+        try (NvmeController back = target.controller(TestTarget.RESTRICTED_NQN, TestTarget.ALLOWED_HOSTNQN, 1)) {
+            TestData.assertWriteReadBack(back.io(0), 1, 8, 4096, 103);
+        }
+    }
+
     // ------------------------------------------------------------------ discovery
 
     @Test
     void discoveryLogListsListenersAllowedSubsystemsAndReferrals() throws Exception {
         ReferralConfig referral = new ReferralConfig("tcp", "10.9.8.7", 4430);
         engine().addReferral(referral);
-        try (NvmeController open = target.discovery(EngineTarget.HOSTNQN);
-             NvmeController allowed = target.discovery(EngineTarget.ALLOWED_HOSTNQN)) {
+        try (NvmeController open = target.discovery(TestTarget.HOSTNQN);
+             NvmeController allowed = target.discovery(TestTarget.ALLOWED_HOSTNQN)) {
             List<Entry> forOther = entries(readDiscoveryLog(open.admin()));
             List<Entry> forAllowed = entries(readDiscoveryLog(allowed.admin()));
             String referralNqn = NvmeHost.DISCOVERY_NQN;
-            List<String> expectOther = new ArrayList<>(List.of(EngineTarget.SUBNQN, referralNqn));
-            List<String> expectAllowed = new ArrayList<>(List.of(EngineTarget.SUBNQN, EngineTarget.RESTRICTED_NQN,
+            List<String> expectOther = new ArrayList<>(List.of(TestTarget.SUBNQN, referralNqn));
+            List<String> expectAllowed = new ArrayList<>(List.of(TestTarget.SUBNQN, TestTarget.RESTRICTED_NQN,
                 referralNqn));
             if (discoveryLogListsItself()) {
                 expectOther.add(NvmeHost.DISCOVERY_NQN);
@@ -357,7 +391,7 @@ abstract class EngineContract {
                 assertThat(e.trtype()).as("TRTYPE of %s", e).isEqualTo(3);
                 assertThat(e.adrfam()).as("ADRFAM of %s", e).isEqualTo(1);
                 assertThat(e.trsvcid()).as("TRSVCID of %s", e).isEqualTo(isReferral ? "4430" : port);
-                assertThat(e.traddr()).as("TRADDR of %s", e).isEqualTo(isReferral ? "10.9.8.7" : EngineTarget.ADDRESS);
+                assertThat(e.traddr()).as("TRADDR of %s", e).isEqualTo(isReferral ? "10.9.8.7" : TestTarget.ADDRESS);
                 if (!isReferral) {
                     assertThat(e.subtype()).as("SUBTYPE of %s", e)
                         .isEqualTo(e.subnqn().equals(NvmeHost.DISCOVERY_NQN) ? 3 : 2);
@@ -365,11 +399,11 @@ abstract class EngineContract {
             }
             assertThat(forAllowed).filteredOn(e -> e.subtype() == 1).as("one referral").hasSize(1);
             assertThat(engine().controllers(NvmeHost.DISCOVERY_NQN)).extracting(ControllerInfo::hostnqn)
-                .contains(EngineTarget.HOSTNQN, EngineTarget.ALLOWED_HOSTNQN);
+                .contains(TestTarget.HOSTNQN, TestTarget.ALLOWED_HOSTNQN);
         } finally {
             engine().removeReferral(referral);
         }
-        try (NvmeController d = target.discovery(EngineTarget.HOSTNQN)) {
+        try (NvmeController d = target.discovery(TestTarget.HOSTNQN)) {
             assertThat(entries(readDiscoveryLog(d.admin()))).as("referral removed")
                 .noneMatch(e -> e.subtype() == 1);
         }
@@ -381,11 +415,11 @@ abstract class EngineContract {
     void statsCountControllersQueuesAndNamespaces() throws Exception {
         try (NvmeController c = target.controller(2)) {
             TestData.assertWriteReadBack(c.io(0), 1, 64, 4096, 51);
-            SubsystemStats open = stats(EngineTarget.SUBNQN);
+            SubsystemStats open = stats(TestTarget.SUBNQN);
             assertThat(open.controllers()).isEqualTo(1);
             assertThat(open.queues()).isEqualTo(3);
             assertThat(open.namespaces()).isEqualTo(2);
-            assertThat(stats(EngineTarget.RESTRICTED_NQN).namespaces()).isEqualTo(1);
+            assertThat(stats(TestTarget.RESTRICTED_NQN).namespaces()).isEqualTo(1);
             assertThat(engine().subsystemStats()).extracting(SubsystemStats::nqn).contains(NvmeHost.DISCOVERY_NQN);
             double first = engine().busyRatio();
             TestData.assertWriteReadBack(c.io(1), 1, 128, 65536, 52);
@@ -393,8 +427,8 @@ abstract class EngineContract {
             assertThat(first).isBetween(0.0, 1.0);
             assertThat(second).isBetween(0.0, 1.0);
         }
-        awaitControllers(EngineTarget.SUBNQN, 0);
-        assertThat(stats(EngineTarget.SUBNQN).queues()).isZero();
+        awaitControllers(TestTarget.SUBNQN, 0);
+        assertThat(stats(TestTarget.SUBNQN).queues()).isZero();
     }
 
     // ------------------------------------------------------------------ refused changes
@@ -403,24 +437,24 @@ abstract class EngineContract {
     void duplicatesAndNamesInUseAreConflicts() throws Exception {
         String before = ConfigStore.toJson(engine().configSnapshot());
         SubsystemConfig dup = new SubsystemConfig();
-        dup.nqn = EngineTarget.SUBNQN;
+        dup.nqn = TestTarget.SUBNQN;
         assertKind(() -> engine().addSubsystem(dup), ControlException.Kind.CONFLICT);
         assertKind(() -> engine().addBdev(new BdevConfig("m0", "malloc", 512, 8)), ControlException.Kind.CONFLICT);
         assertKind(() -> engine().removeBdev("m0"), ControlException.Kind.CONFLICT);
-        assertKind(() -> engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(3, "m1")),
+        assertKind(() -> engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(3, "m1")),
             ControlException.Kind.CONFLICT);
-        assertKind(() -> engine().addHost(EngineTarget.RESTRICTED_NQN, EngineTarget.ALLOWED_HOSTNQN),
+        assertKind(() -> engine().addHost(TestTarget.RESTRICTED_NQN, TestTarget.ALLOWED_HOSTNQN),
             ControlException.Kind.CONFLICT);
-        assertKind(() -> engine().addListener(EngineTarget.SUBNQN, target.listener), ControlException.Kind.CONFLICT);
+        assertKind(() -> engine().addListener(TestTarget.SUBNQN, target.listener), ControlException.Kind.CONFLICT);
         assertThat(ConfigStore.toJson(engine().configSnapshot())).as("document unchanged").isEqualTo(before);
     }
 
     @Test
     void listenerOnATakenPortIsAConflict() throws Exception {
         try (ServerSocket taken = new ServerSocket()) {
-            taken.bind(new InetSocketAddress(InetAddress.getByName(EngineTarget.ADDRESS), 0));
-            ListenerConfig l = new ListenerConfig("tcp", EngineTarget.ADDRESS, taken.getLocalPort());
-            assertKind(() -> engine().addListener(EngineTarget.SUBNQN, l), ControlException.Kind.CONFLICT);
+            taken.bind(new InetSocketAddress(InetAddress.getByName(TestTarget.ADDRESS), 0));
+            ListenerConfig l = new ListenerConfig("tcp", TestTarget.ADDRESS, taken.getLocalPort());
+            assertKind(() -> engine().addListener(TestTarget.SUBNQN, l), ControlException.Kind.CONFLICT);
             assertKind(() -> engine().probeListener(l), ControlException.Kind.CONFLICT);
             assertThat(engine().listeners()).doesNotContainKey(l);
             assertThat(engine().configSnapshot().subsystems.get(0).listeners).doesNotContain(l);
@@ -433,12 +467,12 @@ abstract class EngineContract {
         assertKind(() -> engine().removeSubsystem(nowhere), ControlException.Kind.NOT_FOUND);
         assertKind(() -> engine().controllers(nowhere), ControlException.Kind.NOT_FOUND);
         assertKind(() -> engine().addHost(nowhere, OTHER_HOSTNQN), ControlException.Kind.NOT_FOUND);
-        assertKind(() -> engine().removeNamespace(EngineTarget.SUBNQN, 9), ControlException.Kind.NOT_FOUND);
-        assertKind(() -> engine().removeHost(EngineTarget.RESTRICTED_NQN, OTHER_HOSTNQN),
+        assertKind(() -> engine().removeNamespace(TestTarget.SUBNQN, 9), ControlException.Kind.NOT_FOUND);
+        assertKind(() -> engine().removeHost(TestTarget.RESTRICTED_NQN, OTHER_HOSTNQN),
             ControlException.Kind.NOT_FOUND);
         assertKind(() -> engine().removeBdev("nope"), ControlException.Kind.NOT_FOUND);
         assertKind(() -> engine().growBdev("nope", 100), ControlException.Kind.NOT_FOUND);
-        assertKind(() -> engine().removeListener(EngineTarget.SUBNQN, new ListenerConfig("tcp", "127.0.0.1", 1)),
+        assertKind(() -> engine().removeListener(TestTarget.SUBNQN, new ListenerConfig("tcp", "127.0.0.1", 1)),
             ControlException.Kind.NOT_FOUND);
         assertKind(() -> engine().removeReferral(new ReferralConfig("tcp", "10.1.1.1", 8009)),
             ControlException.Kind.NOT_FOUND);
@@ -460,19 +494,19 @@ abstract class EngineContract {
         String before = ConfigStore.toJson(engine().configSnapshot());
         for (int i = 0; i < 100; i++) {
             int n = i;
-            assertKind(() -> engine().removeNamespace(EngineTarget.SUBNQN, 100 + n), ControlException.Kind.NOT_FOUND);
+            assertKind(() -> engine().removeNamespace(TestTarget.SUBNQN, 100 + n), ControlException.Kind.NOT_FOUND);
             assertKind(() -> engine().removeBdev("m1"), ControlException.Kind.CONFLICT);
-            assertKind(() -> engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(1, "m3")),
+            assertKind(() -> engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(1, "m3")),
                 ControlException.Kind.CONFLICT);
-            assertKind(() -> engine().addHost(EngineTarget.RESTRICTED_NQN, EngineTarget.ALLOWED_HOSTNQN),
+            assertKind(() -> engine().addHost(TestTarget.RESTRICTED_NQN, TestTarget.ALLOWED_HOSTNQN),
                 ControlException.Kind.CONFLICT);
         }
         assertThat(ConfigStore.toJson(engine().configSnapshot())).isEqualTo(before);
         engine().addBdev(new BdevConfig("after", "malloc", 512, 2048));
         try (NvmeController c = target.controller(1)) {
-            NamespaceConfig n = engine().addNamespace(EngineTarget.SUBNQN, new NamespaceConfig(7, "after"));
+            NamespaceConfig n = engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(7, "after"));
             TestData.assertWriteReadBack(c.io(0), n.nsid, 5, 4096, 61);
-            engine().removeNamespace(EngineTarget.SUBNQN, 7);
+            engine().removeNamespace(TestTarget.SUBNQN, 7);
         } finally {
             engine().removeBdev("after");
         }
@@ -484,20 +518,20 @@ abstract class EngineContract {
     @Test
     void spdkNvmeIdentifySeesSerialModelAndNguid() throws Exception {
         SpdkTools.assumeBuilt();
-        SpdkTools.Run r = SpdkTools.identify(SpdkTools.trid(EngineTarget.ADDRESS, target.port(), EngineTarget.SUBNQN,
-            EngineTarget.HOSTNQN));
+        SpdkTools.Run r = SpdkTools.identify(SpdkTools.trid(TestTarget.ADDRESS, target.port(), TestTarget.SUBNQN,
+            TestTarget.HOSTNQN));
         assertThat(r.exitCode()).as("spdk_nvme_identify's exit status; it printed:\n%s", r.output()).isZero();
-        assertThat(r.output()).contains("Serial Number:                         " + EngineTarget.SERIAL)
-            .contains("Model Number:                          " + EngineTarget.MODEL)
-            .containsIgnoringCase(EngineTarget.NGUID)
-            .contains("Subsystem NQN:                         " + EngineTarget.SUBNQN);
+        assertThat(r.output()).contains("Serial Number:                         " + TestTarget.SERIAL)
+            .contains("Model Number:                          " + TestTarget.MODEL)
+            .containsIgnoringCase(TestTarget.NGUID)
+            .contains("Subsystem NQN:                         " + TestTarget.SUBNQN);
     }
 
     @Test
     void bdevperfVerifyCompletesWithoutErrors() throws Exception {
         SpdkTools.assumeBuilt();
-        SpdkTools.Run r = SpdkTools.bdevperfVerify(EngineTarget.ADDRESS, target.port(), EngineTarget.SUBNQN,
-            EngineTarget.HOSTNQN, 3);
+        SpdkTools.Run r = SpdkTools.bdevperfVerify(TestTarget.ADDRESS, target.port(), TestTarget.SUBNQN,
+            TestTarget.HOSTNQN, 3);
         assertThat(r.exitCode()).as("bdevperf's exit status; it printed:\n%s", r.output()).isZero();
         assertThat(r.output()).as("bdevperf's output").contains("Nvme0n1").doesNotContainIgnoringCase("miscompare");
         List<double[]> totals = TestData.bdevperfTotals(r.output());
@@ -536,6 +570,12 @@ abstract class EngineContract {
             Thread.sleep(20);
         }
         assertThat(engine().controllers(nqn)).as("controllers of %s", nqn).hasSize(n);
+    }
+
+    /** Enables namespace attribute notices and sends an Asynchronous Event Request; its completion. */
+    static CompletableFuture<Completion> armNamespaceEvents(NvmeHost admin) {
+        assertThat(admin.setFeatures(FID_ASYNC_EVENT_CONFIG, AEC_NS_ATTRIBUTE).ok()).isTrue();
+        return admin.asyncEventRequest();
     }
 
     static void assertNamespaceChangedEvent(Completion event) {
