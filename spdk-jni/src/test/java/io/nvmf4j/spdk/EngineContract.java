@@ -66,9 +66,18 @@ abstract class EngineContract {
         return target.engine;
     }
 
+    /** Closing the engine disconnects the hosts still connected (and, for SPDK, stops it cleanly). */
     @AfterAll
-    static void stop() {
-        if (target != null) {
+    static void stop() throws Exception {
+        if (target == null) {
+            return;
+        }
+        try (NvmeController c = target.controller(1)) {
+            target.close();
+            assertThat(c.admin().queue().awaitClosed(Duration.ofSeconds(10))).as("admin queue closed by close()")
+                .isTrue();
+            assertThat(c.io(0).queue().awaitClosed(Duration.ofSeconds(10))).as("I/O queue closed by close()").isTrue();
+        } finally {
             target.close();
             target = null;
         }
@@ -458,6 +467,31 @@ abstract class EngineContract {
             assertKind(() -> engine().probeListener(l), ControlException.Kind.CONFLICT);
             assertThat(engine().listeners()).doesNotContainKey(l);
             assertThat(engine().configSnapshot().subsystems.get(0).listeners).doesNotContain(l);
+        }
+    }
+
+    @Test
+    void subsystemRefusedForItsListenerLeavesNothingBehind() throws Exception {
+        engine().addBdev(new BdevConfig("part0", "malloc", 512, 2048));
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = "nqn.2024-01.io.nvmf4j:contract-partial";
+        s.allowAnyHost = true;
+        s.namespaces.add(new NamespaceConfig(1, "part0"));
+        try (ServerSocket taken = new ServerSocket()) {
+            taken.bind(new InetSocketAddress(InetAddress.getByName(TestTarget.ADDRESS), 0));
+            s.listeners.add(new ListenerConfig("tcp", TestTarget.ADDRESS, taken.getLocalPort()));
+            assertKind(() -> engine().addSubsystem(s), ControlException.Kind.CONFLICT);
+        }
+        assertThat(engine().configSnapshot().subsystems).extracting(x -> x.nqn).doesNotContain(s.nqn);
+        assertKind(() -> engine().controllers(s.nqn), ControlException.Kind.NOT_FOUND);
+        s.listeners.clear();
+        s.listeners.add(target.listener);
+        engine().addSubsystem(s);
+        try (NvmeController c = target.controller(s.nqn, TestTarget.HOSTNQN, 1)) {
+            TestData.assertWriteReadBack(c.io(0), 1, 0, 4096, 121);
+        } finally {
+            engine().removeSubsystem(s.nqn);
+            engine().removeBdev("part0");
         }
     }
 
