@@ -178,7 +178,7 @@ abstract class EngineContract {
     }
 
     @Test
-    void fileBdevIsCreatedAndServesIo(@TempDir Path dir) throws Exception {
+    void fileBdevIsCreatedServesIoAndGrows(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("sub").resolve("disk.img");
         BdevConfig b = new BdevConfig("file0", "file", 512, 2048);
         b.path = file.toString();
@@ -192,6 +192,14 @@ abstract class EngineContract {
             TestData.assertWriteReadBack(c.io(0), 6, 100, 65536, 81);
             TestData.assertWriteReadBack(c.io(0), 6, 2047, 512, 82);
             assertThat(c.io(0).flush(6).ok()).as("flush").isTrue();
+
+            CompletableFuture<Completion> aer = armNamespaceEvents(c.admin());
+            engine().growBdev("file0", 4096);
+            assertNamespaceChangedEvent(aer.get(10, TimeUnit.SECONDS));
+            assertThat(changedNamespaces(c.admin())).containsExactly(6L);
+            assertThat(file).as("the file grew").hasSize(4096 * 512);
+            assertThat(Le.u64(ok(c.admin().identify(0x00, 6, 0)), 0)).as("NSZE after growing").isEqualTo(4096);
+            TestData.assertWriteReadBack(c.io(0), 6, 4000, 4096, 83);
             engine().removeNamespace(TestTarget.SUBNQN, 6);
         } finally {
             engine().removeBdev("file0");
