@@ -228,7 +228,8 @@ public final class SpdkEngine implements Engine {
     /**
      * Creates a bdev in SPDK. A file bdev's file is made the way the java engine makes it: created (with its
      * directories) when missing and extended to {@code numBlocks} when shorter; SPDK's aio bdev then serves the
-     * whole file in blocks of {@code blockSize} (SPDK cannot detect a regular file's block size itself).
+     * whole file in blocks of {@code blockSize} (SPDK cannot detect a regular file's block size itself), so a
+     * file longer than {@code numBlocks} is refused (the java engine would serve only its first numBlocks).
      */
     private static void createBdev(BdevConfig b) throws IOException {
         boolean file = "file".equals(b.type);
@@ -255,6 +256,10 @@ public final class SpdkEngine implements Engine {
             try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
                 f.setLength(want);
             }
+        } else if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) > want) {
+            throw ControlException.invalid("bdev " + b.name + ": " + b.path + " holds " + Files.size(p) / b.blockSize
+                + " blocks, more than numBlocks " + b.numBlocks + "; the spdk engine serves a file's whole size "
+                + "(SPDK's aio bdev), so give numBlocks 0 or " + Files.size(p) / b.blockSize);
         }
     }
 

@@ -85,8 +85,17 @@ abstract class EngineContract {
 
     // ------------------------------------------------------------------ hooks for the engines' differences
 
-    /** Whether the discovery log lists the current discovery subsystem (subtype 3) on each listener. */
-    abstract boolean discoveryLogListsItself();
+    /**
+     * Whether a file bdev on a file longer than numBlocks serves its first numBlocks (java) or is refused (spdk:
+     * SPDK's aio bdev serves a file's whole size).
+     */
+    abstract boolean servesFirstNumBlocksOfALongerFile();
+
+    /**
+     * Whether the discovery log lists the current discovery subsystem (subtype 3) on every listener (spdk) or
+     * only on the one the host came through (java).
+     */
+    abstract boolean listsTheDiscoverySubsystemOnEveryListener();
 
     // ------------------------------------------------------------------ connect, identify
 
@@ -206,6 +215,31 @@ abstract class EngineContract {
         }
         byte[] onDisk = java.nio.file.Files.readAllBytes(file);
         assertThat(Le.slice(onDisk, 100 * 512, 65536)).as("the write is in the file").isEqualTo(Le.random(65536, 81));
+    }
+
+    @Test
+    void fileLongerThanNumBlocks(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("long.img");
+        java.nio.file.Files.write(file, new byte[4096 * 512]);
+        BdevConfig b = new BdevConfig("long0", "file", 512, 2048);
+        b.path = file.toString();
+        if (servesFirstNumBlocksOfALongerFile()) {
+            engine().addBdev(b);
+            try (NvmeController c = target.controller(0)) {
+                engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(8, "long0"));
+                assertThat(Le.u64(ok(c.admin().identify(0x00, 8, 0)), 0)).as("NSZE").isEqualTo(2048);
+                engine().removeNamespace(TestTarget.SUBNQN, 8);
+            } finally {
+                engine().removeBdev("long0");
+            }
+        } else {
+            assertThatThrownBy(() -> engine().addBdev(b)).isInstanceOfSatisfying(ControlException.class, e -> {
+                assertThat(e.kind()).isEqualTo(ControlException.Kind.INVALID);
+                assertThat(e.getMessage()).contains("holds 4096 blocks, more than numBlocks 2048");
+            });
+            assertThat(engine().configSnapshot().bdev("long0")).isNull();
+        }
+        assertThat(file).as("the file is left as it was").hasSize(4096 * 512);
     }
 
     @Test
@@ -345,6 +379,15 @@ abstract class EngineContract {
              NvmeController viaSecond = NvmeController.open("127.0.0.2", port, TestTarget.SUBNQN,
                  TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
             TestData.assertWriteReadBack(viaSecond.io(0), 1, 300, 4096, 41);
+            try (NvmeController d = target.discovery(TestTarget.HOSTNQN)) {
+                List<Entry> log = entries(readDiscoveryLog(d.admin()));
+                assertThat(log).filteredOn(e -> e.subnqn().equals(TestTarget.SUBNQN)).extracting(Entry::traddr)
+                    .as("the subsystem on both listeners").containsExactlyInAnyOrder(TestTarget.ADDRESS, "127.0.0.2");
+                assertThat(log).filteredOn(e -> e.subtype() == 3).extracting(Entry::traddr)
+                    .as("current discovery subsystem entries").containsExactlyInAnyOrderElementsOf(
+                        listsTheDiscoverySubsystemOnEveryListener() ? List.of(TestTarget.ADDRESS, "127.0.0.2")
+                            : List.of(TestTarget.ADDRESS));
+            }
             assertThat(controller(TestTarget.SUBNQN, viaSecond.cntlid()).address()).as("host address")
                 .endsWith(":" + viaSecond.admin().queue().localPort());
 
@@ -392,14 +435,10 @@ abstract class EngineContract {
              NvmeController allowed = target.discovery(TestTarget.ALLOWED_HOSTNQN)) {
             List<Entry> forOther = entries(readDiscoveryLog(open.admin()));
             List<Entry> forAllowed = entries(readDiscoveryLog(allowed.admin()));
-            String referralNqn = NvmeHost.DISCOVERY_NQN;
-            List<String> expectOther = new ArrayList<>(List.of(TestTarget.SUBNQN, referralNqn));
-            List<String> expectAllowed = new ArrayList<>(List.of(TestTarget.SUBNQN, TestTarget.RESTRICTED_NQN,
-                referralNqn));
-            if (discoveryLogListsItself()) {
-                expectOther.add(NvmeHost.DISCOVERY_NQN);
-                expectAllowed.add(NvmeHost.DISCOVERY_NQN);
-            }
+            // the current discovery subsystem (subtype 3) and the referral both carry the discovery NQN
+            List<String> expectOther = List.of(TestTarget.SUBNQN, NvmeHost.DISCOVERY_NQN, NvmeHost.DISCOVERY_NQN);
+            List<String> expectAllowed = List.of(TestTarget.SUBNQN, TestTarget.RESTRICTED_NQN,
+                NvmeHost.DISCOVERY_NQN, NvmeHost.DISCOVERY_NQN);
             assertThat(forOther).extracting(Entry::subnqn).containsExactlyInAnyOrderElementsOf(expectOther);
             assertThat(forAllowed).extracting(Entry::subnqn).containsExactlyInAnyOrderElementsOf(expectAllowed);
             String port = Integer.toString(target.port());

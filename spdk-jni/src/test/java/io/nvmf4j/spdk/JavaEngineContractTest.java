@@ -11,7 +11,12 @@ class JavaEngineContractTest extends EngineContract {
     }
 
     @Override
-    boolean discoveryLogListsItself() {
+    boolean listsTheDiscoverySubsystemOnEveryListener() {
+        return false;
+    }
+
+    @Override
+    boolean servesFirstNumBlocksOfALongerFile() {
         return true;
     }
 }

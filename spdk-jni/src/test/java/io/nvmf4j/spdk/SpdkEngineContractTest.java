@@ -18,8 +18,13 @@ class SpdkEngineContractTest extends EngineContract {
     }
 
     @Override
-    boolean discoveryLogListsItself() {
+    boolean listsTheDiscoverySubsystemOnEveryListener() {
         return true;
+    }
+
+    @Override
+    boolean servesFirstNumBlocksOfALongerFile() {
+        return false;
     }
 
     @Test
