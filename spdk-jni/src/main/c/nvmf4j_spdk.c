@@ -754,6 +754,18 @@ static void subsystem_destroyed(void *arg)
 	finish(arg, 0, NULL);
 }
 
+/* Drops the transport-listener reference each of a stopped subsystem's listeners holds (destroy does not). */
+static void release_listeners(struct spdk_nvmf_subsystem *s)
+{
+	for (struct spdk_nvmf_subsystem_listener *l = spdk_nvmf_subsystem_get_first_listener(s); l;
+	     l = spdk_nvmf_subsystem_get_next_listener(s, l)) {
+		const struct spdk_nvme_transport_id *trid = spdk_nvmf_subsystem_listener_get_trid(l);
+		struct spdk_nvmf_transport *t = trid ? spdk_nvmf_tgt_get_transport(g_tgt, trid->trstring) : NULL;
+		if (t)
+			spdk_nvmf_transport_stop_listen(t, trid);
+	}
+}
+
 static void subsystem_stopped(struct spdk_nvmf_subsystem *s, void *arg, int status)
 {
 	struct call *c = arg;
@@ -761,6 +773,7 @@ static void subsystem_stopped(struct spdk_nvmf_subsystem *s, void *arg, int stat
 		finish(c, status, "SPDK could not stop subsystem %s", c->s1);
 		return;
 	}
+	release_listeners(s);
 	int rc = spdk_nvmf_subsystem_destroy(s, subsystem_destroyed, c);
 	if (rc == 0)
 		finish(c, 0, NULL);
@@ -1040,9 +1053,18 @@ static void do_stop_listen(struct call *c)
 	finish(c, rc, rc ? "SPDK could not stop listening on %s %s:%s" : NULL, c->s3, c->s4, c->s5);
 }
 
+/*
+ * Transport listeners are reference-counted the way SPDK's own RPCs count them: do_listen() takes one
+ * reference for the engine's binding, and every subsystem listener holds one more (taken here, dropped by
+ * spdk_nvmf_transport_stop_listen_async() on removal, by do_delete_subsystem() and by SPDK's shutdown, which
+ * stops one reference per subsystem listener). A listener shared by two subsystems therefore outlives
+ * either one's removal.
+ */
 static void listener_added(void *arg, int status)
 {
 	struct call *c = arg;
+	if (status)
+		spdk_nvmf_tgt_stop_listen(g_tgt, &c->trid);
 	resume_with(c->subsystem, c, status, status ? "SPDK could not add listener %s %s:%s to %s" : NULL,
 		    c->s3, c->s4, c->s5, c->s1);
 }
@@ -1055,6 +1077,14 @@ static void listener_add_paused(struct spdk_nvmf_subsystem *s, void *arg, int st
 		return;
 	}
 	c->subsystem = s;
+	struct spdk_nvmf_listen_opts o;
+	spdk_nvmf_listen_opts_init(&o, sizeof(o));
+	int rc = spdk_nvmf_tgt_listen_ext(g_tgt, &c->trid, &o);
+	if (rc) {
+		resume_with(s, c, rc, "SPDK could not listen on %s %s:%s for %s: %s", c->s3, c->s4, c->s5, c->s1,
+			    spdk_strerror(-rc));
+		return;
+	}
 	spdk_nvmf_subsystem_add_listener(s, &c->trid, listener_added, c);
 }
 
@@ -1166,7 +1196,7 @@ static void JNICALL n_referral(JNIEnv *env, jclass cls, jboolean add, jstring tr
 
 /*
  * One line per live controller: cntlid, hostnqn, hostid (32 hex digits), the host address of the admin
- * queue (trtype:traddr:trsvcid), kato (ms), I/O queue count; tab-separated. The subsystem's controller
+ * queue (trtype:traddr:trsvcid), kato (ms), the qids of its I/O queues (comma-separated); tab-separated. The subsystem's controller
  * list only changes on this (the subsystem's) thread, so it is read without pausing the subsystem.
  */
 static void do_controllers(struct call *c)
@@ -1184,10 +1214,16 @@ static void do_controllers(struct call *c)
 		char addr[300] = "-";
 		if (ctrlr->admin_qpair && spdk_nvmf_qpair_get_peer_trid(ctrlr->admin_qpair, &peer) == 0)
 			snprintf(addr, sizeof(addr), "%s:%s:%s", peer.trstring, peer.traddr, peer.trsvcid);
-		appendf(c, "%u\t%s\t%s\t%s\t%u\t%u\n", ctrlr->cntlid, ctrlr->hostnqn, hostid, addr,
-			ctrlr->feat.keep_alive_timer.bits.kato,
-			/* qpair_mask counts the admin queue (qid 0) too */
-			spdk_bit_array_count_set(ctrlr->qpair_mask) - (spdk_bit_array_get(ctrlr->qpair_mask, 0) ? 1 : 0));
+		appendf(c, "%u\t%s\t%s\t%s\t%u\t", ctrlr->cntlid, ctrlr->hostnqn, hostid, addr,
+			ctrlr->feat.keep_alive_timer.bits.kato);
+		/* qpair_mask has a bit per connected queue, the admin queue's (bit 0) included */
+		const char *sep = "";
+		for (uint32_t qid = spdk_bit_array_find_first_set(ctrlr->qpair_mask, 1); qid != UINT32_MAX;
+		     qid = spdk_bit_array_find_first_set(ctrlr->qpair_mask, qid + 1)) {
+			appendf(c, "%s%u", sep, qid);
+			sep = ",";
+		}
+		appendf(c, "\n");
 	}
 	finish(c, 0, NULL);
 }

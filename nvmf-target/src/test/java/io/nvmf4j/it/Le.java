@@ -6,37 +6,37 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Random;
 
-/** Little-endian field reads and small byte helpers for assertions on NVMe data structures. */
-final class Le {
+/** Little-endian field reads and small byte helpers for assertions on NVMe data structures (spdk-jni's tests use them too). */
+public final class Le {
     private Le() {
     }
 
-    static int u8(byte[] b, int off) {
+    public static int u8(byte[] b, int off) {
         return b[off] & 0xFF;
     }
 
-    static int u16(byte[] b, int off) {
+    public static int u16(byte[] b, int off) {
         return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getShort(off) & 0xFFFF;
     }
 
-    static long u32(byte[] b, int off) {
+    public static long u32(byte[] b, int off) {
         return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getInt(off) & 0xFFFFFFFFL;
     }
 
-    static long u64(byte[] b, int off) {
+    public static long u64(byte[] b, int off) {
         return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getLong(off);
     }
 
-    static void putU32(byte[] b, int off, long v) {
+    public static void putU32(byte[] b, int off, long v) {
         ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).putInt(off, (int) v);
     }
 
-    static byte[] slice(byte[] b, int off, int len) {
+    public static byte[] slice(byte[] b, int off, int len) {
         return Arrays.copyOfRange(b, off, off + len);
     }
 
     /** ASCII bytes of {@code s} padded with spaces to {@code len}. */
-    static byte[] spacePadded(String s, int len) {
+    public static byte[] spacePadded(String s, int len) {
         byte[] out = new byte[len];
         Arrays.fill(out, (byte) ' ');
         byte[] src = s.getBytes(StandardCharsets.US_ASCII);
@@ -45,7 +45,7 @@ final class Le {
     }
 
     /** The NUL-terminated ASCII string in {@code b[off, off+len)}. */
-    static String cString(byte[] b, int off, int len) {
+    public static String cString(byte[] b, int off, int len) {
         int end = off;
         while (end < off + len && b[end] != 0) {
             end++;
@@ -53,13 +53,13 @@ final class Le {
         return new String(b, off, end - off, StandardCharsets.US_ASCII);
     }
 
-    static byte[] random(int len, long seed) {
+    public static byte[] random(int len, long seed) {
         byte[] b = new byte[len];
         new Random(seed).nextBytes(b);
         return b;
     }
 
-    static byte[] hex(String hex) {
+    public static byte[] hex(String hex) {
         byte[] b = new byte[hex.length() / 2];
         for (int i = 0; i < b.length; i++) {
             b[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
@@ -67,7 +67,7 @@ final class Le {
         return b;
     }
 
-    static boolean allZero(byte[] b) {
+    public static boolean allZero(byte[] b) {
         for (byte x : b) {
             if (x != 0) {
                 return false;

@@ -27,21 +27,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  *   <li>{@link #RESTRICTED_NQN}: only {@link #ALLOWED_HOSTNQN}; nsid 1 on m1 (8 MiB).</li>
  * </ul>
  */
-final class TestTarget implements AutoCloseable {
-    static final String ADDRESS = "127.0.0.1";
-    static final String SUBNQN = "nqn.2024-01.io.nvmf4j:it-open";
-    static final String RESTRICTED_NQN = "nqn.2024-01.io.nvmf4j:it-restricted";
-    static final String HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-000000000001";
-    static final String ALLOWED_HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-000000000002";
-    static final String SERIAL = "NVMF4JIT0001";
-    static final String MODEL = "nvmf4j-it";
-    static final String NGUID = "0123456789abcdef0123456789abcdef";
-    static final String UUID = "9b2a5f0e-3c41-4e8a-b1d7-5a6c7e8f9012";
-    static final String EUI64 = "0011223344556677";
-    static final int BLOCK_SIZE = 512;
-    static final long NUM_BLOCKS = 131072;
-    static final long SMALL_BLOCKS = 16384;
-    static final int KATO_MS = 30000;
+public final class TestTarget implements AutoCloseable {
+    public static final String ADDRESS = "127.0.0.1";
+    public static final String SUBNQN = "nqn.2024-01.io.nvmf4j:it-open";
+    public static final String RESTRICTED_NQN = "nqn.2024-01.io.nvmf4j:it-restricted";
+    public static final String HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-000000000001";
+    public static final String ALLOWED_HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-000000000002";
+    public static final String SERIAL = "NVMF4JIT0001";
+    public static final String MODEL = "nvmf4j-it";
+    public static final String NGUID = "0123456789abcdef0123456789abcdef";
+    public static final String UUID = "9b2a5f0e-3c41-4e8a-b1d7-5a6c7e8f9012";
+    public static final String EUI64 = "0011223344556677";
+    public static final int BLOCK_SIZE = 512;
+    public static final long NUM_BLOCKS = 131072;
+    public static final long SMALL_BLOCKS = 16384;
+    public static final int KATO_MS = 30000;
 
     final TargetConfig config;
     final int port;
@@ -66,6 +66,13 @@ final class TestTarget implements AutoCloseable {
     /** Starts the standard configuration after {@code customizer} adjusted it, reporting to {@code observer}. */
     static TestTarget start(Consumer<TargetConfig> customizer, IoObserver observer) throws IOException {
         int port = freePort();
+        TargetConfig cfg = config(port);
+        customizer.accept(cfg);
+        return new TestTarget(cfg, port, NvmfTarget.start(cfg, observer));
+    }
+
+    /** The standard configuration with its one TCP listener on {@code port} (spdk-jni's engine tests use it too). */
+    public static TargetConfig config(int port) {
         TargetConfig cfg = new TargetConfig();
         cfg.bdevs.add(new BdevConfig("m0", "malloc", BLOCK_SIZE, NUM_BLOCKS));
         cfg.bdevs.add(new BdevConfig("m1", "malloc", BLOCK_SIZE, SMALL_BLOCKS));
@@ -94,8 +101,7 @@ final class TestTarget implements AutoCloseable {
 
         cfg.subsystems.add(open);
         cfg.subsystems.add(restricted);
-        customizer.accept(cfg);
-        return new TestTarget(cfg, port, NvmfTarget.start(cfg, observer));
+        return cfg;
     }
 
     /** The running target, for control-plane changes. */
@@ -103,7 +109,7 @@ final class TestTarget implements AutoCloseable {
         return target;
     }
 
-    static int freePort() throws IOException {
+    public static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }

@@ -46,6 +46,7 @@ import java.util.UUID;
  */
 public final class SpdkEngine implements Engine {
     private static final Logger LOG = LoggerFactory.getLogger(SpdkEngine.class);
+    private static final String DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 
     private TargetConfig config;
     /** Listener as configured → the address SPDK listens on (port 0 resolved at bind time). */
@@ -148,7 +149,8 @@ public final class SpdkEngine implements Engine {
         return null;
     }
 
-    private static long hugepagesFreeMb() {
+    /** Free hugepages in MiB (0 when /proc/meminfo cannot be read). */
+    static long hugepagesFreeMb() {
         long free = 0;
         long sizeKb = 2048;
         try {
@@ -223,21 +225,42 @@ public final class SpdkEngine implements Engine {
         }
     }
 
+    /**
+     * Creates a bdev in SPDK. A file bdev's file is made the way the java engine makes it: created (with its
+     * directories) when missing and extended to {@code numBlocks} when shorter; SPDK's aio bdev then serves the
+     * whole file in blocks of {@code blockSize} (SPDK cannot detect a regular file's block size itself), so a
+     * file longer than {@code numBlocks} is refused (the java engine would serve only its first numBlocks).
+     */
     private static void createBdev(BdevConfig b) throws IOException {
-        if ("file".equals(b.type)) {
-            Path p = Paths.get(b.path);
-            if (!Files.exists(p)) {
-                throw ControlException.invalid("bdev " + b.name + ": " + b.path + " does not exist");
-            }
-            long want = b.numBlocks * b.blockSize;
-            if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) < want) {
-                try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
-                    f.setLength(want);
-                }
-            }
+        boolean file = "file".equals(b.type);
+        if (file) {
+            prepareFile(b);
         }
-        SpdkNative.createBdev(b.type, b.name, b.numBlocks, "file".equals(b.type) ? 0 : b.blockSize,
-            "file".equals(b.type) ? b.path : null, null);
+        SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, file ? b.path : null, null);
+    }
+
+    private static void prepareFile(BdevConfig b) throws IOException {
+        Path p = Paths.get(b.path).toAbsolutePath();
+        if (!Files.exists(p)) {
+            if (b.numBlocks == 0) {
+                throw ControlException.invalid("bdev " + b.name + ": " + b.path + " does not exist; give numBlocks "
+                    + "to create it with a size");
+            }
+            if (p.getParent() != null) {
+                Files.createDirectories(p.getParent());
+            }
+            Files.createFile(p);
+        }
+        long want = b.numBlocks * b.blockSize;
+        if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) < want) {
+            try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+                f.setLength(want);
+            }
+        } else if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) > want) {
+            throw ControlException.invalid("bdev " + b.name + ": " + b.path + " holds " + Files.size(p) / b.blockSize
+                + " blocks, more than numBlocks " + b.numBlocks + "; the spdk engine serves a file's whole size "
+                + "(SPDK's aio bdev), so give numBlocks 0 or " + Files.size(p) / b.blockSize);
+        }
     }
 
     private void buildSubsystem(SubsystemConfig s) {
@@ -270,7 +293,11 @@ public final class SpdkEngine implements Engine {
             n.eui64 == null ? null : hex.parseHex(n.eui64));
     }
 
-    /** Makes SPDK listen on {@code l} unless it already does (port 0: a free port picked now). */
+    /**
+     * Makes SPDK listen on {@code l} unless it already does (port 0: a free port picked now), with the discovery
+     * subsystem on it: the discovery log then lists the current discovery subsystem (subtype 3) as the java
+     * engine's does, and SPDK does not fall back to its deprecated "discovery on any listener".
+     */
     private void bind(ListenerConfig l) {
         if (bound.containsKey(l)) {
             return;
@@ -282,12 +309,28 @@ public final class SpdkEngine implements Engine {
         } else if ("tcp".equals(l.transport)) {
             probePort(l.address, port);
         }
+        String trtype = trtype(l.transport);
+        String svcid = Integer.toString(port);
         try {
-            SpdkNative.listen(trtype(l.transport), l.address, Integer.toString(port));
+            SpdkNative.listen(trtype, l.address, svcid);
         } catch (SpdkException e) {
             throw ControlException.conflict("cannot listen on " + l + ": " + e.getMessage());
         }
+        try {
+            SpdkNative.addListener(DISCOVERY_NQN, trtype, l.address, svcid);
+        } catch (SpdkException e) {
+            stopListening(l, port);
+            throw mapped(e);
+        }
         bound.put(l, new InetSocketAddress(l.address, port));
+    }
+
+    private static void stopListening(ListenerConfig l, int port) {
+        try {
+            SpdkNative.stopListen(trtype(l.transport), l.address, Integer.toString(port));
+        } catch (SpdkException e) {
+            LOG.warn("stop listening on {}: {}", l, e.getMessage());
+        }
     }
 
     /** Conflict when a TCP port is taken (SPDK's own message for that is a generic failure). */
@@ -315,14 +358,21 @@ public final class SpdkEngine implements Engine {
                 return;
             }
         }
+        unbind(l);
+    }
+
+    /** Takes the discovery subsystem off {@code l} (disconnecting its hosts there) and stops listening. */
+    private void unbind(ListenerConfig l) {
         InetSocketAddress a = bound.remove(l);
-        if (a != null) {
-            try {
-                SpdkNative.stopListen(trtype(l.transport), l.address, Integer.toString(a.getPort()));
-            } catch (SpdkException e) {
-                LOG.warn("stop listening on {}: {}", l, e.getMessage());
-            }
+        if (a == null) {
+            return;
         }
+        try {
+            SpdkNative.removeListener(DISCOVERY_NQN, trtype(l.transport), l.address, Integer.toString(a.getPort()));
+        } catch (SpdkException e) {
+            LOG.warn("remove the discovery subsystem from {}: {}", l, e.getMessage());
+        }
+        stopListening(l, a.getPort());
     }
 
     private String port(ListenerConfig l) {
@@ -566,14 +616,7 @@ public final class SpdkEngine implements Engine {
             SpdkNative.addListener(nqn, trtype(l.transport), l.address, port(l));
         } catch (SpdkException | ControlException e) {
             if (!wasBound) {
-                InetSocketAddress a = bound.remove(l);
-                if (a != null) {
-                    try {
-                        SpdkNative.stopListen(trtype(l.transport), l.address, Integer.toString(a.getPort()));
-                    } catch (SpdkException ignored) {
-                        // nothing was listening
-                    }
-                }
+                unbind(l);
             }
             throw e instanceof SpdkException se ? mapped(se) : (ControlException) e;
         }
@@ -650,7 +693,7 @@ public final class SpdkEngine implements Engine {
 
     @Override
     public synchronized List<ControllerInfo> controllers(String nqn) {
-        boolean discovery = "nqn.2014-08.org.nvmexpress.discovery".equals(nqn);
+        boolean discovery = DISCOVERY_NQN.equals(nqn);
         if (!discovery) {
             ConfigDocument.subsystem(config, nqn);
         }
@@ -668,11 +711,12 @@ public final class SpdkEngine implements Engine {
             }
             String[] f = line.split("\t", -1);
             String address = hostAddress(f[3]);
-            int ioQueues = Integer.parseInt(f[5]);
             List<ControllerInfo.Queue> queues = new ArrayList<>();
             queues.add(new ControllerInfo.Queue(0, address));
-            for (int q = 1; q <= ioQueues; q++) {
-                queues.add(new ControllerInfo.Queue(q, address));
+            for (String qid : f[5].split(",")) {
+                if (!qid.isEmpty()) {
+                    queues.add(new ControllerInfo.Queue(Integer.parseInt(qid), address));
+                }
             }
             out.add(new ControllerInfo(Integer.parseInt(f[0]), f[1], hex.parseHex(f[2]), address,
                 Integer.parseInt(f[4]), List.copyOf(queues)));
@@ -690,7 +734,7 @@ public final class SpdkEngine implements Engine {
     public synchronized List<SubsystemStats> subsystemStats() {
         List<SubsystemStats> out = new ArrayList<>();
         List<String> nqns = new ArrayList<>();
-        nqns.add("nqn.2014-08.org.nvmexpress.discovery");
+        nqns.add(DISCOVERY_NQN);
         config.subsystems.forEach(s -> nqns.add(s.nqn));
         for (String nqn : nqns) {
             List<ControllerInfo> ctrls = controllers(nqn);

@@ -110,7 +110,10 @@ final class SpdkNative {
 
     static native void referral(boolean add, String trtype, String traddr, String trsvcid);
 
-    /** Lines of cntlid, hostnqn, hostid (hex), admin-queue host address, kato ms, I/O queues (tab-separated). */
+    /**
+     * Lines of cntlid, hostnqn, hostid (hex), admin-queue host address, kato ms, the I/O queues' qids
+     * (comma-separated, empty when none); tab-separated.
+     */
     static native String controllers(String nqn);
 
     /**

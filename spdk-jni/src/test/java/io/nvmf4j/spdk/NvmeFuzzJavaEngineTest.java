@@ -1,6 +1,5 @@
-package io.nvmf4j.spdk.fuzz;
+package io.nvmf4j.spdk;
 
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.Engines;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -8,6 +7,6 @@ import org.junit.jupiter.api.BeforeAll;
 class NvmeFuzzJavaEngineTest extends NvmeFuzzContract {
     @BeforeAll
     static void start() throws Exception {
-        engine = Engines.start(config(Engines.JAVA), IoObserver.NONE);
+        engine = start(Engines.JAVA);
     }
 }

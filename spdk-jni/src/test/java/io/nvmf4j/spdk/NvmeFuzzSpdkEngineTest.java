@@ -1,6 +1,5 @@
-package io.nvmf4j.spdk.fuzz;
+package io.nvmf4j.spdk;
 
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.Engines;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -8,7 +7,7 @@ import org.junit.jupiter.api.BeforeAll;
 class NvmeFuzzSpdkEngineTest extends NvmeFuzzContract {
     @BeforeAll
     static void start() throws Exception {
-        spdkTree();
-        engine = Engines.start(config(Engines.SPDK), IoObserver.NONE);
+        SpdkTools.assumeBuilt();
+        engine = start(Engines.SPDK);
     }
 }

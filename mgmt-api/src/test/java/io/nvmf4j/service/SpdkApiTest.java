@@ -1,0 +1,163 @@
+package io.nvmf4j.service;
+
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.service.api.Http;
+import io.nvmf4j.service.api.Http.Res;
+import io.nvmf4j.service.api.TestService;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static io.nvmf4j.service.api.Http.enc;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The REST API over the spdk engine: the service runs in a child JVM (SPDK starts once per process) and the
+ * engine's refusals come back as 400/404/409 with SPDK's reason, the service living on.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class SpdkApiTest {
+    private static final String NQN = "nqn.2026-12.io.nvmf4j:spdk-api";
+    private static final String TOKEN = "5d".repeat(32);
+    private static final long START_TIMEOUT_MS = 30_000;
+
+    @TempDir
+    static Path dir;
+    static Process service;
+    static Path log;
+    static Http http;
+
+    @BeforeAll
+    static void start() throws Exception {
+        SpdkRequirement.assumeBuilt();
+        TargetConfig c = new TargetConfig();
+        c.engine = "spdk";
+        c.spdk.coreMask = "0x1";
+        c.spdk.memSizeMb = 512;
+        c.spdk.hugepages = false;
+        c.spdk.coreLocks = false; // other suites on this machine may run SPDK on core 0 too
+        c.api.port = TestService.freePort();
+        c.api.token = TOKEN;
+        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 16384));
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = NQN;
+        s.allowAnyHost = true;
+        s.namespaces.add(new NamespaceConfig(1, "m0"));
+        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", TestService.freePort()));
+        c.subsystems.add(s);
+        Path file = dir.resolve("config.json");
+        ConfigStore.save(file, c);
+        log = dir.resolve("service.log");
+        service = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
+            "-cp", classesDir() + File.pathSeparator + System.getProperty("java.class.path"),
+            Main.class.getName(), "--state-dir", dir.toString(), "--config", file.toString())
+            .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        http = new Http(c.api.port, TOKEN);
+        awaitApi();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (service != null) {
+            service.destroy();  // SIGTERM
+            boolean exited = service.waitFor(15, TimeUnit.SECONDS);
+            if (!exited) {
+                service.destroyForcibly().waitFor();
+            }
+            assertThat(exited).as("stopped within 15 s of SIGTERM; output:%n%s", output()).isTrue();
+            assertThat(service.exitValue()).as("exit code; output:%n%s", output()).isZero();
+        }
+    }
+
+    @Test
+    void duplicateSubsystemIsAConflict() {
+        Res r = http.post("/api/v1/subsystems", "{\"nqn\":\"" + NQN + "\"}");
+        assertError(r, 409, "subsystem " + NQN + " already exists");
+    }
+
+    @Test
+    void aBdevSpdkRefusesIsABadRequestWithSpdksReason() {
+        String path = dir.toString().replace("\\", "\\\\");
+        Res r = http.post("/api/v1/bdevs", "{\"name\":\"dir0\",\"type\":\"file\",\"numBlocks\":2048,\"path\":\""
+            + path + "\"}");
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.error()).as("SPDK's reason").startsWith("SPDK refused bdev dir0 (file): ")
+            .contains("Is a directory");
+        assertThat(http.get("/api/v1/bdevs/dir0").status()).isEqualTo(404);
+    }
+
+    @Test
+    void unknownNamesAreNotFoundAndNamesInUseConflicts() {
+        assertError(http.delete("/api/v1/subsystems/" + enc("nqn.2026-12.io.nvmf4j:none")), 404,
+            "no subsystem nqn.2026-12.io.nvmf4j:none");
+        assertError(http.delete("/api/v1/bdevs/zz"), 404, "no bdev zz");
+        assertError(http.delete("/api/v1/bdevs/m0"), 409, "bdev m0 backs namespace 1 of " + NQN);
+    }
+
+    @Test
+    void aGoodChangeWorksAfterRefusedOnes() {
+        for (int i = 0; i < 20; i++) {
+            assertThat(http.post("/api/v1/subsystems", "{\"nqn\":\"" + NQN + "\"}").status()).isEqualTo(409);
+            assertThat(http.delete("/api/v1/bdevs/zz").status()).isEqualTo(404);
+        }
+        Res created = http.post("/api/v1/bdevs", "{\"name\":\"n1\",\"type\":\"null\",\"numBlocks\":2048}");
+        assertThat(created.status()).as("%s", created).isEqualTo(201);
+        assertThat(http.get("/api/v1/bdevs/n1").json().get("numBlocks").asLong()).isEqualTo(2048);
+        assertThat(http.delete("/api/v1/bdevs/n1").status()).isEqualTo(204);
+        assertThat(service.isAlive()).isTrue();
+    }
+
+    private static void assertError(Res r, int status, String error) {
+        assertThat(r.status()).as("%s", r).isEqualTo(status);
+        assertThat(r.error()).isEqualTo(error);
+        assertThat(r.body()).doesNotContain("Exception").doesNotContain("\tat ");
+    }
+
+    /** Polls the API until it answers; fails with the service's output when it exits or takes too long. */
+    private static void awaitApi() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MS);
+        while (true) {
+            try {
+                if (http.get("/api/v1/bdevs").status() == 200) {
+                    return;
+                }
+            } catch (UncheckedIOException e) {
+                // not listening yet
+            }
+            assertThat(service.isAlive()).as("service running; output:%n%s", output()).isTrue();
+            assertThat(System.nanoTime()).as("API up within %d ms; output:%n%s", START_TIMEOUT_MS, output())
+                .isLessThan(deadline);
+            service.waitFor(50, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private static String output() {
+        try {
+            return Files.readString(log, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(no output: " + e + ")";
+        }
+    }
+
+    /** mgmt-api's own classes (target/classes), where Main was loaded from. */
+    private static String classesDir() throws URISyntaxException {
+        return Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    }
+}

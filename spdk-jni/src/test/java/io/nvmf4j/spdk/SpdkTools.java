@@ -1,0 +1,110 @@
+package io.nvmf4j.spdk;
+
+import org.junit.jupiter.api.Assumptions;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * SPDK as this build found it: whether the spdk engine can be tested here, and SPDK's own host tools
+ * (spdk_nvme_identify, bdevperf) from the tree the build linked against, run as child processes on core 1
+ * (the spdk engine's reactor owns core 0).
+ */
+final class SpdkTools {
+    /** Set by spdk-jni's pom: a file holding the path of the SPDK tree the library was built against. */
+    static final String DIR_FILE_PROPERTY = "nvmf4j.spdk.dirFile";
+    private static final long TOOL_TIMEOUT_S = 60;
+
+    private SpdkTools() {
+    }
+
+    /**
+     * Skips (saying why) only where this build found no SPDK at all; anywhere else the engine must load, so a
+     * broken library fails the test instead of skipping it.
+     */
+    static void assumeBuilt() {
+        Assumptions.assumeFalse(Spdk.builtWithoutSpdk(), () -> "this build found no SPDK (no SPDK_DIR and no "
+            + "vendored tarball): " + Spdk.unavailabilityCause());
+        assertThat(Spdk.unavailabilityCause()).as("the spdk engine was built and must load").isNull();
+    }
+
+    /** The SPDK tree the build used; assumes {@link #assumeBuilt()} passed. */
+    static Path tree() throws IOException {
+        String dirFile = System.getProperty(DIR_FILE_PROPERTY);
+        assertThat(dirFile).as("system property " + DIR_FILE_PROPERTY + " (set by spdk-jni's pom)").isNotNull();
+        Path tree = Paths.get(Files.readString(Paths.get(dirFile), StandardCharsets.UTF_8).trim());
+        assertThat(tree.resolve("build/bin/spdk_nvme_identify")).as("SPDK's tree").isExecutable();
+        return tree;
+    }
+
+    /** What a finished tool printed (stdout and stderr together) and its exit status. */
+    record Run(int exitCode, String output) {
+    }
+
+    /** Runs {@code command}, failing the test when it does not finish within a minute. */
+    static Run run(List<String> command) throws IOException, InterruptedException {
+        Path log = Files.createTempFile("nvmf4j-spdk-tool", ".log");
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!p.waitFor(TOOL_TIMEOUT_S, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor();
+                throw new AssertionError(command.get(0) + " did not finish within " + TOOL_TIMEOUT_S + " s:\n"
+                    + Files.readString(log, StandardCharsets.UTF_8));
+            }
+            return new Run(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
+        } finally {
+            Files.deleteIfExists(log);
+        }
+    }
+
+    /** SPDK's transport ID string for a TCP subsystem on IPv4. */
+    static String trid(String address, int port, String subnqn, String hostnqn) {
+        return "trtype:TCP adrfam:IPv4 traddr:" + address + " trsvcid:" + port + " subnqn:" + subnqn
+            + " hostnqn:" + hostnqn;
+    }
+
+    /** spdk_nvme_identify against one subsystem, in 256 MiB of ordinary memory on core 1. */
+    static Run identify(String trid) throws IOException, InterruptedException {
+        return run(List.of(tree().resolve("build/bin/spdk_nvme_identify").toString(), "--no-huge", "-s", "256", "-p",
+            "1", "-r", trid));
+    }
+
+    /**
+     * bdevperf's verify workload (write, read back, compare) for {@code seconds} on every namespace of a TCP
+     * subsystem, attached through bdev_nvme, on core 1 with no RPC server and no core lock files.
+     */
+    static Run bdevperfVerify(String address, int port, String subnqn, String hostnqn, int seconds)
+        throws IOException, InterruptedException {
+        Path json = Files.createTempFile("nvmf4j-bdevperf", ".json");
+        try {
+            Files.writeString(json, "{\"subsystems\": [{\"subsystem\": \"bdev\", \"config\": [{\"method\": "
+                + "\"bdev_nvme_attach_controller\", \"params\": {\"name\": \"Nvme0\", \"trtype\": \"tcp\", "
+                + "\"adrfam\": \"IPv4\", \"traddr\": \"" + address + "\", \"trsvcid\": \"" + port + "\", "
+                + "\"subnqn\": \"" + subnqn + "\", \"hostnqn\": \"" + hostnqn + "\"}}]}]}");
+            List<String> cmd = new ArrayList<>(List.of(tree().resolve("build/examples/bdevperf").toString(),
+                "--no-huge", "-s", "512", "-m", "0x2", "--no-rpc-server", "--disable-cpumask-locks",
+                "-c", json.toString(), "-q", "16", "-o", "4096", "-w", "verify", "-t", Integer.toString(seconds)));
+            return run(cmd);
+        } finally {
+            Files.deleteIfExists(json);
+        }
+    }
+
+    /**
+     * SPDK's nvme_fuzz for {@code seconds} with a fixed seed: random admin and I/O commands on the subsystem's
+     * valid namespaces, on core 1 with no RPC server and no core lock files.
+     */
+    static Run fuzz(String trid, int seconds, int seed) throws IOException, InterruptedException {
+        return run(List.of(tree().resolve("test/app/fuzz/nvme_fuzz/nvme_fuzz").toString(), "-m", "0x2", "--no-huge",
+            "-s", "512", "--no-rpc-server", "--disable-cpumask-locks", "-U", "-t", Integer.toString(seconds), "-S",
+            Integer.toString(seed), "-N", "-a", "-F", trid));
+    }
+}
