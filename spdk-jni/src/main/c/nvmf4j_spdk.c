@@ -352,6 +352,7 @@ static void *app_main(void *arg)
 	opts.disable_signal_handlers = true; /* the JVM owns SIGTERM/SIGINT; close() stops SPDK */
 	opts.shm_id = -1;
 	opts.disable_cpumask_locks = !g_args.core_locks;
+	opts.unlink_hugepage = true; /* one process, no secondaries: no hugepage files left behind by a crash */
 	opts.log = log_cb;
 	opts.print_level = SPDK_LOG_NOTICE;
 	g_start_rc = -EIO;
