@@ -352,7 +352,8 @@ static void *app_main(void *arg)
 	opts.disable_signal_handlers = true; /* the JVM owns SIGTERM/SIGINT; close() stops SPDK */
 	opts.shm_id = -1;
 	opts.disable_cpumask_locks = !g_args.core_locks;
-	opts.unlink_hugepage = true; /* one process, no secondaries: no hugepage files left behind by a crash */
+	/* one process, no secondaries: no hugepage files left behind by a crash (DPDK refuses it with --no-huge) */
+	opts.unlink_hugepage = !g_args.no_huge;
 	opts.log = log_cb;
 	opts.print_level = SPDK_LOG_NOTICE;
 	g_start_rc = -EIO;
@@ -411,6 +412,9 @@ static void JNICALL n_start(JNIEnv *env, jclass cls, jstring name, jstring mask,
 		/* spdk_app_start's status is often a bare -1: then SPDK's logged errors say more than errno */
 		if (g_start_rc == -1 && g_errlog_len)
 			snprintf(msg, sizeof(msg), "SPDK did not start: %s", g_errlog);
+		else if (g_start_rc == -1)
+			snprintf(msg, sizeof(msg), "SPDK did not start (its environment failed to initialise: "
+				 "DPDK's reason is on standard error, lines starting with EAL)");
 		else
 			snprintf(msg, sizeof(msg), "SPDK did not start (%s)%s%s", spdk_strerror(-g_start_rc),
 				 g_errlog_len ? ": " : "", g_errlog);
