@@ -236,8 +236,8 @@ public final class SpdkEngine implements Engine {
                 }
             }
         }
-        SpdkNative.createBdev(b.type, b.name, b.numBlocks, "file".equals(b.type) ? 0 : b.blockSize,
-            "file".equals(b.type) ? b.path : null, null);
+        // a file bdev gets the document's blockSize too: SPDK cannot detect one on a file of tmpfs (or 9p)
+        SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, "file".equals(b.type) ? b.path : null, null);
     }
 
     private void buildSubsystem(SubsystemConfig s) {
