@@ -13,7 +13,7 @@
 # usage: e2e/run.sh [options]
 #   --quiet             do not echo the guest console (it is always in OUT/console.log)
 #   --fio-runtime N     seconds per fio latency job (default 10)
-#   --timeout S         hard limit for the main VM run in seconds (default 1800; each power-cut
+#   --timeout S         hard limit for the main VM run in seconds (default 2400; each power-cut
 #                       boot has 600)
 #   --out DIR           results folder (default: e2e/out, wiped at each run)
 #   --cache DIR         kernel + initramfs cache (default: e2e/cache)
@@ -24,9 +24,9 @@
 #                       avoids a JVM crash seen under multi-threaded TCG; "" for C1+C2)
 #   --idle-strategy S   idleStrategy of the service config: backoff (default), busy, interrupt
 #   --only LIST         run only these parts, comma-separated: nvmet, tcp (nvmf4j over TCP),
-#                       rdma (nvmf4j over RDMA), powercut (two more boots: records written with
-#                       FUA and flushes, SIGKILL to QEMU, read back); default all (a development
-#                       aid: CI runs all)
+#                       rdma (nvmf4j over RDMA), spdk (the service with the spdk engine over TCP
+#                       and RDMA), powercut (two more boots: records written with FUA and flushes,
+#                       SIGKILL to QEMU, read back); default all (a development aid: CI runs all)
 #   --cut-after N       power cut once N records written with FUA only are acknowledged (150)
 #   --kernel-pkg NAME   Debian kernel package (default: what linux-image-amd64 depends on)
 #   --fake-target       harness self-test: run the nvmf4j scenarios against the kernel
@@ -35,14 +35,14 @@
 # env: E2E_SMP (2), E2E_MEM (4G), E2E_ACCEL (default tcg,thread=multi; kvm where nested KVM works)
 # Results in OUT: results.tsv (check, PASS|FAIL|SKIP, detail), results.json,
 # bench.tsv (nvmf4j vs nvmet fio latency), console.log, nvmf4j-service.log,
-# guest.log, dmesg.txt, fio-*.json, summary.tsv; powercut-write/ and powercut-verify/ (the
+# spdk-service.log, guest.log, dmesg.txt, fio-*.json, summary.tsv; powercut-write/ and powercut-verify/ (the
 # results shares of the power-cut boots), powercut.tsv (their checks, also in results.tsv).
 # Exit status: 0 only when no check failed; last line: "N passed, N failed, N skipped".
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE=backoff ONLY=nvmet,tcp,rdma,powercut DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=1800 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE=backoff ONLY=nvmet,tcp,rdma,spdk,powercut DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=2400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
@@ -69,7 +69,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|powercut) ;; *) echo "--only takes nvmet, tcp, rdma, powercut (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|powercut) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, powercut (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $PC_CUT_AFTER in ''|*[!0-9]*) echo "--cut-after takes a number of records" >&2; exit 2 ;; esac
@@ -211,7 +211,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma; then
+if want nvmet || want tcp || want rdma || want spdk; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"
@@ -337,9 +337,9 @@ log "VM $(fmt_s $((T_VM1 - T_VM0)))s, total $(fmt_s $((T_VM1 - T_START)))s; resu
 if [ "$NFAIL" -gt 0 ]; then
   log "FAILURE: qemu rc=$QRC guest rc=$GRC"
   echo "----- tail of $OUT/console.log"; tail -n 40 "$OUT/console.log" 2>/dev/null
-  if [ -f "$OUT/nvmf4j-service.log" ]; then
-    echo "----- tail of $OUT/nvmf4j-service.log"; tail -n 40 "$OUT/nvmf4j-service.log"
-  fi
+  for f in nvmf4j-service.log spdk-service.log; do
+    [ ! -s "$OUT/$f" ] || { echo "----- tail of $OUT/$f"; tail -n 40 "$OUT/$f"; }
+  done
 fi
 echo "$NPASS passed, $NFAIL failed, $NSKIP skipped"
 [ "$NFAIL" = 0 ]

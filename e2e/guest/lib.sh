@@ -3,7 +3,7 @@
 #
 # A target under test is described by globals (see suite.sh):
 #   T (nvmet|nvmf4j) TR (tcp|rdma) ADDR PORT NQN SERIAL MODEL
-#   NS_IDS ("1 2"), NS_BLOCKS[nsid] NS_BS[nsid] NS_NGUID[nsid] NS_UUID[nsid]
+#   NS_IDS ("1 2"), NS_BLOCKS[nsid] NS_BS[nsid] NS_NGUID[nsid] NS_UUID[nsid], NS_EUI64[nsid] (empty: not checked)
 #   optional expectations (empty = not checked): X_NN X_MDTS X_IOCCSZ X_MAXIOQ
 # and connect fills CTRL (nvmeX) and DEV[nsid] (/dev/nvmeXnY).
 
@@ -150,15 +150,15 @@ check_identity() {
   verdict $rc "$NQN: ${v[1]:-} ${v[2]:-} ${v[3]:-} ${v[4]:-}"
 
   cli "$p/id-ctrl" nvme id-ctrl "/dev/$CTRL" -o json; rc=$?
-  mapfile -t v < <(jqf '.sn, .mn, .subnqn, .fr, .cntlid, .nn, .vwc, .mdts, .ioccsz, .iorcsz, .ver')
+  mapfile -t v < <(jqf '.sn, .mn, .subnqn, .fr, .cntlid, .nn, .vwc, .mdts, .ioccsz, .iorcsz, .ver, .kas')
   expect sn "$(trim "${v[0]:-}")" "$SERIAL"
   expect mn "$(trim "${v[1]:-}")" "$MODEL"
   expect subnqn "${v[2]:-}" "$NQN"
-  FR=$(trim "${v[3]:-}") VWC=${v[6]:-0}
+  FR=$(trim "${v[3]:-}") VWC=${v[6]:-0} KAS=${v[11]:-0}
   [ -z "$X_NN" ] || expect nn "${v[5]:-}" "$X_NN"
   [ -z "$X_MDTS" ] || expect mdts "${v[7]:-}" "$X_MDTS"
   [ -z "$X_IOCCSZ" ] || expect ioccsz "${v[8]:-}" "$X_IOCCSZ"
-  verdict $rc "sn=$SERIAL mn=$MODEL subnqn ok; fr=$FR cntlid=${v[4]:-} nn=${v[5]:-} mdts=${v[7]:-} ioccsz=${v[8]:-} iorcsz=${v[9]:-} ver=${v[10]:-} vwc=$VWC; host max_hw_sectors_kb=$(cat "/sys/block/${DEV[${NS_IDS%% *}]#/dev/}/queue/max_hw_sectors_kb" 2>/dev/null)"
+  verdict $rc "sn=$SERIAL mn=$MODEL subnqn ok; fr=$FR cntlid=${v[4]:-} nn=${v[5]:-} mdts=${v[7]:-} ioccsz=${v[8]:-} iorcsz=${v[9]:-} ver=${v[10]:-} vwc=$VWC kas=$KAS; host max_hw_sectors_kb=$(cat "/sys/block/${DEV[${NS_IDS%% *}]#/dev/}/queue/max_hw_sectors_kb" 2>/dev/null)"
 
   for n in $NS_IDS; do
     cli "$p/id-ns-$n" nvme id-ns "/dev/$CTRL" -n "$n" -o json; rc=$?
@@ -167,14 +167,17 @@ check_identity() {
     expect ncap "${v[1]:-}" "${NS_BLOCKS[$n]}"
     expect "lba data size" "$((1 << ${v[2]:-0}))" "${NS_BS[$n]}"
     expect nguid "$(lc "${v[3]:-}")" "$(lc "${NS_NGUID[$n]}")"
-    verdict $rc "nsid $n: nsze=ncap=${v[0]:-} blocks of ${NS_BS[$n]} B, nguid=${v[3]:-}"
+    [ -z "${NS_EUI64[$n]:-}" ] || expect eui64 "$(lc "${v[4]:-}")" "$(lc "${NS_EUI64[$n]}")"
+    verdict $rc "nsid $n: nsze=ncap=${v[0]:-} blocks of ${NS_BS[$n]} B, nguid=${v[3]:-}${NS_EUI64[$n]:+, eui64=${v[4]:-}}"
 
     cli "$p/ns-descs-$n" nvme ns-descs "/dev/$CTRL" -n "$n" -o json; rc=$?
     # {"ns-descs": [{"type": "uuid", "uuid": ...}, {"type": "nguid", "nguid": ...}, ...]}
-    mapfile -t v < <(jqf '[."ns-descs"[]?] | (map(select(.type == "nguid"))[0].nguid // ""), (map(select(.type == "uuid"))[0].uuid // "")')
+    mapfile -t v < <(jqf '[."ns-descs"[]?] | (map(select(.type == "nguid"))[0].nguid // ""), (map(select(.type == "uuid"))[0].uuid // ""),
+        (map(select(.type == "eui64"))[0].eui64 // "")')
     expect nguid "$(lc "${v[0]:-}")" "$(lc "${NS_NGUID[$n]}")"
     expect uuid "$(lc "${v[1]:-}")" "$(lc "${NS_UUID[$n]}")"
-    verdict $rc "nsid $n: nguid=${v[0]:-} uuid=${v[1]:-}"
+    [ -z "${NS_EUI64[$n]:-}" ] || expect eui64 "$(lc "${v[2]:-}")" "$(lc "${NS_EUI64[$n]}")"
+    verdict $rc "nsid $n: nguid=${v[0]:-} uuid=${v[1]:-}${NS_EUI64[$n]:+ eui64=${v[2]:-}}"
   done
 
   cli "$p/smart-log" nvme smart-log "/dev/$CTRL" -o json; rc=$?
@@ -202,8 +205,10 @@ check_identity() {
         detail="$(( (val & 0xffff) + 1 )) SQs / $(( (val >> 16) + 1 )) CQs allocated"
         [ -z "$X_MAXIOQ" ] || expect_true queues "$detail, more than maxIoQueues=$X_MAXIOQ" \
           [ $(( (val & 0xffff) + 1 )) -le "$X_MAXIOQ" -a $(( (val >> 16) + 1 )) -le "$X_MAXIOQ" ] ;;
-      0x0f) # Keep Alive Timer in ms: connect asked for --keep-alive-tmo=5
-        detail="KATO ${val} ms"; expect kato_ms "$val" 5000 ;;
+      0x0f) # Keep Alive Timer in ms: connect asked for --keep-alive-tmo=5, rounded up to a multiple of
+        # id-ctrl KAS x 100 ms (SPDK's KAS is 10 s: 10000; nvmet's and nvmf4j's 1 s: 5000)
+        local g=$((KAS > 0 ? KAS * 100 : 1))
+        detail="KATO ${val} ms (5000 asked, granularity $g ms)"; expect kato_ms "$val" $(((5000 + g - 1) / g * g)) ;;
       0x0b) detail="async event config $(printf '0x%x' "$val")" ;;
       0x06) detail="volatile write cache $((val & 1))" ;;
     esac
@@ -242,9 +247,10 @@ fio_json() { # name timeout fio-args... : JSON into $RES/fio-<name>.json, rc ret
 }
 # fio-jobs/jobs/verify.fio: random writes with crc32c verify over a whole block device, 4 jobs on
 # disjoint quarters, QD 16 each, mixed block sizes 4k-128k.
-fio_verify() { # check-name dev
+fio_verify() { # check-name dev [bytes] : over the whole device, or its first bytes
   local name=$1 dev=$2 total q t rc v f
-  total=$(blockdev --getsize64 "$dev"); q=$((total / 4 / 131072 * 131072))
+  total=$(blockdev --getsize64 "$dev"); [ -z "${3:-}" ] || [ "$3" -ge "$total" ] || total=$3
+  q=$((total / 4 / 131072 * 131072))
   f=${name//\//_}
   t=$(now_us)
   DEV=$dev QUARTER=$q fio_json "$f" 600 "$FIO_JOBS/jobs/verify.fio"; rc=$?
@@ -268,8 +274,9 @@ fio_latency() { # check-name dev label
 
 # ---------------------------------------------------------------- the nvmf4j service
 # Globals of the caller: LAUNCHER, WORK (its working directory), SVC_STATE (its state dir, default
-# $WORK/state), SVC_CONFIG (default $WORK/config.json), SVC_LOG, NVMF4J_PORT (its TCP listener),
-# SVC_START_TIMEOUT, E2E_JVM_OPTS. Sets SVC_PID and JPID.
+# $WORK/state), SVC_CONFIG (default $WORK/config.json), SVC_LOG, SVC_PORT (its TCP listener, default NVMF4J_PORT),
+# SVC_START_TIMEOUT, E2E_JVM_OPTS, SVC_EXIT_OK (the exit statuses a SIGTERM may give, default "0 143").
+# Sets SVC_PID and JPID.
 java_pid() { # the java process: the launcher itself when it execs java, else its java child
   local parent=$1 c st state ppid
   [ "$(cat "/proc/$parent/comm" 2>/dev/null)" = java ] && { echo "$parent"; return; }
@@ -280,9 +287,12 @@ java_pid() { # the java process: the launcher itself when it execs java, else it
   done
   echo "$parent"
 }
+svc_log_now() { # the service log since the last start
+  sed -n "$(grep -n '^=====' "$SVC_LOG" | tail -n 1 | cut -d: -f1),\$p" "$SVC_LOG"
+}
 svc_start() { # check-name : starts the service, PASS when its TCP listener accepts
   local t rc
-  local state=${SVC_STATE:-$WORK/state} config=${SVC_CONFIG:-$WORK/config.json}
+  local state=${SVC_STATE:-$WORK/state} config=${SVC_CONFIG:-$WORK/config.json} port=${SVC_PORT:-$NVMF4J_PORT}
   echo "===== $(date -u +%T) e2e: $LAUNCHER --state-dir $state --config $config (NVMF4J_JAVA_OPTS=$E2E_JVM_OPTS)" >> "$SVC_LOG"
   SVC_PID="" JPID=""
   if [ ! -x "$LAUNCHER" ]; then fail "$1" "$LAUNCHER does not exist: the service is not built yet"; return 1; fi
@@ -291,18 +301,18 @@ svc_start() { # check-name : starts the service, PASS when its TCP listener acce
   (cd "$WORK" && NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS -XX:ErrorFile=$RES/hs_err_pid%p.log" \
     exec "$LAUNCHER" --state-dir "$state" --config "$config") >> "$SVC_LOG" 2>&1 < /dev/null &
   SVC_PID=$!
-  until (exec 3<> "/dev/tcp/127.0.0.1/$NVMF4J_PORT") 2> /dev/null; do
+  until (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; do
     if ! kill -0 "$SVC_PID" 2> /dev/null; then
       wait "$SVC_PID"; rc=$?; SVC_PID=""
       fail "$1" "service exited with rc=$rc before listening: $(grep -v '^=====' "$SVC_LOG" | tail -n 3 | tr '\n' ' ')"; return 1
     fi
     if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
-      fail "$1" "127.0.0.1:$NVMF4J_PORT not accepting ${SVC_START_TIMEOUT}s after start"; return 1
+      fail "$1" "127.0.0.1:$port not accepting ${SVC_START_TIMEOUT}s after start"; return 1
     fi
     sleep 0.2
   done
   # ready once it has announced its listeners (after the management API is up)
-  until grep -q 'nvme connect' <(sed -n "$(grep -n '^=====' "$SVC_LOG" | tail -n 1 | cut -d: -f1),\$p" "$SVC_LOG"); do
+  until svc_log_now | grep -q 'nvme connect'; do
     if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
       fail "$1" "no listener announcement in the service log ${SVC_START_TIMEOUT}s after start"; return 1
     fi
@@ -310,7 +320,7 @@ svc_start() { # check-name : starts the service, PASS when its TCP listener acce
   done
   JPID=$(java_pid "$SVC_PID")
   metric "${1//\//_}_s" "$(secs_since "$t")" s
-  pass "$1" "pid $JPID$([ "$JPID" = "$SVC_PID" ] || echo " (child of launcher pid $SVC_PID)") accepting on 127.0.0.1:$NVMF4J_PORT $(secs_since "$t")s after start"
+  pass "$1" "pid $JPID$([ "$JPID" = "$SVC_PID" ] || echo " (child of launcher pid $SVC_PID)") accepting on 127.0.0.1:$port $(secs_since "$t")s after start"
 }
 gone() { local s; s=$(cat "/proc/$1/stat" 2> /dev/null) || return 0; s=${s##*) }; [ "${s%% *}" = Z ]; }
 svc_alive() { # check-name : the service is still running; else FAIL with its exit status
@@ -320,15 +330,15 @@ svc_alive() { # check-name : the service is still running; else FAIL with its ex
   fail "$1" "the service died (exit status ${rc:-?}$([ "${rc:-0}" -gt 128 ] && echo ", signal $((rc - 128))")): $(grep -v '^=====' "$SVC_LOG" | grep -m3 -E 'SIGSEGV|Problematic frame|Exception|ERROR' | tr '\n' ' ')$(ls "$RES"/hs_err_pid*.log 2> /dev/null | sed 's|.*/| see |')"
   return 1
 }
-svc_stop() { # check-name : SIGTERM to the java process, PASS when it exits within 30 s with 0 or 143
-  local t rc
+svc_stop() { # check-name : SIGTERM to the java process, PASS when it exits within 30 s with one of SVC_EXIT_OK
+  local t rc ok=" ${SVC_EXIT_OK:-0 143} "
   svc_alive "$1" || return 1
   t=$(now_us)
   kill -TERM "$JPID"
   if wait_for 30 gone "$JPID"; then
     wait "$SVC_PID"; rc=$?; SVC_PID=""
     C=$1 OUTF=$SVC_LOG BAD=""
-    [ $rc = 0 ] || [ $rc = 143 ] || BAD="exit status $rc after SIGTERM"
+    [[ $ok == *" $rc "* ]] || BAD="exit status $rc after SIGTERM (want${ok% })"
     verdict 0 "SIGTERM: pid $JPID exited in $(secs_since "$t")s, exit status $rc"
   else
     kill -KILL "$JPID" "$SVC_PID" 2> /dev/null; wait "$SVC_PID"; SVC_PID=""

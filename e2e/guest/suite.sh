@@ -10,6 +10,8 @@
 #      with read-back, restart of the service while the host stays connected
 #   4. nvmf4j over RDMA (rxe): the rdma-cm self-test, the same checks as over
 #      TCP, CM rejects of bad private data (guest/BadConnect.java)
+#   4b. the spdk engine (SPDK's target inside the service JVM, in hugepages) over TCP and
+#      RDMA: the identity checks, fio verify, a namespace added live, restarts
 #   (the power cut runs in two boots of its own: guest/powercut.sh)
 #   5. the nvmf4j/nvmet ratio tables (TCP, RDMA), teardown, kernel log check
 # Writes $E2E_RES/results.tsv (check, PASS|FAIL|SKIP, detail), metrics.tsv,
@@ -20,18 +22,19 @@ HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/lib.sh"
 REPO=${E2E_REPO:?} E2E_FIO_RUNTIME=${E2E_FIO_RUNTIME:-10}
 WORK=/tmp/nvmf4j-e2e                       # guest tmpfs
+FILE_IMG=$WORK/file0.img                   # the image of the file bdev (nsid 2) of the service under test
 RXE_IF=e2e0 RXE_ADDR=10.199.0.1            # exists only inside the guest
-NVMET_PORT=4421 NVMF4J_PORT=4430 NVMF4J_RDMA_PORT=4431
+NVMET_PORT=4421 NVMF4J_PORT=4430 NVMF4J_RDMA_PORT=4431 SPDK_PORT=4432 SPDK_RDMA_PORT=4433
 CFG=/sys/kernel/config/nvmet
 CONNECT_OPTS=(--reconnect-delay=1 --ctrl-loss-tmo=60 --keep-alive-tmo=5)
 LAUNCHER=${E2E_LAUNCHER:-$REPO/bin/nvmf4j-target}
 SVC_LOG=$RES/nvmf4j-service.log
 SVC_START_TIMEOUT=180
 mkdir -p "$WORK"
-want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma}," == *",$1,"* ]]; }   # part selected (run.sh --only)
+want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk}," == *",$1,"* ]]; }   # part selected (run.sh --only)
 # a tmpfs of its own: nvmet's file backend takes the block size from the filesystem (9p/overlay report 1)
 mountpoint -q "$WORK" || mount -t tmpfs -o mode=0755 tmpfs "$WORK"
-declare -a NS_BLOCKS NS_BS NS_NGUID NS_UUID
+declare -a NS_BLOCKS NS_BS NS_NGUID NS_UUID NS_EUI64
 declare -A DEV
 
 metric guest_uptime_at_suite "$(cut -d' ' -f1 /proc/uptime)" s
@@ -42,21 +45,30 @@ nvme version | head -n 1; fio --version; java -version 2>&1 | head -n 1
 
 # Both targets export the same shapes: nsid 1 = 128 MiB of RAM in 512 B blocks
 # (malloc bdev / brd), nsid 2 = 64 MiB tmpfs file in 4 KiB blocks.
-profile() { # nvmet|nvmf4j tcp|rdma
+profile() { # nvmet|nvmf4j|spdk tcp|rdma  (spdk: the service with the spdk engine)
   T=$1 TR=$2
   if [ "$TR" = rdma ]; then ADDR=$RXE_ADDR; else ADDR=127.0.0.1; fi
   NS_IDS="1 2"
   NS_BLOCKS[1]=262144 NS_BS[1]=512 NS_BLOCKS[2]=16384 NS_BS[2]=4096
+  NS_EUI64=()
   if [ "$T" = nvmet ]; then
     PORT=$NVMET_PORT NQN=nqn.2026-11.io.nvmf4j:nvmet-peer SERIAL=NVMETE2E0001 MODEL=nvmet-e2e-peer
     NS_NGUID[1]=6e766d6574000001a000000000000001 NS_UUID[1]=6e766d65-7400-4001-a000-000000000001
     NS_NGUID[2]=6e766d6574000001a000000000000002 NS_UUID[2]=6e766d65-7400-4001-a000-000000000002
     X_NN="" X_MDTS="" X_IOCCSZ="" X_MAXIOQ=""
   else
-    PORT=$NVMF4J_PORT NQN=nqn.2026-11.io.nvmf4j:e2e SERIAL=NVMF4JE2E0001 MODEL=nvmf4j-e2e
-    [ "$TR" = rdma ] && PORT=$NVMF4J_RDMA_PORT
-    NS_NGUID[1]=6e766d66346a0001b000000000000001 NS_UUID[1]=6e766d66-346a-4001-b000-000000000001
-    NS_NGUID[2]=6e766d66346a0001b000000000000002 NS_UUID[2]=6e766d66-346a-4001-b000-000000000002
+    if [ "$T" = spdk ]; then
+      PORT=$SPDK_PORT NQN=nqn.2026-11.io.nvmf4j:e2e-spdk SERIAL=NVMF4JSPDK0001 MODEL=nvmf4j-e2e-spdk
+      [ "$TR" = rdma ] && PORT=$SPDK_RDMA_PORT
+      NS_NGUID[1]=6e766d66346a0002c000000000000001 NS_UUID[1]=6e766d66-346a-4002-c000-000000000001
+      NS_NGUID[2]=6e766d66346a0002c000000000000002 NS_UUID[2]=6e766d66-346a-4002-c000-000000000002
+      NS_EUI64[1]=6e766d66346a0201 NS_EUI64[2]=6e766d66346a0202
+    else
+      PORT=$NVMF4J_PORT NQN=nqn.2026-11.io.nvmf4j:e2e SERIAL=NVMF4JE2E0001 MODEL=nvmf4j-e2e
+      [ "$TR" = rdma ] && PORT=$NVMF4J_RDMA_PORT
+      NS_NGUID[1]=6e766d66346a0001b000000000000001 NS_UUID[1]=6e766d66-346a-4001-b000-000000000001
+      NS_NGUID[2]=6e766d66346a0001b000000000000002 NS_UUID[2]=6e766d66-346a-4001-b000-000000000002
+    fi
     # derived from the config: maxNamespaces, mdtsBytes (2^5 x 4 KiB pages),
     # inCapsuleDataSize ((64 + 8192) / 16), maxIoQueues
     X_NN=32 X_MDTS=5 X_IOCCSZ=516 X_MAXIOQ=8
@@ -160,23 +172,25 @@ fi
 
 ########################################################################
 # nvmf4j: the built service, started from the repository over 9p
-write_config() {
-  local rdma_listener=""
-  [ $RXE_OK = 1 ] && rdma_listener=", {\"transport\": \"rdma\", \"address\": \"$RXE_ADDR\", \"port\": $NVMF4J_RDMA_PORT}"
-  cat > "$WORK/config.json" <<EOF
-{"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
+write_config() { # file copy-in-results tcp-port rdma-port image [top-level members] : config of the current profile
+  local file=$1 copy=$2 tcp_port=$3 rdma_port=$4 img=$5 top=${6:-} rdma_listener="" e1="" e2=""
+  [ $RXE_OK = 1 ] && rdma_listener=", {\"transport\": \"rdma\", \"address\": \"$RXE_ADDR\", \"port\": $rdma_port}"
+  [ -z "${NS_EUI64[1]:-}" ] || e1=", \"eui64\": \"${NS_EUI64[1]}\""
+  [ -z "${NS_EUI64[2]:-}" ] || e2=", \"eui64\": \"${NS_EUI64[2]}\""
+  cat > "$file" <<EOF
+{$top"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
  "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072,
          "maxH2cData": 131072, "c2hSuccess": true},
  "rdma": {"inCapsuleDataSize": 4096, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072,
           "srqDepth": 256, "dataBuffers": 128, "cqSize": 4096, "maxReadDepth": 16, "hugepages": true},
  "bdevs": [{"name": "malloc0", "type": "malloc", "blockSize": ${NS_BS[1]}, "numBlocks": ${NS_BLOCKS[1]}},
-           {"name": "file0", "type": "file", "blockSize": ${NS_BS[2]}, "numBlocks": ${NS_BLOCKS[2]}, "path": "$WORK/file0.img"}],
+           {"name": "file0", "type": "file", "blockSize": ${NS_BS[2]}, "numBlocks": ${NS_BLOCKS[2]}, "path": "$img"}],
  "subsystems": [{"nqn": "$NQN", "serial": "$SERIAL", "model": "$MODEL", "allowAnyHost": true, "maxNamespaces": 32,
-   "namespaces": [{"nsid": 1, "bdev": "malloc0", "nguid": "${NS_NGUID[1]}", "uuid": "${NS_UUID[1]}"},
-                  {"nsid": 2, "bdev": "file0", "nguid": "${NS_NGUID[2]}", "uuid": "${NS_UUID[2]}"}],
-   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $NVMF4J_PORT}$rdma_listener]}]}
+   "namespaces": [{"nsid": 1, "bdev": "malloc0", "nguid": "${NS_NGUID[1]}", "uuid": "${NS_UUID[1]}"$e1},
+                  {"nsid": 2, "bdev": "file0", "nguid": "${NS_NGUID[2]}", "uuid": "${NS_UUID[2]}"$e2}],
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $tcp_port}$rdma_listener]}]}
 EOF
-  cp "$WORK/config.json" "$RES/nvmf4j-config.json"
+  cp "$file" "$RES/$copy"
 }
 has_opt() { # short long value args... : the args hold "-s value", "--long value" or "--long=value"
   local s=$1 l=$2 v=$3 i; shift 3
@@ -201,14 +215,14 @@ check_connect_hint() { # the service logs the exact nvme connect command of each
   [ -n "$line" ] || BAD="no line containing 'nvme connect' in the service log"
   verdict 0 "$line"
 }
-pattern_write() { # 8 MiB of random data at 4 MiB into nsid 2 (file bdev), O_DIRECT + fsync
+pattern_write() { # 8 MiB of random data at 4 MiB into nsid 2 (file bdev $FILE_IMG), O_DIRECT + fsync
   C=$1 OUTF=$RES/cli/pattern.txt BAD=""
   head -c 8M /dev/urandom > "$WORK/pattern.bin"; PSUM=$(sha256sum < "$WORK/pattern.bin" | cut -c1-16)
   timeout 60 dd if="$WORK/pattern.bin" of="${DEV[2]}" bs=1M seek=4 oflag=direct conv=fsync status=none > "$OUTF" 2>&1; local rc=$?
   # the file bdev must have put it into its file
   expect "sha256 of the file bdev's backing file at 4 MiB" \
-    "$(dd if="$WORK/file0.img" bs=1M skip=4 count=8 status=none 2>&1 | sha256sum | cut -c1-16)" "$PSUM"
-  verdict $rc "8 MiB written to ${DEV[2]} at 4 MiB (sha256 $PSUM...), found in $WORK/file0.img"
+    "$(dd if="$FILE_IMG" bs=1M skip=4 count=8 status=none 2>&1 | sha256sum | cut -c1-16)" "$PSUM"
+  verdict $rc "8 MiB written to ${DEV[2]} at 4 MiB (sha256 $PSUM...), found in $FILE_IMG"
 }
 pattern_check() { # check-name
   local rc
@@ -230,9 +244,11 @@ identity_sysfs() { # check-name : identity as the host sees it in sysfs is still
     grep -H . "$b"/{nsid,nguid,uuid,size} >> "$OUTF" 2>&1
     expect "ns$n nguid" "$(tr -d '-' < "$b/nguid")" "${NS_NGUID[$n]}"
     expect "ns$n uuid" "$(cat "$b/uuid")" "${NS_UUID[$n]}"
+    # sysfs prints the EUI-64 as "6e 76 6d ..."
+    [ -z "${NS_EUI64[$n]:-}" ] || expect "ns$n eui" "$(tr -d ' ' < "$b/eui" 2>&1)" "${NS_EUI64[$n]}"
     expect "ns$n bytes" "$(($(cat "$b/size") * 512))" "$((NS_BLOCKS[n] * NS_BS[n]))"
   done
-  verdict 0 "serial, model, nguid, uuid and size of $(for n in $NS_IDS; do printf '%s ' "${DEV[$n]}"; done)unchanged"
+  verdict 0 "serial, model, nguid, uuid$([ ${#NS_EUI64[@]} = 0 ] || echo ", eui64") and size of $(for n in $NS_IDS; do printf '%s ' "${DEV[$n]}"; done)unchanged"
 }
 
 midio_disconnect() { # check-name : the host drops its controller while I/O is in flight; the target carries on
@@ -277,32 +293,39 @@ ns_appeared() { # nsid : the host has a block device for that nsid of $NQN
   NS_IDS=$1; map_namespaces; rc=$?; NS_IDS=$saved
   return $rc
 }
-live_namespace_add() { # check-name : nvmfctl adds a namespace; the connected host sees it without reconnecting
-  local ctl=(env NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS" "$REPO/bin/nvmfctl" --state-dir "$WORK/state") t
-  C=$1 OUTF=$RES/cli/nvmfctl-live-ns.txt BAD=""
+live_namespace_add() { # check-name [nsid bdev] : nvmfctl adds a namespace (3, live0); the connected host sees it
+  # without reconnecting, with the NGUID and UUID the service gave it; sets NS_NGUID/NS_UUID/NS_BLOCKS/NS_BS[nsid]
+  local ctl=(env NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS" "$REPO/bin/nvmfctl" --state-dir "${SVC_STATE:-$WORK/state}") t
+  local n=${2:-3} bdev=${3:-live0} b
+  C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
   t=$(now_us)
-  { "${ctl[@]}" bdev create malloc live0 --size 16M && "${ctl[@]}" ns add --nqn "$NQN" --bdev live0 --nsid 3 &&
+  { "${ctl[@]}" bdev create malloc "$bdev" --size 16M && "${ctl[@]}" ns add --nqn "$NQN" --bdev "$bdev" --nsid "$n" &&
     "${ctl[@]}" ns list --nqn "$NQN"; } > "$OUTF" 2>&1 || BAD="nvmfctl failed"
-  if [ -z "$BAD" ] && ! wait_for 60 ns_appeared 3; then
-    BAD="no block device for nsid 3 of $NQN on $CTRL within 60 s (the host was not told, or did not rescan)"
+  # ns add prints the namespace: "nguid  <hex>", "uuid  <uuid>"
+  NS_NGUID[$n]=$(awk '$1 == "nguid" {print $2; exit}' "$OUTF") NS_UUID[$n]=$(awk '$1 == "uuid" {print $2; exit}' "$OUTF")
+  NS_BLOCKS[$n]=32768 NS_BS[$n]=512
+  if [ -z "$BAD" ] && ! wait_for 60 ns_appeared "$n"; then
+    BAD="no block device for nsid $n of $NQN on $CTRL within 60 s (the host was not told, or did not rescan)"
   fi
   expect "$CTRL state" "$(ctrl_state)" live
   if [ -z "$BAD" ]; then
-    ns_appeared 3
-    expect "nsid 3 bytes" "$(($(cat "/sys/block/${DEV[3]#/dev/}/size") * 512))" $((16 << 20))
+    ns_appeared "$n"
+    b=/sys/block/${DEV[$n]#/dev/}
+    expect "nsid $n bytes" "$(($(cat "$b/size") * 512))" $((16 << 20))
+    expect "nsid $n nguid" "$(tr -d '-' < "$b/nguid")" "${NS_NGUID[$n]}"
+    expect "nsid $n uuid" "$(cat "$b/uuid")" "${NS_UUID[$n]}"
     nvme list -o json >> "$OUTF" 2>&1
-    grep -q "${DEV[3]}" "$OUTF" || BAD="$BAD; nvme list does not show ${DEV[3]}"
+    grep -q "${DEV[$n]}" "$OUTF" || BAD="$BAD; nvme list does not show ${DEV[$n]}"
   fi
   map_namespaces
-  verdict 0 "nvmfctl bdev create + ns add: ${DEV[3]:-?} (16 MiB) appeared on $CTRL $(secs_since "$t")s later, no reconnect"
+  verdict 0 "nvmfctl bdev create + ns add: ${DEV[$n]:-?} (16 MiB, nguid ${NS_NGUID[$n]}) appeared on $CTRL $(secs_since "$t")s later, no reconnect"
 }
 
 hugepages_check() { # check-name : every RDMA poll group of the current service start is in hugepages
-  local hp np from
-  from=$(grep -n '^=====' "$SVC_LOG" | tail -n 1 | cut -d: -f1)
+  local hp np
   C=$1 OUTF=$SVC_LOG BAD=""
-  hp=$(sed -n "$from,\$p" "$SVC_LOG" | grep -c 'rdma poll group.* in hugepages')
-  np=$(sed -n "$from,\$p" "$SVC_LOG" | grep -c 'rdma poll group.* in normal pages')
+  hp=$(svc_log_now | grep -c 'rdma poll group.* in hugepages')
+  np=$(svc_log_now | grep -c 'rdma poll group.* in normal pages')
   [ "$hp" -gt 0 ] && [ "$np" = 0 ] || BAD="poll groups in hugepages: $hp, in normal pages: $np ($(grep HugePages_Total /proc/meminfo))"
   verdict 0 "$hp poll-group regions in 2 MiB hugepages ($(awk '/^HugePages_(Total|Free)/{printf "%s %s ", $1, $2}' /proc/meminfo))"
 }
@@ -401,19 +424,44 @@ java_host_checks() { # rdma
   [ $alive = 1 ] || { svc_alive nvmf4j/rdma/service-alive-after-host-killed; return 1; }
 }
 
-nvmf4j_scenarios() { # tcp : everything against the running service
+first_checks() { # the connect hint, discover, connect, identity and fio verify (over FIO_VERIFY_BYTES, empty: all of nsid 1)
   check_connect_hint
   trace_on
   check_discover
   connect "$T/$TR/connect" "${CONNECT_OPTS[@]}" || { trace_off "$T-$TR"; return 1; }
   # the poll groups' regions are made when the first connection arrives on the device
-  [ "$TR" = rdma ] && hugepages_check "$T/$TR/hugepages"
+  [ "$T/$TR" = nvmf4j/rdma ] && hugepages_check "$T/$TR/hugepages"
   check_identity
   trace_off "$T-$TR"
   svc_alive "$T/$TR/service-alive" || return 1
-  hdr "nvmf4j over $TR: fio verify"
-  fio_verify "$T/$TR/fio-verify" "${DEV[1]}"
+  hdr "$T over $TR: fio verify"
+  fio_verify "$T/$TR/fio-verify" "${DEV[1]}" "${FIO_VERIFY_BYTES:-}"
+  svc_alive "$T/$TR/service-alive"
+}
+restart_checks() { # SIGTERM to the service with the host connected, started again: the host reconnects by
+  # itself, identity unchanged, the pattern of pattern_write read back, fio verify
+  local t st
+  hdr "$T over $TR: restart the service while the host stays connected"
+  t=$(now_us)
+  svc_stop "$T/$TR/restart-stop" || return 1
+  st=$(ctrl_state)
+  svc_start "$T/$TR/restart-start" || return 1
+  C=$T/$TR/restart-host-reconnect OUTF=$RES/cli/$T-$TR-restart.txt BAD=""
+  wait_for 90 ctrl_live; dmesg | grep -E "$CTRL" | tail -n 8 > "$OUTF"
+  expect "$CTRL state" "$(ctrl_state)" live
+  metric "${T}_${TR}_restart_to_live_s" "$(secs_since "$t")" s
+  verdict 0 "$CTRL: '$st' while the service was down, live again $(secs_since "$t")s after SIGTERM"
+  wait_for 20 map_namespaces || fail "$T/$TR/restart-namespaces" "namespace block devices gone after the restart"
+  identity_sysfs "$T/$TR/restart-identity"
+  pattern_check "$T/$TR/restart-readback"
   svc_alive "$T/$TR/service-alive" || return 1
+  hdr "$T over $TR: fio verify after the restart"
+  fio_verify "$T/$TR/restart-fio-verify" "${DEV[1]}" "${FIO_VERIFY_BYTES:-}"
+  svc_alive "$T/$TR/service-alive"
+}
+
+nvmf4j_scenarios() { # tcp : everything against the running service
+  first_checks || return 1
   hdr "nvmf4j over $TR: fio latency"
   local alloc0 label="nvmf4j$([ "$TR" = rdma ] && echo -rdma)"
   alloc0=$(poll_alloc_bytes)
@@ -444,30 +492,13 @@ nvmf4j_scenarios() { # tcp : everything against the running service
   pattern_check "$T/$TR/reconnect-readback"
   svc_alive "$T/$TR/service-alive" || return 1
 
-  hdr "nvmf4j over $TR: restart the service while the host stays connected"
-  local t st
-  t=$(now_us)
-  svc_stop "$T/$TR/restart-stop" || return 1
-  st=$(ctrl_state)
-  svc_start "$T/$TR/restart-start" || return 1
-  C=$T/$TR/restart-host-reconnect OUTF=$RES/cli/restart.txt BAD=""
-  wait_for 90 ctrl_live; dmesg | grep -E "$CTRL" | tail -n 8 > "$OUTF"
-  expect "$CTRL state" "$(ctrl_state)" live
-  metric restart_to_live_s "$(secs_since "$t")" s
-  verdict 0 "$CTRL: '$st' while the service was down, live again $(secs_since "$t")s after SIGTERM"
-  map_namespaces || fail "$T/$TR/restart-namespaces" "namespace block devices gone after the restart"
-  identity_sysfs "$T/$TR/restart-identity"
-  pattern_check "$T/$TR/restart-readback"
-  svc_alive "$T/$TR/service-alive" || return 1
-  hdr "nvmf4j over $TR: fio verify after the restart"
-  fio_verify "$T/$TR/restart-fio-verify" "${DEV[1]}"
-  svc_alive "$T/$TR/service-alive" || return 1
+  restart_checks || return 1
   disconnect "$T/$TR/disconnect-final"
 }
 
 hdr "nvmf4j service: $LAUNCHER"
 profile nvmf4j tcp
-write_config
+write_config "$WORK/config.json" nvmf4j-config.json $NVMF4J_PORT $NVMF4J_RDMA_PORT "$WORK/file0.img"
 : > "$SVC_LOG"
 if ! want tcp; then
   skip nvmf4j/tcp "not selected (--only $E2E_ONLY)"
@@ -519,6 +550,84 @@ elif [ $RXE_OK = 1 ]; then
   fi
 else
   skip nvmf4j/rdma "rxe0 not active"
+fi
+
+########################################################################
+# The spdk engine: SPDK's NVMe-oF target inside the service JVM (spdk-jni), its memory in 2 MiB hugepages
+# (SPDK's normal mode; over RDMA SPDK registers that memory with rxe0). Its reactor busy-polls core 0 of
+# the guest's 2 vCPUs: the fio verify jobs cover 32 MiB only.
+SPDK_MEM_MB=1024
+spdk_hugepages() { # check-name : reserves SPDK's memory in 2 MiB pages and mounts hugetlbfs; false when short
+  local want=$((SPDK_MEM_MB / 2 + 64)) free
+  C=$1 OUTF=$RES/cli/spdk-hugepages.txt BAD=""
+  { mountpoint -q /dev/hugepages || { mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages; }
+    echo "$want" > /proc/sys/vm/nr_hugepages; grep -i '^huge' /proc/meminfo; } > "$OUTF" 2>&1
+  free=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
+  mountpoint -q /dev/hugepages || BAD="no hugetlbfs on /dev/hugepages: $(head -n 1 "$OUTF")"
+  [ "${free:-0}" -ge "$want" ] || BAD+="${BAD:+; }${free:-0} of $want 2 MiB pages free after reserving (the service runs with \"hugepages\": false)"
+  verdict 0 "$free 2 MiB pages free for SPDK's $SPDK_MEM_MB MiB, hugetlbfs on /dev/hugepages"
+  [ -z "$BAD" ]
+}
+spdk_engine_check() { # check-name hugepages(true|false) : the service runs the spdk engine in the memory asked for
+  local line want="$SPDK_MEM_MB MiB hugepages"
+  [ "$2" = true ] || want="$SPDK_MEM_MB MiB ordinary memory"
+  line=$(svc_log_now | grep -m1 'spdk engine up')
+  C=$1 OUTF=$SVC_LOG BAD=""
+  expect_true engine "no 'spdk engine up ($want ...' in the service log: $(svc_log_now | grep -m2 -i -E 'spdk|engine' | tr '\n' ' ')" \
+    contains "$line" "$want"
+  verdict 0 "${line#*SpdkEngine - }; $(awk '/^HugePages_(Total|Free)/ {printf "%s %s ", $1, $2}' /proc/meminfo)"
+}
+SPDK_LIVE_IDS=""  # namespaces added with nvmfctl: they stay in the service's document across its restarts
+spdk_scenarios() { # nsid : the Linux host against the spdk engine; nvmfctl adds namespace nsid
+  local n=$1
+  first_checks || return 1
+  hdr "spdk engine over $TR: add namespace $n through nvmfctl while the host is connected"
+  live_namespace_add "$T/$TR/nvmfctl-live-namespace" "$n" "live$n"
+  # from now on part of the identity compared across the restarts
+  [ -z "${DEV[$n]:-}" ] || { NS_IDS+=" $n"; SPDK_LIVE_IDS+=" $n"; }
+  svc_alive "$T/$TR/service-alive" || return 1
+  pattern_write "$T/$TR/file-pattern-write"
+  restart_checks || return 1
+  disconnect "$T/$TR/disconnect-final"
+}
+
+if ! want spdk; then
+  skip spdk "not selected (--only $E2E_ONLY)"
+else
+  hdr "the spdk engine: SPDK's NVMe-oF target inside the service JVM"
+  profile spdk tcp
+  SPDK_HUGE=true
+  spdk_hugepages spdk/hugepages-reserve || SPDK_HUGE=false
+  SVC_LOG=$RES/spdk-service.log SVC_STATE=$WORK/spdk-state SVC_CONFIG=$WORK/spdk-config.json SVC_PORT=$SPDK_PORT
+  SVC_EXIT_OK=0 FILE_IMG=$WORK/spdk-file0.img FIO_VERIFY_BYTES=$((32 << 20))
+  truncate -s $((NS_BLOCKS[2] * NS_BS[2])) "$FILE_IMG"
+  write_config "$SVC_CONFIG" spdk-config.json $SPDK_PORT $SPDK_RDMA_PORT "$FILE_IMG" \
+    "\"engine\": \"spdk\", \"spdk\": {\"coreMask\": \"0x1\", \"memSizeMb\": $SPDK_MEM_MB, \"hugepages\": $SPDK_HUGE}, "
+  : > "$SVC_LOG"
+  if svc_start spdk/start; then
+    spdk_engine_check spdk/engine $SPDK_HUGE
+    spdk_scenarios 3 || skip spdk/tcp/remaining "not run: an earlier spdk tcp check failed (see above)"
+    timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
+    if [ $RXE_OK != 1 ]; then
+      skip spdk/rdma "rxe0 not active"
+    elif svc_alive spdk/rdma/service-alive; then
+      hdr "the spdk engine over RDMA (rxe $RXE_ADDR:$SPDK_RDMA_PORT)"
+      profile spdk rdma
+      NS_IDS+=$SPDK_LIVE_IDS
+      spdk_scenarios 4 || skip spdk/rdma/remaining "not run: an earlier spdk rdma check failed (see above)"
+      timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
+    fi
+    [ -z "$SVC_PID" ] || svc_stop spdk/stop
+    if [ $SPDK_HUGE = true ]; then
+      # SPDK unlinks its hugepage files (no multi-process): a stopped service holds none
+      C=spdk/hugepages-released OUTF=$RES/cli/spdk-hugepages.txt BAD=""
+      grep -i '^huge' /proc/meminfo >> "$OUTF"
+      expect HugePages_Free "$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)" "$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)"
+      verdict 0 "all $(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo) pages free again after the service stopped"
+    fi
+  else
+    skip spdk/all "not run: the service did not start"
+  fi
 fi
 
 ########################################################################
