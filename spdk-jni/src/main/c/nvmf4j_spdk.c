@@ -13,6 +13,7 @@
  * A call that SPDK does not finish within the timeout given to start() throws ETIMEDOUT; its struct is
  * reference-counted, so the app thread may still finish it later without touching freed memory.
  */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_* */
 #include "spdk/stdinc.h"
 #include "spdk/bdev.h"
 #include "spdk/bdev_module.h"
@@ -32,6 +33,7 @@
 #include "bdev_aio.h"
 #include "nvmf/nvmf_internal.h"
 
+#include <dirent.h>
 #include <jni.h>
 #include <semaphore.h>
 #include <stdarg.h>
@@ -109,6 +111,8 @@ struct app_args {
 	int mem_size_mb;
 	bool no_huge;
 	bool core_locks;
+	bool isolate;
+	cpu_set_t allowed; /* the CPUs the process could use before SPDK pinned anything */
 };
 static struct app_args g_args;
 
@@ -321,9 +325,71 @@ static jstring take_out(JNIEnv *env, struct call *c)
 
 /* ------------------------------------------------------------------ start and stop */
 
+/*
+ * Keeps the JVM's own threads (GC, JIT, the API's event loops, everything but SPDK's reactors) off the
+ * reactors' cores, so a busy-polling reactor never shares its core with them: threads that exist now get the
+ * process's CPUs minus the reactor cores, and threads they create later inherit that. Reactor threads are
+ * recognised by the name SPDK gives them (reactor_N). Nothing changes when no CPU would be left.
+ */
+/* Sets every thread of the process but SPDK's reactors (named reactor_N by SPDK) to CPUs; how many. */
+static int set_jvm_threads_affinity(const cpu_set_t *cpus)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	int moved = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char path[64], comm[32] = "";
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = '\0';
+			fclose(f);
+		}
+		if (strncmp(comm, "reactor_", 8) == 0)
+			continue;
+		if (sched_setaffinity((pid_t)atoi(e->d_name), sizeof(*cpus), cpus) == 0)
+			moved++;
+	}
+	closedir(d);
+	return moved;
+}
+
+static bool g_isolated;
+
+/*
+ * Keeps the JVM's own threads (GC, JIT, the API's event loops, everything but SPDK's reactors) off the
+ * reactors' cores, so a busy-polling reactor never shares its core with them: threads that exist now get the
+ * process's CPUs minus the reactor cores, and threads they create later inherit that (undone when SPDK
+ * stops). Nothing changes when no CPU would be left.
+ */
+static void isolate_jvm_threads(void)
+{
+	const struct spdk_cpuset *reactors = spdk_app_get_core_mask();
+	cpu_set_t others = g_args.allowed;
+	for (uint32_t cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (spdk_cpuset_get_cpu(reactors, cpu))
+			CPU_CLR(cpu, &others);
+	}
+	if (CPU_COUNT(&others) == 0) {
+		SPDK_NOTICELOG("the reactors use every CPU of this process: the JVM's threads share their cores\n");
+		return;
+	}
+	int moved = set_jvm_threads_affinity(&others);
+	g_isolated = true;
+	SPDK_NOTICELOG("kept %d JVM threads off the reactor cores (they run on the other %d CPU(s))\n", moved,
+		       CPU_COUNT(&others));
+}
+
 static void app_started(void *arg)
 {
 	(void)arg;
+	if (g_args.isolate)
+		isolate_jvm_threads();
 	g_app_thread = spdk_get_thread();
 	g_tgt = spdk_nvmf_get_first_tgt();
 	if (!g_tgt) {
@@ -369,13 +435,15 @@ static void *app_main(void *arg)
 		return NULL;
 	}
 	spdk_app_fini();
+	if (g_isolated)
+		set_jvm_threads_affinity(&g_args.allowed);
 	atomic_store(&g_state, ST_STOPPED);
 	sem_post(&g_exited);
 	return NULL;
 }
 
 static void JNICALL n_start(JNIEnv *env, jclass cls, jstring name, jstring mask, jint mem_size_mb,
-			     jboolean no_huge, jboolean core_locks, jint timeout_ms)
+			     jboolean no_huge, jboolean core_locks, jboolean isolate, jint timeout_ms)
 {
 	(void)cls;
 	int expected = ST_NONE;
@@ -393,6 +461,9 @@ static void JNICALL n_start(JNIEnv *env, jclass cls, jstring name, jstring mask,
 	g_args.mem_size_mb = mem_size_mb;
 	g_args.no_huge = no_huge;
 	g_args.core_locks = core_locks;
+	g_args.isolate = isolate;
+	if (sched_getaffinity(0, sizeof(g_args.allowed), &g_args.allowed) != 0)
+		g_args.isolate = false;
 	g_timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
 	sem_init(&g_started, 0, 0);
 	sem_init(&g_exited, 0, 0);
@@ -1390,7 +1461,7 @@ static jstring JNICALL n_version(JNIEnv *env, jclass cls)
 static const JNINativeMethod methods[] = {
 	{"abiVersion", "()I", (void *)n_abi_version},
 	{"version", "()" S, (void *)n_version},
-	{"start", "(" S S "IZZI)V", (void *)n_start},
+	{"start", "(" S S "IZZZI)V", (void *)n_start},
 	{"stop", "()I", (void *)n_stop},
 	{"running", "()Z", (void *)n_running},
 	{"createTransport", "(" S "[I)V", (void *)n_create_transport},

@@ -23,6 +23,11 @@ public final class SpdkConfig {
      * the same core is refused at start; false shares them (test suites running side by side).
      */
     public boolean coreLocks = true;
+    /**
+     * Keep the JVM's own threads (GC, JIT, the API) off the reactors' cores once SPDK runs, so a busy-polling
+     * reactor has its core to itself as in a standalone nvmf_tgt (nothing changes when no other CPU is left).
+     */
+    public boolean isolateCores = true;
     /** How long a control call may take inside SPDK before it fails, ms. */
     public int callTimeoutMs = 30000;
     /**

@@ -75,12 +75,16 @@ public final class SpdkEngine implements Engine {
         if (cause != null) {
             throw new EngineUnavailableException("engine spdk cannot run here: " + cause);
         }
+        if (SpdkNative.running()) {
+            throw new EngineUnavailableException("engine spdk: SPDK is already running in this process");
+        }
         preflight(config);
         ConfigStore.assignIdentities(config);
         SpdkConfig s = config.spdk;
         String mask = SpdkCores.toMask(SpdkCores.parse(s.coreMask));
         try {
-            SpdkNative.start("nvmf4j", mask, s.memSizeMb, !s.hugepages, s.coreLocks, s.callTimeoutMs);
+            SpdkNative.start("nvmf4j", mask, s.memSizeMb, !s.hugepages, s.coreLocks, s.isolateCores,
+                s.callTimeoutMs);
         } catch (SpdkException e) {
             throw new EngineUnavailableException("engine spdk: " + e.getMessage());
         }

@@ -53,11 +53,11 @@ final class SpdkNative {
     /**
      * Starts SPDK's environment and reactors on {@code coreMask}, with {@code memSizeMb} of memory (in ordinary
      * pages when {@code noHuge}); returns once the NVMe-oF target exists. {@code coreLocks}: claim the cores
-     * with SPDK's lock files. Control calls that SPDK does not finish within {@code callTimeoutMs} fail with
+     * with SPDK's lock files; {@code isolateCores}: move the JVM's own threads off the reactors' cores. Control calls that SPDK does not finish within {@code callTimeoutMs} fail with
      * ETIMEDOUT.
      */
     static native void start(String name, String coreMask, int memSizeMb, boolean noHuge, boolean coreLocks,
-                             int callTimeoutMs);
+                             boolean isolateCores, int callTimeoutMs);
 
     /** Shuts SPDK down (subsystems, bdevs, environment) and waits for it; returns spdk_app_start's status. */
     static native int stop();

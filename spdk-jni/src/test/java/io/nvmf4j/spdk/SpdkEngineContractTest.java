@@ -27,6 +27,38 @@ class SpdkEngineContractTest extends EngineContract {
         return false;
     }
 
+    /**
+     * spdk.isolateCores (on by default): once SPDK runs, the JVM's threads (this test's among them) may not
+     * run on the reactor's core 0; the reactor keeps it. Only meaningful with another CPU to move them to.
+     */
+    @Test
+    void theJvmsThreadsStayOffTheReactorsCore() throws Exception {
+        // (availableProcessors() and /proc/self/status already show the JVM's threads' reduced set)
+        String online = java.nio.file.Files.readString(java.nio.file.Path.of("/sys/devices/system/cpu/online")).trim();
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.nvmf4j.config.SpdkCores.parse("[" + online + "]").cardinality() > 1,
+            "one CPU online: nothing to move the JVM's threads to");
+        assertThat(allowed("/proc/thread-self/status").get(0)).as("this JVM thread may run on core 0").isFalse();
+        java.util.concurrent.atomic.AtomicReference<java.util.BitSet> seen = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread t = new Thread(() -> seen.set(allowed("/proc/thread-self/status")));
+        t.start();
+        t.join();
+        assertThat(seen.get().get(0)).as("a thread created after SPDK started inherits it").isFalse();
+        assertThat(seen.get().isEmpty()).isFalse();
+    }
+
+    private static java.util.BitSet allowed(String status) {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of(status))) {
+                if (line.startsWith("Cpus_allowed_list:")) {
+                    return io.nvmf4j.config.SpdkCores.parse("[" + line.substring(line.indexOf(':') + 1).trim() + "]");
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        throw new AssertionError("no Cpus_allowed_list in " + status);
+    }
+
     @Test
     void aSecondEngineInTheSameProcessIsRefusedWhileTheFirstRuns() throws Exception {
         assertThatThrownBy(() -> EngineTarget.start(Engines.SPDK))
