@@ -251,8 +251,11 @@ perf() {
 # ---------------------------------------------------------------------------------------------- measure
 if [ -n "$LOCK" ]; then
   exec {LOCK_FD}>> "$LOCK" || die "cannot open $LOCK"
-  log "waiting for $LOCK"
-  flock "$LOCK_FD"
+  if ! flock -n "$LOCK_FD"; then
+    log "waiting for $LOCK"; t0=$SECONDS
+    flock "$LOCK_FD"
+    log "got $LOCK after $((SECONDS - t0)) s"
+  fi
 fi
 log "SPDK $SPDK; memory: $MEMORY ($MEM_MB MiB per target, $PERF_MEM_MB MiB for spdk_nvme_perf)"
 log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) x ${#ROW_LIST[@]} row(s), ${TIME} s each after ${WARMUP} s warm-up; malloc $MALLOC_MB MiB, ${BS}-byte blocks"
