@@ -104,6 +104,12 @@ HUGE_DIR=""          # the hugetlbfs SPDK uses
 NQN=nqn.2016-06.io.spdk:engines-bench
 NR_HUGE=/proc/sys/vm/nr_hugepages
 
+forget_pid() { # pid : no longer one to stop at exit
+  local keep=() q
+  for q in "${PIDS[@]}"; do [ "$q" = "$1" ] || keep+=("$q"); done
+  PIDS=("${keep[@]}")
+}
+
 stop_pid() { # pid : SIGTERM, up to 20 s, then SIGKILL; forgets it; removes its hugepage files
   local p=$1 n=0
   if kill -0 "$p" 2> /dev/null; then
@@ -112,7 +118,7 @@ stop_pid() { # pid : SIGTERM, up to 20 s, then SIGKILL; forgets it; removes its 
     kill -0 "$p" 2> /dev/null && { log "PID $p did not stop within 20 s: SIGKILL"; kill -KILL "$p" 2> /dev/null; }
   fi
   wait "$p" 2> /dev/null
-  [ -n "$HUGE_DIR" ] && rm -f "$HUGE_DIR/spdk_pid${p}"map_* "$HUGE_DIR/spdk_pid${p}"* 2> /dev/null
+  [ -n "$HUGE_DIR" ] && rm -f "$HUGE_DIR/spdk_pid${p}map_"* 2> /dev/null
   forget_pid "$p"
 }
 cleanup() {
@@ -134,6 +140,17 @@ trap 'log "interrupted: stopping what it started"; exit 130' INT TERM
 
 mkdir -p "$OUT/logs" || die "cannot create $OUT"
 rm -f "$OUT"/raw.tsv "$OUT"/table.txt "$OUT"/logs/*
+
+# the lock first: hugepages are reserved only while this run may measure
+if [ -n "$LOCK" ]; then
+  exec {LOCK_FD}>> "$LOCK" || die "cannot open $LOCK"
+  if ! flock -n "$LOCK_FD"; then
+    log "waiting for $LOCK"; t0=$SECONDS
+    flock "$LOCK_FD" & p=$!; PIDS+=("$p")      # in the background, so that a signal ends the wait
+    wait "$p"; forget_pid "$p"
+    log "got $LOCK after $((SECONDS - t0)) s"
+  fi
+fi
 
 # ---------------------------------------------------------------------------------------------- memory
 meminfo() { awk -v k="$1:" '$1 == k {print $2}' /proc/meminfo; }
@@ -227,12 +244,6 @@ EOF
   wait_for "$TPID" 60 grep -q "listening on tcp 127.0.0.1:$PORT " "$LOG"
 }
 
-forget_pid() { # pid : no longer one to stop at exit
-  local keep=() q
-  for q in "${PIDS[@]}"; do [ "$q" = "$1" ] || keep+=("$q"); done
-  PIDS=("${keep[@]}")
-}
-
 # perf rw size qd seconds warmup : one spdk_nvme_perf run on core 1; sets RES to "iops mib_s mean_us"
 # (empty when it failed)
 perf() {
@@ -249,14 +260,6 @@ perf() {
 }
 
 # ---------------------------------------------------------------------------------------------- measure
-if [ -n "$LOCK" ]; then
-  exec {LOCK_FD}>> "$LOCK" || die "cannot open $LOCK"
-  if ! flock -n "$LOCK_FD"; then
-    log "waiting for $LOCK"; t0=$SECONDS
-    flock "$LOCK_FD"
-    log "got $LOCK after $((SECONDS - t0)) s"
-  fi
-fi
 log "SPDK $SPDK; memory: $MEMORY ($MEM_MB MiB per target, $PERF_MEM_MB MiB for spdk_nvme_perf)"
 log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) x ${#ROW_LIST[@]} row(s), ${TIME} s each after ${WARMUP} s warm-up; malloc $MALLOC_MB MiB, ${BS}-byte blocks"
 printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\n' > "$OUT/raw.tsv"
