@@ -269,6 +269,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
   for ((i = 0; i < n; i++)); do
     t=${TARGET_LIST[$(( (i + round - 1) % n ))]}    # the order rotates: each target leads a round
     LOG=$OUT/logs/round$round-$t.log PORT=$(free_port) TPID=""
+    : > "$LOG"
     log "round $round: ${TARGET_LABEL[$t]} on 127.0.0.1:$PORT"
     if [ "$t" = nvmf_tgt ]; then start_nvmf_tgt; else start_nvmf4j "$t"; fi
     up=$?
