@@ -337,7 +337,7 @@ done
       }
     }' "$OUT/raw.tsv"
   echo
-  echo "raw numbers (IOPS per round, in the order measured):"
+  echo "raw numbers (IOPS of rounds 1 to $ROUNDS; each round starts a different target first):"
   for r in "${ROW_LIST[@]}"; do
     for t in "${TARGET_LIST[@]}"; do
       printf '  %-20s %-12s %s\n' "${ROW_LABEL[$r]}" "${TARGET_LABEL[$t]}" \
