@@ -3,6 +3,8 @@
 # files stand in for the target and the peer (--device / --peer-device). Checks the usage errors, that
 # every job file runs, the summary rows, the ratio table and the exit status. The connect path
 # (nvme connect, sysfs lookup in lib/fio.sh) runs in the e2e guest, which sources the same library.
+# Also runs engines.sh --smoke (spdk_nvme_perf against nvmf_tgt and both engines, ~25 s): it checks that
+# every target gave a number and the table printed, never a performance figure.
 # Needs root (losetup) and fio + jq; prints SKIP and exits 0 when losetup cannot attach here.
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -33,6 +35,32 @@ WANT_TEXT="--destroy-data" expect_rc "write job without --destroy-data -> refuse
 WANT_TEXT="no job file" expect_rc "unknown job -> refused" 2 "$RUN" --device /dev/null --jobs nosuch
 WANT_TEXT="whole seconds" expect_rc "bad runtime -> refused" 2 "$RUN" --device /dev/null --runtime 1s
 WANT_TEXT="the peer needs" expect_rc "half a peer -> refused" 2 "$RUN" --device /dev/null --peer-traddr 127.0.0.1
+
+# engines.sh: its usage errors, then its smoke mode (one short round of one row against the three targets)
+ENGINES=$HERE/engines.sh
+WANT_TEXT="unknown row" expect_rc "engines.sh: unknown row -> usage error" 2 "$ENGINES" --rows nosuch
+WANT_TEXT="positive whole number" expect_rc "engines.sh: --time 0 -> usage error" 2 "$ENGINES" --time 0
+WANT_TEXT="needs a value" expect_rc "engines.sh: option without its value -> usage error" 2 "$ENGINES" --rounds
+if ! "$HERE/../spdk-jni/spdk-build.sh" > /dev/null 2> "$TMP/spdk.err"; then
+  echo "SKIP  engines.sh --smoke: no SPDK build ($(tail -n 1 "$TMP/spdk.err"))"
+elif [ ! -d "$HERE/../mgmt-api/target/lib" ]; then
+  echo "SKIP  engines.sh --smoke: nvmf4j is not built (mvn -q -DskipTests package)"
+else
+  # BENCH_LOCK: a lock to hold while it measures (the one QEMU guests of a shared machine take)
+  "$ENGINES" --smoke --out "$TMP/engines" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/engines.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] && ok "engines.sh --smoke: exit 0" || bad "engines.sh --smoke: exit $rc: $(tail -n 5 "$TMP/engines.log" | tr '\n' ' ')"
+  for t in nvmf_tgt spdk java; do
+    if awk -F'\t' -v t=$t '$2 == t && $3 == "qd1" && $4 > 0 {f = 1} END {exit !f}' "$TMP/engines/raw.tsv" 2> /dev/null
+    then ok "engines.sh --smoke: $t gave a 4k randread QD1 number"
+    else bad "engines.sh --smoke: no number for $t in raw.tsv: $(tr '\n' '|' < "$TMP/engines/raw.tsv" 2> /dev/null)"; fi
+  done
+  # the table: its header and one row with three IOPS, MiB/s, mean columns and the two ratios
+  if grep -q '^row .*spdk within 5 %' "$TMP/engines.log" &&
+     grep -Eq '^4k randread QD1 +(\| +[0-9]+ +[0-9.]+ +[0-9.]+ ){3}\| [0-9.]+ +\| [0-9.]+ +\| (yes|NO)' "$TMP/engines.log"
+  then ok "engines.sh --smoke: the table printed with every target's numbers and the ratios"
+  else bad "engines.sh --smoke: no complete table in its output: $(grep -A 2 '^row ' "$TMP/engines.log" | tr '\n' '|')"; fi
+fi
 
 for i in 0 1; do
   truncate -s 64M "$TMP/dev$i.img"
