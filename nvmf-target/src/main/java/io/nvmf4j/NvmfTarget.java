@@ -121,6 +121,7 @@ public final class NvmfTarget implements Engine {
                     InetSocketAddress a = listen(l);
                     if (a != null) {
                         bound.put(l, a);
+                        target.setBoundPort(l, a.getPort());
                     }
                 }
             }
@@ -551,6 +552,7 @@ public final class NvmfTarget implements Engine {
                     InetSocketAddress a = listen(l);
                     if (a != null) {
                         bound.put(l, a);
+                        target.setBoundPort(l, a.getPort());
                         newly.add(l);
                     }
                 }
@@ -569,6 +571,7 @@ public final class NvmfTarget implements Engine {
             }
         }
         if (bound.remove(l) != null) {
+            target.setBoundPort(l, null);
             transports.get(registry.type(l.transport)).stopListening(l);
         }
     }

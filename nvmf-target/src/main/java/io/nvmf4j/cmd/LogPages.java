@@ -271,7 +271,7 @@ public final class LogPages {
             b.setShortLE(off + DiscoveryLog.PORTID, portIndex >= 0 ? portIndex + 1 : 0);
             b.setShortLE(off + DiscoveryLog.CNTLID, 0xFFFF);
             b.setShortLE(off + DiscoveryLog.ASQSZ, FabricsCommands.ADMIN_QUEUE_MAX_ENTRIES);
-            Layout.putSpacePadded(b, off + DiscoveryLog.TRSVCID, DiscoveryLog.TRSVCID_LEN, Integer.toString(l.port));
+            Layout.putSpacePadded(b, off + DiscoveryLog.TRSVCID, DiscoveryLog.TRSVCID_LEN, Integer.toString(target.portOf(l)));
             Layout.putNulPadded(b, off + DiscoveryLog.SUBNQN, 256, (String) e[0]);
             Layout.putSpacePadded(b, off + DiscoveryLog.TRADDR, DiscoveryLog.TRADDR_LEN, l.address);
             type.putTsas(b, off + DiscoveryLog.TSAS);

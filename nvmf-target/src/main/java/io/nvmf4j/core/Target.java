@@ -10,6 +10,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /** The set of subsystems a target serves, the discovery subsystem and its log generation counter. */
 public final class Target {
+    /** Listener → the port it is bound to (written by the engine under its lock, read by admin queues). */
+    private final java.util.Map<ListenerConfig, Integer> boundPorts = new java.util.concurrent.ConcurrentHashMap<>();
+
     public static final String FIRMWARE = "0.1.0";
 
     private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
@@ -68,6 +71,24 @@ public final class Target {
             discoveryChanged();
         }
         return s;
+    }
+
+    /**
+     * Records the port a listener is actually bound to (differs from its configured port when that is 0),
+     * for the discovery log; null forgets it.
+     */
+    public void setBoundPort(ListenerConfig l, Integer port) {
+        if (port == null) {
+            boundPorts.remove(l);
+        } else {
+            boundPorts.put(l, port);
+        }
+    }
+
+    /** The port {@code l} is bound to, or its configured port when it is not bound (a referral). */
+    public int portOf(ListenerConfig l) {
+        Integer p = boundPorts.get(l);
+        return p != null ? p : l.port;
     }
 
     /** Other discovery services listed in the discovery log (subtype 1). */

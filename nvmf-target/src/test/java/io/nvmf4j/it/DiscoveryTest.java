@@ -100,6 +100,24 @@ class DiscoveryTest {
         }
     }
 
+    /** A listener configured with port 0: the log gives the port it was bound to, never 0. */
+    @Test
+    void aPortZeroListenerIsListedWithItsBoundPort() throws Exception {
+        try (io.nvmf4j.NvmfTarget t = io.nvmf4j.NvmfTarget.start(TestTarget.config(0))) {
+            int bound = t.listeners().values().iterator().next().getPort();
+            assertThat(bound).isPositive();
+            try (NvmeController d = NvmeController.open(TestTarget.ADDRESS, bound, NvmeHost.DISCOVERY_NQN,
+                    TestTarget.HOSTNQN, 0, 0, TcpHostOptions.DEFAULT)) {
+                List<Entry> entries = entries(readWholeLog(d.admin()));
+                assertThat(entries).isNotEmpty();
+                for (Entry e : entries) {
+                    assertThat(e.trsvcid()).as("TRSVCID of %s", e.subnqn())
+                        .isEqualTo(Le.spacePadded(Integer.toString(bound), 32));
+                }
+            }
+        }
+    }
+
     /**
      * TRTYPE, ADRFAM and TSAS of each entry come from its transport's type in the registry: an RDMA referral
      * gets TRTYPE 1 with TSAS RC / not specified / RDMA_CM, a TCP one over IPv6 TRTYPE 3, ADRFAM 2, no TSAS.
