@@ -129,10 +129,7 @@ class MainTest {
      */
     @Test
     void theSpdkEngineThatCannotStartSaysWhyInOneLineAndNothingFallsBack() throws Exception {
-        int port = freePort();
-        TargetConfig c = config(port);
-        c.engine = "spdk";
-        c.spdk.coreMask = "[1000]";
+        TargetConfig c = spdkConfig(freePort(), "[1000]", true);
         Path file = dir.resolve("spdk.json");
         ConfigStore.save(file, c);
         Service s = start("--state-dir", dir.toString(), "--config", file.toString());
@@ -151,21 +148,13 @@ class MainTest {
     void aTakenCoreAndAMissingRdmaDeviceStopTheSpdkEngineWithOneLineEach() throws Exception {
         SpdkRequirement.assumeBuilt();
         // core 1, with locks: the other tests (and SPDK's host tools in them) lock no core here
-        TargetConfig holder = config(freePort());
-        holder.engine = "spdk";
-        holder.spdk.hugepages = false;
-        holder.spdk.memSizeMb = 512;
-        holder.spdk.coreMask = "[1]";
+        TargetConfig holder = spdkConfig(freePort(), "[1]", true);
         Path holderFile = dir.resolve("holder.json");
         ConfigStore.save(holderFile, holder);
         Service first = start("--state-dir", dir.resolve("a").toString(), "--config", holderFile.toString());
         assertThat(first.awaitLine(l -> l.contains("spdk engine up"))).as("output:%n%s", first.output()).isTrue();
 
-        TargetConfig second = config(freePort());
-        second.engine = "spdk";
-        second.spdk.hugepages = false;
-        second.spdk.memSizeMb = 512;
-        second.spdk.coreMask = "[1]";
+        TargetConfig second = spdkConfig(freePort(), "[1]", true);
         Path secondFile = dir.resolve("second.json");
         ConfigStore.save(secondFile, second);
         Service taken = start("--state-dir", dir.resolve("b").toString(), "--config", secondFile.toString());
@@ -174,11 +163,7 @@ class MainTest {
             .contains("core 1").doesNotContain("listening on");
 
         Assumptions.assumeFalse(hasRdmaDevice(), "this machine has an RDMA device");
-        TargetConfig rdma = config(freePort());
-        rdma.engine = "spdk";
-        rdma.spdk.hugepages = false;
-        rdma.spdk.memSizeMb = 512;
-        rdma.spdk.coreLocks = false;
+        TargetConfig rdma = spdkConfig(freePort(), "0x1", false);
         rdma.subsystems.get(0).listeners.add(new ListenerConfig("rdma", "127.0.0.1", freePort()));
         Path rdmaFile = dir.resolve("rdma.json");
         ConfigStore.save(rdmaFile, rdma);
@@ -186,6 +171,20 @@ class MainTest {
         assertThat(noDevice.awaitExit()).as("exit code; output:%n%s", noDevice.output()).isEqualTo(1);
         assertThat(noDevice.output()).contains("nvmf4j-target: cannot start: engine spdk: listener rdma:127.0.0.1:")
             .contains("needs an RDMA device and this machine has none").doesNotContain("listening on");
+    }
+
+    /**
+     * {@link #config} for the spdk engine in 512 MiB of ordinary memory on {@code coreMask}; without
+     * {@code coreLocks} other suites on this machine may run SPDK on the same core.
+     */
+    private static TargetConfig spdkConfig(int port, String coreMask, boolean coreLocks) {
+        TargetConfig c = config(port);
+        c.engine = "spdk";
+        c.spdk.hugepages = false;
+        c.spdk.memSizeMb = 512;
+        c.spdk.coreMask = coreMask;
+        c.spdk.coreLocks = coreLocks;
+        return c;
     }
 
     private static boolean hasRdmaDevice() {
@@ -204,11 +203,7 @@ class MainTest {
     void theSpdkEngineServesStopsOnSigtermWithStatus0AndKeepsIdentities() throws Exception {
         SpdkRequirement.assumeBuilt();
         int port = freePort();
-        TargetConfig c = config(port);
-        c.engine = "spdk";
-        c.spdk.hugepages = false;
-        c.spdk.memSizeMb = 512;
-        c.spdk.coreLocks = false; // other suites on this machine may run SPDK on core 0 too
+        TargetConfig c = spdkConfig(port, "0x1", false);
         Path file = dir.resolve("spdk.json");
         ConfigStore.save(file, c);
         String connect = "nvme connect -t tcp -a 127.0.0.1 -s " + port + " -n " + NQN;
