@@ -65,6 +65,8 @@ public final class NvmfTarget implements Engine {
      */
     private final Map<String, List<Namespace>> retired = new HashMap<>();
     private TargetConfig config;
+    /** The document as started: the start-up settings in effect (see {@link #startedWith()}). */
+    private final TargetConfig started;
     private final TransportRegistry registry = TransportRegistry.builtIn();
     /** Running transports by type, in creation order (TCP always, the others at their first listener). */
     private final Map<TransportType, Transport> transports = new LinkedHashMap<>();
@@ -74,6 +76,7 @@ public final class NvmfTarget implements Engine {
 
     private NvmfTarget(TargetConfig config, IoObserver observer) {
         this.config = config;
+        this.started = ConfigDocument.copy(config);
         this.target = new Target(observer);
     }
 
@@ -135,9 +138,9 @@ public final class NvmfTarget implements Engine {
         return transport(registry.type(l.transport)).listen(l);
     }
 
-    /** The running transport of a type, created at first use. */
+    /** The running transport of a type, created at first use with the options the target started with. */
     private Transport transport(TransportType type) {
-        return transports.computeIfAbsent(type, t -> t.create(new TransportType.Context(dispatcher, config,
+        return transports.computeIfAbsent(type, t -> t.create(new TransportType.Context(dispatcher, started,
             pollGroups, target.observer())));
     }
 
@@ -179,6 +182,11 @@ public final class NvmfTarget implements Engine {
     @Override
     public synchronized void setStartupSettings(TargetConfig from) {
         config = ConfigDocument.withStartupSettings(config, from);
+    }
+
+    @Override
+    public TargetConfig startedWith() {
+        return ConfigDocument.copy(started);
     }
 
     /** Poll-group threads and their idle strategy. */

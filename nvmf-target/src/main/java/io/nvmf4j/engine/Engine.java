@@ -84,6 +84,14 @@ public interface Engine extends AutoCloseable {
      */
     void setStartupSettings(TargetConfig from);
 
+    /**
+     * A deep copy of the document as this engine started: its start-up settings ({@code engine}, {@code cores},
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) are the ones in effect until the
+     * next start, whatever {@link #setStartupSettings} stored since (a transport created later, at its first
+     * listener, is built from these too).
+     */
+    TargetConfig startedWith();
+
     // ------------------------------------------------------------------ state and statistics
 
     /** Live controllers of a subsystem (the discovery NQN included); not found for an unknown NQN. */

@@ -49,6 +49,8 @@ public final class SpdkEngine implements Engine {
     private static final String DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 
     private TargetConfig config;
+    /** The document as started: the start-up settings in effect (see {@link #startedWith()}). */
+    private final TargetConfig started;
     /** Listener as configured → the address SPDK listens on (port 0 resolved at bind time). */
     private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
     private boolean rdmaTransport;
@@ -58,6 +60,7 @@ public final class SpdkEngine implements Engine {
 
     private SpdkEngine(TargetConfig config) {
         this.config = config;
+        this.started = ConfigDocument.copy(config);
     }
 
     /**
@@ -218,14 +221,14 @@ public final class SpdkEngine implements Engine {
                 throw ControlException.conflict("an rdma listener needs an RDMA device and this machine has none "
                     + "(/sys/class/infiniband is empty)");
             }
-            var r = config.rdma;
+            var r = started.rdma; // created at the first rdma listener, with the options SPDK started with
             SpdkNative.createTransport("RDMA", new int[] {r.maxQueueDepth, r.maxIoQueues, r.inCapsuleDataSize,
-                r.mdtsBytes, 0, config.spdk.sharedBuffers, -1});
+                r.mdtsBytes, 0, started.spdk.sharedBuffers, -1});
             rdmaTransport = true;
         } else {
-            var t = config.tcp;
+            var t = started.tcp;
             SpdkNative.createTransport("TCP", new int[] {t.maxQueueDepth, t.maxIoQueues, t.inCapsuleDataSize,
-                t.mdtsBytes, 0, config.spdk.sharedBuffers, -1});
+                t.mdtsBytes, 0, started.spdk.sharedBuffers, -1});
         }
     }
 
@@ -693,6 +696,11 @@ public final class SpdkEngine implements Engine {
     @Override
     public synchronized void setStartupSettings(TargetConfig from) {
         config = ConfigDocument.withStartupSettings(config, from);
+    }
+
+    @Override
+    public TargetConfig startedWith() {
+        return ConfigDocument.copy(started);
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.SubsystemStats;
@@ -592,6 +593,30 @@ abstract class EngineContract {
             engine().removeBdev("after");
         }
         assertThat(ConfigStore.toJson(engine().configSnapshot())).isEqualTo(before);
+    }
+
+    // ------------------------------------------------------------------ start-up settings
+
+    /** Stored start-up settings show in the document; the ones in effect stay those the engine started with. */
+    @Test
+    void startedWithKeepsTheSettingsInEffectWhileStoredOnesWait() {
+        TargetConfig before = engine().configSnapshot();
+        TargetConfig next = engine().configSnapshot();
+        next.tcp.maxQueueDepth = before.tcp.maxQueueDepth == 64 ? 32 : 64;
+        next.rdma.maxIoQueues = before.rdma.maxIoQueues == 4 ? 2 : 4;
+        try {
+            engine().setStartupSettings(next);
+            assertThat(engine().configSnapshot().tcp.maxQueueDepth).as("stored").isEqualTo(next.tcp.maxQueueDepth);
+            assertThat(engine().configSnapshot().rdma.maxIoQueues).as("stored").isEqualTo(next.rdma.maxIoQueues);
+            TargetConfig live = engine().startedWith();
+            assertThat(live.tcp.maxQueueDepth).as("in effect").isEqualTo(before.tcp.maxQueueDepth);
+            assertThat(live.rdma.maxIoQueues).as("in effect").isEqualTo(before.rdma.maxIoQueues);
+            assertThat(live.engine).isEqualTo(engine().name());
+            live.tcp.maxQueueDepth = 999;
+            assertThat(engine().startedWith().tcp.maxQueueDepth).as("a copy").isEqualTo(before.tcp.maxQueueDepth);
+        } finally {
+            engine().setStartupSettings(before);
+        }
     }
 
     // ------------------------------------------------------------------ SPDK's own host
