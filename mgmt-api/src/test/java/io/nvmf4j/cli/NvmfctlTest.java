@@ -235,9 +235,9 @@ class NvmfctlTest {
         Run set = ok("transport", "set", "tcp", "--max-queue-depth", "64");
         assertThat(set.out()).startsWith("stored; applies at the next start of the service\n")
             .contains("tcp.maxQueueDepth      64\n");
-        JsonNode j = json(ok("transport", "set", "tcp", "--max-queue-depth", "128", "--json"));
+        JsonNode j = json(ok("transport", "set", "tcp", "--max-queue-depth", "256", "--json"));
         assertThat(j.get("restartRequired").asBoolean()).isTrue();
-        assertThat(j.get("tcp").get("maxQueueDepth").asInt()).isEqualTo(128);
+        assertThat(j.get("tcp").get("maxQueueDepth").asInt()).isEqualTo(256);
     }
 
     @Test

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.ConfigException;
+import io.nvmf4j.service.state.ConfigService;
 import io.nvmf4j.service.state.PersistenceException;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
@@ -77,6 +78,10 @@ final class ApiErrors {
         }
         if (f instanceof HttpException h) {
             return new Problem(h.getStatusCode(), reasonOf(h.getStatusCode(), ctx), null);
+        }
+        if (f instanceof ConfigService.PreconditionFailedException pf) {
+            ctx.response().putHeader(ApiContract.ETAG, pf.current());
+            return new Problem(412, pf.getMessage(), null);
         }
         if (f instanceof PersistenceException) {
             LOG.error("{} {}: {} ({})", ctx.request().method(), ctx.request().path(), f.getMessage(),

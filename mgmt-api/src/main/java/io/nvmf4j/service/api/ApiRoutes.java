@@ -10,6 +10,7 @@ import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -24,16 +25,16 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -54,7 +55,6 @@ public final class ApiRoutes {
     private final ApiToken token;
     private final Supplier<String> metrics;
     private final BooleanSupplier ready;
-    private final String openApi;
 
     private ApiRoutes(Vertx vertx, ConfigService service, ApiToken token, Supplier<String> metrics,
                       BooleanSupplier ready) {
@@ -63,7 +63,6 @@ public final class ApiRoutes {
         this.token = token;
         this.metrics = metrics;
         this.ready = ready;
-        this.openApi = resource("/openapi.json");
     }
 
     /** The router with every route, the bearer-token check, the body limit and the error mapping. */
@@ -75,13 +74,19 @@ public final class ApiRoutes {
     private Router build() {
         Router r = Router.router(vertx);
         r.get(V1 + "/health").handler(this::health);
-        r.get(V1 + "/health/live").handler(ctx -> json(ctx, 200, mapper.createObjectNode().put("status", "UP")));
+        r.get(V1 + "/health/live").handler(ctx -> json(ctx, 200, new Views.Status("UP")));
         r.get(V1 + "/health/ready").handler(this::readiness);
         r.route().handler(this::authenticate);
         r.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT).setHandleFileUploads(false));
 
-        r.get(V1 + "/openapi.json").handler(ctx -> ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, JSON)
-            .end(openApi));
+        r.get(V1 + "/openapi.json").handler(ctx -> vertx.executeBlocking(ApiContract::document, false)
+            .onComplete(ar -> {
+                if (ar.failed()) {
+                    ctx.fail(ar.cause());
+                } else {
+                    ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(ar.result());
+                }
+            }));
         r.get("/metrics").handler(ctx -> vertx.executeBlocking(metrics::get, false).onComplete(ar -> {
             if (ar.failed()) {
                 ctx.fail(ar.cause());
@@ -123,7 +128,7 @@ public final class ApiRoutes {
         r.get(hosts).handler(ctx -> read(ctx, () -> subsystem(ctx).hosts));
         r.post(hosts).handler(this::requireJson).handler(ctx ->
             change(ctx, 201, () -> service.addHost(ctx.pathParam("nqn"),
-                required(body(ctx, Bodies.Host.class).nqn, "nqn")), h -> mapper.createObjectNode().put("nqn", h)));
+                required(body(ctx, Bodies.Host.class).nqn, "nqn")), Views.AllowedHost::new));
         r.delete(hosts + "/:hostnqn").handler(ctx ->
             change(ctx, 204, () -> service.removeHost(ctx.pathParam("nqn"), ctx.pathParam("hostnqn")), x -> null));
 
@@ -147,34 +152,83 @@ public final class ApiRoutes {
             change(ctx, 204, () -> service.removeReferral(new ReferralConfig(ctx.pathParam("transport"),
                 ctx.pathParam("address"), port(ctx))), x -> null));
 
-        r.get(V1 + "/transports").handler(ctx -> read(ctx, () ->
-            mapper.createObjectNode().set("tcp", mapper.valueToTree(service.snapshot().tcp))));
+        r.get(V1 + "/transports").handler(ctx -> read(ctx, this::transports));
         r.put(V1 + "/transports/tcp").handler(this::requireJson).handler(ctx ->
-            change(ctx, 200, () -> service.setTcpOptions(body(ctx, TcpTransportConfig.class)), tcp ->
-                mapper.createObjectNode().put("restartRequired", true).set("tcp", mapper.valueToTree(tcp))));
+            change(ctx, 200, () -> service.setTcpOptions(body(ctx, TcpTransportConfig.class)), c -> {
+                List<String> fields = service.restartFields(c);
+                return new Views.TcpChange(!fields.isEmpty(), fields, c.tcp);
+            }));
+        r.put(V1 + "/transports/rdma").handler(this::requireJson).handler(ctx ->
+            change(ctx, 200, () -> service.setRdmaOptions(body(ctx, RdmaTransportConfig.class)), c -> {
+                List<String> fields = service.restartFields(c);
+                return new Views.RdmaChange(!fields.isEmpty(), fields, c.rdma);
+            }));
 
-        r.get(V1 + "/config").handler(ctx -> read(ctx, service::snapshot));
+        r.get(V1 + "/config").handler(ctx -> read(ctx, () -> documentAnswer(ctx, service.snapshot())));
         r.put(V1 + "/config").handler(this::requireJson).handler(ctx ->
-            change(ctx, 200, () -> service.importConfig(body(ctx, TargetConfig.class)), c -> c));
+            change(ctx, 200, () -> service.importConfig(body(ctx, TargetConfig.class), ifMatch(ctx)),
+                c -> documentAnswer(ctx, c)));
 
         r.route().failureHandler(ApiErrors::handle);
-        for (int status : new int[] {400, 401, 404, 405, 413, 415, 500}) {
+        for (int status : new int[] {400, 401, 404, 413, 415, 500}) {
             r.errorHandler(status, ApiErrors::handle);
         }
+        r.errorHandler(405, ctx -> {
+            ctx.response().putHeader(HttpHeaders.ALLOW, String.join(", ", ApiContract.allowed(ctx.request().path())));
+            ApiErrors.handle(ctx);
+        });
         return r;
+    }
+
+    // ------------------------------------------------------------------ the document, transports
+
+    private Views.Transports transports() {
+        TargetConfig stored = service.snapshot();
+        TargetConfig live = service.startedWith();
+        List<String> fields = service.restartFields(stored);
+        return new Views.Transports(stored.tcp, stored.rdma, new Views.LiveTransports(live.tcp, live.rdma),
+            !fields.isEmpty(), fields);
+    }
+
+    /** The document, with its ETag and the start-up settings waiting for a restart as headers. */
+    private TargetConfig documentAnswer(RoutingContext ctx, TargetConfig c) {
+        List<String> fields = service.restartFields(c);
+        ctx.response().putHeader(ApiContract.ETAG, ConfigService.etag(c));
+        if (!fields.isEmpty()) {
+            ctx.response().putHeader(ApiContract.RESTART_REQUIRED, String.join(", ", fields));
+        }
+        return c;
+    }
+
+    /**
+     * If-Match (RFC 9110 13.1.1) as a test of the document's current entity tag: absent accepts any; {@code *}
+     * accepts any current document (there always is one); otherwise one of the listed tags must equal it by
+     * strong comparison (a weak tag W/"..." never does).
+     */
+    static Predicate<String> ifMatch(RoutingContext ctx) {
+        List<String> values = ctx.request().headers().getAll(ApiContract.IF_MATCH);
+        if (values.isEmpty()) {
+            return etag -> true;
+        }
+        Set<String> tags = new HashSet<>();
+        for (String v : values) {
+            for (String tag : v.split(",")) {
+                tags.add(tag.trim());
+            }
+        }
+        return etag -> tags.contains("*") || tags.contains(etag);
     }
 
     // ------------------------------------------------------------------ health and security
 
     private void health(RoutingContext ctx) {
         boolean isReady = ready.getAsBoolean();
-        json(ctx, isReady ? 200 : 503, mapper.createObjectNode().put("status", isReady ? "UP" : "DOWN")
-            .put("live", true).put("ready", isReady));
+        json(ctx, isReady ? 200 : 503, new Views.Health(isReady ? "UP" : "DOWN", true, isReady));
     }
 
     private void readiness(RoutingContext ctx) {
         boolean isReady = ready.getAsBoolean();
-        json(ctx, isReady ? 200 : 503, mapper.createObjectNode().put("status", isReady ? "UP" : "DOWN"));
+        json(ctx, isReady ? 200 : 503, new Views.Status(isReady ? "UP" : "DOWN"));
     }
 
     private void authenticate(RoutingContext ctx) {
@@ -339,15 +393,14 @@ public final class ApiRoutes {
         return node.put("usedBy", usedBy);
     }
 
-    private ArrayNode controllers(List<ControllerInfo> list) {
-        ArrayNode out = mapper.createArrayNode();
+    private static List<Views.Controller> controllers(List<ControllerInfo> list) {
+        List<Views.Controller> out = new ArrayList<>();
         for (ControllerInfo c : list) {
-            ObjectNode o = out.addObject().put("cntlid", c.cntlid()).put("hostnqn", c.hostnqn())
-                .put("hostid", uuidOf(c.hostid())).put("address", c.address()).put("kato", c.kato());
-            ArrayNode queues = o.putArray("queues");
+            List<Views.Queue> queues = new ArrayList<>();
             for (ControllerInfo.Queue q : c.queues()) {
-                queues.add(mapper.createObjectNode().put("qid", q.qid()).put("address", q.address()));
+                queues.add(new Views.Queue(q.qid(), q.address()));
             }
+            out.add(new Views.Controller(c.cntlid(), c.hostnqn(), uuidOf(c.hostid()), c.address(), c.kato(), queues));
         }
         return out;
     }
@@ -355,17 +408,6 @@ public final class ApiRoutes {
     private static String uuidOf(byte[] b) {
         ByteBuffer bb = ByteBuffer.wrap(b);
         return new UUID(bb.getLong(), bb.getLong()).toString();
-    }
-
-    private static String resource(String name) {
-        try (InputStream in = ApiRoutes.class.getResourceAsStream(name)) {
-            if (in == null) {
-                throw new IllegalStateException("resource " + name + " is missing from the build");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     /** Every (method, path) served, for the OpenAPI check; paths in the router's {@code :param} form. */

@@ -1,5 +1,6 @@
 package io.nvmf4j.service.state;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
@@ -7,6 +8,7 @@ import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -17,8 +19,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -79,6 +90,70 @@ public final class ConfigService implements AutoCloseable {
 
     public List<ControllerInfo> controllers(String nqn) {
         return target.controllers(nqn);
+    }
+
+    /** The document as the engine started: its start-up settings are the ones in effect. */
+    public TargetConfig startedWith() {
+        return target.startedWith();
+    }
+
+    /** The start-up settings that apply only at the next start. */
+    public static final List<String> STARTUP_SETTINGS =
+        List.of("engine", "cores", "idleStrategy", "tcp", "rdma", "spdk", "api");
+
+    /**
+     * The start-up settings of {@code stored} that differ from the ones in effect ({@link #startedWith()}), as
+     * field paths ({@code cores}, {@code tcp.maxQueueDepth}): what waits for the next start.
+     */
+    public List<String> restartFields(TargetConfig stored) {
+        JsonNode live = MAPPER.valueToTree(target.startedWith());
+        JsonNode next = MAPPER.valueToTree(stored);
+        List<String> out = new ArrayList<>();
+        for (String name : STARTUP_SETTINGS) {
+            diff(name, live.path(name), next.path(name), out);
+        }
+        return out;
+    }
+
+    private static void diff(String path, JsonNode live, JsonNode next, List<String> out) {
+        if (live.isObject() && next.isObject()) {
+            Set<String> names = new TreeSet<>();
+            live.fieldNames().forEachRemaining(names::add);
+            next.fieldNames().forEachRemaining(names::add);
+            for (String n : names) {
+                diff(path + "." + n, live.path(n), next.path(n), out);
+            }
+        } else if (!live.equals(next)) {
+            out.add(path);
+        }
+    }
+
+    /**
+     * The entity tag of a document (RFC 9110 8.8.3): a strong tag, quoted, from a SHA-256 of its canonical JSON;
+     * any change of the document changes it.
+     */
+    public static String etag(TargetConfig c) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(ConfigStore.toJson(c).getBytes(StandardCharsets.UTF_8));
+            return "\"" + HexFormat.of().formatHex(d, 0, 16) + "\"";
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A conditional change whose precondition (If-Match) did not hold: nothing was changed (HTTP 412). */
+    public static final class PreconditionFailedException extends RuntimeException {
+        private final String current;
+
+        PreconditionFailedException(String message, String current) {
+            super(message, null, false, false);
+            this.current = current;
+        }
+
+        /** The document's entity tag now. */
+        public String current() {
+            return current;
+        }
     }
 
     // ------------------------------------------------------------------ changes
@@ -217,14 +292,24 @@ public final class ConfigService implements AutoCloseable {
         });
     }
 
-    /** Stores the TCP transport options; they take effect at the next start. */
-    public CompletableFuture<TcpTransportConfig> setTcpOptions(TcpTransportConfig tcp) {
-        return submit("store tcp transport options", t -> {
+    /** Stores the TCP transport options; they take effect at the next start. Answers the stored document. */
+    public CompletableFuture<TargetConfig> setTcpOptions(TcpTransportConfig tcp) {
+        return storeStartupSettings("store tcp transport options", next -> next.tcp = tcp);
+    }
+
+    /** Stores the RDMA transport options; they take effect at the next start. Answers the stored document. */
+    public CompletableFuture<TargetConfig> setRdmaOptions(RdmaTransportConfig rdma) {
+        return storeStartupSettings("store rdma transport options", next -> next.rdma = rdma);
+    }
+
+    private CompletableFuture<TargetConfig> storeStartupSettings(String what,
+                                                                 Consumer<TargetConfig> change) {
+        return submit(what, t -> {
             TargetConfig before = t.configSnapshot();
             TargetConfig next = copy(before, TargetConfig.class);
-            next.tcp = tcp;
+            change.accept(next);
             t.setStartupSettings(next);
-            return new Applied<>(t.configSnapshot().tcp, () -> t.setStartupSettings(before));
+            return new Applied<>(t.configSnapshot(), () -> t.setStartupSettings(before));
         });
     }
 
@@ -233,7 +318,21 @@ public final class ConfigService implements AutoCloseable {
      * any step fails every step done so far is undone. Answers the document as now live.
      */
     public CompletableFuture<TargetConfig> importConfig(TargetConfig wanted) {
+        return importConfig(wanted, etag -> true);
+    }
+
+    /**
+     * As {@link #importConfig(TargetConfig)}, only when {@code ifMatch} accepts the entity tag ({@link #etag}) of
+     * the document as it is when the change runs (checked on the change thread, so no other change slips in
+     * between); otherwise nothing changes and the future fails with {@link PreconditionFailedException}.
+     */
+    public CompletableFuture<TargetConfig> importConfig(TargetConfig wanted, Predicate<String> ifMatch) {
         return submit("import a configuration document", t -> {
+            String current = etag(t.configSnapshot());
+            if (!ifMatch.test(current)) {
+                throw new PreconditionFailedException("If-Match: the document has changed; its ETag is now "
+                    + current + " (GET it again, then retry)", current);
+            }
             ConfigValidator.validate(wanted);
             Undo undo = ConfigImport.apply(t, wanted);
             return new Applied<>(t.configSnapshot(), undo::runAll);

@@ -12,6 +12,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 
 /** A small JSON client for the API tests (java.net.http, HTTP/1.1). */
 public final class Http {
@@ -21,14 +22,31 @@ public final class Http {
 
     private final String base;
     private final String token;
+    private final Map<String, String> headers;
 
     public Http(int port, String token) {
+        this(port, token, Map.of());
+    }
+
+    private Http(int port, String token, Map<String, String> headers) {
         this.base = "http://127.0.0.1:" + port;
         this.token = token;
+        this.headers = headers;
+    }
+
+    private int port() {
+        return Integer.parseInt(base.substring(base.lastIndexOf(':') + 1));
     }
 
     public Http withToken(String other) {
-        return new Http(Integer.parseInt(base.substring(base.lastIndexOf(':') + 1)), other);
+        return new Http(port(), other, headers);
+    }
+
+    /** A client that sends {@code If-Match: tags} with every request. */
+    public Http withIfMatch(String tags) {
+        Map<String, String> more = new java.util.HashMap<>(headers);
+        more.put("If-Match", tags);
+        return new Http(port(), token, Map.copyOf(more));
     }
 
     /** One answer: status, raw body, parsed JSON (or null) and headers. */
@@ -95,6 +113,7 @@ public final class Http {
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
+        headers.forEach(b::header);
         try {
             HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
             return new Res(r.statusCode(), r.body(), r);

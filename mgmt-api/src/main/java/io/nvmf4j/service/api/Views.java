@@ -1,0 +1,87 @@
+package io.nvmf4j.service.api;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.nvmf4j.config.RdmaTransportConfig;
+import io.nvmf4j.config.TcpTransportConfig;
+
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+import java.util.List;
+
+/**
+ * The answers that are not config fragments, as records: the routes serialise them and {@link ApiSchemas}
+ * generates their schemas from the same types, so an answer and its schema cannot drift apart. Every
+ * component is always present in the answer ({@link Nullable} ones may be null).
+ */
+final class Views {
+    private Views() {
+    }
+
+    /** A component that may be null in the answer. */
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target({ElementType.FIELD, ElementType.RECORD_COMPONENT})
+    @interface Nullable {
+    }
+
+    /** Every error: {@code {"error": reason, "field": path-or-null}}. */
+    record Error(@JsonPropertyDescription("What was wrong, naming the field where there is one") String error,
+                 @JsonPropertyDescription("Path of the field of the request at fault (a.b[0].c), or null")
+                 @Nullable String field) {
+    }
+
+    record Health(@JsonPropertyDescription("UP when ready, DOWN otherwise") String status, boolean live,
+                  boolean ready) {
+    }
+
+    record Status(@JsonPropertyDescription("UP or DOWN") String status) {
+    }
+
+    /** POST /subsystems/{nqn}/hosts. */
+    record AllowedHost(@JsonPropertyDescription("The host NQN now allowed") String nqn) {
+    }
+
+    /** One queue of a controller. */
+    record Queue(@JsonPropertyDescription("0: admin queue, 1..: I/O queues") int qid,
+                 @JsonPropertyDescription("The host's address:port of this queue's connection") @Nullable String address) {
+    }
+
+    /** A connected host's controller. */
+    record Controller(int cntlid, String hostnqn,
+                      @JsonPropertyDescription("Host identifier (Connect's HOSTID) as a UUID") String hostid,
+                      @JsonPropertyDescription("The host's address:port of the admin queue") @Nullable String address,
+                      @JsonPropertyDescription("Keep-alive timeout, ms (0: none)") int kato, List<Queue> queues) {
+    }
+
+    /** The transport options the running target uses. */
+    record LiveTransports(TcpTransportConfig tcp, RdmaTransportConfig rdma) {
+    }
+
+    /** GET /transports: stored (pending) options at the top, as they were before there was a {@code live}. */
+    record Transports(
+        @JsonPropertyDescription("Stored TCP options (what the next start uses)") TcpTransportConfig tcp,
+        @JsonPropertyDescription("Stored RDMA options (what the next start uses)") RdmaTransportConfig rdma,
+        @JsonPropertyDescription("The options the running target uses") LiveTransports live,
+        @JsonPropertyDescription("Whether any stored start-up setting differs from the one in effect")
+        boolean restartRequired,
+        @JsonPropertyDescription("The start-up settings (tcp.*, rdma.*, engine, cores, ...) whose stored value "
+            + "differs from the one in effect; they apply at the next start") List<String> restartFields) {
+    }
+
+    /** PUT /transports/tcp. */
+    record TcpChange(
+        @JsonPropertyDescription("Whether any stored start-up setting differs from the one in effect")
+        boolean restartRequired,
+        @JsonPropertyDescription("The start-up settings that apply only at the next start") List<String> restartFields,
+        @JsonPropertyDescription("The stored TCP options") TcpTransportConfig tcp) {
+    }
+
+    /** PUT /transports/rdma. */
+    record RdmaChange(
+        @JsonPropertyDescription("Whether any stored start-up setting differs from the one in effect")
+        boolean restartRequired,
+        @JsonPropertyDescription("The start-up settings that apply only at the next start") List<String> restartFields,
+        @JsonPropertyDescription("The stored RDMA options") RdmaTransportConfig rdma) {
+    }
+}
