@@ -36,7 +36,7 @@ import java.util.Map;
 /**
  * The schemas of the OpenAPI document, generated from the Java types the API reads and writes (the config
  * model in {@code io.nvmf4j.config}, {@link Bodies}, {@link Views}) with victools' jsonschema-generator and its
- * Jackson module (property names, {@code @JsonPropertyDescription}). Added here: the enums and numeric bounds
+ * Jackson module (property names, {@code @JsonPropertyDescription}), described by the types' Javadoc. Added here: the enums and numeric bounds
  * that the model keeps in code ({@link #ENUMS}, {@link #BOUNDS}; ApiSchemasTest checks them against
  * {@link io.nvmf4j.config.ConfigValidator}), defaults read from a fresh instance of each config class, and no
  * unknown property (the mapper refuses them).
@@ -101,7 +101,7 @@ final class ApiSchemas {
 
     private final SchemaBuilder builder;
 
-    private ApiSchemas(ObjectMapper mapper) {
+    private ApiSchemas(ObjectMapper mapper, Map<String, String> javadoc) {
         SchemaGeneratorConfigBuilder config = new SchemaGeneratorConfigBuilder(mapper, SchemaVersion.DRAFT_2020_12,
             OptionPreset.PLAIN_JSON)
             .with(new JacksonModule())
@@ -115,13 +115,18 @@ final class ApiSchemas {
             .withDefaultResolver(ApiSchemas::defaultOf)
             .withNullableCheck(f -> isView(f) ? f.getAnnotationConsideringFieldAndGetter(Views.Nullable.class) != null
                 : null)
-            .withRequiredCheck(ApiSchemas::isView);
+            .withRequiredCheck(ApiSchemas::isView)
+            .withDescriptionResolver(f -> javadoc.get(key(f)));
+        config.forTypesInGeneral().withDescriptionResolver(t -> javadoc.get(t.getType().getErasedType().getSimpleName()));
         this.builder = new SchemaGenerator(config.build()).buildMultipleSchemaDefinitions();
     }
 
-    /** A generator for one document: {@link #ref} the types it uses, then {@link #definitions()} once. */
-    static ApiSchemas create() {
-        return new ApiSchemas(ConfigStore.mapper());
+    /**
+     * A generator for one document, describing types and fields from {@code javadoc} ("Class", "Class.field"):
+     * {@link #ref} the types it uses, then {@link #definitions()} once.
+     */
+    static ApiSchemas create(Map<String, String> javadoc) {
+        return new ApiSchemas(ConfigStore.mapper(), javadoc);
     }
 
     /** A reference to the schema of {@code type} (its definition joins the document). */

@@ -16,6 +16,7 @@ import io.nvmf4j.config.TcpTransportConfig;
 import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Field;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -127,6 +128,23 @@ class ApiSchemasTest {
             Object other = e.getValue().get(0) instanceof Integer ? (Object) 1024 : "bogus";
             assertThat(problemsWith(e.getKey(), other)).as("%s = %s", e.getKey(), other).isNotEmpty();
         }
+    }
+
+    /** The document the service serves is what the generator makes from today's sources (not a stale build). */
+    @Test
+    void theServedDocumentIsTheGeneratorsOutputWithTheModelsJavadoc() throws Exception {
+        Map<String, String> javadoc = ModelJavadoc.read(List.of(Path.of("../nvmf-target/src/main/java/io/nvmf4j/config"),
+            Path.of("src/main/java/io/nvmf4j/service/api")));
+        assertThat(Http.parse(ApiContract.document())).isEqualTo(Http.parse(OpenApiGenerator.build(javadoc).toString()));
+        assertThat(javadoc.get("TcpTransportConfig.maxQueueDepth"))
+            .isEqualTo("Largest I/O queue size (entries) a host may ask for.");
+        assertThat(javadoc.get("TargetConfig.engine")).as("{@code} as plain text").isEqualTo("Which engine carries "
+            + "the target: java (default; our own data path) or spdk (SPDK's, through spdk-jni). Read at start only.");
+        assertThat(javadoc.get("TargetConfig")).as("first paragraph only").endsWith("listeners).");
+        JsonNode schemas = Http.parse(ApiContract.document()).get("components").get("schemas");
+        assertThat(schemas.get("RdmaTransportConfig").get("properties").get("srqDepth").get("description").asText())
+            .isEqualTo(javadoc.get("RdmaTransportConfig.srqDepth"));
+        assertThat(schemas.get("TargetConfig").get("description").asText()).isEqualTo(javadoc.get("TargetConfig"));
     }
 
     @Test
