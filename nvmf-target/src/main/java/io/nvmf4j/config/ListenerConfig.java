@@ -7,7 +7,7 @@ import java.util.Objects;
 /** A transport address a subsystem is reachable on (the discovery subsystem listens on every one). */
 @JsonIgnoreProperties(ignoreUnknown = false)
 public final class ListenerConfig {
-    /** {@code tcp} (later {@code rdma}). */
+    /** {@code tcp} or {@code rdma}. */
     public String transport = "tcp";
     /** IPv4 or IPv6 literal. */
     public String address;
