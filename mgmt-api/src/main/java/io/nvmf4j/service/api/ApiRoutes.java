@@ -28,7 +28,9 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -164,10 +166,10 @@ public final class ApiRoutes {
                 return new Views.RdmaChange(!fields.isEmpty(), fields, c.rdma);
             }));
 
-        r.get(V1 + "/config").handler(ctx -> read(ctx, () -> documentAnswer(ctx, service.snapshot())));
+        r.get(V1 + "/config").handler(ctx -> read(ctx, () -> documentAnswer(service.snapshot())));
         r.put(V1 + "/config").handler(this::requireJson).handler(ctx ->
             change(ctx, 200, () -> service.importConfig(body(ctx, TargetConfig.class), ifMatch(ctx)),
-                c -> documentAnswer(ctx, c)));
+                this::documentAnswer));
 
         r.route().failureHandler(ApiErrors::handle);
         for (int status : new int[] {400, 401, 404, 413, 415, 500}) {
@@ -190,14 +192,19 @@ public final class ApiRoutes {
             !fields.isEmpty(), fields);
     }
 
+    /** A body with headers, made on a worker thread and written by {@link #json} on the event loop. */
+    private record WithHeaders(Object body, Map<String, String> headers) {
+    }
+
     /** The document, with its ETag and the start-up settings waiting for a restart as headers. */
-    private TargetConfig documentAnswer(RoutingContext ctx, TargetConfig c) {
+    private WithHeaders documentAnswer(TargetConfig c) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put(ApiContract.ETAG, ConfigService.etag(c));
         List<String> fields = service.restartFields(c);
-        ctx.response().putHeader(ApiContract.ETAG, ConfigService.etag(c));
         if (!fields.isEmpty()) {
-            ctx.response().putHeader(ApiContract.RESTART_REQUIRED, String.join(", ", fields));
+            headers.put(ApiContract.RESTART_REQUIRED, String.join(", ", fields));
         }
-        return c;
+        return new WithHeaders(c, headers);
     }
 
     /**
@@ -293,7 +300,12 @@ public final class ApiRoutes {
         });
     }
 
-    private void json(RoutingContext ctx, int status, Object body) {
+    private void json(RoutingContext ctx, int status, Object answer) {
+        Object body = answer;
+        if (answer instanceof WithHeaders w) {
+            w.headers().forEach(ctx.response()::putHeader);
+            body = w.body();
+        }
         String text;
         try {
             text = mapper.writeValueAsString(body);
