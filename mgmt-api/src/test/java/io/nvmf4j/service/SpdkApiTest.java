@@ -1,5 +1,6 @@
 package io.nvmf4j.service;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
@@ -84,6 +85,20 @@ class SpdkApiTest {
             assertThat(exited).as("stopped within 15 s of SIGTERM; output:%n%s", output()).isTrue();
             assertThat(service.exitValue()).as("exit code; output:%n%s", output()).isZero();
         }
+    }
+
+    /** The spdk engine reports the options it started with (live) beside the stored ones. */
+    @Test
+    void transportsShowTheLiveOptionsBesideTheStoredOnes() {
+        Res put = http.put("/api/v1/transports/rdma", "{\"maxIoQueues\":4}");
+        assertThat(put.status()).as("%s", put).isEqualTo(200);
+        assertThat(put.json().get("restartFields").toString()).isEqualTo("[\"rdma.maxIoQueues\"]");
+        JsonNode t = http.get("/api/v1/transports").json();
+        assertThat(t.get("rdma").get("maxIoQueues").asInt()).as("stored").isEqualTo(4);
+        assertThat(t.get("live").get("rdma").get("maxIoQueues").asInt()).as("in effect").isEqualTo(8);
+        assertThat(t.get("live").get("tcp")).isEqualTo(t.get("tcp"));
+        Res back = http.put("/api/v1/transports/rdma", "{}");
+        assertThat(back.json().get("restartRequired").asBoolean()).as("%s", back).isFalse();
     }
 
     @Test
