@@ -3,6 +3,7 @@ package io.nvmf4j.service.state;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
@@ -13,12 +14,14 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.ListenerState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -81,11 +84,16 @@ public final class ConfigService implements AutoCloseable {
         return target.controllers(nqn);
     }
 
+    /** Every configured listener with whether it serves (bound port) or why not (see {@link Engine#listenerStates}). */
+    public Map<ListenerConfig, ListenerState> listenerStates() {
+        return target.listenerStates();
+    }
+
     // ------------------------------------------------------------------ changes
 
     public CompletableFuture<BdevConfig> addBdev(BdevConfig b) {
         return submit("add bdev " + nameOf(b), t -> {
-            BdevConfig added = t.addBdev(b);
+            BdevConfig added = labeled("bdevs[" + t.configSnapshot().bdevs.size() + "]", () -> t.addBdev(b));
             return new Applied<>(copy(added, BdevConfig.class), () -> t.removeBdev(added.name));
         });
     }
@@ -120,6 +128,10 @@ public final class ConfigService implements AutoCloseable {
             }
             TargetConfig next = copy(before, TargetConfig.class);
             next.bdev(name).numBlocks = numBlocks;
+            labeled("bdevs[" + before.bdevs.indexOf(b) + "]", () -> {
+                ConfigValidator.validate(next);
+                return null;
+            });
             save(next, "nothing was changed");
             try {
                 target.growBdev(name, numBlocks);
@@ -137,7 +149,8 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<SubsystemConfig> addSubsystem(SubsystemConfig s) {
         return submit("add subsystem " + (s == null ? null : s.nqn), t -> {
-            SubsystemConfig added = copy(t.addSubsystem(s), SubsystemConfig.class);
+            SubsystemConfig added = copy(labeled("subsystems[" + t.configSnapshot().subsystems.size() + "]",
+                () -> t.addSubsystem(s)), SubsystemConfig.class);
             return new Applied<>(added, () -> t.removeSubsystem(added.nqn));
         });
     }
@@ -160,7 +173,8 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<NamespaceConfig> addNamespace(String nqn, NamespaceConfig n) {
         return submit("add namespace to " + nqn, t -> {
-            NamespaceConfig added = copy(t.addNamespace(nqn, n), NamespaceConfig.class);
+            NamespaceConfig added = copy(labeled(fragmentAt(t, nqn, "namespaces"), () -> t.addNamespace(nqn, n)),
+                NamespaceConfig.class);
             return new Applied<>(added, () -> t.removeNamespace(nqn, added.nsid));
         });
     }
@@ -177,7 +191,10 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<String> addHost(String nqn, String hostnqn) {
         return submit("allow host " + hostnqn + " on " + nqn, t -> {
-            t.addHost(nqn, hostnqn);
+            labeled(fragmentAt(t, nqn, "hosts"), "nqn", () -> {
+                t.addHost(nqn, hostnqn);
+                return null;
+            });
             return new Applied<>(hostnqn, () -> t.removeHost(nqn, hostnqn));
         });
     }
@@ -191,7 +208,17 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<ListenerConfig> addListener(String nqn, ListenerConfig l) {
         return submit("add listener " + l + " to " + nqn, t -> {
-            t.addListener(nqn, l);
+            labeled(fragmentAt(t, nqn, "listeners"), () -> {
+                t.addListener(nqn, l);
+                return null;
+            });
+            ListenerState state = t.listenerStates().get(l);
+            if (state != null && state.listening()) {
+                LOG.info("listener {} of {}: listening on port {}", l, nqn, state.boundPort());
+            } else if (state != null) {
+                LOG.warn("listener {} of {}: kept but not serving (not in the discovery log): {}", l, nqn,
+                    state.cause());
+            }
             return new Applied<>(l, () -> t.removeListener(nqn, l));
         });
     }
@@ -205,7 +232,10 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<ReferralConfig> addReferral(ReferralConfig r) {
         return submit("add referral " + r, t -> {
-            t.addReferral(r);
+            labeled("referrals[" + t.configSnapshot().referrals.size() + "]", () -> {
+                t.addReferral(r);
+                return null;
+            });
             return new Applied<>(r, () -> t.removeReferral(r));
         });
     }
@@ -223,7 +253,10 @@ public final class ConfigService implements AutoCloseable {
             TargetConfig before = t.configSnapshot();
             TargetConfig next = copy(before, TargetConfig.class);
             next.tcp = tcp;
-            t.setStartupSettings(next);
+            labeled("tcp", () -> {
+                t.setStartupSettings(next);
+                return null;
+            });
             return new Applied<>(t.configSnapshot().tcp, () -> t.setStartupSettings(before));
         });
     }
@@ -293,6 +326,40 @@ public final class ConfigService implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             LOG.error("cannot restore {} after a refused change: {}", file, e.toString());
         }
+    }
+
+    /**
+     * Runs a change that carries one fragment of the document (a listener, a namespace...) that lands at
+     * {@code at}: validation problems then name the fields of the request ({@code port}), not the document's
+     * path ({@code subsystems[1].listeners[6].port}).
+     */
+    private static <T> T labeled(String at, java.util.function.Supplier<T> call) {
+        return labeled(at, "body", call);
+    }
+
+    private static <T> T labeled(String at, String whole, java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (ConfigException e) {
+            throw e.relabeled(at, whole);
+        }
+    }
+
+    /** Where the next entry of list {@code list} of subsystem {@code nqn} lands in the document. */
+    private static String fragmentAt(Engine t, String nqn, String list) {
+        List<SubsystemConfig> all = t.configSnapshot().subsystems;
+        for (int i = 0; i < all.size(); i++) {
+            SubsystemConfig s = all.get(i);
+            if (s.nqn.equals(nqn)) {
+                int size = switch (list) {
+                    case "namespaces" -> s.namespaces.size();
+                    case "hosts" -> s.hosts.size();
+                    default -> s.listeners.size();
+                };
+                return "subsystems[" + i + "]." + list + "[" + size + "]";
+            }
+        }
+        return "subsystems[?]";
     }
 
     private static SubsystemConfig find(TargetConfig c, String nqn) {
