@@ -70,6 +70,11 @@ public final class IpAddresses {
         return "must be an IPv4 or IPv6 literal (no host names), got '" + address + "'";
     }
 
+    /** {@code 127.0.0.1:4420}, {@code [::1]:4420} (RFC 5952 section 6). */
+    public static String hostPort(String address, int port) {
+        return (address != null && address.indexOf(':') >= 0 ? "[" + address + "]" : address) + ":" + port;
+    }
+
     /** RFC 5952 text of a 16-byte IPv6 address. */
     static String format(byte[] a) {
         int[] g = new int[8];

@@ -23,7 +23,7 @@ public final class ListenerConfig {
     }
 
     public String key() {
-        return transport + ":" + address + ":" + port;
+        return transport + ":" + IpAddresses.hostPort(address, port);
     }
 
     /**

@@ -41,6 +41,6 @@ public final class ReferralConfig {
 
     @Override
     public String toString() {
-        return transport + ":" + address + ":" + port;
+        return transport + ":" + IpAddresses.hostPort(address, port);
     }
 }

@@ -1,5 +1,7 @@
 package io.nvmf4j.transport;
 
+import io.nvmf4j.config.IpAddresses;
+
 import java.net.BindException;
 import java.util.Locale;
 
@@ -36,6 +38,6 @@ public final class BindFailures {
 
     /** {@code 127.0.0.1:4420}, {@code [::1]:4420}. */
     public static String hostPort(String address, int port) {
-        return (address != null && address.indexOf(':') >= 0 ? "[" + address + "]" : address) + ":" + port;
+        return IpAddresses.hostPort(address, port);
     }
 }

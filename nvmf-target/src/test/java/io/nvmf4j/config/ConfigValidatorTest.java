@@ -241,7 +241,7 @@ class ConfigValidatorTest {
             bad("duplicate listener in another spelling", c -> {
                 sub(c).listeners.get(0).address = "::1";
                 sub(c).listeners.add(new ListenerConfig("tcp", "0:0:0:0:0:0:0:1", 4420));
-            }, "subsystems[0].listeners[1]", "duplicate listener tcp:::1:4420"),
+            }, "subsystems[0].listeners[1]", "duplicate listener tcp:[::1]:4420"),
             bad("duplicate referral in another spelling", c -> {
                 c.referrals.add(new ReferralConfig("tcp", "2001:db8::1", 8009));
                 c.referrals.add(new ReferralConfig("tcp", "2001:DB8:0:0:0:0:0:1", 8009));

@@ -141,13 +141,13 @@ class StrictValidationApiTest {
         assertThat(added.json().get("address").asText()).isEqualTo("::1");
         assertThat(t.fileJson()).contains("\"address\" : \"::1\"").doesNotContain("0:0:0:0:0:0:0:1");
         assertError(http.post(SUB + "/listeners", "{\"address\":\"::0001\",\"port\":0}"), 409,
-            "subsystem " + NQN + " already listens on tcp:::1:0", null);
+            "subsystem " + NQN + " already listens on tcp:[::1]:0", null);
         assertThat(http.delete(SUB + "/listeners/tcp/" + enc("0:0:0:0:0:0:0:1") + "/0").status())
             .as("removed by another spelling").isEqualTo(204);
         Res r = http.post("/api/v1/discovery/referrals", "{\"address\":\"2001:DB8:0:0:0:0:0:9\",\"port\":8009}");
         assertThat(r.json().get("address").asText()).isEqualTo("2001:db8::9");
         assertError(http.post("/api/v1/discovery/referrals", "{\"address\":\"2001:db8::9\",\"port\":8009}"), 409,
-            "referral tcp:2001:db8::9:8009 already exists", null);
+            "referral tcp:[2001:db8::9]:8009 already exists", null);
     }
 
     @Test
