@@ -22,6 +22,7 @@ import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.runtime.PollGroups;
 import io.nvmf4j.transport.Transport;
@@ -59,6 +60,8 @@ public final class NvmfTarget implements Engine {
     private final Target target;
     private final Map<String, BlockDevice> bdevs = new LinkedHashMap<>();
     private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
+    /** Listeners whose transport cannot run here → why (kept configured, not advertised, not bound). */
+    private final Map<ListenerConfig, String> failed = new LinkedHashMap<>();
     /**
      * Namespaces removed (alone or with their subsystem) by bdev name: commands may still run on them until
      * their next step, so {@link #removeBdev} closes a device only once these drained.
@@ -120,12 +123,8 @@ public final class NvmfTarget implements Engine {
         target.setReferrals(referralListeners(config));
         for (SubsystemConfig s : config.subsystems) {
             for (ListenerConfig l : s.listeners) {
-                if (!bound.containsKey(l)) {
-                    InetSocketAddress a = listen(l);
-                    if (a != null) {
-                        bound.put(l, a);
-                        target.setBoundPort(l, a.getPort());
-                    }
+                if (!bound.containsKey(l) && !failed.containsKey(l)) {
+                    bindOne(l);
                 }
             }
         }
@@ -133,9 +132,23 @@ public final class NvmfTarget implements Engine {
             pollGroups.describe());
     }
 
-    /** Binds one listener on its transport; null when that transport is unavailable here (logged). */
-    private InetSocketAddress listen(ListenerConfig l) throws IOException {
-        return transport(registry.type(l.transport)).listen(l);
+    /**
+     * Binds one listener on its transport and records the outcome: bound (with its port, for the discovery log
+     * and the API) or, when the transport cannot run here, failed with the transport's reason.
+     */
+    private boolean bindOne(ListenerConfig l) throws IOException {
+        Transport t = transport(registry.type(l.transport));
+        InetSocketAddress a = t.listen(l);
+        if (a == null) {
+            String cause = t.unavailability() == null ? "the " + l.transport + " transport cannot run here"
+                : t.unavailability();
+            failed.put(l, l.transport + " transport unavailable: " + cause);
+            target.setNotServing(l, true);
+            return false;
+        }
+        bound.put(l, a);
+        target.setBoundPort(l, a.getPort());
+        return true;
     }
 
     /** The running transport of a type, created at first use with the options the target started with. */
@@ -551,18 +564,17 @@ public final class NvmfTarget implements Engine {
         }
     }
 
-    /** Binds the listeners not bound yet; returns those it bound. On failure unbinds them again. */
+    /**
+     * Binds the listeners not bound yet; returns those it bound or found failed (unavailable transport). On a
+     * bind failure unbinds them again.
+     */
     private List<ListenerConfig> bindAll(List<ListenerConfig> listeners) {
         List<ListenerConfig> newly = new ArrayList<>();
         try {
             for (ListenerConfig l : listeners) {
-                if (!bound.containsKey(l)) {
-                    InetSocketAddress a = listen(l);
-                    if (a != null) {
-                        bound.put(l, a);
-                        target.setBoundPort(l, a.getPort());
-                        newly.add(l);
-                    }
+                if (!bound.containsKey(l) && !failed.containsKey(l)) {
+                    bindOne(l);
+                    newly.add(l);
                 }
             }
             return newly;
@@ -578,6 +590,9 @@ public final class NvmfTarget implements Engine {
                 return;
             }
         }
+        if (failed.remove(l) != null) {
+            target.setNotServing(l, false);
+        }
         if (bound.remove(l) != null) {
             target.setBoundPort(l, null);
             transports.get(registry.type(l.transport)).stopListening(l);
@@ -591,6 +606,11 @@ public final class NvmfTarget implements Engine {
     @Override
     public Map<ListenerConfig, InetSocketAddress> listeners() {
         return new LinkedHashMap<>(bound);
+    }
+
+    @Override
+    public synchronized Map<ListenerConfig, ListenerState> listenerStates() {
+        return ConfigDocument.listenerStates(config, bound, failed);
     }
 
     /** The TCP addresses actually bound, in config order. */

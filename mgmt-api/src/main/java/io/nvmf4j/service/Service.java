@@ -131,6 +131,11 @@ public final class Service implements AutoCloseable {
                 l.transport, l.address, port, nqns, Subsystem.DISCOVERY_NQN, l.transport, l.address, port,
                 l.transport, l.address, port, nqns.toString().split(" ")[0]);
         }
+        target.listenerStates().forEach((l, state) -> {
+            if (!state.listening()) {
+                LOG.warn("listener {} is not serving and not in the discovery log: {}", l, state.cause());
+            }
+        });
     }
 
     /** The running engine. */

@@ -238,7 +238,11 @@ public final class LogPages {
         Set<ListenerConfig> ports = new LinkedHashSet<>();
         ports.add(via);
         for (Subsystem s : subsystems) {
-            ports.addAll(s.listeners());
+            for (ListenerConfig l : s.listeners()) {
+                if (target.isServing(l)) {
+                    ports.add(l);
+                }
+            }
         }
         List<ListenerConfig> portList = new ArrayList<>(ports);
 
@@ -249,7 +253,9 @@ public final class LogPages {
                 continue;
             }
             for (ListenerConfig l : s.listeners()) {
-                entries.add(new Object[] {s.nqn(), l, DiscoveryLog.SUBTYPE_NVME});
+                if (target.isServing(l)) {  // a listener that cannot serve here is not advertised
+                    entries.add(new Object[] {s.nqn(), l, DiscoveryLog.SUBTYPE_NVME});
+                }
             }
         }
         for (ListenerConfig r : target.referrals()) {

@@ -1,9 +1,15 @@
 package io.nvmf4j.config;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.cfg.CoercionAction;
+import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.type.LogicalType;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -28,12 +34,7 @@ import java.util.UUID;
  */
 public final class ConfigStore {
     public static final String DEFAULT_NQN = "nqn.2026-11.io.nvmf4j:default";
-    private static final ObjectMapper MAPPER = new ObjectMapper()
-        .enable(SerializationFeature.INDENT_OUTPUT)
-        .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-        .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-        .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-        .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT);
+    private static final ObjectMapper MAPPER = strictMapper();
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private ConfigStore() {
@@ -56,9 +57,34 @@ public final class ConfigStore {
     }
 
     /**
-     * A copy of the mapper the config file is read and written with (strict: unknown fields, nulls for
-     * primitives, trailing tokens and floats for integers are errors), for reading and writing fragments.
+     * The mapper of the config file and of every REST body: nothing is guessed. Unknown fields, duplicate keys,
+     * nulls for numbers and booleans, trailing tokens, floats for integers and every scalar coercion
+     * ({@code "4420"} for a number, {@code 1} for a boolean, {@code 5} for a string, {@code ""} for an object)
+     * are errors that {@link JsonProblems} turns into a message naming the field.
      */
+    private static ObjectMapper strictMapper() {
+        JsonMapper m = JsonMapper.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+            .enable(SerializationFeature.INDENT_OUTPUT)
+            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(DeserializationFeature.FAIL_ON_NUMBERS_FOR_ENUMS)
+            .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+            .build();
+        for (LogicalType t : LogicalType.values()) {
+            m.coercionConfigFor(t).setCoercion(CoercionInputShape.EmptyString, CoercionAction.Fail);
+        }
+        m.coercionConfigFor(LogicalType.Textual).setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+            .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+            .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail);
+        m.coercionConfigFor(LogicalType.Boolean).setCoercion(CoercionInputShape.Integer, CoercionAction.Fail);
+        m.coercionConfigFor(LogicalType.Integer).setCoercion(CoercionInputShape.Float, CoercionAction.Fail);
+        return m;
+    }
+
+    /** A copy of the strict mapper (see {@link #strictMapper}), for reading and writing fragments. */
     public static ObjectMapper mapper() {
         return MAPPER.copy();
     }
@@ -71,14 +97,9 @@ public final class ConfigStore {
             }
             return c;
         } catch (JsonProcessingException e) {
-            throw new ConfigException("not a valid nvmf4j configuration: " + e.getOriginalMessage()
-                + locationOf(e), e);
+            JsonProblems.Problem problem = JsonProblems.of(e, "document");
+            throw new ConfigException(problem.message() + problem.where(), e);
         }
-    }
-
-    private static String locationOf(JsonProcessingException e) {
-        return e.getLocation() == null ? ""
-            : " (line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")";
     }
 
     public static String toJson(TargetConfig c) {

@@ -4,24 +4,25 @@ import io.nvmf4j.engine.Engines;
 import io.nvmf4j.runtime.IdleStrategies;
 import io.nvmf4j.transport.TransportRegistry;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.regex.Pattern;
 
 /** Checks a whole configuration document and reports every problem with its field path. */
 public final class ConfigValidator {
     private static final Pattern HEX32 = Pattern.compile("[0-9a-fA-F]{32}");
     private static final Pattern HEX16 = Pattern.compile("[0-9a-fA-F]{16}");
-    private static final Pattern IPV4 =
-        Pattern.compile("((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])");
-    private static final Pattern IPV6_CHARS = Pattern.compile("[0-9a-fA-F:.]*:[0-9a-fA-F:.]*");
-    private static final int NQN_MAX_BYTES = 223;
+    private static final Pattern UUID_TEXT =
+        Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+    /** Bdev names: a letter, digit or '_' first, then letters, digits, '.', '_' and '-'; 1..63 characters. */
+    private static final Pattern BDEV_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,62}");
+    /** The largest bdev: 1 PiB (numBlocks x blockSize), far beyond any device and far from overflowing a long. */
+    public static final long MAX_BDEV_BYTES = 1L << 50;
     /** The transport types a listener or referral may name. */
     private static final TransportRegistry TRANSPORTS = TransportRegistry.builtIn();
 
@@ -68,6 +69,7 @@ public final class ConfigValidator {
         }
         Set<String> nqns = new HashSet<>();
         Set<String> usedBdevs = new HashSet<>();
+        Map<String, String> identities = new HashMap<>();
         if (c.subsystems == null) {
             p.add("subsystems: must be a list (may be empty)");
         } else {
@@ -75,7 +77,8 @@ public final class ConfigValidator {
                 if (c.subsystems.get(i) == null) {
                     p.add("subsystems[" + i + "]: null entry");
                 } else {
-                    validateSubsystem(c, c.subsystems.get(i), "subsystems[" + i + "]", nqns, usedBdevs, p);
+                    validateSubsystem(c, c.subsystems.get(i), "subsystems[" + i + "]", nqns, usedBdevs, identities,
+                        p);
                 }
             }
         }
@@ -93,13 +96,11 @@ public final class ConfigValidator {
                 if (!TRANSPORTS.has(r.transport)) {
                     p.add(at + ".transport: must be " + TRANSPORTS.describe() + ", got " + r.transport);
                 }
-                if (r.address == null || !isIpLiteral(r.address)) {
-                    p.add(at + ".address: must be an IPv4 or IPv6 literal, got " + r.address);
-                }
+                addressProblem(r.address, at + ".address", p);
                 if (r.port < 1 || r.port > 65535) {
                     p.add(at + ".port: must be 1..65535, got " + r.port);
                 }
-                if (!seen.add(r)) {
+                if (!seen.add(new ReferralConfig(r.transport, r.address, r.port))) {
                     p.add(at + ": duplicate referral " + r);
                 }
             }
@@ -107,9 +108,7 @@ public final class ConfigValidator {
         if (c.api == null) {
             p.add("api: missing");
         } else {
-            if (c.api.address == null || !isIpLiteral(c.api.address)) {
-                p.add("api.address: must be an IPv4 or IPv6 literal, got " + c.api.address);
-            }
+            addressProblem(c.api.address, "api.address", p);
             if (c.api.port < 0 || c.api.port > 65535) {
                 p.add("api.port: must be 0..65535 (0 disables the API), got " + c.api.port);
             }
@@ -200,11 +199,17 @@ public final class ConfigValidator {
     private static void validateBdev(BdevConfig b, String at, Set<String> names, List<String> p) {
         if (b.name == null || b.name.isBlank()) {
             p.add(at + ".name: missing");
+        } else if (!BDEV_NAME.matcher(b.name).matches()) {
+            p.add(at + ".name: must be 1..63 of A-Z a-z 0-9 . _ - and not start with '.' or '-', got '" + b.name
+                + "'");
         } else if (!names.add(b.name)) {
             p.add(at + ".name: duplicate bdev name '" + b.name + "'");
         }
         if (b.blockSize != 512 && b.blockSize != 4096) {
             p.add(at + ".blockSize: must be 512 or 4096, got " + b.blockSize);
+        } else if (b.numBlocks > MAX_BDEV_BYTES / b.blockSize) {
+            p.add(at + ".numBlocks: " + b.numBlocks + " blocks of " + b.blockSize + " bytes exceed the largest bdev ("
+                + MAX_BDEV_BYTES / b.blockSize + " blocks, 1 PiB)");
         }
         if (b.type == null) {
             p.add(at + ".type: missing (malloc, null or file)");
@@ -248,11 +253,11 @@ public final class ConfigValidator {
     }
 
     private static void validateSubsystem(TargetConfig c, SubsystemConfig s, String at, Set<String> nqns,
-                                          Set<String> usedBdevs, List<String> p) {
-        if (!validNqn(s.nqn)) {
-            p.add(at + ".nqn: must start with 'nqn.' and be at most " + NQN_MAX_BYTES + " bytes, got " + s.nqn);
-        } else if (s.nqn.equals("nqn.2014-08.org.nvmexpress.discovery")) {
+                                          Set<String> usedBdevs, Map<String, String> identities, List<String> p) {
+        if (Nqn.DISCOVERY.equals(s.nqn)) {
             p.add(at + ".nqn: the discovery NQN is reserved");
+        } else if (nqnProblem(c, s.nqn, at + ".nqn", p)) {
+            // reported
         } else if (!nqns.add(s.nqn)) {
             p.add(at + ".nqn: duplicate subsystem " + s.nqn);
         }
@@ -272,9 +277,13 @@ public final class ConfigValidator {
             p.add(at + ": hosts, namespaces and listeners must be lists (may be empty)");
             return;
         }
+        Set<String> hosts = new HashSet<>();
         for (int i = 0; i < s.hosts.size(); i++) {
-            if (!validNqn(s.hosts.get(i))) {
-                p.add(at + ".hosts[" + i + "]: not a valid host NQN: " + s.hosts.get(i));
+            String h = s.hosts.get(i);
+            if (Nqn.DISCOVERY.equals(h)) {
+                p.add(at + ".hosts[" + i + "]: the discovery NQN is not a host NQN");
+            } else if (!nqnProblem(c, h, at + ".hosts[" + i + "]", p) && !hosts.add(h)) {
+                p.add(at + ".hosts[" + i + "]: duplicate host " + h);
             }
         }
         Set<Integer> nsids = new HashSet<>();
@@ -295,20 +304,12 @@ public final class ConfigValidator {
             } else if (!usedBdevs.add(n.bdev)) {
                 p.add(nat + ".bdev: bdev '" + n.bdev + "' already backs another namespace");
             }
-            if (n.nguid != null && !HEX32.matcher(n.nguid).matches()) {
-                p.add(nat + ".nguid: must be 32 hex digits");
-            }
-            if (n.eui64 != null && !HEX16.matcher(n.eui64).matches()) {
-                p.add(nat + ".eui64: must be 16 hex digits");
-            }
-            if (n.uuid != null) {
-                try {
-                    UUID.fromString(n.uuid);
-                } catch (IllegalArgumentException e) {
-                    p.add(nat + ".uuid: not a UUID: " + n.uuid);
-                }
-            }
+            String owner = "namespace " + n.nsid + " of " + s.nqn;
+            identity(n.nguid, HEX32, "32 hex digits", nat + ".nguid", "nguid", owner, identities, p);
+            identity(n.uuid, UUID_TEXT, "a UUID (8-4-4-4-12 hex digits)", nat + ".uuid", "uuid", owner, identities, p);
+            identity(n.eui64, HEX16, "16 hex digits", nat + ".eui64", "eui64", owner, identities, p);
         }
+        Set<ListenerConfig> listeners = new HashSet<>();
         for (int i = 0; i < s.listeners.size(); i++) {
             ListenerConfig l = s.listeners.get(i);
             String lat = at + ".listeners[" + i + "]";
@@ -319,37 +320,60 @@ public final class ConfigValidator {
             if (!TRANSPORTS.has(l.transport)) {
                 p.add(lat + ".transport: must be " + TRANSPORTS.describe() + ", got " + l.transport);
             }
-            if (l.address == null || !isIpLiteral(l.address)) {
-                p.add(lat + ".address: must be an IPv4 or IPv6 literal, got " + l.address);
-            }
+            boolean addressOk = !addressProblem(l.address, lat + ".address", p);
             if (l.port < 0 || l.port > 65535) {
-                p.add(lat + ".port: must be 0..65535, got " + l.port);
+                p.add(lat + ".port: must be 0..65535 (0: any free port), got " + l.port);
+            } else if (addressOk && TRANSPORTS.has(l.transport)
+                && !listeners.add(new ListenerConfig(l.transport, l.address, l.port))) {
+                p.add(lat + ": duplicate listener " + new ListenerConfig(l.transport, l.address, l.port));
             }
         }
     }
 
-    static boolean validNqn(String nqn) {
-        return nqn != null && nqn.startsWith("nqn.") && nqn.length() > 4
-            && nqn.getBytes(StandardCharsets.UTF_8).length <= NQN_MAX_BYTES;
+    /** Reports a bad NQN at {@code at}; returns whether it was bad. */
+    private static boolean nqnProblem(TargetConfig c, String nqn, String at, List<String> p) {
+        String problem = Nqn.problem(nqn, c.allowLegacyNqns);
+        if (problem != null) {
+            p.add(at + ": " + problem);
+        }
+        return problem != null;
+    }
+
+    /**
+     * Checks one namespace identifier: its form, never all zeros (the spec's "not reported"), and unique among
+     * every namespace of the document (Linux refuses a namespace whose NGUID, UUID or EUI-64 another one has,
+     * within a subsystem and, since 5.18, across subsystems).
+     */
+    private static void identity(String value, Pattern form, String described, String at, String kind,
+                                 String owner, Map<String, String> seen, List<String> p) {
+        if (value == null) {
+            return;
+        }
+        if (!form.matcher(value).matches()) {
+            p.add(at + ": must be " + described + ", got '" + value + "'");
+            return;
+        }
+        String hex = value.replace("-", "").toLowerCase(Locale.ROOT);
+        if (hex.chars().allMatch(ch -> ch == '0')) {
+            p.add(at + ": must not be all zeros (that means \"no " + kind + "\"; leave it out to have one generated)");
+            return;
+        }
+        String other = seen.putIfAbsent(kind + ":" + hex, owner);
+        if (other != null) {
+            p.add(at + ": " + kind + " " + value + " is already used by " + other);
+        }
     }
 
     private static boolean printableAscii(String s) {
         return s.chars().allMatch(ch -> ch >= 0x20 && ch < 0x7F);
     }
 
-    /** A dotted-quad IPv4 or an IPv6 literal; never a host name, never a DNS lookup. */
-    private static boolean isIpLiteral(String address) {
-        if (IPV4.matcher(address).matches()) {
-            return true;
+    /** Reports a bad address at {@code at}; returns whether it was bad. */
+    private static boolean addressProblem(String address, String at, List<String> p) {
+        String problem = IpAddresses.problem(address);
+        if (problem != null) {
+            p.add(at + ": " + problem);
         }
-        if (!IPV6_CHARS.matcher(address).matches()) {
-            return false;
-        }
-        try {
-            InetAddress.getByName(address);
-            return true;
-        } catch (UnknownHostException e) {
-            return false;
-        }
+        return problem != null;
     }
 }

@@ -18,12 +18,20 @@ public final class ListenerConfig {
 
     public ListenerConfig(String transport, String address, int port) {
         this.transport = transport;
-        this.address = address;
+        setAddress(address);
         this.port = port;
     }
 
     public String key() {
-        return transport + ":" + address + ":" + port;
+        return transport + ":" + IpAddresses.hostPort(address, port);
+    }
+
+    /**
+     * Sets the address in canonical form ({@link IpAddresses}): {@code 0:0:0:0:0:0:0:1} is kept as {@code ::1},
+     * so equal addresses compare equal; a non-literal stays as given for the validator to refuse.
+     */
+    public void setAddress(String address) {
+        this.address = IpAddresses.canonicalOrSame(address);
     }
 
     @Override

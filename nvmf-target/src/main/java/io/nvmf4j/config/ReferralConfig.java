@@ -16,8 +16,16 @@ public final class ReferralConfig {
 
     public ReferralConfig(String transport, String address, int port) {
         this.transport = transport;
-        this.address = address;
+        setAddress(address);
         this.port = port;
+    }
+
+    /**
+     * Sets the address in canonical form ({@link IpAddresses}): {@code 0:0:0:0:0:0:0:1} is kept as {@code ::1},
+     * so equal addresses compare equal; a non-literal stays as given for the validator to refuse.
+     */
+    public void setAddress(String address) {
+        this.address = IpAddresses.canonicalOrSame(address);
     }
 
     @Override
@@ -33,6 +41,6 @@ public final class ReferralConfig {
 
     @Override
     public String toString() {
-        return transport + ":" + address + ":" + port;
+        return transport + ":" + IpAddresses.hostPort(address, port);
     }
 }

@@ -20,6 +20,12 @@ public final class TargetConfig {
      * through spdk-jni). Read at start only.
      */
     public String engine = "java";
+    /**
+     * Accept subsystem and host names that are not valid NQNs (Linux nvmet accepts any name, blktests uses
+     * {@code blktests-subsystem-1}); off by default: names must follow the NVMe spec's NQN rules ({@link Nqn}).
+     */
+    @JsonInclude(JsonInclude.Include.NON_DEFAULT)
+    public boolean allowLegacyNqns;
     /** Number of poll groups (threads that own queues). */
     public int cores = 2;
     /** Idle strategy of the poll groups: {@code busy}, {@code backoff} (default) or {@code interrupt}. */

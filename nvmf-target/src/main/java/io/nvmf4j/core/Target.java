@@ -13,6 +13,9 @@ public final class Target {
     /** Listener → the port it is bound to (written by the engine under its lock, read by admin queues). */
     private final java.util.Map<ListenerConfig, Integer> boundPorts = new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** Listeners whose transport cannot run here (not advertised); written by the engine under its lock. */
+    private final java.util.Set<ListenerConfig> notServing = ConcurrentHashMap.newKeySet();
+
     public static final String FIRMWARE = "0.1.0";
 
     private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
@@ -83,6 +86,23 @@ public final class Target {
         } else {
             boundPorts.put(l, port);
         }
+    }
+
+    /**
+     * Marks a listener that does not serve (its transport cannot run here): the discovery log leaves it out, so
+     * that hosts are never sent to an address nobody answers on; false clears the mark.
+     */
+    public void setNotServing(ListenerConfig l, boolean failed) {
+        if (failed) {
+            notServing.add(l);
+        } else {
+            notServing.remove(l);
+        }
+    }
+
+    /** Whether hosts may be sent to {@code l} (not marked by {@link #setNotServing}). */
+    public boolean isServing(ListenerConfig l) {
+        return !notServing.contains(l);
     }
 
     /** The port {@code l} is bound to, or its configured port when it is not bound (a referral). */

@@ -3,10 +3,14 @@ package io.nvmf4j.engine;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 
+import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -34,8 +38,8 @@ public final class ConfigDocument {
 
     /**
      * {@code current} with the settings that take effect at the next start ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) taken from {@code from},
-     * validated.
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) and the document-wide
+     * {@code allowLegacyNqns} (which the validator reads at once) taken from {@code from}, validated.
      */
     public static TargetConfig withStartupSettings(TargetConfig current, TargetConfig from) {
         TargetConfig source = copy(from);
@@ -47,7 +51,26 @@ public final class ConfigDocument {
             c.rdma = source.rdma;
             c.spdk = source.spdk;
             c.api = source.api;
+            c.allowLegacyNqns = source.allowLegacyNqns;
         });
+    }
+
+    /**
+     * Every listener of {@code c} once, in document order, with its state: listening on its {@code bound}
+     * address, else failed with its cause from {@code failed}.
+     */
+    public static Map<ListenerConfig, ListenerState> listenerStates(TargetConfig c,
+                                                                    Map<ListenerConfig, InetSocketAddress> bound,
+                                                                    Map<ListenerConfig, String> failed) {
+        Map<ListenerConfig, ListenerState> out = new LinkedHashMap<>();
+        for (SubsystemConfig s : c.subsystems) {
+            for (ListenerConfig l : s.listeners) {
+                InetSocketAddress a = bound.get(l);
+                out.putIfAbsent(l, a != null ? ListenerState.listening(a.getPort())
+                    : ListenerState.failed(failed.getOrDefault(l, "not bound")));
+            }
+        }
+        return out;
     }
 
     /** The subsystem {@code nqn} of {@code c}; not found otherwise. */

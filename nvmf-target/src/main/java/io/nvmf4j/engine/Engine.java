@@ -73,6 +73,12 @@ public interface Engine extends AutoCloseable {
     /** Listener as configured → address actually bound (differs when the configured port is 0). */
     Map<ListenerConfig, InetSocketAddress> listeners();
 
+    /**
+     * Every listener of the document (each once, in document order) → whether it serves: listening with its
+     * bound port, or failed with the cause (a transport this host cannot run, such as rdma without a device).
+     */
+    Map<ListenerConfig, ListenerState> listenerStates();
+
     void addReferral(ReferralConfig r);
 
     void removeReferral(ReferralConfig r);

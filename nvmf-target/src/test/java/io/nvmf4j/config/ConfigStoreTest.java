@@ -43,16 +43,43 @@ class ConfigStoreTest {
                 List.of("prot", "line 4, column")),
             Arguments.of("trailing garbage", "{\"cores\": 2}\n}", List.of("line 2, column")),
             Arguments.of("a second document", "{\"cores\": 2}\n{\"cores\": 3}", List.of("line 2, column")),
-            Arguments.of("string for an int", "{\"cores\": \"two\"}", List.of("int", "two", "line 1, column")),
+            Arguments.of("string for an int", "{\"cores\": \"two\"}",
+                List.of("cores: expected an integer, got a string", "line 1, column")),
             Arguments.of("null for an int", "{\n\"tcp\": {\"mdtsBytes\": null}}", List.of("int", "line 2, column")),
             Arguments.of("object for a list", "{\"bdevs\": {\"name\": \"m0\"}}", List.of("line 1, column")),
             Arguments.of("string for a boolean", "{\"subsystems\": [{\"allowAnyHost\": \"yes\"}]}",
-                List.of("boolean", "line 1, column")),
+                List.of("subsystems[0].allowAnyHost: expected true or false, got a string", "line 1, column")),
             Arguments.of("array for the document", "[]", List.of("line 1, column")),
             Arguments.of("not JSON", "cores = 2", List.of("line 1, column")),
             Arguments.of("truncated", "{\"cores\": 2, \"bdevs\": [", List.of("line 1, column")),
-            Arguments.of("empty", "", List.of("end-of-input")),
-            Arguments.of("only whitespace", "  \n  ", List.of("end-of-input")),
+            Arguments.of("empty", "", List.of("document: empty")),
+            Arguments.of("only whitespace", "  \n  ", List.of("document: empty")),
+            // no coercion: every value must have its field's JSON type
+            Arguments.of("numeric string for an int", "{\"cores\": \"2\"}",
+                List.of("cores: expected an integer, got a string (line 1, column 11)")),
+            Arguments.of("integral float for an int", "{\"cores\": 2.0}",
+                List.of("cores: expected an integer, got a decimal number")),
+            Arguments.of("exponent for an int", "{\"cores\": 1e2}",
+                List.of("cores: expected an integer, got a decimal number")),
+            Arguments.of("int beyond int", "{\"cores\": 99999999999}", List.of("cores: number out of range")),
+            Arguments.of("int beyond long", "{\"bdevs\": [{\"numBlocks\": 99999999999999999999999}]}",
+                List.of("bdevs[0].numBlocks: number out of range")),
+            Arguments.of("number for a string", "{\"idleStrategy\": 5}",
+                List.of("idleStrategy: expected a string, got an integer")),
+            Arguments.of("boolean for a string", "{\"subsystems\": [{\"nqn\": true}]}",
+                List.of("subsystems[0].nqn: expected a string, got a boolean")),
+            Arguments.of("number for a host", "{\"subsystems\": [{\"hosts\": [5]}]}",
+                List.of("subsystems[0].hosts[0]: expected a string, got an integer")),
+            Arguments.of("1 for a boolean", "{\"subsystems\": [{\"allowAnyHost\": 1}]}",
+                List.of("subsystems[0].allowAnyHost: expected true or false, got an integer")),
+            Arguments.of("empty string for an object", "{\"tcp\": \"\"}", List.of("tcp: expected an object")),
+            Arguments.of("null for a nested int", "{\"bdevs\": [{\"name\": \"a\", \"ioWorkers\": \"3\"}]}",
+                List.of("bdevs[0].ioWorkers: expected an integer, got a string")),
+            // no duplicate keys: the second value would silently win
+            Arguments.of("duplicate top-level key", "{\"cores\": 2, \"cores\": 3}",
+                List.of("cores: duplicate key (line 1, column")),
+            Arguments.of("duplicate nested key", "{\"subsystems\": [{\"listeners\": [{\"port\": 1, \"port\": 2}]}]}",
+                List.of("subsystems[0].listeners[0].port: duplicate key")),
             Arguments.of("JSON null", "null", List.of("empty")));
     }
 
@@ -65,6 +92,8 @@ class ConfigStoreTest {
         for (String m : mentions) {
             assertThat(e.getMessage()).contains(m);
         }
+        assertThat(e.getMessage()).as("plain words, not Jackson's").doesNotContain("`", "Cannot ", "fasterxml",
+            "java.", "Unexpected character", "Source:");
     }
 
     @Test

@@ -173,7 +173,79 @@ class ConfigValidatorTest {
             bad("listener address missing", c -> sub(c).listeners.get(0).address = null,
                 "subsystems[0].listeners[0].address"),
             bad("listener port 70000", c -> sub(c).listeners.get(0).port = 70000, "subsystems[0].listeners[0].port", "70000"),
-            bad("listener port negative", c -> sub(c).listeners.get(0).port = -1, "subsystems[0].listeners[0].port"));
+            bad("listener port negative", c -> sub(c).listeners.get(0).port = -1, "subsystems[0].listeners[0].port"),
+            // NQNs by the spec's rules (see NqnTest for the rules themselves)
+            bad("legacy subsystem name", c -> sub(c).nqn = "blktests-subsystem-1", "subsystems[0].nqn",
+                "allowLegacyNqns"),
+            bad("nqn with month 13", c -> sub(c).nqn = "nqn.2026-13.io.nvmf4j:x", "subsystems[0].nqn", "real month"),
+            bad("nqn with a bad domain label", c -> sub(c).nqn = "nqn.2026-11.-io.nvmf4j:x", "subsystems[0].nqn",
+                "bad label '-io'"),
+            bad("host uuid nqn with a bad uuid", c -> sub(c).hosts.add("nqn.2014-08.org.nvmexpress:uuid:h1"),
+                "subsystems[0].hosts[0]", "must end in a UUID"),
+            bad("host legacy name", c -> sub(c).hosts.add("host1"), "subsystems[0].hosts[0]", "allowLegacyNqns"),
+            bad("host is the discovery nqn", c -> sub(c).hosts.add(Nqn.DISCOVERY), "subsystems[0].hosts[0]",
+                "not a host NQN"),
+            bad("duplicate host", c -> {
+                sub(c).hosts.add("nqn.2026-11.io.nvmf4j:h");
+                sub(c).hosts.add("nqn.2026-11.io.nvmf4j:h");
+            }, "subsystems[0].hosts[1]", "duplicate host"),
+            // namespace identifiers: never all zeros, never shared
+            bad("nguid all zeros", c -> sub(c).namespaces.get(0).nguid = "0".repeat(32),
+                "subsystems[0].namespaces[0].nguid", "all zeros"),
+            bad("uuid all zeros", c -> sub(c).namespaces.get(0).uuid = "00000000-0000-0000-0000-000000000000",
+                "subsystems[0].namespaces[0].uuid", "all zeros"),
+            bad("eui64 all zeros", c -> sub(c).namespaces.get(0).eui64 = "0".repeat(16),
+                "subsystems[0].namespaces[0].eui64", "all zeros"),
+            bad("uuid loosely written", c -> sub(c).namespaces.get(0).uuid = "1-2-3-4-5",
+                "subsystems[0].namespaces[0].uuid", "8-4-4-4-12"),
+            bad("nguid shared within a subsystem", c -> {
+                sub(c).namespaces.get(0).nguid = "0123456789abcdef0123456789abcdef";
+                NamespaceConfig n = new NamespaceConfig(2, "file0");
+                n.nguid = "0123456789ABCDEF0123456789ABCDEF";
+                sub(c).namespaces.add(n);
+            }, "subsystems[0].namespaces[1].nguid", "already used by namespace 1 of " + ConfigStore.DEFAULT_NQN),
+            bad("uuid shared across subsystems", c -> {
+                sub(c).namespaces.get(0).uuid = "9b2a5f0e-3c41-4e8a-b1d7-5a6c7e8f9012";
+                NamespaceConfig n = new NamespaceConfig(1, "file0");
+                n.uuid = "9B2A5F0E-3C41-4E8A-B1D7-5A6C7E8F9012";
+                secondSubsystem(c, "nqn.2026-11.io.nvmf4j:other").namespaces.add(n);
+            }, "subsystems[1].namespaces[0].uuid", "already used by namespace 1 of " + ConfigStore.DEFAULT_NQN),
+            bad("eui64 shared", c -> {
+                sub(c).namespaces.get(0).eui64 = "0011223344556677";
+                NamespaceConfig n = new NamespaceConfig(2, "file0");
+                n.eui64 = "0011223344556677";
+                sub(c).namespaces.add(n);
+            }, "subsystems[0].namespaces[1].eui64", "already used"),
+            // bdev names and sizes
+            bad("bdev name with a slash", c -> c.bdevs.get(1).name = "a/b", "bdevs[1].name", "'a/b'"),
+            bad("bdev name with a space", c -> c.bdevs.get(1).name = "a b", "bdevs[1].name"),
+            bad("bdev name starting with a dot", c -> c.bdevs.get(1).name = ".hidden", "bdevs[1].name"),
+            bad("bdev name starting with a dash", c -> c.bdevs.get(1).name = "-rf", "bdevs[1].name"),
+            bad("bdev name of 64 characters", c -> c.bdevs.get(1).name = "b".repeat(64), "bdevs[1].name"),
+            bad("bdev name not ASCII", c -> c.bdevs.get(1).name = "disque-é", "bdevs[1].name"),
+            bad("null bdev of 2^63-1 blocks", c -> {
+                c.bdevs.get(0).type = "null";
+                c.bdevs.get(0).numBlocks = Long.MAX_VALUE;
+                c.bdevs.get(0).blockSize = 4096;
+            }, "bdevs[0].numBlocks", "exceed the largest bdev"),
+            bad("malloc just over 1 PiB", c -> c.bdevs.get(0).numBlocks = (1L << 50) / 512 + 1, "bdevs[0].numBlocks",
+                "1 PiB"),
+            bad("file bdev over 1 PiB", c -> c.bdevs.get(1).numBlocks = (1L << 50) / 4096 + 1, "bdevs[1].numBlocks"),
+            // addresses compared in canonical form
+            bad("listener address with leading zeros", c -> sub(c).listeners.get(0).address = "127.000.000.001",
+                "subsystems[0].listeners[0].address", "leading zeros"),
+            bad("listener address IPv4-mapped", c -> sub(c).listeners.get(0).address = "::ffff:127.0.0.1",
+                "subsystems[0].listeners[0].address", "as 127.0.0.1"),
+            bad("duplicate listener", c -> sub(c).listeners.add(new ListenerConfig("tcp", "127.0.0.1", 4420)),
+                "subsystems[0].listeners[1]", "duplicate listener tcp:127.0.0.1:4420"),
+            bad("duplicate listener in another spelling", c -> {
+                sub(c).listeners.get(0).address = "::1";
+                sub(c).listeners.add(new ListenerConfig("tcp", "0:0:0:0:0:0:0:1", 4420));
+            }, "subsystems[0].listeners[1]", "duplicate listener tcp:[::1]:4420"),
+            bad("duplicate referral in another spelling", c -> {
+                c.referrals.add(new ReferralConfig("tcp", "2001:db8::1", 8009));
+                c.referrals.add(new ReferralConfig("tcp", "2001:DB8:0:0:0:0:0:1", 8009));
+            }, "referrals[1]", "duplicate referral"));
     }
 
     private static Arguments bad(String name, Consumer<TargetConfig> breakIt, String path, String... mentions) {
@@ -196,6 +268,30 @@ class ConfigValidatorTest {
         for (String m : mentions) {
             assertThat(e.getMessage()).contains(m);
         }
+    }
+
+    @Test
+    void legacyNamesAreAcceptedWithTheOptIn() {
+        TargetConfig c = base();
+        sub(c).nqn = "blktests-subsystem-1";
+        sub(c).hosts.add("blktests-host");
+        c.allowLegacyNqns = true;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        assertThat(ConfigStore.toJson(c)).contains("\"allowLegacyNqns\" : true");
+        assertThat(ConfigStore.toJson(base())).as("off: not written").doesNotContain("allowLegacyNqns");
+        sub(c).nqn = Nqn.DISCOVERY;
+        assertThat(problemsOf(c).problems()).singleElement().asString()
+            .isEqualTo("subsystems[0].nqn: the discovery NQN is reserved");
+    }
+
+    @Test
+    void theLargestBdevIsAccepted() {
+        TargetConfig c = base();
+        c.bdevs.get(0).type = "null";
+        c.bdevs.get(0).numBlocks = ConfigValidator.MAX_BDEV_BYTES / 512;
+        c.bdevs.get(1).numBlocks = ConfigValidator.MAX_BDEV_BYTES / 4096;
+        c.bdevs.get(1).name = "_file-0.img";
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
     }
 
     @ParameterizedTest
@@ -228,7 +324,7 @@ class ConfigValidatorTest {
         sub(c).namespaces.get(0).uuid = "9b2a5f0e-3c41-4e8a-b1d7-5a6c7e8f9012";
         sub(c).serial = "x".repeat(20);
         sub(c).hosts.add("nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-000000000001");
-        sub(c).nqn = "nqn." + "x".repeat(219);  // 223 bytes
+        sub(c).nqn = "nqn.2026-11.io.nvmf4j:" + "x".repeat(201);  // 223 bytes
         assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
     }
 

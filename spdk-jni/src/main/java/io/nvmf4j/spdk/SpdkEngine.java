@@ -17,7 +17,9 @@ import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.EngineUnavailableException;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.engine.SubsystemStats;
+import io.nvmf4j.transport.BindFailures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,6 +55,11 @@ public final class SpdkEngine implements Engine {
     private final TargetConfig started;
     /** Listener as configured → the address SPDK listens on (port 0 resolved at bind time). */
     private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
+    /**
+     * Listeners whose transport cannot run here (rdma without a device) → why: kept in the document, never given
+     * to SPDK, so SPDK's discovery log does not list them.
+     */
+    private final Map<ListenerConfig, String> failed = new LinkedHashMap<>();
     private boolean rdmaTransport;
     private boolean closed;
     private long lastBusy = -1;
@@ -133,14 +140,7 @@ public final class SpdkEngine implements Engine {
                     + "(mount -t hugetlbfs nodev /dev/hugepages), or set \"spdk\": {\"hugepages\": false}");
             }
         }
-        for (SubsystemConfig sc : config.subsystems) {
-            for (ListenerConfig l : sc.listeners) {
-                if ("rdma".equals(l.transport) && !rdmaDevicePresent()) {
-                    throw new EngineUnavailableException("engine spdk: listener " + l + " of " + sc.nqn
-                        + " needs an RDMA device and this machine has none (/sys/class/infiniband is empty)");
-                }
-            }
-        }
+        // an rdma listener on a host without an RDMA device does not stop the start: it is kept as failed (see bind)
     }
 
     private static BitSet allowedCpus() {
@@ -280,8 +280,9 @@ public final class SpdkEngine implements Engine {
             addNamespaceToSpdk(s.nqn, n);
         }
         for (ListenerConfig l : s.listeners) {
-            bind(l);
-            SpdkNative.addListener(s.nqn, trtype(l.transport), l.address, Integer.toString(bound.get(l).getPort()));
+            if (bind(l)) {
+                SpdkNative.addListener(s.nqn, trtype(l.transport), l.address, Integer.toString(bound.get(l).getPort()));
+            }
         }
     }
 
@@ -305,9 +306,18 @@ public final class SpdkEngine implements Engine {
      * subsystem on it: the discovery log then lists the current discovery subsystem (subtype 3) as the java
      * engine's does, and SPDK does not fall back to its deprecated "discovery on any listener".
      */
-    private void bind(ListenerConfig l) {
+    private boolean bind(ListenerConfig l) {
         if (bound.containsKey(l)) {
-            return;
+            return true;
+        }
+        if (failed.containsKey(l)) {
+            return false;
+        }
+        if ("rdma".equals(l.transport) && !rdmaDevicePresent()) {
+            String cause = "rdma transport unavailable: this machine has no RDMA device (/sys/class/infiniband is empty)";
+            failed.put(l, cause);
+            LOG.warn("listener {} not bound, not in the discovery log (TCP carries on): {}", l, cause);
+            return false;
         }
         createTransport(l.transport);
         int port = l.port;
@@ -330,6 +340,9 @@ public final class SpdkEngine implements Engine {
             throw mapped(e);
         }
         bound.put(l, new InetSocketAddress(l.address, port));
+        LOG.info("listening on {} {}{}", l.transport, BindFailures.hostPort(l.address, port),
+            l.port == 0 ? " (port 0: picked " + port + ")" : "");
+        return true;
     }
 
     private static void stopListening(ListenerConfig l, int port) {
@@ -346,7 +359,7 @@ public final class SpdkEngine implements Engine {
             s.setReuseAddress(true);
             s.bind(new InetSocketAddress(InetAddress.getByName(address), port));
         } catch (IOException e) {
-            throw ControlException.conflict("cannot listen on " + address + ":" + port + ": " + e.getMessage());
+            throw ControlException.conflict(BindFailures.describe(address, port, e));
         }
     }
 
@@ -370,6 +383,7 @@ public final class SpdkEngine implements Engine {
 
     /** Takes the discovery subsystem off {@code l} (disconnecting its hosts there) and stops listening. */
     private void unbind(ListenerConfig l) {
+        failed.remove(l);
         InetSocketAddress a = bound.remove(l);
         if (a == null) {
             return;
@@ -494,6 +508,7 @@ public final class SpdkEngine implements Engine {
         TargetConfig next = ConfigDocument.validatedWith(config, c -> c.subsystems.add(s));
         SubsystemConfig added = next.subsystems.get(next.subsystems.size() - 1);
         List<ListenerConfig> before = new ArrayList<>(bound.keySet());
+        before.addAll(failed.keySet());
         try {
             buildSubsystem(added);
         } catch (SpdkException | ControlException e) {
@@ -502,7 +517,7 @@ public final class SpdkEngine implements Engine {
             } catch (SpdkException ignored) {
                 // it may not have been created at all
             }
-            for (ListenerConfig l : new ArrayList<>(bound.keySet())) {
+            for (ListenerConfig l : added.listeners) {
                 if (!before.contains(l)) {
                     unbindIfUnused(l);
                 }
@@ -617,10 +632,11 @@ public final class SpdkEngine implements Engine {
             throw ControlException.conflict("subsystem " + nqn + " already listens on " + l);
         }
         TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).listeners.add(l));
-        boolean wasBound = bound.containsKey(l);
+        boolean wasBound = bound.containsKey(l) || failed.containsKey(l);
         try {
-            bind(l);
-            SpdkNative.addListener(nqn, trtype(l.transport), l.address, port(l));
+            if (bind(l)) {
+                SpdkNative.addListener(nqn, trtype(l.transport), l.address, port(l));
+            }
         } catch (SpdkException | ControlException e) {
             if (!wasBound) {
                 unbind(l);
@@ -636,10 +652,12 @@ public final class SpdkEngine implements Engine {
         if (!sc.listeners.contains(l)) {
             throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
         }
-        try {
-            SpdkNative.removeListener(nqn, trtype(l.transport), l.address, port(l));
-        } catch (SpdkException e) {
-            throw mapped(e);
+        if (bound.containsKey(l)) {
+            try {
+                SpdkNative.removeListener(nqn, trtype(l.transport), l.address, port(l));
+            } catch (SpdkException e) {
+                throw mapped(e);
+            }
         }
         sc.listeners.remove(l);
         unbindIfUnused(l);
@@ -651,10 +669,7 @@ public final class SpdkEngine implements Engine {
             return;
         }
         if ("rdma".equals(l.transport)) {
-            if (!rdmaDevicePresent()) {
-                throw ControlException.conflict("listener " + l + " needs an RDMA device and this machine has none");
-            }
-            return;
+            return;  // without a device it is added as failed, as at start
         }
         if (l.port != 0) {
             probePort(l.address, l.port);
@@ -664,6 +679,11 @@ public final class SpdkEngine implements Engine {
     @Override
     public synchronized Map<ListenerConfig, InetSocketAddress> listeners() {
         return new LinkedHashMap<>(bound);
+    }
+
+    @Override
+    public synchronized Map<ListenerConfig, ListenerState> listenerStates() {
+        return ConfigDocument.listenerStates(config, bound, failed);
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.it.Le;
 import io.nvmf4j.it.TestTarget;
@@ -402,6 +403,64 @@ abstract class EngineContract {
         assertThat(engine().configSnapshot().subsystems.get(0).listeners).containsExactly(target.listener);
         assertThatThrownBy(() -> new Socket("127.0.0.2", port).close()).as("nothing listens on the removed port")
             .isInstanceOf(IOException.class);
+    }
+
+    /** A port-0 listener: its state, the discovery log and Connect all use the port it bound, never 0. */
+    @Test
+    void portZeroListenerIsReportedAndAdvertisedWithItsBoundPort() throws Exception {
+        ListenerConfig zero = new ListenerConfig("tcp", "127.0.0.3", 0);
+        engine().addListener(TestTarget.SUBNQN, zero);
+        try {
+            ListenerState st = engine().listenerStates().get(zero);
+            assertThat(st.state()).isEqualTo("listening");
+            assertThat(st.boundPort()).as("bound port").isPositive().isEqualTo(target.port(zero));
+            assertThat(st.cause()).isNull();
+            assertThat(engine().configSnapshot().subsystems.get(0).listeners).as("stored as configured: port 0")
+                .contains(zero);
+            try (NvmeController d = target.discovery(TestTarget.HOSTNQN)) {
+                assertThat(entries(readDiscoveryLog(d.admin()))).filteredOn(e -> e.traddr().equals("127.0.0.3"))
+                    .as("advertised with the bound port").isNotEmpty()
+                    .allSatisfy(e -> assertThat(e.trsvcid()).isEqualTo(Integer.toString(st.boundPort())));
+            }
+            try (NvmeController c = NvmeController.open("127.0.0.3", st.boundPort(), TestTarget.SUBNQN,
+                TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+                TestData.assertWriteReadBack(c.io(0), 1, 310, 4096, 43);
+            }
+        } finally {
+            engine().removeListener(TestTarget.SUBNQN, zero);
+        }
+    }
+
+    /**
+     * An rdma listener on a host without an RDMA device is kept configured and reported failed with its cause,
+     * is not in the discovery log (no host is sent where nobody answers), and TCP carries on.
+     */
+    @Test
+    void rdmaListenerWithoutADeviceIsFailedAndNotAdvertised() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeFalse(SpdkEngine.rdmaDevicePresent() || io.nvmf4j.rdma.Rdma.isAvailable(),
+            "this machine has an RDMA device; the e2e guest covers rdma");
+        ListenerConfig rdma = new ListenerConfig("rdma", TestTarget.ADDRESS, 4420);
+        engine().addListener(TestTarget.SUBNQN, rdma);
+        try {
+            ListenerState st = engine().listenerStates().get(rdma);
+            assertThat(st.state()).isEqualTo("failed");
+            assertThat(st.boundPort()).isNull();
+            assertThat(st.cause()).startsWith("rdma transport unavailable: ");
+            assertThat(engine().listenerStates().get(target.listener).state()).isEqualTo("listening");
+            assertThat(engine().listeners()).doesNotContainKey(rdma);
+            assertThat(engine().configSnapshot().subsystems.get(0).listeners).contains(rdma);
+            try (NvmeController d = target.discovery(TestTarget.HOSTNQN)) {
+                List<Entry> log = entries(readDiscoveryLog(d.admin()));
+                assertThat(log).as("no rdma entry").noneMatch(e -> e.trtype() == 1);
+                assertThat(log).extracting(Entry::subnqn).contains(TestTarget.SUBNQN);
+            }
+            try (NvmeController c = target.controller(1)) {
+                TestData.assertWriteReadBack(c.io(0), 1, 320, 4096, 44);
+            }
+        } finally {
+            engine().removeListener(TestTarget.SUBNQN, rdma);
+        }
+        assertThat(engine().listenerStates()).doesNotContainKey(rdma);
     }
 
     @Test

@@ -177,12 +177,12 @@ final class ApiContract {
         new Op("DELETE", V1 + "/bdevs/:name", "removeBdev", "Delete a block device").ok(204, null)
             .fails(409, "The bdev backs a namespace"),
 
-        new Op("GET", V1 + "/subsystems", "listSubsystems", "List subsystems").ok(200, new Many(SubsystemConfig.class)),
+        new Op("GET", V1 + "/subsystems", "listSubsystems", "List subsystems").ok(200, new Many(SubsystemView.class)),
         new Op("POST", V1 + "/subsystems", "addSubsystem", "Create a subsystem").body(SubsystemConfig.class)
-            .ok(201, SubsystemConfig.class).fails(409, "A subsystem of that NQN exists, or a listener cannot bind"),
-        new Op("GET", V1 + "/subsystems/:nqn", "getSubsystem", "One subsystem").ok(200, SubsystemConfig.class),
+            .ok(201, SubsystemView.class).fails(409, "A subsystem of that NQN exists, or a listener cannot bind"),
+        new Op("GET", V1 + "/subsystems/:nqn", "getSubsystem", "One subsystem").ok(200, SubsystemView.class),
         new Op("PATCH", V1 + "/subsystems/:nqn", "patchSubsystem", "Allow any host or not")
-            .body(Bodies.SubsystemPatch.class).ok(200, SubsystemConfig.class),
+            .body(Bodies.SubsystemPatch.class).ok(200, SubsystemView.class),
         new Op("DELETE", V1 + "/subsystems/:nqn", "removeSubsystem",
             "Delete a subsystem (connected hosts are disconnected)").ok(204, null),
 
@@ -200,9 +200,9 @@ final class ApiContract {
         new Op("DELETE", HOSTS + "/:hostnqn", "removeHost", "Disallow a host (its controllers are disconnected)")
             .ok(204, null),
 
-        new Op("GET", LISTENERS, "listListeners", "Listeners").ok(200, new Many(ListenerConfig.class)),
+        new Op("GET", LISTENERS, "listListeners", "Listeners").ok(200, new Many(ListenerView.class)),
         new Op("POST", LISTENERS, "addListener", "Add a listener").body(ListenerConfig.class)
-            .ok(201, ListenerConfig.class).fails(409, "The listener exists or its address cannot be bound"),
+            .ok(201, ListenerView.class).fails(409, "The listener exists or its address cannot be bound"),
         new Op("DELETE", LISTENERS + "/:transport/:address/:port", "removeListener", "Remove a listener")
             .ok(204, null),
         new Op("GET", V1 + "/subsystems/:nqn/controllers", "listControllers", "Connected controllers")

@@ -1,22 +1,18 @@
 package io.nvmf4j.service.api;
 
-import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonMappingException;
-import com.fasterxml.jackson.databind.exc.MismatchedInputException;
-import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.service.state.ConfigService;
+import io.nvmf4j.config.JsonProblems;
 import io.nvmf4j.service.state.PersistenceException;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.Collection;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.regex.Matcher;
@@ -118,50 +114,10 @@ final class ApiErrors {
     }
 
     private static Problem jsonProblem(JsonProcessingException e) {
-        String path = e instanceof JsonMappingException m ? pathOf(m) : "";
-        String field = path.isEmpty() ? null : path;
-        if (e instanceof UnrecognizedPropertyException) {
-            return new Problem(400, path + ": unknown field", field);
+        JsonProblems.Problem p = JsonProblems.of(e, "body");
+        if (p.field() == null && p.line() > 0) {
+            return new Problem(400, p.message() + " at line " + p.line() + ", column " + p.column(), null);
         }
-        if (e instanceof JsonParseException || e.getOriginalMessage().startsWith("Trailing token")
-            || e.getOriginalMessage().startsWith("No content")) {
-            String where = e.getLocation() == null ? ""
-                : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
-            return new Problem(400, "malformed JSON" + where, null);
-        }
-        if (e instanceof MismatchedInputException m && m.getTargetType() != null) {
-            return new Problem(400, (field == null ? "body" : field) + ": expected " + describe(m.getTargetType()),
-                field == null ? "body" : field);
-        }
-        return new Problem(400, (field == null ? "body" : field) + ": invalid value", field == null ? "body" : field);
-    }
-
-    private static String pathOf(JsonMappingException e) {
-        StringBuilder sb = new StringBuilder();
-        for (JsonMappingException.Reference r : e.getPath()) {
-            if (r.getFieldName() != null) {
-                sb.append(sb.length() == 0 ? "" : ".").append(r.getFieldName());
-            } else if (r.getIndex() >= 0) {
-                sb.append('[').append(r.getIndex()).append(']');
-            }
-        }
-        return sb.toString();
-    }
-
-    private static String describe(Class<?> type) {
-        if (type == int.class || type == Integer.class || type == long.class || type == Long.class
-            || type == short.class || type == Short.class) {
-            return "an integer";
-        }
-        if (type == boolean.class || type == Boolean.class) {
-            return "true or false";
-        }
-        if (type == String.class) {
-            return "a string";
-        }
-        if (type.isArray() || Collection.class.isAssignableFrom(type)) {
-            return "an array";
-        }
-        return "an object";
+        return new Problem(400, p.message(), p.field());
     }
 }

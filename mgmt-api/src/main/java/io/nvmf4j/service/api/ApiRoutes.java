@@ -107,13 +107,13 @@ public final class ApiRoutes {
         r.delete(V1 + "/bdevs/:name").handler(ctx -> change(ctx, 204, () -> service.removeBdev(ctx.pathParam("name")),
             x -> null));
 
-        r.get(V1 + "/subsystems").handler(ctx -> read(ctx, () -> service.snapshot().subsystems));
+        r.get(V1 + "/subsystems").handler(ctx -> read(ctx, () -> subsystemViews(service.snapshot().subsystems)));
         r.post(V1 + "/subsystems").handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> service.addSubsystem(body(ctx, SubsystemConfig.class)), s -> s));
-        r.get(V1 + "/subsystems/:nqn").handler(ctx -> read(ctx, () -> subsystem(ctx)));
+            change(ctx, 201, () -> service.addSubsystem(body(ctx, SubsystemConfig.class)), this::subsystemView));
+        r.get(V1 + "/subsystems/:nqn").handler(ctx -> read(ctx, () -> subsystemView(subsystem(ctx))));
         r.patch(V1 + "/subsystems/:nqn").handler(this::requireJson).handler(ctx ->
             change(ctx, 200, () -> service.setAllowAnyHost(ctx.pathParam("nqn"),
-                required(body(ctx, Bodies.SubsystemPatch.class).allowAnyHost, "allowAnyHost")), s -> s));
+                required(body(ctx, Bodies.SubsystemPatch.class).allowAnyHost, "allowAnyHost")), this::subsystemView));
         r.delete(V1 + "/subsystems/:nqn").handler(ctx ->
             change(ctx, 204, () -> service.removeSubsystem(ctx.pathParam("nqn")), x -> null));
 
@@ -135,10 +135,11 @@ public final class ApiRoutes {
             change(ctx, 204, () -> service.removeHost(ctx.pathParam("nqn"), ctx.pathParam("hostnqn")), x -> null));
 
         String listeners = V1 + "/subsystems/:nqn/listeners";
-        r.get(listeners).handler(ctx -> read(ctx, () -> subsystem(ctx).listeners));
+        r.get(listeners).handler(ctx -> read(ctx, () ->
+            SubsystemView.listeners(subsystem(ctx).listeners, service.listenerStates())));
         r.post(listeners).handler(this::requireJson).handler(ctx ->
             change(ctx, 201, () -> service.addListener(ctx.pathParam("nqn"), body(ctx, ListenerConfig.class)),
-                l -> l));
+                l -> ListenerView.of(l, service.listenerStates().get(l))));
         r.delete(listeners + "/:transport/:address/:port").handler(ctx ->
             change(ctx, 204, () -> service.removeListener(ctx.pathParam("nqn"), new ListenerConfig(
                 ctx.pathParam("transport"), ctx.pathParam("address"), port(ctx))), x -> null));
@@ -367,6 +368,16 @@ public final class ApiRoutes {
         String nqn = ctx.pathParam("nqn");
         return service.snapshot().subsystems.stream().filter(s -> s.nqn.equals(nqn)).findFirst()
             .orElseThrow(() -> ControlException.notFound("no subsystem " + nqn));
+    }
+
+    private List<SubsystemView> subsystemViews(List<SubsystemConfig> all) {
+        var states = service.listenerStates();
+        return all.stream().map(s -> SubsystemView.of(s, states)).toList();
+    }
+
+    /** The subsystem with each listener's state (listening and its bound port, or failed and why). */
+    private SubsystemView subsystemView(SubsystemConfig s) {
+        return SubsystemView.of(s, service.listenerStates());
     }
 
     private NamespaceConfig namespace(RoutingContext ctx) {

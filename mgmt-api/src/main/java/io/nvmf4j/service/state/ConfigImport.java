@@ -48,6 +48,7 @@ final class ConfigImport {
             i.keepIdentities();
             i.probeNewListeners();
             i.removeWhatGoes();
+            i.applyLegacyNqns();
             i.addWhatComes();
             return i.undo;
         } catch (RuntimeException e) {
@@ -187,6 +188,19 @@ final class ConfigImport {
         if (!Objects.equals(want.engine, have.engine) || want.cores != have.cores || !Objects.equals(want.idleStrategy, have.idleStrategy)
             || !same(want.tcp, have.tcp) || !same(want.api, have.api)) {
             t.setStartupSettings(want);
+            undo.push(() -> t.setStartupSettings(have));
+        }
+    }
+
+    /**
+     * {@code allowLegacyNqns} between the removals and the additions: legacy names that go are gone before it
+     * turns off, and it is on before legacy names come.
+     */
+    private void applyLegacyNqns() {
+        if (want.allowLegacyNqns != have.allowLegacyNqns) {
+            TargetConfig flagged = t.configSnapshot();
+            flagged.allowLegacyNqns = want.allowLegacyNqns;
+            t.setStartupSettings(flagged);
             undo.push(() -> t.setStartupSettings(have));
         }
     }

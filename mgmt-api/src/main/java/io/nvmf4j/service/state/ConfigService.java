@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
@@ -15,6 +16,7 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.ListenerState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +32,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -156,11 +159,16 @@ public final class ConfigService implements AutoCloseable {
         }
     }
 
+    /** Every configured listener with whether it serves (bound port) or why not (see {@link Engine#listenerStates}). */
+    public Map<ListenerConfig, ListenerState> listenerStates() {
+        return target.listenerStates();
+    }
+
     // ------------------------------------------------------------------ changes
 
     public CompletableFuture<BdevConfig> addBdev(BdevConfig b) {
         return submit("add bdev " + nameOf(b), t -> {
-            BdevConfig added = t.addBdev(b);
+            BdevConfig added = labeled("bdevs[" + t.configSnapshot().bdevs.size() + "]", () -> t.addBdev(b));
             return new Applied<>(copy(added, BdevConfig.class), () -> t.removeBdev(added.name));
         });
     }
@@ -195,6 +203,10 @@ public final class ConfigService implements AutoCloseable {
             }
             TargetConfig next = copy(before, TargetConfig.class);
             next.bdev(name).numBlocks = numBlocks;
+            labeled("bdevs[" + before.bdevs.indexOf(b) + "]", () -> {
+                ConfigValidator.validate(next);
+                return null;
+            });
             save(next, "nothing was changed");
             try {
                 target.growBdev(name, numBlocks);
@@ -212,7 +224,8 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<SubsystemConfig> addSubsystem(SubsystemConfig s) {
         return submit("add subsystem " + (s == null ? null : s.nqn), t -> {
-            SubsystemConfig added = copy(t.addSubsystem(s), SubsystemConfig.class);
+            SubsystemConfig added = copy(labeled("subsystems[" + t.configSnapshot().subsystems.size() + "]",
+                () -> t.addSubsystem(s)), SubsystemConfig.class);
             return new Applied<>(added, () -> t.removeSubsystem(added.nqn));
         });
     }
@@ -235,7 +248,8 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<NamespaceConfig> addNamespace(String nqn, NamespaceConfig n) {
         return submit("add namespace to " + nqn, t -> {
-            NamespaceConfig added = copy(t.addNamespace(nqn, n), NamespaceConfig.class);
+            NamespaceConfig added = copy(labeled(fragmentAt(t, nqn, "namespaces"), () -> t.addNamespace(nqn, n)),
+                NamespaceConfig.class);
             return new Applied<>(added, () -> t.removeNamespace(nqn, added.nsid));
         });
     }
@@ -252,7 +266,10 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<String> addHost(String nqn, String hostnqn) {
         return submit("allow host " + hostnqn + " on " + nqn, t -> {
-            t.addHost(nqn, hostnqn);
+            labeled(fragmentAt(t, nqn, "hosts"), "nqn", () -> {
+                t.addHost(nqn, hostnqn);
+                return null;
+            });
             return new Applied<>(hostnqn, () -> t.removeHost(nqn, hostnqn));
         });
     }
@@ -266,7 +283,17 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<ListenerConfig> addListener(String nqn, ListenerConfig l) {
         return submit("add listener " + l + " to " + nqn, t -> {
-            t.addListener(nqn, l);
+            labeled(fragmentAt(t, nqn, "listeners"), () -> {
+                t.addListener(nqn, l);
+                return null;
+            });
+            ListenerState state = t.listenerStates().get(l);
+            if (state != null && state.listening()) {
+                LOG.info("listener {} of {}: listening on port {}", l, nqn, state.boundPort());
+            } else if (state != null) {
+                LOG.warn("listener {} of {}: kept but not serving (not in the discovery log): {}", l, nqn,
+                    state.cause());
+            }
             return new Applied<>(l, () -> t.removeListener(nqn, l));
         });
     }
@@ -280,7 +307,10 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<ReferralConfig> addReferral(ReferralConfig r) {
         return submit("add referral " + r, t -> {
-            t.addReferral(r);
+            labeled("referrals[" + t.configSnapshot().referrals.size() + "]", () -> {
+                t.addReferral(r);
+                return null;
+            });
             return new Applied<>(r, () -> t.removeReferral(r));
         });
     }
@@ -294,21 +324,24 @@ public final class ConfigService implements AutoCloseable {
 
     /** Stores the TCP transport options; they take effect at the next start. Answers the stored document. */
     public CompletableFuture<TargetConfig> setTcpOptions(TcpTransportConfig tcp) {
-        return storeStartupSettings("store tcp transport options", next -> next.tcp = tcp);
+        return storeStartupSettings("store tcp transport options", "tcp", next -> next.tcp = tcp);
     }
 
     /** Stores the RDMA transport options; they take effect at the next start. Answers the stored document. */
     public CompletableFuture<TargetConfig> setRdmaOptions(RdmaTransportConfig rdma) {
-        return storeStartupSettings("store rdma transport options", next -> next.rdma = rdma);
+        return storeStartupSettings("store rdma transport options", "rdma", next -> next.rdma = rdma);
     }
 
-    private CompletableFuture<TargetConfig> storeStartupSettings(String what,
+    private CompletableFuture<TargetConfig> storeStartupSettings(String what, String label,
                                                                  Consumer<TargetConfig> change) {
         return submit(what, t -> {
             TargetConfig before = t.configSnapshot();
             TargetConfig next = copy(before, TargetConfig.class);
-            change.accept(next);
-            t.setStartupSettings(next);
+            labeled(label, () -> {
+                change.accept(next);
+                t.setStartupSettings(next);
+                return null;
+            });
             return new Applied<>(t.configSnapshot(), () -> t.setStartupSettings(before));
         });
     }
@@ -392,6 +425,40 @@ public final class ConfigService implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             LOG.error("cannot restore {} after a refused change: {}", file, e.toString());
         }
+    }
+
+    /**
+     * Runs a change that carries one fragment of the document (a listener, a namespace...) that lands at
+     * {@code at}: validation problems then name the fields of the request ({@code port}), not the document's
+     * path ({@code subsystems[1].listeners[6].port}).
+     */
+    private static <T> T labeled(String at, java.util.function.Supplier<T> call) {
+        return labeled(at, "body", call);
+    }
+
+    private static <T> T labeled(String at, String whole, java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (ConfigException e) {
+            throw e.relabeled(at, whole);
+        }
+    }
+
+    /** Where the next entry of list {@code list} of subsystem {@code nqn} lands in the document. */
+    private static String fragmentAt(Engine t, String nqn, String list) {
+        List<SubsystemConfig> all = t.configSnapshot().subsystems;
+        for (int i = 0; i < all.size(); i++) {
+            SubsystemConfig s = all.get(i);
+            if (s.nqn.equals(nqn)) {
+                int size = switch (list) {
+                    case "namespaces" -> s.namespaces.size();
+                    case "hosts" -> s.hosts.size();
+                    default -> s.listeners.size();
+                };
+                return "subsystems[" + i + "]." + list + "[" + size + "]";
+            }
+        }
+        return "subsystems[?]";
     }
 
     private static SubsystemConfig find(TargetConfig c, String nqn) {

@@ -152,7 +152,7 @@ class ConfigImportTest {
             want.subsystems.get(0).listeners.add(new ListenerConfig("tcp", "127.0.0.1", busy.getLocalPort()));
             Res r = http.put("/api/v1/config", ConfigStore.toJson(want));
             assertThat(r.status()).as("%s", r).isEqualTo(409);
-            assertThat(r.error()).startsWith("cannot listen on tcp 127.0.0.1:" + busy.getLocalPort());
+            assertThat(r.error()).isEqualTo("address 127.0.0.1:" + busy.getLocalPort() + " is already in use (nothing was changed)");
         }
         assertThat(t.liveJson()).isEqualTo(before);
         assertThat(t.fileJson()).isEqualTo(before);

@@ -13,6 +13,7 @@ import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.TransportLimits;
 import io.nvmf4j.runtime.PollGroups;
+import io.nvmf4j.transport.BindFailures;
 import io.nvmf4j.transport.Transport;
 import io.nvmf4j.transport.TransportType;
 import org.slf4j.Logger;
@@ -39,7 +40,7 @@ public final class TcpTransport implements Transport {
                 probe.setReuseAddress(true);
                 probe.bind(new InetSocketAddress(l.address, l.port));
             } catch (IOException e) {
-                throw new IOException("cannot listen on tcp " + l.address + ":" + l.port + ": " + e.getMessage(), e);
+                throw new IOException(BindFailures.describe(l.address, l.port, e), e);
             }
         }
 
@@ -110,12 +111,12 @@ public final class TcpTransport implements Transport {
             });
         ChannelFuture f = b.bind(listener.address, listener.port).awaitUninterruptibly();
         if (!f.isSuccess()) {
-            throw new IOException("cannot listen on tcp " + listener.address + ":" + listener.port + ": "
-                + f.cause().getMessage(), f.cause());
+            throw new IOException(BindFailures.describe(listener.address, listener.port, f.cause()), f.cause());
         }
         servers.put(listener, f.channel());
         InetSocketAddress bound = (InetSocketAddress) f.channel().localAddress();
-        LOG.debug("listening on tcp {}", bound);
+        LOG.info("listening on tcp {}{}", BindFailures.hostPort(listener.address, bound.getPort()),
+            listener.port == 0 ? " (port 0: picked " + bound.getPort() + ")" : "");
         return bound;
     }
 

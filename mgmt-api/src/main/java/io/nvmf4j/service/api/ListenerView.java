@@ -1,0 +1,37 @@
+package io.nvmf4j.service.api;
+
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.engine.ListenerState;
+
+/**
+ * A listener as the API shows it: as configured ({@code transport}, {@code address}, {@code port}: the key for
+ * DELETE, 0 stays 0) plus what it does now: {@code state} {@code listening} with {@code boundPort} (the port
+ * hosts connect to; the port picked for a port-0 listener), or {@code failed} with {@code cause} and no bound
+ * port. A plain Jackson-serialisable class.
+ */
+public final class ListenerView {
+    public String transport;
+    public String address;
+    public int port;
+    /** The port actually bound; null when not listening. */
+    public Integer boundPort;
+    /** {@code listening} or {@code failed}. */
+    public String state;
+    /** Why a failed listener does not serve; null when listening. */
+    public String cause;
+
+    public ListenerView() {
+    }
+
+    static ListenerView of(ListenerConfig l, ListenerState s) {
+        ListenerView v = new ListenerView();
+        v.transport = l.transport;
+        v.address = l.address;
+        v.port = l.port;
+        ListenerState state = s == null ? ListenerState.failed("not bound") : s;
+        v.boundPort = state.boundPort();
+        v.state = state.state();
+        v.cause = state.cause();
+        return v;
+    }
+}
