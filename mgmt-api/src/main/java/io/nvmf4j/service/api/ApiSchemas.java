@@ -156,7 +156,8 @@ final class ApiSchemas {
     }
 
     private static boolean isView(FieldScope f) {
-        return f.getDeclaringType().getErasedType().getEnclosingClass() == Views.class;
+        Class<?> owner = f.getDeclaringType().getErasedType();
+        return owner.getEnclosingClass() == Views.class || owner.isAnnotationPresent(Views.Answer.class);
     }
 
     /** The value a fresh instance of a config class has (what an absent field means), for scalars. */

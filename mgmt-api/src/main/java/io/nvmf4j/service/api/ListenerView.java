@@ -9,15 +9,18 @@ import io.nvmf4j.engine.ListenerState;
  * hosts connect to; the port picked for a port-0 listener), or {@code failed} with {@code cause} and no bound
  * port. A plain Jackson-serialisable class.
  */
+@Views.Answer
 public final class ListenerView {
     public String transport;
     public String address;
     public int port;
     /** The port actually bound; null when not listening. */
+    @Views.Nullable
     public Integer boundPort;
     /** {@code listening} or {@code failed}. */
     public String state;
     /** Why a failed listener does not serve; null when listening. */
+    @Views.Nullable
     public String cause;
 
     public ListenerView() {

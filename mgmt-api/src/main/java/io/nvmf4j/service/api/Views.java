@@ -19,6 +19,15 @@ final class Views {
     private Views() {
     }
 
+    /**
+     * An answer class kept outside this file (e.g. {@link ListenerView}): its schema is generated as for the
+     * records here (every field present, {@link Nullable} ones may be null).
+     */
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target(ElementType.TYPE)
+    @interface Answer {
+    }
+
     /** A component that may be null in the answer. */
     @Retention(RetentionPolicy.RUNTIME)
     @Target({ElementType.FIELD, ElementType.RECORD_COMPONENT})

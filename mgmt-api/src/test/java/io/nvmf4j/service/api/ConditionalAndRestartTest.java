@@ -127,7 +127,7 @@ class ConditionalAndRestartTest {
             .containsExactly("tcp.maxQueueDepth", "rdma.maxIoQueues", "rdma.srqDepth");
         assertThat(rdma.json().get("rdma").get("srqDepth").asInt()).isEqualTo(512);
         assertThat(t.http.put("/api/v1/transports/rdma", "{\"srqDepth\":1}").error())
-            .isEqualTo("rdma.srqDepth: must be 16..16384, got 1");
+            .isEqualTo("srqDepth: must be 16..16384, got 1");
 
         JsonNode pending = t.http.get("/api/v1/transports").json();
         assertThat(pending.get("tcp").get("maxQueueDepth").asInt()).as("stored").isEqualTo(256);
