@@ -34,7 +34,7 @@ public final class ConfigDocument {
 
     /**
      * {@code current} with the settings that take effect at the next start ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) taken from {@code from},
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}, {@code metrics}) taken from {@code from},
      * validated.
      */
     public static TargetConfig withStartupSettings(TargetConfig current, TargetConfig from) {
@@ -47,6 +47,7 @@ public final class ConfigDocument {
             c.rdma = source.rdma;
             c.spdk = source.spdk;
             c.api = source.api;
+            c.metrics = source.metrics;
         });
     }
 

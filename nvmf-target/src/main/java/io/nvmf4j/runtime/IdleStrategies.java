@@ -95,6 +95,8 @@ public final class IdleStrategies {
         @SuppressWarnings("unused") // through IDLE_SINCE
         private long idleSinceNanos = NOT_IDLE;
         private boolean idle;
+        /** When this event loop's strategy was made (its thread's first pass). */
+        private final long startNanos = System.nanoTime();
 
         @Override
         public final int calculateStrategy(IntSupplier selectNow, boolean hasTasks) throws Exception {
@@ -138,6 +140,11 @@ public final class IdleStrategies {
                 }
                 Thread.onSpinWait();
             }
+        }
+
+        /** Nanoseconds this event loop has spent working since it started (wall time less idle time). */
+        public final long busyNanos() {
+            return Math.max(0, System.nanoTime() - startNanos - idleNanos());
         }
 
         /** A pass found work. */

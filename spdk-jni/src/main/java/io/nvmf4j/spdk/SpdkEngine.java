@@ -53,8 +53,8 @@ public final class SpdkEngine implements Engine {
     private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
     private boolean rdmaTransport;
     private boolean closed;
-    private long lastBusy = -1;
-    private long lastIdle = -1;
+    /** The last {@link #busySeconds()}: SPDK's sum is over live threads, the counter must not go back. */
+    private double lastBusySeconds;
 
     private SpdkEngine(TargetConfig config) {
         this.config = config;
@@ -750,20 +750,14 @@ public final class SpdkEngine implements Engine {
         return out;
     }
 
+    /** SPDK's threads' busy ticks ({@code spdk_thread_get_stats}) over the tick rate, never below the last value. */
     @Override
-    public synchronized double busyRatio() {
+    public synchronized double busySeconds() {
         String[] f = SpdkNative.threadStats().trim().split("\t");
         long busy = Long.parseLong(f[0]);
-        long idle = Long.parseLong(f[1]);
-        double ratio = 0;
-        if (lastBusy >= 0) {
-            long db = busy - lastBusy;
-            long di = idle - lastIdle;
-            ratio = db + di <= 0 ? 0 : (double) db / (db + di);
-        }
-        lastBusy = busy;
-        lastIdle = idle;
-        return ratio;
+        long hz = Math.max(1, Long.parseLong(f[2]));
+        lastBusySeconds = Math.max(lastBusySeconds, (double) busy / hz);
+        return lastBusySeconds;
     }
 
     @Override

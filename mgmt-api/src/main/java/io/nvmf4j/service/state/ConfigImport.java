@@ -185,7 +185,7 @@ final class ConfigImport {
             }
         }
         if (!Objects.equals(want.engine, have.engine) || want.cores != have.cores || !Objects.equals(want.idleStrategy, have.idleStrategy)
-            || !same(want.tcp, have.tcp) || !same(want.api, have.api)) {
+            || !same(want.tcp, have.tcp) || !same(want.api, have.api) || !same(want.metrics, have.metrics)) {
             t.setStartupSettings(want);
             undo.push(() -> t.setStartupSettings(have));
         }
