@@ -27,6 +27,23 @@ final class LogCapture implements AutoCloseable {
         }
     }
 
+    /** Events at INFO or above whose formatted message contains {@code text}. */
+    List<ILoggingEvent> events(String text) {
+        synchronized (appender) {
+            return appender.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
+                .filter(e -> e.getFormattedMessage().contains(text)).toList();
+        }
+    }
+
+    /** The key/value pairs of an event (SLF4J's fluent {@code addKeyValue}) as a map. */
+    static java.util.Map<String, Object> keyValues(ILoggingEvent e) {
+        java.util.Map<String, Object> out = new java.util.LinkedHashMap<>();
+        if (e.getKeyValuePairs() != null) {
+            e.getKeyValuePairs().forEach(kv -> out.put(kv.key, kv.value));
+        }
+        return out;
+    }
+
     @Override
     public void close() {
         logger.detachAppender(appender);
