@@ -13,7 +13,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -108,14 +107,7 @@ class ControllerLogTest {
     }
 
     private static ILoggingEvent await(LogCapture log, String text) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (System.nanoTime() < deadline) {
-            List<ILoggingEvent> e = log.events(text);
-            if (!e.isEmpty()) {
-                return e.get(0);
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("no log line containing '" + text + "'");
+        return log.await(text, Duration.ofSeconds(5));
     }
+
 }
