@@ -165,7 +165,7 @@ public final class FabricsCommands {
         }
         queue.bind(c, 0, sqsize, (cattr & CATTR_DISABLE_SQFLOW) != 0);
         c.startKeepAlive();
-        ControllerLog.connected(subsys.nqn(), c.cntlid(), hostnqn, queue.peer(), queue.listener().transport,
+        ControllerLog.connected(subsys.nqn(), c.cntlid(), hostnqn, queue.peer(), ControllerLog.transportOf(queue),
             effectiveKato, sqsize + 1);
         req.dw0 = c.cntlid();
         req.complete(NvmeStatus.SUCCESS);
@@ -222,7 +222,7 @@ public final class FabricsCommands {
 
     private static void refused(Request req, String subnqn, String hostnqn, int qid, String reason) {
         Queue q = req.queue();
-        ControllerLog.refused(subnqn, hostnqn, q.peer(), q.listener().transport, qid, reason);
+        ControllerLog.refused(subnqn, hostnqn, q.peer(), ControllerLog.transportOf(q), qid, reason);
     }
 
     /**

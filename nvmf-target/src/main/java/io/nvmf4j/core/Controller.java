@@ -445,7 +445,7 @@ public final class Controller {
         synchronized (this) {
             connected = ioQueuesConnected;
         }
-        ControllerLog.disconnected(subsystem.nqn(), cntlid, hostnqn, adminQueue.peer(), adminQueue.listener().transport,
+        ControllerLog.disconnected(subsystem.nqn(), cntlid, hostnqn, adminQueue.peer(), ControllerLog.transportOf(adminQueue),
             connected, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - createdNanos), reason);
     }
 
