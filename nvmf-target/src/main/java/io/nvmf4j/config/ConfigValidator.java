@@ -126,13 +126,9 @@ public final class ConfigValidator {
         }
     }
 
-    /** {@code metrics}: latency bucket bounds positive, strictly ascending and bounded in count and size. */
+    /** {@code metrics} (optional): latency bucket bounds positive, strictly ascending, bounded in count and size. */
     private static void validateMetrics(MetricsConfig m, List<String> p) {
-        if (m == null) {
-            p.add("metrics: missing");
-            return;
-        }
-        List<Long> b = m.latencyBucketsMicros;
+        List<Long> b = m == null ? null : m.latencyBucketsMicros;
         if (b == null) {
             return;
         }

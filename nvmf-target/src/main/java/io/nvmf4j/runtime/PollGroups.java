@@ -39,6 +39,7 @@ public final class PollGroups implements AutoCloseable {
     private final String idleStrategy;
     private final int cores;
     private final List<IdleStrategies.Accounting> strategies = new CopyOnWriteArrayList<>();
+    private long lastBusyNanos;
 
     public PollGroups(int cores, String idleStrategy) {
         this.cores = cores;
@@ -89,12 +90,13 @@ public final class PollGroups implements AutoCloseable {
      * Seconds the poll groups have spent working (not idle) since they started, summed over the poll groups:
      * a counter, so any number of readers may sample it and {@code rate()} gives the busy cores.
      */
-    public double busySeconds() {
+    public synchronized double busySeconds() {
         long busy = 0;
         for (IdleStrategies.Accounting a : strategies) {
             busy += a.busyNanos();
         }
-        return busy / 1e9;
+        lastBusyNanos = Math.max(lastBusyNanos, busy); // a counter never goes back
+        return lastBusyNanos / 1e9;
     }
 
     public String describe() {

@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 class MetricsConfigValidationTest {
     private static TargetConfig with(Long... micros) {
         TargetConfig c = ConfigStore.defaultConfig();
+        c.metrics = new MetricsConfig();
         c.metrics.latencyBucketsMicros = new ArrayList<>(Arrays.asList(micros));
         return c;
     }
@@ -27,6 +28,9 @@ class MetricsConfigValidationTest {
     @Test
     void absentAndAscendingPositiveListsAreAccepted() {
         assertThatCode(() -> ConfigValidator.validate(ConfigStore.defaultConfig())).doesNotThrowAnyException();
+        TargetConfig empty = ConfigStore.defaultConfig();
+        empty.metrics = new MetricsConfig();
+        assertThatCode(() -> ConfigValidator.validate(empty)).as("\"metrics\": {}").doesNotThrowAnyException();
         assertThatCode(() -> ConfigValidator.validate(with(1L, 10L, 100L, MetricsConfig.MAX_LATENCY_BUCKET_MICROS)))
             .doesNotThrowAnyException();
         List<Long> most = new ArrayList<>();
@@ -52,9 +56,6 @@ class MetricsConfigValidationTest {
             tooMany[i] = (long) i + 1;
         }
         assertThat(problems(with(tooMany))).contains("must list 1..64 bucket bounds, got 65");
-        TargetConfig none = ConfigStore.defaultConfig();
-        none.metrics = null;
-        assertThat(problems(none)).contains("metrics: missing");
     }
 
     @Test
@@ -62,7 +63,7 @@ class MetricsConfigValidationTest {
         TargetConfig c = with(50L, 500L);
         TargetConfig back = ConfigStore.mapper().readValue(ConfigStore.toJson(c), TargetConfig.class);
         assertThat(back.metrics.latencyBucketsMicros).containsExactly(50L, 500L);
-        assertThat(ConfigStore.toJson(ConfigStore.defaultConfig())).as("absent by default").doesNotContain("latencyBuckets");
+        assertThat(ConfigStore.toJson(ConfigStore.defaultConfig())).as("absent by default").doesNotContain("metrics");
         Throwable fraction = org.assertj.core.api.Assertions.catchThrowable(() -> ConfigStore.mapper()
             .readValue("{\"metrics\": {\"latencyBucketsMicros\": [1.5]}}", TargetConfig.class));
         assertThat(fraction).as("1.5 µs is not an integer").isNotNull().hasMessageContaining("latencyBucketsMicros");

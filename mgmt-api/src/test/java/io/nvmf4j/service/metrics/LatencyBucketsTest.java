@@ -1,6 +1,7 @@
 package io.nvmf4j.service.metrics;
 
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.MetricsConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.service.api.TestService;
 import io.nvmf4j.testhost.NvmeController;
@@ -33,7 +34,10 @@ class LatencyBucketsTest {
 
     @Test
     void configuredBoundsAreTheBucketsAndApplyAtTheNextStart() throws Exception {
-        try (TestService s = TestService.start(dir, c -> c.metrics.latencyBucketsMicros = List.of(20L, 200L, 2000L))) {
+        try (TestService s = TestService.start(dir, c -> {
+            c.metrics = new MetricsConfig();
+            c.metrics.latencyBucketsMicros = List.of(20L, 200L, 2000L);
+        })) {
             read(s);
             assertThat(bounds(s)).containsExactly("+Inf", "0.002", "2.0E-4", "2.0E-5");
         }
