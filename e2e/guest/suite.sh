@@ -270,7 +270,7 @@ midio_disconnect() { # check-name : the host drops its controller while I/O is i
 }
 poll_alloc_bytes() { # heap bytes allocated so far by the service's poll-group threads (its /metrics)
   curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/state/api-token" 2> /dev/null)" \
-    http://127.0.0.1:8420/metrics 2> /dev/null | awk '/^nvmf_pollgroup_allocated_bytes /{printf "%.0f", $2}'
+    http://127.0.0.1:8420/metrics 2> /dev/null | awk '/^nvmf_pollgroup_allocated_bytes_total /{printf "%.0f", $2}'
 }
 alloc_per_io() { # check-name bytes-before bytes-after fio-json : the data path allocates nothing per I/O
   local ios per

@@ -208,8 +208,8 @@ public final class NvmfTarget implements Engine {
     }
 
     @Override
-    public double busyRatio() {
-        return pollGroups.busyRatio();
+    public double busySeconds() {
+        return pollGroups.busySeconds();
     }
 
     private Subsystem buildSubsystem(SubsystemConfig c) {

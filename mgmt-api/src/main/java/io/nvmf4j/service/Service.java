@@ -52,7 +52,7 @@ public final class Service implements AutoCloseable {
      */
     public static Service start(Path stateDir, Path configFile) throws IOException {
         TargetConfig c = loadOrCreate(configFile);
-        Metrics metrics = new Metrics();
+        Metrics metrics = new Metrics(c.metrics);
         Engine target;
         try {
             target = Engines.start(c, metrics.observer());

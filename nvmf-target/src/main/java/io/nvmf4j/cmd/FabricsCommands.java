@@ -3,6 +3,7 @@ package io.nvmf4j.cmd;
 import io.netty.buffer.ByteBuf;
 import io.nvmf4j.core.CommandHandler;
 import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.ControllerLog;
 import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Subsystem;
@@ -10,8 +11,6 @@ import io.nvmf4j.core.Target;
 import io.nvmf4j.nvme.Layout;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Fabrics commands: Connect, Property Get, Property Set, Disconnect (NVMe-oF 1.1 section 3).
@@ -23,8 +22,6 @@ import org.slf4j.LoggerFactory;
  * </pre>
  */
 public final class FabricsCommands {
-    private static final Logger LOG = LoggerFactory.getLogger(FabricsCommands.class);
-
     public static final int CONNECT_DATA_SIZE = 1024;
     public static final int SQE_RECFMT = 40;
     public static final int SQE_QID = 42;
@@ -108,27 +105,28 @@ public final class FabricsCommands {
         if (queue.connectInProgress() != req || queue.controller() != null) {
             // a Connect that came while an earlier one on this queue was still in progress (its data on the
             // way: the later one may well execute first): one queue binds one controller
+            refused(req, subnqn, hostnqn, qid, "a Connect on a queue that is connected or connecting");
             req.fail(NvmeStatus.COMMAND_SEQUENCE_ERROR, Request.NO_ERROR_LOCATION);
             return;
         }
         if (recfmt != 0) {
-            rejectConnect(req, NvmeStatus.CONNECT_INCOMPATIBLE_FORMAT, false, SQE_RECFMT);
+            refuse(req, subnqn, hostnqn, qid, "record format " + recfmt + " (only 0 exists)",
+                NvmeStatus.CONNECT_INCOMPATIBLE_FORMAT, false, SQE_RECFMT);
             return;
         }
         Subsystem subsys = target.subsystem(subnqn);
         if (subsys == null || !subsys.reachableVia(queue.listener())) {
-            LOG.info("connect from {} (host {}) to unknown subsystem '{}' on {}", queue.peer(), hostnqn, subnqn,
-                queue.listener());
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_SUBNQN);
+            refuse(req, subnqn, hostnqn, qid, subsys == null ? "unknown subsystem"
+                    : "subsystem not reachable on listener " + queue.listener(),
+                NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_SUBNQN);
             return;
         }
         if (!subsys.allowsHost(hostnqn)) {
-            LOG.info("connect from {}: host {} is not allowed on {}", queue.peer(), hostnqn, subnqn);
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
+            refuse(req, subnqn, hostnqn, qid, "host not allowed", NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
             return;
         }
         if (sqsize == 0) {
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
+            refuse(req, subnqn, hostnqn, qid, "SQSIZE 0", NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
             return;
         }
         if (qid == 0) {
@@ -142,28 +140,33 @@ public final class FabricsCommands {
                               String hostnqn, byte[] hostid) {
         Queue queue = req.queue();
         if (sqsize >= ADMIN_QUEUE_MAX_ENTRIES) {
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
+            refuse(req, subsys.nqn(), hostnqn, 0, "admin SQSIZE " + sqsize + " above " + (ADMIN_QUEUE_MAX_ENTRIES - 1),
+                NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
             return;
         }
         if (cntlid != 0xFFFF) {
             // dynamic controller model only
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_CNTLID);
+            refuse(req, subsys.nqn(), hostnqn, 0, "cntlid " + cntlid + " asked (dynamic controllers only: 0xffff)",
+                NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_CNTLID);
             return;
         }
         int effectiveKato = subsys.isDiscovery() && kato == 0 ? DISCOVERY_DEFAULT_KATO_MS : kato;
         Controller c = subsys.createController((s, id) -> new Controller(s, id, hostnqn, hostid, queue, effectiveKato,
             target.observer()));
         if (c == null && subsys.isRemoved()) {
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_SUBNQN);
+            refuse(req, subsys.nqn(), hostnqn, 0, "subsystem removed", NvmeStatus.CONNECT_INVALID_PARAMETERS, true,
+                DATA_SUBNQN);
             return;
         }
         if (c == null) {
-            rejectConnect(req, NvmeStatus.CONNECT_CONTROLLER_BUSY, false, Request.NO_ERROR_LOCATION);
+            refuse(req, subsys.nqn(), hostnqn, 0, "no free cntlid", NvmeStatus.CONNECT_CONTROLLER_BUSY, false,
+                Request.NO_ERROR_LOCATION);
             return;
         }
         queue.bind(c, 0, sqsize, (cattr & CATTR_DISABLE_SQFLOW) != 0);
         c.startKeepAlive();
-        LOG.info("{} connected from {} (kato {} ms)", c, queue.peer(), effectiveKato);
+        ControllerLog.connected(subsys.nqn(), c.cntlid(), hostnqn, queue.peer(), ControllerLog.transportOf(queue),
+            effectiveKato, sqsize + 1);
         req.dw0 = c.cntlid();
         req.complete(NvmeStatus.SUCCESS);
     }
@@ -172,35 +175,54 @@ public final class FabricsCommands {
                            String hostnqn, byte[] hostid) {
         Queue queue = req.queue();
         Controller c = subsys.isDiscovery() ? null : subsys.controller(cntlid);
+        String nqn = subsys.nqn();
         if (c == null || !c.hostnqn().equals(hostnqn) || c.isDestroyed()) {
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_CNTLID);
+            refuse(req, nqn, hostnqn, qid, "no controller " + cntlid + " of this host",
+                NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_CNTLID);
             return;
         }
         if (!java.util.Arrays.equals(c.hostid(), hostid)) {
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_HOSTID);
+            refuse(req, nqn, hostnqn, qid, "host ID differs from controller " + cntlid + "'s",
+                NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_HOSTID);
             return;
         }
         if (!c.enabledAndReady()) {
             // I/O queues come after the controller is enabled (CC.EN = 1, CSTS.RDY = 1)
+            refused(req, nqn, hostnqn, qid, "I/O queue before controller " + cntlid + " is enabled");
             req.fail(NvmeStatus.COMMAND_SEQUENCE_ERROR, SQE_QID);
             return;
         }
         if (qid > c.grantedIoQueues()) {
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_QID);
+            refuse(req, nqn, hostnqn, qid, "qid above the " + c.grantedIoQueues() + " granted I/O queues",
+                NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_QID);
             return;
         }
         if (sqsize >= queue.limits().maxQueueDepth()) {
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
+            refuse(req, nqn, hostnqn, qid, "SQSIZE " + sqsize + " above " + (queue.limits().maxQueueDepth() - 1),
+                NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
             return;
         }
         if (!c.attachIoQueue(qid, queue)) {
-            rejectConnect(req, NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_QID);
+            refuse(req, nqn, hostnqn, qid, "qid already connected", NvmeStatus.CONNECT_INVALID_PARAMETERS, false,
+                SQE_QID);
             return;
         }
         queue.bind(c, qid, sqsize, (cattr & CATTR_DISABLE_SQFLOW) != 0);
         c.touch();
         req.dw0 = c.cntlid();
         req.complete(NvmeStatus.SUCCESS);
+    }
+
+    /** Logs a refused Connect (rate-limited) and fails it as {@link #rejectConnect} does. */
+    private static void refuse(Request req, String subnqn, String hostnqn, int qid, String reason, int status,
+                               boolean inData, int offset) {
+        refused(req, subnqn, hostnqn, qid, reason);
+        rejectConnect(req, status, inData, offset);
+    }
+
+    private static void refused(Request req, String subnqn, String hostnqn, int qid, String reason) {
+        Queue q = req.queue();
+        ControllerLog.refused(subnqn, hostnqn, q.peer(), ControllerLog.transportOf(q), qid, reason);
     }
 
     /**

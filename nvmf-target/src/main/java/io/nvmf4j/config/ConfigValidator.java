@@ -119,8 +119,31 @@ public final class ConfigValidator {
                 p.add("api.token: must be at least 16 characters");
             }
         }
+        validateMetrics(c.metrics, p);
         if (!p.isEmpty()) {
             throw new ConfigException(p);
+        }
+    }
+
+    /** {@code metrics} (optional): latency bucket bounds positive, strictly ascending, bounded in count and size. */
+    private static void validateMetrics(MetricsConfig m, List<String> p) {
+        List<Long> b = m == null ? null : m.latencyBucketsMicros;
+        if (b == null) {
+            return;
+        }
+        if (b.isEmpty() || b.size() > MetricsConfig.MAX_LATENCY_BUCKETS) {
+            p.add("metrics.latencyBucketsMicros: must list 1.." + MetricsConfig.MAX_LATENCY_BUCKETS
+                + " bucket bounds, got " + b.size());
+            return;
+        }
+        for (int i = 0; i < b.size(); i++) {
+            Long v = b.get(i);
+            String at = "metrics.latencyBucketsMicros[" + i + "]";
+            if (v == null || v <= 0 || v > MetricsConfig.MAX_LATENCY_BUCKET_MICROS) {
+                p.add(at + ": must be 1.." + MetricsConfig.MAX_LATENCY_BUCKET_MICROS + " (microseconds), got " + v);
+            } else if (i > 0 && b.get(i - 1) != null && v <= b.get(i - 1)) {
+                p.add(at + ": must be greater than the bound before it (" + b.get(i - 1) + "), got " + v);
+            }
         }
     }
 

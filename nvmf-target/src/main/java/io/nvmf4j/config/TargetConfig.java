@@ -42,6 +42,11 @@ public final class TargetConfig {
     public List<ReferralConfig> referrals = new ArrayList<>();
     /** Management API settings (read by the service). */
     public ApiConfig api = new ApiConfig();
+    /**
+     * Prometheus metrics settings, read by the service at start (a change applies at the next start); absent: the
+     * defaults.
+     */
+    public MetricsConfig metrics;
 
     public BdevConfig bdev(String name) {
         for (BdevConfig b : bdevs) {

@@ -80,6 +80,9 @@ public final class Controller {
     private final int[] changedNs = new int[CHANGED_NS_MAX];
     private int changedNsCount;
     private ScheduledFuture<?> keepAliveTask;
+    /** I/O queues connected over its life (under the monitor), for the disconnect log line. */
+    private int ioQueuesConnected;
+    private final long createdNanos = System.nanoTime();
 
     @SuppressWarnings("unused") // through LAST_ACTIVITY
     private long lastActivityNanos;
@@ -246,6 +249,7 @@ public final class Controller {
             return false;
         }
         ioQueues[qid] = q;
+        ioQueuesConnected++;
         return true;
     }
 
@@ -437,6 +441,12 @@ public final class Controller {
             q.disconnect(reason);
         }
         adminQueue.disconnect(reason);
+        int connected;
+        synchronized (this) {
+            connected = ioQueuesConnected;
+        }
+        ControllerLog.disconnected(subsystem.nqn(), cntlid, hostnqn, adminQueue.peer(), ControllerLog.transportOf(adminQueue),
+            connected, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - createdNanos), reason);
     }
 
     /** Completes the held AERs (admin thread): each request ends exactly once, also on teardown. */

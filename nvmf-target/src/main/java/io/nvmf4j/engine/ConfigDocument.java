@@ -38,8 +38,8 @@ public final class ConfigDocument {
 
     /**
      * {@code current} with the settings that take effect at the next start ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) and the document-wide
-     * {@code allowLegacyNqns} (which the validator reads at once) taken from {@code from}, validated.
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}, {@code metrics}) and the
+     * document-wide {@code allowLegacyNqns} (which the validator reads at once) taken from {@code from}, validated.
      */
     public static TargetConfig withStartupSettings(TargetConfig current, TargetConfig from) {
         TargetConfig source = copy(from);
@@ -52,6 +52,7 @@ public final class ConfigDocument {
             c.spdk = source.spdk;
             c.api = source.api;
             c.allowLegacyNqns = source.allowLegacyNqns;
+            c.metrics = source.metrics;
         });
     }
 

@@ -106,8 +106,11 @@ public interface Engine extends AutoCloseable {
     /** Per-subsystem counts (the discovery subsystem included) for the metrics. */
     List<SubsystemStats> subsystemStats();
 
-    /** Share of poll-group time spent working since the previous call (0..1). */
-    double busyRatio();
+    /**
+     * Seconds the data-path threads have spent working (not idle) since the engine started, summed over
+     * them; never decreases (the metrics publish it as a counter).
+     */
+    double busySeconds();
 
     /**
      * The NQN of the subsystem a namespace reported by this engine's {@link io.nvmf4j.core.IoObserver}

@@ -95,6 +95,8 @@ public final class IdleStrategies {
         @SuppressWarnings("unused") // through IDLE_SINCE
         private long idleSinceNanos = NOT_IDLE;
         private boolean idle;
+        /** When this event loop's strategy was made (its thread's first pass). */
+        private final long startNanos = System.nanoTime();
 
         @Override
         public final int calculateStrategy(IntSupplier selectNow, boolean hasTasks) throws Exception {
@@ -128,16 +130,27 @@ public final class IdleStrategies {
          * stretch in progress, so a loop blocked in epoll for a whole sampling interval counts as idle.
          */
         public final long idleNanos() {
+            return idleNanos(System.nanoTime());
+        }
+
+        /** {@link #idleNanos()} with the idle stretch in progress counted up to {@code now}. */
+        private long idleNanos(long now) {
             while (true) {
                 long v = (long) VERSION.getAcquire(this);
                 long total = (long) IDLE.getOpaque(this);
                 long since = (long) IDLE_SINCE.getOpaque(this);
                 VarHandle.loadLoadFence();
                 if ((v & 1) == 0 && v == (long) VERSION.getOpaque(this)) {
-                    return since == NOT_IDLE ? total : total + Math.max(0, System.nanoTime() - since);
+                    return since == NOT_IDLE ? total : total + Math.max(0, now - since);
                 }
                 Thread.onSpinWait();
             }
+        }
+
+        /** Nanoseconds this event loop has spent working since it started (wall time less idle time). */
+        public final long busyNanos() {
+            long now = System.nanoTime(); // one clock reading for both terms: constant while idle, never back
+            return Math.max(0, now - startNanos - idleNanos(now));
         }
 
         /** A pass found work. */

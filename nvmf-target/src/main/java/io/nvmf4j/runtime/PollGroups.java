@@ -39,8 +39,7 @@ public final class PollGroups implements AutoCloseable {
     private final String idleStrategy;
     private final int cores;
     private final List<IdleStrategies.Accounting> strategies = new CopyOnWriteArrayList<>();
-    private long lastSampleNanos = System.nanoTime();
-    private long lastIdleNanos;
+    private long lastBusyNanos;
 
     public PollGroups(int cores, String idleStrategy) {
         this.cores = cores;
@@ -88,23 +87,16 @@ public final class PollGroups implements AutoCloseable {
     }
 
     /**
-     * Fraction of time the poll groups spent working (not idle) since the previous call, 0..1. One caller
-     * (the metrics scrape) is expected.
+     * Seconds the poll groups have spent working (not idle) since they started, summed over the poll groups:
+     * a counter, so any number of readers may sample it and {@code rate()} gives the busy cores.
      */
-    public synchronized double busyRatio() {
-        long now = System.nanoTime();
-        long idle = 0;
+    public synchronized double busySeconds() {
+        long busy = 0;
         for (IdleStrategies.Accounting a : strategies) {
-            idle += a.idleNanos();
+            busy += a.busyNanos();
         }
-        long wall = (now - lastSampleNanos) * Math.max(1, strategies.size());
-        long idleDelta = idle - lastIdleNanos;
-        lastSampleNanos = now;
-        lastIdleNanos = idle;
-        if (wall <= 0) {
-            return 0;
-        }
-        return Math.max(0, Math.min(1, 1 - (double) idleDelta / wall));
+        lastBusyNanos = Math.max(lastBusyNanos, busy); // a counter never goes back
+        return lastBusyNanos / 1e9;
     }
 
     public String describe() {

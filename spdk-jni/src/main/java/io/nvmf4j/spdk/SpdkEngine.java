@@ -39,6 +39,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The {@code spdk} engine: SPDK's NVMe-oF target (TCP and RDMA transports, malloc/null/aio bdevs) inside this
@@ -62,8 +65,12 @@ public final class SpdkEngine implements Engine {
     private final Map<ListenerConfig, String> failed = new LinkedHashMap<>();
     private boolean rdmaTransport;
     private boolean closed;
-    private long lastBusy = -1;
-    private long lastIdle = -1;
+    /** How often the controller lists are read to log controllers coming and going ({@link ControllerWatch}). */
+    static final long CONTROLLER_POLL_MS = 500;
+    private final ControllerWatch watch = new ControllerWatch();
+    private ScheduledExecutorService watcher;
+    /** The last {@link #busySeconds()}: SPDK's sum is over live threads, the counter must not go back. */
+    private double lastBusySeconds;
 
     private SpdkEngine(TargetConfig config) {
         this.config = config;
@@ -108,6 +115,13 @@ public final class SpdkEngine implements Engine {
             engine.close();
             throw e;
         }
+        engine.watcher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nvmf4j-spdk-controllers");
+            t.setDaemon(true);
+            return t;
+        });
+        engine.watcher.scheduleWithFixedDelay(engine::pollControllersLogged, CONTROLLER_POLL_MS, CONTROLLER_POLL_MS,
+            TimeUnit.MILLISECONDS);
         LOG.info("spdk engine up ({}, cores {}, {} MiB {}): {} subsystem(s), {} bdev(s)", SpdkNative.version(), mask,
             s.memSizeMb, s.hugepages ? "hugepages" : "ordinary memory (no-huge)", config.subsystems.size(),
             config.bdevs.size());
@@ -725,6 +739,14 @@ public final class SpdkEngine implements Engine {
 
     @Override
     public synchronized List<ControllerInfo> controllers(String nqn) {
+        return live(nqn).stream().map(Listed::info).toList();
+    }
+
+    /** A controller of SPDK's list and the transport of its admin queue ({@code tcp}, {@code rdma}). */
+    private record Listed(ControllerInfo info, String transport) {
+    }
+
+    private List<Listed> live(String nqn) {
         boolean discovery = DISCOVERY_NQN.equals(nqn);
         if (!discovery) {
             ConfigDocument.subsystem(config, nqn);
@@ -735,7 +757,7 @@ public final class SpdkEngine implements Engine {
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        List<ControllerInfo> out = new ArrayList<>();
+        List<Listed> out = new ArrayList<>();
         HexFormat hex = HexFormat.of();
         for (String line : text.split("\n")) {
             if (line.isEmpty()) {
@@ -750,16 +772,55 @@ public final class SpdkEngine implements Engine {
                     queues.add(new ControllerInfo.Queue(Integer.parseInt(qid), address));
                 }
             }
-            out.add(new ControllerInfo(Integer.parseInt(f[0]), f[1], hex.parseHex(f[2]), address,
-                Integer.parseInt(f[4]), List.copyOf(queues)));
+            int colon = f[3].indexOf(':');
+            String transport = colon < 0 ? "?" : f[3].substring(0, colon).toLowerCase(Locale.ROOT);
+            out.add(new Listed(new ControllerInfo(Integer.parseInt(f[0]), f[1], hex.parseHex(f[2]), address,
+                Integer.parseInt(f[4]), List.copyOf(queues)), transport));
         }
         return out;
     }
 
-    /** SPDK's {@code TCP:10.0.0.1:45678} as the java engine prints a peer ({@code 10.0.0.1:45678}). */
-    private static String hostAddress(String trid) {
-        int colon = trid.indexOf(':');
-        return colon < 0 ? trid : trid.substring(colon + 1);
+    private void pollControllersLogged() {
+        try {
+            pollControllers();
+        } catch (RuntimeException e) {
+            LOG.debug("reading SPDK's controller lists failed: {}", e.toString()); // a subsystem removed meanwhile
+        }
+    }
+
+    /** Reads every subsystem's controllers (discovery included) and logs the changes since the last poll. */
+    private void pollControllers() {
+        List<ControllerWatch.Live> now = new ArrayList<>();
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            List<String> nqns = new ArrayList<>();
+            nqns.add(DISCOVERY_NQN);
+            config.subsystems.forEach(s -> nqns.add(s.nqn));
+            for (String nqn : nqns) {
+                for (Listed l : live(nqn)) {
+                    ControllerInfo c = l.info();
+                    now.add(new ControllerWatch.Live(nqn, c.cntlid(), c.hostnqn(), c.address(), l.transport(), c.kato(),
+                        c.queues().size() - 1));
+                }
+            }
+        }
+        watch.poll(now, System.nanoTime());
+    }
+
+    /**
+     * SPDK's {@code TCP:10.0.0.1:45678} as the java engine prints a peer ({@code 10.0.0.1:45678}; IPv6 in brackets,
+     * {@code [::1]:45678}).
+     */
+    static String hostAddress(String trid) {
+        int first = trid.indexOf(':');
+        int last = trid.lastIndexOf(':');
+        if (first < 0 || last == first) {
+            return first < 0 ? trid : trid.substring(first + 1);
+        }
+        String addr = trid.substring(first + 1, last);
+        return (addr.contains(":") ? "[" + addr + "]" : addr) + trid.substring(last);
     }
 
     @Override
@@ -778,20 +839,14 @@ public final class SpdkEngine implements Engine {
         return out;
     }
 
+    /** SPDK's threads' busy ticks ({@code spdk_thread_get_stats}) over the tick rate, never below the last value. */
     @Override
-    public synchronized double busyRatio() {
+    public synchronized double busySeconds() {
         String[] f = SpdkNative.threadStats().trim().split("\t");
         long busy = Long.parseLong(f[0]);
-        long idle = Long.parseLong(f[1]);
-        double ratio = 0;
-        if (lastBusy >= 0) {
-            long db = busy - lastBusy;
-            long di = idle - lastIdle;
-            ratio = db + di <= 0 ? 0 : (double) db / (db + di);
-        }
-        lastBusy = busy;
-        lastIdle = idle;
-        return ratio;
+        long hz = Math.max(1, Long.parseLong(f[2]));
+        lastBusySeconds = Math.max(lastBusySeconds, (double) busy / hz);
+        return lastBusySeconds;
     }
 
     @Override
@@ -822,6 +877,10 @@ public final class SpdkEngine implements Engine {
             return;
         }
         closed = true;
+        if (watcher != null) {
+            watcher.shutdownNow();
+        }
+        watch.closeAll("target shutting down", System.nanoTime());
         int rc = SpdkNative.stop();
         LOG.info("spdk engine stopped (SPDK's exit status {})", rc);
     }

@@ -41,13 +41,18 @@ public final class MetricNames {
     public static final String SUBSYSTEM_QUEUES = "nvmf.subsystem.queues";
     /** {@code nvmf_subsystem_namespaces{subsystem}} (gauge). */
     public static final String SUBSYSTEM_NAMESPACES = "nvmf.subsystem.namespaces";
-    /** {@code nvmf_pollgroup_busy_ratio}: share of poll-group time spent working since the last scrape. */
-    public static final String POLLGROUP_BUSY_RATIO = "nvmf.pollgroup.busy.ratio";
     /**
-     * {@code nvmf_pollgroup_allocated_bytes}: heap bytes allocated so far by the poll-group threads (gauge);
-     * its growth per I/O shows whether the data path allocates (it should not).
+     * {@code nvmf_pollgroup_busy_seconds_total} (counter): seconds the poll-group threads (spdk engine: SPDK's
+     * threads) spent working rather than idle, summed over them; {@code rate()} of it is the busy cores.
      */
-    public static final String POLLGROUP_ALLOCATED_BYTES = "nvmf.pollgroup.allocated.bytes";
+    public static final String POLLGROUP_BUSY = "nvmf.pollgroup.busy";
+    /**
+     * {@code nvmf_pollgroup_allocated_bytes_total} (counter, java engine): heap bytes allocated by the poll-group
+     * threads since they started; its growth per I/O shows whether the data path allocates (it should not).
+     */
+    public static final String POLLGROUP_ALLOCATED_BYTES = "nvmf.pollgroup.allocated";
+    /** {@code nvmf4j_build_info{version,revision,java,engine}} (gauge, always 1). */
+    public static final String BUILD_INFO = "nvmf4j.build.info";
 
     /**
      * {@code nvmf_spdk_io_latency_seconds_total{subsystem,nsid,op="read|write"}}: the spdk engine's sum of bdev

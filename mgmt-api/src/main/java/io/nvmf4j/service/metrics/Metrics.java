@@ -1,11 +1,10 @@
 package io.nvmf4j.service.metrics;
 
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -14,6 +13,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.nvmf4j.config.MetricsConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Subsystem;
@@ -21,7 +21,6 @@ import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.spdk.SpdkEngine;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -49,14 +48,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code nvmf_subsystem_namespaces}. Per transport ({@code transport=tcp}): {@code nvmf_transport_connections}
  * (open), {@code nvmf_transport_queues_connected_total{queue=admin|io}}, {@code nvmf_transport_errors_total{fes}},
  * {@code nvmf_transport_connect_timeouts_total}.
- * Engine: {@code nvmf_pollgroup_busy_ratio}. JVM: memory, GC, threads, class loading, CPU, uptime. See
+ * Engine: counters {@code nvmf_pollgroup_busy_seconds_total} and (java engine) {@code nvmf_pollgroup_allocated_bytes_total};
+ * {@code nvmf4j_build_info{version,revision,java,engine}}. JVM: memory, GC, threads, class loading, CPU, uptime. See
  * {@link MetricNames}. With the spdk engine the per-namespace counts and queue counts come from SPDK's own
  * statistics instead ({@link SpdkMeters}); docs/metrics.md lists which meters each engine has.
  *
  * <h2>Latency: histogram buckets, quantiles in Prometheus</h2>
  * The latency timers publish a <em>percentile histogram</em> (cumulative {@code _bucket{le=...}} series,
- * Micrometer's roughly geometric bucket ladder clipped to {@value #LATENCY_MIN_NANOS} ns ..
- * {@value #LATENCY_MAX_SECONDS} s: 106 buckets with +Inf, spaced about 1.25x) plus {@code _count}, {@code _sum}
+ * by default Micrometer's roughly geometric bucket ladder clipped to 1 µs .. 10 s: 106 buckets with +Inf, spaced
+ * about 1.25x; or the config's {@code metrics.latencyBucketsMicros}, see {@link LatencyBuckets}) plus {@code _count}, {@code _sum}
  * and {@code _max}. p50/p99/p999 are
  * computed at query time, {@code histogram_quantile(0.99, sum by (le) (rate(nvmf_io_latency_seconds_bucket[1m])))},
  * which is what Prometheus users expect: buckets add up across namespaces, poll groups and targets and follow
@@ -82,10 +82,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * device) for the garbage collector.
  */
 public final class Metrics implements AutoCloseable {
-    static final long LATENCY_MIN_NANOS = 1_000;
-    static final long LATENCY_MAX_SECONDS = 10;
-
     private final PrometheusMeterRegistry registry;
+    private final LatencyBuckets buckets;
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
     private final Observer observer = new Observer();
     /** Namespace object (identity) → its meters; read without a lock on the I/O path. */
@@ -108,33 +106,32 @@ public final class Metrics implements AutoCloseable {
         this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
     }
 
+    /** With the document's {@code metrics} settings (latency buckets), read once: a change applies at the next start. */
+    public Metrics(MetricsConfig config) {
+        this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), LatencyBuckets.of(config));
+    }
+
     /** Uses the given registry (its owner closes it through {@link #close()}). */
     public Metrics(PrometheusMeterRegistry registry) {
+        this(registry, LatencyBuckets.defaults());
+    }
+
+    private Metrics(PrometheusMeterRegistry registry, LatencyBuckets buckets) {
         this.registry = registry;
+        this.buckets = buckets;
         new JvmMemoryMetrics().bindTo(registry);
         gcMetrics.bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
         new ClassLoaderMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
-        unknownNamespace = new NamespaceMeters(registry, MetricNames.UNKNOWN_SUBSYSTEM, "0");
+        unknownNamespace = new NamespaceMeters(registry, buckets, MetricNames.UNKNOWN_SUBSYSTEM, "0");
         transport("tcp");
         controllers = MultiGauge.builder(MetricNames.SUBSYSTEM_CONTROLLERS).description("live controllers")
             .register(registry);
         queues = MultiGauge.builder(MetricNames.SUBSYSTEM_QUEUES)
             .description("admin and I/O queues of live controllers").register(registry);
         namespaces = MultiGauge.builder(MetricNames.SUBSYSTEM_NAMESPACES).description("active namespaces")
-            .register(registry);
-    }
-
-    /** The latency timer of one namespace and opcode; see the class comment for the histogram. */
-    static Timer latencyTimer(MeterRegistry registry, Tags tags) {
-        return Timer.builder(MetricNames.IO_LATENCY)
-            .description("I/O command latency, from capsule arrival to the response being queued")
-            .tags(tags)
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofNanos(LATENCY_MIN_NANOS))
-            .maximumExpectedValue(Duration.ofSeconds(LATENCY_MAX_SECONDS))
             .register(registry);
     }
 
@@ -155,14 +152,15 @@ public final class Metrics implements AutoCloseable {
                 unknownNamespace.remove();
             }
             spdk = new SpdkMeters(registry, s);
-        } else {
-            Gauge.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, Metrics::pollThreadAllocatedBytes)
+        } else if (pollThreadAllocatedBytes() >= 0) {
+            FunctionCounter.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, this, m -> pollThreadAllocatedBytes())
                 .description("heap bytes allocated by the poll-group threads since they started")
                 .baseUnit("bytes").register(registry);
         }
-        Gauge.builder(MetricNames.POLLGROUP_BUSY_RATIO, target, Engine::busyRatio)
-            .description("share of poll-group time spent working (not idle) since the previous scrape")
-            .strongReference(true).register(registry);
+        FunctionCounter.builder(MetricNames.POLLGROUP_BUSY, target, Engine::busySeconds)
+            .description("seconds the poll-group threads spent working (not idle), summed over them")
+            .baseUnit("seconds").register(registry);
+        BuildInfo.register(registry, target.configSnapshot().engine);
         refresh();
     }
 
@@ -222,7 +220,9 @@ public final class Metrics implements AutoCloseable {
             Set<String> nqns = new HashSet<>();
             for (SubsystemStats s : stats) {
                 nqns.add(s.nqn());
-                subsystem(s.nqn());
+                if (spdk == null) {
+                    subsystem(s.nqn()); // observer meters: SPDK's data path reports no keep-alive expiries
+                }
             }
             bySubsystem.entrySet().removeIf(e -> {
                 boolean gone = !nqns.contains(e.getKey());
@@ -293,7 +293,7 @@ public final class Metrics implements AutoCloseable {
             return unknownNamespace; // not bound yet, or removed meanwhile: not cached, so not kept alive
         }
         String nsid = Integer.toString(ns.nsid());
-        m = byKey.computeIfAbsent(nqn + ' ' + nsid, k -> new NamespaceMeters(registry, nqn, nsid));
+        m = byKey.computeIfAbsent(nqn + ' ' + nsid, k -> new NamespaceMeters(registry, buckets, nqn, nsid));
         m.bind(ns);
         byNamespace.put(ns, m);
         return m;

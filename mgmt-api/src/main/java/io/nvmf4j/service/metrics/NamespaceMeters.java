@@ -37,6 +37,10 @@ final class NamespaceMeters {
     private Gauge durabilityErrors;
 
     NamespaceMeters(MeterRegistry registry, String subsystem, String nsid) {
+        this(registry, LatencyBuckets.defaults(), subsystem, nsid);
+    }
+
+    NamespaceMeters(MeterRegistry registry, LatencyBuckets buckets, String subsystem, String nsid) {
         this.registry = registry;
         this.tags = Tags.of(MetricNames.TAG_SUBSYSTEM, subsystem, MetricNames.TAG_NSID, nsid);
         this.reads = command(MetricNames.OP_READ);
@@ -44,8 +48,8 @@ final class NamespaceMeters {
         this.others = command(MetricNames.OP_OTHER);
         this.bytesRead = bytes(MetricNames.OP_READ);
         this.bytesWritten = bytes(MetricNames.OP_WRITE);
-        this.readLatency = Metrics.latencyTimer(registry, tags.and(MetricNames.TAG_OP, MetricNames.OP_READ));
-        this.writeLatency = Metrics.latencyTimer(registry, tags.and(MetricNames.TAG_OP, MetricNames.OP_WRITE));
+        this.readLatency = buckets.timer(registry, tags.and(MetricNames.TAG_OP, MetricNames.OP_READ));
+        this.writeLatency = buckets.timer(registry, tags.and(MetricNames.TAG_OP, MetricNames.OP_WRITE));
         this.errors = new StatusCounters(registry, MetricNames.IO_ERRORS, "I/O commands completed with an error, by status",
             tags);
     }

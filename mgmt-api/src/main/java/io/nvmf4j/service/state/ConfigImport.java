@@ -186,7 +186,8 @@ final class ConfigImport {
             }
         }
         if (!Objects.equals(want.engine, have.engine) || want.cores != have.cores || !Objects.equals(want.idleStrategy, have.idleStrategy)
-            || !same(want.tcp, have.tcp) || !same(want.api, have.api)) {
+            || !same(want.tcp, have.tcp) || !same(want.api, have.api)
+            || !sameOrBothAbsent(want.metrics, have.metrics)) {
             t.setStartupSettings(want);
             undo.push(() -> t.setStartupSettings(have));
         }
@@ -231,6 +232,11 @@ final class ConfigImport {
     /** Same definition: equal as JSON (the model classes have no equals of their own). */
     private static boolean same(Object a, Object b) {
         return a != null && b != null && MAPPER.valueToTree(a).equals(MAPPER.valueToTree(b));
+    }
+
+    /** {@link #same}, or both absent (an optional section such as {@code metrics}). */
+    private static boolean sameOrBothAbsent(Object a, Object b) {
+        return a == null || b == null ? a == b : same(a, b);
     }
 
     @SuppressWarnings("unchecked")

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -118,9 +119,19 @@ class SpdkMetricsTest {
             assertThat(after.value("nvmf_subsystem_queues", "subsystem", NQN)).isEqualTo(2);
             assertThat(after.value("nvmf_transport_queues_connected_total", "transport", "all", "queue", "io"))
                 .isGreaterThanOrEqualTo(1);
-            double busy = after.value("nvmf_pollgroup_busy_ratio");
-            assertThat(busy).isBetween(0.0, 1.0);
+            assertThat(after.value("nvmf_pollgroup_busy_seconds_total")).as("SPDK's reactors poll: busy")
+                .isGreaterThan(before.value("nvmf_pollgroup_busy_seconds_total"));
         }
+    }
+
+    @Test
+    void everyMeterOfTheSpdkEngineIsDocumentedAndEveryDocumentedOneIsPublished() throws Exception {
+        MetricsDoc doc = MetricsDoc.load();
+        assertThat(doc.count("spdk")).as("spdk meters in " + MetricsDoc.FILE).isGreaterThan(10);
+        Set<String> families = MetricsDoc.families(metrics.scrape());
+        assertThat(doc.undocumented("spdk", families)).as("published but not in " + MetricsDoc.FILE).isEmpty();
+        assertThat(doc.unpublished("spdk", families)).as("in " + MetricsDoc.FILE + " but not published").isEmpty();
+        assertThat(metrics.scrape()).containsPattern("(?m)^nvmf4j_build_info\\{engine=\"spdk\",.*} 1(\\.0)?$");
     }
 
     @Test

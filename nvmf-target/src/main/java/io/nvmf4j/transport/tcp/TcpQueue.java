@@ -268,8 +268,17 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        this.peer = String.valueOf(ctx.channel().remoteAddress());
+        this.peer = hostPort(ctx.channel().remoteAddress());
         observer.connectionOpened(TRANSPORT);
+    }
+
+    /** {@code 10.0.0.1:45678} or {@code [fe80::1%eth0]:45678}, as the RDMA transport and SPDK write a peer. */
+    static String hostPort(java.net.SocketAddress address) {
+        if (address instanceof java.net.InetSocketAddress a && a.getAddress() != null) {
+            String host = a.getAddress().getHostAddress();
+            return (a.getAddress() instanceof java.net.Inet6Address ? "[" + host + "]" : host) + ":" + a.getPort();
+        }
+        return String.valueOf(address);
     }
 
     @Override
