@@ -152,7 +152,7 @@ final class ApiClient {
             error = error + "; " + tokenHint;
         }
         int code = r.status >= 500 ? CliException.UNAVAILABLE : CliException.API;
-        return new CliException(code, error);
+        return new CliException(code, error, r.status, field);
     }
 
     private String json(Object body) {

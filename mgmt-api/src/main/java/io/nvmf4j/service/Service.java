@@ -2,7 +2,6 @@ package io.nvmf4j.service;
 
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.ConfigStore;
-import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -106,8 +105,7 @@ public final class Service implements AutoCloseable {
             LOG.info("no configuration at {}: wrote the embedded default there", file);
             return c;
         }
-        TargetConfig c = ConfigStore.load(file);
-        ConfigValidator.validate(c); // never rewrite a document we are about to reject
+        TargetConfig c = ConfigCheck.load(file); // never rewrite a document we are about to reject
         if (ConfigStore.assignIdentities(c)) {
             ConfigStore.save(file, c);
             LOG.info("generated missing serial numbers / NGUIDs / UUIDs and kept them in {}", file);
