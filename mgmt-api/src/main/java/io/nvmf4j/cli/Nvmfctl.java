@@ -123,6 +123,11 @@ public final class Nvmfctl implements Callable<Integer> {
         if (e instanceof UnmatchedArgumentException u && !u.getSuggestions().isEmpty()) {
             message += " (did you mean: " + String.join(", ", u.getSuggestions()) + "?)";
         }
+        if (message.startsWith("Missing required option") && (message.contains("--nqn=") || message.contains("--hostnqn="))
+            && Arrays.stream(args).anyMatch(a -> a.startsWith("nqn."))) {
+            // the NQN given the old way, as a positional parameter
+            message += " (NQNs are options: -n NQN for the subsystem, -q HOSTNQN for a host)";
+        }
         return report(cmd.getErr(), json, CliException.usage(message), help);
     }
 

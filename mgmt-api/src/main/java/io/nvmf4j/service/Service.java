@@ -124,9 +124,10 @@ public final class Service implements AutoCloseable {
                     nqns.append(nqns.length() == 0 ? "" : " ").append(s.nqn);
                 }
             }
+            String at = l.address.contains(":") ? "[" + l.address + "]" : l.address;  // [::1]:4421
             LOG.info("listening on {} {}:{} for {} (and {}): nvme discover -t {} -a {} -s {} ; "
                     + "nvme connect -t {} -a {} -s {} -n {}",
-                l.transport, l.address, port, nqns, Subsystem.DISCOVERY_NQN, l.transport, l.address, port,
+                l.transport, at, port, nqns, Subsystem.DISCOVERY_NQN, l.transport, l.address, port,
                 l.transport, l.address, port, nqns.toString().split(" ")[0]);
         }
     }

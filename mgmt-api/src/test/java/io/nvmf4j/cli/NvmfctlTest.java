@@ -386,6 +386,8 @@ class NvmfctlTest {
             + "Try 'nvmfctl bdev list --help' for more information.\n");
         assertThat(fails(2, "ns", "add", "--bdev", "m0").err()).isEqualTo("nvmfctl: Missing required option: "
             + "'--nqn=NQN'\nTry 'nvmfctl ns add --help' for more information.\n");
+        assertThat(fails(2, "subsystem", "get", NQN).err()).startsWith("nvmfctl: Missing required option: '--nqn=NQN' "
+            + "(NQNs are options: -n NQN for the subsystem, -q HOSTNQN for a host)\n");
         assertThat(fails(2, "lisner", "list").err()).startsWith("nvmfctl: Unmatched argument")
             .contains("did you mean: listener");
         assertThat(fails(2, "bdev", "create", "malloc", "x", "--size", "lots").err())
