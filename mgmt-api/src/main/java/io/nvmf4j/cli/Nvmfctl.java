@@ -14,6 +14,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
+import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -74,6 +75,11 @@ public final class Nvmfctl implements Callable<Integer> {
 
     @Option(names = "--json", scope = ScopeType.INHERIT, description = "JSON output: the API's objects instead of tables, and errors as JSON on stderr.")
     boolean json;
+
+    @Option(names = "--cacert", scope = ScopeType.INHERIT, paramLabel = "FILE",
+        description = "Trust the PEM certificates in FILE for HTTPS (the service's own self-signed certificate, or "
+            + "the CA that signed it), with the host name still checked.")
+    Path cacert;
 
     @Option(names = "--insecure", scope = ScopeType.INHERIT,
         description = "HTTPS without verifying the certificate or host name (self-signed test setups only: "
@@ -175,7 +181,11 @@ public final class Nvmfctl implements Callable<Integer> {
                 throw CliException.usage("--url must start with http:// or https://, got " + base);
             }
             String[] found = resolveToken();
-            client = new ApiClient(mapper, base, found[0], found[1], insecure);
+            if (insecure && cacert != null) {
+                throw CliException.usage("--insecure and --cacert exclude each other");
+            }
+            SSLContext tls = insecure ? ApiClient.trustAll() : cacert != null ? ApiClient.trusting(cacert) : null;
+            client = new ApiClient(mapper, base, found[0], found[1], tls);
         }
         return client;
     }
