@@ -29,6 +29,21 @@ final class ConfigCommands extends Group {
             + namespaces + " namespaces, " + listeners + " listeners, " + doc.path("referrals").size() + " referrals";
     }
 
+    /**
+     * The document in an answer of {@code PUT /api/v1/config}: the answer itself, or its {@code config} object
+     * where the API wraps it (with {@code restartRequired}).
+     */
+    static JsonNode document(JsonNode answer) {
+        return answer.path("config").isObject() ? answer.get("config") : answer;
+    }
+
+    /** "applied FILE: 1 bdevs, ...", and a note when the API says that part applies only at the next start. */
+    static String applied(Object file, JsonNode answer) {
+        return "applied " + file + ": " + summary(document(answer))
+            + (answer.path("restartRequired").asBoolean() ? "; some changes apply at the next start (restartRequired)"
+            : "");
+    }
+
     @Command(name = "export", description = "Print the live document (always JSON), or write it to a file.")
     static final class Export extends ApiCommand {
         @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write to FILE instead of stdout.")
@@ -71,7 +86,7 @@ final class ConfigCommands extends Group {
             if (json()) {
                 printJson(live);
             } else {
-                say("applied " + file + ": " + summary(live));
+                say(applied(file, live));
             }
             return 0;
         }

@@ -97,7 +97,7 @@ abstract class NvmetcliImport extends ApiCommand {
         if (json()) {
             printJson(live);
         } else {
-            say("applied " + file + ": " + ConfigCommands.summary(live));
+            say(ConfigCommands.applied(file, live));
         }
         return 0;
     }
@@ -106,7 +106,7 @@ abstract class NvmetcliImport extends ApiCommand {
     private TargetConfig merge(TargetConfig converted) {
         TargetConfig live;
         try {
-            live = ConfigStore.parse(api().get(ConfigCommands.PATH).toString());
+            live = ConfigStore.parse(ConfigCommands.document(api().get(ConfigCommands.PATH)).toString());
         } catch (ConfigException e) {
             throw new CliException(CliException.UNAVAILABLE, "the service answered a document nvmfctl cannot read: "
                 + e.getMessage());
