@@ -7,7 +7,16 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509TrustManager;
+import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -38,17 +47,17 @@ final class ApiClient {
 
     /**
      * @param tokenHint where nvmfctl looked for a token, added to a 401 message; null when a token was given
-     * @param insecure  TLS without certificate or host name verification
+     * @param tls       the TLS context for https (--insecure, --cacert), or null for the JDK's default trust
      */
-    ApiClient(ObjectMapper mapper, String url, String token, String tokenHint, boolean insecure) {
+    ApiClient(ObjectMapper mapper, String url, String token, String tokenHint, SSLContext tls) {
         this.mapper = mapper;
         this.base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
         this.token = token;
         this.tokenHint = tokenHint;
         HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(CONNECT_TIMEOUT);
-        if (insecure) {
-            b.sslContext(trustAll());
+        if (tls != null) {
+            b.sslContext(tls);
         }
         this.client = b.build();
     }
@@ -112,7 +121,7 @@ final class ApiClient {
             String why = e.getMessage() != null && e.getMessage().contains("PKIX")
                 ? "the certificate is not trusted" : "TLS failed" + reason(e);
             throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + ": " + why
-                + " (a self-signed test certificate needs --insecure)");
+                + " (trust its certificate with --cacert FILE; --insecure skips the check, for tests only)");
         } catch (IOException e) {
             throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + reason(e));
         } catch (InterruptedException e) {
@@ -152,7 +161,7 @@ final class ApiClient {
             error = error + "; " + tokenHint;
         }
         int code = r.status >= 500 ? CliException.UNAVAILABLE : CliException.API;
-        return new CliException(code, error);
+        return new CliException(code, error, r.status, field);
     }
 
     private String json(Object body) {
@@ -191,8 +200,34 @@ final class ApiClient {
         }
     }
 
+    /** --cacert: trusts the PEM certificates of {@code file} (only those), host names still verified. */
+    static SSLContext trusting(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
+            KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+            store.load(null, null);
+            int i = 0;
+            for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                store.setCertificateEntry("cert-" + i++, c);
+            }
+            if (i == 0) {
+                throw CliException.usage("--cacert " + file + ": no PEM certificate in it");
+            }
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(store);
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(null, tmf.getTrustManagers(), null);
+            return ctx;
+        } catch (NoSuchFileException e) {
+            throw CliException.usage("--cacert " + file + ": no such file");
+        } catch (IOException | CertificateException e) {
+            throw CliException.usage("--cacert " + file + ": cannot read a PEM certificate from it");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** --insecure: accepts any certificate and any host name (testing against a self-signed certificate). */
-    private static SSLContext trustAll() {
+    static SSLContext trustAll() {
         // no host name check either; the JDK's HTTP client reads this once, when its first client is built,
         // which in nvmfctl is this one
         System.setProperty("jdk.internal.httpclient.disableHostnameVerification", "true");

@@ -43,9 +43,13 @@ abstract class ApiCommand implements Callable<Integer> {
         return spec.commandLine().getErr();
     }
 
-    /** A warning on stderr (the output on stdout stays a clean document). */
+    /** A warning on stderr (the output on stdout stays a clean document); a JSON line with --json. */
     void warn(String message) {
-        err().println("nvmfctl: warning: " + message);
+        if (json()) {
+            err().println(object().put("warning", message).toString());
+        } else {
+            err().println("nvmfctl: warning: " + message);
+        }
         err().flush();
     }
 
@@ -67,11 +71,23 @@ abstract class ApiCommand implements Callable<Integer> {
         }
     }
 
-    /** The confirmation of a change without an answer body (204); nothing with --json. */
-    void done(String what) {
-        if (!json()) {
-            out().println(what);
-            out().flush();
+    /** One line of human output. */
+    void say(String line) {
+        out().println(line);
+        out().flush();
+    }
+
+    /**
+     * The confirmation of a change the API answers without a body (204): {@code line}, or with --json
+     * {@code {"<verb>": what}}, e.g. {@code {"deleted": {"bdev": "m1"}}}.
+     */
+    void done(String line, String verb, ObjectNode what) {
+        if (json()) {
+            ObjectNode o = object();
+            o.set(verb, what);
+            printJson(o);
+        } else {
+            say(line);
         }
     }
 

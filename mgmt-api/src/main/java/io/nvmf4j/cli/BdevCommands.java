@@ -56,7 +56,7 @@ final class BdevCommands extends Group {
 
     @Command(name = "get", description = "Show one block device.")
     static final class Get extends ApiCommand {
-        @Parameters(paramLabel = "NAME")
+        @Parameters(paramLabel = "NAME", description = "The block device.")
         String name;
 
         @Override
@@ -68,12 +68,13 @@ final class BdevCommands extends Group {
 
     @Command(name = "create", description = {"Create a block device: malloc (RAM), null (discards writes, "
         + "reads zeros) or file (regular file or block device; without a size it takes the file's size).",
-        "Example: nvmfctl bdev create malloc m1 --size 64M"})
+        "Example: nvmfctl bdev create malloc m1 --size 64M",
+        "         nvmfctl bdev create file f1 --path /dev/sdb --block-size 4096 --direct-io"})
     static final class Create extends ApiCommand {
         @Parameters(index = "0", paramLabel = "TYPE", description = "malloc, null or file.")
         String type;
 
-        @Parameters(index = "1", paramLabel = "NAME")
+        @Parameters(index = "1", paramLabel = "NAME", description = "A name for it (letters, digits, '_', '-', '.').")
         String name;
 
         @ArgGroup(exclusive = true, multiplicity = "0..1")
@@ -115,7 +116,7 @@ final class BdevCommands extends Group {
 
     @Command(name = "grow", description = "Grow a block device (namespaces on it are resized; never shrinks).")
     static final class Grow extends ApiCommand {
-        @Parameters(paramLabel = "NAME")
+        @Parameters(paramLabel = "NAME", description = "The block device.")
         String name;
 
         @ArgGroup(exclusive = true, multiplicity = "1")
@@ -132,13 +133,13 @@ final class BdevCommands extends Group {
 
     @Command(name = "delete", description = "Delete a block device (refused while a namespace uses it).")
     static final class Delete extends ApiCommand {
-        @Parameters(paramLabel = "NAME")
+        @Parameters(paramLabel = "NAME", description = "The block device.")
         String name;
 
         @Override
         public Integer call() {
             api().delete(path(name));
-            done("deleted bdev " + name);
+            done("deleted bdev " + name, "deleted", object().put("bdev", name));
             return 0;
         }
     }

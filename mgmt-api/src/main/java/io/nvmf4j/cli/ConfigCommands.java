@@ -11,7 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** {@code nvmfctl config}: the whole document ({@code /api/v1/config}). */
-@Command(name = "config", description = "The whole configuration document: export, import.",
+@Command(name = "config", description = {"The whole configuration document (nvmf4j's JSON): export, import.",
+    "To convert an nvmetcli config.json, see 'nvmfctl import-nvmetcli'."},
     subcommands = {ConfigCommands.Export.class, ConfigCommands.Import.class})
 final class ConfigCommands extends Group {
     static final String PATH = ApiClient.V1 + "/config";
@@ -26,6 +27,21 @@ final class ConfigCommands extends Group {
         }
         return doc.path("bdevs").size() + " bdevs, " + doc.path("subsystems").size() + " subsystems, "
             + namespaces + " namespaces, " + listeners + " listeners, " + doc.path("referrals").size() + " referrals";
+    }
+
+    /**
+     * The document in an answer of {@code PUT /api/v1/config}: the answer itself, or its {@code config} object
+     * where the API wraps it (with {@code restartRequired}).
+     */
+    static JsonNode document(JsonNode answer) {
+        return answer.path("config").isObject() ? answer.get("config") : answer;
+    }
+
+    /** "applied FILE: 1 bdevs, ...", and a note when the API says that part applies only at the next start. */
+    static String applied(Object file, JsonNode answer) {
+        return "applied " + file + ": " + summary(document(answer))
+            + (answer.path("restartRequired").asBoolean() ? "; some changes apply at the next start (restartRequired)"
+            : "");
     }
 
     @Command(name = "export", description = "Print the live document (always JSON), or write it to a file.")
@@ -46,14 +62,16 @@ final class ConfigCommands extends Group {
             } catch (IOException e) {
                 throw CliException.usage("cannot write " + output + ": " + e.getMessage());
             }
-            done("wrote " + output + ": " + summary(doc));
+            done("wrote " + output + ": " + summary(doc), "wrote", object().put("file", output.toString()));
             return 0;
         }
     }
 
-    @Command(name = "import", description = "Apply a whole document: validated, applied as a whole or not at all.")
+    @Command(name = "import", description = {"Apply a whole nvmf4j document (as 'config export' writes it) to the "
+        + "running target: validated, then applied as a whole or not at all.",
+        "Not for nvmetcli's config.json: convert that with 'nvmfctl import-nvmetcli'."})
     static final class Import extends ApiCommand {
-        @Parameters(paramLabel = "FILE")
+        @Parameters(paramLabel = "FILE", description = "An nvmf4j configuration document (JSON).")
         Path file;
 
         @Override
@@ -68,7 +86,7 @@ final class ConfigCommands extends Group {
             if (json()) {
                 printJson(live);
             } else {
-                done("applied " + file + ": " + summary(live));
+                say(applied(file, live));
             }
             return 0;
         }

@@ -4,6 +4,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 /** A resource with subcommands (bdev, subsystem, ...): alone it is a usage error (exit 2). */
@@ -13,7 +15,18 @@ abstract class Group implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        throw new ParameterException(spec.commandLine(), "missing subcommand: one of "
-            + String.join(", ", spec.subcommands().keySet()));
+        throw new ParameterException(spec.commandLine(), missing("subcommand", spec));
+    }
+
+    /** "missing subcommand: one of list, get, ..." naming the visible subcommands of {@code spec}. */
+    static String missing(String what, CommandSpec spec) {
+        List<String> names = new ArrayList<>();
+        spec.subcommands().forEach((name, sub) -> {
+            CommandSpec s = sub.getCommandSpec();
+            if (!s.usageMessage().hidden() && s.name().equals(name)) {
+                names.add(name);
+            }
+        });
+        return "missing " + what + ": one of " + String.join(", ", names);
     }
 }

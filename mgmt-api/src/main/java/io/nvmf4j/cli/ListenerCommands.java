@@ -3,30 +3,54 @@ package io.nvmf4j.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /** {@code nvmfctl listener}: transport addresses of a subsystem ({@code /api/v1/subsystems/{nqn}/listeners}). */
-@Command(name = "listener", description = "Listeners of a subsystem: list, add, remove.",
+@Command(name = "listener", description = "Listeners (transport addresses) of a subsystem: list, add, remove.",
     subcommands = {ListenerCommands.List.class, ListenerCommands.Add.class, ListenerCommands.Remove.class})
 final class ListenerCommands extends Group {
     static String path(String nqn) {
         return ApiCommand.subsystemPath(nqn) + "/listeners";
     }
 
+    /**
+     * TRANSPORT and ADDRESS (address:port, IPv6 in brackets) of listeners or referrals; a STATE column when
+     * the API gives a state.
+     */
     static Table table(JsonNode list) {
-        Table t = new Table("TRANSPORT", "ADDRESS", "PORT");
-        list.forEach(l -> t.row(l.get("transport"), l.get("address"), l.get("port")));
+        boolean state = false;
+        for (JsonNode l : list) {
+            state |= l.has("state");
+        }
+        Table t = state ? new Table("TRANSPORT", "ADDRESS", "STATE") : new Table("TRANSPORT", "ADDRESS");
+        for (JsonNode l : list) {
+            String address = Address.hostPort(l.path("address").asText(), l.path("port").asText());
+            if (state) {
+                t.row(l.get("transport"), address, state(l));
+            } else {
+                t.row(l.get("transport"), address);
+            }
+        }
         return t;
+    }
+
+    /** "live", or "failed: no RDMA device" with the cause the API gives; null without a state. */
+    static String state(JsonNode l) {
+        if (!l.hasNonNull("state")) {
+            return null;
+        }
+        String cause = l.hasNonNull("cause") ? l.get("cause").asText()
+            : l.hasNonNull("reason") ? l.get("reason").asText() : null;
+        return l.get("state").asText() + (cause == null ? "" : ": " + cause);
     }
 
     @Command(name = "list", description = "List the listeners of a subsystem.")
     static final class List extends ApiCommand {
-        @Option(names = "--nqn", required = true, paramLabel = "NQN", description = "The subsystem.")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
         @Override
         public Integer call() {
-            JsonNode listeners = api().get(path(nqn));
+            JsonNode listeners = api().get(path(subsystem.nqn));
             if (json()) {
                 printJson(listeners);
             } else {
@@ -36,41 +60,42 @@ final class ListenerCommands extends Group {
         }
     }
 
-    @Command(name = "add", description = "Listen for a subsystem on an address (the discovery service too).")
+    @Command(name = "add", description = {"Listen for a subsystem on an address (the discovery service listens there "
+        + "too).", "Example: nvmfctl listener add -n nqn.2026-11.io.nvmf4j:default -a ::1 -s 4421"})
     static final class Add extends ApiCommand {
-        @Option(names = "--nqn", required = true, paramLabel = "NQN", description = "The subsystem.")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
         @Mixin
-        Address address;
-
-        @Option(names = {"-s", "--port"}, paramLabel = "PORT", defaultValue = "4420",
-            description = "Port (default: ${DEFAULT-VALUE}).")
-        int port;
+        Address.Listener address;
 
         @Override
         public Integer call() {
-            printOne(api().post(path(nqn), address.body(object(), port)));
+            JsonNode added = api().post(path(subsystem.nqn), address.endpoint().body(object()));
+            if (json()) {
+                printJson(added);
+            } else {
+                say("listening for " + subsystem.nqn + " on " + Address.describe(added)
+                    + (added.has("state") ? " (" + state(added) + ")" : ""));
+            }
             return 0;
         }
     }
 
     @Command(name = "remove", description = "Stop listening for a subsystem on an address.")
     static final class Remove extends ApiCommand {
-        @Option(names = "--nqn", required = true, paramLabel = "NQN", description = "The subsystem.")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
         @Mixin
-        Address address;
-
-        @Option(names = {"-s", "--port"}, paramLabel = "PORT", defaultValue = "4420",
-            description = "Port (default: ${DEFAULT-VALUE}).")
-        int port;
+        Address.Listener address;
 
         @Override
         public Integer call() {
-            api().delete(address.path(path(nqn), port));
-            done("removed listener " + address + ":" + port + " from " + nqn);
+            Address.Endpoint e = address.endpoint();
+            api().delete(e.path(path(subsystem.nqn)));
+            done("removed listener " + e + " from " + subsystem.nqn, "removed",
+                object().put("subsystem", subsystem.nqn).set("listener", e.body(object())));
             return 0;
         }
     }

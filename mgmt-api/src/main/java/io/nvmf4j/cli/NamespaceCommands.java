@@ -3,6 +3,7 @@ package io.nvmf4j.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code nvmfctl ns}: namespaces of a subsystem ({@code /api/v1/subsystems/{nqn}/namespaces}). */
@@ -15,12 +16,12 @@ final class NamespaceCommands extends Group {
 
     @Command(name = "list", description = "List the namespaces of a subsystem.")
     static final class List extends ApiCommand {
-        @Option(names = "--nqn", required = true, paramLabel = "NQN", description = "The subsystem.")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
         @Override
         public Integer call() {
-            JsonNode namespaces = api().get(path(nqn));
+            JsonNode namespaces = api().get(path(subsystem.nqn));
             if (json()) {
                 printJson(namespaces);
                 return 0;
@@ -33,12 +34,12 @@ final class NamespaceCommands extends Group {
     }
 
     @Command(name = "add", description = {"Add a namespace on a block device; connected hosts see it at once.",
-        "Example: nvmfctl ns add --nqn nqn.2026-11.io.nvmf4j:default --bdev m1"})
+        "Example: nvmfctl ns add -n nqn.2026-11.io.nvmf4j:default -b m1"})
     static final class Add extends ApiCommand {
-        @Option(names = "--nqn", required = true, paramLabel = "NQN", description = "The subsystem.")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
-        @Option(names = "--bdev", required = true, paramLabel = "NAME", description = "The block device.")
+        @Option(names = {"-b", "--bdev"}, required = true, paramLabel = "NAME", description = "The block device.")
         String bdev;
 
         @Option(names = "--nsid", paramLabel = "N", description = "Namespace ID (default: the lowest free).")
@@ -62,23 +63,24 @@ final class NamespaceCommands extends Group {
             if (uuid != null) {
                 body.put("uuid", uuid);
             }
-            printOne(api().post(path(nqn), body));
+            printOne(api().post(path(subsystem.nqn), body));
             return 0;
         }
     }
 
     @Command(name = "remove", description = "Remove a namespace (the block device stays).")
     static final class Remove extends ApiCommand {
-        @Option(names = "--nqn", required = true, paramLabel = "NQN", description = "The subsystem.")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
-        @Option(names = "--nsid", required = true, paramLabel = "N")
+        @Option(names = "--nsid", required = true, paramLabel = "N", description = "The namespace ID.")
         int nsid;
 
         @Override
         public Integer call() {
-            api().delete(path(nqn) + "/" + nsid);
-            done("removed namespace " + nsid + " from " + nqn);
+            api().delete(path(subsystem.nqn) + "/" + nsid);
+            done("removed namespace " + nsid + " from " + subsystem.nqn, "removed",
+                object().put("subsystem", subsystem.nqn).put("nsid", nsid));
             return 0;
         }
     }

@@ -5,12 +5,16 @@ import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.service.StateDir;
 import io.nvmf4j.service.api.ApiToken;
 import picocli.CommandLine;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.UnmatchedArgumentException;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
+import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -18,19 +22,31 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code nvmfctl}: the command line over the management REST API (docs/rest-api.md). Global options may
- * stand before or after the subcommand. Exit codes: 0 done, 1 the API refused (4xx), 2 bad usage,
- * 3 cannot connect or the service failed (5xx); errors are one line on stderr, never a stack trace.
+ * {@code nvmfctl}: the command line over the management REST API (docs/rest-api.md). Every command has
+ * {@code -h/--help} ({@code scope = INHERIT}) and {@code nvmfctl help CMD [SUB]}; the global options are
+ * inherited, so they may stand before or after the subcommand. Exit codes: 0 done, 1 the API refused (4xx),
+ * 2 bad usage, 3 cannot connect or the service failed (5xx). Errors are one line on stderr, never a stack
+ * trace; a usage error adds one "Try '... --help'" line instead of the whole usage. With {@code --json}
+ * every output is JSON: the result on stdout, warnings and the error as one JSON object per line on stderr.
  */
-@Command(name = "nvmfctl", mixinStandardHelpOptions = true, version = "nvmfctl 0.1.0",
-    description = "Manage a running nvmf4j target through its REST API.",
-    subcommands = {BdevCommands.class, SubsystemCommands.class, NamespaceCommands.class, HostCommands.class,
-        ListenerCommands.class, ControllerCommands.class, ReferralCommands.class, TransportCommands.class,
-        ConfigCommands.class, HealthCommand.class, ImportCommand.class},
+@Command(name = "nvmfctl", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true, version = "nvmfctl 0.1.0",
+    description = {"Manage a running nvmf4j target through its REST API.",
+        "Start with 'nvmfctl ls' (the whole target as a tree); 'nvmfctl help COMMAND [SUBCOMMAND]' or "
+            + "'nvmfctl COMMAND --help' explains each command."},
+    subcommands = {LsCommand.class, BdevCommands.class, SubsystemCommands.class, NamespaceCommands.class,
+        HostCommands.class, ListenerCommands.class, ControllerCommands.class, ReferralCommands.class,
+        TransportCommands.class, ConfigCommands.class, NvmetcliImport.Current.class, NvmetcliImport.Legacy.class,
+        HealthCommand.class, HelpCommand.class},
+    footerHeading = "%nJSON output:%n",
+    footer = {"With --json a command prints its result as JSON on stdout (a delete or remove: {\"deleted\": ...} or "
+        + "{\"removed\": ...}); warnings are {\"warning\": \"...\"} lines on stderr and an error is one line "
+        + "{\"error\": {\"exitCode\": N, \"status\": HTTP-STATUS, \"message\": \"...\", \"field\": \"...\"}} on stderr "
+        + "(status and field when the API gave them); the exit codes stay the same."},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:done", "1:the API refused the request (4xx: its message is printed)",
         "2:bad usage", "3:cannot connect to the service, or it failed (5xx)"})
@@ -57,8 +73,13 @@ public final class Nvmfctl implements Callable<Integer> {
             + "(default: /var/lib/nvmf4j for root, ~/.local/state/nvmf4j otherwise).")
     Path stateDir;
 
-    @Option(names = "--json", scope = ScopeType.INHERIT, description = "Print the API's JSON instead of tables.")
+    @Option(names = "--json", scope = ScopeType.INHERIT, description = "JSON output: the API's objects instead of tables, and errors as JSON on stderr.")
     boolean json;
+
+    @Option(names = "--cacert", scope = ScopeType.INHERIT, paramLabel = "FILE",
+        description = "Trust the PEM certificates in FILE for HTTPS (the service's own self-signed certificate, or "
+            + "the CA that signed it), with the host name still checked.")
+    Path cacert;
 
     @Option(names = "--insecure", scope = ScopeType.INHERIT,
         description = "HTTPS without verifying the certificate or host name (self-signed test setups only: "
@@ -81,26 +102,71 @@ public final class Nvmfctl implements Callable<Integer> {
         System.exit(commandLine(System.getenv()).execute(args));
     }
 
-    /** The command line with nvmfctl's error handling: one line on stderr and the exit code of the failure. */
+    /**
+     * The command line with nvmfctl's error handling: a usage error is one line and a "Try" line (exit 2),
+     * any other failure one line with its exit code; with {@code --json} each is a JSON object instead.
+     */
     public static CommandLine commandLine(Map<String, String> env) {
         CommandLine cl = new CommandLine(new Nvmfctl(env));
+        GlobalOptionsHelp.install(cl);
+        cl.setParameterExceptionHandler(Nvmfctl::usageError);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
-            PrintWriter err = cmd.getErr();
-            if (e instanceof CliException c) {
-                err.println("nvmfctl: " + c.getMessage());
-                err.flush();
-                return c.exitCode();
-            }
-            err.println("nvmfctl: unexpected error: " + e);
-            err.flush();
-            return CliException.API;
+            boolean json = ((Nvmfctl) cmd.getCommandSpec().root().userObject()).json;
+            CliException c = e instanceof CliException ce ? ce
+                : new CliException(CliException.UNAVAILABLE, "unexpected error: " + e);
+            return report(cmd.getErr(), json, c, null);
         });
         return cl;
     }
 
+    /** A bad command line: picocli's message (with its "Did you mean" suggestions) and where to read more. */
+    private static int usageError(ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        // the parse may have failed before --json was read
+        boolean json = Arrays.asList(args).contains("--json");
+        String help = cmd.getCommandSpec().qualifiedName() + " --help";
+        String message = e.getMessage();
+        if (e instanceof UnmatchedArgumentException u && !u.getSuggestions().isEmpty()) {
+            message += " (did you mean: " + String.join(", ", u.getSuggestions()) + "?)";
+        }
+        if (message.startsWith("Missing required option") && (message.contains("--nqn=") || message.contains("--hostnqn="))
+            && Arrays.stream(args).anyMatch(a -> a.startsWith("nqn."))) {
+            // the NQN given the old way, as a positional parameter
+            message += " (NQNs are options: -n NQN for the subsystem, -q HOSTNQN for a host)";
+        }
+        return report(cmd.getErr(), json, CliException.usage(message), help);
+    }
+
+    /** Prints a failure on stderr, as text or as one JSON object; answers its exit code. */
+    static int report(PrintWriter err, boolean json, CliException c, String help) {
+        if (json) {
+            ObjectNode error = ConfigStore.mapper().createObjectNode();
+            error.putObject("error").put("exitCode", c.exitCode());
+            ObjectNode o = (ObjectNode) error.get("error");
+            if (c.status() != 0) {
+                o.put("status", c.status());
+            }
+            o.put("message", c.getMessage());
+            if (c.field() != null) {
+                o.put("field", c.field());
+            }
+            if (help != null) {
+                o.put("help", help);
+            }
+            err.println(error.toString());
+        } else {
+            err.println("nvmfctl: " + c.getMessage());
+            if (help != null) {
+                err.println("Try '" + help + "' for more information.");
+            }
+        }
+        err.flush();
+        return c.exitCode();
+    }
+
     @Override
     public Integer call() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command");
+        throw new ParameterException(spec.commandLine(), Group.missing("command", spec));
     }
 
     ObjectMapper mapper() {
@@ -115,7 +181,11 @@ public final class Nvmfctl implements Callable<Integer> {
                 throw CliException.usage("--url must start with http:// or https://, got " + base);
             }
             String[] found = resolveToken();
-            client = new ApiClient(mapper, base, found[0], found[1], insecure);
+            if (insecure && cacert != null) {
+                throw CliException.usage("--insecure and --cacert exclude each other");
+            }
+            SSLContext tls = insecure ? ApiClient.trustAll() : cacert != null ? ApiClient.trusting(cacert) : null;
+            client = new ApiClient(mapper, base, found[0], found[1], tls);
         }
         return client;
     }

@@ -3,10 +3,10 @@ package io.nvmf4j.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /** {@code nvmfctl referral}: other discovery services in our discovery log ({@code /api/v1/discovery/referrals}). */
-@Command(name = "referral", description = "Discovery referrals: list, add, remove.",
+@Command(name = "referral", description = "Discovery referrals (other discovery services named in the discovery "
+    + "log): list, add, remove.",
     subcommands = {ReferralCommands.List.class, ReferralCommands.Add.class, ReferralCommands.Remove.class})
 final class ReferralCommands extends Group {
     static final String PATH = ApiClient.V1 + "/discovery/referrals";
@@ -25,18 +25,20 @@ final class ReferralCommands extends Group {
         }
     }
 
-    @Command(name = "add", description = "Refer hosts to another discovery service.")
+    @Command(name = "add", description = {"Refer hosts to another discovery service.",
+        "Example: nvmfctl referral add -t tcp -a 192.0.2.7 -s 8009"})
     static final class Add extends ApiCommand {
         @Mixin
-        Address address;
-
-        @Option(names = {"-s", "--port"}, paramLabel = "PORT", defaultValue = "8009",
-            description = "Port (default: ${DEFAULT-VALUE}).")
-        int port;
+        Address.Referral address;
 
         @Override
         public Integer call() {
-            printOne(api().post(PATH, address.body(object(), port)));
+            JsonNode added = api().post(PATH, address.endpoint().body(object()));
+            if (json()) {
+                printJson(added);
+            } else {
+                say("added referral " + Address.describe(added));
+            }
             return 0;
         }
     }
@@ -44,16 +46,13 @@ final class ReferralCommands extends Group {
     @Command(name = "remove", description = "Remove a referral.")
     static final class Remove extends ApiCommand {
         @Mixin
-        Address address;
-
-        @Option(names = {"-s", "--port"}, paramLabel = "PORT", defaultValue = "8009",
-            description = "Port (default: ${DEFAULT-VALUE}).")
-        int port;
+        Address.Referral address;
 
         @Override
         public Integer call() {
-            api().delete(address.path(PATH, port));
-            done("removed referral " + address + ":" + port);
+            Address.Endpoint e = address.endpoint();
+            api().delete(e.path(PATH));
+            done("removed referral " + e, "removed", object().set("referral", e.body(object())));
             return 0;
         }
     }

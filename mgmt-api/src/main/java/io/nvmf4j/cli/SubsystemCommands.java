@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -17,11 +18,10 @@ import java.util.Locale;
 final class SubsystemCommands extends Group {
     static final String PATH = ApiClient.V1 + "/subsystems";
 
-    /** "tcp:127.0.0.1:4420" for each listener of a subsystem. */
+    /** "tcp 127.0.0.1:4420", "tcp [::1]:4421" for each listener of a subsystem. */
     static java.util.List<String> listeners(JsonNode s) {
         java.util.List<String> l = new ArrayList<>();
-        s.path("listeners").forEach(x -> l.add(x.path("transport").asText() + ":" + x.path("address").asText()
-            + ":" + x.path("port").asInt()));
+        s.path("listeners").forEach(x -> l.add(Address.describe(x)));
         return l;
     }
 
@@ -47,12 +47,12 @@ final class SubsystemCommands extends Group {
 
     @Command(name = "get", description = "Show one subsystem with its namespaces, hosts and listeners.")
     static final class Get extends ApiCommand {
-        @Parameters(paramLabel = "NQN")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
         @Override
         public Integer call() {
-            JsonNode s = api().get(subsystemPath(nqn));
+            JsonNode s = api().get(subsystemPath(subsystem.nqn));
             if (json()) {
                 printJson(s);
                 return 0;
@@ -72,35 +72,41 @@ final class SubsystemCommands extends Group {
         }
     }
 
-    @Command(name = "create", description = "Create a subsystem (no namespaces; add them with 'ns add').")
+    @Command(name = "create", description = {"Create a subsystem (no namespaces: add them with 'ns add'; no "
+        + "listeners: add them with 'listener add').",
+        "Example: nvmfctl subsystem create -n nqn.2026-11.io.nvmf4j:vol1 -q nqn.2014-08.org.nvmexpress:uuid:..."})
     static final class Create extends ApiCommand {
-        @Parameters(paramLabel = "NQN")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
-        @Option(names = "--serial", description = "Serial number (1..20 ASCII characters; generated when absent).")
+        @Option(names = "--serial", paramLabel = "SERIAL", description = "Serial number (1..20 ASCII characters; generated when absent).")
         String serial;
 
-        @Option(names = "--model", description = "Model number (default: nvmf4j).")
+        @Option(names = "--model", paramLabel = "MODEL", description = "Model number (default: nvmf4j).")
         String model;
 
         @Option(names = "--allow-any-host", description = "Admit any host NQN (otherwise only those added).")
         boolean allowAnyHost;
 
-        @Option(names = "--host", paramLabel = "HOSTNQN", description = "A host allowed to connect (repeatable).")
+        @Option(names = {"-q", "--hostnqn"}, paramLabel = "HOSTNQN",
+            description = "A host allowed to connect (repeatable).")
         java.util.List<String> hosts = new ArrayList<>();
 
-        @Option(names = "--max-namespaces", paramLabel = "N")
+        @Option(names = "--host", hidden = true, paramLabel = "HOSTNQN", description = "Old spelling of --hostnqn.")
+        java.util.List<String> oldHosts = new ArrayList<>();
+
+        @Option(names = "--max-namespaces", paramLabel = "N", description = "Most namespaces it may hold.")
         Integer maxNamespaces;
 
-        @Option(names = "--min-cntlid", paramLabel = "ID")
+        @Option(names = "--min-cntlid", paramLabel = "ID", description = "Lowest controller ID it gives out.")
         Integer minCntlid;
 
-        @Option(names = "--max-cntlid", paramLabel = "ID")
+        @Option(names = "--max-cntlid", paramLabel = "ID", description = "Highest controller ID it gives out.")
         Integer maxCntlid;
 
         @Override
         public Integer call() {
-            ObjectNode body = object().put("nqn", nqn).put("allowAnyHost", allowAnyHost);
+            ObjectNode body = object().put("nqn", subsystem.nqn).put("allowAnyHost", allowAnyHost);
             if (serial != null) {
                 body.put("serial", serial);
             }
@@ -109,6 +115,7 @@ final class SubsystemCommands extends Group {
             }
             ArrayNode h = body.putArray("hosts");
             hosts.forEach(h::add);
+            oldHosts.forEach(h::add);
             if (maxNamespaces != null) {
                 body.put("maxNamespaces", maxNamespaces);
             }
@@ -125,23 +132,24 @@ final class SubsystemCommands extends Group {
 
     @Command(name = "delete", description = "Delete a subsystem (connected hosts are disconnected).")
     static final class Delete extends ApiCommand {
-        @Parameters(paramLabel = "NQN")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
         @Override
         public Integer call() {
-            api().delete(subsystemPath(nqn));
-            done("deleted subsystem " + nqn);
+            api().delete(subsystemPath(subsystem.nqn));
+            done("deleted subsystem " + subsystem.nqn, "deleted", object().put("subsystem", subsystem.nqn));
             return 0;
         }
     }
 
-    @Command(name = "allow-any-host", description = "Admit any host (yes) or only the allowed hosts (no).")
+    @Command(name = "allow-any-host", description = {"Admit any host (yes) or only the allowed hosts (no).",
+        "Example: nvmfctl subsystem allow-any-host -n nqn.2026-11.io.nvmf4j:default no"})
     static final class AllowAnyHost extends ApiCommand {
-        @Parameters(index = "0", paramLabel = "NQN")
-        String nqn;
+        @Mixin
+        SubsystemNqn subsystem;
 
-        @Parameters(index = "1", paramLabel = "yes|no")
+        @Parameters(paramLabel = "yes|no", description = "yes, true, on, 1 or no, false, off, 0.")
         String value;
 
         @Override
@@ -151,11 +159,11 @@ final class SubsystemCommands extends Group {
                 case "no", "false", "off", "0" -> false;
                 default -> throw CliException.usage("allow-any-host takes yes or no, got '" + value + "'");
             };
-            JsonNode s = api().patch(subsystemPath(nqn), object().put("allowAnyHost", allow));
+            JsonNode s = api().patch(subsystemPath(subsystem.nqn), object().put("allowAnyHost", allow));
             if (json()) {
                 printJson(s);
             } else {
-                done(nqn + ": allow any host " + (s.path("allowAnyHost").asBoolean() ? "yes" : "no"));
+                say(subsystem.nqn + ": allow any host " + (s.path("allowAnyHost").asBoolean() ? "yes" : "no"));
             }
             return 0;
         }

@@ -12,6 +12,17 @@ import picocli.CommandLine.Parameters;
 final class TransportCommands extends Group {
     static final String PATH = ApiClient.V1 + "/transports";
 
+    /** Nested objects as "a.b.c  value" keys, in their order. */
+    static void flatten(String prefix, JsonNode node, ObjectNode into) {
+        node.fields().forEachRemaining(e -> {
+            if (e.getValue().isObject()) {
+                flatten(prefix + e.getKey() + ".", e.getValue(), into);
+            } else {
+                into.set(prefix + e.getKey(), e.getValue());
+            }
+        });
+    }
+
     @Command(name = "get", description = "Show the options of every transport.")
     static final class Get extends ApiCommand {
         @Override
@@ -22,8 +33,7 @@ final class TransportCommands extends Group {
                 return 0;
             }
             ObjectNode flat = object();
-            all.fields().forEachRemaining(t -> t.getValue().fields().forEachRemaining(o ->
-                flat.set(t.getKey() + "." + o.getKey(), o.getValue())));
+            flatten("", all, flat);
             Table.printObject(out(), flat);
             return 0;
         }
@@ -35,25 +45,30 @@ final class TransportCommands extends Group {
         @Parameters(paramLabel = "TRANSPORT", description = "tcp (the only transport with options so far).")
         String transport;
 
-        @Option(names = "--in-capsule-data-size", paramLabel = "BYTES")
+        @Option(names = "--in-capsule-data-size", paramLabel = "BYTES",
+            description = "In-capsule data size of I/O queues (IOCCSZ is derived from it).")
         Integer inCapsuleDataSize;
 
-        @Option(names = "--max-queue-depth", paramLabel = "N")
+        @Option(names = "--max-queue-depth", paramLabel = "N",
+            description = "Largest I/O queue size (entries) a host may ask for.")
         Integer maxQueueDepth;
 
-        @Option(names = "--max-io-queues", paramLabel = "N")
+        @Option(names = "--max-io-queues", paramLabel = "N", description = "Most I/O queues per controller.")
         Integer maxIoQueues;
 
-        @Option(names = "--mdts-bytes", paramLabel = "BYTES")
+        @Option(names = "--mdts-bytes", paramLabel = "BYTES",
+            description = "Maximum data transfer size: a power of two, a multiple of 4 KiB.")
         Integer mdtsBytes;
 
-        @Option(names = "--max-h2c-data", paramLabel = "BYTES")
+        @Option(names = "--max-h2c-data", paramLabel = "BYTES",
+            description = "Largest H2CData PDU payload accepted (MAXH2CDATA).")
         Integer maxH2cData;
 
-        @Option(names = "--c2h-success", paramLabel = "true|false", arity = "1")
+        @Option(names = "--c2h-success", paramLabel = "true|false", arity = "1",
+            description = "Send C2HData with the SUCCESS flag (no CapsuleResp) unless the host disabled it.")
         Boolean c2hSuccess;
 
-        @Option(names = "--connect-timeout-ms", paramLabel = "MS", description = "ICReq and Connect limit; 0 = none.")
+        @Option(names = "--connect-timeout-ms", paramLabel = "MS", description = "Close a connection without ICReq and Connect within MS; 0 = no limit.")
         Integer connectTimeoutMs;
 
         @Override
@@ -61,7 +76,7 @@ final class TransportCommands extends Group {
             if (!transport.equals("tcp")) {
                 throw CliException.usage("only the tcp transport has options, got '" + transport + "'");
             }
-            ObjectNode tcp = (ObjectNode) api().get(PATH).get("tcp").deepCopy();
+            ObjectNode tcp = stored(api().get(PATH).path("tcp"));
             put(tcp, "inCapsuleDataSize", inCapsuleDataSize);
             put(tcp, "maxQueueDepth", maxQueueDepth);
             put(tcp, "maxIoQueues", maxIoQueues);
@@ -78,9 +93,22 @@ final class TransportCommands extends Group {
             }
             out().println("stored; applies at the next start of the service");
             ObjectNode flat = object();
-            answer.get("tcp").fields().forEachRemaining(o -> flat.set("tcp." + o.getKey(), o.getValue()));
+            flatten("tcp.", answer.has("tcp") ? answer.get("tcp") : answer, flat);
             Table.printObject(out(), flat);
             return 0;
+        }
+
+        /**
+         * The options as stored, to change and send back whole: the object itself, or its {@code pending}
+         * (else {@code live}) part where the API shows both the running and the stored values.
+         */
+        private static ObjectNode stored(JsonNode tcp) {
+            if (!tcp.isObject()) {
+                throw new CliException(CliException.UNAVAILABLE, "the service's GET " + PATH + " has no tcp object");
+            }
+            JsonNode part = tcp.path("pending").isObject() ? tcp.get("pending")
+                : tcp.path("live").isObject() ? tcp.get("live") : tcp;
+            return (ObjectNode) part.deepCopy();
         }
 
         private static void put(ObjectNode node, String field, Integer value) {

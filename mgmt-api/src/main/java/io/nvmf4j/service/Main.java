@@ -19,7 +19,12 @@ import java.util.concurrent.CountDownLatch;
  * and flushes the block devices.
  */
 @Command(name = "nvmf4j-target", mixinStandardHelpOptions = true, version = "nvmf4j 0.1.0",
-    description = "NVMe-over-Fabrics target (NVMe/TCP). Runs in the foreground; stop with SIGTERM or Ctrl-C.")
+    description = {"NVMe-over-Fabrics target (NVMe/TCP and NVMe/RDMA). Runs in the foreground; stop with SIGTERM "
+        + "or Ctrl-C.", "'nvmf4j-target check-config FILE' checks a configuration without starting."},
+    subcommands = Main.CheckConfig.class,
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {"0:stopped cleanly (SIGTERM or Ctrl-C)", "1:cannot start (a port taken, an engine that cannot "
+        + "run here)", "2:bad usage or a bad configuration (every bad field is named)"})
 public final class Main implements Callable<Integer> {
     static {
         NettyDefaults.apply(); // before anything loads Netty
@@ -40,10 +45,61 @@ public final class Main implements Callable<Integer> {
         System.exit(new CommandLine(new Main()).execute(args));
     }
 
+    /** The configuration file: --config, else {@code <state-dir>/config.json}. */
+    Path configPath() {
+        Path dir = stateDir != null ? stateDir : StateDir.defaultDir();
+        return configFile != null ? configFile : dir.resolve("config.json");
+    }
+
+    /**
+     * {@code check-config [FILE]}: the checks of a start ({@link ConfigCheck}) and nothing else: no engine, no
+     * API, no file written (no generated serial or NGUID, no api-token). A subcommand rather than an option
+     * because it is a mode of its own, with its own argument, help and man page; the run options do not
+     * apply to it, except that without FILE it checks the file a start would read.
+     */
+    @Command(name = "check-config", mixinStandardHelpOptions = true, version = "nvmf4j 0.1.0",
+        description = {"Check a configuration document exactly as a start would (parse, validation, the API's "
+            + "TLS files), without starting or writing anything.",
+            "Prints 'FILE: valid' (exit 0), or one line 'FILE: field: problem' per bad field on stderr (exit 2)."},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:valid", "2:invalid, unreadable, or bad usage"})
+    static final class CheckConfig implements Callable<Integer> {
+        @CommandLine.Parameters(paramLabel = "FILE", arity = "0..1", description = "The document (default: the "
+            + "file a start would read: --config, else <state-dir>/config.json).")
+        Path file;
+
+        @CommandLine.ParentCommand
+        Main main;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            Path f = file != null ? file : main.configPath();
+            java.io.PrintWriter out = spec.commandLine().getOut();
+            java.io.PrintWriter err = spec.commandLine().getErr();
+            try {
+                ConfigCheck.load(f);
+                out.println(f + ": valid");
+                out.flush();
+                return 0;
+            } catch (ConfigException e) {
+                e.problems().forEach(p -> err.println(f + ": " + p));
+            } catch (java.nio.file.NoSuchFileException e) {
+                err.println(f + ": no such file");
+            } catch (IOException e) {
+                err.println(f + ": cannot read: " + e.getMessage());
+            }
+            err.flush();
+            return 2;
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         Path dir = stateDir != null ? stateDir : StateDir.defaultDir();
-        Path file = configFile != null ? configFile : dir.resolve("config.json");
+        Path file = configPath();
         Service service;
         try {
             service = Service.start(dir, file);

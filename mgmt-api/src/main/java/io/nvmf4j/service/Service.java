@@ -2,7 +2,6 @@ package io.nvmf4j.service;
 
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.ConfigStore;
-import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -106,8 +105,7 @@ public final class Service implements AutoCloseable {
             LOG.info("no configuration at {}: wrote the embedded default there", file);
             return c;
         }
-        TargetConfig c = ConfigStore.load(file);
-        ConfigValidator.validate(c); // never rewrite a document we are about to reject
+        TargetConfig c = ConfigCheck.load(file); // never rewrite a document we are about to reject
         if (ConfigStore.assignIdentities(c)) {
             ConfigStore.save(file, c);
             LOG.info("generated missing serial numbers / NGUIDs / UUIDs and kept them in {}", file);
@@ -126,9 +124,10 @@ public final class Service implements AutoCloseable {
                     nqns.append(nqns.length() == 0 ? "" : " ").append(s.nqn);
                 }
             }
+            String at = l.address.contains(":") ? "[" + l.address + "]" : l.address;  // [::1]:4421
             LOG.info("listening on {} {}:{} for {} (and {}): nvme discover -t {} -a {} -s {} ; "
                     + "nvme connect -t {} -a {} -s {} -n {}",
-                l.transport, l.address, port, nqns, Subsystem.DISCOVERY_NQN, l.transport, l.address, port,
+                l.transport, at, port, nqns, Subsystem.DISCOVERY_NQN, l.transport, l.address, port,
                 l.transport, l.address, port, nqns.toString().split(" ")[0]);
         }
         target.listenerStates().forEach((l, state) -> {

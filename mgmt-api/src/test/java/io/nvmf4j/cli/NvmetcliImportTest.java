@@ -75,7 +75,7 @@ class NvmetcliImportTest {
 
     @Test
     void convertsTheSampleToExactlyTheExpectedDocument() throws Exception {
-        Run r = Cli.runBare(Map.of(), "import", "--nvmetcli", sample.toString());
+        Run r = Cli.runBare(Map.of(), "import-nvmetcli", sample.toString());
         assertThat(r.code()).as("%s", r).isZero();
         assertThat(r.out()).isEqualTo(resource("expected.json"));
         assertThat(lines(r.err())).containsExactlyElementsOf(SAMPLE_WARNINGS);
@@ -83,10 +83,10 @@ class NvmetcliImportTest {
 
     @Test
     void blockSizeOption() {
-        Run r = Cli.runBare(Map.of(), "import", "--nvmetcli", sample.toString(), "--block-size", "4096");
+        Run r = Cli.runBare(Map.of(), "import-nvmetcli", sample.toString(), "--block-size", "4096");
         assertThat(r.code()).as("%s", r).isZero();
         assertThat(Http.parse(r.out()).get("bdevs").findValuesAsText("blockSize")).containsOnly("4096");
-        assertThat(Cli.runBare(Map.of(), "import", "--nvmetcli", sample.toString(), "--block-size", "1000").code())
+        assertThat(Cli.runBare(Map.of(), "import-nvmetcli", sample.toString(), "--block-size", "1000").code())
             .isEqualTo(2);
     }
 
@@ -96,7 +96,7 @@ class NvmetcliImportTest {
             JsonNode before = t.http.get("/api/v1/config").json();
             Cli cli = new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(),
                 "--state-dir", t.dir.toString());
-            Run r = cli.run("import", "--nvmetcli", sample.toString(), "--apply");
+            Run r = cli.run("import-nvmetcli", sample.toString(), "--apply");
             assertThat(r.code()).as("%s", r).isZero();
             assertThat(r.out()).isEqualTo("applied " + sample + ": 3 bdevs, 2 subsystems, 3 namespaces, 3 listeners, "
                 + "1 referrals\n");
@@ -138,7 +138,7 @@ class NvmetcliImportTest {
             String before = t.liveJson();
             Cli cli = new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(),
                 "--state-dir", t.dir.toString());
-            Run r = cli.run("import", "--nvmetcli", sample.toString(), "--apply");
+            Run r = cli.run("import-nvmetcli", sample.toString(), "--apply");
             assertThat(r.code()).as("%s", r).isEqualTo(1);
             assertThat(r.out()).isEmpty();
             List<String> err = lines(r.err());
@@ -179,7 +179,7 @@ class NvmetcliImportTest {
               "extra": {}
             }
             """);
-        Run r = Cli.runBare(Map.of(), "import", "--nvmetcli", file.toString());
+        Run r = Cli.runBare(Map.of(), "import-nvmetcli", file.toString());
         assertThat(r.code()).as("%s", r).isZero();
         String odd = "subsystems[0] nqn.2014-08.org.example:odd";
         assertThat(lines(r.err())).containsExactly(
@@ -219,13 +219,31 @@ class NvmetcliImportTest {
     void unreadableInputIsAUsageError() throws Exception {
         Path bad = dir.resolve("bad.json");
         Files.writeString(bad, "{ not json");
-        Run r = Cli.runBare(Map.of(), "import", "--nvmetcli", bad.toString());
+        Run r = Cli.runBare(Map.of(), "import-nvmetcli", bad.toString());
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).startsWith("nvmfctl: cannot read " + bad + ": ").hasLineCount(1);
         Files.writeString(bad, "[]");
-        assertThat(Cli.runBare(Map.of(), "import", "--nvmetcli", bad.toString()).err())
+        assertThat(Cli.runBare(Map.of(), "import-nvmetcli", bad.toString()).err())
             .isEqualTo("nvmfctl: not an nvmetcli configuration: expected a JSON object with hosts, ports and "
                 + "subsystems\n");
+        assertThat(Cli.runBare(Map.of(), "import-nvmetcli").code()).isEqualTo(2);
         assertThat(Cli.runBare(Map.of(), "import").code()).isEqualTo(2);
+    }
+
+    /** The old spelling 'import --nvmetcli FILE' still converts, says on stderr that it is deprecated, and is hidden. */
+    @Test
+    void theOldImportSpellingWorksWithADeprecationWarning() {
+        Run current = Cli.runBare(Map.of(), "import-nvmetcli", sample.toString());
+        Run old = Cli.runBare(Map.of(), "import", "--nvmetcli", sample.toString());
+        assertThat(old.code()).as("%s", old).isZero();
+        assertThat(old.out()).isEqualTo(current.out());
+        assertThat(old.err()).startsWith("nvmfctl: warning: 'nvmfctl import --nvmetcli FILE' is deprecated: use "
+            + "'nvmfctl import-nvmetcli FILE' (and 'nvmfctl config import FILE' for an nvmf4j document)\n")
+            .endsWith(current.err());
+        Run json = Cli.runBare(Map.of(), "--json", "import", "--nvmetcli", sample.toString());
+        assertThat(json.err().lines().findFirst().orElseThrow())
+            .startsWith("{\"warning\":\"'nvmfctl import --nvmetcli FILE' is deprecated");
+        Run help = Cli.runBare(Map.of(), "--help");
+        assertThat(help.out()).contains("  import-nvmetcli  ").doesNotContain("  import  ");
     }
 }

@@ -100,7 +100,7 @@ class NvmfctlTest {
         assertThat(json(ok("bdev", "grow", "b2", "--num-blocks", "300", "--json")).get("numBlocks").asLong())
             .isEqualTo(300);
         assertThat(ok("bdev", "delete", "b1").out()).isEqualTo("deleted bdev b1\n");
-        assertThat(ok("bdev", "delete", "b2", "--json").out()).isEmpty();
+        assertThat(json(ok("bdev", "delete", "b2", "--json"))).isEqualTo(Http.parse("{\"deleted\":{\"bdev\":\"b2\"}}"));
         assertThat(t.http.get("/api/v1/bdevs/b1").status()).isEqualTo(404);
     }
 
@@ -119,30 +119,30 @@ class NvmfctlTest {
     @Test
     void subsystemCreateListGetAllowAnyHostDelete() {
         String nqn = "nqn.2026-11.io.nvmf4j:cli-sub";
-        Run created = ok("subsystem", "create", nqn, "--serial", "SN-CLI-1", "--model", "cli model",
-            "--host", TestService.HOSTNQN, "--max-namespaces", "8");
+        Run created = ok("subsystem", "create", "-n", nqn, "--serial", "SN-CLI-1", "--model", "cli model",
+            "-q", TestService.HOSTNQN, "--max-namespaces", "8");
         assertThat(created.out()).startsWith("nqn            " + nqn + "\nserial         SN-CLI-1\n"
             + "model          cli model\nallowAnyHost   false\nhosts          " + TestService.HOSTNQN + "\n"
             + "maxNamespaces  8\n");
         String list = ok("subsystem", "list").out();
         assertThat(list.lines().findFirst().orElseThrow()).matches("NQN +SERIAL +MODEL +ANY-HOST +HOSTS +NAMESPACES +LISTENERS");
         assertThat(list).containsPattern("\n" + nqn.replace(".", "\\.") + " +SN-CLI-1 +cli model +no +1 +0 +-\n")
-            .containsPattern("\n" + NQN.replace(".", "\\.") + " +\\S+ +nvmf4j +yes +0 +\\d+ +tcp:127\\.0\\.0\\.1:\\d+\n");
+            .containsPattern("\n" + NQN.replace(".", "\\.") + " +\\S+ +nvmf4j +yes +0 +\\d+ +tcp 127\\.0\\.0\\.1:\\d+\n");
         assertThat(json(ok("subsystem", "list", "--json")).findValuesAsText("nqn")).contains(NQN, nqn);
 
-        assertThat(ok("subsystem", "get", nqn).out()).contains("namespaces     -\n").contains("listeners      -\n");
-        assertThat(json(ok("subsystem", "get", nqn, "--json")).get("serial").asText()).isEqualTo("SN-CLI-1");
+        assertThat(ok("subsystem", "get", "-n", nqn).out()).contains("namespaces     -\n").contains("listeners      -\n");
+        assertThat(json(ok("subsystem", "get", "--nqn", nqn, "--json")).get("serial").asText()).isEqualTo("SN-CLI-1");
 
-        assertThat(ok("subsystem", "allow-any-host", nqn, "yes").out()).isEqualTo(nqn + ": allow any host yes\n");
-        assertThat(json(ok("subsystem", "allow-any-host", nqn, "no", "--json")).get("allowAnyHost").asBoolean()).isFalse();
-        assertThat(ok("subsystem", "delete", nqn).out()).isEqualTo("deleted subsystem " + nqn + "\n");
+        assertThat(ok("subsystem", "allow-any-host", "-n", nqn, "yes").out()).isEqualTo(nqn + ": allow any host yes\n");
+        assertThat(json(ok("subsystem", "allow-any-host", "-n", nqn, "no", "--json")).get("allowAnyHost").asBoolean()).isFalse();
+        assertThat(ok("subsystem", "delete", "-n", nqn).out()).isEqualTo("deleted subsystem " + nqn + "\n");
         assertThat(t.http.get("/api/v1/subsystems/" + enc(nqn)).status()).isEqualTo(404);
     }
 
     @Test
     void namespaceAddedThroughNvmfctlIsInTheConfigDocument() {
         ok("bdev", "create", "malloc", "nsb", "--size", "1M");
-        Run added = ok("ns", "add", "--nqn", NQN, "--bdev", "nsb", "--nsid", "20",
+        Run added = ok("ns", "add", "-n", NQN, "-b", "nsb", "--nsid", "20",
             "--nguid", "0123456789abcdef0123456789abcdef", "--uuid", "3c9e5a52-7f0e-4b8b-9a43-1f7a1e2f9d10");
         assertThat(added.out()).isEqualTo("""
             nsid   20
@@ -169,6 +169,9 @@ class NvmfctlTest {
         assertThat(json(ok("ns", "list", "--nqn", NQN, "--json")).findValuesAsText("bdev")).contains("m0", "nsb");
         assertThat(ok("ns", "remove", "--nqn", NQN, "--nsid", "20").out())
             .isEqualTo("removed namespace 20 from " + NQN + "\n");
+        ok("ns", "add", "-n", NQN, "-b", "nsb", "--nsid", "21");
+        assertThat(json(ok("ns", "remove", "-n", NQN, "--nsid", "21", "--json")))
+            .isEqualTo(Http.parse("{\"removed\":{\"subsystem\":\"" + NQN + "\",\"nsid\":21}}"));
         ok("bdev", "delete", "nsb");
     }
 
@@ -176,32 +179,65 @@ class NvmfctlTest {
     void hostAddListRemove() {
         String nqn = "nqn.2026-11.io.nvmf4j:cli-hosts";
         String host = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000c1";
-        ok("subsystem", "create", nqn);
-        assertThat(ok("host", "add", "--nqn", nqn, host).out()).isEqualTo("allowed host " + host + " on " + nqn + "\n");
+        ok("subsystem", "create", "-n", nqn);
+        assertThat(ok("host", "add", "--nqn", nqn, "-q", host).out()).isEqualTo("allowed host " + host + " on " + nqn + "\n");
         assertThat(ok("host", "list", "--nqn", nqn).out()).isEqualTo("HOSTNQN\n" + host + "\n");
         assertThat(json(ok("host", "list", "--nqn", nqn, "--json"))).isEqualTo(Http.parse("[\"" + host + "\"]"));
-        assertThat(ok("host", "remove", "--nqn", nqn, host).out()).isEqualTo("removed host " + host + " from " + nqn + "\n");
+        assertThat(ok("host", "remove", "-n", nqn, "--hostnqn", host).out())
+            .isEqualTo("removed host " + host + " from " + nqn + "\n");
         assertThat(ok("host", "list", "--nqn", nqn).out()).isEqualTo("HOSTNQN\n");
-        ok("subsystem", "delete", nqn);
+        ok("host", "add", "-n", nqn, "-q", host);
+        assertThat(json(ok("host", "remove", "-n", nqn, "-q", host, "--json"))).isEqualTo(Http.parse(
+            "{\"removed\":{\"subsystem\":\"" + nqn + "\",\"host\":\"" + host + "\"}}"));
+        ok("subsystem", "delete", "-n", nqn);
     }
 
     @Test
     void listenerAddListRemove() {
         String nqn = "nqn.2026-11.io.nvmf4j:cli-listen";
         int port = TestService.freePort();
-        ok("subsystem", "create", nqn);
-        assertThat(ok("listener", "add", "--nqn", nqn, "-a", "127.0.0.1", "-s", String.valueOf(port)).out())
-            .isEqualTo("transport  tcp\naddress    127.0.0.1\nport       " + port + "\nboundPort  " + port
-                + "\nstate      listening\ncause      -\n");
+        ok("subsystem", "create", "-n", nqn);
+        assertThat(ok("listener", "add", "-n", nqn, "-a", "127.0.0.1", "-s", String.valueOf(port)).out())
+            .isEqualTo("listening for " + nqn + " on tcp 127.0.0.1:" + port + "\n");
         assertThat(ok("listener", "list", "--nqn", nqn).out()).isEqualTo(
-            "TRANSPORT  ADDRESS    PORT\ntcp        127.0.0.1  " + port + "\n");
-        assertThat(json(ok("listener", "list", "--nqn", nqn, "--json"))).isEqualTo(Http.parse(
-            "[{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port + ",\"boundPort\":" + port
-                + ",\"state\":\"listening\",\"cause\":null}]"));
+            "TRANSPORT  ADDRESS\ntcp        127.0.0.1:" + port + "\n");
+        assertThat(json(ok("listener", "list", "--nqn", nqn, "--json")).get(0)).isEqualTo(Http.parse(
+            "{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port + "}"));
         assertThat(ok("listener", "remove", "--nqn", nqn, "-t", "tcp", "-a", "127.0.0.1", "-s", String.valueOf(port))
-            .out()).isEqualTo("removed listener tcp:127.0.0.1:" + port + " from " + nqn + "\n");
-        assertThat(ok("listener", "list", "--nqn", nqn).out()).isEqualTo("TRANSPORT  ADDRESS  PORT\n");
-        ok("subsystem", "delete", nqn);
+            .out()).isEqualTo("removed listener tcp 127.0.0.1:" + port + " from " + nqn + "\n");
+        assertThat(ok("listener", "list", "--nqn", nqn).out()).isEqualTo("TRANSPORT  ADDRESS\n");
+
+        // the long spellings of nvme-cli, ADDR:PORT in -a, the old --port hidden alias, and --json for a remove
+        ok("listener", "add", "--nqn", nqn, "--transport", "tcp", "--traddr", "127.0.0.1:" + port);
+        assertThat(ok("listener", "list", "-n", nqn).out()).contains("tcp        127.0.0.1:" + port + "\n");
+        assertThat(json(ok("listener", "remove", "-n", nqn, "-a", "127.0.0.1", "--port", String.valueOf(port),
+            "--json"))).isEqualTo(Http.parse("{\"removed\":{\"subsystem\":\"" + nqn + "\",\"listener\":"
+            + "{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port + "}}}"));
+        ok("subsystem", "delete", "-n", nqn);
+    }
+
+    /** IPv6: given as -a ::1 -s P or -a [::1]:P, written [::1]:P in every human output. */
+    @Test
+    void ipv6AddressesAreWrittenInBrackets() {
+        String nqn = "nqn.2026-11.io.nvmf4j:cli-ipv6";
+        int port = TestService.freePort();
+        ok("subsystem", "create", "-n", nqn);
+        assertThat(ok("listener", "add", "-n", nqn, "-a", "::1", "-s", String.valueOf(port)).out())
+            .isEqualTo("listening for " + nqn + " on tcp [::1]:" + port + "\n");
+        assertThat(ok("listener", "list", "-n", nqn).out()).isEqualTo("TRANSPORT  ADDRESS\ntcp        [::1]:" + port
+            + "\n");
+        assertThat(ok("subsystem", "list").out()).contains(" tcp [::1]:" + port + "\n");
+        assertThat(ok("subsystem", "get", "-n", nqn).out()).contains("listeners      tcp [::1]:" + port + "\n");
+        assertThat(ok("ls").out()).contains("o- tcp [::1]:" + port + "\n");
+        assertThat(ok("listener", "remove", "-n", nqn, "-a", "[::1]:" + port).out())
+            .isEqualTo("removed listener tcp [::1]:" + port + " from " + nqn + "\n");
+
+        assertThat(ok("referral", "add", "-a", "[2001:db8::7]:8010").out())
+            .isEqualTo("added referral tcp [2001:db8::7]:8010\n");
+        assertThat(ok("referral", "list").out()).contains("tcp        [2001:db8::7]:8010\n");
+        assertThat(ok("referral", "remove", "-a", "2001:db8::7", "-s", "8010").out())
+            .isEqualTo("removed referral tcp [2001:db8::7]:8010\n");
+        ok("subsystem", "delete", "-n", nqn);
     }
 
     @Test
@@ -221,13 +257,17 @@ class NvmfctlTest {
     @Test
     void referralAddListRemove() {
         assertThat(ok("referral", "add", "-a", "192.0.2.7", "-s", "8010").out())
-            .isEqualTo("transport  tcp\naddress    192.0.2.7\nport       8010\n");
-        assertThat(ok("referral", "list").out()).contains("TRANSPORT  ADDRESS    PORT\n")
-            .contains("tcp        192.0.2.7  8010\n");
+            .isEqualTo("added referral tcp 192.0.2.7:8010\n");
+        assertThat(ok("referral", "list").out()).contains("TRANSPORT  ADDRESS\n")
+            .contains("tcp        192.0.2.7:8010\n");
         assertThat(json(ok("referral", "list", "--json")).findValuesAsText("address")).contains("192.0.2.7");
         assertThat(ok("referral", "remove", "-a", "192.0.2.7", "-s", "8010").out())
-            .isEqualTo("removed referral tcp:192.0.2.7:8010\n");
+            .isEqualTo("removed referral tcp 192.0.2.7:8010\n");
         assertThat(ok("referral", "list", "--json").out()).doesNotContain("192.0.2.7");
+        // the default port is the discovery port
+        assertThat(json(ok("referral", "add", "-a", "192.0.2.8", "--json")).get("port").asInt()).isEqualTo(8009);
+        assertThat(json(ok("referral", "remove", "--traddr", "192.0.2.8", "--json"))).isEqualTo(Http.parse(
+            "{\"removed\":{\"referral\":{\"transport\":\"tcp\",\"address\":\"192.0.2.8\",\"port\":8009}}}"));
     }
 
     @Test
@@ -248,6 +288,8 @@ class NvmfctlTest {
         assertThat(json(exported)).isEqualTo(t.http.get("/api/v1/config").json());
         Path file = dir.resolve("export.json");
         assertThat(ok("config", "export", "-o", file.toString()).out()).startsWith("wrote " + file + ": ");
+        assertThat(json(ok("config", "export", "-o", file.toString(), "--json")))
+            .isEqualTo(Http.parse("{\"wrote\":{\"file\":\"" + file + "\"}}"));
         assertThat(Http.parse(Files.readString(file))).isEqualTo(t.http.get("/api/v1/config").json());
 
         String doc = Files.readString(file).replace("\"referrals\" : [", "\"referrals\" : [ {\"transport\":\"tcp\","
@@ -320,7 +362,7 @@ class NvmfctlTest {
             .isEqualTo("nvmfctl: blockSize: must be 512 or 4096, got 520\n");
         assertThat(fails(1, "ns", "add", "--nqn", NQN, "--bdev", "ghost").err())
             .isEqualTo("nvmfctl: bdev: no bdev named 'ghost'\n");
-        assertThat(fails(1, "subsystem", "get", "nqn.2026-11.io.nvmf4j:none").err())
+        assertThat(fails(1, "subsystem", "get", "-n", "nqn.2026-11.io.nvmf4j:none").err())
             .isEqualTo("nvmfctl: no subsystem nqn.2026-11.io.nvmf4j:none\n");
     }
 
@@ -335,13 +377,21 @@ class NvmfctlTest {
     }
 
     @Test
-    void badUsageExits2() {
-        assertThat(fails(2, "bdev").err()).startsWith("missing subcommand: one of list, get, create, grow, delete\n");
-        assertThat(fails(2).err()).startsWith("missing command\nUsage: nvmfctl");
-        assertThat(fails(2, "bdev", "list", "--colour").err()).startsWith("Unknown option: '--colour'");
-        assertThat(fails(2, "ns", "add", "--bdev", "m0").err()).startsWith("Missing required option: '--nqn=NQN'");
+    void badUsageExits2WithOneLineAndWhereToReadMore() {
+        assertThat(fails(2, "bdev").err()).isEqualTo("nvmfctl: missing subcommand: one of list, get, create, grow, "
+            + "delete\nTry 'nvmfctl bdev --help' for more information.\n");
+        assertThat(fails(2).err()).startsWith("nvmfctl: missing command: one of ls, bdev, subsystem, ")
+            .endsWith("\nTry 'nvmfctl --help' for more information.\n").doesNotContain("Usage").doesNotContain("import,");
+        assertThat(fails(2, "bdev", "list", "--colour").err()).isEqualTo("nvmfctl: Unknown option: '--colour'\n"
+            + "Try 'nvmfctl bdev list --help' for more information.\n");
+        assertThat(fails(2, "ns", "add", "--bdev", "m0").err()).isEqualTo("nvmfctl: Missing required option: "
+            + "'--nqn=NQN'\nTry 'nvmfctl ns add --help' for more information.\n");
+        assertThat(fails(2, "subsystem", "get", NQN).err()).startsWith("nvmfctl: Missing required option: '--nqn=NQN' "
+            + "(NQNs are options: -n NQN for the subsystem, -q HOSTNQN for a host)\n");
+        assertThat(fails(2, "lisner", "list").err()).startsWith("nvmfctl: Unmatched argument")
+            .contains("did you mean: listener");
         assertThat(fails(2, "bdev", "create", "malloc", "x", "--size", "lots").err())
-            .contains("'lots' is not a size");
+            .contains("'lots' is not a size").endsWith("Try 'nvmfctl bdev create --help' for more information.\n");
         assertThat(fails(2, "bdev", "create", "tape", "x", "--size", "1M").err())
             .isEqualTo("nvmfctl: TYPE must be malloc, null or file, got 'tape'\n");
         assertThat(fails(2, "bdev", "create", "malloc", "x").err())
@@ -350,7 +400,93 @@ class NvmfctlTest {
             .isEqualTo("nvmfctl: --url must start with http:// or https://, got ftp://x\n");
         assertThat(fails(2, "config", "import", dir.resolve("absent.json").toString()).err())
             .startsWith("nvmfctl: cannot read " + dir.resolve("absent.json"));
-        assertThat(fails(2, "subsystem", "allow-any-host", NQN, "maybe").err())
+        assertThat(fails(2, "subsystem", "allow-any-host", "-n", NQN, "maybe").err())
             .isEqualTo("nvmfctl: allow-any-host takes yes or no, got 'maybe'\n");
+        assertThat(fails(2, "listener", "add", "-n", NQN, "-a", "[::1", "-s", "1").err())
+            .startsWith("nvmfctl: -a [::1: no ']' after an IPv6 address\nTry 'nvmfctl listener add --help'");
+        assertThat(fails(2, "listener", "add", "-n", NQN, "-a", "127.0.0.1:4420", "-s", "4421").err())
+            .startsWith("nvmfctl: -a 127.0.0.1:4420 names port 4420 but -s says 4421\n");
+        assertThat(fails(2, "listener", "add", "-n", NQN, "-a", "127.0.0.1:http").err())
+            .startsWith("nvmfctl: -a 127.0.0.1:http: 'http' is not a port number\n");
+        assertThat(fails(2, "help", "listener", "nope").err()).startsWith("nvmfctl: unknown command 'listener nope': "
+            + "expected one of list, add, remove\n");
+    }
+
+    /** With --json an error is one JSON object on stderr (stdout stays empty); the exit codes do not change. */
+    @Test
+    void jsonErrors() {
+        Run notFound = fails(1, "bdev", "get", "nope", "--json");
+        assertThat(notFound.out()).isEmpty();
+        assertThat(Http.parse(notFound.err())).isEqualTo(Http.parse(
+            "{\"error\":{\"exitCode\":1,\"status\":404,\"message\":\"no bdev nope\"}}"));
+        Run badField = fails(1, "--json", "bdev", "create", "malloc", "bad", "--num-blocks", "8", "--block-size", "520");
+        JsonNode e = Http.parse(badField.err()).get("error");
+        assertThat(e.get("status").asInt()).isEqualTo(400);
+        assertThat(e.get("field").asText()).matches("bdevs\\[\\d+]\\.blockSize");
+        assertThat(e.get("message").asText()).contains("must be 512 or 4096, got 520");
+        Run usage = fails(2, "bdev", "list", "--colour", "--json");
+        assertThat(usage.out()).isEmpty();
+        assertThat(Http.parse(usage.err())).isEqualTo(Http.parse("{\"error\":{\"exitCode\":2,\"message\":"
+            + "\"Unknown option: '--colour'\",\"help\":\"nvmfctl bdev list --help\"}}"));
+        int port = TestService.freePort();
+        Run down = Cli.runBare(Map.of(), "--json", "--url", "http://127.0.0.1:" + port, "--token", "x".repeat(20),
+            "bdev", "list");
+        assertThat(down.code()).isEqualTo(3);
+        JsonNode d = Http.parse(down.err()).get("error");
+        assertThat(d.get("exitCode").asInt()).isEqualTo(3);
+        assertThat(d.has("status")).as("no HTTP answer, no status").isFalse();
+        assertThat(d.get("message").asText()).startsWith("cannot connect to http://127.0.0.1:" + port);
+    }
+
+    /** nvmfctl ls: the tree of everything, and --json the same as one document. */
+    @Test
+    void lsShowsTheWholeTree() throws Exception {
+        String nqn = "nqn.2026-11.io.nvmf4j:cli-ls";
+        String host = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000d1";
+        int port = TestService.freePort();
+        ok("bdev", "create", "malloc", "lsb", "--size", "2M");
+        ok("subsystem", "create", "-n", nqn, "--serial", "SN-LS", "-q", host);  // the last subsystem
+        ok("ns", "add", "-n", nqn, "-b", "lsb", "--nsid", "3", "--uuid", "3c9e5a52-7f0e-4b8b-9a43-1f7a1e2f9d33");
+        ok("listener", "add", "-n", nqn, "-a", "127.0.0.1", "-s", String.valueOf(port));
+        try (NvmeController c = NvmeController.open("127.0.0.1", t.nvmePort, NQN, TestService.HOSTNQN, 15000, 2,
+            TcpHostOptions.DEFAULT)) {
+            String tree = ok("ls").out();
+            assertThat(tree).startsWith("o- / [" + url + "]\n  o- subsystems [");
+            assertThat(tree).contains("""
+                  | o- nqn.2026-11.io.nvmf4j:cli-ls [serial SN-LS, model nvmf4j]
+                  |   o- namespaces [1]
+                  |   | o- 3 [bdev lsb, 2 MiB, uuid 3c9e5a52-7f0e-4b8b-9a43-1f7a1e2f9d33]
+                  |   o- hosts [1]
+                  |   | o- nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000d1
+                  |   o- listeners [1]
+                  |   | o- tcp 127.0.0.1:%d
+                  |   o- controllers [0]
+                  o- bdevs [%d]
+                """.formatted(port, json(ok("bdev", "list", "--json")).size()));
+            assertThat(tree).containsPattern("o- controllers \\[1]\n[ |]+o- \\d+ \\[host "
+                + TestService.HOSTNQN.replace(".", "\\.") + ", 2 I/O queues, 127\\.0\\.0\\.1:\\d+]\n");
+            assertThat(tree).contains("o- lsb [malloc, 2 MiB, 512 B blocks, used by " + nqn + "/3]\n")
+                .containsPattern("\n  o- referrals \\[\\d+]\n");
+
+            JsonNode j = json(ok("ls", "--json"));
+            assertThat(j.fieldNames()).toIterable().containsExactly("subsystems", "bdevs", "referrals");
+            JsonNode sub = null;
+            JsonNode def = null;
+            for (JsonNode s : j.get("subsystems")) {
+                sub = s.get("nqn").asText().equals(nqn) ? s : sub;
+                def = s.get("nqn").asText().equals(NQN) ? s : def;
+            }
+            assertThat(sub).isNotNull();
+            assertThat(sub.get("serial").asText()).isEqualTo("SN-LS");
+            assertThat(sub.get("hosts").get(0).asText()).isEqualTo(host);
+            assertThat(sub.get("namespaces").get(0).get("bdev").asText()).isEqualTo("lsb");
+            assertThat(sub.get("listeners").get(0).get("port").asInt()).isEqualTo(port);
+            assertThat(sub.get("controllers")).isEmpty();
+            assertThat(def.get("controllers").get(0).get("hostnqn").asText()).isEqualTo(TestService.HOSTNQN);
+            assertThat(j.get("bdevs").findValuesAsText("name")).contains("lsb");
+        } finally {
+            ok("subsystem", "delete", "-n", nqn);
+            ok("bdev", "delete", "lsb");
+        }
     }
 }

@@ -284,6 +284,94 @@ class MainTest {
         assertThat(c.subsystems.get(0).namespaces.get(0).nguid).isNotBlank();
     }
 
+    // ---- check-config ----
+
+    /**
+     * A valid document with identities left out and the API on: "FILE: valid", exit 0, and nothing written:
+     * the file keeps its bytes (no generated serial or NGUID), no api-token, nothing listens.
+     */
+    @Test
+    void checkConfigOfAValidDocumentSaysValidAndWritesNothing() throws Exception {
+        int port = freePort();
+        TargetConfig c = config(port);
+        c.api.port = freePort();
+        Path state = Files.createDirectories(dir.resolve("check-state"));
+        Path file = state.resolve("config.json");
+        String text = ConfigStore.toJson(c);
+        Files.writeString(file, text);
+        assertThat(text).doesNotContain("serial").doesNotContain("nguid");
+
+        Service s = start("check-config", file.toString());
+        assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isZero();
+        assertThat(s.output()).isEqualTo(file + ": valid\n");
+        assertThat(Files.readString(file)).as("no identities written back").isEqualTo(text);
+        try (var files = Files.list(state)) {
+            assertThat(files).as("no api-token, no temporary file").containsExactly(file);
+        }
+        try (ServerSocket free = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
+            assertThat(free.getLocalPort()).as("nothing listened on the document's port").isEqualTo(port);
+        }
+
+        // without FILE: the file a start would read (<state-dir>/config.json)
+        Service byDir = start("--state-dir", state.toString(), "check-config");
+        assertThat(byDir.awaitExit()).as("output:%n%s", byDir.output()).isZero();
+        assertThat(byDir.output()).isEqualTo(file + ": valid\n");
+        try (var files = Files.list(state)) {
+            assertThat(files).containsExactly(file);
+        }
+    }
+
+    /** Every bad field on its own line, with the service-level checks (the API's TLS files), exit 2. */
+    @Test
+    void checkConfigNamesEveryBadFieldAndExits2() throws Exception {
+        TargetConfig c = config(70000);
+        c.cores = 0;
+        c.api.port = 8420;
+        c.api.tlsCert = dir.resolve("absent-cert.pem").toString();
+        c.api.tlsKey = dir.resolve("absent-key.pem").toString();
+        Path file = dir.resolve("bad.json");
+        Files.writeString(file, ConfigStore.toJson(c));
+        Service s = start("check-config", file.toString());
+        assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
+        // the validator's wording is its own (and may change); the field and the value are what matter here
+        List<String> lines = s.output().lines().toList();
+        assertThat(lines).hasSize(4).allSatisfy(l -> assertThat(l).startsWith(file + ": "));
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith(file + ": cores: ").endsWith(" 0"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains(": subsystems[0].listeners[0].port: ").endsWith("70000"));
+        assertThat(lines).contains(file + ": api.tlsCert: no such file " + c.api.tlsCert,
+            file + ": api.tlsKey: no such file " + c.api.tlsKey);
+        assertThat(Files.readString(file)).isEqualTo(ConfigStore.toJson(c));
+    }
+
+    @Test
+    void checkConfigOfAnUnparsableOrAbsentFileExits2() throws Exception {
+        Path broken = dir.resolve("broken.json");
+        Files.writeString(broken, "{\n  \"cores\": 2,\n  \"colour\": \"blue\"\n}\n");
+        Service s = start("check-config", broken.toString());
+        assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
+        assertThat(s.output()).startsWith(broken + ": ").contains("colour").contains("line 3").hasLineCount(1);
+
+        Path absent = dir.resolve("absent.json");
+        Service none = start("check-config", absent.toString());
+        assertThat(none.awaitExit()).isEqualTo(2);
+        assertThat(none.output()).isEqualTo(absent + ": no such file\n");
+        assertThat(absent).as("check-config never writes the default").doesNotExist();
+    }
+
+    /** The start runs the same checks: a missing TLS file is a bad configuration (exit 2) naming the field. */
+    @Test
+    void theStartRefusesAMissingTlsFileAsABadConfiguration() throws Exception {
+        TargetConfig c = config(freePort());
+        c.api.port = freePort();
+        c.api.tlsCert = dir.resolve("absent-cert.pem").toString();
+        c.api.tlsKey = dir.resolve("absent-key.pem").toString();
+        Path file = dir.resolve("tls.json");
+        Files.writeString(file, ConfigStore.toJson(c));
+        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
+        assertThat(s.output()).contains("api.tlsCert: no such file " + c.api.tlsCert).doesNotContain("listening on");
+    }
+
     // ---- helpers ----
 
     private static TargetConfig config(int port) {

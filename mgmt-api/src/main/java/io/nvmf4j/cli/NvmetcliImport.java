@@ -8,6 +8,7 @@ import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -17,26 +18,22 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code nvmfctl import --nvmetcli FILE [--apply]}: converts an nvmetcli {@code config.json} (see
+ * {@code nvmfctl import-nvmetcli FILE [--apply]}: converts an nvmetcli {@code config.json} (see
  * {@link NvmetcliConverter}) and prints the nvmf4j document, warnings on stderr. With {@code --apply} the
  * converted bdevs, subsystems and referrals replace the running target's (as {@code nvmetcli restore}
  * replaces the kernel's), through {@code PUT /api/v1/config}; the live document's engine, cores, idleStrategy,
- * tcp and api sections are kept, so the API address and token do not change.
+ * tcp and api sections are kept, so the API address and token do not change. The old spelling
+ * {@code nvmfctl import --nvmetcli FILE} ({@link Legacy}) still works, hidden, with a warning.
  *
- * <p>Listeners the target refuses by transport (this build accepts only tcp; rdma comes later) are
- * dropped from the applied document with a warning naming each, and the rest is applied; the printed
- * document (without {@code --apply}) keeps them. Any other refusal fails the whole import (exit 1) and
- * changes nothing.
+ * <p>Listeners the target refuses by transport are dropped from the applied document with a warning naming
+ * each, and the rest is applied; the printed document (without {@code --apply}) keeps them. Any other
+ * refusal fails the whole import (exit 1) and changes nothing.
  */
-@Command(name = "import", description = {"Convert an nvmetcli config.json (as 'nvmetcli save' writes it) into an "
-    + "nvmf4j document and print it; unsupported parts are warnings on stderr.",
-    "--apply replaces the running target's bdevs, subsystems and referrals with it (cores, tcp and api stay); "
-        + "listeners whose transport the target refuses (rdma in this build) are dropped with a warning."})
-final class ImportCommand extends ApiCommand {
+abstract class NvmetcliImport extends ApiCommand {
     private static final Pattern LISTENER_TRANSPORT =
         Pattern.compile("subsystems\\[(\\d+)]\\.listeners\\[(\\d+)]\\.transport: ([^;]*)");
 
-    @Option(names = "--nvmetcli", required = true, paramLabel = "FILE", description = "nvmetcli config.json.")
+    /** nvmetcli's config.json, as the subclass takes it. */
     Path file;
 
     @Option(names = "--apply", description = "Apply the result to the running target (PUT /api/v1/config).")
@@ -45,6 +42,38 @@ final class ImportCommand extends ApiCommand {
     @Option(names = "--block-size", paramLabel = "BYTES", defaultValue = "512",
         description = "Block size of the file bdevs: 512 or 4096 (default: ${DEFAULT-VALUE}).")
     int blockSize;
+
+    /** {@code nvmfctl import-nvmetcli FILE}. */
+    @Command(name = "import-nvmetcli", description = {"Convert an nvmetcli config.json (as 'nvmetcli save' writes it) "
+        + "into an nvmf4j document and print it; unsupported parts are warnings on stderr.",
+        "--apply replaces the running target's bdevs, subsystems and referrals with it, as 'nvmetcli restore' does "
+            + "(engine, cores, transports and api stay); listeners whose transport the target refuses are dropped with "
+            + "a warning.",
+        "Not for nvmf4j's own documents: apply those with 'nvmfctl config import'.",
+        "Example: nvmfctl import-nvmetcli /etc/nvmet/config.json > nvmf4j.json"})
+    static final class Current extends NvmetcliImport {
+        @Parameters(paramLabel = "FILE", description = "nvmetcli's config.json.")
+        void file(Path f) {
+            file = f;
+        }
+    }
+
+    /** The deprecated spelling {@code nvmfctl import --nvmetcli FILE}: the same, with a warning. */
+    @Command(name = "import", hidden = true, description = {"Deprecated: use 'nvmfctl import-nvmetcli FILE' "
+        + "(and 'nvmfctl config import FILE' for an nvmf4j document)."})
+    static final class Legacy extends NvmetcliImport {
+        @Option(names = "--nvmetcli", required = true, paramLabel = "FILE", description = "nvmetcli's config.json.")
+        void nvmetcli(Path f) {
+            file = f;
+        }
+
+        @Override
+        public Integer call() {
+            warn("'nvmfctl import --nvmetcli FILE' is deprecated: use 'nvmfctl import-nvmetcli FILE' (and "
+                + "'nvmfctl config import FILE' for an nvmf4j document)");
+            return super.call();
+        }
+    }
 
     @Override
     public Integer call() {
@@ -68,7 +97,7 @@ final class ImportCommand extends ApiCommand {
         if (json()) {
             printJson(live);
         } else {
-            done("applied " + file + ": " + ConfigCommands.summary(live));
+            say(ConfigCommands.applied(file, live));
         }
         return 0;
     }
@@ -77,7 +106,7 @@ final class ImportCommand extends ApiCommand {
     private TargetConfig merge(TargetConfig converted) {
         TargetConfig live;
         try {
-            live = ConfigStore.parse(api().get(ConfigCommands.PATH).toString());
+            live = ConfigStore.parse(ConfigCommands.document(api().get(ConfigCommands.PATH)).toString());
         } catch (ConfigException e) {
             throw new CliException(CliException.UNAVAILABLE, "the service answered a document nvmfctl cannot read: "
                 + e.getMessage());
@@ -103,7 +132,7 @@ final class ImportCommand extends ApiCommand {
                 SubsystemConfig s = doc.subsystems.get(refused.get(i)[0]);
                 ListenerConfig l = s.listeners.remove(refused.get(i)[1]);
                 warn("listener " + l + " of " + s.nqn + " not applied: the target refuses its transport; "
-                    + "it stays in the converted document (nvmfctl import without --apply)");
+                    + "it stays in the converted document (nvmfctl import-nvmetcli without --apply)");
             }
         }
     }
