@@ -58,13 +58,14 @@ setup_bench_tools() {
 
 # For the packages (dpu-profile/package.sh, dpu-profile/test.sh): asciidoctor turns picocli's AsciiDoc man
 # pages into troff, dpkg-shlibdeps (dpkg-dev) computes the native libraries' Depends, debootstrap and zstd
-# make and cache the clean Debian 12 root of the install test.
+# make and cache the clean Debian 12 root of the install test, systemd-nspawn boots it to run the unit.
 setup_package_tools() {
   local missing=()
   command -v asciidoctor >/dev/null 2>&1 || missing+=(asciidoctor)
   command -v dpkg-shlibdeps >/dev/null 2>&1 || missing+=(dpkg-dev)
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
   command -v zstd >/dev/null 2>&1 || missing+=(zstd)
+  command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
   command -v unzip >/dev/null 2>&1 || missing+=(unzip)
   install_missing "${missing[@]}"
 }

@@ -7,7 +7,9 @@
 # private network namespace (only lo: the fixed ports 4420/8420 cannot collide with anything), with the
 # state directory the unit gives, and checks that it serves the embedded default: nvmfctl against its API
 # and SPDK's spdk_nvme_identify over NVMe/TCP on loopback; SIGTERM then must end it with exit 0. Also
-# `man -l` on every page and `bash -n` on the completions. Needs root (debootstrap, chroot, unshare).
+# `man -l` on every page and `bash -n` on the completions. Last, the unit itself under systemd with its
+# hardening: the root booted by systemd-nspawn (private network), systemctl start, nvmfctl and identify,
+# systemctl stop with exit status 0. Needs root (debootstrap, chroot, unshare, systemd-nspawn).
 #
 # Every mount lives in a private mount namespace (unshare --mount) that ends with the step that made
 # it, so nothing is mounted in the host's namespace and no exit path can leave a mount behind; the trap
@@ -112,7 +114,7 @@ fi
 
 # ---- the outer test ----
 [ "$(id -u)" = 0 ] || { echo "package test: needs root (debootstrap, chroot, unshare)"; exit 1; }
-for c in debootstrap unshare chroot zstd ip; do
+for c in debootstrap unshare chroot zstd ip systemd-nspawn nsenter; do
   command -v $c > /dev/null || { echo "package test: $c missing (./dev.sh setup installs it)"; exit 1; }
 done
 TMP=$(mktemp -d)
@@ -120,6 +122,8 @@ ROOT=$TMP/root
 cleanup() {
   local pid
   pid=$(cat "$TMP/service.pid" 2> /dev/null) && kill -KILL "$pid" 2> /dev/null
+  # the container's init: killing it ends every process of the container and nspawn with it
+  pid=$(cat "$TMP/nspawn.init" 2> /dev/null) && { kill -KILL "$pid" 2> /dev/null; sleep 1; }
   # the mounts were made in namespaces that are gone; refuse to delete through one that is not
   if grep -q " $TMP/" /proc/self/mounts; then echo "package test: mounts left under $TMP, not removing it" >&2
   else rm -rf "$TMP"; fi
@@ -224,4 +228,54 @@ done
 SPDK=$("$TOP/spdk-jni/spdk-build.sh" 2> /dev/null || true)
 tally < <(unshare --mount --propagation private --net "$0" --inner-serve "$ROOT" "$TMP" "$SPDK" 2>&1)
 grep -E 'ERROR|Exception' "$TMP/service.log" | head -n 5 | sed 's/^/      service: /'
+
+# 6. the unit itself under systemd, hardening included: the root booted with systemd-nspawn (its own
+# systemd as PID 1, a private network with only lo), systemctl start, the same checks, systemctl stop
+if ! command -v systemd-nspawn > /dev/null; then bad "systemd-nspawn missing (./dev.sh setup installs systemd-container)"; summary; fi
+rm -rf "$ROOT/var/lib/nvmf4j"
+systemd-nspawn -q -D "$ROOT" --boot --private-network --register=no --keep-unit -M "nvmf4j-test-$$" \
+  > "$TMP/nspawn.log" 2>&1 &
+NSPAWN=$!
+INIT=""
+for _ in $(seq 1 60); do
+  INIT=$(pgrep -P "$NSPAWN" | head -n 1)
+  [ -n "$INIT" ] && echo "$INIT" > "$TMP/nspawn.init" && \
+    nsenter -t "$INIT" -a systemctl is-system-running 2> /dev/null | grep -Eq 'running|degraded' && break
+  kill -0 "$NSPAWN" 2> /dev/null || break
+  sleep 1
+done
+in_ct() { nsenter -t "$INIT" -a "$@"; }
+if [ -n "$INIT" ] && in_ct systemctl is-system-running 2> /dev/null | grep -Eq 'running|degraded'; then
+  ok "the root boots with systemd-nspawn (systemd is PID 1 there, private network)"
+else
+  tail -n 10 "$TMP/nspawn.log"; bad "systemd-nspawn --boot"; summary
+fi
+in_ct systemctl start nvmf4j.service
+up=""
+for _ in $(seq 1 60); do
+  in_ct journalctl -u nvmf4j -q --no-pager 2> /dev/null | grep -q 'management API on' && { up=1; break; }
+  sleep 1
+done
+state=$(in_ct systemctl show nvmf4j -p ActiveState --value)
+[ -n "$up" ] && [ "$state" = active ] && ok "systemctl start nvmf4j: active and serving under the unit's hardening" \
+  || bad "systemctl start nvmf4j: $state: $(in_ct journalctl -u nvmf4j -q --no-pager | tail -n 5 | tr '\n' ' ')"
+[ "$(stat -c %a "$ROOT/var/lib/nvmf4j" 2> /dev/null)" = 700 ] && [ -f "$ROOT/var/lib/nvmf4j/config.json" ] \
+  && ok "StateDirectory: systemd made /var/lib/nvmf4j (0700), the service wrote config.json there" \
+  || bad "StateDirectory /var/lib/nvmf4j: $(ls -ld "$ROOT/var/lib/nvmf4j" 2>&1)"
+out=$(in_ct nvmfctl subsystem list 2>&1)
+grep -q "$NQN" <<< "$out" && ok "nvmfctl subsystem list against the unit's service shows $NQN" || bad "nvmfctl under systemd: $out"
+if [ -x "$SPDK/build/bin/spdk_nvme_identify" ]; then
+  out=$(nsenter -t "$INIT" -n "$SPDK/build/bin/spdk_nvme_identify" --no-huge -s 512 \
+    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:$NQN" 2>&1)
+  grep -q 'Model Number: *nvmf4j' <<< "$out" && grep -q 'Size (in LBAs): *524288 ' <<< "$out" \
+    && ok "spdk_nvme_identify over NVMe/TCP against the unit's service" || bad "identify under systemd: $(tail -n 3 <<< "$out" | tr '\n' ' ')"
+fi
+echo "INFO  systemd-analyze security nvmf4j: $(in_ct systemd-analyze security nvmf4j.service --no-pager 2>&1 | tail -n 1)"
+in_ct systemctl stop nvmf4j.service
+show=$(in_ct systemctl show nvmf4j -p ExecMainStatus -p Result -p ActiveState | tr '\n' ' ')
+grep -q 'ExecMainStatus=0' <<< "$show" && grep -q 'Result=success' <<< "$show" \
+  && ok "systemctl stop (SIGTERM): $show" || bad "systemctl stop: $show"
+in_ct systemctl poweroff 2> /dev/null
+for _ in $(seq 1 30); do kill -0 "$NSPAWN" 2> /dev/null || break; sleep 1; done
+kill -0 "$NSPAWN" 2> /dev/null && bad "the container did not power off" || rm -f "$TMP/nspawn.init"
 summary
