@@ -5,11 +5,15 @@
 #                                                     (embedded default: 256 MiB RAM namespace,
 #                                                     NVMe/TCP on 127.0.0.1:4420)
 #   ./dev.sh test                                     every test: unit + loopback (mvn verify), the
-#                                                     fio runner (fio-jobs/test.sh), then the QEMU
-#                                                     end-to-end suite (e2e/run.sh)
+#                                                     fio runner (fio-jobs/test.sh), the packages'
+#                                                     clean-root install (dpu-profile/test.sh), then
+#                                                     the QEMU end-to-end suite (e2e/run.sh)
 #   ./dev.sh build                                    build only (mgmt-api/target/{classes,lib})
+#   ./dev.sh package                                  build dist/nvmf4j_<version>_amd64.deb and
+#                                                     dist/nvmf4j-<version>-linux-x86_64.tar.gz
 #   ./dev.sh setup                                    install the build's packages only (JDK, Maven,
-#                                                     gcc, libibverbs-dev, librdmacm-dev)
+#                                                     gcc, libibverbs-dev, librdmacm-dev, and for the
+#                                                     packages asciidoctor, dpkg-dev, debootstrap)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -17,16 +21,20 @@ as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# Debian packages, installed with apt when any are named (the setup_* functions name the missing ones).
+install_missing() {
+  [ $# -gt 0 ] || return 0
+  echo "dev.sh: installing $*" >&2
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
 # JDK 17 and Maven, from Debian's packages when missing.
 setup_build_tools() {
   local missing=()
   command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
-  if [ "${#missing[@]}" -gt 0 ]; then
-    echo "dev.sh: installing ${missing[*]}" >&2
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
+  install_missing "${missing[@]}"
 }
 
 # gcc and the verbs/rdmacm headers for rdma-cm's JNI library, from Debian's packages when missing.
@@ -36,11 +44,7 @@ setup_native_tools() {
   command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
   [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)
   [ -f /usr/include/rdma/rdma_cma.h ] || missing+=(librdmacm-dev)
-  if [ "${#missing[@]}" -gt 0 ]; then
-    echo "dev.sh: installing ${missing[*]}" >&2
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
+  install_missing "${missing[@]}"
 }
 
 # fio and jq for fio-jobs/ (the runner and its test).
@@ -49,11 +53,21 @@ setup_bench_tools() {
   command -v fio >/dev/null 2>&1 || missing+=(fio)
   command -v jq >/dev/null 2>&1 || missing+=(jq)
   command -v losetup >/dev/null 2>&1 || missing+=(mount)
-  if [ "${#missing[@]}" -gt 0 ]; then
-    echo "dev.sh: installing ${missing[*]}" >&2
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
+  install_missing "${missing[@]}"
+}
+
+# For the packages (dpu-profile/package.sh, dpu-profile/test.sh): asciidoctor turns picocli's AsciiDoc man
+# pages into troff, dpkg-shlibdeps (dpkg-dev) computes the native libraries' Depends, debootstrap and zstd
+# make and cache the clean Debian 12 root of the install test, systemd-nspawn boots it to run the unit.
+setup_package_tools() {
+  local missing=()
+  command -v asciidoctor >/dev/null 2>&1 || missing+=(asciidoctor)
+  command -v dpkg-shlibdeps >/dev/null 2>&1 || missing+=(dpkg-dev)
+  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  command -v zstd >/dev/null 2>&1 || missing+=(zstd)
+  command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
+  command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+  install_missing "${missing[@]}"
 }
 
 # SPDK for the spdk engine (spdk-jni): SPDK_DIR, or the vendored tarball built once into ~/.cache/nvmf4j
@@ -91,8 +105,15 @@ case "$cmd" in
     mvn_cmd -q -DskipTests package
     exec bin/nvmf4j-target "$@"
     ;;
+  package)
+    setup
+    setup_package_tools
+    mvn_cmd -q -DskipTests package
+    dpu-profile/package.sh
+    ;;
   setup)
     setup
+    setup_package_tools
     ;;
   test)
     setup
@@ -100,11 +121,14 @@ case "$cmd" in
     mvn_cmd verify
     # the fio runner against two loop devices (no target needed)
     fio-jobs/test.sh
+    # the .deb installed into a clean Debian 12 root, the unit's command serving there (mvn verify packaged it)
+    setup_package_tools
+    dpu-profile/test.sh --no-build
     # the Linux host in a QEMU guest against the service just built (installs its own packages)
     e2e/run.sh --quiet --no-build
     ;;
   *)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
