@@ -83,7 +83,12 @@ abstract class Address {
 
     /** "tcp 127.0.0.1:4420" for a listener or referral object of the API. */
     static String describe(JsonNode l) {
-        return l.path("transport").asText() + " " + hostPort(l.path("address").asText(), l.path("port").asText());
+        return l.path("transport").asText() + " " + hostPort(l.path("address").asText(), port(l));
+    }
+
+    /** The port a listener serves on: its bound port where the API gives one (a port-0 listener's pick). */
+    static String port(JsonNode l) {
+        return l.hasNonNull("boundPort") ? l.get("boundPort").asText() : l.path("port").asText();
     }
 
     /**

@@ -36,6 +36,8 @@ import java.time.Duration;
  */
 final class ApiClient {
     static final String V1 = "/api/v1";
+    /** The header of a {@code PUT /api/v1/config} answer naming the start-up settings that wait for a restart. */
+    static final String RESTART_REQUIRED = "Nvmf4j-Restart-Required";
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(120);
 
@@ -109,7 +111,7 @@ final class ApiClient {
         }
         try {
             HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            return new Response(r.statusCode(), r.body());
+            return new Response(r.statusCode(), r.body(), r.headers().firstValue(RESTART_REQUIRED).orElse(""));
         } catch (HttpConnectTimeoutException e) {
             throw new CliException(CliException.UNAVAILABLE, "cannot connect to " + base + ": timed out"
                 + " (is the service running? check --url)");
@@ -185,8 +187,11 @@ final class ApiClient {
         return nl < 0 ? s : s.substring(0, nl);
     }
 
-    /** An answer: status and raw body. */
-    record Response(int status, String body) {
+    /**
+     * An answer: status, raw body, and the start-up settings that apply only at the next start
+     * ({@value #RESTART_REQUIRED}: "cores, tcp.maxQueueDepth"; empty when none or not said).
+     */
+    record Response(int status, String body, String restartRequired) {
         JsonNode json(ObjectMapper mapper) {
             if (body == null || body.isEmpty()) {
                 return null;

@@ -29,19 +29,28 @@ final class ConfigCommands extends Group {
             + namespaces + " namespaces, " + listeners + " listeners, " + doc.path("referrals").size() + " referrals";
     }
 
-    /**
-     * The document in an answer of {@code PUT /api/v1/config}: the answer itself, or its {@code config} object
-     * where the API wraps it (with {@code restartRequired}).
-     */
+    /** The document in an answer of {@code GET} or {@code PUT /api/v1/config}. */
     static JsonNode document(JsonNode answer) {
-        return answer.path("config").isObject() ? answer.get("config") : answer;
+        return answer;
     }
 
-    /** "applied FILE: 1 bdevs, ...", and a note when the API says that part applies only at the next start. */
-    static String applied(Object file, JsonNode answer) {
+    /**
+     * "applied FILE: 1 bdevs, ...", and the start-up settings that apply only at the next start when the API names
+     * them ({@code restartRequired}: its {@value ApiClient#RESTART_REQUIRED} header).
+     */
+    static String applied(Object file, JsonNode answer, String restartRequired) {
         return "applied " + file + ": " + summary(document(answer))
-            + (answer.path("restartRequired").asBoolean() ? "; some changes apply at the next start (restartRequired)"
-            : "");
+            + (restartRequired == null || restartRequired.isBlank() ? ""
+            : "; at the next start (restart required): " + restartRequired);
+    }
+
+    /** PUT the document; the answer (the live document) with the header naming what waits for a restart. */
+    static ApiClient.Response put(ApiClient api, String text) {
+        ApiClient.Response r = api.exchange("PUT", PATH, text);
+        if (r.status() != 200) {
+            throw api.failure(r);
+        }
+        return r;
     }
 
     @Command(name = "export", description = "Print the live document (always JSON), or write it to a file.")
@@ -82,11 +91,11 @@ final class ConfigCommands extends Group {
             } catch (IOException e) {
                 throw CliException.usage("cannot read " + file + ": " + e.getMessage());
             }
-            JsonNode live = api().put(PATH, text);
+            ApiClient.Response r = put(api(), text);
             if (json()) {
-                printJson(live);
+                printJson(r.json(mapper()));
             } else {
-                say(applied(file, live));
+                say(applied(file, r.json(mapper()), r.restartRequired()));
             }
             return 0;
         }

@@ -12,20 +12,14 @@ final class ListenerCommands extends Group {
         return ApiCommand.subsystemPath(nqn) + "/listeners";
     }
 
-    /**
-     * TRANSPORT and ADDRESS (address:port, IPv6 in brackets) of listeners or referrals; a STATE column when
-     * the API gives a state.
-     */
-    static Table table(JsonNode list) {
-        boolean state = false;
+    /** TRANSPORT and ADDRESS (address:port, IPv6 in brackets) of referrals, and of listeners with STATE. */
+    static Table table(JsonNode list, boolean withState) {
+        Table t = withState ? new Table("TRANSPORT", "ADDRESS", "STATE") : new Table("TRANSPORT", "ADDRESS");
         for (JsonNode l : list) {
-            state |= l.has("state");
-        }
-        Table t = state ? new Table("TRANSPORT", "ADDRESS", "STATE") : new Table("TRANSPORT", "ADDRESS");
-        for (JsonNode l : list) {
-            String address = Address.hostPort(l.path("address").asText(), l.path("port").asText());
-            if (state) {
-                t.row(l.get("transport"), address, state(l));
+            String address = Address.hostPort(l.path("address").asText(), Address.port(l));
+            if (withState) {
+                String state = state(l);
+                t.row(l.get("transport"), address, state == null ? "-" : state);
             } else {
                 t.row(l.get("transport"), address);
             }
@@ -54,7 +48,7 @@ final class ListenerCommands extends Group {
             if (json()) {
                 printJson(listeners);
             } else {
-                table(listeners).print(out());
+                table(listeners, true).print(out());
             }
             return 0;
         }

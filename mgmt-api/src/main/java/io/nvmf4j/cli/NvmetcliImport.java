@@ -93,11 +93,11 @@ abstract class NvmetcliImport extends ApiCommand {
             out().flush();
             return 0;
         }
-        JsonNode live = applyDropping(merge(r.config()));
+        ApiClient.Response live = applyDropping(merge(r.config()));
         if (json()) {
-            printJson(live);
+            printJson(live.json(mapper()));
         } else {
-            say(ConfigCommands.applied(file, live));
+            say(ConfigCommands.applied(file, live.json(mapper()), live.restartRequired()));
         }
         return 0;
     }
@@ -118,11 +118,11 @@ abstract class NvmetcliImport extends ApiCommand {
     }
 
     /** PUT; while the target refuses listeners by transport, drop those (with a warning) and try again. */
-    private JsonNode applyDropping(TargetConfig doc) {
+    private ApiClient.Response applyDropping(TargetConfig doc) {
         while (true) {
             ApiClient.Response r = api().exchange("PUT", ConfigCommands.PATH, ConfigStore.toJson(doc));
             if (r.status() == 200) {
-                return r.json(mapper());
+                return r;
             }
             List<int[]> refused = r.status() == 400 ? refusedListeners(r, doc) : List.of();
             if (refused.isEmpty()) {

@@ -19,7 +19,7 @@ final class ReferralCommands extends Group {
             if (json()) {
                 printJson(referrals);
             } else {
-                ListenerCommands.table(referrals).print(out());
+                ListenerCommands.table(referrals, false).print(out());
             }
             return 0;
         }
