@@ -95,12 +95,15 @@ public final class IdleStrategies {
         @SuppressWarnings("unused") // through IDLE_SINCE
         private long idleSinceNanos = NOT_IDLE;
         private boolean idle;
-        /** When this event loop's strategy was made (its thread's first pass). */
-        private final long startNanos = System.nanoTime();
+        /** The event loop's first pass (its thread starts with its first task, not when the group is made). */
+        private volatile long startNanos = NOT_IDLE;
 
         @Override
         public final int calculateStrategy(IntSupplier selectNow, boolean hasTasks) throws Exception {
             long now = System.nanoTime();
+            if (startNanos == NOT_IDLE) {
+                startNanos = now;
+            }
             int ready = selectNow.get();
             boolean work = ready > 0 || hasTasks;
             if (work && idle) {
@@ -149,8 +152,12 @@ public final class IdleStrategies {
 
         /** Nanoseconds this event loop has spent working since it started (wall time less idle time). */
         public final long busyNanos() {
+            long start = startNanos;
+            if (start == NOT_IDLE) {
+                return 0; // not run yet
+            }
             long now = System.nanoTime(); // one clock reading for both terms: constant while idle, never back
-            return Math.max(0, now - startNanos - idleNanos(now));
+            return Math.max(0, now - start - idleNanos(now));
         }
 
         /** A pass found work. */
