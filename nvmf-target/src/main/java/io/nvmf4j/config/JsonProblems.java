@@ -62,6 +62,9 @@ public final class JsonProblems {
         if (raw.startsWith("No content")) {
             return new Problem(null, whole + ": empty", line, column);
         }
+        if (raw.contains("ALLOW_COMMENTS")) {
+            return new Problem(null, "malformed JSON: comments are not allowed", line, column);
+        }
         if (e instanceof JsonParseException || raw.startsWith("Trailing token")) {
             return new Problem(null, "malformed JSON", line, column);
         }
