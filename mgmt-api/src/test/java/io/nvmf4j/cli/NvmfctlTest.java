@@ -15,6 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -106,7 +108,7 @@ class NvmfctlTest {
 
     @Test
     void fileBdevTakesTheFileSize() throws Exception {
-        Path img = dir.resolve("f1.img");
+        Path img = t.dir.resolve("f1.img"); // the state directory: where the service allows file bdevs by default
         try (RandomAccessFile f = new RandomAccessFile(img.toFile(), "rw")) {
             f.setLength(1 << 20);
         }
@@ -292,6 +294,14 @@ class NvmfctlTest {
         assertThat(json(ok("config", "export", "-o", file.toString(), "--json")))
             .isEqualTo(Http.parse("{\"wrote\":{\"file\":\"" + file + "\"}}"));
         assertThat(Http.parse(Files.readString(file))).isEqualTo(t.http.get("/api/v1/config").json());
+        assertThat(Files.getPosixFilePermissions(file)).as("export files are mode 0600")
+            .isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        Path older = Files.writeString(dir.resolve("older.json"), "{}", StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(older, PosixFilePermissions.fromString("rw-r--r--"));
+        ok("config", "export", "-o", older.toString());
+        assertThat(Files.getPosixFilePermissions(older)).as("an existing 0644 file is made 0600")
+            .isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        assertThat(Http.parse(Files.readString(file)).get("api").has("token")).as("no token in an export").isFalse();
 
         String doc = Files.readString(file).replace("\"referrals\" : [", "\"referrals\" : [ {\"transport\":\"tcp\","
             + "\"address\":\"192.0.2.99\",\"port\":8009}" + (json(exported).get("referrals").isEmpty() ? "" : ","));

@@ -55,6 +55,9 @@ public final class ConfigValidator {
         } else {
             validateRdma(c.rdma, p);
         }
+        if (c.storage != null) {
+            FilePaths.validateStorage(c.storage, p);
+        }
         Set<String> bdevNames = new HashSet<>();
         if (c.bdevs == null) {
             p.add("bdevs: must be a list (may be empty)");
@@ -63,7 +66,7 @@ public final class ConfigValidator {
                 if (c.bdevs.get(i) == null) {
                     p.add("bdevs[" + i + "]: null entry");
                 } else {
-                    validateBdev(c.bdevs.get(i), "bdevs[" + i + "]", bdevNames, p);
+                    validateBdev(c.bdevs.get(i), "bdevs[" + i + "]", bdevNames, c.storage, p);
                 }
             }
         }
@@ -219,7 +222,8 @@ public final class ConfigValidator {
         }
     }
 
-    private static void validateBdev(BdevConfig b, String at, Set<String> names, List<String> p) {
+    private static void validateBdev(BdevConfig b, String at, Set<String> names, StorageConfig storage,
+                                     List<String> p) {
         if (b.name == null || b.name.isBlank()) {
             p.add(at + ".name: missing");
         } else if (!BDEV_NAME.matcher(b.name).matches()) {
@@ -259,6 +263,8 @@ public final class ConfigValidator {
                 }
                 if (b.path == null || b.path.isBlank()) {
                     p.add(at + ".path: missing for a file bdev");
+                } else {
+                    FilePaths.validatePath(b.path, storage, at + ".path", p);
                 }
                 if (b.numBlocks < 0) {
                     p.add(at + ".numBlocks: must not be negative");

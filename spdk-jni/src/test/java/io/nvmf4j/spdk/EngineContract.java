@@ -2,6 +2,7 @@ package io.nvmf4j.spdk;
 
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -223,8 +224,14 @@ abstract class EngineContract {
         Path file = dir.resolve("sub").resolve("disk.img");
         BdevConfig b = new BdevConfig("file0", "file", 512, 2048);
         b.path = file.toString();
+        assertThatThrownBy(() -> engine().addBdev(b)).isInstanceOf(ConfigException.class)
+            .hasMessageContaining(".path: directory " + file.getParent() + " does not exist");
+        assertThat(dir.resolve("sub")).as("no directory is made").doesNotExist();
+        java.nio.file.Files.createDirectory(dir.resolve("sub"));
         engine().addBdev(b);
-        assertThat(file).as("created with its directory").exists().hasSize(2048 * 512);
+        assertThat(file).as("created").exists().hasSize(2048 * 512);
+        assertThat(java.nio.file.Files.getPosixFilePermissions(file)).as("mode 0600")
+            .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         try (NvmeController c = target.controller(1)) {
             engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(6, "file0"));
             byte[] id = ok(c.admin().identify(0x00, 6, 0));
@@ -247,6 +254,25 @@ abstract class EngineContract {
         }
         byte[] onDisk = java.nio.file.Files.readAllBytes(file);
         assertThat(Le.slice(onDisk, 100 * 512, 65536)).as("the write is in the file").isEqualTo(Le.random(65536, 81));
+    }
+
+    /**
+     * The newcomer's trial: a file bdev on /etc/passwd, through a symbolic link to it, or on a block device nobody
+     * listed is refused by both engines (the shared validator), and the file is left alone.
+     */
+    @Test
+    void fileBdevOutsideTheAllowedPlacesIsRefused(@TempDir Path dir) throws Exception {
+        Path passwd = Path.of("/etc/passwd");
+        long size = java.nio.file.Files.size(passwd);
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("passwd.img"), passwd);
+        for (String path : new String[] {passwd.toString(), link.toString(), "/dev/null"}) {
+            BdevConfig b = new BdevConfig("evil0", "file", 512, 4096);
+            b.path = path;
+            assertThatThrownBy(() -> engine().addBdev(b)).as(path).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(".path: " + path + " is");
+            assertThat(engine().configSnapshot().bdev("evil0")).isNull();
+        }
+        assertThat(java.nio.file.Files.size(passwd)).as("/etc/passwd untouched").isEqualTo(size);
     }
 
     @Test

@@ -75,6 +75,7 @@ public final class ApiRoutes {
 
     private Router build() {
         Router r = Router.router(vertx);
+        r.route().handler(AuditLog::handle);
         r.get(V1 + "/health").handler(this::health);
         r.get(V1 + "/health/live").handler(ctx -> json(ctx, 200, new Views.Status("UP")));
         r.get(V1 + "/health/ready").handler(this::readiness);
@@ -205,7 +206,7 @@ public final class ApiRoutes {
         if (!fields.isEmpty()) {
             headers.put(ApiContract.RESTART_REQUIRED, String.join(", ", fields));
         }
-        return new WithHeaders(c, headers);
+        return new WithHeaders(ConfigService.redacted(c), headers);
     }
 
     /**
