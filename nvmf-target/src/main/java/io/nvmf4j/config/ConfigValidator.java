@@ -333,6 +333,18 @@ public final class ConfigValidator {
             } else if (!usedBdevs.add(n.bdev)) {
                 p.add(nat + ".bdev: bdev '" + n.bdev + "' already backs another namespace");
             }
+            if (n.hosts != null) {
+                Set<String> seen = new HashSet<>();
+                for (int j = 0; j < n.hosts.size(); j++) {
+                    String h = n.hosts.get(j);
+                    String hat = nat + ".hosts[" + j + "]";
+                    if (Nqn.DISCOVERY.equals(h)) {
+                        p.add(hat + ": the discovery NQN is not a host NQN");
+                    } else if (!nqnProblem(c, h, hat, p) && !seen.add(h)) {
+                        p.add(hat + ": duplicate host " + h);
+                    }
+                }
+            }
             String owner = "namespace " + n.nsid + " of " + s.nqn;
             identity(n.nguid, HEX32, "32 hex digits", nat + ".nguid", "nguid", owner, identities, p);
             identity(n.uuid, UUID_TEXT, "a UUID (8-4-4-4-12 hex digits)", nat + ".uuid", "uuid", owner, identities, p);

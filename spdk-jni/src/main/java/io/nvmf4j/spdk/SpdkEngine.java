@@ -325,7 +325,12 @@ public final class SpdkEngine implements Engine {
             }
         }
         SpdkNative.addNamespace(nqn, n.nsid, n.bdev, n.nguid == null ? null : hex.parseHex(n.nguid), uuid,
-            n.eui64 == null ? null : hex.parseHex(n.eui64));
+            n.eui64 == null ? null : hex.parseHex(n.eui64), n.hosts != null);
+        if (n.hosts != null) {
+            for (String h : n.hosts) {
+                SpdkNative.namespaceHost(nqn, n.nsid, h, true);
+            }
+        }
     }
 
     /**
@@ -648,6 +653,42 @@ public final class SpdkEngine implements Engine {
             throw mapped(e);
         }
         sc.hosts.remove(hostnqn);
+    }
+
+    @Override
+    public synchronized void addNamespaceHost(String nqn, int nsid, String hostnqn) {
+        NamespaceConfig n = ConfigDocument.maskedNamespace(ConfigDocument.subsystem(config, nqn), nsid);
+        if (n.hosts.contains(hostnqn)) {
+            throw ControlException.conflict("host " + hostnqn + " already sees namespace " + nsid + " of " + nqn);
+        }
+        changeNamespaceHosts(nqn, nsid, hostnqn, true);
+    }
+
+    @Override
+    public synchronized void removeNamespaceHost(String nqn, int nsid, String hostnqn) {
+        NamespaceConfig n = ConfigDocument.maskedNamespace(ConfigDocument.subsystem(config, nqn), nsid);
+        if (!n.hosts.contains(hostnqn)) {
+            throw ControlException.notFound("host " + hostnqn + " is not in the hosts of namespace " + nsid + " of "
+                + nqn);
+        }
+        changeNamespaceHosts(nqn, nsid, hostnqn, false);
+    }
+
+    private void changeNamespaceHosts(String nqn, int nsid, String hostnqn, boolean add) {
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> {
+            List<String> hosts = ConfigDocument.namespace(ConfigDocument.subsystem(c, nqn), nsid).hosts;
+            if (add) {
+                hosts.add(hostnqn);
+            } else {
+                hosts.remove(hostnqn);
+            }
+        });
+        try {
+            SpdkNative.namespaceHost(nqn, nsid, hostnqn, add);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        config = next;
     }
 
     @Override

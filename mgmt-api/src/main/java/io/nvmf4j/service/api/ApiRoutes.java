@@ -127,6 +127,13 @@ public final class ApiRoutes {
         r.delete(ns + "/:nsid").handler(ctx ->
             change(ctx, 204, () -> service.removeNamespace(ctx.pathParam("nqn"), nsid(ctx)), x -> null));
 
+        r.get(ns + "/:nsid/hosts").handler(ctx -> read(ctx, () -> namespace(ctx).hosts));
+        r.post(ns + "/:nsid/hosts").handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> service.addNamespaceHost(ctx.pathParam("nqn"), nsid(ctx),
+                required(body(ctx, Bodies.Host.class).nqn, "nqn")), Views.AllowedHost::new));
+        r.delete(ns + "/:nsid/hosts/:hostnqn").handler(ctx -> change(ctx, 204, () ->
+            service.removeNamespaceHost(ctx.pathParam("nqn"), nsid(ctx), ctx.pathParam("hostnqn")), x -> null));
+
         String hosts = V1 + "/subsystems/:nqn/hosts";
         r.get(hosts).handler(ctx -> read(ctx, () -> subsystem(ctx).hosts));
         r.post(hosts).handler(this::requireJson).handler(ctx ->

@@ -313,6 +313,40 @@ public final class ConfigService implements AutoCloseable {
         });
     }
 
+    /** Makes masked namespace {@code nsid} visible to {@code hostnqn} (per-host masking). */
+    public CompletableFuture<String> addNamespaceHost(String nqn, int nsid, String hostnqn) {
+        return submit("show namespace " + nsid + " of " + nqn + " to host " + hostnqn, t -> {
+            labeled(namespaceHostAt(t, nqn, nsid), "nqn", () -> {
+                t.addNamespaceHost(nqn, nsid, hostnqn);
+                return null;
+            });
+            return new Applied<>(hostnqn, () -> t.removeNamespaceHost(nqn, nsid, hostnqn));
+        });
+    }
+
+    /** Masks namespace {@code nsid} from {@code hostnqn}. */
+    public CompletableFuture<Void> removeNamespaceHost(String nqn, int nsid, String hostnqn) {
+        return submit("mask namespace " + nsid + " of " + nqn + " from host " + hostnqn, t -> {
+            t.removeNamespaceHost(nqn, nsid, hostnqn);
+            return new Applied<>(null, () -> t.addNamespaceHost(nqn, nsid, hostnqn));
+        });
+    }
+
+    /** Where the next host of namespace {@code nsid} of {@code nqn} lands in the document. */
+    private static String namespaceHostAt(Engine t, String nqn, int nsid) {
+        List<SubsystemConfig> all = t.configSnapshot().subsystems;
+        for (int i = 0; i < all.size(); i++) {
+            List<NamespaceConfig> ns = all.get(i).namespaces;
+            for (int j = 0; all.get(i).nqn.equals(nqn) && j < ns.size(); j++) {
+                if (ns.get(j).nsid == nsid) {
+                    int k = ns.get(j).hosts == null ? 0 : ns.get(j).hosts.size();
+                    return "subsystems[" + i + "].namespaces[" + j + "].hosts[" + k + "]";
+                }
+            }
+        }
+        return "subsystems[?]";
+    }
+
     public CompletableFuture<ListenerConfig> addListener(String nqn, ListenerConfig l) {
         return submit("add listener " + l + " to " + nqn, t -> {
             labeled(fragmentAt(t, nqn, "listeners"), () -> {
