@@ -286,6 +286,23 @@ class NvmfctlTest {
     }
 
     @Test
+    void namespaceMaskingHostAddAndRemove() {
+        String host = "nqn.2014-08.org.nvmexpress:uuid:0b7e5a10-0000-4000-8000-0000000000c1";
+        ok("bdev", "create", "null", "mask1", "--size", "1M");
+        ok("ns", "add", "-n", NQN, "-b", "mask1", "--nsid", "11", "--masked");
+        String hosts = "/api/v1/subsystems/" + enc(NQN) + "/namespaces/11/hosts";
+        assertThat(t.http.get(hosts).json()).isEmpty();
+        assertThat(ok("ns", "host-add", "-n", NQN, "--nsid", "11", "-q", host).out())
+            .isEqualTo("namespace 11 of " + NQN + " visible to " + host + "\n");
+        assertThat(t.http.get(hosts).json().get(0).asText()).isEqualTo(host);
+        assertThat(ok("ns", "host-remove", "-n", NQN, "--nsid", "11", "-q", host).out())
+            .isEqualTo("namespace 11 of " + NQN + " masked from " + host + "\n");
+        assertThat(t.http.get(hosts).json()).isEmpty();
+        ok("ns", "remove", "-n", NQN, "--nsid", "11");
+        ok("bdev", "delete", "mask1");
+    }
+
+    @Test
     void configExportAndImport() throws Exception {
         Run exported = ok("config", "export");
         assertThat(json(exported)).isEqualTo(t.http.get("/api/v1/config").json());
