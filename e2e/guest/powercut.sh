@@ -58,7 +58,7 @@ write_boot() {
   C=powercut/write-mkfs OUTF=$RES/cli/mkfs.txt BAD=""
   { mkfs.ext4 -F "$DISK" && mount -t ext4 "$DISK" "$PC" && mkdir -p "$SVC_STATE"; } > "$OUTF" 2>&1; rc=$?
   cat > "$SVC_CONFIG" <<EOF
-{"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
+{"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}", "storage": {"fileDirectories": ["$PC"]},
  "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072,
          "maxH2cData": 131072, "c2hSuccess": true},
  "bdevs": [{"name": "pc0", "type": "file", "blockSize": ${NS_BS[1]}, "numBlocks": ${NS_BLOCKS[1]}, "path": "$PC/file0.img"}],

@@ -32,6 +32,7 @@
 /* Open flags as FileNative passes them. */
 #define OPEN_CREATE 1
 #define OPEN_DIRECT 2
+#define OPEN_NOFOLLOW 4
 
 /* File types fileType() reports. */
 #define TYPE_OTHER 0
@@ -61,7 +62,10 @@ static jstring str_error(JNIEnv *env, jclass cls, jint err)
 	return (*env)->NewStringUTF(env, buf);
 }
 
-/* open(2) read-write, close-on-exec; returns the descriptor or a negative errno. */
+/*
+ * open(2) read-write, close-on-exec; a new file gets mode 0600 (it holds a host's data); OPEN_NOFOLLOW refuses
+ * a symbolic link as the last component (ELOOP). Returns the descriptor or a negative errno.
+ */
 static jint open_file(JNIEnv *env, jclass cls, jstring path, jint flags)
 {
 	const char *p = (*env)->GetStringUTFChars(env, path, NULL);
@@ -72,7 +76,9 @@ static jint open_file(JNIEnv *env, jclass cls, jstring path, jint flags)
 		oflags |= O_CREAT;
 	if (flags & OPEN_DIRECT)
 		oflags |= O_DIRECT;
-	int fd = open(p, oflags, 0644);
+	if (flags & OPEN_NOFOLLOW)
+		oflags |= O_NOFOLLOW;
+	int fd = open(p, oflags, 0600);
 	int err = errno;
 	(*env)->ReleaseStringUTFChars(env, path, p);
 	return fd < 0 ? -(err ? err : EIO) : fd;

@@ -41,7 +41,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal SpdkNative.ABI_VERSION. */
-#define NVMF4J_SPDK_ABI_VERSION 1
+#define NVMF4J_SPDK_ABI_VERSION 2
 #define NATIVE_CLASS "io/nvmf4j/spdk/SpdkNative"
 #define EXCEPTION_CLASS "io/nvmf4j/spdk/SpdkException"
 
@@ -1004,6 +1004,7 @@ static void ns_add_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
 		memcpy(o.eui64, c->eui64, sizeof(o.eui64));
 	if (c->has_uuid)
 		spdk_uuid_copy(&o.uuid, &c->uuid);
+	o.no_auto_visible = c->b1; /* masked: visible only to the hosts added with spdk_nvmf_ns_add_host */
 	uint32_t nsid = spdk_nvmf_subsystem_add_ns_ext(s, c->s2, &o, sizeof(o), NULL);
 	if (nsid == 0) {
 		resume_with(s, c, -EINVAL, "SPDK refused namespace %d (bdev %s) in %s", c->i1, c->s2, c->s1);
@@ -1040,7 +1041,7 @@ static bool jbytes(JNIEnv *env, jbyteArray a, uint8_t *out, jsize len, bool *has
 }
 
 static jint JNICALL n_add_namespace(JNIEnv *env, jclass cls, jstring nqn, jint nsid, jstring bdev,
-				    jbyteArray nguid, jbyteArray uuid, jbyteArray eui64)
+				    jbyteArray nguid, jbyteArray uuid, jbyteArray eui64, jboolean masked)
 {
 	(void)cls;
 	struct call *c = call_new(do_add_ns);
@@ -1057,11 +1058,46 @@ static jint JNICALL n_add_namespace(JNIEnv *env, jclass cls, jstring nqn, jint n
 	}
 	c->has_uuid = has_uuid;
 	c->i1 = nsid;
+	c->b1 = masked;
 	if (run_call(env, c) != 0)
 		return 0;
 	jint out = c->i4;
 	call_put(c);
 	return out;
+}
+
+/*
+ * Per-host masking: SPDK changes a namespace's visibility only while the subsystem is paused, and itself sends
+ * the host's controllers the changed-namespace AEN (and log page 04h entry) when their view changes.
+ */
+static void ns_host_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	struct call *c = arg;
+	if (status) {
+		finish(c, status, "SPDK could not pause subsystem %s", c->s1);
+		return;
+	}
+	int rc = c->b1 ? spdk_nvmf_ns_add_host(s, (uint32_t)c->i1, c->s2, 0)
+		       : spdk_nvmf_ns_remove_host(s, (uint32_t)c->i1, c->s2, 0);
+	resume_with(s, c, rc, rc ? "SPDK could not change the visibility of namespace %d of %s to host %s" : NULL,
+		    c->i1, c->s1, c->s2);
+}
+
+static void do_ns_host(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	int rc = spdk_nvmf_subsystem_pause(s, 0, ns_host_paused, c);
+	if (rc)
+		finish(c, rc, "SPDK could not pause subsystem %s", c->s1);
+}
+
+static void JNICALL n_namespace_host(JNIEnv *env, jclass cls, jstring nqn, jint nsid, jstring hostnqn,
+				     jboolean visible)
+{
+	(void)cls;
+	nqn_call(env, do_ns_host, nqn, hostnqn, "hostnqn", nsid, visible);
 }
 
 static void ns_remove_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
@@ -1474,7 +1510,8 @@ static const JNINativeMethod methods[] = {
 	{"addHost", "(" S S ")V", (void *)n_add_host},
 	{"removeHost", "(" S S ")V", (void *)n_remove_host},
 	{"disconnectHost", "(" S S ")V", (void *)n_disconnect_host},
-	{"addNamespace", "(" S "I" S "[B[B[B)I", (void *)n_add_namespace},
+	{"addNamespace", "(" S "I" S "[B[B[BZ)I", (void *)n_add_namespace},
+	{"namespaceHost", "(" S "I" S "Z)V", (void *)n_namespace_host},
 	{"removeNamespace", "(" S "I)V", (void *)n_remove_namespace},
 	{"listen", "(" S S S ")V", (void *)n_listen},
 	{"stopListen", "(" S S S ")V", (void *)n_stop_listen},

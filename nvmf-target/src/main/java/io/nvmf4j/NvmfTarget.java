@@ -225,8 +225,10 @@ public final class NvmfTarget implements Engine {
     }
 
     private Namespace namespaceOf(NamespaceConfig n) {
-        return new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid), uuidBytes(n.uuid),
+        Namespace ns = new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid), uuidBytes(n.uuid),
             n.eui64 == null ? null : HexFormat.of().parseHex(n.eui64));
+        ns.setHosts(n.hosts);
+        return ns;
     }
 
     private static byte[] uuidBytes(String uuid) {
@@ -417,7 +419,53 @@ public final class NvmfTarget implements Engine {
             retire(old);
         }
         pollGroups.barrier();
-        notifyNamespaceChanged(live, nsid);
+        notifyNamespaceChanged(live, nsid, host -> old == null || old.visibleTo(host));
+    }
+
+    /**
+     * Makes a masked namespace visible to one more host: its controllers get the changed-namespace AEN and the nsid
+     * in log page 04h; the others see no change.
+     */
+    @Override
+    public synchronized void addNamespaceHost(String nqn, int nsid, String hostnqn) {
+        NamespaceConfig n = maskedNamespace(nqn, nsid);
+        if (n.hosts.contains(hostnqn)) {
+            throw ControlException.conflict("host " + hostnqn + " already sees namespace " + nsid + " of " + nqn);
+        }
+        changeNamespaceHosts(nqn, nsid, hostnqn, true);
+    }
+
+    /** Masks a namespace from one host (inactive for it from now on; it gets the changed-namespace AEN). */
+    @Override
+    public synchronized void removeNamespaceHost(String nqn, int nsid, String hostnqn) {
+        NamespaceConfig n = maskedNamespace(nqn, nsid);
+        if (!n.hosts.contains(hostnqn)) {
+            throw ControlException.notFound("host " + hostnqn + " is not in the hosts of namespace " + nsid + " of "
+                + nqn);
+        }
+        changeNamespaceHosts(nqn, nsid, hostnqn, false);
+    }
+
+    private NamespaceConfig maskedNamespace(String nqn, int nsid) {
+        return ConfigDocument.maskedNamespace(subsystemConfig(config, nqn), nsid);
+    }
+
+    private void changeNamespaceHosts(String nqn, int nsid, String hostnqn, boolean add) {
+        TargetConfig next = validatedWith(c -> {
+            List<String> hosts = ConfigDocument.namespace(subsystemConfig(c, nqn), nsid).hosts;
+            if (add) {
+                hosts.add(hostnqn);
+            } else {
+                hosts.remove(hostnqn);
+            }
+        });
+        Subsystem live = liveSubsystem(nqn);
+        live.namespace(nsid).setHosts(ConfigDocument.namespace(subsystemConfig(next, nqn), nsid).hosts);
+        config = next;
+        if (!add) {
+            pollGroups.barrier(); // commands of that host parsed before the change have passed execute's check
+        }
+        notifyNamespaceChanged(live, nsid, hostnqn::equals);
     }
 
     @Override
@@ -559,9 +607,17 @@ public final class NvmfTarget implements Engine {
         ConfigDocument.checkBdevFree(config, bdev);
     }
 
+    /** The changed-namespace AEN and log page 04h entry for every controller whose host sees (or saw) nsid. */
     private void notifyNamespaceChanged(Subsystem s, int nsid) {
+        Namespace ns = s.namespace(nsid);
+        notifyNamespaceChanged(s, nsid, host -> ns == null || ns.visibleTo(host));
+    }
+
+    private void notifyNamespaceChanged(Subsystem s, int nsid, java.util.function.Predicate<String> host) {
         for (Controller c : s.controllers()) {
-            c.adminQueue().executor().execute(() -> c.namespaceChanged(nsid));
+            if (host.test(c.hostnqn())) {
+                c.adminQueue().executor().execute(() -> c.namespaceChanged(nsid));
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 package io.nvmf4j.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -9,6 +10,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 
 /** {@code nvmfctl config}: the whole document ({@code /api/v1/config}). */
 @Command(name = "config", description = {"The whole configuration document (nvmf4j's JSON): export, import.",
@@ -61,19 +65,35 @@ final class ConfigCommands extends Group {
         @Override
         public Integer call() {
             JsonNode doc = api().get(PATH);
+            if (doc.path("api") instanceof ObjectNode a) {
+                a.remove("token"); // the service leaves it out; an older one may not
+            }
             if (output == null) {
                 printJson(doc);
                 return 0;
             }
             try {
-                Files.writeString(output, mapper().writerWithDefaultPrettyPrinter().writeValueAsString(doc) + "\n",
-                    StandardCharsets.UTF_8);
+                writePrivate(output, mapper().writerWithDefaultPrettyPrinter().writeValueAsString(doc) + "\n");
             } catch (IOException e) {
                 throw CliException.usage("cannot write " + output + ": " + e.getMessage());
             }
             done("wrote " + output + ": " + summary(doc), "wrote", object().put("file", output.toString()));
             return 0;
         }
+    }
+
+    /**
+     * Writes {@code text} to {@code file} with mode 0600: a new file is created so, an existing one is made so before
+     * it is written (the document names every host and device of the target).
+     */
+    static void writePrivate(Path file, String text) throws IOException {
+        Set<PosixFilePermission> owner = PosixFilePermissions.fromString("rw-------");
+        if (Files.exists(file)) {
+            Files.setPosixFilePermissions(file, owner);
+        } else {
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(owner));
+        }
+        Files.writeString(file, text, StandardCharsets.UTF_8);
     }
 
     @Command(name = "import", description = {"Apply a whole nvmf4j document (as 'config export' writes it) to the "

@@ -7,8 +7,10 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code nvmfctl ns}: namespaces of a subsystem ({@code /api/v1/subsystems/{nqn}/namespaces}). */
-@Command(name = "ns", description = "Namespaces of a subsystem: list, add, remove.",
-    subcommands = {NamespaceCommands.List.class, NamespaceCommands.Add.class, NamespaceCommands.Remove.class})
+@Command(name = "ns", description = "Namespaces of a subsystem: list, add, remove; per-host masking: host-add, "
+    + "host-remove.",
+    subcommands = {NamespaceCommands.List.class, NamespaceCommands.Add.class, NamespaceCommands.Remove.class,
+        NamespaceCommands.HostAdd.class, NamespaceCommands.HostRemove.class})
 final class NamespaceCommands extends Group {
     static String path(String nqn) {
         return ApiCommand.subsystemPath(nqn) + "/namespaces";
@@ -51,6 +53,14 @@ final class NamespaceCommands extends Group {
         @Option(names = "--uuid", paramLabel = "UUID", description = "UUID (default: generated).")
         String uuid;
 
+        @Option(names = "--host", paramLabel = "HOSTNQN", description = "Mask the namespace: only these hosts see it "
+            + "(repeat the option; default: every host the subsystem admits).")
+        java.util.List<String> hosts;
+
+        @Option(names = "--masked", description = "Mask the namespace even with no --host: no host sees it until "
+            + "'ns host-add'.")
+        boolean masked;
+
         @Override
         public Integer call() {
             ObjectNode body = object().put("bdev", bdev);
@@ -62,6 +72,12 @@ final class NamespaceCommands extends Group {
             }
             if (uuid != null) {
                 body.put("uuid", uuid);
+            }
+            if (masked || hosts != null) {
+                var list = body.putArray("hosts");
+                if (hosts != null) {
+                    hosts.forEach(list::add);
+                }
             }
             printOne(api().post(path(subsystem.nqn), body));
             return 0;
@@ -81,6 +97,56 @@ final class NamespaceCommands extends Group {
             api().delete(path(subsystem.nqn) + "/" + nsid);
             done("removed namespace " + nsid + " from " + subsystem.nqn, "removed",
                 object().put("subsystem", subsystem.nqn).put("nsid", nsid));
+            return 0;
+        }
+    }
+
+    static String hostsPath(String nqn, int nsid) {
+        return path(nqn) + "/" + nsid + "/hosts";
+    }
+
+    @Command(name = "host-add", description = {"Show a masked namespace to one more host (its controllers get the "
+        + "changed-namespace event).",
+        "Example: nvmfctl ns host-add -n nqn.2026-11.io.nvmf4j:default --nsid 2 -q nqn.2014-08.org.nvmexpress:uuid:..."})
+    static final class HostAdd extends ApiCommand {
+        @Mixin
+        SubsystemNqn subsystem;
+
+        @Option(names = "--nsid", required = true, paramLabel = "N", description = "The namespace ID.")
+        int nsid;
+
+        @Mixin
+        HostCommands.HostNqn host;
+
+        @Override
+        public Integer call() {
+            JsonNode added = api().post(hostsPath(subsystem.nqn, nsid), object().put("nqn", host.hostnqn));
+            if (json()) {
+                printJson(added);
+            } else {
+                say("namespace " + nsid + " of " + subsystem.nqn + " visible to " + host.hostnqn);
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "host-remove", description = "Mask a namespace from a host (inactive for it; its controllers get "
+        + "the changed-namespace event).")
+    static final class HostRemove extends ApiCommand {
+        @Mixin
+        SubsystemNqn subsystem;
+
+        @Option(names = "--nsid", required = true, paramLabel = "N", description = "The namespace ID.")
+        int nsid;
+
+        @Mixin
+        HostCommands.HostNqn host;
+
+        @Override
+        public Integer call() {
+            api().delete(hostsPath(subsystem.nqn, nsid) + "/" + ApiClient.seg(host.hostnqn));
+            done("namespace " + nsid + " of " + subsystem.nqn + " masked from " + host.hostnqn, "masked",
+                object().put("subsystem", subsystem.nqn).put("nsid", nsid).put("host", host.hostnqn));
             return 0;
         }
     }

@@ -3,6 +3,7 @@ package io.nvmf4j.service;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.TargetConfig;
 
 import java.io.IOException;
@@ -22,14 +23,27 @@ public final class ConfigCheck {
     }
 
     /**
-     * Reads and checks {@code file}. Throws {@link ConfigException} naming every bad field (the parse's
+     * Reads and checks {@code file}, with the default storage section ({@link #defaultStorage}). Throws {@link ConfigException} naming every bad field (the parse's
      * single error when the document cannot be read as a configuration at all), IOException when the file
      * cannot be read.
      */
-    public static TargetConfig load(Path file) throws IOException {
+    public static TargetConfig load(Path file, Path stateDir) throws IOException {
         TargetConfig c = ConfigStore.load(file);
+        defaultStorage(c, stateDir);
         check(c);
         return c;
+    }
+
+    /**
+     * A document without a {@code storage} section gets the service's default: file bdevs may live in the state
+     * directory, no block device is listed. Returns whether it set it (the caller writes it to the file).
+     */
+    public static boolean defaultStorage(TargetConfig c, Path stateDir) {
+        if (c.storage != null) {
+            return false;
+        }
+        c.storage = StorageConfig.directories(stateDir.toAbsolutePath().normalize().toString());
+        return true;
     }
 
     /** Validates a parsed document: the validator's problems and the service's, all of them in one exception. */

@@ -82,7 +82,7 @@ public final class Main implements Callable<Integer> {
             java.io.PrintWriter out = spec.commandLine().getOut();
             java.io.PrintWriter err = spec.commandLine().getErr();
             try {
-                ConfigCheck.load(f);
+                ConfigCheck.load(f, main.stateDir != null ? main.stateDir : StateDir.defaultDir());
                 out.println(f + ": valid");
                 out.flush();
                 return 0;

@@ -50,7 +50,7 @@ public final class Service implements AutoCloseable {
      * {@link io.nvmf4j.engine.EngineUnavailableException} when the engine it names cannot run here.
      */
     public static Service start(Path stateDir, Path configFile) throws IOException {
-        TargetConfig c = loadOrCreate(configFile);
+        TargetConfig c = loadOrCreate(stateDir, configFile);
         Metrics metrics = new Metrics(c.metrics);
         Engine target;
         try {
@@ -97,18 +97,22 @@ public final class Service implements AutoCloseable {
         }
     }
 
-    private static TargetConfig loadOrCreate(Path file) throws IOException {
+    private static TargetConfig loadOrCreate(Path stateDir, Path file) throws IOException {
         if (!Files.exists(file)) {
             TargetConfig c = ConfigStore.defaultConfig();
+            ConfigCheck.defaultStorage(c, stateDir);
             ConfigStore.assignIdentities(c);
             ConfigStore.save(file, c);
             LOG.info("no configuration at {}: wrote the embedded default there", file);
             return c;
         }
-        TargetConfig c = ConfigCheck.load(file); // never rewrite a document we are about to reject
-        if (ConfigStore.assignIdentities(c)) {
+        TargetConfig c = ConfigStore.load(file);
+        boolean storage = ConfigCheck.defaultStorage(c, stateDir);
+        ConfigCheck.check(c); // never rewrite a document we are about to reject
+        if (ConfigStore.assignIdentities(c) | storage) {
             ConfigStore.save(file, c);
-            LOG.info("generated missing serial numbers / NGUIDs / UUIDs and kept them in {}", file);
+            LOG.info("generated missing serial numbers / NGUIDs / UUIDs{} and kept them in {}",
+                storage ? " / the storage section (file bdevs in " + c.storage.fileDirectories + ")" : "", file);
         }
         return c;
     }

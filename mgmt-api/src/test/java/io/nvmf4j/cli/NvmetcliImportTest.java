@@ -2,6 +2,7 @@ package io.nvmf4j.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.cli.Cli.Run;
+import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.service.api.Http;
 import io.nvmf4j.service.api.TestService;
 import io.nvmf4j.testhost.NvmeController;
@@ -92,7 +93,9 @@ class NvmetcliImportTest {
 
     @Test
     void applyReplacesTheStorageOfARunningTargetKeepingTheRdmaListener() throws Exception {
-        try (TestService t = TestService.start(dir.resolve("state"), c -> { })) {
+        // the operator allows the images' directory (the API cannot: an import keeps the storage section)
+        try (TestService t = TestService.start(dir.resolve("state"),
+            c -> c.storage = StorageConfig.directories(images.toString()))) {
             JsonNode before = t.http.get("/api/v1/config").json();
             Cli cli = new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(),
                 "--state-dir", t.dir.toString());

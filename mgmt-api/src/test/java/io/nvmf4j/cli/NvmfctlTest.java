@@ -15,6 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -106,7 +108,7 @@ class NvmfctlTest {
 
     @Test
     void fileBdevTakesTheFileSize() throws Exception {
-        Path img = dir.resolve("f1.img");
+        Path img = t.dir.resolve("f1.img"); // the state directory: where the service allows file bdevs by default
         try (RandomAccessFile f = new RandomAccessFile(img.toFile(), "rw")) {
             f.setLength(1 << 20);
         }
@@ -284,6 +286,23 @@ class NvmfctlTest {
     }
 
     @Test
+    void namespaceMaskingHostAddAndRemove() {
+        String host = "nqn.2014-08.org.nvmexpress:uuid:0b7e5a10-0000-4000-8000-0000000000c1";
+        ok("bdev", "create", "null", "mask1", "--size", "1M");
+        ok("ns", "add", "-n", NQN, "-b", "mask1", "--nsid", "11", "--masked");
+        String hosts = "/api/v1/subsystems/" + enc(NQN) + "/namespaces/11/hosts";
+        assertThat(t.http.get(hosts).json()).isEmpty();
+        assertThat(ok("ns", "host-add", "-n", NQN, "--nsid", "11", "-q", host).out())
+            .isEqualTo("namespace 11 of " + NQN + " visible to " + host + "\n");
+        assertThat(t.http.get(hosts).json().get(0).asText()).isEqualTo(host);
+        assertThat(ok("ns", "host-remove", "-n", NQN, "--nsid", "11", "-q", host).out())
+            .isEqualTo("namespace 11 of " + NQN + " masked from " + host + "\n");
+        assertThat(t.http.get(hosts).json()).isEmpty();
+        ok("ns", "remove", "-n", NQN, "--nsid", "11");
+        ok("bdev", "delete", "mask1");
+    }
+
+    @Test
     void configExportAndImport() throws Exception {
         Run exported = ok("config", "export");
         assertThat(json(exported)).isEqualTo(t.http.get("/api/v1/config").json());
@@ -292,6 +311,14 @@ class NvmfctlTest {
         assertThat(json(ok("config", "export", "-o", file.toString(), "--json")))
             .isEqualTo(Http.parse("{\"wrote\":{\"file\":\"" + file + "\"}}"));
         assertThat(Http.parse(Files.readString(file))).isEqualTo(t.http.get("/api/v1/config").json());
+        assertThat(Files.getPosixFilePermissions(file)).as("export files are mode 0600")
+            .isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        Path older = Files.writeString(dir.resolve("older.json"), "{}", StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(older, PosixFilePermissions.fromString("rw-r--r--"));
+        ok("config", "export", "-o", older.toString());
+        assertThat(Files.getPosixFilePermissions(older)).as("an existing 0644 file is made 0600")
+            .isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        assertThat(Http.parse(Files.readString(file)).get("api").has("token")).as("no token in an export").isFalse();
 
         String doc = Files.readString(file).replace("\"referrals\" : [", "\"referrals\" : [ {\"transport\":\"tcp\","
             + "\"address\":\"192.0.2.99\",\"port\":8009}" + (json(exported).get("referrals").isEmpty() ? "" : ","));

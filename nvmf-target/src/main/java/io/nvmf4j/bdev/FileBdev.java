@@ -109,7 +109,8 @@ public final class FileBdev extends AbstractBdev {
     }
 
     /**
-     * Opens (creating a regular file if absent) the file at {@code path} with the default worker count
+     * Opens (creating a regular file of mode 0600 if absent, in a directory that must exist; never through a
+     * symbolic link unless {@code path} is a block device) the file at {@code path} with the default worker count
      * and queue depth. {@code numBlocks == 0} takes the current size; a regular file shorter than
      * {@code numBlocks} blocks is extended.
      */
@@ -127,14 +128,15 @@ public final class FileBdev extends AbstractBdev {
         if (directIo) {
             checkDirectIoAlignment(name, path, blockSize);
         }
-        if (!existed && path.toAbsolutePath().getParent() != null) {
-            try {
-                Files.createDirectories(path.toAbsolutePath().getParent());
-            } catch (IOException e) {
-                throw new BdevException("file bdev " + name + ": cannot create the directory of " + path + ": " + e, e);
-            }
+        Path dir = path.toAbsolutePath().getParent();
+        if (!existed && dir != null && !Files.isDirectory(dir)) {
+            throw new BdevException("file bdev " + name + ": directory " + dir + " does not exist; nvmf4j creates no "
+                + "directories, make it first");
         }
-        int flags = (blockDevice ? 0 : FileNative.OPEN_CREATE) | (directIo ? FileNative.OPEN_DIRECT : 0);
+        // a regular file (new or not) is never reached through a symbolic link; a block device may be (a udev
+        // link the operator listed in storage.blockDevices)
+        int flags = (blockDevice ? 0 : FileNative.OPEN_CREATE | FileNative.OPEN_NOFOLLOW)
+            | (directIo ? FileNative.OPEN_DIRECT : 0);
         int fd = FileNative.open(path.toString(), flags);
         if (fd < 0) {
             throw new BdevException("file bdev " + name + ": cannot open " + path + ": " + FileNative.strerror(fd)

@@ -19,6 +19,8 @@ final class FileNative {
 
     static final int OPEN_CREATE = 1;
     static final int OPEN_DIRECT = 2;
+    /** O_NOFOLLOW: a symbolic link as the last component fails with ELOOP. */
+    static final int OPEN_NOFOLLOW = 4;
 
     static final int TYPE_OTHER = 0;
     static final int TYPE_REGULAR = 1;

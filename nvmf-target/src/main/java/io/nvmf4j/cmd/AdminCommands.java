@@ -103,11 +103,11 @@ public final class AdminCommands {
         } else if (c.isDiscovery()) {
             status = NvmeStatus.INVALID_FIELD;
         } else if (cns == Opcodes.CNS_NAMESPACE) {
-            status = identifyNamespace(c.subsystem(), req.sqe.nsid(), d);
+            status = identifyNamespace(c.subsystem(), req.sqe.nsid(), c.hostnqn(), d);
         } else if (cns == Opcodes.CNS_ACTIVE_NS_LIST) {
-            status = activeNamespaces(c.subsystem(), req.sqe.nsid(), d);
+            status = activeNamespaces(c.subsystem(), req.sqe.nsid(), c.hostnqn(), d);
         } else if (cns == Opcodes.CNS_NS_DESCRIPTORS) {
-            status = namespaceDescriptors(c.subsystem(), req.sqe.nsid(), d);
+            status = namespaceDescriptors(c.subsystem(), req.sqe.nsid(), c.hostnqn(), d);
         } else if (cns == Opcodes.CNS_CSI_CONTROLLER) {
             // I/O command set specific controller data: NVM (CSI 0) only, with the Dataset Management limits
             status = (req.sqe.cdw11() >>> 24) == 0 ? NvmeStatus.SUCCESS : NvmeStatus.INVALID_FIELD;
@@ -166,13 +166,13 @@ public final class AdminCommands {
         }
     }
 
-    private static int identifyNamespace(Subsystem s, int nsid, ByteBuf d) {
+    private static int identifyNamespace(Subsystem s, int nsid, String hostnqn, ByteBuf d) {
         if (nsid == 0 || Integer.compareUnsigned(nsid, s.maxNamespaces()) > 0) {
             return NvmeStatus.INVALID_NAMESPACE;
         }
-        Namespace ns = s.namespace(nsid);
+        Namespace ns = s.namespace(nsid, hostnqn);
         if (ns == null) {
-            return NvmeStatus.SUCCESS; // inactive nsid: zero-filled data
+            return NvmeStatus.SUCCESS; // inactive nsid (also one masked from this host): zero-filled data
         }
         long blocks = ns.numBlocks();
         d.setLongLE(IdentifyNamespace.NSZE, blocks);
@@ -191,12 +191,12 @@ public final class AdminCommands {
         return NvmeStatus.SUCCESS;
     }
 
-    private static int activeNamespaces(Subsystem s, int nsid, ByteBuf d) {
+    private static int activeNamespaces(Subsystem s, int nsid, String hostnqn, ByteBuf d) {
         if (Integer.compareUnsigned(nsid, 0xFFFFFFFE) >= 0) {
             return NvmeStatus.INVALID_NAMESPACE;
         }
         int i = 0;
-        for (Namespace ns : s.namespaces()) {
+        for (Namespace ns : s.namespaces(hostnqn)) {
             if (Integer.compareUnsigned(ns.nsid(), nsid) > 0 && i < 1024) {
                 d.setIntLE(4 * i++, ns.nsid());
             }
@@ -204,8 +204,8 @@ public final class AdminCommands {
         return NvmeStatus.SUCCESS;
     }
 
-    private static int namespaceDescriptors(Subsystem s, int nsid, ByteBuf d) {
-        Namespace ns = s.namespace(nsid);
+    private static int namespaceDescriptors(Subsystem s, int nsid, String hostnqn, ByteBuf d) {
+        Namespace ns = s.namespace(nsid, hostnqn);
         if (ns == null) {
             return NvmeStatus.INVALID_NAMESPACE;
         }

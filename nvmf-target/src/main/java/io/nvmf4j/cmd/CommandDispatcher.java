@@ -62,8 +62,9 @@ public final class CommandDispatcher {
     public void execute(Request req) {
         Namespace ns = req.ns;
         if (ns != null) {
-            if (req.controller().subsystem().namespace(req.sqe.nsid()) != ns || !ns.tryAcquire()) {
-                // removed while its data was on the way: the device may be closing, do not touch it
+            if (req.controller().subsystem().namespace(req.sqe.nsid(), req.controller().hostnqn()) != ns
+                || !ns.tryAcquire()) {
+                // removed (or masked from this host) while its data was on the way: do not touch the device
                 req.fail(NvmeStatus.INVALID_NAMESPACE, Sqe.NSID);
                 return;
             }

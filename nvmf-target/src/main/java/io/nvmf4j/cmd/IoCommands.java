@@ -72,8 +72,8 @@ public final class IoCommands {
         if (h == null) {
             return NvmeStatus.INVALID_OPCODE;
         }
-        Namespace ns = req.controller().subsystem().namespace(req.sqe.nsid());
-        if (ns == null) {
+        Namespace ns = req.controller().subsystem().namespace(req.sqe.nsid(), req.controller().hostnqn());
+        if (ns == null) { // no such namespace, or masked from this host
             req.errorLocation = 4;
             return NvmeStatus.INVALID_NAMESPACE;
         }

@@ -66,6 +66,9 @@ public final class ConfigValidator {
         } else {
             validateRdma(c.rdma, p);
         }
+        if (c.storage != null) {
+            FilePaths.validateStorage(c.storage, p);
+        }
         Set<String> bdevNames = new HashSet<>();
         if (c.bdevs == null) {
             p.add("bdevs: must be a list (may be empty)");
@@ -74,7 +77,7 @@ public final class ConfigValidator {
                 if (c.bdevs.get(i) == null) {
                     p.add("bdevs[" + i + "]: null entry");
                 } else {
-                    validateBdev(c.bdevs.get(i), "bdevs[" + i + "]", bdevNames, p);
+                    validateBdev(c.bdevs.get(i), "bdevs[" + i + "]", bdevNames, c.storage, p);
                 }
             }
         }
@@ -230,7 +233,8 @@ public final class ConfigValidator {
         }
     }
 
-    private static void validateBdev(BdevConfig b, String at, Set<String> names, List<String> p) {
+    private static void validateBdev(BdevConfig b, String at, Set<String> names, StorageConfig storage,
+                                     List<String> p) {
         if (b.name == null || b.name.isBlank()) {
             p.add(at + ".name: missing");
         } else if (!BDEV_NAME.matcher(b.name).matches()) {
@@ -270,6 +274,8 @@ public final class ConfigValidator {
                 }
                 if (b.path == null || b.path.isBlank()) {
                     p.add(at + ".path: missing for a file bdev");
+                } else {
+                    FilePaths.validatePath(b.path, storage, at + ".path", p);
                 }
                 if (b.numBlocks < 0) {
                     p.add(at + ".numBlocks: must not be negative");
@@ -337,6 +343,18 @@ public final class ConfigValidator {
                 p.add(nat + ".bdev: no bdev named '" + n.bdev + "'");
             } else if (!usedBdevs.add(n.bdev)) {
                 p.add(nat + ".bdev: bdev '" + n.bdev + "' already backs another namespace");
+            }
+            if (n.hosts != null) {
+                Set<String> seen = new HashSet<>();
+                for (int j = 0; j < n.hosts.size(); j++) {
+                    String h = n.hosts.get(j);
+                    String hat = nat + ".hosts[" + j + "]";
+                    if (Nqn.DISCOVERY.equals(h)) {
+                        p.add(hat + ": the discovery NQN is not a host NQN");
+                    } else if (!nqnProblem(c, h, hat, p) && !seen.add(h)) {
+                        p.add(hat + ": duplicate host " + h);
+                    }
+                }
             }
             String owner = "namespace " + n.nsid + " of " + s.nqn;
             identity(n.nguid, HEX32, "32 hex digits", nat + ".nguid", "nguid", owner, identities, p);

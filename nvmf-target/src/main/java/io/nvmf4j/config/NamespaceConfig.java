@@ -3,6 +3,8 @@ package io.nvmf4j.config;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 
+import java.util.List;
+
 /** A namespace: its nsid, the block device behind it, and its stable identifiers. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
@@ -15,6 +17,12 @@ public final class NamespaceConfig {
     public String uuid;
     /** 16 hex digits; optional. */
     public String eui64;
+    /**
+     * The host NQNs that see this namespace (per-host masking); absent: every host the subsystem admits. Given (even
+     * empty) when the namespace is added, the namespace is masked: inactive for every host not listed (the spdk
+     * engine's no_auto_visible). Hosts are added and removed one by one on a masked namespace only.
+     */
+    public List<String> hosts;
 
     public NamespaceConfig() {
     }

@@ -42,6 +42,11 @@ public final class TargetConfig {
     public RdmaTransportConfig rdma = new RdmaTransportConfig();
     /** Settings of the spdk engine. */
     public SpdkConfig spdk = new SpdkConfig();
+    /**
+     * Where file bdevs may live ({@link StorageConfig}); absent: nowhere (the service writes its state directory
+     * here at first start).
+     */
+    public StorageConfig storage;
     public List<BdevConfig> bdevs = new ArrayList<>();
     public List<SubsystemConfig> subsystems = new ArrayList<>();
     /** Other discovery services to list in the discovery log. */

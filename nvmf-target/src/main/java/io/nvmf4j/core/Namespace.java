@@ -29,6 +29,8 @@ public final class Namespace {
     /** Commands executing on the device now (incremented before {@link #removed} is read, see tryAcquire). */
     private final LongAdder inFlight = new LongAdder();
     private volatile boolean removed;
+    /** The hosts that see it, or null: every host (per-host masking); replaced as a whole, read lock-free. */
+    private volatile String[] hosts;
 
     /**
      * @param nguid 16 bytes
@@ -41,6 +43,25 @@ public final class Namespace {
         this.nguid = nguid.clone();
         this.uuid = uuid.clone();
         this.eui64 = eui64 == null ? null : eui64.clone();
+    }
+
+    /** Masks the namespace to {@code hostnqns} (null: visible to every host). */
+    public void setHosts(java.util.Collection<String> hostnqns) {
+        hosts = hostnqns == null ? null : hostnqns.toArray(String[]::new);
+    }
+
+    /** Whether the host with this NQN sees the namespace (active for it); allocation-free, any thread. */
+    public boolean visibleTo(String hostnqn) {
+        String[] h = hosts;
+        if (h == null) {
+            return true;
+        }
+        for (String x : h) {
+            if (x.equals(hostnqn)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     public int nsid() {

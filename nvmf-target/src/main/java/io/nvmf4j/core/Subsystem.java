@@ -109,6 +109,26 @@ public final class Subsystem {
         return ns[nsid - 1];
     }
 
+    /**
+     * The namespace with this nsid as the host {@code hostnqn} sees it: null also when it is masked from that host
+     * (an inactive nsid for it). Allocation-free (the I/O path asks).
+     */
+    public Namespace namespace(int nsid, String hostnqn) {
+        Namespace ns = namespace(nsid);
+        return ns != null && ns.visibleTo(hostnqn) ? ns : null;
+    }
+
+    /** The namespaces active for host {@code hostnqn}, in nsid order. */
+    public List<Namespace> namespaces(String hostnqn) {
+        List<Namespace> out = new ArrayList<>();
+        for (Namespace n : namespaces) {
+            if (n != null && n.visibleTo(hostnqn)) {
+                out.add(n);
+            }
+        }
+        return out;
+    }
+
     /** Active namespaces in nsid order. */
     public List<Namespace> namespaces() {
         List<Namespace> out = new ArrayList<>();

@@ -84,6 +84,22 @@ public final class ConfigDocument {
         throw ControlException.notFound("no subsystem " + nqn);
     }
 
+    /**
+     * The namespace {@code nsid} of {@code s} if it is masked (has a {@code hosts} list): hosts are added to and removed
+     * from masked namespaces only (the spdk engine cannot mask a namespace added visible to all).
+     */
+    public static NamespaceConfig maskedNamespace(SubsystemConfig s, int nsid) {
+        NamespaceConfig n = namespace(s, nsid);
+        if (n == null) {
+            throw ControlException.notFound("no namespace " + nsid + " in " + s.nqn);
+        }
+        if (n.hosts == null) {
+            throw ControlException.invalid("hosts: namespace " + nsid + " of " + s.nqn + " is visible to every host; "
+                + "to mask it, add it with a hosts list (remove it and add it again with \"hosts\": [...])");
+        }
+        return n;
+    }
+
     /** Namespace {@code nsid} of {@code s}, or null. */
     public static NamespaceConfig namespace(SubsystemConfig s, int nsid) {
         for (NamespaceConfig n : s.namespaces) {

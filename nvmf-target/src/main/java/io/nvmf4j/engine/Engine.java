@@ -57,6 +57,15 @@ public interface Engine extends AutoCloseable {
     /** Disallows a host; its controllers on this subsystem are disconnected. */
     void removeHost(String nqn, String hostnqn);
 
+    /**
+     * Makes masked namespace {@code nsid} visible to {@code hostnqn} (per-host masking); that host's controllers get
+     * the changed-namespace AEN. Invalid for a namespace without a hosts list, conflict when the host sees it.
+     */
+    void addNamespaceHost(String nqn, int nsid, String hostnqn);
+
+    /** Masks namespace {@code nsid} from {@code hostnqn}; that host's controllers get the changed-namespace AEN. */
+    void removeNamespaceHost(String nqn, int nsid, String hostnqn);
+
     // ------------------------------------------------------------------ listeners and referrals
 
     void addListener(String nqn, ListenerConfig l);

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -63,7 +64,14 @@ class FileBdevTest {
     void createWithNumBlocksMakesASparseFileOfThatSize() throws Exception {
         Path file = dir.resolve("sub/dir/disk.img");
         long blocks = 131072;  // 64 MiB
+        assertThatThrownBy(() -> open(file, BS, blocks, false)).isInstanceOf(BdevException.class)
+            .hasMessage("file bdev f0: directory " + file.getParent() + " does not exist; nvmf4j creates no "
+                + "directories, make it first");
+        assertThat(dir.resolve("sub")).as("no directory was made").doesNotExist();
+        Files.createDirectories(file.getParent());
         FileBdev d = open(file, BS, blocks, false);
+        assertThat(Files.getPosixFilePermissions(file)).as("a new image is mode 0600")
+            .isEqualTo(PosixFilePermissions.fromString("rw-------"));
         assertThat(d.numBlocks()).isEqualTo(blocks);
         assertThat(d.blockSize()).isEqualTo(BS);
         assertThat(d.persistent()).isTrue();
@@ -72,6 +80,19 @@ class FileBdevTest {
         long allocated = allocatedBytes(file);
         assertThat(allocated).as("bytes allocated on disk for a fresh 64 MiB file (sparse)").isLessThan(1 << 20);
         assertThat(allZero(read(d, 0, 64 * 1024))).as("a fresh file reads zeros").isTrue();
+    }
+
+    /**
+     * O_NOFOLLOW: a symbolic link as the file is refused at open(2) even where no validator looked (the link
+     * target, here another image, is neither opened nor grown).
+     */
+    @Test
+    void aSymbolicLinkIsNotFollowed() throws Exception {
+        Path target = Files.write(dir.resolve("victim.img"), new byte[BS]);
+        Path link = Files.createSymbolicLink(dir.resolve("link.img"), target);
+        assertThatThrownBy(() -> open(link, BS, 64, false)).isInstanceOf(BdevException.class)
+            .hasMessageStartingWith("file bdev f0: cannot open " + link + ": Too many levels of symbolic links");
+        assertThat(Files.size(target)).as("the link's target was not grown").isEqualTo(BS);
     }
 
     @Test

@@ -121,8 +121,11 @@ class ConfigStoreTest {
         c.tcp.inCapsuleDataSize = 4096;
         c.tcp.mdtsBytes = 1 << 20;
         c.tcp.c2hSuccess = false;
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath().normalize();
+        c.storage = StorageConfig.directories(tmp.toString());
+        c.storage.blockDevices.add("/dev/nvme0n1"); // listed, absent here: fine until a bdev names it
         BdevConfig f = new BdevConfig("disk", "file", 4096, 0);
-        f.path = "/srv/nvmf4j/disk.img";
+        f.path = tmp.resolve("nvmf4j-config-store-test-disk.img").toString(); // validated, never created
         f.directIo = true;
         c.bdevs.add(f);
         c.bdevs.add(new BdevConfig("nul", "null", 512, 1L << 40));

@@ -2,11 +2,13 @@ package io.nvmf4j.config;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -20,11 +22,16 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 @Timeout(value = 10, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ConfigValidatorTest {
 
+    /** Where {@link #base()}'s file bdev may live (storage.fileDirectories). */
+    @TempDir
+    static Path images;
+
     /** The embedded default plus a file bdev, so bdev-level cases have one of each kind to break. */
     private static TargetConfig base() {
         TargetConfig c = ConfigStore.defaultConfig();
+        c.storage = StorageConfig.directories(images.toString());
         BdevConfig f = new BdevConfig("file0", "file", 4096, 0);
-        f.path = "/var/lib/nvmf4j/disk0.img";
+        f.path = images.resolve("disk0.img").toString();
         c.bdevs.add(f);
         return c;
     }

@@ -63,6 +63,7 @@ class EdgeCaseTest {
 
     private static TargetConfig fileConfig(Path dir) {
         TargetConfig c = new TargetConfig();
+        c.storage = TestTarget.testStorage();
         BdevConfig b = new BdevConfig("f0", "file", 512, 16384);
         b.path = dir.resolve("f0.img").toString();
         c.bdevs.add(b);

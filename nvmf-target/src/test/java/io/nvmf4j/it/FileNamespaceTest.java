@@ -4,6 +4,7 @@ import io.nvmf4j.NvmfTarget;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.testhost.Completion;
@@ -67,6 +68,7 @@ class FileNamespaceTest {
 
     private TargetConfig config(long numBlocks) {
         TargetConfig c = new TargetConfig();
+        c.storage = StorageConfig.directories(file.getParent().toString());
         BdevConfig b = new BdevConfig("f0", "file", BS, numBlocks);
         b.path = file.toString();
         c.bdevs.add(b);

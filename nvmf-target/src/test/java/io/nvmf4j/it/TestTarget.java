@@ -4,6 +4,7 @@ import io.nvmf4j.NvmfTarget;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
@@ -14,6 +15,7 @@ import io.nvmf4j.testhost.TcpHost;
 import io.nvmf4j.testhost.TcpHostOptions;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.net.ServerSocket;
 import java.util.function.Consumer;
 
@@ -71,9 +73,19 @@ public final class TestTarget implements AutoCloseable {
         return new TestTarget(cfg, port, NvmfTarget.start(cfg, observer));
     }
 
+    /**
+     * Where tests' file bdevs live: the JVM's temporary directory, under which JUnit's {@code @TempDir}s are made
+     * (the refusals of other places are StorageValidationTest's).
+     */
+    public static StorageConfig testStorage() {
+        return StorageConfig.directories(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath().normalize()
+            .toString());
+    }
+
     /** The standard configuration with its one TCP listener on {@code port} (spdk-jni's engine tests use it too). */
     public static TargetConfig config(int port) {
         TargetConfig cfg = new TargetConfig();
+        cfg.storage = testStorage();
         cfg.bdevs.add(new BdevConfig("m0", "malloc", BLOCK_SIZE, NUM_BLOCKS));
         cfg.bdevs.add(new BdevConfig("m1", "malloc", BLOCK_SIZE, SMALL_BLOCKS));
         cfg.bdevs.add(new BdevConfig("m3", "malloc", BLOCK_SIZE, SMALL_BLOCKS));

@@ -24,13 +24,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HexFormat;
@@ -247,9 +251,9 @@ public final class SpdkEngine implements Engine {
     }
 
     /**
-     * Creates a bdev in SPDK. A file bdev's file is made the way the java engine makes it: created (with its
-     * directories) when missing and extended to {@code numBlocks} when shorter; SPDK's aio bdev then serves the
-     * whole file in blocks of {@code blockSize} (SPDK cannot detect a regular file's block size itself), so a
+     * Creates a bdev in SPDK. A file bdev's file is made the way the java engine makes it: created (mode 0600, in
+     * a directory that must exist) when missing and extended to {@code numBlocks} when shorter; SPDK's aio bdev then
+     * serves the whole file in blocks of {@code blockSize} (SPDK cannot detect a regular file's block size itself), so a
      * file longer than {@code numBlocks} is refused (the java engine would serve only its first numBlocks).
      */
     private static void createBdev(BdevConfig b) throws IOException {
@@ -267,20 +271,29 @@ public final class SpdkEngine implements Engine {
                 throw ControlException.invalid("bdev " + b.name + ": " + b.path + " does not exist; give numBlocks "
                     + "to create it with a size");
             }
-            if (p.getParent() != null) {
-                Files.createDirectories(p.getParent());
+            if (p.getParent() != null && !Files.isDirectory(p.getParent())) {
+                throw ControlException.invalid("bdev " + b.name + ": directory " + p.getParent() + " does not exist; "
+                    + "nvmf4j creates no directories, make it first");
             }
-            Files.createFile(p);
+            // mode 0600 (the image holds a host's data), never through a symbolic link (O_NOFOLLOW)
+            Files.createFile(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         }
         long want = b.numBlocks * b.blockSize;
-        if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) < want) {
-            try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
-                f.setLength(want);
-            }
+        if (b.numBlocks > 0 && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && Files.size(p) < want) {
+            extend(p, want);
         } else if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) > want) {
             throw ControlException.invalid("bdev " + b.name + ": " + b.path + " holds " + Files.size(p) / b.blockSize
                 + " blocks, more than numBlocks " + b.numBlocks + "; the spdk engine serves a file's whole size "
                 + "(SPDK's aio bdev), so give numBlocks 0 or " + Files.size(p) / b.blockSize);
+        }
+    }
+
+    /** Extends a regular file to {@code size} bytes, opened with O_NOFOLLOW (a link swapped in fails). */
+    private static void extend(Path p, long size) throws IOException {
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+            if (ch.size() < size) {
+                ch.write(ByteBuffer.wrap(new byte[1]), size - 1);
+            }
         }
     }
 
@@ -312,7 +325,12 @@ public final class SpdkEngine implements Engine {
             }
         }
         SpdkNative.addNamespace(nqn, n.nsid, n.bdev, n.nguid == null ? null : hex.parseHex(n.nguid), uuid,
-            n.eui64 == null ? null : hex.parseHex(n.eui64));
+            n.eui64 == null ? null : hex.parseHex(n.eui64), n.hosts != null);
+        if (n.hosts != null) {
+            for (String h : n.hosts) {
+                SpdkNative.namespaceHost(nqn, n.nsid, h, true);
+            }
+        }
     }
 
     /**
@@ -491,9 +509,7 @@ public final class SpdkEngine implements Engine {
                     throw ControlException.invalid("bdev " + name + ": " + b.path + " is not a regular file; grow "
                         + "the device itself, SPDK rescans it");
                 }
-                try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
-                    f.setLength(numBlocks * b.blockSize);
-                }
+                extend(p, numBlocks * b.blockSize);
             } else if (numBlocks <= current) {
                 throw ControlException.invalid("numBlocks: " + numBlocks + " does not grow bdev " + name + " ("
                     + current + " blocks); shrinking would lose data");
@@ -637,6 +653,42 @@ public final class SpdkEngine implements Engine {
             throw mapped(e);
         }
         sc.hosts.remove(hostnqn);
+    }
+
+    @Override
+    public synchronized void addNamespaceHost(String nqn, int nsid, String hostnqn) {
+        NamespaceConfig n = ConfigDocument.maskedNamespace(ConfigDocument.subsystem(config, nqn), nsid);
+        if (n.hosts.contains(hostnqn)) {
+            throw ControlException.conflict("host " + hostnqn + " already sees namespace " + nsid + " of " + nqn);
+        }
+        changeNamespaceHosts(nqn, nsid, hostnqn, true);
+    }
+
+    @Override
+    public synchronized void removeNamespaceHost(String nqn, int nsid, String hostnqn) {
+        NamespaceConfig n = ConfigDocument.maskedNamespace(ConfigDocument.subsystem(config, nqn), nsid);
+        if (!n.hosts.contains(hostnqn)) {
+            throw ControlException.notFound("host " + hostnqn + " is not in the hosts of namespace " + nsid + " of "
+                + nqn);
+        }
+        changeNamespaceHosts(nqn, nsid, hostnqn, false);
+    }
+
+    private void changeNamespaceHosts(String nqn, int nsid, String hostnqn, boolean add) {
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> {
+            List<String> hosts = ConfigDocument.namespace(ConfigDocument.subsystem(c, nqn), nsid).hosts;
+            if (add) {
+                hosts.add(hostnqn);
+            } else {
+                hosts.remove(hostnqn);
+            }
+        });
+        try {
+            SpdkNative.namespaceHost(nqn, nsid, hostnqn, add);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+        config = next;
     }
 
     @Override

@@ -14,7 +14,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class SpdkNative {
     /** Must equal {@code NVMF4J_SPDK_ABI_VERSION} in {@code nvmf4j_spdk.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 1;
+    static final int ABI_VERSION = 2;
     static final String NAME = "nvmf4j_spdk";
     /** Written by build-native.sh instead of the library when no SPDK was found to build against. */
     static final String UNAVAILABLE_RESOURCE = "META-INF/native/" + NAME + ".unavailable";
@@ -94,7 +94,15 @@ final class SpdkNative {
     static native void disconnectHost(String nqn, String hostnqn);
 
     /** Pauses the subsystem, adds the namespace, resumes (hosts get the changed-namespace AEN); the nsid. */
-    static native int addNamespace(String nqn, int nsid, String bdev, byte[] nguid, byte[] uuid, byte[] eui64);
+    static native int addNamespace(String nqn, int nsid, String bdev, byte[] nguid, byte[] uuid, byte[] eui64,
+                                   boolean masked);
+
+    /**
+     * Makes masked namespace {@code nsid} visible ({@code visible}) or not to {@code hostnqn}
+     * ({@code spdk_nvmf_ns_add_host} / {@code spdk_nvmf_ns_remove_host}, subsystem paused); SPDK sends that host's
+     * controllers the changed-namespace AEN.
+     */
+    static native void namespaceHost(String nqn, int nsid, String hostnqn, boolean visible);
 
     static native void removeNamespace(String nqn, int nsid);
 

@@ -2,6 +2,7 @@ package io.nvmf4j.spdk;
 
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -223,8 +224,14 @@ abstract class EngineContract {
         Path file = dir.resolve("sub").resolve("disk.img");
         BdevConfig b = new BdevConfig("file0", "file", 512, 2048);
         b.path = file.toString();
+        assertThatThrownBy(() -> engine().addBdev(b)).isInstanceOf(ConfigException.class)
+            .hasMessageContaining(".path: directory " + file.getParent() + " does not exist");
+        assertThat(dir.resolve("sub")).as("no directory is made").doesNotExist();
+        java.nio.file.Files.createDirectory(dir.resolve("sub"));
         engine().addBdev(b);
-        assertThat(file).as("created with its directory").exists().hasSize(2048 * 512);
+        assertThat(file).as("created").exists().hasSize(2048 * 512);
+        assertThat(java.nio.file.Files.getPosixFilePermissions(file)).as("mode 0600")
+            .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         try (NvmeController c = target.controller(1)) {
             engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(6, "file0"));
             byte[] id = ok(c.admin().identify(0x00, 6, 0));
@@ -247,6 +254,25 @@ abstract class EngineContract {
         }
         byte[] onDisk = java.nio.file.Files.readAllBytes(file);
         assertThat(Le.slice(onDisk, 100 * 512, 65536)).as("the write is in the file").isEqualTo(Le.random(65536, 81));
+    }
+
+    /**
+     * The newcomer's trial: a file bdev on /etc/passwd, through a symbolic link to it, or on a block device nobody
+     * listed is refused by both engines (the shared validator), and the file is left alone.
+     */
+    @Test
+    void fileBdevOutsideTheAllowedPlacesIsRefused(@TempDir Path dir) throws Exception {
+        Path passwd = Path.of("/etc/passwd");
+        long size = java.nio.file.Files.size(passwd);
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("passwd.img"), passwd);
+        for (String path : new String[] {passwd.toString(), link.toString(), "/dev/null"}) {
+            BdevConfig b = new BdevConfig("evil0", "file", 512, 4096);
+            b.path = path;
+            assertThatThrownBy(() -> engine().addBdev(b)).as(path).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(".path: " + path + " is");
+            assertThat(engine().configSnapshot().bdev("evil0")).isNull();
+        }
+        assertThat(java.nio.file.Files.size(passwd)).as("/etc/passwd untouched").isEqualTo(size);
     }
 
     @Test
@@ -272,6 +298,68 @@ abstract class EngineContract {
             assertThat(engine().configSnapshot().bdev("long0")).isNull();
         }
         assertThat(file).as("the file is left as it was").hasSize(4096 * 512);
+    }
+
+    /**
+     * Per-host masking: a namespace added with a hosts list is active only for those hosts. Identify's active list,
+     * Identify Namespace (zeros, as for any inactive nsid) and I/O (Invalid Namespace) answer each host by its own
+     * view; adding or removing a host changes that host's view alone and sends it the changed-namespace AEN and
+     * the nsid in log page 04h.
+     */
+    @Test
+    void aMaskedNamespaceIsSeenOnlyByItsHostsAndAViewChangeRaisesThatHostsAen() throws Exception {
+        engine().addBdev(new BdevConfig("mask0", "null", 512, 2048));
+        NamespaceConfig masked = new NamespaceConfig(9, "mask0");
+        masked.hosts = new ArrayList<>(List.of(TestTarget.HOSTNQN));
+        try (NvmeController a = target.controller(TestTarget.SUBNQN, TestTarget.HOSTNQN, 1);
+             NvmeController b = target.controller(TestTarget.SUBNQN, OTHER_HOSTNQN, 1)) {
+            CompletableFuture<Completion> aerA = armNamespaceEvents(a.admin());
+            CompletableFuture<Completion> aerB = armNamespaceEvents(b.admin());
+            engine().addNamespace(TestTarget.SUBNQN, masked);
+            assertNamespaceChangedEvent(aerA.get(10, TimeUnit.SECONDS));
+            assertThat(changedNamespaces(a.admin())).containsExactly(9L);
+            assertThat(activeNamespaces(a.admin())).containsExactly(1L, 3L, 9L);
+            assertThat(activeNamespaces(b.admin())).as("B does not see it").containsExactly(1L, 3L);
+            assertThat(Le.u64(ok(a.admin().identify(0x00, 9, 0)), 0)).as("NSZE for A").isEqualTo(2048);
+            assertThat(ok(b.admin().identify(0x00, 9, 0))).as("Identify Namespace for B: an inactive nsid")
+                .containsOnly((byte) 0);
+            assertThat(b.io(0).read(9, 0, 1).sc()).as("B reads it").isEqualTo(SC_INVALID_NAMESPACE);
+            assertThat(ok(a.io(0).read(9, 0, 1))).hasSize(512);
+
+            engine().addNamespaceHost(TestTarget.SUBNQN, 9, OTHER_HOSTNQN);
+            assertNamespaceChangedEvent(aerB.get(10, TimeUnit.SECONDS));
+            assertThat(changedNamespaces(b.admin())).containsExactly(9L);
+            assertThat(activeNamespaces(b.admin())).containsExactly(1L, 3L, 9L);
+            assertThat(ok(b.io(0).read(9, 0, 1))).hasSize(512);
+
+            aerA = a.admin().asyncEventRequest();
+            aerB = b.admin().asyncEventRequest();
+            engine().removeNamespaceHost(TestTarget.SUBNQN, 9, TestTarget.HOSTNQN);
+            assertNamespaceChangedEvent(aerA.get(10, TimeUnit.SECONDS));
+            assertThat(changedNamespaces(a.admin())).containsExactly(9L);
+            assertThat(activeNamespaces(a.admin())).containsExactly(1L, 3L);
+            assertThat(a.io(0).read(9, 0, 1).sc()).as("A after its view changed").isEqualTo(SC_INVALID_NAMESPACE);
+            assertThat(ok(b.io(0).read(9, 0, 1))).as("B still reads").hasSize(512);
+            Thread.sleep(200);
+            assertThat(aerB).as("B's view did not change: no event for B").isNotDone();
+
+            assertKind(() -> engine().addNamespaceHost(TestTarget.SUBNQN, 1, OTHER_HOSTNQN),
+                ControlException.Kind.INVALID);
+            assertKind(() -> engine().addNamespaceHost(TestTarget.SUBNQN, 9, OTHER_HOSTNQN),
+                ControlException.Kind.CONFLICT);
+            assertKind(() -> engine().removeNamespaceHost(TestTarget.SUBNQN, 9, TestTarget.HOSTNQN),
+                ControlException.Kind.NOT_FOUND);
+            assertThatThrownBy(() -> engine().addNamespaceHost(TestTarget.SUBNQN, 9, "not an nqn"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining(".hosts[1]: ");
+            assertThat(engine().configSnapshot().subsystems.get(0).namespaces.stream().filter(x -> x.nsid == 9)
+                .findFirst().orElseThrow().hosts).containsExactly(OTHER_HOSTNQN);
+            engine().removeNamespace(TestTarget.SUBNQN, 9);
+        } finally {
+            if (engine().configSnapshot().subsystems.get(0).namespaces.stream().anyMatch(x -> x.nsid == 9)) {
+                engine().removeNamespace(TestTarget.SUBNQN, 9);
+            }
+            engine().removeBdev("mask0");
+        }
     }
 
     @Test
@@ -653,10 +741,9 @@ abstract class EngineContract {
     void fileBdevOnADirectoryIsInvalid(@TempDir Path dir) {
         BdevConfig b = new BdevConfig("dir0", "file", 512, 2048);
         b.path = dir.toString();
-        assertThatThrownBy(() -> engine().addBdev(b)).isInstanceOfSatisfying(ControlException.class, e -> {
-            assertThat(e.kind()).isEqualTo(ControlException.Kind.INVALID);
-            assertThat(e.getMessage()).contains("dir0").contains("Is a directory");
-        });
+        // both engines: the shared validator, before either opens anything
+        assertThatThrownBy(() -> engine().addBdev(b)).isInstanceOf(ConfigException.class)
+            .hasMessageContaining(".path: " + dir + " is neither a regular file nor a listed block device");
         assertThat(engine().configSnapshot().bdev("dir0")).isNull();
     }
 

@@ -194,6 +194,17 @@ final class ApiContract {
         new Op("GET", NS + "/:nsid", "getNamespace", "One namespace").ok(200, NamespaceConfig.class),
         new Op("DELETE", NS + "/:nsid", "removeNamespace", "Remove a namespace").ok(204, null),
 
+        new Op("GET", NS + "/:nsid/hosts", "listNamespaceHosts", "The hosts that see a masked namespace")
+            .describe("null: the namespace is visible to every host the subsystem admits.")
+            .ok(200, new Many(String.class)),
+        new Op("POST", NS + "/:nsid/hosts", "addNamespaceHost", "Show a masked namespace to one more host")
+            .describe("Only on a namespace added with a hosts list (400 otherwise). The host's controllers get the "
+                + "changed-namespace event (AEN and log page 04h).")
+            .body(Bodies.Host.class).ok(201, Views.AllowedHost.class).fails(409, "The host sees it already"),
+        new Op("DELETE", NS + "/:nsid/hosts/:hostnqn", "removeNamespaceHost",
+            "Mask a namespace from a host (inactive for it; its controllers get the changed-namespace event)")
+            .ok(204, null),
+
         new Op("GET", HOSTS, "listHosts", "Allowed host NQNs").ok(200, new Many(String.class)),
         new Op("POST", HOSTS, "addHost", "Allow a host").body(Bodies.Host.class).ok(201, Views.AllowedHost.class)
             .fails(409, "The host is allowed already"),

@@ -38,6 +38,7 @@ final class ApiErrors {
     /** Failure handler and error handler of the router. */
     static void handle(RoutingContext ctx) {
         Problem p = problemOf(ctx);
+        ctx.put(AuditLog.REASON, p.error());
         if (ctx.response().headWritten()) {
             ctx.request().connection().close();
             return;

@@ -75,6 +75,7 @@ public final class ApiRoutes {
 
     private Router build() {
         Router r = Router.router(vertx);
+        r.route().handler(AuditLog::handle);
         r.get(V1 + "/health").handler(this::health);
         r.get(V1 + "/health/live").handler(ctx -> json(ctx, 200, new Views.Status("UP")));
         r.get(V1 + "/health/ready").handler(this::readiness);
@@ -125,6 +126,13 @@ public final class ApiRoutes {
         r.get(ns + "/:nsid").handler(ctx -> read(ctx, () -> namespace(ctx)));
         r.delete(ns + "/:nsid").handler(ctx ->
             change(ctx, 204, () -> service.removeNamespace(ctx.pathParam("nqn"), nsid(ctx)), x -> null));
+
+        r.get(ns + "/:nsid/hosts").handler(ctx -> read(ctx, () -> namespace(ctx).hosts));
+        r.post(ns + "/:nsid/hosts").handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> service.addNamespaceHost(ctx.pathParam("nqn"), nsid(ctx),
+                required(body(ctx, Bodies.Host.class).nqn, "nqn")), Views.AllowedHost::new));
+        r.delete(ns + "/:nsid/hosts/:hostnqn").handler(ctx -> change(ctx, 204, () ->
+            service.removeNamespaceHost(ctx.pathParam("nqn"), nsid(ctx), ctx.pathParam("hostnqn")), x -> null));
 
         String hosts = V1 + "/subsystems/:nqn/hosts";
         r.get(hosts).handler(ctx -> read(ctx, () -> subsystem(ctx).hosts));
@@ -205,7 +213,7 @@ public final class ApiRoutes {
         if (!fields.isEmpty()) {
             headers.put(ApiContract.RESTART_REQUIRED, String.join(", ", fields));
         }
-        return new WithHeaders(c, headers);
+        return new WithHeaders(ConfigService.redacted(c), headers);
     }
 
     /**

@@ -12,6 +12,7 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.ControllerInfo;
@@ -133,14 +134,45 @@ public final class ConfigService implements AutoCloseable {
 
     /**
      * The entity tag of a document (RFC 9110 8.8.3): a strong tag, quoted, from a SHA-256 of its canonical JSON;
-     * any change of the document changes it.
+     * any change of the document as the API shows it ({@link #redacted}) changes it. The hash is of the redacted
+     * document, so it tells nothing about a secret either.
      */
     public static String etag(TargetConfig c) {
         try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest(ConfigStore.toJson(c).getBytes(StandardCharsets.UTF_8));
+            byte[] d = MessageDigest.getInstance("SHA-256")
+                .digest(ConfigStore.toJson(redacted(c)).getBytes(StandardCharsets.UTF_8));
             return "\"" + HexFormat.of().formatHex(d, 0, 16) + "\"";
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The document as it may leave the service: a copy without {@code api.token}. No secret leaves through the API
+     * (nor, therefore, through {@code nvmfctl config export}); an import without a token keeps the current one.
+     */
+    public static TargetConfig redacted(TargetConfig c) {
+        TargetConfig out = copy(c, TargetConfig.class);
+        if (out != null && out.api != null) {
+            out.api.token = null;
+        }
+        return out;
+    }
+
+    /**
+     * What an import keeps from the live document {@code have}: its {@code api.token} when the import gives none
+     * (an exported document has none), and its {@code storage} section when the import leaves it out. A different
+     * storage section is refused: where bdevs may live is the operator's to set in the file, not the API's.
+     */
+    static void keepServiceSettings(TargetConfig have, TargetConfig want) {
+        if (want.api != null && want.api.token == null && have.api != null) {
+            want.api.token = have.api.token;
+        }
+        if (want.storage == null) {
+            want.storage = copy(have.storage, StorageConfig.class);
+        } else if (!want.storage.equals(have.storage)) {
+            throw ControlException.invalid("storage: the API cannot change where bdevs may live (fileDirectories, "
+                + "blockDevices); edit the configuration file and restart the service");
         }
     }
 
@@ -281,6 +313,40 @@ public final class ConfigService implements AutoCloseable {
         });
     }
 
+    /** Makes masked namespace {@code nsid} visible to {@code hostnqn} (per-host masking). */
+    public CompletableFuture<String> addNamespaceHost(String nqn, int nsid, String hostnqn) {
+        return submit("show namespace " + nsid + " of " + nqn + " to host " + hostnqn, t -> {
+            labeled(namespaceHostAt(t, nqn, nsid), "nqn", () -> {
+                t.addNamespaceHost(nqn, nsid, hostnqn);
+                return null;
+            });
+            return new Applied<>(hostnqn, () -> t.removeNamespaceHost(nqn, nsid, hostnqn));
+        });
+    }
+
+    /** Masks namespace {@code nsid} from {@code hostnqn}. */
+    public CompletableFuture<Void> removeNamespaceHost(String nqn, int nsid, String hostnqn) {
+        return submit("mask namespace " + nsid + " of " + nqn + " from host " + hostnqn, t -> {
+            t.removeNamespaceHost(nqn, nsid, hostnqn);
+            return new Applied<>(null, () -> t.addNamespaceHost(nqn, nsid, hostnqn));
+        });
+    }
+
+    /** Where the next host of namespace {@code nsid} of {@code nqn} lands in the document. */
+    private static String namespaceHostAt(Engine t, String nqn, int nsid) {
+        List<SubsystemConfig> all = t.configSnapshot().subsystems;
+        for (int i = 0; i < all.size(); i++) {
+            List<NamespaceConfig> ns = all.get(i).namespaces;
+            for (int j = 0; all.get(i).nqn.equals(nqn) && j < ns.size(); j++) {
+                if (ns.get(j).nsid == nsid) {
+                    int k = ns.get(j).hosts == null ? 0 : ns.get(j).hosts.size();
+                    return "subsystems[" + i + "].namespaces[" + j + "].hosts[" + k + "]";
+                }
+            }
+        }
+        return "subsystems[?]";
+    }
+
     public CompletableFuture<ListenerConfig> addListener(String nqn, ListenerConfig l) {
         return submit("add listener " + l + " to " + nqn, t -> {
             labeled(fragmentAt(t, nqn, "listeners"), () -> {
@@ -366,8 +432,10 @@ public final class ConfigService implements AutoCloseable {
                 throw new PreconditionFailedException("If-Match: the document has changed; its ETag is now "
                     + current + " (GET it again, then retry)", current);
             }
-            ConfigValidator.validate(wanted);
-            Undo undo = ConfigImport.apply(t, wanted);
+            TargetConfig next = copy(wanted, TargetConfig.class);
+            keepServiceSettings(t.configSnapshot(), next);
+            ConfigValidator.validate(next);
+            Undo undo = ConfigImport.apply(t, next);
             return new Applied<>(t.configSnapshot(), undo::runAll);
         });
     }

@@ -173,6 +173,17 @@ class ApiContractTest {
         check(401, anon, "DELETE", ns + "/2", null, null);
         check(204, "DELETE", ns + "/2", null);
 
+        check(201, "POST", ns, "{\"nsid\":2,\"bdev\":\"n2\",\"hosts\":[]}"); // masked: no host sees it yet
+        String nsHosts = ns + "/2/hosts";
+        nested(nsHosts, "{\"nqn\":\"" + TestService.HOSTNQN + "\"}", "{\"nqn\":7}",
+            "{\"nqn\":\"" + TestService.HOSTNQN + "\"}");
+        check(401, anon, "DELETE", nsHosts + "/" + enc(TestService.HOSTNQN), null, null);
+        check(204, "DELETE", nsHosts + "/" + enc(TestService.HOSTNQN), null);
+        check(404, "DELETE", nsHosts + "/" + enc(TestService.HOSTNQN), null);
+        check(400, "GET", ns + "/two/hosts", null);
+        check(400, "DELETE", ns + "/two/hosts/" + enc(TestService.HOSTNQN), null);
+        check(204, "DELETE", ns + "/2", null);
+
         String hosts = SUB + "/hosts";
         nested(hosts, "{\"nqn\":\"" + TestService.HOSTNQN + "\"}", "{\"nqn\":7}",
             "{\"nqn\":\"" + TestService.HOSTNQN + "\"}");

@@ -33,7 +33,8 @@ class ApiSchemasTest {
     private static TargetConfig document() {
         TargetConfig c = TestService.baseConfig();
         BdevConfig file = new BdevConfig("f0", "file", 4096, 16);
-        file.path = "/nonexistent/f0";
+        c.storage = io.nvmf4j.it.TestTarget.testStorage();
+        file.path = c.storage.fileDirectories.get(0) + "/nvmf4j-api-schemas-test-f0"; // validated, never created
         c.bdevs.add(file);
         c.referrals.add(new ReferralConfig("tcp", "192.0.2.1", 8009));
         return c;

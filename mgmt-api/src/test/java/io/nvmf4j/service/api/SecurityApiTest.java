@@ -1,0 +1,153 @@
+package io.nvmf4j.service.api;
+
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmf4j.it.LogCapture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The newcomer's findings through the API: a file bdev on /etc/passwd, through a symbolic link or on a device
+ * nobody listed is refused (400 naming {@code path}); the token never leaves the service and an exported document
+ * put back keeps it; {@code storage} cannot be changed through the API; every change request leaves an audit line.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class SecurityApiTest {
+    private static final String TOKEN = "a-token-that-must-never-leave-0123456789";
+
+    @TempDir
+    static Path dir;
+    private static TestService t;
+
+    @BeforeAll
+    static void start() throws Exception {
+        t = TestService.start(dir.resolve("state"), c -> c.api.token = TOKEN);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (t != null) {
+            t.close();
+        }
+    }
+
+    private static String fileBdev(String name, String path) {
+        return "{\"name\": \"" + name + "\", \"type\": \"file\", \"numBlocks\": 64, \"path\": \"" + path + "\"}";
+    }
+
+    @Test
+    void theServiceAllowsItsStateDirectoryByDefaultAndSaysSoInTheFile() {
+        JsonNode storage = Http.parse(t.fileJson()).get("storage");
+        assertThat(storage).isEqualTo(Http.parse("{\"fileDirectories\": [\"" + t.dir.toAbsolutePath() + "\"], "
+            + "\"blockDevices\": []}"));
+    }
+
+    @Test
+    void aFileBdevOutsideTheAllowedPlacesIsRefused() throws Exception {
+        long size = Files.size(Path.of("/etc/passwd"));
+        Http.Res r = t.http.post("/api/v1/bdevs", fileBdev("evil0", "/etc/passwd"));
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.field()).isEqualTo("path");
+        assertThat(r.error()).startsWith("path: /etc/passwd is outside storage.fileDirectories [" + t.dir.toAbsolutePath()
+            + "]");
+
+        Path link = Files.createSymbolicLink(t.dir.resolve("passwd.img"), Path.of("/etc/passwd"));
+        r = t.http.post("/api/v1/bdevs", fileBdev("evil1", link.toString()));
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.field()).isEqualTo("path");
+        assertThat(r.error()).startsWith("path: " + link + " is a symbolic link");
+
+        r = t.http.post("/api/v1/bdevs", fileBdev("evil2", "/dev/loop0"));
+        assertThat(r.status()).as("a device nobody listed: %s", r).isEqualTo(400);
+        assertThat(r.field()).isEqualTo("path");
+        assertThat(r.error()).startsWith("path: /dev/loop0 is outside storage.fileDirectories");
+
+        r = t.http.post("/api/v1/bdevs", fileBdev("new0", t.dir.resolve("images/new0.img").toString()));
+        assertThat(r.status()).as("a missing directory: %s", r).isEqualTo(400);
+        assertThat(r.error()).contains("does not exist; nvmf4j creates no directories");
+        assertThat(t.dir.resolve("images")).doesNotExist();
+
+        assertThat(Files.size(Path.of("/etc/passwd"))).as("/etc/passwd untouched").isEqualTo(size);
+        assertThat(t.http.get("/api/v1/bdevs").body()).doesNotContain("evil");
+
+        Path img = t.dir.resolve("ok0.img");
+        r = t.http.post("/api/v1/bdevs", fileBdev("ok0", img.toString()));
+        assertThat(r.status()).as("in the state directory: %s", r).isEqualTo(201);
+        assertThat(Files.getPosixFilePermissions(img)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        assertThat(t.http.delete("/api/v1/bdevs/ok0").status()).isEqualTo(204);
+    }
+
+    @Test
+    void theTokenNeverLeavesAndAnExportedDocumentPutBackKeepsIt() {
+        assertThat(t.fileJson()).as("the file keeps it").contains(TOKEN);
+        Http.Res got = t.http.get("/api/v1/config");
+        assertThat(got.status()).isEqualTo(200);
+        assertThat(got.body()).doesNotContain(TOKEN);
+        assertThat(got.json().get("api").has("token")).isFalse();
+
+        Http.Res put = t.http.put("/api/v1/config", got.body());
+        assertThat(put.status()).as("%s", put).isEqualTo(200);
+        assertThat(put.body()).doesNotContain(TOKEN);
+        assertThat(t.fileJson()).as("the PUT kept the token").contains(TOKEN);
+        assertThat(t.service.target().configSnapshot().api.token).isEqualTo(TOKEN);
+        assertThat(t.http.get("/api/v1/config").status()).as("the token still works").isEqualTo(200);
+    }
+
+    @Test
+    void storageCannotBeChangedThroughTheApi() {
+        ObjectNode doc = (ObjectNode) t.http.get("/api/v1/config").json();
+        ((ObjectNode) doc.get("storage")).putArray("fileDirectories").add("/etc");
+        Http.Res r = t.http.put("/api/v1/config", doc.toString());
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.field()).isEqualTo("storage");
+        assertThat(r.error()).startsWith("storage: the API cannot change where bdevs may live");
+        assertThat(t.fileJson()).doesNotContain("\"/etc\"");
+
+        doc.remove("storage");
+        r = t.http.put("/api/v1/config", doc.toString());
+        assertThat(r.status()).as("left out: kept. %s", r).isEqualTo(200);
+        assertThat(Http.parse(t.fileJson()).get("storage").get("fileDirectories").get(0).asText())
+            .isEqualTo(t.dir.toAbsolutePath().toString());
+    }
+
+    @Test
+    void everyChangeRequestLeavesAnAuditLine() throws Exception {
+        try (LogCapture log = new LogCapture("io.nvmf4j.service.api.AuditLog")) {
+            assertThat(t.http.post("/api/v1/bdevs", "{\"name\": \"au0\", \"type\": \"null\", \"numBlocks\": 8}")
+                .status()).isEqualTo(201);
+            assertThat(t.http.post("/api/v1/bdevs", fileBdev("au1", "/etc/passwd")).status()).isEqualTo(400);
+            assertThat(t.http.withToken("wrong-token-wrong-token").delete("/api/v1/bdevs/au0").status())
+                .isEqualTo(401);
+            assertThat(t.http.delete("/api/v1/bdevs/au0").status()).isEqualTo(204);
+            assertThat(t.http.get("/api/v1/bdevs").status()).isEqualTo(200);
+
+            ILoggingEvent added = log.await(": 201 accepted", Duration.ofSeconds(5));
+            assertThat(added.getFormattedMessage()).matches("POST /api/v1/bdevs from 127\\.0\\.0\\.1:\\d+: 201 accepted");
+            Map<String, Object> kv = LogCapture.keyValues(added);
+            assertThat(kv).containsEntry("method", "POST").containsEntry("path", "/api/v1/bdevs")
+                .containsEntry("status", 201).containsEntry("result", "accepted");
+            assertThat((String) kv.get("client")).startsWith("127.0.0.1:");
+
+            ILoggingEvent refused = log.await(": 400 refused: path: /etc/passwd is outside", Duration.ofSeconds(5));
+            assertThat(LogCapture.keyValues(refused)).containsEntry("status", 400).containsEntry("result", "refused");
+            ILoggingEvent denied = log.await("DELETE /api/v1/bdevs/au0 from 127.0.0.1:", Duration.ofSeconds(5));
+            assertThat(denied.getFormattedMessage()).endsWith(": 401 refused: wrong bearer token");
+            log.await(": 204 accepted", Duration.ofSeconds(5));
+            assertThat(log.lines("GET ")).as("reads are not audited").isEmpty();
+            assertThat(log.lines(TOKEN)).isEmpty();
+        }
+    }
+}
