@@ -29,6 +29,8 @@ public final class Namespace {
     /** Commands executing on the device now (incremented before {@link #removed} is read, see tryAcquire). */
     private final LongAdder inFlight = new LongAdder();
     private volatile boolean removed;
+    /** Its persistent reservation; set before the namespace is published (none kept: a fresh, unsaved one). */
+    private Reservation reservation = new Reservation(null, null);
 
     /**
      * @param nguid 16 bytes
@@ -45,6 +47,15 @@ public final class Namespace {
 
     public int nsid() {
         return nsid;
+    }
+
+    public Reservation reservation() {
+        return reservation;
+    }
+
+    /** Gives the namespace its reservation (with the state restored at start); before it is added anywhere. */
+    public void reservation(Reservation r) {
+        this.reservation = r;
     }
 
     public BlockDevice bdev() {
