@@ -195,7 +195,7 @@ final class ApiContract {
         new Op("GET", NS + "/:nsid/reservation", "getReservation", "A namespace's persistent reservation (read-only)")
             .describe("Registered hosts (host identifier, key), holder and type, generation and PTPL, as hosts "
                 + "change them with Reservation Register/Acquire/Release. java engine only (spdk: 400).")
-            .ok(200, io.nvmf4j.engine.ReservationInfo.class),
+            .ok(200, Views.Reservation.class),
         new Op("DELETE", NS + "/:nsid", "removeNamespace", "Remove a namespace").ok(204, null),
 
         new Op("GET", HOSTS, "listHosts", "Allowed host NQNs").ok(200, new Many(String.class)),

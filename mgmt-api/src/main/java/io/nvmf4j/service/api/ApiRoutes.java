@@ -124,7 +124,7 @@ public final class ApiRoutes {
                 n -> n));
         r.get(ns + "/:nsid").handler(ctx -> read(ctx, () -> namespace(ctx)));
         r.get(ns + "/:nsid/reservation").handler(ctx ->
-            read(ctx, () -> service.reservation(ctx.pathParam("nqn"), nsid(ctx))));
+            read(ctx, () -> Views.Reservation.of(service.reservation(ctx.pathParam("nqn"), nsid(ctx)))));
         r.delete(ns + "/:nsid").handler(ctx ->
             change(ctx, 204, () -> service.removeNamespace(ctx.pathParam("nqn"), nsid(ctx)), x -> null));
 
