@@ -16,6 +16,7 @@ import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Queue;
+import io.nvmf4j.core.Reservation;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
 import io.nvmf4j.engine.ConfigDocument;
@@ -23,6 +24,7 @@ import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.engine.ListenerState;
+import io.nvmf4j.engine.ReservationInfo;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.runtime.PollGroups;
 import io.nvmf4j.transport.Transport;
@@ -36,6 +38,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -76,8 +79,11 @@ public final class NvmfTarget implements Engine {
     private PollGroups pollGroups;
     private CommandDispatcher dispatcher;
     private boolean closed;
+    /** Where reservations with PTPL on are kept, or null (none kept). */
+    private final Path stateDir;
 
-    private NvmfTarget(TargetConfig config, IoObserver observer) {
+    private NvmfTarget(TargetConfig config, IoObserver observer, Path stateDir) {
+        this.stateDir = stateDir;
         this.config = config;
         this.started = ConfigDocument.copy(config);
         this.target = new Target(observer);
@@ -94,13 +100,21 @@ public final class NvmfTarget implements Engine {
 
     /** As {@link #start(TargetConfig)}, reporting data-path events to {@code observer} (metrics). */
     public static NvmfTarget start(TargetConfig config, IoObserver observer) throws IOException {
+        return start(config, observer, null);
+    }
+
+    /**
+     * As {@link #start(TargetConfig, IoObserver)}, keeping the reservations of namespaces with Persist Through
+     * Power Loss on in {@code stateDir} (see {@link ReservationFiles}); null keeps none and PTPL is unsupported.
+     */
+    public static NvmfTarget start(TargetConfig config, IoObserver observer, Path stateDir) throws IOException {
         ConfigValidator.validate(config);
         if (!Engines.JAVA.equals(config.engine)) {
             throw new IllegalArgumentException("the document names engine " + config.engine + ", not java: start it "
                 + "with Engines.start (the java engine never stands in for another)");
         }
         ConfigStore.assignIdentities(config);
-        NvmfTarget t = new NvmfTarget(config, observer);
+        NvmfTarget t = new NvmfTarget(config, observer, stateDir);
         try {
             t.open();
             return t;
@@ -224,11 +238,36 @@ public final class NvmfTarget implements Engine {
         return s;
     }
 
+    /** The live namespace, with its kept reservation; conflict when that cannot be read (see ReservationFiles#load). */
     private Namespace namespaceOf(NamespaceConfig n) {
         Namespace ns = new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid), uuidBytes(n.uuid),
             n.eui64 == null ? null : HexFormat.of().parseHex(n.eui64));
         ns.setHosts(n.hosts);
+        if (stateDir != null) {
+            Path file = ReservationFiles.fileFor(stateDir, n.nguid);
+            Reservation.State kept;
+            try {
+                kept = ReservationFiles.load(file);
+            } catch (IOException e) {
+                throw ControlException.conflict("namespace " + n.nsid + ": " + e.getMessage());
+            }
+            if (kept != null) {
+                LOG.info("namespace {}: reservation kept through the restart ({} registrant(s), type {}) from {}",
+                    n.nsid, kept.registrants(), kept.rtype, file);
+            }
+            ns.reservation(new Reservation(ReservationFiles.store(file), kept));
+        }
         return ns;
+    }
+
+    @Override
+    public synchronized ReservationInfo reservation(String nqn, int nsid) {
+        subsystemConfig(config, nqn);
+        Namespace ns = liveSubsystem(nqn).namespace(nsid);
+        if (ns == null) {
+            throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
+        }
+        return ReservationInfo.of(ns.reservation().state());
     }
 
     private static byte[] uuidBytes(String uuid) {
@@ -312,6 +351,7 @@ public final class NvmfTarget implements Engine {
     /** A namespace left its subsystem: no new command reaches it, running ones stop at their next step. */
     private void retire(Namespace ns) {
         ns.markRemoved();
+        ns.reservation().forget(); // removed through the API: its kept reservation goes with it
         for (List<Namespace> l : retired.values()) {
             l.removeIf(n -> n.inFlight() == 0);
         }

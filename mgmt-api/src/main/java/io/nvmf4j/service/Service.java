@@ -54,7 +54,7 @@ public final class Service implements AutoCloseable {
         Metrics metrics = new Metrics(c.metrics);
         Engine target;
         try {
-            target = Engines.start(c, metrics.observer());
+            target = Engines.start(c, metrics.observer(), stateDir);
         } catch (IOException | RuntimeException e) {
             metrics.close();
             throw e;

@@ -35,6 +35,7 @@ public final class AdminCommands {
     private static final int ARBITRATION_NO_BURST_LIMIT = 0x7;
     /** Get Features SEL 011b: capabilities; bit 2 changeable. */
     private static final int FEATURE_CHANGEABLE = 0x4;
+    private static final int FEATURE_NAMESPACE_SPECIFIC = 0x2;
 
     private final LogPages logPages;
     private final CommandHandler identify = this::executeIdentify;
@@ -181,6 +182,8 @@ public final class AdminCommands {
         d.setByte(IdentifyNamespace.NLBAF, 0);
         d.setByte(IdentifyNamespace.FLBAS, 0);
         d.setByte(IdentifyNamespace.NMIC, 1);
+        d.setByte(IdentifyNamespace.RESCAP, IdentifyNamespace.RESCAP_ALL_TYPES | IdentifyNamespace.RESCAP_IEKEY13
+            | (ns.reservation().persistenceSupported() ? IdentifyNamespace.RESCAP_PTPL : 0));
         d.setByte(IdentifyNamespace.DLFEAT, NamespaceDevices.dlfeat(ns.bdev().discardLimits()));
         d.setBytes(IdentifyNamespace.NGUID, ns.nguid());
         byte[] eui = ns.eui64();
@@ -280,6 +283,13 @@ public final class AdminCommands {
                 req.fail(NvmeStatus.COMMAND_SEQUENCE_ERROR, 40);
                 return;
             }
+            case Opcodes.FID_RESERVATION_NOTIFICATION_MASK, Opcodes.FID_RESERVATION_PERSISTENCE -> {
+                int status = ReservationCommands.setFeature(req, fid);
+                if (status != NvmeStatus.SUCCESS) {
+                    req.fail(status, req.errorLocation);
+                    return;
+                }
+            }
             default -> {
                 req.fail(NvmeStatus.INVALID_FIELD, 40);
                 return;
@@ -297,9 +307,16 @@ public final class AdminCommands {
             boolean changeable = fid == Opcodes.FID_NUMBER_OF_QUEUES || fid == Opcodes.FID_ASYNC_EVENT_CONFIG
                 || fid == Opcodes.FID_KEEP_ALIVE_TIMER || fid == Opcodes.FID_VOLATILE_WRITE_CACHE
                 || fid == Opcodes.FID_TIMESTAMP || fid == Opcodes.FID_HOST_IDENTIFIER;
+            boolean perNamespace = fid == Opcodes.FID_RESERVATION_NOTIFICATION_MASK
+                || fid == Opcodes.FID_RESERVATION_PERSISTENCE;
             boolean fixed = fid == Opcodes.FID_ARBITRATION || fid == Opcodes.FID_POWER_MANAGEMENT
                 || fid == Opcodes.FID_TEMPERATURE_THRESHOLD || fid == Opcodes.FID_WRITE_ATOMICITY_NORMAL;
             boolean noCache = fid == Opcodes.FID_VOLATILE_WRITE_CACHE && !NamespaceDevices.volatileCachePresent(c.subsystem());
+            if (perNamespace && !c.isDiscovery()) {
+                req.dw0 = FEATURE_CHANGEABLE | FEATURE_NAMESPACE_SPECIFIC;
+                req.complete(NvmeStatus.SUCCESS);
+                return;
+            }
             if ((!changeable && !fixed) || noCache) {
                 req.fail(NvmeStatus.INVALID_FIELD, 40);
                 return;
@@ -361,6 +378,13 @@ public final class AdminCommands {
                     return;
                 }
                 req.data.setBytes(0, c.hostid());
+            }
+            case Opcodes.FID_RESERVATION_NOTIFICATION_MASK, Opcodes.FID_RESERVATION_PERSISTENCE -> {
+                int status = ReservationCommands.getFeature(req, fid);
+                if (status != NvmeStatus.SUCCESS) {
+                    req.fail(status, req.errorLocation);
+                    return;
+                }
             }
             default -> {
                 req.fail(NvmeStatus.INVALID_FIELD, 40);

@@ -18,6 +18,7 @@ public final class CommandDispatcher {
     private final FabricsCommands fabrics;
     private final AdminCommands admin;
     private final IoCommands io;
+    private final ReservationCommands reservations = new ReservationCommands();
 
     public CommandDispatcher(Target target) {
         this.fabrics = new FabricsCommands(target);
@@ -55,6 +56,9 @@ public final class CommandDispatcher {
         if (!c.enabledAndReady()) {
             return NvmeStatus.COMMAND_SEQUENCE_ERROR;
         }
+        if (ReservationCommands.isReservationCommand(opcode)) {
+            return reservations.parse(req);
+        }
         return io.parse(req);
     }
 
@@ -69,6 +73,11 @@ public final class CommandDispatcher {
                 return;
             }
             req.nsHeld = true;
+            int access = ReservationCommands.checkAccess(req);
+            if (access != NvmeStatus.SUCCESS) {
+                req.fail(access, Sqe.OPCODE); // another host's reservation fences this one out
+                return;
+            }
         }
         req.handler.execute(req);
     }

@@ -96,7 +96,8 @@ public final class LogPages {
     }
 
     private static boolean knownLid(int lid) {
-        return lid >= Opcodes.LID_SUPPORTED_LOG_PAGES && lid <= Opcodes.LID_COMMANDS_EFFECTS;
+        return (lid >= Opcodes.LID_SUPPORTED_LOG_PAGES && lid <= Opcodes.LID_COMMANDS_EFFECTS)
+            || lid == Opcodes.LID_RESERVATION_NOTIFICATION;
     }
 
     /** Builds the whole page, or returns null for a page this controller does not have. */
@@ -110,7 +111,8 @@ public final class LogPages {
         switch (lid) {
             case Opcodes.LID_SUPPORTED_LOG_PAGES:
                 return supportedLogPages(Opcodes.LID_SUPPORTED_LOG_PAGES, Opcodes.LID_ERROR, Opcodes.LID_SMART,
-                    Opcodes.LID_FIRMWARE_SLOT, Opcodes.LID_CHANGED_NS_LIST, Opcodes.LID_COMMANDS_EFFECTS);
+                    Opcodes.LID_FIRMWARE_SLOT, Opcodes.LID_CHANGED_NS_LIST, Opcodes.LID_COMMANDS_EFFECTS,
+                    Opcodes.LID_RESERVATION_NOTIFICATION);
             case Opcodes.LID_ERROR:
                 return errorLog(c);
             case Opcodes.LID_SMART:
@@ -121,6 +123,8 @@ public final class LogPages {
                 return changedNamespaceList(c);
             case Opcodes.LID_COMMANDS_EFFECTS:
                 return commandEffectsLog();
+            case Opcodes.LID_RESERVATION_NOTIFICATION:
+                return ReservationCommands.notificationPage(c, zeroed(io.nvmf4j.core.ReservationNotices.PAGE_SIZE));
             default:
                 return null;
         }
@@ -223,6 +227,10 @@ public final class LogPages {
         b.setIntLE(1024 + 4 * Opcodes.IO_COMPARE, csupp);
         b.setIntLE(1024 + 4 * Opcodes.IO_WRITE_ZEROES, csupp | lbcc);
         b.setIntLE(1024 + 4 * Opcodes.IO_DATASET_MANAGEMENT, csupp | lbcc);
+        for (int opc : new int[] {Opcodes.IO_RESERVATION_REGISTER, Opcodes.IO_RESERVATION_REPORT,
+            Opcodes.IO_RESERVATION_ACQUIRE, Opcodes.IO_RESERVATION_RELEASE}) {
+            b.setIntLE(1024 + 4 * opc, csupp);
+        }
         return b;
     }
 

@@ -20,6 +20,7 @@ final class NamespaceDevices {
     static final int ONCS_COMPARE = 0x1;
     static final int ONCS_DSM = 0x4;
     static final int ONCS_WRITE_ZEROES = 0x8;
+    static final int ONCS_RESERVATIONS = 0x20;
     static final int ONCS_TIMESTAMP = 0x40;
     /** DLFEAT bits 2:0 001b: deallocated blocks read as zeros; bit 3: Write Zeroes honours DEAC. */
     static final int DLFEAT_READS_ZEROES = 0x1;
@@ -75,7 +76,7 @@ final class NamespaceDevices {
         for (Namespace ns : all) {
             dsm |= ns.bdev().discardLimits().deallocate();
         }
-        return ONCS_COMPARE | ONCS_WRITE_ZEROES | ONCS_TIMESTAMP | (dsm ? ONCS_DSM : 0);
+        return ONCS_COMPARE | ONCS_WRITE_ZEROES | ONCS_RESERVATIONS | ONCS_TIMESTAMP | (dsm ? ONCS_DSM : 0);
     }
 
     /** DLFEAT of one namespace, as its device behaves (and as Write Zeroes routes DEAC). */

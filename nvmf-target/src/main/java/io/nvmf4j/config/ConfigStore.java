@@ -116,10 +116,18 @@ public final class ConfigStore {
 
     /** Writes the document atomically and durably. */
     public static void save(Path file, TargetConfig c) throws IOException {
+        writeAtomically(file, toJson(c).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Replaces {@code file} with {@code bytes} atomically and durably (temporary file beside it, fsync, rename,
+     * fsync of the directory); a new file gets mode 0600, an existing one keeps its permissions. The other state
+     * files of the service (reservations) are written the same way.
+     */
+    public static void writeAtomically(Path file, byte[] bytes) throws IOException {
         Path dir = file.toAbsolutePath().getParent();
         Files.createDirectories(dir);
         Path tmp = dir.resolve("." + file.getFileName() + ".tmp");
-        byte[] bytes = toJson(c).getBytes(StandardCharsets.UTF_8);
         Files.deleteIfExists(tmp);
         // the document may hold the API token: the new file keeps the old one's permissions, else 0600
         Set<PosixFilePermission> perms = PosixFilePermissions.fromString("rw-------");

@@ -50,6 +50,9 @@ public final class Controller {
     private final int cntlid;
     private final String hostnqn;
     private final byte[] hostid;
+    /** The host identifier as two big-endian longs, for the allocation-free reservation check. */
+    private final long hostIdHi;
+    private final long hostIdLo;
     private final Queue adminQueue;
     private final TransportLimits limits;
     private final Queue[] ioQueues;
@@ -77,6 +80,7 @@ public final class Controller {
     private final ArrayDeque<Request> aerSlots = new ArrayDeque<>();
     private final ArrayDeque<Integer> pendingEvents = new ArrayDeque<>();
     private int maskedLogPages;
+    private final ReservationNotices reservationNotices = new ReservationNotices();
     private final int[] changedNs = new int[CHANGED_NS_MAX];
     private int changedNsCount;
     private ScheduledFuture<?> keepAliveTask;
@@ -110,6 +114,9 @@ public final class Controller {
         this.cntlid = cntlid;
         this.hostnqn = hostnqn;
         this.hostid = hostid.clone();
+        java.nio.ByteBuffer id = java.nio.ByteBuffer.wrap(this.hostid);
+        this.hostIdHi = id.getLong(0);
+        this.hostIdLo = id.getLong(8);
         this.adminQueue = adminQueue;
         this.limits = adminQueue.limits();
         this.ioQueues = new Queue[limits.maxIoQueues() + 1];
@@ -132,6 +139,24 @@ public final class Controller {
 
     public byte[] hostid() {
         return hostid.clone();
+    }
+
+    public long hostIdHi() {
+        return hostIdHi;
+    }
+
+    public long hostIdLo() {
+        return hostIdLo;
+    }
+
+    /** Whether this controller's host is host (hi, lo). */
+    public boolean isHost(long hi, long lo) {
+        return hostIdHi == hi && hostIdLo == lo;
+    }
+
+    /** Reservation notifications of this controller (admin thread). */
+    public ReservationNotices reservationNotices() {
+        return reservationNotices;
     }
 
     public Queue adminQueue() {
@@ -333,6 +358,20 @@ public final class Controller {
         if ((aecConfig & aecBit) == 0) {
             return;
         }
+        queueEvent(dw0);
+    }
+
+    /**
+     * Records a reservation notification (not masked for its namespace) at once and raises the reservation log
+     * page event, which no Async Event Configuration bit gates, on the admin thread; any thread.
+     */
+    public void reservationNotice(int type, int nsid) {
+        if (reservationNotices.add(type, nsid) && !destroyed.get()) {
+            adminQueue.executor().execute(() -> queueEvent(ReservationNotices.AEN_RESERVATION_LOG));
+        }
+    }
+
+    private void queueEvent(int dw0) {
         int lid = (dw0 >>> 16) & 0xFF;
         if ((maskedLogPages & logPageMaskBit(lid)) != 0 || pendingEvents.contains(dw0)) {
             return;
@@ -357,10 +396,13 @@ public final class Controller {
         if (lid == 0x04) {
             changedNsCount = 0;
         }
+        if (lid == ReservationNotices.LID && reservationNotices.available() > 0) {
+            queueEvent(ReservationNotices.AEN_RESERVATION_LOG); // more pages wait: tell the host again
+        }
     }
 
     private static int logPageMaskBit(int lid) {
-        return lid == 0x70 ? 1 << 31 : 1 << (lid & 0x1F);
+        return lid == 0x70 ? 1 << 31 : lid == ReservationNotices.LID ? 1 << 30 : 1 << (lid & 0x1F);
     }
 
     /** Records a changed namespace for log page 04h and raises the AEN; admin thread. */

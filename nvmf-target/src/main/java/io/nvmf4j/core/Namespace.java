@@ -31,6 +31,8 @@ public final class Namespace {
     private volatile boolean removed;
     /** The hosts that see it, or null: every host (per-host masking); replaced as a whole, read lock-free. */
     private volatile String[] hosts;
+    /** Its persistent reservation; set before the namespace is published (none kept: a fresh, unsaved one). */
+    private Reservation reservation = new Reservation(null, null);
 
     /**
      * @param nguid 16 bytes
@@ -66,6 +68,15 @@ public final class Namespace {
 
     public int nsid() {
         return nsid;
+    }
+
+    public Reservation reservation() {
+        return reservation;
+    }
+
+    /** Gives the namespace its reservation (with the state restored at start); before it is added anywhere. */
+    public void reservation(Reservation r) {
+        this.reservation = r;
     }
 
     public BlockDevice bdev() {

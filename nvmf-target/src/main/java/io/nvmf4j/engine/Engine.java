@@ -127,6 +127,15 @@ public interface Engine extends AutoCloseable {
      */
     String subsystemOf(Namespace ns);
 
+    /**
+     * The persistent reservation of a namespace (registrants, holder, type, PTPL), read-only; not found for an
+     * unknown subsystem or nsid. Engines that cannot show it refuse (invalid).
+     */
+    default ReservationInfo reservation(String nqn, int nsid) {
+        throw ControlException.invalid("engine " + name() + " does not show reservations through the API (hosts "
+            + "read them with Reservation Report)");
+    }
+
     /** Disconnects every host, stops the data path, flushes and closes the block devices. */
     @Override
     void close();

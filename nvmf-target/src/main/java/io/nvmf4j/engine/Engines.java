@@ -25,14 +25,14 @@ public final class Engines {
     /** Starts an engine from a validated document, reporting data-path events to an observer. */
     @FunctionalInterface
     interface Starter {
-        Engine start(TargetConfig config, IoObserver observer) throws IOException;
+        Engine start(TargetConfig config, IoObserver observer, java.nio.file.Path stateDir) throws IOException;
     }
 
     private static final Map<String, Starter> STARTERS = new LinkedHashMap<>();
 
     static {
         STARTERS.put(JAVA, NvmfTarget::start);
-        STARTERS.put(SPDK, (config, observer) -> provided(SPDK).start(config, observer));
+        STARTERS.put(SPDK, (config, observer, stateDir) -> provided(SPDK).start(config, observer));
     }
 
     private Engines() {
@@ -75,8 +75,17 @@ public final class Engines {
      * the engine's start-up throws (a port taken: {@link IOException}).
      */
     public static Engine start(TargetConfig config, IoObserver observer) throws IOException {
+        return start(config, observer, null);
+    }
+
+    /**
+     * As {@link #start(TargetConfig, IoObserver)}, with the service's state directory, where the java engine keeps
+     * the reservations of namespaces with Persist Through Power Loss on (null: none kept, PTPL unsupported).
+     */
+    public static Engine start(TargetConfig config, IoObserver observer, java.nio.file.Path stateDir)
+        throws IOException {
         ConfigValidator.validate(config);
-        return STARTERS.get(config.engine).start(config, observer);
+        return STARTERS.get(config.engine).start(config, observer, stateDir);
     }
 
     /** Whether {@code name} is an engine a document may name. */

@@ -9,6 +9,11 @@ public final class IdentifyNamespace {
     public static final int NLBAF = 25;
     public static final int FLBAS = 26;
     public static final int NMIC = 30;
+    /** Reservation Capabilities: bit 0 PTPL, 1-6 the six types, 7 IEKEY as in NVMe 1.3 and later. */
+    public static final int RESCAP = 31;
+    public static final int RESCAP_ALL_TYPES = 0x7E;
+    public static final int RESCAP_PTPL = 0x01;
+    public static final int RESCAP_IEKEY13 = 0x80;
     public static final int DLFEAT = 33;
     public static final int NGUID = 104;
     public static final int EUI64 = 120;

@@ -27,6 +27,10 @@ public final class Opcodes {
     public static final int IO_COMPARE = 0x05;
     public static final int IO_WRITE_ZEROES = 0x08;
     public static final int IO_DATASET_MANAGEMENT = 0x09;
+    public static final int IO_RESERVATION_REGISTER = 0x0D;
+    public static final int IO_RESERVATION_REPORT = 0x0E;
+    public static final int IO_RESERVATION_ACQUIRE = 0x11;
+    public static final int IO_RESERVATION_RELEASE = 0x15;
 
     // Log page identifiers
     public static final int LID_SUPPORTED_LOG_PAGES = 0x00;
@@ -36,6 +40,7 @@ public final class Opcodes {
     public static final int LID_CHANGED_NS_LIST = 0x04;
     public static final int LID_COMMANDS_EFFECTS = 0x05;
     public static final int LID_DISCOVERY = 0x70;
+    public static final int LID_RESERVATION_NOTIFICATION = 0x80;
 
     // Feature identifiers
     public static final int FID_ARBITRATION = 0x01;
@@ -48,6 +53,8 @@ public final class Opcodes {
     public static final int FID_TIMESTAMP = 0x0E;
     public static final int FID_KEEP_ALIVE_TIMER = 0x0F;
     public static final int FID_HOST_IDENTIFIER = 0x81;
+    public static final int FID_RESERVATION_NOTIFICATION_MASK = 0x82;
+    public static final int FID_RESERVATION_PERSISTENCE = 0x83;
 
     // Identify CNS values
     public static final int CNS_NAMESPACE = 0x00;

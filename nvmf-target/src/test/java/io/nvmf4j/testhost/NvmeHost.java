@@ -31,6 +31,10 @@ public final class NvmeHost {
     public static final int OPC_COMPARE = 0x05;
     public static final int OPC_WRITE_ZEROES = 0x08;
     public static final int OPC_DSM = 0x09;
+    public static final int OPC_RESV_REGISTER = 0x0D;
+    public static final int OPC_RESV_REPORT = 0x0E;
+    public static final int OPC_RESV_ACQUIRE = 0x11;
+    public static final int OPC_RESV_RELEASE = 0x15;
     // Fabrics command types
     public static final int FCTYPE_PROPERTY_SET = 0x00;
     public static final int FCTYPE_CONNECT = 0x01;
@@ -257,5 +261,42 @@ public final class NvmeHost {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    // ---- reservations ----
+
+    /** Reservation Register: cdw10 RREGA 2:0, IEKEY 3, CPTPL 31:30; data CRKEY, NRKEY. */
+    public Completion resvRegister(int nsid, int action, boolean iekey, int cptpl, long crkey, long nrkey) {
+        return resvRegisterRaw(nsid, action | (iekey ? 1 << 3 : 0) | (cptpl << 30), crkey, nrkey);
+    }
+
+    public Completion resvRegisterRaw(int nsid, int cdw10, long crkey, long nrkey) {
+        byte[] d = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(crkey).putLong(nrkey).array();
+        return executeWrite(Sqe.of(OPC_RESV_REGISTER).nsid(nsid).cdw(10, cdw10), d);
+    }
+
+    /** Reservation Acquire: cdw10 RACQA 2:0, RTYPE 15:8; data CRKEY, PRKEY. */
+    public Completion resvAcquire(int nsid, int action, int rtype, long crkey, long prkey) {
+        return resvAcquireRaw(nsid, action | (rtype << 8), crkey, prkey);
+    }
+
+    public Completion resvAcquireRaw(int nsid, int cdw10, long crkey, long prkey) {
+        byte[] d = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(crkey).putLong(prkey).array();
+        return executeWrite(Sqe.of(OPC_RESV_ACQUIRE).nsid(nsid).cdw(10, cdw10), d);
+    }
+
+    /** Reservation Release: cdw10 RRELA 2:0, RTYPE 15:8; data CRKEY. */
+    public Completion resvRelease(int nsid, int action, int rtype, long crkey) {
+        return resvReleaseRaw(nsid, action | (rtype << 8), crkey);
+    }
+
+    public Completion resvReleaseRaw(int nsid, int cdw10, long crkey) {
+        byte[] d = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(crkey).array();
+        return executeWrite(Sqe.of(OPC_RESV_RELEASE).nsid(nsid).cdw(10, cdw10), d);
+    }
+
+    /** Reservation Report of {@code length} bytes: NUMD (0's based) in cdw10, EDS in cdw11 bit 0. */
+    public Completion resvReport(int nsid, boolean eds, int length) {
+        return executeRead(Sqe.of(OPC_RESV_REPORT).nsid(nsid).cdw(10, length / 4 - 1).cdw(11, eds ? 1 : 0), length);
     }
 }

@@ -192,6 +192,10 @@ final class ApiContract {
             .body(NamespaceConfig.class).ok(201, NamespaceConfig.class)
             .fails(409, "The nsid is taken or the bdev backs another namespace"),
         new Op("GET", NS + "/:nsid", "getNamespace", "One namespace").ok(200, NamespaceConfig.class),
+        new Op("GET", NS + "/:nsid/reservation", "getReservation", "A namespace's persistent reservation (read-only)")
+            .describe("Registered hosts (host identifier, key), holder and type, generation and PTPL, as hosts "
+                + "change them with Reservation Register/Acquire/Release. java engine only (spdk: 400).")
+            .ok(200, Views.Reservation.class),
         new Op("DELETE", NS + "/:nsid", "removeNamespace", "Remove a namespace").ok(204, null),
 
         new Op("GET", NS + "/:nsid/hosts", "listNamespaceHosts", "The hosts that see a masked namespace")

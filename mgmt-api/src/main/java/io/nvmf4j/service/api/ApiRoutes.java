@@ -124,6 +124,8 @@ public final class ApiRoutes {
             change(ctx, 201, () -> service.addNamespace(ctx.pathParam("nqn"), body(ctx, NamespaceConfig.class)),
                 n -> n));
         r.get(ns + "/:nsid").handler(ctx -> read(ctx, () -> namespace(ctx)));
+        r.get(ns + "/:nsid/reservation").handler(ctx ->
+            read(ctx, () -> Views.Reservation.of(service.reservation(ctx.pathParam("nqn"), nsid(ctx)))));
         r.delete(ns + "/:nsid").handler(ctx ->
             change(ctx, 204, () -> service.removeNamespace(ctx.pathParam("nqn"), nsid(ctx)), x -> null));
 

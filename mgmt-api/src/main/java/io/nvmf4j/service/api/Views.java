@@ -63,6 +63,29 @@ final class Views {
                       @JsonPropertyDescription("Keep-alive timeout, ms (0: none)") int kato, List<Queue> queues) {
     }
 
+    /** A namespace's persistent reservation, read-only (docs/reservations.md). */
+    record Reservation(
+        @JsonPropertyDescription("Counts registrations, preemptions and clears") int generation,
+        @JsonPropertyDescription("Reservation type: 0 none, 1-6 as in the NVMe specification") int rtype,
+        @JsonPropertyDescription("rtype by name (none, write-exclusive, ...)") String type,
+        @JsonPropertyDescription("Persist Through Power Loss: kept across restarts in the state directory") boolean ptpl,
+        @JsonPropertyDescription("Host identifier of the holder, 32 hex digits; null without a reservation")
+        @Nullable String holder,
+        List<Registrant> registrants) {
+        static Reservation of(io.nvmf4j.engine.ReservationInfo r) {
+            return new Reservation(r.generation(), r.rtype(), r.type(), r.ptpl(), r.holder(), r.registrants().stream()
+                .map(g -> new Registrant(g.hostid(), g.key(), g.holder())).toList());
+        }
+    }
+
+    /** One registered host of a reservation. */
+    record Registrant(
+        @JsonPropertyDescription("Host identifier (Connect's HOSTID), 32 hex digits") String hostid,
+        @JsonPropertyDescription("Reservation key: an unsigned 64-bit number in decimal") String key,
+        @JsonPropertyDescription("Holds the reservation (every registrant does for the All Registrants types)")
+        boolean holder) {
+    }
+
     /** The transport options the running target uses. */
     record LiveTransports(TcpTransportConfig tcp, RdmaTransportConfig rdma) {
     }

@@ -96,6 +96,11 @@ public final class ConfigService implements AutoCloseable {
         return target.controllers(nqn);
     }
 
+    /** The persistent reservation of a namespace, read-only (hosts change it with the reservation commands). */
+    public io.nvmf4j.engine.ReservationInfo reservation(String nqn, int nsid) {
+        return target.reservation(nqn, nsid);
+    }
+
     /** The document as the engine started: its start-up settings are the ones in effect. */
     public TargetConfig startedWith() {
         return target.startedWith();

@@ -168,6 +168,10 @@ class ApiContractTest {
         check(400, "GET", ns + "/one", null);
         check(404, "GET", ns + "/9", null);
         check(401, anon, "GET", ns + "/1", null, null);
+        check(200, "GET", ns + "/1/reservation", null);
+        check(400, "GET", ns + "/one/reservation", null);
+        check(404, "GET", ns + "/9/reservation", null);
+        check(401, anon, "GET", ns + "/1/reservation", null, null);
         check(400, "DELETE", ns + "/one", null);
         check(404, "DELETE", ns + "/9", null);
         check(401, anon, "DELETE", ns + "/2", null, null);

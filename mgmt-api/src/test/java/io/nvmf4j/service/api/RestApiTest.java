@@ -13,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
 import static io.nvmf4j.service.api.Http.enc;
@@ -283,6 +284,31 @@ class RestApiTest {
         }
         assertError(http.get("/api/v1/subsystems/" + enc("nqn.x:none") + "/controllers"), 404,
             "no subsystem nqn.x:none", null);
+    }
+
+    @Test
+    void reservationIsShownReadOnlyAndKeptInTheStateDirectory() throws Exception {
+        Res empty = http.get(SUB + "/namespaces/1/reservation");
+        assertThat(empty.status()).isEqualTo(200);
+        assertThat(empty.json().get("type").asText()).isEqualTo("none");
+        assertThat(empty.json().get("registrants")).isEmpty();
+        String nguid = t.service.target().configSnapshot().subsystems.get(0).namespaces.get(0).nguid;
+        java.nio.file.Path kept = dir.resolve("reservation-" + nguid + ".json");
+        try (NvmeController c = NvmeController.open("127.0.0.1", t.nvmePort, NQN, TestService.HOSTNQN, 15000, 1,
+            TcpHostOptions.DEFAULT)) {
+            assertThat(c.io(0).resvRegister(1, 0, false, 3, 0, 0xFEEDL).ok()).isTrue(); // CPTPL 11b: PTPL on
+            assertThat(c.io(0).resvAcquire(1, 0, 4, 0xFEEDL, 0).ok()).isTrue();
+            JsonNode r = http.get(SUB + "/namespaces/1/reservation").json();
+            assertThat(r.get("type").asText()).isEqualTo("exclusive-access-registrants-only");
+            assertThat(r.get("ptpl").asBoolean()).isTrue();
+            assertThat(r.get("holder").asText()).isEqualTo(HexFormat.of().formatHex(c.hostid()));
+            assertThat(r.get("registrants").get(0).get("key").asText()).isEqualTo(Long.toString(0xFEEDL));
+            assertThat(kept).exists();
+        }
+        assertThat(http.post(SUB + "/namespaces/1/reservation", "{}").status()).as("read-only").isEqualTo(405);
+        assertError(http.get(SUB + "/namespaces/9/reservation"), 404, "no namespace 9 in " + NQN, null);
+        assertThat(http.delete(SUB + "/namespaces/1").status()).isEqualTo(204);
+        assertThat(kept).as("removed with the namespace").doesNotExist();
     }
 
     @Test

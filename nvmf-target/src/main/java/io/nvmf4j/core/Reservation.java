@@ -1,0 +1,506 @@
+package io.nvmf4j.core;
+
+import io.nvmf4j.nvme.NvmeStatus;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The persistent reservation of one namespace (NVMe base specification, "Reservations"): the registrants
+ * (one per host, keyed by the 128-bit host identifier, so every controller of a host shares its registration),
+ * the reservation holder and type, the generation and the Persist Through Power Loss state.
+ *
+ * <p>Reservation commands change it under the monitor (any poll-group thread; they are rare). The I/O path
+ * reads one immutable {@link State} through a volatile field and allocates nothing: {@link #checkAccess}.
+ * A change that is to survive a restart (PTPL on) is written through the {@link Store} before the command
+ * completes; a store that fails leaves the state as it was and the command ends with Internal Error.
+ */
+public final class Reservation {
+    /** Reservation types (RTYPE). */
+    public static final int WRITE_EXCLUSIVE = 1;
+    public static final int EXCLUSIVE_ACCESS = 2;
+    public static final int WRITE_EXCLUSIVE_REGISTRANTS_ONLY = 3;
+    public static final int EXCLUSIVE_ACCESS_REGISTRANTS_ONLY = 4;
+    public static final int WRITE_EXCLUSIVE_ALL_REGISTRANTS = 5;
+    public static final int EXCLUSIVE_ACCESS_ALL_REGISTRANTS = 6;
+
+    /** Reservation Register Action (RREGA), Acquire Action (RACQA), Release Action (RRELA). */
+    public static final int REGISTER = 0;
+    public static final int UNREGISTER = 1;
+    public static final int REPLACE = 2;
+    public static final int ACQUIRE = 0;
+    public static final int PREEMPT = 1;
+    public static final int PREEMPT_AND_ABORT = 2;
+    public static final int RELEASE = 0;
+    public static final int CLEAR = 1;
+
+    /** Change Persist Through Power Loss State (CPTPL): 00b no change, 10b clear, 11b set (01b reserved). */
+    public static final int CPTPL_NO_CHANGE = 0;
+    public static final int CPTPL_CLEAR = 2;
+    public static final int CPTPL_SET = 3;
+
+    /** Reservation Notification log page types. */
+    public static final int NOTICE_REGISTRATION_PREEMPTED = 1;
+    public static final int NOTICE_RESERVATION_RELEASED = 2;
+    public static final int NOTICE_RESERVATION_PREEMPTED = 3;
+
+    /** Host Identifier Inconsistent Format (generic 18h): fabrics host identifiers are 128-bit, so EDS must be 1. */
+    public static final int HOST_ID_INCONSISTENT_FORMAT = NvmeStatus.DNR | 0x18;
+    /** Reservation Conflict (generic 83h). */
+    public static final int CONFLICT = NvmeStatus.DNR | 0x83;
+
+    /** Writes the state of a namespace whose PTPL is on, or removes it when PTPL goes off. */
+    public interface Store {
+        /** Writes {@code state} durably (atomically replacing the previous one) before returning. */
+        void save(State state) throws java.io.IOException;
+
+        /** Removes the saved state (PTPL turned off): a restart begins with no registrants. */
+        void delete() throws java.io.IOException;
+    }
+
+    /** What a change tells other hosts: notice {@code type} for every controller of host (hi, lo). */
+    public record Notice(long hostHi, long hostLo, int type) {
+    }
+
+    /**
+     * One immutable state: registrants in registration order (host identifier as two longs, key), the holder's
+     * host identifier (meaningful when {@code rtype != 0}), generation and PTPL.
+     */
+    public static final class State {
+        public static final State EMPTY = new State(0, 0, 0, new long[0], new long[0], new long[0], 0, false);
+
+        public final int rtype;
+        public final long holderHi;
+        public final long holderLo;
+        final long[] hi;
+        final long[] lo;
+        final long[] keys;
+        public final int generation;
+        public final boolean ptpl;
+
+        public State(int rtype, long holderHi, long holderLo, long[] hi, long[] lo, long[] keys, int generation,
+                     boolean ptpl) {
+            if (hi.length != lo.length || hi.length != keys.length) {
+                throw new IllegalArgumentException("registrant arrays differ in length");
+            }
+            this.rtype = rtype;
+            this.holderHi = holderHi;
+            this.holderLo = holderLo;
+            this.hi = hi;
+            this.lo = lo;
+            this.keys = keys;
+            this.generation = generation;
+            this.ptpl = ptpl;
+        }
+
+        public int registrants() {
+            return hi.length;
+        }
+
+        public long hostHi(int i) {
+            return hi[i];
+        }
+
+        public long hostLo(int i) {
+            return lo[i];
+        }
+
+        public long key(int i) {
+            return keys[i];
+        }
+
+        /** Index of the registrant of host (hi, lo), or -1. */
+        public int indexOf(long hostHi, long hostLo) {
+            for (int i = 0; i < hi.length; i++) {
+                if (hi[i] == hostHi && lo[i] == hostLo) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** Whether registrant {@code i} holds the reservation (every registrant does for the All Registrants types). */
+        public boolean holds(int i) {
+            return rtype != 0 && (allRegistrants(rtype) || (hi[i] == holderHi && lo[i] == holderLo));
+        }
+    }
+
+    private final Store store;
+    private volatile State state;
+
+    /** @param store where the state goes when PTPL is on; null when this target keeps none (PTPL unsupported) */
+    public Reservation(Store store, State initial) {
+        this.store = store;
+        this.state = initial == null ? State.EMPTY : initial;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    /** Whether PTPL can be turned on (RESCAP bit 0): only with somewhere to keep the state. */
+    public boolean persistenceSupported() {
+        return store != null;
+    }
+
+    public static boolean validType(int rtype) {
+        return rtype >= WRITE_EXCLUSIVE && rtype <= EXCLUSIVE_ACCESS_ALL_REGISTRANTS;
+    }
+
+    static boolean allRegistrants(int rtype) {
+        return rtype == WRITE_EXCLUSIVE_ALL_REGISTRANTS || rtype == EXCLUSIVE_ACCESS_ALL_REGISTRANTS;
+    }
+
+    private static boolean registrantsOnly(int rtype) {
+        return rtype == WRITE_EXCLUSIVE_REGISTRANTS_ONLY || rtype == EXCLUSIVE_ACCESS_REGISTRANTS_ONLY;
+    }
+
+    // ------------------------------------------------------------------ I/O path
+
+    /**
+     * Whether host (hi, lo) may run a command of the read group (Read, Compare) or the write group (Write,
+     * Write Zeroes, Dataset Management, Flush) now: {@link NvmeStatus#SUCCESS} or {@link #CONFLICT}. Any thread,
+     * no allocation.
+     */
+    public int checkAccess(long hostHi, long hostLo, boolean write) {
+        State s = state;
+        int rtype = s.rtype;
+        if (rtype == 0 || (s.holderHi == hostHi && s.holderLo == hostLo)) {
+            return NvmeStatus.SUCCESS;
+        }
+        boolean exclusiveAccess = rtype == EXCLUSIVE_ACCESS || rtype == EXCLUSIVE_ACCESS_REGISTRANTS_ONLY
+            || rtype == EXCLUSIVE_ACCESS_ALL_REGISTRANTS;
+        if (!write && !exclusiveAccess) {
+            return NvmeStatus.SUCCESS; // the Write Exclusive types let everyone read
+        }
+        if (rtype == WRITE_EXCLUSIVE || rtype == EXCLUSIVE_ACCESS) {
+            return CONFLICT; // only the holder
+        }
+        return s.indexOf(hostHi, hostLo) >= 0 ? NvmeStatus.SUCCESS : CONFLICT; // any registrant
+    }
+
+    // ------------------------------------------------------------------ Reservation Register
+
+    /**
+     * Reservation Register for host (hi, lo). {@code cptpl} is one of the CPTPL values (the caller refused 01b).
+     */
+    public synchronized int register(long hostHi, long hostLo, int action, boolean iekey, long crkey, long nrkey,
+                                     int cptpl, List<Notice> notices) {
+        if (cptpl == CPTPL_SET && store == null) {
+            return NvmeStatus.INVALID_FIELD;
+        }
+        Draft d = new Draft(state);
+        int me = d.indexOf(hostHi, hostLo);
+        switch (action) {
+            case REGISTER -> {
+                if (me >= 0) {
+                    if (d.keys.get(me) != nrkey) {
+                        return CONFLICT;
+                    }
+                } else {
+                    d.add(hostHi, hostLo, nrkey);
+                }
+            }
+            case UNREGISTER -> {
+                if (me < 0 || (!iekey && d.keys.get(me) != crkey)) {
+                    return CONFLICT;
+                }
+                d.unregister(me, notices);
+            }
+            case REPLACE -> {
+                if (me < 0 || (!iekey && d.keys.get(me) != crkey)) {
+                    return CONFLICT;
+                }
+                d.keys.set(me, nrkey);
+            }
+            default -> {
+                return NvmeStatus.INVALID_FIELD;
+            }
+        }
+        if (cptpl == CPTPL_SET) {
+            d.ptpl = true;
+        } else if (cptpl == CPTPL_CLEAR) {
+            d.ptpl = false;
+        }
+        d.generation++;
+        return commit(d);
+    }
+
+    // ------------------------------------------------------------------ Reservation Acquire
+
+    public synchronized int acquire(long hostHi, long hostLo, int action, int rtype, long crkey, long prkey,
+                                    List<Notice> notices) {
+        Draft d = new Draft(state);
+        int me = d.registrantWithKey(hostHi, hostLo, crkey);
+        if (me < 0) {
+            return CONFLICT;
+        }
+        switch (action) {
+            case ACQUIRE -> {
+                if (d.rtype != 0) {
+                    // holding it already with this type is success; anything else conflicts
+                    return d.holds(me) && d.rtype == rtype ? NvmeStatus.SUCCESS : CONFLICT;
+                }
+                d.setHolder(me, rtype);
+                return commit(d);
+            }
+            case PREEMPT, PREEMPT_AND_ABORT -> {
+                int status = d.preempt(me, rtype, prkey, notices);
+                if (status != NvmeStatus.SUCCESS) {
+                    return status;
+                }
+                d.generation++;
+                return commit(d);
+            }
+            default -> {
+                return NvmeStatus.INVALID_FIELD;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ Reservation Release
+
+    public synchronized int release(long hostHi, long hostLo, int action, int rtype, long crkey,
+                                    List<Notice> notices) {
+        Draft d = new Draft(state);
+        int me = d.registrantWithKey(hostHi, hostLo, crkey);
+        if (me < 0) {
+            return CONFLICT;
+        }
+        switch (action) {
+            case RELEASE -> {
+                if (!d.holds(me)) {
+                    return NvmeStatus.SUCCESS; // no reservation, or another host's: nothing happens
+                }
+                if (d.rtype != rtype) {
+                    return NvmeStatus.INVALID_FIELD;
+                }
+                int old = d.rtype;
+                d.rtype = 0;
+                if (old != WRITE_EXCLUSIVE && old != EXCLUSIVE_ACCESS) {
+                    d.noticeToRegistrants(hostHi, hostLo, NOTICE_RESERVATION_RELEASED, notices);
+                }
+                return commit(d);
+            }
+            case CLEAR -> {
+                d.noticeToRegistrants(hostHi, hostLo, NOTICE_RESERVATION_PREEMPTED, notices);
+                d.rtype = 0;
+                d.hi.clear();
+                d.lo.clear();
+                d.keys.clear();
+                d.generation++;
+                return commit(d);
+            }
+            default -> {
+                return NvmeStatus.INVALID_FIELD;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ Reservation Persistence (feature 83h)
+
+    public synchronized int setPersistThroughPowerLoss(boolean on) {
+        if (on && store == null) {
+            return NvmeStatus.INVALID_FIELD;
+        }
+        Draft d = new Draft(state);
+        d.ptpl = on;
+        return commit(d);
+    }
+
+    /** Publishes a draft: written first when PTPL is (or was) on, so a failed write changes nothing. */
+    private int commit(Draft d) {
+        State next = d.build();
+        State prev = state;
+        if (store != null && (next.ptpl || prev.ptpl)) {
+            try {
+                if (next.ptpl) {
+                    store.save(next);
+                } else {
+                    store.delete();
+                }
+            } catch (java.io.IOException e) {
+                org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
+                    "cannot keep the reservation state of a namespace with PTPL on: {}", e.toString());
+                return NvmeStatus.INTERNAL_ERROR;
+            }
+        }
+        state = next;
+        return NvmeStatus.SUCCESS;
+    }
+
+    /** Removes the saved state of a namespace that goes away (removed through the API). */
+    public synchronized void forget() {
+        if (store != null && state.ptpl) {
+            try {
+                store.delete();
+            } catch (java.io.IOException e) {
+                org.slf4j.LoggerFactory.getLogger(Reservation.class).warn(
+                    "cannot remove the reservation state of a removed namespace: {}", e.toString());
+            }
+        }
+    }
+
+    /** A mutable copy of a state, changed by one command and then published whole. */
+    private static final class Draft {
+        int rtype;
+        long holderHi;
+        long holderLo;
+        final List<Long> hi = new ArrayList<>();
+        final List<Long> lo = new ArrayList<>();
+        final List<Long> keys = new ArrayList<>();
+        int generation;
+        boolean ptpl;
+
+        Draft(State s) {
+            rtype = s.rtype;
+            holderHi = s.holderHi;
+            holderLo = s.holderLo;
+            for (int i = 0; i < s.registrants(); i++) {
+                add(s.hi[i], s.lo[i], s.keys[i]);
+            }
+            generation = s.generation;
+            ptpl = s.ptpl;
+        }
+
+        void add(long h, long l, long key) {
+            hi.add(h);
+            lo.add(l);
+            keys.add(key);
+        }
+
+        int indexOf(long h, long l) {
+            for (int i = 0; i < hi.size(); i++) {
+                if (hi.get(i) == h && lo.get(i) == l) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** Index of host (h, l) when it is registered with key {@code crkey}, else -1 (a Reservation Conflict). */
+        int registrantWithKey(long h, long l, long crkey) {
+            int i = indexOf(h, l);
+            return i >= 0 && keys.get(i) == crkey ? i : -1;
+        }
+
+        boolean holds(int i) {
+            return rtype != 0 && (allRegistrants(rtype) || (hi.get(i) == holderHi && lo.get(i) == holderLo));
+        }
+
+        void setHolder(int i, int type) {
+            rtype = type;
+            holderHi = hi.get(i);
+            holderLo = lo.get(i);
+        }
+
+        /**
+         * Removes registrant {@code i}. When it held the reservation: for the All Registrants types the
+         * reservation stays with the others (the next registrant stands as holder); otherwise it is released,
+         * and the other registrants hear so for the Registrants Only types.
+         */
+        void unregister(int i, List<Notice> notices) {
+            long h = hi.get(i);
+            long l = lo.get(i);
+            boolean held = rtype != 0 && h == holderHi && l == holderLo;
+            hi.remove(i);
+            lo.remove(i);
+            keys.remove(i);
+            if (rtype != 0 && allRegistrants(rtype)) {
+                if (hi.isEmpty()) {
+                    rtype = 0;
+                } else if (held) {
+                    holderHi = hi.get(0);
+                    holderLo = lo.get(0);
+                }
+            } else if (held) {
+                int old = rtype;
+                rtype = 0;
+                if (registrantsOnly(old)) {
+                    noticeToRegistrants(h, l, NOTICE_RESERVATION_RELEASED, notices);
+                }
+            }
+        }
+
+        /** Unregisters every other registrant with key {@code prkey} (itself too when {@code self}); how many. */
+        int unregisterByKey(long prkey, int me, boolean self, List<Notice> notices) {
+            long meHi = hi.get(me);
+            long meLo = lo.get(me);
+            int n = 0;
+            for (int i = hi.size() - 1; i >= 0; i--) {
+                boolean isMe = hi.get(i) == meHi && lo.get(i) == meLo;
+                if (keys.get(i) == prkey && (self || !isMe)) {
+                    long h = hi.get(i);
+                    long l = lo.get(i);
+                    unregister(i, notices);
+                    n++;
+                    if (!isMe) {
+                        notices.add(new Notice(h, l, NOTICE_REGISTRATION_PREEMPTED));
+                    }
+                }
+            }
+            return n;
+        }
+
+        int preempt(int me, int type, long prkey, List<Notice> notices) {
+            long meHi = hi.get(me);
+            long meLo = lo.get(me);
+            if (rtype == 0) {
+                return unregisterByKey(prkey, me, true, notices) > 0 ? NvmeStatus.SUCCESS : CONFLICT;
+            }
+            if (allRegistrants(rtype)) {
+                if (prkey == 0) {
+                    // every other registrant goes; the preempting host holds the new reservation
+                    for (int i = hi.size() - 1; i >= 0; i--) {
+                        if (i != indexOf(meHi, meLo)) {
+                            notices.add(new Notice(hi.get(i), lo.get(i), NOTICE_REGISTRATION_PREEMPTED));
+                            hi.remove(i);
+                            lo.remove(i);
+                            keys.remove(i);
+                        }
+                    }
+                    setHolder(indexOf(meHi, meLo), type);
+                    return NvmeStatus.SUCCESS;
+                }
+                return unregisterByKey(prkey, me, true, notices) > 0 ? NvmeStatus.SUCCESS : CONFLICT;
+            }
+            int holder = indexOf(holderHi, holderLo);
+            if (holder >= 0 && keys.get(holder) == prkey) {
+                // the holder's key (the preempting host's own, to change the type): it holds the new reservation
+                int old = rtype;
+                setHolder(me, type); // the new holder first, so the preempted host is fenced at once
+                unregisterByKey(prkey, me, false, notices);
+                setHolder(indexOf(meHi, meLo), type);
+                if (old != type) {
+                    noticeToRegistrants(meHi, meLo, NOTICE_RESERVATION_RELEASED, notices);
+                }
+                return NvmeStatus.SUCCESS;
+            }
+            if (prkey == 0) {
+                return NvmeStatus.INVALID_FIELD;
+            }
+            return unregisterByKey(prkey, me, true, notices) > 0 ? NvmeStatus.SUCCESS : CONFLICT;
+        }
+
+        void noticeToRegistrants(long exceptHi, long exceptLo, int type, List<Notice> notices) {
+            for (int i = 0; i < hi.size(); i++) {
+                if (hi.get(i) != exceptHi || lo.get(i) != exceptLo) {
+                    notices.add(new Notice(hi.get(i), lo.get(i), type));
+                }
+            }
+        }
+
+        State build() {
+            int n = hi.size();
+            long[] h = new long[n];
+            long[] l = new long[n];
+            long[] k = new long[n];
+            for (int i = 0; i < n; i++) {
+                h[i] = hi.get(i);
+                l[i] = lo.get(i);
+                k[i] = keys.get(i);
+            }
+            return new State(rtype, rtype == 0 ? 0 : holderHi, rtype == 0 ? 0 : holderLo, h, l, k, generation, ptpl);
+        }
+    }
+}
