@@ -83,30 +83,17 @@ else
   DEB=$(readlink -f "$DEB")
   [ "$(dpkg-deb -f "$DEB" Architecture)" = arm64 ] || { echo "$DEB is not an arm64 package" >&2; exit 2; }
 fi
+E2E_LOG_TAG=e2e-arm64
+. "$REPO/e2e/lib/common.sh"
 mkdir -p "$OUT" "$CACHE"
 OUT=$(cd "$OUT" && pwd) CACHE=$(cd "$CACHE" && pwd)
-if [ -n "$(ls -A "$OUT")" ] && [ ! -f "$OUT/.e2e-results" ]; then
-  echo "refusing to wipe $OUT: not empty and not a previous e2e results folder" >&2; exit 2
-fi
-find "$OUT" -mindepth 1 -delete
-touch "$OUT/.e2e-results"
-
-log() { printf '[e2e-arm64 %(%H:%M:%S)T] %s\n' -1 "$*"; }
-now_us() { local t=$EPOCHREALTIME; echo $(( ${t%.*} * 1000000 + 10#${t#*.} )); }
-fmt_s() { printf '%d.%03d' $(($1/1000000)) $((($1%1000000)/1000)); }
+results_dir "$OUT"
 T_START=$(now_us)
 
 # ------------------------------------------------------------- 1. host packages
 PKGS="qemu-system-arm debootstrap busybox-static e2fsprogs kmod cpio gzip file"
-if [ "$DO_APT" = 1 ]; then
-  missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"; done)
-  if [ -n "$missing" ]; then
-    log "installing: $(echo $missing)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends $missing > "$OUT/apt.log" 2>&1 || { tail -30 "$OUT/apt.log"; exit 1; }
-  fi
-fi
+# shellcheck disable=SC2086
+[ "$DO_APT" = 0 ] || apt_missing "$OUT/apt.log" $PKGS
 
 # ------------------------------------------------------------- 2. kernel and busybox (arm64, cached)
 # A private apt configuration: arm64 lists in the cache, an empty dpkg status; this machine's apt
@@ -132,19 +119,14 @@ fi
 KPKG=$(apt-cache "${APT_ARM64[@]}" depends linux-image-arm64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
 [ -n "$KPKG" ] || { echo "cannot determine the Debian arm64 kernel package" >&2; exit 1; }
 KROOT=$CACHE/$KPKG
-if [ ! -f "$KROOT/.complete" ]; then
-  log "fetching and extracting $KPKG and busybox-static (arm64; not installed on this machine)"
-  rm -rf "$KROOT" "$KROOT.tmp" "$CACHE/dl"; mkdir -p "$CACHE/dl"
-  (cd "$CACHE/dl" && apt-get "${APT_ARM64[@]}" download "$KPKG" busybox-static 2>&1 | grep -v unsandboxed || true)
-  deb=$(ls "$CACHE"/dl/"$KPKG"_*.deb)
-  dpkg -x "$deb" "$KROOT.tmp"
-  kv=$(ls "$KROOT.tmp/lib/modules")
-  depmod -b "$KROOT.tmp" "$kv"          # the .deb ships no modules.dep (postinst makes it)
-  dpkg-deb -f "$deb" Version > "$KROOT.tmp/.pkgversion"
-  dpkg -x "$CACHE"/dl/busybox-static_*.deb "$CACHE/dl/bb"
-  install -m 0755 "$CACHE/dl/bb/bin/busybox" "$KROOT.tmp/busybox"
-  rm -rf "$CACHE/dl"
-  mv "$KROOT.tmp" "$KROOT"; touch "$KROOT/.complete"
+fetch_kernel "$KROOT" "${APT_ARM64[@]}"
+# a static arm64 busybox for the initramfs
+if [ ! -x "$CACHE/busybox" ]; then
+  rm -rf "$CACHE/bb.dl" && mkdir -p "$CACHE/bb.dl"
+  (cd "$CACHE/bb.dl" && apt-get "${APT_ARM64[@]}" download busybox-static 2>&1 | grep -v unsandboxed || true)
+  dpkg -x "$CACHE"/bb.dl/busybox-static_*.deb "$CACHE/bb.dl/x"
+  install -m 0755 "$CACHE/bb.dl/x/bin/busybox" "$CACHE/busybox"
+  rm -rf "$CACHE/bb.dl"
 fi
 KVER=$(ls "$KROOT/lib/modules")
 KERNEL=$KROOT/boot/vmlinuz-$KVER
@@ -152,12 +134,12 @@ log "guest kernel: $KPKG $(cat "$KROOT/.pkgversion") ($KVER)"
 
 # ------------------------------------------------------------- 3. initramfs (cached)
 INIT_MODULES="virtio_pci virtio_blk ext4 9pnet_virtio 9p"
-IHASH=$( (cat "$HERE/initramfs-init" "$REPO/e2e/lib/build-initramfs.sh"; echo "$KVER $INIT_MODULES"; sha256sum "$KROOT/busybox") | sha256sum | cut -c1-12)
+IHASH=$( (cat "$HERE/initramfs-init" "$REPO/e2e/lib/build-initramfs.sh"; echo "$KVER $INIT_MODULES"; sha256sum "$CACHE/busybox") | sha256sum | cut -c1-12)
 INITRD=$CACHE/initramfs-$KVER-$IHASH.cpio.gz
 if [ ! -f "$INITRD" ]; then
   log "building the initramfs"
   rm -f "$CACHE"/initramfs-*.cpio.gz
-  INITRAMFS_BUSYBOX=$KROOT/busybox INITRAMFS_INIT=$HERE/initramfs-init INITRAMFS_MODULES=$INIT_MODULES \
+  INITRAMFS_BUSYBOX=$CACHE/busybox INITRAMFS_INIT=$HERE/initramfs-init INITRAMFS_MODULES=$INIT_MODULES \
     "$REPO/e2e/lib/build-initramfs.sh" "$KROOT" "$KVER" "$INITRD"
 fi
 
@@ -182,22 +164,6 @@ vm() { # image results-dir init [9p shares: tag:host-dir:guest-dir:ro|rw ...] : 
     "${args[@]}")
   # no -nic/-netdev: the guest has no network device, so no packet can leave it
   printf '%q ' "${QEMU[@]}" > "$dir/qemu-cmdline.txt"; echo >> "$dir/qemu-cmdline.txt"
-}
-stamp() { # prefix each console line with seconds since VM start
-  local l t0=$1 t us
-  while IFS= read -r l; do
-    t=$EPOCHREALTIME; us=$(( ${t%.*} * 1000000 + 10#${t#*.} - t0 ))
-    printf '%d.%03d %s\n' $((us / 1000000)) $(((us % 1000000) / 1000)) "${l%$'\r'}"
-  done
-}
-console() { if [ "$QUIET" = 1 ]; then cat > "$1"; else tee "$1"; fi; }
-run_vm() { # console-file timeout : runs $QEMU to its end; sets QRC (124: timeout)
-  local t0
-  t0=$(now_us)
-  set +e
-  timeout -k 10 "$2" "${QEMU[@]}" < /dev/null 2>&1 | stamp "$t0" | console "$1"
-  QRC=${PIPESTATUS[0]}
-  set -e
 }
 
 # ------------------------------------------------------------- 5. the arm64 root image (cached)
@@ -226,7 +192,7 @@ if [ $REBUILD = 1 ] || [ ! -f "$IMG" ]; then
   mkfs.ext4 -q -F -L nvmf4j-arm64 -d "$B/root" "$B/root.img"
   log "arm64 root, stage 2: debootstrap --second-stage in the guest (one boot, console -> $B/console.log)"
   SNAPSHOT="" vm "$B/root.img" "$B" /e2e-stage2.sh
-  run_vm "$B/console.log" "$BOOTSTRAP_TIMEOUT"
+  run_qemu "$B/console.log" "$BOOTSTRAP_TIMEOUT"
   if grep -q 'E2E-STAGE2: OK' "$B/console.log" && debugfs -R 'stat /e2e-stage2.ok' "$B/root.img" 2>/dev/null | grep -q Inode; then
     debugfs -R 'cat /e2e-root-versions.txt' "$B/root.img" 2>/dev/null > "$B/versions.txt" || true
     mv "$B/root.img" "$IMG"; mv "$B/versions.txt" "$IMG.versions"
@@ -261,7 +227,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 SNAPSHOT=1 vm "$IMG" "$OUT" /e2e/guest.sh "${SHARES[@]}"
 log "starting the arm64 VM: tcg cpu=$CPU smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s, ${DEBNAME:-the build tree}, transports $TRANSPORTS (console -> $OUT/console.log)"
 T_VM0=$(now_us)
-run_vm "$OUT/console.log" "$VM_TIMEOUT"
+run_qemu "$OUT/console.log" "$VM_TIMEOUT"
 T_VM1=$(now_us)
 GRC=$(cat "$OUT/guest.rc" 2>/dev/null || echo missing)
 if [ "$QRC" != 0 ] || [ "$GRC" = missing ]; then
