@@ -27,6 +27,7 @@ main() {
   row() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$RES/results.tsv"; echo "E2E: $2 $1: $3"; }
   pass() { row "$1" PASS "$2"; }
   fail() { row "$1" FAIL "$2"; NFAIL=$((NFAIL + 1)); }
+  alive() { local st; st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; st=${st##*) }; [ "${st%% *}" != Z ]; }
   timing() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$RES/timings.tsv"; }
   timing boot "$(uptime_s)" "kernel start to the guest script (uptime)"
 
@@ -117,7 +118,7 @@ EOF
   done
   for _ in $(seq 1 1200); do
     grep -q "$want" "$SVC_LOG" && { up=1; break; }
-    kill -0 $PID 2>/dev/null || break
+    alive $PID || break
     sleep 0.25
   done
   timing service-start "$(since "$t")" "ExecStart to the listeners announced (JVM start, config, listeners)"
@@ -157,7 +158,7 @@ EOF
   done
 
   # ---- SIGTERM
-  if kill -0 $PID 2>/dev/null; then
+  if alive $PID; then
     t=$(now_us)
     kill -TERM $PID
     wait $PID; rc=$?
