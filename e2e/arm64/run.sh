@@ -21,6 +21,7 @@
 #   --tree              no package: run bin/nvmf4j-target of this checkout's build (mgmt-api/target,
 #                       shared read-only) with the guest's arm64 JDK; pure Java, so TCP only (the
 #                       checkout's native rdma-cm library is this machine's x86-64 one)
+#   --tree-dir DIR      with --tree: the checkout whose build runs (default this one)
 #   --transports LIST   comma-separated: rdma, tcp (default rdma with a package, tcp with --tree);
 #                       each is one connect + fio verify + disconnect against the same service
 #   --no-check          do not run `nvmf4j-target check` (a build without the check command)
@@ -44,7 +45,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
+REPO=$(cd "$HERE/../.." && pwd) TREE_DIR=""
 DEB="" TREE=0 TRANSPORTS="" DO_CHECK=1 CHECK_ARGS="--profile bluefield3 --simulate --scale-down"
 FIO_SIZE=16m JVM_OPTS="-XX:TieredStopAtLevel=1" VM_TIMEOUT=1800 BOOTSTRAP_TIMEOUT=3600
 OUT=$REPO/e2e/out-arm64 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/nvmf4j/arm64 REBUILD=0 DO_APT=1 QUIET=0
@@ -53,6 +54,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --deb) DEB=$2; shift ;;
     --tree) TREE=1 ;;
+    --tree-dir) TREE_DIR=$(cd "$2" && pwd); shift ;;
     --transports) TRANSPORTS=$2; shift ;;
     --no-check) DO_CHECK=0 ;;
     --check-args) CHECK_ARGS=$2; shift ;;
@@ -208,8 +210,9 @@ T_PREP=$(now_us)
 # ------------------------------------------------------------- 6. the test boot
 SHARES=("e2e:$HERE:/e2e:ro")
 if [ $TREE = 1 ]; then
-  [ -d "$REPO/mgmt-api/target/lib" ] || { echo "no build under $REPO/mgmt-api/target: mvn -q -DskipTests package first" >&2; exit 2; }
-  SHARES+=("repo:$REPO:/repo:ro") LAUNCHER=/repo/bin/nvmf4j-target DEBNAME=""
+  TREE_DIR=${TREE_DIR:-$REPO}
+  [ -d "$TREE_DIR/mgmt-api/target/lib" ] || { echo "no build under $TREE_DIR/mgmt-api/target: mvn -q -DskipTests package first" >&2; exit 2; }
+  SHARES+=("repo:$TREE_DIR:/repo:ro") LAUNCHER=/repo/bin/nvmf4j-target DEBNAME=""
 else
   SHARES+=("dist:$(dirname "$DEB"):/dist:ro") LAUNCHER="" DEBNAME=$(basename "$DEB")
 fi
