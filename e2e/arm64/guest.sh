@@ -144,7 +144,10 @@ EOF
   for tr in ${E2E_TRANSPORTS//,/ }; do
     if [ "$tr" = rdma ]; then addr=$RXE_ADDR port=$RDMA_PORT; else addr=127.0.0.1 port=$TCP_PORT; fi
     t=$(now_us)
-    out=$(timeout 120 nvme connect -t "$tr" -a "$addr" -s "$port" -n "$NQN" 2>&1); rc=$?
+    # keep-alive 30 s, not the kernel's 5: under TCG on a loaded machine the host took longer than 5 s
+    # between the admin queue's connect and its first keep-alive (it sends none before its I/O queues are
+    # up), and the target rightly tore the controller down
+    out=$(timeout 180 nvme connect -t "$tr" -a "$addr" -s "$port" -n "$NQN" --keep-alive-tmo=30 2>&1); rc=$?
     dev=""
     for _ in $(seq 1 200); do dev=$(ns_dev) && [ -b "$dev" ] && break; dev=""; sleep 0.1; done
     timing "connect-$tr" "$(since "$t")" "nvme connect -t $tr to the namespace's block device"
@@ -175,11 +178,13 @@ EOF
   fi
   return 0
 }
+dmesg_copy() { dmesg > "$RES/dmesg.txt" 2>&1; }
 
 rc=99
 if [ -f "$RES/.e2e-results" ] && [ -f "$RES/params.env" ]; then
   main 2>&1 | tee "$RES/guest.log"
   rc=${PIPESTATUS[0]}
+  dmesg_copy
   awk -F'\t' '$2 == "FAIL" {f = 1} END {exit f}' "$RES/results.tsv" || [ $rc != 0 ] || rc=1
   echo "$rc" > "$RES/guest.rc"
 else

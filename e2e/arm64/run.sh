@@ -19,8 +19,8 @@
 # usage: e2e/arm64/run.sh [options]
 #   --deb FILE          the arm64 package to install (default: the newest dist/nvmf4j_*_arm64.deb)
 #   --tree              no package: run bin/nvmf4j-target of this checkout's build (mgmt-api/target,
-#                       shared read-only) with the guest's arm64 JDK; pure Java, so TCP only (the
-#                       checkout's native rdma-cm library is this machine's x86-64 one)
+#                       shared read-only) with the guest's arm64 JDK; RDMA only when the build's
+#                       rdma-cm jar carries the aarch64 library (the cross-compiled build), else TCP
 #   --tree-dir DIR      with --tree: the checkout whose build runs (default this one)
 #   --transports LIST   comma-separated: rdma, tcp (default rdma with a package, tcp with --tree);
 #                       each is one connect + fio verify + disconnect against the same service
@@ -41,7 +41,7 @@
 # env: E2E_SMP (2), E2E_MEM (3G), DEBIAN_MIRROR (http://deb.debian.org/debian)
 # Results in OUT: results.tsv (check, PASS|FAIL, detail), timings.tsv (boot, install, check, JVM start,
 # connect, fio per transport, in seconds), console.log, guest.log, nvmf4j-service.log, check.txt,
-# fio-<transport>.json. Exit status 0 only when no check failed; last line "N passed, N failed".
+# fio-<transport>.json, dmesg.txt. Exit status 0 only when no check failed; last line "N passed, N failed".
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -78,7 +78,6 @@ done
 case $VM_TIMEOUT in ''|*[!0-9]*) echo "--timeout takes whole seconds" >&2; exit 2 ;; esac
 if [ $TREE = 1 ]; then
   [ -z "$DEB" ] || { echo "--tree and --deb exclude each other" >&2; exit 2; }
-  [[ ",$TRANSPORTS," != *,rdma,* ]] || { echo "--tree runs TCP only: the checkout's rdma-cm native library is not an arm64 one" >&2; exit 2; }
 else
   [ -n "$DEB" ] || DEB=$(ls "$REPO"/dist/nvmf4j_*_arm64.deb 2>/dev/null | sort -V | tail -n 1)
   [ -n "$DEB" ] && [ -f "$DEB" ] || { echo "no arm64 package${DEB:+ $DEB}: build it with ./dev.sh package --arch arm64 (or run --tree)" >&2; exit 2; }
@@ -212,6 +211,9 @@ SHARES=("e2e:$HERE:/e2e:ro")
 if [ $TREE = 1 ]; then
   TREE_DIR=${TREE_DIR:-$REPO}
   [ -d "$TREE_DIR/mgmt-api/target/lib" ] || { echo "no build under $TREE_DIR/mgmt-api/target: mvn -q -DskipTests package first" >&2; exit 2; }
+  if [[ ",$TRANSPORTS," == *,rdma,* ]] && ! unzip -l "$TREE_DIR"/mgmt-api/target/lib/rdma-cm-*.jar 2>/dev/null | grep -q 'native/libnvmf4j_rdma_aarch64.so'; then
+    echo "--tree with rdma: the build's rdma-cm jar has no aarch64 library (build with the cross toolchain, or --transports tcp)" >&2; exit 2
+  fi
   SHARES+=("repo:$TREE_DIR:/repo:ro") LAUNCHER=/repo/bin/nvmf4j-target DEBNAME=""
 else
   SHARES+=("dist:$(dirname "$DEB"):/dist:ro") LAUNCHER="" DEBNAME=$(basename "$DEB")
