@@ -117,7 +117,8 @@ public final class NvmfTarget implements Engine {
         for (SubsystemConfig s : config.subsystems) {
             target.addSubsystem(buildSubsystem(s));
         }
-        pollGroups = new PollGroups(config.cores, config.idleStrategy);
+        pollGroups = new PollGroups(config.cores, config.idleStrategy,
+            config.pollGroupCores == null ? null : io.nvmf4j.config.SpdkCores.parse(config.pollGroupCores));
         dispatcher = new CommandDispatcher(target);
         transport(TcpTransport.TYPE);
         target.setReferrals(referralListeners(config));

@@ -20,8 +20,10 @@ import java.util.concurrent.CountDownLatch;
  */
 @Command(name = "nvmf4j-target", mixinStandardHelpOptions = true, version = "nvmf4j 0.1.0",
     description = {"NVMe-over-Fabrics target (NVMe/TCP and NVMe/RDMA). Runs in the foreground; stop with SIGTERM "
-        + "or Ctrl-C.", "'nvmf4j-target check-config FILE' checks a configuration without starting."},
-    subcommands = Main.CheckConfig.class,
+        + "or Ctrl-C.", "'nvmf4j-target check-config FILE' checks a configuration without starting; 'check --profile "
+        + "NAME' checks the machine against a DPU profile and 'setup --profile NAME' prepares it."},
+    subcommands = {Main.CheckConfig.class, io.nvmf4j.service.profile.ProfileCommands.Check.class,
+        io.nvmf4j.service.profile.ProfileCommands.Setup.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:stopped cleanly (SIGTERM or Ctrl-C)", "1:cannot start (a port taken, an engine that cannot "
         + "run here)", "2:bad usage or a bad configuration (every bad field is named)"})

@@ -37,6 +37,17 @@ public final class ConfigValidator {
         if (c.cores < 1 || c.cores > 256) {
             p.add("cores: must be 1..256, got " + c.cores);
         }
+        if (c.pollGroupCores != null) {
+            try {
+                int named = SpdkCores.parse(c.pollGroupCores).cardinality();
+                if (named != c.cores) {
+                    p.add("pollGroupCores: names " + named + " CPU(s) for " + c.cores + " poll group(s) (cores); "
+                        + "one each, got " + c.pollGroupCores);
+                }
+            } catch (IllegalArgumentException e) {
+                p.add("pollGroupCores: " + e.getMessage());
+            }
+        }
         if (c.idleStrategy == null || !IdleStrategies.isValid(c.idleStrategy)) {
             p.add("idleStrategy: must be busy, backoff or interrupt, got " + c.idleStrategy);
         }

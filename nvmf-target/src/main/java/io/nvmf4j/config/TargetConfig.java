@@ -28,6 +28,12 @@ public final class TargetConfig {
     public boolean allowLegacyNqns;
     /** Number of poll groups (threads that own queues). */
     public int cores = 2;
+    /**
+     * The CPUs the java engine's poll groups are pinned to, one each in order, as a list ({@code [2-7]}) or a hex
+     * mask ({@code 0xfc}); it names exactly {@code cores} CPUs. Absent (default): not pinned. Read at start only.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public String pollGroupCores;
     /** Idle strategy of the poll groups: {@code busy}, {@code backoff} (default) or {@code interrupt}. */
     public String idleStrategy = "backoff";
     /** NVMe/TCP transport options. */

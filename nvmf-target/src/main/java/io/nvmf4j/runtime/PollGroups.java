@@ -18,13 +18,19 @@ import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The poll groups: {@code cores} event-loop threads, each owning the queues assigned to it for their
  * whole life, plus one acceptor thread that always blocks. Epoll where available, NIO otherwise.
+ *
+ * <p>With {@code pinTo} (the config's {@code pollGroupCores}) poll group {@code i} runs on the {@code i}-th CPU
+ * of that set alone ({@link CpuAffinity}); the acceptor and the JVM's other threads keep the process's CPUs.
  */
 public final class PollGroups implements AutoCloseable {
     static {
@@ -38,11 +44,26 @@ public final class PollGroups implements AutoCloseable {
     private final boolean epoll;
     private final String idleStrategy;
     private final int cores;
+    private final BitSet pinTo;
     private final List<IdleStrategies.Accounting> strategies = new CopyOnWriteArrayList<>();
     private long lastBusyNanos;
 
     public PollGroups(int cores, String idleStrategy) {
+        this(cores, idleStrategy, null);
+    }
+
+    /**
+     * {@code pinTo}: null leaves the poll groups wherever the scheduler puts them; else exactly {@code cores} CPUs,
+     * each of which this process may run on ({@link IllegalArgumentException} naming the others otherwise).
+     */
+    public PollGroups(int cores, String idleStrategy, BitSet pinTo) {
         this.cores = cores;
+        this.pinTo = pinTo == null ? null : (BitSet) pinTo.clone();
+        ThreadFactory workerThreads = new DefaultThreadFactory("nvmf4j-poll", true);
+        if (pinTo != null) {
+            checkPinnable(cores, pinTo);
+            workerThreads = pinning(workerThreads, pinTo);
+        }
         this.idleStrategy = idleStrategy;
         this.epoll = Epoll.isAvailable();
         IoHandlerFactory acceptorIo = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
@@ -53,7 +74,45 @@ public final class PollGroups implements AutoCloseable {
             LOG.info("epoll unavailable ({}); using NIO", Epoll.unavailabilityCause().toString());
         }
         this.acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("nvmf4j-accept", true), acceptorIo);
-        this.workers = new MultiThreadIoEventLoopGroup(cores, new DefaultThreadFactory("nvmf4j-poll", true), workerIo);
+        this.workers = new MultiThreadIoEventLoopGroup(cores, workerThreads, workerIo);
+    }
+
+    private static void checkPinnable(int cores, BitSet pinTo) {
+        if (pinTo.cardinality() != cores) {
+            throw new IllegalArgumentException("pollGroupCores names " + pinTo.cardinality() + " CPU(s) " + pinTo
+                + " for " + cores + " poll group(s)");
+        }
+        if (CpuAffinity.unavailabilityCause() != null) {
+            throw new IllegalArgumentException("pollGroupCores: cannot pin here: " + CpuAffinity.unavailabilityCause());
+        }
+        BitSet outside = (BitSet) pinTo.clone();
+        BitSet allowed = CpuAffinity.current();
+        outside.andNot(allowed);
+        if (!outside.isEmpty()) {
+            throw new IllegalArgumentException("pollGroupCores: CPU(s) " + outside + " are not among the CPUs this "
+                + "process may use " + allowed + " (a smaller machine: scale the profile down, see 'BlueField DPU "
+                + "profile' in the README)");
+        }
+    }
+
+    /** Threads that pin themselves, in creation order, each to the next CPU of {@code pinTo}, then run. */
+    private static ThreadFactory pinning(ThreadFactory threads, BitSet pinTo) {
+        int[] cpus = pinTo.stream().toArray();
+        AtomicInteger next = new AtomicInteger();
+        return task -> {
+            int cpu = cpus[next.getAndIncrement() % cpus.length];
+            return threads.newThread(() -> {
+                BitSet one = new BitSet();
+                one.set(cpu);
+                try {
+                    CpuAffinity.pinCurrentThread(one);
+                    LOG.info("poll group {} pinned to CPU {}", Thread.currentThread().getName(), cpu);
+                } catch (IllegalStateException e) {
+                    LOG.error("poll group {} not pinned: {}", Thread.currentThread().getName(), e.getMessage());
+                }
+                task.run();
+            });
+        };
     }
 
     public EventLoopGroup acceptor() {
@@ -100,7 +159,8 @@ public final class PollGroups implements AutoCloseable {
     }
 
     public String describe() {
-        return cores + " poll group(s), " + idleStrategy + " idle strategy, " + (epoll ? "epoll" : "nio");
+        return cores + " poll group(s)" + (pinTo != null ? " pinned to CPUs " + pinTo : "") + ", " + idleStrategy
+            + " idle strategy, " + (epoll ? "epoll" : "nio");
     }
 
     @Override

@@ -99,6 +99,9 @@ class ConfigValidatorTest {
         return Stream.of(
             bad("cores 0", c -> c.cores = 0, "cores"),
             bad("cores 257", c -> c.cores = 257, "cores"),
+            bad("pollGroupCores naming fewer CPUs than cores", c -> c.pollGroupCores = "[1]", "pollGroupCores",
+                "1 CPU(s) for 2 poll group(s)"),
+            bad("pollGroupCores not a list", c -> c.pollGroupCores = "2-3", "pollGroupCores", "hex mask"),
             bad("idleStrategy unknown", c -> c.idleStrategy = "spin", "idleStrategy"),
             bad("idleStrategy upper case", c -> c.idleStrategy = "BUSY", "idleStrategy"),
             bad("idleStrategy null", c -> c.idleStrategy = null, "idleStrategy"),

@@ -5,17 +5,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -46,16 +41,7 @@ class TlsTest {
             c.api.tlsCert = cert.toString();
             c.api.tlsKey = key.toString();
         })) {
-            KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
-            trust.load(null, null);
-            try (InputStream in = Files.newInputStream(cert)) {
-                trust.setCertificateEntry("api", CertificateFactory.getInstance("X.509").generateCertificate(in));
-            }
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(trust);
-            SSLContext ssl = SSLContext.getInstance("TLS");
-            ssl.init(null, tmf.getTrustManagers(), null);
-            HttpClient client = HttpClient.newBuilder().sslContext(ssl).version(HttpClient.Version.HTTP_1_1).build();
+            HttpClient client = Http.trusting(cert);
             HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:"
                     + t.service.apiPort() + "/api/v1/bdevs"))
                 .header("Authorization", "Bearer " + t.service.apiToken().value()).build(),

@@ -1,0 +1,130 @@
+package io.nvmf4j.service.profile;
+
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.TargetConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+
+/** setup --profile under a --root: what it writes, what a dry run only prints, and what it refuses. */
+class SetupCommandTest {
+    @TempDir
+    Path root;
+
+    static TargetRun setup(String... args) {
+        return TargetRun.of("setup", args);
+    }
+
+    private Path at(String p) {
+        return root.resolve(p.substring(1));
+    }
+
+    private void machine() {
+        FakeMachine.arm(root, 16, "0xd41", 32, 24, 0).modules("ib_core").file("/proc/sys/vm/nr_hugepages", "0\n");
+    }
+
+    @Test
+    void dryRunPrintsEveryStepAndWritesNothing() throws Exception {
+        machine();
+        long before;
+        try (Stream<Path> s = Files.walk(root)) {
+            before = s.count();
+        }
+        TargetRun r = setup("--profile", "bluefield3", "--uplink", "192.0.2.10", "--uplink", "198.51.100.10",
+            "--mgmt-address", "203.0.113.5", "--dry-run", "--root", root.toString());
+        assertThat(r.exit()).as(r.err()).isZero();
+        long pages = Sizing.asShipped(Profile.load("bluefield3"), Profile.load("bluefield3").preset()).hugepages;
+        assertThat(r.out()).contains("profile bluefield3 (NVIDIA BlueField-3 DPU): 14 poll group(s) on CPUs 2-15",
+            "would reserve hugepages: echo " + pages + " > /proc/sys/vm/nr_hugepages (now 0)",
+            "would write /etc/sysctl.d/60-nvmf4j-hugepages.conf:", "vm.nr_hugepages = " + pages,
+            "would write /var/lib/nvmf4j/config.json:", "\"address\" : \"203.0.113.5\"",
+            "would make the API's TLS certificate: openssl req -x509",
+            "would write /etc/default/nvmf4j:", "-XX:+UseZGC",
+            "would write /etc/systemd/system/nvmf4j.service:", "ExecStart=/usr/bin/nvmf4j-target",
+            "would write /etc/systemd/system/nvmf4j.service.d/profile.conf:", "CPUAffinity=2-15",
+            "LimitMEMLOCK=infinity", "After=rdma-hw.target dev-hugepages.mount", "Requires=dev-hugepages.mount",
+            "warning: rdma devices: no RDMA device", "dry run: nothing written");
+        try (Stream<Path> s = Files.walk(root)) {
+            assertThat(s.count()).isEqualTo(before);
+        }
+        assertThat(Files.readString(at("/proc/sys/vm/nr_hugepages"))).isEqualTo("0\n");
+    }
+
+    @Test
+    void installsUnitConfigJvmOptionsCertificateAndReservesHugepages() throws Exception {
+        machine();
+        TargetRun r = setup("--profile", "bluefield2", "--uplink", "192.0.2.10", "--mgmt-address", "127.0.0.1",
+            "--root", root.toString());
+        assertThat(r.exit()).as(r.out() + r.err()).isZero();
+        Profile p = Profile.load("bluefield2");
+        long pages = Sizing.asShipped(p, p.preset()).hugepages;
+        assertThat(Files.readString(at("/proc/sys/vm/nr_hugepages")).strip()).isEqualTo(String.valueOf(pages));
+        assertThat(at(ProfileSetup.SYSCTL)).content().contains("vm.nr_hugepages = " + pages);
+        TargetConfig c = ConfigStore.load(at(ProfileSetup.STATE_CONFIG));
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        assertThat(c.pollGroupCores).isEqualTo("[2-7]");
+        assertThat(c.subsystems.get(0).listeners).extracting(l -> l.transport + ":" + l.address + ":" + l.port)
+            .containsExactly("rdma:192.0.2.10:4420");
+        assertThat(Files.getPosixFilePermissions(at(ProfileSetup.STATE_CONFIG)))
+            .isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        assertThat(at(ProfileSetup.DROP_IN)).content().contains("CPUAffinity=2-7", "LimitMEMLOCK=infinity",
+            "Restart=on-failure", "Wants=rdma-hw.target");
+        assertThat(at(ProfileSetup.DEFAULTS)).content().startsWith("# written by nvmf4j-target setup")
+            .contains("NVMF4J_JAVA_OPTS=\"-XX:InitialRAMPercentage=12.5");
+        assertThat(at("/etc/systemd/system/nvmf4j.service")).content().contains("[Service]");
+        // the certificate openssl made is one Java reads, for the management address
+        assertThat(at(c.api.tlsCert)).exists();
+        assertThat(Files.getPosixFilePermissions(at(c.api.tlsKey))).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        try (var in = Files.newInputStream(at(c.api.tlsCert))) {
+            var cert = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+                .generateCertificate(in);
+            assertThat(cert.getSubjectX500Principal().getName()).isEqualTo("CN=127.0.0.1");
+        }
+        assertThat(r.out()).contains("done; start with: systemctl daemon-reload && systemctl enable --now nvmf4j");
+
+        // a second run keeps the state (identities) and the certificate
+        String state = Files.readString(at(ProfileSetup.STATE_CONFIG));
+        String cert = Files.readString(at(c.api.tlsCert));
+        TargetRun again = setup("--profile", "bluefield2", "--uplink", "192.0.2.11", "--root", root.toString());
+        assertThat(again.exit()).isZero();
+        assertThat(again.out()).contains("kept /var/lib/nvmf4j/config.json", "hugepages: " + pages + " x 2 MiB reserved");
+        assertThat(Files.readString(at(ProfileSetup.STATE_CONFIG))).isEqualTo(state);
+        assertThat(Files.readString(at(c.api.tlsCert))).isEqualTo(cert);
+        assertThat(at("/etc/nvmf4j/bluefield2.json")).content().contains("192.0.2.11");
+    }
+
+    @Test
+    void scaleDownFitsTheUnitAndConfigToTheMachine() throws Exception {
+        FakeMachine.arm(root, 4, "0x000", 4, 3, 0).file("/proc/sys/vm/nr_hugepages", "0\n");
+        TargetRun r = setup("--profile", "bluefield3", "--uplink", "10.0.0.1", "--scale-down", "--root", root.toString());
+        assertThat(r.exit()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("2 poll group(s) on CPUs 2-3", "(scaled down)");
+        assertThat(at(ProfileSetup.DROP_IN)).content().contains("--scale-down", "CPUAffinity=2-3");
+        TargetConfig c = ConfigStore.load(at(ProfileSetup.STATE_CONFIG));
+        assertThat(c.cores).isEqualTo(2);
+        assertThat(c.rdma.dataBuffers).isLessThan(Profile.load("bluefield3").preset().rdma.dataBuffers);
+    }
+
+    @Test
+    void badParametersAreRefusedNamingTheField() {
+        machine();
+        TargetRun r = setup("--profile", "bluefield3", "--uplink", "not-an-address", "--root", root.toString());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("subsystems[0].listeners[0].address");
+        assertThat(at(ProfileSetup.STATE_CONFIG)).doesNotExist();
+        TargetRun missing = setup("--profile", "bluefield3", "--root", root.toString());
+        assertThat(missing.exit()).isEqualTo(2);
+        assertThat(missing.err()).contains("--uplink");
+        TargetRun unknown = setup("--profile", "bluefield9", "--uplink", "10.0.0.1", "--root", root.toString());
+        assertThat(unknown.exit()).isEqualTo(2);
+        assertThat(unknown.err()).contains("no profile 'bluefield9'");
+    }
+}
