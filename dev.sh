@@ -6,13 +6,16 @@
 #                                                     NVMe/TCP on 127.0.0.1:4420)
 #   ./dev.sh test                                     every test: unit + loopback (mvn verify), the
 #                                                     fio runner (fio-jobs/test.sh), the packages'
-#                                                     clean-root install (dpu-profile/test.sh), then
+#                                                     clean-root install (dpu-profile/test.sh), the
+#                                                     arm64 packages (dpu-profile/test-arm64.sh), then
 #                                                     the QEMU end-to-end suite (e2e/run.sh)
 #   ./dev.sh build                                    build only (mgmt-api/target/{classes,lib})
-#   ./dev.sh package                                  build dist/nvmf4j_<version>_amd64.deb and
-#                                                     dist/nvmf4j-<version>-linux-x86_64.tar.gz
+#   ./dev.sh package [--arch arm64]                   build dist/nvmf4j_<version>_amd64.deb and
+#                                                     dist/nvmf4j-<version>-linux-x86_64.tar.gz (arm64:
+#                                                     nvmf4j_<version>_arm64.deb, ...-linux-aarch64.tar.gz)
 #   ./dev.sh setup                                    install the build's packages only (JDK, Maven,
-#                                                     gcc, libibverbs-dev, librdmacm-dev, and for the
+#                                                     gcc, libibverbs-dev, librdmacm-dev, the aarch64
+#                                                     cross compiler and arm64 sysroot, and for the
 #                                                     packages asciidoctor, dpkg-dev, debootstrap)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -45,6 +48,19 @@ setup_native_tools() {
   [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)
   [ -f /usr/include/rdma/rdma_cma.h ] || missing+=(librdmacm-dev)
   install_missing "${missing[@]}"
+}
+
+# The aarch64 build of the JNI libraries on an x86-64 machine: Debian's cross compiler, and an arm64 sysroot
+# unpacked from Debian's arm64 packages into ~/.cache/nvmf4j (native/aarch64.sh; nothing arm64 is installed
+# on the host). With both, every Maven build also builds lib<name>_aarch64.so into the jars. Without network
+# the build goes on for x86-64 only, unless the arm64 package was asked for ($1 = require).
+setup_cross() {
+  [ "$(uname -m)" = x86_64 ] || return 0
+  command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || install_missing gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+  if ! native/aarch64.sh sysroot >/dev/null; then
+    [ "${1:-}" = require ] && return 1
+    echo "dev.sh: no arm64 sysroot: building the x86-64 libraries only" >&2
+  fi
 }
 
 # fio and jq for fio-jobs/ (the runner and its test).
@@ -86,6 +102,7 @@ setup_spdk() {
 setup() {
   setup_build_tools
   setup_native_tools
+  setup_cross "$@"
   setup_spdk
 }
 
@@ -106,10 +123,17 @@ case "$cmd" in
     exec bin/nvmf4j-target "$@"
     ;;
   package)
-    setup
+    arch=()
+    case "${1:-}" in
+      --arch) arch=(--arch "${2:?--arch needs amd64 or arm64}") ;;
+      --arch=*) arch=(--arch "${1#--arch=}") ;;
+      "") ;;
+      *) echo "dev.sh package: unknown argument $1 (--arch amd64|arm64)" >&2; exit 2 ;;
+    esac
+    if [ "${arch[1]:-}" = arm64 ] && [ "$(uname -m)" = x86_64 ]; then setup require; else setup; fi
     setup_package_tools
     mvn_cmd -q -DskipTests package
-    dpu-profile/package.sh
+    dpu-profile/package.sh "${arch[@]}"
     ;;
   setup)
     setup
@@ -124,11 +148,13 @@ case "$cmd" in
     # the .deb installed into a clean Debian 12 root, the unit's command serving there (mvn verify packaged it)
     setup_package_tools
     dpu-profile/test.sh --no-build
+    # the arm64 packages: layout, AArch64 libraries registering every native, Depends resolvable for arm64
+    dpu-profile/test-arm64.sh --no-build
     # the Linux host in a QEMU guest against the service just built (installs its own packages)
     e2e/run.sh --quiet --no-build
     ;;
   *)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# Builds dist/nvmf4j_<version>_amd64.deb and dist/nvmf4j-<version>-linux-x86_64.tar.gz from what the Maven
-# build of dpu-profile staged in dpu-profile/target/dist (every runtime jar, the man pages as AsciiDoc, the
-# bash completion): ./dev.sh package runs the build, then this. Needs asciidoctor (man pages to troff),
-# dpkg-dev (dpkg-shlibdeps computes the native libraries' Depends) and fakeroot-free dpkg-deb
+# Builds dist/nvmf4j_<version>_amd64.deb and dist/nvmf4j-<version>-linux-x86_64.tar.gz (or, with
+# --arch arm64, dist/nvmf4j_<version>_arm64.deb and dist/nvmf4j-<version>-linux-aarch64.tar.gz) from what the
+# Maven build of dpu-profile staged in dpu-profile/target/dist (every runtime jar, the man pages as AsciiDoc,
+# the bash completion): ./dev.sh package [--arch arm64] runs the build, then this. Needs asciidoctor (man
+# pages to troff), dpkg-dev (dpkg-shlibdeps computes the native libraries' Depends) and fakeroot-free dpkg-deb
 # (--root-owner-group). Prints what it wrote.
+#
+#   package.sh [--arch amd64|arm64]     default: this machine's architecture
+#
+# The jars are the same for both architectures: they carry lib<name>_x86_64.so and lib<name>_aarch64.so side
+# by side (the aarch64 ones cross-built: native/aarch64.sh). Each package checks its architecture's libraries
+# first (io.nvmf4j.dist.NativeLibraryCheck: the right ELF machine, every Java native registered) and computes
+# Depends from them; for arm64, dpkg-shlibdeps reads Debian's arm64 libraries and their symbols files from
+# the sysroot native/aarch64.sh prepared.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 top="$(cd "$here/.." && pwd)"
@@ -11,6 +20,21 @@ staged="$here/target/dist"
 out="${DIST_DIR:-$top/dist}"
 
 die() { echo "package.sh: $*" >&2; exit 1; }
+
+arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --arch) [ $# -ge 2 ] || die "--arch needs amd64 or arm64"; arch=$2; shift 2 ;;
+    --arch=*) arch=${1#--arch=}; shift ;;
+    *) die "unknown argument $1 (usage: package.sh [--arch amd64|arm64])" ;;
+  esac
+done
+# Debian's architecture name and the libraries' (NativeLibraryLoader's, uname -m's)
+case "$arch" in
+  amd64) libarch=x86_64 ;;
+  arm64) libarch=aarch64 ;;
+  *) die "no package for architecture $arch (amd64 or arm64)" ;;
+esac
 [ -d "$staged/lib" ] && [ -d "$staged/man-adoc" ] && [ -d "$staged/completion" ] \
   || die "nothing staged in $staged: build first (./dev.sh package, or mvn package)"
 for tool in asciidoctor dpkg-deb dpkg-shlibdeps; do
@@ -22,8 +46,6 @@ done
 jar="$(cd "$staged/lib" && ls mgmt-api-*.jar)"
 mvn_version="${jar#mgmt-api-}"; mvn_version="${mvn_version%.jar}"
 version="${mvn_version/-/\~}"
-arch=amd64
-[ "$(uname -m)" = x86_64 ] || die "only amd64 is packaged so far (arm64 comes with the DPU profile)"
 # reproducible timestamps: the last commit's
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$top" log -1 --format=%ct 2>/dev/null || date +%s)}"
 
@@ -35,13 +57,25 @@ mkdir -p "$work/man1"
 asciidoctor -b manpage -a reproducible -D "$work/man1" "$staged"/man-adoc/*.adoc
 pages=("$work"/man1/*.1)
 
-# the native libraries inside the jars: their dynamic dependencies as Debian package names
+# this architecture's native libraries in the jars: each there, for the right machine, registering every
+# native the Java side declares (a problem here would be an UnsatisfiedLinkError on the target machine)
+java -cp "$here/target/classes:$staged/lib/*" io.nvmf4j.dist.NativeLibraryCheck --require "$libarch" \
+  | sed 's/^/package.sh: /' || die "the $libarch native libraries failed the check (above)"
+
+# their dynamic dependencies as Debian package names (of this architecture)
 mkdir -p "$work/shlibs/debian" "$work/shlibs/so"
-(cd "$work/shlibs/so" && for j in "$staged"/lib/*.jar; do unzip -qo "$j" 'META-INF/native/*.so' 2>/dev/null || true; done)
+(cd "$work/shlibs/so" && for j in "$staged"/lib/*.jar; do unzip -qo "$j" "META-INF/native/*_$libarch.so" 2>/dev/null || true; done)
 printf 'Source: nvmf4j\n\nPackage: nvmf4j\nArchitecture: any\n' >"$work/shlibs/debian/control"
-mapfile -t sos < <(find "$work/shlibs/so" -name '*.so' | sort)
-[ "${#sos[@]}" -gt 0 ] || die "no native libraries found in the jars"
-shlibs="$(cd "$work/shlibs" && dpkg-shlibdeps -O "${sos[@]}" 2>"$work/shlibdeps.err")" \
+mapfile -t sos < <(find "$work/shlibs/so" -name "*_$libarch.so" | sort)
+[ "${#sos[@]}" -gt 0 ] || die "no $libarch native libraries found in the jars"
+shlibdeps=(dpkg-shlibdeps)
+if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+  # another architecture's libraries: Debian's, and their symbols files, from the unpacked sysroot (-S),
+  # searched in that architecture's multiarch directories (DEB_HOST_ARCH)
+  sysroot=$("$top/native/aarch64.sh" path) || die "no $arch sysroot for dpkg-shlibdeps (./dev.sh setup prepares it)"
+  shlibdeps=(env DEB_HOST_ARCH="$arch" dpkg-shlibdeps -S"$sysroot")
+fi
+shlibs="$(cd "$work/shlibs" && "${shlibdeps[@]}" -O "${sos[@]}" 2>"$work/shlibdeps.err")" \
   || { cat "$work/shlibdeps.err" >&2; die "dpkg-shlibdeps failed"; }
 shlibs="${shlibs#shlibs:Depends=}"
 depends="openjdk-17-jre-headless | java17-runtime-headless, $shlibs"
@@ -125,7 +159,7 @@ find "$d" -type d -exec chmod 0755 {} +
 
 mkdir -p "$out"
 deb="$out/nvmf4j_${version}_${arch}.deb"
-tgz="$out/nvmf4j-${version}-linux-x86_64.tar.gz"
+tgz="$out/nvmf4j-${version}-linux-${libarch}.tar.gz"
 dpkg-deb --root-owner-group -Zxz --build "$d" "$deb" >/dev/null
 tar -C "$work/tar" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -cf - "$tname" \
   | gzip -9n >"$tgz"

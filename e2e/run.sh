@@ -73,18 +73,10 @@ for part in ${ONLY//,/ }; do
 done
 case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $PC_CUT_AFTER in ''|*[!0-9]*) echo "--cut-after takes a number of records" >&2; exit 2 ;; esac
+. "$HERE/lib/common.sh"
 mkdir -p "$OUT" "$CACHE"
 OUT=$(cd "$OUT" && pwd) CACHE=$(cd "$CACHE" && pwd)
-# OUT is wiped: refuse a non-empty folder that is not a previous results folder
-if [ -n "$(ls -A "$OUT")" ] && [ ! -f "$OUT/.e2e-results" ]; then
-  echo "refusing to wipe $OUT: not empty and not a previous e2e results folder" >&2; exit 2
-fi
-find "$OUT" -mindepth 1 -delete
-touch "$OUT/.e2e-results"
-
-log() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*"; }
-now_us() { local t=$EPOCHREALTIME; echo $(( ${t%.*} * 1000000 + 10#${t#*.} )); }
-fmt_s() { printf '%d.%03d' $(($1/1000000)) $((($1%1000000)/1000)); }
+results_dir "$OUT"   # OUT is wiped (only a previous results folder)
 T_START=$(now_us)
 
 # ------------------------------------------------------------- 1. host packages
@@ -96,16 +88,8 @@ PKGS="qemu-system-x86 busybox-static kmod cpio gzip xz-utils file iproute2 procp
       coreutils e2fsprogs mount rdma-core ibverbs-utils rdmacm-utils ibverbs-providers nvme-cli fio jq
       openjdk-17-jdk-headless"
 [ "$need_build" = 1 ] && PKGS+=" maven"
-if [ "$DO_APT" = 1 ]; then
-  missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"; done)
-  if [ -n "$missing" ]; then
-    log "installing: $(echo $missing)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends $missing > "$CACHE/apt.log" 2>&1 \
-      || { tail -30 "$CACHE/apt.log"; exit 1; }
-  fi
-fi
+# shellcheck disable=SC2086
+[ "$DO_APT" = 0 ] || apt_missing "$CACHE/apt.log" $PKGS
 T_APT=$(now_us)
 
 # ------------------------------------------------------------- 2. build nvmf4j
@@ -124,18 +108,7 @@ if [ -z "$KPKG" ]; then
 fi
 [ -n "$KPKG" ] || { echo "cannot determine the Debian kernel package" >&2; exit 1; }
 KROOT=$CACHE/$KPKG
-if [ ! -f "$KROOT/.complete" ]; then
-  log "fetching and extracting $KPKG (not installed on this machine)"
-  rm -rf "$KROOT" "$KROOT.tmp" "$CACHE/dl"; mkdir -p "$CACHE/dl"
-  (cd "$CACHE/dl" && apt-get download "$KPKG" 2>&1 | grep -v 'unsandboxed' || true)
-  deb=$(ls "$CACHE"/dl/"$KPKG"_*.deb)
-  dpkg -x "$deb" "$KROOT.tmp"
-  kv=$(ls "$KROOT.tmp/lib/modules")
-  depmod -b "$KROOT.tmp" "$kv"          # the .deb ships no modules.dep (postinst makes it)
-  dpkg-deb -f "$deb" Version > "$KROOT.tmp/.pkgversion"
-  rm -rf "$CACHE/dl"
-  mv "$KROOT.tmp" "$KROOT"; touch "$KROOT/.complete"
-fi
+fetch_kernel "$KROOT"
 KVER=$(ls "$KROOT/lib/modules")
 KERNEL=$KROOT/boot/vmlinuz-$KVER
 # Boot the uncompressed vmlinux through QEMU's PVH entry: saves the ~4.5 s the
@@ -190,22 +163,10 @@ vm() { # results-dir [extra qemu args...] : sets QEMU, the command line of a gue
   # no -nic/-netdev: the guest has no network device, so no packet can leave it
   printf '%q ' "${QEMU[@]}" > "$dir/qemu-cmdline.txt"; echo >> "$dir/qemu-cmdline.txt"
 }
-stamp() { # prefix each console line with seconds since VM start (no fork per line)
-  local l t0=$1 t us
-  while IFS= read -r l; do
-    t=$EPOCHREALTIME; us=$(( ${t%.*} * 1000000 + 10#${t#*.} - t0 ))
-    printf '%d.%03d %s\n' $((us / 1000000)) $(((us % 1000000) / 1000)) "${l%$'\r'}"
-  done
-}
-console() { if [ "$QUIET" = 1 ]; then cat > "$1"; else tee "$1"; fi; }
 run_vm() { # results-dir timeout [extra qemu args...] : runs $QEMU to its end; sets QRC (124: timeout)
-  local dir=$1 to=$2 t0; shift 2
+  local dir=$1 to=$2; shift 2
   vm "$dir" "$@"
-  t0=$(now_us)
-  set +e
-  timeout -k 10 "$to" "${QEMU[@]}" < /dev/null 2>&1 | stamp "$t0" | console "$dir/console.log"
-  QRC=${PIPESTATUS[0]}
-  set -e
+  run_qemu "$dir/console.log" "$to"
 }
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)

@@ -5,13 +5,22 @@
 #
 # SPDK comes from spdk-build.sh (SPDK_DIR, or the vendored tarball built once into the cache). Without
 # either, the library is not built: META-INF/native/nvmf4j_spdk.unavailable says why (the spdk engine
-# reports that line) and the rest of the tree builds as usual. target/spdk-dir records the SPDK tree used,
+# reports that line) and the rest of the tree builds as usual. The aarch64 library is never built here
+# (SPDK is not cross-built): nvmf4j_spdk_aarch64.unavailable says so. target/spdk-dir records the SPDK tree used,
 # for the tests that run SPDK's own host tools.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=$1 lib=$2 jhome=$3
 mkdir -p "$out"
-rm -f "$out/$lib" "$out/nvmf4j_spdk.unavailable" "$here/target/spdk-dir"
+rm -f "$out/$lib" "$out"/nvmf4j_spdk*.unavailable "$here/target/spdk-dir"
+
+# SPDK is not cross-built: an x86-64 build carries no aarch64 library, and says so for the aarch64
+# package's spdk engine (SpdkNative reads nvmf4j_spdk_<arch>.unavailable before trying to load)
+case "$lib" in
+  *_aarch64.so) ;;
+  *) echo "SPDK and DPDK are not cross-built for aarch64; this build came from an $(uname -m) machine (build on an aarch64 machine with SPDK for the spdk engine there)" \
+       > "$out/nvmf4j_spdk_aarch64.unavailable" ;;
+esac
 
 set +e
 spdk=$("$here/spdk-build.sh" 2>"$here/target/spdk-build.err")

@@ -11,11 +11,12 @@ public final class Spdk {
     }
 
     /**
-     * True when this build found no SPDK to build against (no SPDK_DIR, no vendored tarball): the one case in
-     * which the spdk engine is expected to be missing. Any other unavailability is a defect.
+     * True when this build found no SPDK to build against (no SPDK_DIR, no vendored tarball), or built none
+     * for this machine's architecture (the aarch64 package of an x86-64 build): the cases in which the spdk
+     * engine is expected to be missing. Any other unavailability is a defect.
      */
     public static boolean builtWithoutSpdk() {
-        return SpdkNative.class.getClassLoader().getResource(SpdkNative.UNAVAILABLE_RESOURCE) != null;
+        return SpdkNative.unavailableResource() != null;
     }
 
     /** SPDK's version string, or null when the library is not loaded. */

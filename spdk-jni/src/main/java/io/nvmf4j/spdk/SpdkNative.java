@@ -33,14 +33,35 @@ final class SpdkNative {
         return UNAVAILABILITY == null;
     }
 
-    private static String loadLibrary() {
-        try (InputStream in = SpdkNative.class.getClassLoader().getResourceAsStream(UNAVAILABLE_RESOURCE)) {
-            if (in != null) {
-                return "libnvmf4j_spdk was built without SPDK: "
-                    + new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+    /**
+     * Written by build-native.sh when this architecture's library is never built here: an x86-64 build does
+     * not cross-build SPDK, so the aarch64 package says so instead of a bare "not found".
+     */
+    static String archUnavailableResource() {
+        return "META-INF/native/" + NAME + "_" + NativeLibraryLoader.arch() + ".unavailable";
+    }
+
+    /** The resource that says why this build has no library for this machine, or null. */
+    static String unavailableResource() {
+        ClassLoader loader = SpdkNative.class.getClassLoader();
+        for (String resource : new String[] {archUnavailableResource(), UNAVAILABLE_RESOURCE}) {
+            if (loader.getResource(resource) != null) {
+                return resource;
             }
-        } catch (IOException e) {
-            return "cannot read " + UNAVAILABLE_RESOURCE + ": " + e.getMessage();
+        }
+        return null;
+    }
+
+    private static String loadLibrary() {
+        String resource = unavailableResource();
+        if (resource != null) {
+            try (InputStream in = SpdkNative.class.getClassLoader().getResourceAsStream(resource)) {
+                String why = new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+                return resource.equals(UNAVAILABLE_RESOURCE) ? "libnvmf4j_spdk was built without SPDK: " + why
+                    : "libnvmf4j_spdk has no " + NativeLibraryLoader.arch() + " build in this package: " + why;
+            } catch (IOException e) {
+                return "cannot read " + resource + ": " + e.getMessage();
+            }
         }
         return NativeLibraryLoader.loadOrExplain(NAME, SpdkNative.class, SpdkNative::abiVersion, ABI_VERSION);
     }
