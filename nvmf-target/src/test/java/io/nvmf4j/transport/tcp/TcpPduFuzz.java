@@ -392,6 +392,17 @@ public final class TcpPduFuzz implements FuzzTarget {
         } catch (IOException e) {
             throw new Escape("the target no longer accepts a host: " + e, e);
         }
+        // the real host's controller goes away on its event loop once the socket closes; the cases after
+        // this check count controllers, so wait for it (a controller that stays is a leak all the same)
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (!nvmf.target().allControllers().isEmpty()) {
+            if (System.nanoTime() > deadline) {
+                throw new Escape("the real host's controller outlived its connection by 5 s: "
+                    + nvmf.target().allControllers());
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
     }
 
     @Override
