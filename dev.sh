@@ -10,6 +10,11 @@
 #                                                     arm64 packages (dpu-profile/test-arm64.sh), then
 #                                                     the QEMU end-to-end suite (e2e/run.sh)
 #   ./dev.sh build                                    build only (mgmt-api/target/{classes,lib})
+#   ./dev.sh fuzz [--cases N] [--seed S] [--targets T,..] [--replay T:SEED]
+#                                                     the long parser fuzz run (default 10 000 000 cases
+#                                                     over tcp-pdu, rdma-sgl, rdma-cm-private-data and
+#                                                     config; prints cases, escapes, hangs, time); exit 1
+#                                                     on any escape or hang
 #   ./dev.sh package [--arch arm64]                   build dist/nvmf4j_<version>_amd64.deb and
 #                                                     dist/nvmf4j-<version>-linux-x86_64.tar.gz (arm64:
 #                                                     nvmf4j_<version>_arm64.deb, ...-linux-aarch64.tar.gz)
@@ -122,6 +127,15 @@ case "$cmd" in
     mvn_cmd -q -DskipTests package
     exec bin/nvmf4j-target "$@"
     ;;
+  fuzz)
+    setup_build_tools
+    setup_native_tools
+    mvn_cmd -q test-compile dependency:build-classpath -Dmdep.outputFile=target/fuzz.classpath \
+      -Dmdep.includeScope=test -pl nvmf-target -am
+    exec java -Xmx1g -XX:+UseParallelGC -Dio.netty.leakDetection.level=disabled \
+      -cp "nvmf-target/target/test-classes:nvmf-target/target/classes:$(cat nvmf-target/target/fuzz.classpath)" \
+      io.nvmf4j.fuzz.ParserFuzz "$@"
+    ;;
   package)
     arch=()
     case "${1:-}" in
@@ -154,7 +168,7 @@ case "$cmd" in
     e2e/run.sh --quiet --no-build
     ;;
   *)
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

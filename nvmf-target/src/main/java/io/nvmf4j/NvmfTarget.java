@@ -3,6 +3,7 @@ package io.nvmf4j;
 import io.nvmf4j.bdev.BdevException;
 import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.bdev.BlockDevices;
+import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
@@ -126,7 +127,7 @@ public final class NvmfTarget implements Engine {
 
     private void open() throws IOException {
         for (BdevConfig b : config.bdevs) {
-            bdevs.put(b.name, BlockDevices.create(b));
+            bdevs.put(b.name, BlockDevices.create(b, bdevs::get));
         }
         for (SubsystemConfig s : config.subsystems) {
             target.addSubsystem(buildSubsystem(s));
@@ -321,7 +322,7 @@ public final class NvmfTarget implements Engine {
         TargetConfig next = validatedWith(c -> c.bdevs.add(b));
         BlockDevice d;
         try {
-            d = BlockDevices.create(b);
+            d = BlockDevices.create(b, bdevs::get);
         } catch (BdevException e) {
             throw ControlException.invalid(e.getMessage());
         }
@@ -346,6 +347,36 @@ public final class NvmfTarget implements Engine {
         retired.remove(name);
         config.bdevs.removeIf(b -> name.equals(b.name));
         bdevs.remove(name).close();
+    }
+
+    @Override
+    public synchronized void injectError(String name, ErrorBdev.Injection injection) {
+        try {
+            errorBdev(name).inject(injection);
+        } catch (BdevException e) {
+            throw ControlException.invalid(e.getMessage());
+        }
+    }
+
+    @Override
+    public synchronized void clearErrors(String name) {
+        errorBdev(name).clear();
+    }
+
+    @Override
+    public synchronized List<ErrorBdev.Injection> errorInjections(String name) {
+        return errorBdev(name).injections();
+    }
+
+    private ErrorBdev errorBdev(String name) {
+        BlockDevice d = bdevs.get(name);
+        if (d == null) {
+            throw ControlException.notFound("no bdev " + name);
+        }
+        if (!(d instanceof ErrorBdev e)) {
+            throw ControlException.invalid("bdev " + name + " is not an error bdev (type error wraps a base bdev)");
+        }
+        return e;
     }
 
     /** A namespace left its subsystem: no new command reaches it, running ones stop at their next step. */

@@ -3,18 +3,32 @@ package io.nvmf4j.bdev;
 import io.nvmf4j.config.BdevConfig;
 
 import java.nio.file.Path;
+import java.util.function.Function;
 
 /** Creates a block device from its configuration. */
 public final class BlockDevices {
     private BlockDevices() {
     }
 
+    /** Creates {@code c}, which is not an error bdev (those need their base: see the other overload). */
     public static BlockDevice create(BdevConfig c) {
+        return create(c, name -> null);
+    }
+
+    /** Creates {@code c}; an error bdev finds its base, created before it, through {@code existing}. */
+    public static BlockDevice create(BdevConfig c, Function<String, BlockDevice> existing) {
         return switch (c.type) {
             case "malloc" -> new MallocBdev(c.name, c.blockSize, c.numBlocks);
             case "null" -> new NullBdev(c.name, c.blockSize, c.numBlocks);
             case "file" -> FileBdev.open(c.name, Path.of(c.path), c.blockSize, c.numBlocks, c.directIo,
                 c.ioWorkersOrDefault(), c.ioQueueDepthOrDefault());
+            case "error" -> {
+                BlockDevice base = c.base == null ? null : existing.apply(c.base);
+                if (base == null) {
+                    throw new BdevException("error bdev " + c.name + ": no base bdev '" + c.base + "'");
+                }
+                yield new ErrorBdev(c.name, base);
+            }
             default -> throw new BdevException("bdev " + c.name + ": unknown type '" + c.type + "'");
         };
     }

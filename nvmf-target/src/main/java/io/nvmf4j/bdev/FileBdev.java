@@ -38,11 +38,11 @@ public final class FileBdev extends AbstractBdev {
     private static final Logger LOG = LoggerFactory.getLogger(FileBdev.class);
 
     /** Operation codes in the I/O queue. */
-    static final int OP_READ = 0;
-    static final int OP_WRITE = 1;
-    static final int OP_FLUSH = 2;
-    static final int OP_WRITE_ZEROES = 3;
-    static final int OP_DEALLOCATE = 4;
+    static final int OP_READ = BdevErrors.OP_READ;
+    static final int OP_WRITE = BdevErrors.OP_WRITE;
+    static final int OP_FLUSH = BdevErrors.OP_FLUSH;
+    static final int OP_WRITE_ZEROES = BdevErrors.OP_WRITE_ZEROES;
+    static final int OP_DEALLOCATE = BdevErrors.OP_DEALLOCATE;
 
     /**
      * What every write and flush fails with once data may have been lost: Write Fault (the data could not
@@ -412,7 +412,7 @@ public final class FileBdev extends AbstractBdev {
         }
         if (rc < 0) {
             LOG.warn("file bdev {}: read of {} bytes at {} failed: {}", name(), len, off, FileNative.strerror(rc));
-            return NvmeStatus.UNRECOVERED_READ_ERROR;
+            return BdevErrors.status(OP_READ, rc);
         }
         return NvmeStatus.SUCCESS;
     }
@@ -445,11 +445,19 @@ public final class FileBdev extends AbstractBdev {
         if (rc >= 0) {
             return NvmeStatus.SUCCESS;
         }
+        if (rc == -FileNative.ENOSPC && !durable) {
+            // a write into the page cache found no room for its blocks: nothing was written and nothing
+            // earlier is lost, so only this write fails (Capacity Exceeded). A durable write's ENOSPC may come
+            // from its sync half, i.e. from write-back of earlier data: that stays a durability error.
+            LOG.warn("file bdev {}: write of {} bytes at {}: no space left on the file system of {}", name(), len,
+                off, path);
+            return BdevErrors.status(OP_WRITE, rc);
+        }
         if (durable) {
             return durabilityError(io.fua() ? "write with FUA" : "write-through write", rc, off, len);
         }
         LOG.warn("file bdev {}: write of {} bytes at {} failed: {}", name(), len, off, FileNative.strerror(rc));
-        return NvmeStatus.WRITE_FAULT;
+        return BdevErrors.status(OP_WRITE, rc);
     }
 
     private int writeBounced(ByteBuf src, long off, int len, boolean durable, FileIoQueue.Worker w) {
@@ -541,7 +549,7 @@ public final class FileBdev extends AbstractBdev {
     private int finishZeroing(String what, int rc, long off, long len, boolean durable) {
         if (rc < 0) {
             LOG.warn("file bdev {}: {} of {} bytes at {} failed: {}", name(), what, len, off, FileNative.strerror(rc));
-            return NvmeStatus.WRITE_FAULT;
+            return BdevErrors.status(OP_WRITE_ZEROES, rc);
         }
         if (durable) {
             int sync = FileNative.fdatasync(fd);

@@ -141,6 +141,8 @@ public final class IoCommands {
         if (status == NvmeStatus.SUCCESS) {
             req.ns.readCommands.increment();
             req.ns.bytesRead.add(req.bdevLength);
+        } else {
+            req.errorLba = req.sqe.slba(); // the Error log's LBA: where the device failed
         }
         req.complete(status);
     }
@@ -161,6 +163,8 @@ public final class IoCommands {
         if (status == NvmeStatus.SUCCESS) {
             req.ns.writeCommands.increment();
             req.ns.bytesWritten.add(req.bdevLength);
+        } else {
+            req.errorLba = req.sqe.slba();
         }
         req.complete(status);
     }

@@ -5,7 +5,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 
 /**
  * A block device. {@code type} is {@code malloc} (off-heap RAM), {@code null} (discards writes,
- * reads zeros) or {@code file} (regular file or block device at {@code path}).
+ * reads zeros), {@code file} (regular file or block device at {@code path}) or {@code error} (fault
+ * injection over the bdev named by {@code base}; java engine only).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
@@ -35,6 +36,11 @@ public final class BdevConfig {
      * {@link #DEFAULT_IO_QUEUE_DEPTH}); more still wait (the queue grows), none is refused.
      */
     public Integer ioQueueDepth;
+    /**
+     * {@code error} only: the bdev it wraps (listed before it). Its geometry is the base's; the base can back
+     * no namespace and no other error bdev while wrapped. Failures are injected at run time through the API.
+     */
+    public String base;
 
     public BdevConfig() {
     }

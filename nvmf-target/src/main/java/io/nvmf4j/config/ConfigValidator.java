@@ -134,8 +134,54 @@ public final class ConfigValidator {
             }
         }
         validateMetrics(c.metrics, p);
+        validateErrorBdevs(c, p);
         if (!p.isEmpty()) {
             throw new ConfigException(p);
+        }
+    }
+
+    /**
+     * {@code error} bdevs: the base is a bdev listed before (so it exists when the error bdev is made), not
+     * an error bdev, wrapped once, and backs no namespace (commands must pass the injection). The spdk engine
+     * has no such bdev: its own error module would need its RPCs wired through spdk-jni, so it refuses it.
+     */
+    private static void validateErrorBdevs(TargetConfig c, List<String> p) {
+        if (c.bdevs == null) {
+            return;
+        }
+        Map<String, String> wrappedBy = new HashMap<>();
+        for (int i = 0; i < c.bdevs.size(); i++) {
+            BdevConfig b = c.bdevs.get(i);
+            if (b == null || !"error".equals(b.type)) {
+                continue;
+            }
+            String at = "bdevs[" + i + "]";
+            if (Engines.SPDK.equals(c.engine)) {
+                p.add(at + ".type: error bdevs are java engine only (fault injection is not wired to SPDK's error"
+                    + " bdev module); use engine java or another bdev type");
+            }
+            BdevConfig base = null;
+            for (int j = 0; j < i && b.base != null; j++) {
+                if (c.bdevs.get(j) != null && b.base.equals(c.bdevs.get(j).name)) {
+                    base = c.bdevs.get(j);
+                }
+            }
+            if (base == null) {
+                p.add(at + ".base: must name a bdev listed before this one, got " + (b.base == null ? "nothing"
+                    : "'" + b.base + "'"));
+            } else if ("error".equals(base.type)) {
+                p.add(at + ".base: '" + b.base + "' is an error bdev itself; wrap its base instead");
+            } else if (wrappedBy.putIfAbsent(b.base, b.name) != null) {
+                p.add(at + ".base: '" + b.base + "' is already wrapped by error bdev '" + wrappedBy.get(b.base) + "'");
+            }
+        }
+        for (SubsystemConfig s : c.subsystems == null ? List.<SubsystemConfig>of() : c.subsystems) {
+            for (NamespaceConfig n : s == null || s.namespaces == null ? List.<NamespaceConfig>of() : s.namespaces) {
+                if (n != null && n.bdev != null && wrappedBy.containsKey(n.bdev)) {
+                    p.add("namespace " + n.nsid + " of " + s.nqn + ": bdev '" + n.bdev + "' is the base of error bdev '"
+                        + wrappedBy.get(n.bdev) + "'; use '" + wrappedBy.get(n.bdev) + "'");
+                }
+            }
         }
     }
 
@@ -250,8 +296,11 @@ public final class ConfigValidator {
                 + MAX_BDEV_BYTES / b.blockSize + " blocks, 1 PiB)");
         }
         if (b.type == null) {
-            p.add(at + ".type: missing (malloc, null or file)");
+            p.add(at + ".type: missing (malloc, null, file or error)");
             return;
+        }
+        if (b.base != null && !"error".equals(b.type)) {
+            p.add(at + ".base: only error bdevs wrap a base");
         }
         switch (b.type) {
             case "malloc", "null" -> {
@@ -288,7 +337,15 @@ public final class ConfigValidator {
                         + b.ioQueueDepth);
                 }
             }
-            default -> p.add(at + ".type: must be malloc, null or file, got '" + b.type + "'");
+            case "error" -> {
+                if (b.numBlocks != 0) {
+                    p.add(at + ".numBlocks: an error bdev has its base's size; leave it out");
+                }
+                if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null) {
+                    p.add(at + ": path, directIo, ioWorkers and ioQueueDepth belong to the base, not the error bdev");
+                }
+            }
+            default -> p.add(at + ".type: must be malloc, null, file or error, got '" + b.type + "'");
         }
     }
 

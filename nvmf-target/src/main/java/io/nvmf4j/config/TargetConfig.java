@@ -60,6 +60,9 @@ public final class TargetConfig {
     public MetricsConfig metrics;
 
     public BdevConfig bdev(String name) {
+        if (bdevs == null) {
+            return null; // "bdevs": null in a document; the validator says so
+        }
         for (BdevConfig b : bdevs) {
             if (b != null && name != null && name.equals(b.name)) {
                 return b;

@@ -1,6 +1,7 @@
 package io.nvmf4j.engine;
 
 import io.nvmf4j.ControlException;
+import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
@@ -124,6 +125,11 @@ public final class ConfigDocument {
 
     /** Conflict when {@code bdev} backs any namespace (it cannot be removed then). */
     public static void checkBdevUnused(TargetConfig c, String bdev) {
+        for (BdevConfig b : c.bdevs) {
+            if ("error".equals(b.type) && bdev.equals(b.base)) {
+                throw ControlException.conflict("bdev " + bdev + " is the base of error bdev " + b.name);
+            }
+        }
         for (SubsystemConfig s : c.subsystems) {
             for (NamespaceConfig n : s.namespaces) {
                 if (bdev.equals(n.bdev)) {

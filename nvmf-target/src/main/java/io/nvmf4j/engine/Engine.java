@@ -1,6 +1,7 @@
 package io.nvmf4j.engine;
 
 import io.nvmf4j.ControlException;
+import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -38,6 +39,25 @@ public interface Engine extends AutoCloseable {
 
     /** Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). Never shrinks. */
     void growBdev(String name, long numBlocks);
+
+    /**
+     * Makes error bdev {@code name} fail commands as {@code injection} says (see {@link ErrorBdev}); not found
+     * for an unknown bdev, invalid for one that is not an error bdev or a bad injection. Engines without
+     * error bdevs refuse it.
+     */
+    default void injectError(String name, ErrorBdev.Injection injection) {
+        throw ControlException.invalid("the " + name() + " engine has no error bdevs");
+    }
+
+    /** Stops every injection of error bdev {@code name}. */
+    default void clearErrors(String name) {
+        throw ControlException.invalid("the " + name() + " engine has no error bdevs");
+    }
+
+    /** The injections active on error bdev {@code name}. */
+    default List<ErrorBdev.Injection> errorInjections(String name) {
+        throw ControlException.invalid("the " + name() + " engine has no error bdevs");
+    }
 
     // ------------------------------------------------------------------ subsystems, namespaces, hosts
 

@@ -20,6 +20,8 @@ public final class NvmeStatus {
     public static final int INVALID_FIELD = DNR | 0x02;
     public static final int DATA_TRANSFER_ERROR = 0x04;
     public static final int INTERNAL_ERROR = 0x06;
+    /** The command was aborted (here: the backend did not complete it in time); the host may retry. */
+    public static final int COMMAND_ABORT_REQUESTED = 0x07;
     public static final int ABORTED_SQ_DELETION = 0x08;
     public static final int INVALID_NAMESPACE = DNR | 0x0B;
     public static final int COMMAND_SEQUENCE_ERROR = DNR | 0x0C;
@@ -31,6 +33,8 @@ public final class NvmeStatus {
     public static final int TRANSIENT_TRANSPORT_ERROR = 0x22;
     public static final int LBA_OUT_OF_RANGE = DNR | 0x80;
     public static final int CAPACITY_EXCEEDED = DNR | 0x81;
+    /** With DNR: the namespace will not become ready (its device is gone). */
+    public static final int NAMESPACE_NOT_READY = DNR | 0x82;
     // Command specific status (SCT 1)
     public static final int INVALID_QUEUE_ID = DNR | (1 << 8) | 0x01;
     public static final int AER_LIMIT_EXCEEDED = DNR | (1 << 8) | 0x05;

@@ -176,6 +176,14 @@ final class ApiContract {
             .body(Bodies.Grow.class).ok(200, BDEV_VIEW),
         new Op("DELETE", V1 + "/bdevs/:name", "removeBdev", "Delete a block device").ok(204, null)
             .fails(409, "The bdev backs a namespace"),
+        new Op("GET", V1 + "/bdevs/:name/errors", "listErrorInjections", "Active fault injections of an error bdev")
+            .ok(200, new Many(Bodies.ErrorInjection.class)),
+        new Op("POST", V1 + "/bdevs/:name/errors", "injectError", "Fail chosen commands of an error bdev")
+            .describe("Runtime only (not saved): a restart starts clean. A new injection for an I/O type replaces "
+                + "the one before.")
+            .body(Bodies.ErrorInjection.class).ok(201, new Many(Bodies.ErrorInjection.class)),
+        new Op("DELETE", V1 + "/bdevs/:name/errors", "clearErrors", "Stop every injection of an error bdev")
+            .ok(204, null),
 
         new Op("GET", V1 + "/subsystems", "listSubsystems", "List subsystems").ok(200, new Many(SubsystemView.class)),
         new Op("POST", V1 + "/subsystems", "addSubsystem", "Create a subsystem").body(SubsystemConfig.class)

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.ControlException;
+import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
@@ -107,6 +108,13 @@ public final class ApiRoutes {
                 .numBlocks, "numBlocks")), b -> bdevView(b, service.snapshot())));
         r.delete(V1 + "/bdevs/:name").handler(ctx -> change(ctx, 204, () -> service.removeBdev(ctx.pathParam("name")),
             x -> null));
+        r.get(V1 + "/bdevs/:name/errors").handler(ctx ->
+            read(ctx, () -> service.errorInjections(ctx.pathParam("name"))));
+        r.post(V1 + "/bdevs/:name/errors").handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> service.injectError(ctx.pathParam("name"), injection(body(ctx,
+                Bodies.ErrorInjection.class))), x -> x));
+        r.delete(V1 + "/bdevs/:name/errors").handler(ctx ->
+            change(ctx, 204, () -> service.clearErrors(ctx.pathParam("name")), x -> null));
 
         r.get(V1 + "/subsystems").handler(ctx -> read(ctx, () -> subsystemViews(service.snapshot().subsystems)));
         r.post(V1 + "/subsystems").handler(this::requireJson).handler(ctx ->
@@ -339,6 +347,11 @@ public final class ApiRoutes {
             throw ApiError.badRequest("body", "a JSON object is required");
         }
         return value;
+    }
+
+    private static ErrorBdev.Injection injection(Bodies.ErrorInjection b) {
+        return new ErrorBdev.Injection(required(b.ioType, "ioType"), required(b.errorType, "errorType"),
+            b.count == null ? 0 : b.count, b.timeoutMs == null ? 0 : b.timeoutMs);
     }
 
     private static <T> T required(T value, String field) {

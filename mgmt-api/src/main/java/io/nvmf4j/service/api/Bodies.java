@@ -24,4 +24,17 @@ final class Bodies {
     public static final class Host {
         public String nqn;
     }
+
+    /** POST /bdevs/{name}/errors: an injection into an error bdev (see io.nvmf4j.bdev.ErrorBdev). */
+    @JsonIgnoreProperties(ignoreUnknown = false)
+    public static final class ErrorInjection {
+        /** read, write, flush, write-zeroes, deallocate or all. */
+        public String ioType;
+        /** eio, nospc, gone or timeout. */
+        public String errorType;
+        /** Commands to fail; 0 or absent: every one until DELETE. */
+        public Integer count;
+        /** errorType timeout only: how long a command is held before it fails (1..600000). */
+        public Long timeoutMs;
+    }
 }

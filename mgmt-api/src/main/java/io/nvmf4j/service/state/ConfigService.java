@@ -2,6 +2,7 @@ package io.nvmf4j.service.state;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigException;
@@ -208,6 +209,34 @@ public final class ConfigService implements AutoCloseable {
             BdevConfig added = labeled("bdevs[" + t.configSnapshot().bdevs.size() + "]", () -> t.addBdev(b));
             return new Applied<>(copy(added, BdevConfig.class), () -> t.removeBdev(added.name));
         });
+    }
+
+    /**
+     * Starts an injection on error bdev {@code name} and answers the active ones. Runtime state of the target,
+     * not a change of the document: nothing is saved, a restart starts clean.
+     */
+    public CompletableFuture<List<ErrorBdev.Injection>> injectError(String name, ErrorBdev.Injection injection) {
+        return onThread(() -> {
+            target.injectError(name, injection);
+            return target.errorInjections(name);
+        });
+    }
+
+    /** Stops every injection of error bdev {@code name}. */
+    public CompletableFuture<Void> clearErrors(String name) {
+        return onThread(() -> {
+            target.clearErrors(name);
+            return null;
+        });
+    }
+
+    /** The active injections of error bdev {@code name}. */
+    public List<ErrorBdev.Injection> errorInjections(String name) {
+        return target.errorInjections(name); // a read: the engine's own lock suffices
+    }
+
+    private <T> CompletableFuture<T> onThread(java.util.function.Supplier<T> work) {
+        return CompletableFuture.supplyAsync(work, thread);
     }
 
     public CompletableFuture<Void> removeBdev(String name) {

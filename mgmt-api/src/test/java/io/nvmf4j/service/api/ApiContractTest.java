@@ -149,6 +149,20 @@ class ApiContractTest {
         check(401, anon, "DELETE", bdevs + "/n1", null, null);
         check(204, "DELETE", bdevs + "/n1", null);
 
+        String errors = bdevs + "/e1/errors";
+        check(201, "POST", bdevs, "{\"name\":\"b1\",\"type\":\"null\",\"numBlocks\":1024}");
+        check(201, "POST", bdevs, "{\"name\":\"e1\",\"type\":\"error\",\"base\":\"b1\"}");
+        body(errors, "POST", "{\"ioType\":\"read\",\"errorType\":\"eio\",\"count\":1}", "{\"ioType\":\"trim\"}");
+        check(404, "POST", bdevs + "/zz/errors", "{\"ioType\":\"read\",\"errorType\":\"eio\"}");
+        check(200, "GET", errors, null);
+        check(404, "GET", bdevs + "/zz/errors", null);
+        check(401, anon, "GET", errors, null, null);
+        check(204, "DELETE", errors, null);
+        check(404, "DELETE", bdevs + "/zz/errors", null);
+        check(401, anon, "DELETE", errors, null, null);
+        check(204, "DELETE", bdevs + "/e1", null);
+        check(204, "DELETE", bdevs + "/b1", null);
+
         String subs = "/api/v1/subsystems";
         String other = "nqn.2026-11.io.nvmf4j:other";
         crud(subs, "{\"nqn\":\"" + other + "\"}", "{\"nqn\":\"x\"}", "{\"nqn\":\"" + NQN + "\"}");

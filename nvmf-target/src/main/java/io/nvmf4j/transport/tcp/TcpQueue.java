@@ -404,6 +404,11 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         super.channelInactive(ctx);
     }
 
+    /** The first exception that ended the connection, or null (for the parser fuzzer). */
+    Throwable failure() {
+        return failure;
+    }
+
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         // One line per failed connection, written when it is closed: closing fails every pending write,

@@ -1,0 +1,286 @@
+package io.nvmf4j.bdev;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * Fault injection: passes every operation to its base device except those an {@link Injection} picks, which
+ * fail as a broken device would, through {@link BdevErrors#status} like any backend error. Modelled on SPDK's
+ * error bdev ({@code bdev_error_create}, {@code bdev_error_inject_error} with an I/O type, an error type and
+ * a count of commands to fail); our error types name the failure rather than SPDK's bdev status:
+ *
+ * <ul>
+ *   <li>{@code eio}: the medium failed (EIO): Unrecovered Read Error for reads, Write Fault for writes.</li>
+ *   <li>{@code nospc}: no room for the blocks (ENOSPC): Capacity Exceeded.</li>
+ *   <li>{@code gone}: the device went away (ENODEV): Namespace Not Ready with DNR.</li>
+ *   <li>{@code timeout}: the command is held for {@code timeoutMs} (SPDK's "pending") and then fails with
+ *       ETIMEDOUT: Command Abort Requested. It never reaches the base device.</li>
+ * </ul>
+ * An injection fails the next {@code count} commands of its I/O type ({@code read}, {@code write},
+ * {@code flush}, {@code write-zeroes}, {@code deallocate} or {@code all}); count 0 fails them until
+ * {@link #clear()}. A new injection for an I/O type replaces the one before. Injections live in memory only:
+ * a restart starts clean (a failure that survived a restart would be a trap).
+ *
+ * <p>Thread safety: injections are set from the control thread; the data path reads them from poll-group
+ * threads (one atomic read per operation, no allocation). Held commands complete from this device's own
+ * timer thread through {@link BdevIo#bdevCompleteAsync}.
+ */
+public final class ErrorBdev implements BlockDevice {
+    private static final Logger LOG = LoggerFactory.getLogger(ErrorBdev.class);
+    private static final String[] IO_TYPES = {"read", "write", "flush", "write-zeroes", "deallocate"};
+    public static final List<String> ERROR_TYPES = List.of("eio", "nospc", "gone", "timeout");
+    public static final long MAX_TIMEOUT_MS = 600_000;
+
+    /**
+     * One injection.
+     *
+     * @param ioType    read, write, flush, write-zeroes, deallocate or all
+     * @param errorType eio, nospc, gone or timeout
+     * @param count     commands to fail (0: every one until cleared)
+     * @param timeoutMs {@code timeout} only: how long a command is held before it fails
+     */
+    public record Injection(String ioType, String errorType, int count, long timeoutMs) {
+        /** Null when valid, else what is wrong (one sentence). */
+        public String problem() {
+            if (ioType == null || !("all".equals(ioType) || List.of(IO_TYPES).contains(ioType))) {
+                return "ioType must be read, write, flush, write-zeroes, deallocate or all, got " + ioType;
+            }
+            if (errorType == null || !ERROR_TYPES.contains(errorType)) {
+                return "errorType must be eio, nospc, gone or timeout, got " + errorType;
+            }
+            if (count < 0) {
+                return "count must be 0 (until cleared) or more, got " + count;
+            }
+            if ("timeout".equals(errorType) ? timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS : timeoutMs != 0) {
+                return "timeout".equals(errorType) ? "timeoutMs must be 1.." + MAX_TIMEOUT_MS + ", got " + timeoutMs
+                    : "timeoutMs is for errorType timeout only";
+            }
+            return null;
+        }
+    }
+
+    /** An active injection: its errno and the commands it may still fail (-1: unlimited). */
+    private record Active(Injection injection, int errno, AtomicInteger remaining) {
+    }
+
+    private final String name;
+    private final BlockDevice base;
+    private final AtomicReferenceArray<Active> active = new AtomicReferenceArray<>(IO_TYPES.length);
+    private final AtomicInteger held = new AtomicInteger();
+    private volatile ScheduledThreadPoolExecutor timer;
+
+    public ErrorBdev(String name, BlockDevice base) {
+        this.name = name;
+        this.base = base;
+    }
+
+    /** Starts failing commands as {@code i} says; throws {@link BdevException} with the reason when invalid. */
+    public void inject(Injection i) {
+        String problem = i.problem();
+        if (problem != null) {
+            throw new BdevException("error bdev " + name + ": " + problem);
+        }
+        int errno = switch (i.errorType()) {
+            case "eio" -> BdevErrors.EIO;
+            case "nospc" -> BdevErrors.ENOSPC;
+            case "gone" -> BdevErrors.ENODEV;
+            default -> BdevErrors.ETIMEDOUT;
+        };
+        for (int op = 0; op < IO_TYPES.length; op++) {
+            if ("all".equals(i.ioType()) || IO_TYPES[op].equals(i.ioType())) {
+                active.set(op, new Active(i, errno, new AtomicInteger(i.count() == 0 ? -1 : i.count())));
+            }
+        }
+        LOG.warn("error bdev {}: injecting {} into {} {}", name, i.errorType(), i.count() == 0 ? "every" : i.count(),
+            i.ioType().equals("all") ? "command" : i.ioType() + " command(s)");
+    }
+
+    /** Stops every injection; held commands still fail when their time is up. */
+    public void clear() {
+        for (int op = 0; op < IO_TYPES.length; op++) {
+            active.set(op, null);
+        }
+        LOG.info("error bdev {}: injections cleared", name);
+    }
+
+    /** The injections still active (count = commands left to fail, 0 for unlimited), for the API. */
+    public List<Injection> injections() {
+        List<Injection> l = new ArrayList<>();
+        for (int op = 0; op < IO_TYPES.length; op++) {
+            Active a = active.get(op);
+            if (a != null && a.remaining.get() != 0) {
+                int left = Math.max(0, a.remaining.get());
+                l.add(new Injection(IO_TYPES[op], a.injection.errorType(), left, a.injection.timeoutMs()));
+            }
+        }
+        return l;
+    }
+
+    /** Commands held by a {@code timeout} injection right now. */
+    public int heldCommands() {
+        return held.get();
+    }
+
+    public BlockDevice base() {
+        return base;
+    }
+
+    /** True when {@code io} was failed (or held) by an injection; false: pass it on. */
+    private boolean injected(int op, BdevIo io) {
+        Active a = active.get(op);
+        if (a == null) {
+            return false;
+        }
+        int left = a.remaining.get();
+        while (left != -1) {
+            if (left == 0) {
+                return false;
+            }
+            if (a.remaining.compareAndSet(left, left - 1)) {
+                break;
+            }
+            left = a.remaining.get();
+        }
+        int status = BdevErrors.status(op, a.errno);
+        if (a.errno == BdevErrors.ETIMEDOUT) {
+            held.incrementAndGet();
+            timer().schedule(() -> {
+                held.decrementAndGet();
+                io.bdevCompleteAsync(status);
+            }, a.injection.timeoutMs(), TimeUnit.MILLISECONDS);
+        } else {
+            io.bdevComplete(status);
+        }
+        return true;
+    }
+
+    private ScheduledThreadPoolExecutor timer() {
+        ScheduledThreadPoolExecutor t = timer;
+        if (t == null) {
+            synchronized (this) {
+                t = timer;
+                if (t == null) {
+                    t = new ScheduledThreadPoolExecutor(1, r -> {
+                        Thread th = new Thread(r, "error-bdev-" + name);
+                        th.setDaemon(true);
+                        return th;
+                    });
+                    timer = t;
+                }
+            }
+        }
+        return t;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int blockSize() {
+        return base.blockSize();
+    }
+
+    @Override
+    public long numBlocks() {
+        return base.numBlocks();
+    }
+
+    @Override
+    public void read(BdevIo io) {
+        if (!injected(BdevErrors.OP_READ, io)) {
+            base.read(io);
+        }
+    }
+
+    @Override
+    public void write(BdevIo io) {
+        if (!injected(BdevErrors.OP_WRITE, io)) {
+            base.write(io);
+        }
+    }
+
+    @Override
+    public void flush(BdevIo io) {
+        if (!injected(BdevErrors.OP_FLUSH, io)) {
+            base.flush(io);
+        }
+    }
+
+    @Override
+    public void writeZeroes(BdevIo io) {
+        if (!injected(BdevErrors.OP_WRITE_ZEROES, io)) {
+            base.writeZeroes(io);
+        }
+    }
+
+    @Override
+    public void deallocate(BdevIo io) {
+        if (!injected(BdevErrors.OP_DEALLOCATE, io)) {
+            base.deallocate(io);
+        }
+    }
+
+    @Override
+    public void grow(long newNumBlocks) {
+        base.grow(newNumBlocks);
+    }
+
+    @Override
+    public boolean persistent() {
+        return base.persistent();
+    }
+
+    @Override
+    public boolean writeCacheEnabled() {
+        return base.writeCacheEnabled();
+    }
+
+    @Override
+    public void setWriteCacheEnabled(boolean enabled) {
+        base.setWriteCacheEnabled(enabled);
+    }
+
+    @Override
+    public DiscardLimits discardLimits() {
+        return base.discardLimits();
+    }
+
+    @Override
+    public int stickyErrorStatus() {
+        return base.stickyErrorStatus();
+    }
+
+    @Override
+    public long durabilityErrors() {
+        return base.durabilityErrors();
+    }
+
+    /**
+     * Stops the timer; a command still held (close should come when none is outstanding) fails now rather
+     * than never. The base device stays open: it is a bdev of its own.
+     */
+    @Override
+    public void close() {
+        ScheduledThreadPoolExecutor t = timer;
+        if (t != null) {
+            for (Runnable r : t.shutdownNow()) {
+                r.run();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "error bdev " + name + " over " + base.name() + " " + injections().toString().toLowerCase(Locale.ROOT);
+    }
+}
