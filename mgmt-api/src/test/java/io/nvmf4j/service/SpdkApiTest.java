@@ -108,7 +108,7 @@ class SpdkApiTest {
     }
 
     @Test
-    void aBdevSpdkRefusesIsABadRequestWithSpdksReason() {
+    void aBdevSpdkRefusesIsABadRequestWithSpdksReason() throws IOException {
         // a file the validator accepts (in an allowed directory) but SPDK's aio bdev refuses: 1000 bytes are no
         // whole number of 512-byte blocks (numBlocks 0 takes the file as it is)
         Path odd = Files.write(dir.resolve("odd.img"), new byte[1000]);
