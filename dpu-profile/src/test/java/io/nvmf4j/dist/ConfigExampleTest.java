@@ -18,9 +18,12 @@ class ConfigExampleTest {
     private static final Path EXAMPLE = Path.of("src/conf/nvmf4j.json");
 
     @Test
-    void exampleIsPlainJsonThatTheServiceAccepts() throws Exception {
-        // the service's own strict reader (unknown fields, trailing tokens, comments are errors) and validator
-        TargetConfig c = ConfigStore.load(EXAMPLE);
+    void exampleIsPlainJsonThatTheServiceAccepts(@org.junit.jupiter.api.io.TempDir Path stateDir) throws Exception {
+        // the service's own strict reader (unknown fields, trailing tokens, comments are errors) and validator; the
+        // storage rules want the image's directory to exist, so the package's state directory is this test's
+        String text = Files.readString(EXAMPLE);
+        assertThat(text).contains("\"fileDirectories\": [\"/var/lib/nvmf4j\"]");
+        TargetConfig c = ConfigStore.parse(text.replace("/var/lib/nvmf4j", stateDir.toString()));
         assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
         assertThat(c.subsystems).extracting(s -> s.nqn).containsExactly("nqn.2026-11.io.nvmf4j:example");
         assertThat(c.bdevs).extracting(b -> b.name).containsExactly("malloc0", "file0");
