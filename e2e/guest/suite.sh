@@ -472,11 +472,13 @@ reservation_checks() { # nvmf4j over tcp, $CTRL connected: register, acquire, re
   head -c 512 /dev/urandom > "$blk"
   a=$(path_ng "$CTRL" 1) || { fail "$p/path-a" "no generic device for nsid 1 on $CTRL"; return 1; }
   C=$p/connect-host-b OUTF=$RES/cli/${p//\//_}_connect-host-b.txt BAD=""
+  # --duplicate-connect: nvme-cli refuses a second controller to the same address and subsystem ("already
+  # connected") even for another host NQN unless told so
   timeout 60 nvme connect -t "$TR" -a "$ADDR" -s "$PORT" -n "$NQN" --hostnqn="$RESV_B_NQN" \
-    --hostid="$RESV_B_ID" "${CONNECT_OPTS[@]}" > "$OUTF" 2>&1; rc=$?
+    --hostid="$RESV_B_ID" --duplicate-connect "${CONNECT_OPTS[@]}" > "$OUTF" 2>&1; rc=$?
   wait_for 20 ctrl_of_host "$RESV_B_NQN" > /dev/null && bctrl=$(ctrl_of_host "$RESV_B_NQN") \
     && wait_for 20 path_ng "$bctrl" 1 > /dev/null && b=$(path_ng "$bctrl" 1) || BAD="no controller/path of host B"
-  verdict $rc "host B ($RESV_B_NQN) on ${bctrl:-?}: $b; host A on $CTRL: $a"
+  verdict $rc "host B ($RESV_B_NQN) on ${bctrl:-?}: ${b:-no path}; host A on $CTRL: $a; $(head -n 1 "$OUTF")"
   [ -n "${b:-}" ] || return 1
   ida=$(tr -d '-' < "/sys/class/nvme/$CTRL/hostid") idb=${RESV_B_ID//-/}
 

@@ -22,7 +22,8 @@ class ConfigExampleTest {
         // the service's own strict reader (unknown fields, trailing tokens, comments are errors) and validator; the
         // storage rules want the image's directory to exist, so the package's state directory is this test's
         String text = Files.readString(EXAMPLE);
-        assertThat(text).contains("\"fileDirectories\": [\"/var/lib/nvmf4j\"]");
+        assertThat(text).contains("\"fileDirectories\": [\"/var/lib/nvmf4j/images\"]");
+        Files.createDirectory(stateDir.resolve("images")); // as the service makes it at its start
         TargetConfig c = ConfigStore.parse(text.replace("/var/lib/nvmf4j", stateDir.toString()));
         assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
         assertThat(c.subsystems).extracting(s -> s.nqn).containsExactly("nqn.2026-11.io.nvmf4j:example");

@@ -35,15 +35,22 @@ public final class ConfigCheck {
     }
 
     /**
-     * A document without a {@code storage} section gets the service's default: file bdevs may live in the state
-     * directory, no block device is listed. Returns whether it set it (the caller writes it to the file).
+     * A document without a {@code storage} section gets the service's default: file bdevs may live in
+     * {@link #imagesDir} (never the state directory itself, which holds the config, the API token and the
+     * reservation files: a namespace there would hand them to a host), no block device is listed. Returns whether
+     * it set it (the caller writes it to the file).
      */
     public static boolean defaultStorage(TargetConfig c, Path stateDir) {
         if (c.storage != null) {
             return false;
         }
-        c.storage = StorageConfig.directories(stateDir.toAbsolutePath().normalize().toString());
+        c.storage = StorageConfig.directories(imagesDir(stateDir).toString());
         return true;
+    }
+
+    /** {@code <state-dir>/images}: the default place of file bdevs' images (the service makes it, mode 0700). */
+    public static Path imagesDir(Path stateDir) {
+        return stateDir.toAbsolutePath().normalize().resolve("images");
     }
 
     /** Validates a parsed document: the validator's problems and the service's, all of them in one exception. */

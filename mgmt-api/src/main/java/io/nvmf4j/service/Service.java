@@ -98,6 +98,7 @@ public final class Service implements AutoCloseable {
     }
 
     private static TargetConfig loadOrCreate(Path stateDir, Path file) throws IOException {
+        makeImagesDir(ConfigCheck.imagesDir(stateDir));
         if (!Files.exists(file)) {
             TargetConfig c = ConfigStore.defaultConfig();
             ConfigCheck.defaultStorage(c, stateDir);
@@ -115,6 +116,17 @@ public final class Service implements AutoCloseable {
                 storage ? " / the storage section (file bdevs in " + c.storage.fileDirectories + ")" : "", file);
         }
         return c;
+    }
+
+    /** The default images directory, made once with mode 0700 (a later mode chosen by the operator is kept). */
+    private static void makeImagesDir(Path images) throws IOException {
+        if (Files.isDirectory(images, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Files.createDirectories(images.getParent());
+        Files.createDirectory(images, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        LOG.info("made {} (mode 0700) for file bdevs' images", images);
     }
 
     private static void announce(Engine target) {

@@ -108,7 +108,7 @@ class NvmfctlTest {
 
     @Test
     void fileBdevTakesTheFileSize() throws Exception {
-        Path img = t.dir.resolve("f1.img"); // the state directory: where the service allows file bdevs by default
+        Path img = t.dir.resolve("images/f1.img"); // where the service allows file bdevs by default
         try (RandomAccessFile f = new RandomAccessFile(img.toFile(), "rw")) {
             f.setLength(1 << 20);
         }

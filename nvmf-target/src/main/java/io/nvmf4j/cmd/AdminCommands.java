@@ -271,7 +271,7 @@ public final class AdminCommands {
                     req.fail(NvmeStatus.INVALID_FIELD, 40); // Identify VWC reports no volatile write cache
                     return;
                 }
-                NamespaceDevices.setWriteCacheEnabled(c.subsystem(), (cdw11 & 1) != 0);
+                NamespaceDevices.setWriteCacheEnabled(c.subsystem(), c.hostnqn(), (cdw11 & 1) != 0);
             }
             case Opcodes.FID_TIMESTAMP -> {
                 long ts = req.data.getLongLE(0) & 0xFFFFFFFFFFFFL;
@@ -345,7 +345,7 @@ public final class AdminCommands {
                     req.fail(NvmeStatus.INVALID_FIELD, 40);
                     return;
                 }
-                req.dw0 = defaults || NamespaceDevices.writeCacheEnabled(c.subsystem()) ? 1 : 0;
+                req.dw0 = defaults || NamespaceDevices.writeCacheEnabled(c.subsystem(), c.hostnqn()) ? 1 : 0;
             }
             case Opcodes.FID_ARBITRATION -> req.dw0 = ARBITRATION_NO_BURST_LIMIT;
             case Opcodes.FID_POWER_MANAGEMENT, Opcodes.FID_WRITE_ATOMICITY_NORMAL -> req.dw0 = 0; // PS 0; DN 0

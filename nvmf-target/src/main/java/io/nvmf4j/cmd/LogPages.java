@@ -116,7 +116,7 @@ public final class LogPages {
             case Opcodes.LID_ERROR:
                 return errorLog(c);
             case Opcodes.LID_SMART:
-                return smartLog(c.subsystem(), nsid);
+                return smartLog(c.subsystem(), nsid, c.hostnqn());
             case Opcodes.LID_FIRMWARE_SLOT:
                 return firmwareSlotLog(c.subsystem());
             case Opcodes.LID_CHANGED_NS_LIST:
@@ -162,14 +162,15 @@ public final class LogPages {
         return b;
     }
 
-    private static ByteBuf smartLog(Subsystem s, int nsid) {
+    /** Counts only the namespaces the host sees: a masked namespace's traffic is not another tenant's to read. */
+    private static ByteBuf smartLog(Subsystem s, int nsid, String hostnqn) {
         ByteBuf b = zeroed(SMART_SIZE);
         long reads = 0;
         long writes = 0;
         long bytesRead = 0;
         long bytesWritten = 0;
         long mediaErrors = 0;
-        for (Namespace ns : s.namespaces()) {
+        for (Namespace ns : s.namespaces(hostnqn)) {
             if (nsid == 0 || nsid == -1 || nsid == ns.nsid()) {
                 mediaErrors += ns.bdev().durabilityErrors();
                 reads += ns.readCommands.sum();

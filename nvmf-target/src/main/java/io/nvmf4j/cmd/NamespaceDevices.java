@@ -49,9 +49,9 @@ final class NamespaceDevices {
         return false;
     }
 
-    /** Feature 06h WCE: some namespace's device caches writes now. */
-    static boolean writeCacheEnabled(Subsystem s) {
-        for (Namespace ns : s.namespaces()) {
+    /** Feature 06h WCE: some device of a namespace the host sees caches writes now. */
+    static boolean writeCacheEnabled(Subsystem s, String hostnqn) {
+        for (Namespace ns : s.namespaces(hostnqn)) {
             if (ns.bdev().writeCacheEnabled()) {
                 return true;
             }
@@ -59,9 +59,9 @@ final class NamespaceDevices {
         return false;
     }
 
-    /** Set Features 06h: switches the cache of every namespace's device. */
-    static void setWriteCacheEnabled(Subsystem s, boolean enabled) {
-        for (Namespace ns : s.namespaces()) {
+    /** Set Features 06h: switches the cache of the devices of the namespaces the host sees (never another's). */
+    static void setWriteCacheEnabled(Subsystem s, String hostnqn, boolean enabled) {
+        for (Namespace ns : s.namespaces(hostnqn)) {
             ns.bdev().setWriteCacheEnabled(enabled);
         }
     }

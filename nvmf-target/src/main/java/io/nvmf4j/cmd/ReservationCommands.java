@@ -50,7 +50,8 @@ public final class ReservationCommands {
     }
 
     int parse(Request req) {
-        Namespace ns = req.controller().subsystem().namespace(req.sqe.nsid());
+        // by the host's own view: a namespace masked from it is an inactive nsid, not one to register on
+        Namespace ns = req.controller().subsystem().namespace(req.sqe.nsid(), req.controller().hostnqn());
         if (ns == null) {
             req.errorLocation = Sqe.NSID;
             return NvmeStatus.INVALID_NAMESPACE;
@@ -222,10 +223,10 @@ public final class ReservationCommands {
                 return NvmeStatus.INVALID_FIELD;
             }
             if (nsid == -1) {
-                for (Namespace ns : s.namespaces()) {
+                for (Namespace ns : s.namespaces(c.hostnqn())) {
                     c.reservationNotices().setMask(ns.nsid(), cdw11);
                 }
-            } else if (s.namespace(nsid) == null) {
+            } else if (s.namespace(nsid, c.hostnqn()) == null) {
                 req.errorLocation = Sqe.NSID;
                 return NvmeStatus.INVALID_NAMESPACE;
             } else {
@@ -234,7 +235,7 @@ public final class ReservationCommands {
             req.dw0 = cdw11;
             return NvmeStatus.SUCCESS;
         }
-        Namespace ns = s.namespace(nsid);
+        Namespace ns = s.namespace(nsid, c.hostnqn());
         if (ns == null) {
             req.errorLocation = Sqe.NSID;
             return nsid == -1 ? NvmeStatus.INVALID_FIELD : NvmeStatus.INVALID_NAMESPACE;
@@ -254,7 +255,7 @@ public final class ReservationCommands {
     /** Get Features 82h / 83h (current value; also for SEL default and saved, which are the same here). */
     static int getFeature(Request req, int fid) {
         Controller c = req.controller();
-        Namespace ns = c.subsystem().namespace(req.sqe.nsid());
+        Namespace ns = c.subsystem().namespace(req.sqe.nsid(), c.hostnqn());
         if (ns == null) {
             req.errorLocation = Sqe.NSID;
             return NvmeStatus.INVALID_NAMESPACE;

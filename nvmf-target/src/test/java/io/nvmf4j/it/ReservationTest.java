@@ -46,6 +46,7 @@ class ReservationTest {
     static final long KEY_B = 0xB2B2_0000_0000_00B2L;
     static final int SC_INVALID_FIELD = 0x02;
     static final int SC_CONFLICT = 0x83;
+    static final int SC_INVALID_NAMESPACE = 0x0B;
     static final int SC_HOST_ID_INCONSISTENT = 0x18;
     static final int NOTICE_REG_PREEMPTED = 1;
     static final int NOTICE_RELEASED = 2;
@@ -137,6 +138,46 @@ class ReservationTest {
         assertThat(u8(ns, 31)).as("RESCAP: six types and IEKEY, no PTPL without a state directory").isEqualTo(0xFE);
         invalidField(a.admin().execute(Sqe.of(NvmeHost.OPC_SET_FEATURES).nsid(1).cdw(10, FID_PERSISTENCE).cdw(11, 1)));
         invalidField(a.io(0).resvRegister(1, 0, false, 3, 0, KEY_A)); // CPTPL set: nowhere to keep it
+    }
+
+    // ---- masking: a host that does not see the namespace touches nothing of it ----
+
+    @Test
+    void aMaskedNamespaceTakesNoReservationFeatureOrSmartReadFromAHostThatDoesNotSeeIt() throws Exception {
+        port = TestTarget.freePort();
+        config = TestTarget.config(port);
+        config.subsystems.stream().filter(s -> s.nqn.equals(TestTarget.SUBNQN)).findFirst().orElseThrow()
+            .namespaces.stream().filter(n -> n.nsid == 1).findFirst().orElseThrow().hosts = new ArrayList<>(List.of(HOST_A));
+        start(true);
+        NvmeController a = connect(HOST_A);
+        NvmeController b = connect(HOST_B);
+        ok(a.io(0).resvRegister(1, 0, false, 0, 0, KEY_A));
+        ok(a.admin().execute(Sqe.of(NvmeHost.OPC_SET_FEATURES).nsid(1).cdw(10, FID_PERSISTENCE).cdw(11, 1)));
+        assertThat(target.reservation(TestTarget.SUBNQN, 1).ptpl()).isTrue();
+
+        // B: nsid 1 is inactive for it, so every path answers Invalid Namespace and changes nothing
+        assertStatus(b.io(0).resvRegister(1, 0, false, 0, 0, KEY_B), 0, SC_INVALID_NAMESPACE, true);
+        assertStatus(b.io(0).resvReport(1, true, 4096), 0, SC_INVALID_NAMESPACE, true);
+        assertStatus(b.admin().execute(Sqe.of(NvmeHost.OPC_SET_FEATURES).nsid(1).cdw(10, FID_PERSISTENCE).cdw(11, 0)),
+            0, SC_INVALID_NAMESPACE, true);
+        assertStatus(b.admin().execute(Sqe.of(NvmeHost.OPC_GET_FEATURES).nsid(1).cdw(10, FID_PERSISTENCE)),
+            0, SC_INVALID_NAMESPACE, true);
+        assertStatus(b.admin().execute(Sqe.of(NvmeHost.OPC_SET_FEATURES).nsid(1).cdw(10, FID_NOTIFICATION_MASK)
+            .cdw(11, 0)), 0, SC_INVALID_NAMESPACE, true);
+        ReservationInfo info = target.reservation(TestTarget.SUBNQN, 1);
+        assertThat(info.ptpl()).as("B could not turn A's persistence off").isTrue();
+        assertThat(info.registrants()).hasSize(1);
+        assertThat(Files.list(stateDir).filter(f -> f.getFileName().toString().startsWith("reservation-")).count())
+            .as("A's state file kept").isEqualTo(1);
+
+        // SMART: A's writes are A's to count, B's log (all namespaces) does not see them
+        for (int i = 0; i < 3; i++) {
+            ok(a.io(0).write(1, i, block(i)));
+        }
+        byte[] smartA = a.admin().getLogPage(2, -1, 0, 512).data();
+        byte[] smartB = b.admin().getLogPage(2, -1, 0, 512).data();
+        assertThat(u64(smartA, 80)).as("A's host write commands").isGreaterThanOrEqualTo(3);
+        assertThat(u64(smartB, 80)).as("B sees no write of a namespace masked from it").isZero();
     }
 
     // ---- Register, Report ----

@@ -49,10 +49,26 @@ class SecurityApiTest {
     }
 
     @Test
-    void theServiceAllowsItsStateDirectoryByDefaultAndSaysSoInTheFile() {
+    void theServiceAllowsItsImagesDirectoryByDefaultAndSaysSoInTheFile() throws Exception {
         JsonNode storage = Http.parse(t.fileJson()).get("storage");
-        assertThat(storage).isEqualTo(Http.parse("{\"fileDirectories\": [\"" + t.dir.toAbsolutePath() + "\"], "
+        assertThat(storage).isEqualTo(Http.parse("{\"fileDirectories\": [\"" + images() + "\"], "
             + "\"blockDevices\": []}"));
+        assertThat(Files.getPosixFilePermissions(images())).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+    }
+
+    @Test
+    void theServicesOwnFilesCannotBecomeANamespace() {
+        // the state directory holds the config (with the token), the API token and the reservation files
+        for (String own : new String[] {"config.json", "api-token", "reservation-0.json"}) {
+            Http.Res r = t.http.post("/api/v1/bdevs", fileBdev("own0", t.dir.toAbsolutePath().resolve(own).toString()));
+            assertThat(r.status()).as("%s: %s", own, r).isEqualTo(400);
+            assertThat(r.field()).isEqualTo("path");
+            assertThat(r.error()).contains("is outside storage.fileDirectories [" + images() + "]");
+        }
+    }
+
+    private static Path images() {
+        return t.dir.toAbsolutePath().resolve("images");
     }
 
     @Test
@@ -61,10 +77,9 @@ class SecurityApiTest {
         Http.Res r = t.http.post("/api/v1/bdevs", fileBdev("evil0", "/etc/passwd"));
         assertThat(r.status()).as("%s", r).isEqualTo(400);
         assertThat(r.field()).isEqualTo("path");
-        assertThat(r.error()).startsWith("path: /etc/passwd is outside storage.fileDirectories [" + t.dir.toAbsolutePath()
-            + "]");
+        assertThat(r.error()).startsWith("path: /etc/passwd is outside storage.fileDirectories [" + images() + "]");
 
-        Path link = Files.createSymbolicLink(t.dir.resolve("passwd.img"), Path.of("/etc/passwd"));
+        Path link = Files.createSymbolicLink(images().resolve("passwd.img"), Path.of("/etc/passwd"));
         r = t.http.post("/api/v1/bdevs", fileBdev("evil1", link.toString()));
         assertThat(r.status()).as("%s", r).isEqualTo(400);
         assertThat(r.field()).isEqualTo("path");
@@ -75,17 +90,17 @@ class SecurityApiTest {
         assertThat(r.field()).isEqualTo("path");
         assertThat(r.error()).startsWith("path: /dev/loop0 is outside storage.fileDirectories");
 
-        r = t.http.post("/api/v1/bdevs", fileBdev("new0", t.dir.resolve("images/new0.img").toString()));
+        r = t.http.post("/api/v1/bdevs", fileBdev("new0", images().resolve("nosuch/new0.img").toString()));
         assertThat(r.status()).as("a missing directory: %s", r).isEqualTo(400);
         assertThat(r.error()).contains("does not exist; nvmf4j creates no directories");
-        assertThat(t.dir.resolve("images")).doesNotExist();
+        assertThat(images().resolve("nosuch")).doesNotExist();
 
         assertThat(Files.size(Path.of("/etc/passwd"))).as("/etc/passwd untouched").isEqualTo(size);
         assertThat(t.http.get("/api/v1/bdevs").body()).doesNotContain("evil");
 
-        Path img = t.dir.resolve("ok0.img");
+        Path img = images().resolve("ok0.img");
         r = t.http.post("/api/v1/bdevs", fileBdev("ok0", img.toString()));
-        assertThat(r.status()).as("in the state directory: %s", r).isEqualTo(201);
+        assertThat(r.status()).as("in the images directory: %s", r).isEqualTo(201);
         assertThat(Files.getPosixFilePermissions(img)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
         assertThat(t.http.delete("/api/v1/bdevs/ok0").status()).isEqualTo(204);
     }
@@ -120,7 +135,7 @@ class SecurityApiTest {
         r = t.http.put("/api/v1/config", doc.toString());
         assertThat(r.status()).as("left out: kept. %s", r).isEqualTo(200);
         assertThat(Http.parse(t.fileJson()).get("storage").get("fileDirectories").get(0).asText())
-            .isEqualTo(t.dir.toAbsolutePath().toString());
+            .isEqualTo(images().toString());
     }
 
     @Test
