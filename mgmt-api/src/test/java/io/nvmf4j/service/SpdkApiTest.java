@@ -111,7 +111,7 @@ class SpdkApiTest {
     void aBdevSpdkRefusesIsABadRequestWithSpdksReason() throws IOException {
         // a file the validator accepts (in an allowed directory) but SPDK's aio bdev refuses: 1000 bytes are no
         // whole number of 512-byte blocks (numBlocks 0 takes the file as it is)
-        Path odd = Files.write(dir.resolve("odd.img"), new byte[1000]);
+        Path odd = Files.write(dir.resolve("images/odd.img"), new byte[1000]); // the default place of images
         Res r = http.post("/api/v1/bdevs", "{\"name\":\"odd0\",\"type\":\"file\",\"numBlocks\":0,\"path\":\""
             + odd.toString().replace("\\", "\\\\") + "\"}");
         assertThat(r.status()).as("%s", r).isEqualTo(400);
