@@ -71,6 +71,9 @@ public final class NvmfTarget implements Engine {
      * their next step, so {@link #removeBdev} closes a device only once these drained.
      */
     private final Map<String, List<Namespace>> retired = new HashMap<>();
+    /** Inside {@link #keepingReservations}: the reservations of namespaces removed meanwhile, by NGUID. */
+    private final Map<String, Reservation> parked = new HashMap<>();
+    private int keeping;
     private TargetConfig config;
     /** The document as started: the start-up settings in effect (see {@link #startedWith()}). */
     private final TargetConfig started;
@@ -244,7 +247,10 @@ public final class NvmfTarget implements Engine {
         Namespace ns = new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid), uuidBytes(n.uuid),
             n.eui64 == null ? null : HexFormat.of().parseHex(n.eui64));
         ns.setHosts(n.hosts);
-        if (stateDir != null) {
+        Reservation again = parked.remove(n.nguid.toLowerCase(java.util.Locale.ROOT));
+        if (again != null) {
+            ns.reservation(again); // removed and added again within one change: the same reservation goes on
+        } else if (stateDir != null) {
             Path file = ReservationFiles.fileFor(stateDir, n.nguid);
             Reservation.State kept;
             try {
@@ -379,10 +385,31 @@ public final class NvmfTarget implements Engine {
         return e;
     }
 
+    @Override
+    public <T> T keepingReservations(java.util.function.Supplier<T> change) {
+        synchronized (this) {
+            keeping++;
+        }
+        try {
+            return change.get();
+        } finally {
+            synchronized (this) {
+                if (--keeping == 0) {
+                    parked.values().forEach(Reservation::forget); // not added again: removed for good
+                    parked.clear();
+                }
+            }
+        }
+    }
+
     /** A namespace left its subsystem: no new command reaches it, running ones stop at their next step. */
     private void retire(Namespace ns) {
         ns.markRemoved();
-        ns.reservation().forget(); // removed through the API: its kept reservation goes with it
+        if (keeping > 0) {
+            parked.put(HexFormat.of().formatHex(ns.nguid()), ns.reservation()); // decided when the change ends
+        } else {
+            ns.reservation().forget(); // removed through the API: its kept reservation goes with it
+        }
         for (List<Namespace> l : retired.values()) {
             l.removeIf(n -> n.inFlight() == 0);
         }

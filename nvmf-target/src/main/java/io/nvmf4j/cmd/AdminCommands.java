@@ -285,6 +285,9 @@ public final class AdminCommands {
             }
             case Opcodes.FID_RESERVATION_NOTIFICATION_MASK, Opcodes.FID_RESERVATION_PERSISTENCE -> {
                 int status = ReservationCommands.setFeature(req, fid);
+                if (status == ReservationCommands.PENDING) {
+                    return; // completes once the persistence state is kept
+                }
                 if (status != NvmeStatus.SUCCESS) {
                     req.fail(status, req.errorLocation);
                     return;

@@ -66,13 +66,15 @@ public final class CommandDispatcher {
     public void execute(Request req) {
         Namespace ns = req.ns;
         if (ns != null) {
-            if (req.controller().subsystem().namespace(req.sqe.nsid(), req.controller().hostnqn()) != ns
-                || !ns.tryAcquire()) {
+            int half = req.controller().subsystem().namespace(req.sqe.nsid(), req.controller().hostnqn()) != ns ? -1
+                : ns.tryAcquire();
+            if (half < 0) {
                 // removed (or masked from this host) while its data was on the way: do not touch the device
                 req.fail(NvmeStatus.INVALID_NAMESPACE, Sqe.NSID);
                 return;
             }
             req.nsHeld = true;
+            req.nsHalf = half;
             int access = ReservationCommands.checkAccess(req);
             if (access != NvmeStatus.SUCCESS) {
                 req.fail(access, Sqe.OPCODE); // another host's reservation fences this one out

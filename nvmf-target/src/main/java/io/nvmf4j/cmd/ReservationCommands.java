@@ -12,8 +12,11 @@ import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
 import io.nvmf4j.nvme.Sqe;
 
+import org.slf4j.LoggerFactory;
+
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Reservation Register, Report, Acquire and Release on I/O queues, the access check every I/O command passes
@@ -130,10 +133,10 @@ public final class ReservationCommands {
     private void executeRegister(Request req) {
         int cdw10 = req.sqe.cdw10();
         Controller c = req.controller();
-        List<Reservation.Notice> notices = new ArrayList<>(2);
-        int status = req.ns.reservation().register(c.hostIdHi(), c.hostIdLo(), cdw10 & 0x7, (cdw10 & IEKEY) != 0,
-            req.data.getLongLE(0), req.data.getLongLE(8), cdw10 >>> 30, notices);
-        finish(req, status, notices);
+        long crkey = req.data.getLongLE(0);
+        long nrkey = req.data.getLongLE(8);
+        change(req, false, notices -> req.ns.reservation().register(c.hostIdHi(), c.hostIdLo(), cdw10 & 0x7,
+            (cdw10 & IEKEY) != 0, crkey, nrkey, cdw10 >>> 30, notices));
     }
 
     private void executeAcquire(Request req) {
@@ -144,30 +147,92 @@ public final class ReservationCommands {
             return;
         }
         Controller c = req.controller();
-        List<Reservation.Notice> notices = new ArrayList<>(2);
-        int status = req.ns.reservation().acquire(c.hostIdHi(), c.hostIdLo(), cdw10 & 0x7, rtype,
-            req.data.getLongLE(0), req.data.getLongLE(8), notices);
-        finish(req, status, notices);
+        long crkey = req.data.getLongLE(0);
+        long prkey = req.data.getLongLE(8);
+        int action = cdw10 & 0x7;
+        change(req, action == Reservation.PREEMPT_AND_ABORT, notices -> req.ns.reservation().acquire(c.hostIdHi(),
+            c.hostIdLo(), action, rtype, crkey, prkey, notices));
     }
 
     private void executeRelease(Request req) {
         int cdw10 = req.sqe.cdw10();
         Controller c = req.controller();
-        List<Reservation.Notice> notices = new ArrayList<>(2);
-        int status = req.ns.reservation().release(c.hostIdHi(), c.hostIdLo(), cdw10 & 0x7, (cdw10 >>> 8) & 0xFF,
-            req.data.getLongLE(0), notices);
-        finish(req, status, notices);
+        long crkey = req.data.getLongLE(0);
+        change(req, false, notices -> req.ns.reservation().release(c.hostIdHi(), c.hostIdLo(), cdw10 & 0x7,
+            (cdw10 >>> 8) & 0xFF, crkey, notices));
+    }
+
+    /** One change of the reservation state: returns its status and adds the notices it causes. */
+    @FunctionalInterface
+    interface Change {
+        int apply(List<Reservation.Notice> notices);
+    }
+
+    /**
+     * Runs a change of the reservation of {@code req.ns}, then completes {@code req} on its queue's thread. With a
+     * store (PTPL possible) the change runs on {@link #STORE_THREAD}, because writing the state means an fsync that
+     * would stall every queue of this poll group. {@code abort} (Preempt and Abort): once the change succeeded the
+     * command completes only after every command that was already executing on the namespace has completed
+     * ({@link Namespace#fence}), so nothing of a preempted host lands after the preempt (nvmet's
+     * nvmet_pr_do_abort waits the same way; commands not yet executed meet the new state and are refused).
+     */
+    private static void change(Request req, boolean abort, Change change) {
+        Namespace ns = req.ns;
+        if (!ns.reservation().persistenceSupported()) {
+            List<Reservation.Notice> notices = new ArrayList<>(2);
+            finish(req, change.apply(notices), notices, abort);
+            return;
+        }
+        try {
+            STORE_THREAD.execute(() -> {
+                List<Reservation.Notice> notices = new ArrayList<>(2);
+                int status;
+                try {
+                    status = change.apply(notices);
+                } catch (RuntimeException e) {
+                    LoggerFactory.getLogger(ReservationCommands.class).error("reservation change failed", e);
+                    status = NvmeStatus.INTERNAL_ERROR;
+                }
+                int st = status;
+                back(req, () -> finish(req, st, notices, abort));
+            });
+        } catch (RejectedExecutionException e) {
+            req.fail(NvmeStatus.INTERNAL_ERROR, Sqe.OPCODE);
+        }
+    }
+
+    /** Runs {@code step} on the queue's thread; a stopped poll group ends the command as aborted there. */
+    private static void back(Request req, Runnable step) {
+        try {
+            req.queue().executor().execute(step);
+        } catch (RejectedExecutionException e) {
+            // the queue's poll group stopped: its commands are gone with it
+        }
     }
 
     /** Tells every controller of each notified host (its event on its admin thread), then completes. */
-    private static void finish(Request req, int status, List<Reservation.Notice> notices) {
-        if (status == NvmeStatus.SUCCESS) {
-            notify(req.controller().subsystem(), req.ns.nsid(), notices);
-            req.complete(status);
-        } else {
+    private static void finish(Request req, int status, List<Reservation.Notice> notices, boolean abort) {
+        if (status != NvmeStatus.SUCCESS) {
             req.fail(status, Sqe.CDW10);
+            return;
         }
+        notify(req.controller().subsystem(), req.ns.nsid(), notices);
+        if (!abort) {
+            req.complete(status);
+            return;
+        }
+        Namespace ns = req.ns;
+        req.releaseNamespace(); // this command's own count must not hold up its fence
+        ns.fence(req.queue().executor(), () -> req.complete(NvmeStatus.SUCCESS));
     }
+
+    /** Where the reservation changes of namespaces with a store run (one at a time; they are rare). */
+    private static final java.util.concurrent.ExecutorService STORE_THREAD =
+        java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "nvmf4j-reservation-store");
+            t.setDaemon(true);
+            return t;
+        });
 
     static void notify(Subsystem s, int nsid, List<Reservation.Notice> notices) {
         for (Reservation.Notice n : notices) {
@@ -211,7 +276,7 @@ public final class ReservationCommands {
 
     // ---- features 82h (Reservation Notification Mask) and 83h (Reservation Persistence) ----
 
-    /** Set Features 82h / 83h; returns the status (dw0 set on success). */
+    /** Set Features 82h / 83h; returns the status (dw0 set on success), or {@link #PENDING} (83h). */
     static int setFeature(Request req, int fid) {
         Controller c = req.controller();
         Subsystem s = c.subsystem();
@@ -244,13 +309,18 @@ public final class ReservationCommands {
             req.errorLocation = Sqe.CDW11;
             return NvmeStatus.INVALID_FIELD;
         }
-        int status = ns.reservation().setPersistThroughPowerLoss((cdw11 & 1) != 0);
-        if (status == NvmeStatus.INVALID_FIELD) {
+        if ((cdw11 & 1) != 0 && !ns.reservation().persistenceSupported()) {
             req.errorLocation = Sqe.CDW11; // PTPL without a state directory to keep it in
+            return NvmeStatus.INVALID_FIELD;
         }
         req.dw0 = cdw11 & 1;
-        return status;
+        req.ns = ns; // not held: the feature does not touch the device
+        change(req, false, notices -> ns.reservation().setPersistThroughPowerLoss((cdw11 & 1) != 0));
+        return PENDING;
     }
+
+    /** {@link #setFeature}: the command completes by itself later (the state is being written). */
+    static final int PENDING = -1;
 
     /** Get Features 82h / 83h (current value; also for SEL default and saved, which are the same here). */
     static int getFeature(Request req, int fid) {

@@ -2,6 +2,10 @@ package io.nvmf4j.core;
 
 import io.nvmf4j.bdev.BlockDevice;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -13,6 +17,12 @@ import java.util.concurrent.atomic.LongAdder;
  * ({@link #markRemoved}) no new command gets in, long commands stop at their next step, and the control
  * plane closes the device only after {@link #awaitIdle} saw the count at zero: a device is never freed
  * under work that runs on it.
+ *
+ * <p>Fences: the count is kept in two halves, and each command remembers which half it was counted in (the
+ * current {@link #epoch}). {@link #fence} switches the epoch and calls back once the old half is empty: every
+ * command that was already past its reservation check when the fence began has then completed, and every later
+ * command saw the state published before the fence (Preempt and Abort, as nvmet waits for the preempted hosts'
+ * commands). Fences that come while one drains are batched into the next switch.
  */
 public final class Namespace {
     private final int nsid;
@@ -26,8 +36,13 @@ public final class Namespace {
     public final LongAdder bytesRead = new LongAdder();
     public final LongAdder bytesWritten = new LongAdder();
 
-    /** Commands executing on the device now (incremented before {@link #removed} is read, see tryAcquire). */
-    private final LongAdder inFlight = new LongAdder();
+    /** Commands executing on the device now, by epoch half (incremented before {@link #removed} is read). */
+    private final LongAdder[] inFlight = {new LongAdder(), new LongAdder()};
+    /** The half new commands are counted in (0 or 1); switched by {@link #fence}. */
+    private volatile int epoch;
+    /** Fences waiting for the old half to empty, and those that came meanwhile (for the next switch). */
+    private List<Fence> draining;
+    private List<Fence> nextFences;
     private volatile boolean removed;
     /** The hosts that see it, or null: every host (per-host masking); replaced as a whole, read lock-free. */
     private volatile String[] hosts;
@@ -105,22 +120,109 @@ public final class Namespace {
     }
 
     /**
-     * Counts one command in before it touches the device; false (and nothing counted) once the namespace is
-     * removed. The increment comes before the read of the flag and {@link #markRemoved} writes the flag before
-     * it reads the count, so either the command sees the removal or the removal sees the command.
+     * Counts one command in before it touches the device: the epoch half it is counted in (give it back to
+     * {@link #release}), or -1 (nothing counted) once the namespace is removed. The increment comes before the read
+     * of the flag and {@link #markRemoved} writes the flag before it reads the count, so either the command sees
+     * the removal or the removal sees the command; the same order makes a fence see the command or the command
+     * see the state the fence's caller published.
      */
-    public boolean tryAcquire() {
-        inFlight.increment();
+    public int tryAcquire() {
+        int half = epoch;
+        inFlight[half].increment();
         if (removed) {
-            inFlight.decrement();
-            return false;
+            inFlight[half].decrement();
+            return -1;
         }
-        return true;
+        return half;
     }
 
     /** Counts a command out (it completed, or stopped); exactly once per successful {@link #tryAcquire}. */
-    public void release() {
-        inFlight.decrement();
+    public void release(int half) {
+        inFlight[half].decrement();
+    }
+
+    /**
+     * Calls {@code done} on {@code executor} once every command counted in before this call has completed (see the
+     * class comment). The caller must not itself hold a count. Polls the old half every 100 us on {@code executor}
+     * (a poll-group thread: never blocks it); a refused executor (its poll group stopped) drops the callback.
+     */
+    public void fence(ScheduledExecutorService executor, Runnable done) {
+        Fence f = new Fence(executor, done);
+        synchronized (this) {
+            if (draining != null) {
+                if (nextFences == null) {
+                    nextFences = new ArrayList<>();
+                }
+                nextFences.add(f);
+                return;
+            }
+            draining = new ArrayList<>(List.of(f));
+        }
+        switchEpoch(executor);
+    }
+
+    private void switchEpoch(ScheduledExecutorService executor) {
+        int old = epoch;
+        epoch = old ^ 1;
+        new Drain(old, executor, System.nanoTime()).run();
+    }
+
+    private record Fence(ScheduledExecutorService executor, Runnable done) {
+    }
+
+    /** Polls one old half until it is empty, then calls its fences back and starts the next switch, if any. */
+    private final class Drain implements Runnable {
+        private static final long POLL_NANOS = 100_000;
+        private static final long WARN_NANOS = TimeUnit.SECONDS.toNanos(10);
+        private final int half;
+        private final ScheduledExecutorService executor;
+        private final long start;
+        private boolean warned;
+
+        Drain(int half, ScheduledExecutorService executor, long start) {
+            this.half = half;
+            this.executor = executor;
+            this.start = start;
+        }
+
+        @Override
+        public void run() {
+            if (inFlight[half].sum() != 0) {
+                if (!warned && System.nanoTime() - start > WARN_NANOS) {
+                    warned = true;
+                    org.slf4j.LoggerFactory.getLogger(Namespace.class).warn("namespace {}: a reservation preempt "
+                        + "has waited 10 s for {} command(s) of the device to complete", nsid, inFlight[half].sum());
+                }
+                try {
+                    executor.schedule(this, POLL_NANOS, TimeUnit.NANOSECONDS);
+                } catch (RejectedExecutionException e) {
+                    finish(); // this poll group stopped; hand the fences on rather than lose them
+                }
+                return;
+            }
+            finish();
+        }
+
+        private void finish() {
+            List<Fence> done;
+            List<Fence> next;
+            synchronized (Namespace.this) {
+                done = draining;
+                next = nextFences;
+                nextFences = null;
+                draining = next;
+            }
+            for (Fence f : done) {
+                try {
+                    f.executor().execute(f.done());
+                } catch (RejectedExecutionException e) {
+                    // that queue's poll group stopped: its command is gone with it
+                }
+            }
+            if (next != null) {
+                switchEpoch(next.get(0).executor());
+            }
+        }
     }
 
     /** From now on no command gets in, and long commands stop at their next step. */
@@ -134,7 +236,7 @@ public final class Namespace {
 
     /** Commands on the device now. */
     public long inFlight() {
-        return inFlight.sum();
+        return inFlight[0].sum() + inFlight[1].sum();
     }
 
     /**
@@ -143,7 +245,7 @@ public final class Namespace {
      */
     public boolean awaitIdle(long timeoutMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (inFlight.sum() != 0) {
+        while (inFlight() != 0) {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
@@ -151,7 +253,7 @@ public final class Namespace {
                 Thread.sleep(1);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return inFlight.sum() == 0;
+                return inFlight() == 0;
             }
         }
         return true;

@@ -45,6 +45,8 @@ public abstract class Request implements BdevIo {
     public Namespace ns;
     /** {@link #ns} counts this command in flight (taken at execution, given back at completion). */
     public boolean nsHeld;
+    /** The epoch half of {@link #ns} this command is counted in while {@link #nsHeld} (see Namespace#fence). */
+    public int nsHalf;
     /** Next step after a block-device completion; null completes the request with the device status. */
     public BdevStep bdevStep;
 
@@ -119,10 +121,7 @@ public abstract class Request implements BdevIo {
     /** Ends the command: exactly once. Hands the request back to its transport for the response. */
     public void complete(int status) {
         this.status = status;
-        if (nsHeld) {
-            nsHeld = false;
-            ns.release();
-        }
+        releaseNamespace();
         if (queue.connectInProgress() == this) {
             queue.connectInProgress(null);
         }
@@ -133,6 +132,14 @@ public abstract class Request implements BdevIo {
             }
         }
         queue.complete(this);
+    }
+
+    /** Gives back the count this command holds on {@link #ns}, if any (at completion, or before waiting on a fence). */
+    public void releaseNamespace() {
+        if (nsHeld) {
+            nsHeld = false;
+            ns.release(nsHalf);
+        }
     }
 
     /** Completes with an error and records which SQE/data field was wrong (Error log, Connect IPO). */

@@ -13,7 +13,9 @@ import java.util.List;
  * <p>Reservation commands change it under the monitor (any poll-group thread; they are rare). The I/O path
  * reads one immutable {@link State} through a volatile field and allocates nothing: {@link #checkAccess}.
  * A change that is to survive a restart (PTPL on) is written through the {@link Store} before the command
- * completes; a store that fails leaves the state as it was and the command ends with Internal Error.
+ * completes; a store that fails leaves the state as it was and the command ends with Internal Error. The
+ * commands that change it run off the poll-group threads when there is a store (its fsync would stall every
+ * queue of the poll group): see ReservationCommands.
  */
 public final class Reservation {
     /** Reservation types (RTYPE). */
@@ -127,6 +129,8 @@ public final class Reservation {
 
     private final Store store;
     private volatile State state;
+    /** Set by {@link #forget}: the namespace is gone, its state is written nowhere any more. */
+    private boolean forgotten;
 
     /** @param store where the state goes when PTPL is on; null when this target keeps none (PTPL unsupported) */
     public Reservation(Store store, State initial) {
@@ -197,9 +201,14 @@ public final class Reservation {
                     if (d.keys.get(me) != nrkey) {
                         return CONFLICT;
                     }
-                } else {
-                    d.add(hostHi, hostLo, nrkey);
+                    // registered already with this key: nothing changes, the generation stays (nvmet, SPDK)
+                    if (cptpl == CPTPL_NO_CHANGE || (cptpl == CPTPL_SET) == d.ptpl) {
+                        return NvmeStatus.SUCCESS;
+                    }
+                    d.ptpl = cptpl == CPTPL_SET;
+                    return commit(d);
                 }
+                d.add(hostHi, hostLo, nrkey);
             }
             case UNREGISTER -> {
                 if (me < 0 || (!iekey && d.keys.get(me) != crkey)) {
@@ -312,6 +321,9 @@ public final class Reservation {
     private int commit(Draft d) {
         State next = d.build();
         State prev = state;
+        if (forgotten) {
+            return NvmeStatus.INVALID_NAMESPACE; // removed meanwhile: never write its file again
+        }
         if (store != null && (next.ptpl || prev.ptpl)) {
             try {
                 if (next.ptpl) {
@@ -331,6 +343,7 @@ public final class Reservation {
 
     /** Removes the saved state of a namespace that goes away (removed through the API). */
     public synchronized void forget() {
+        forgotten = true;
         if (store != null && state.ptpl) {
             try {
                 store.delete();

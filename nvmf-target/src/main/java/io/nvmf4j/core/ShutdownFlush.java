@@ -27,9 +27,10 @@ final class ShutdownFlush {
     void start(List<Namespace> namespaces) {
         pending = 1; // held until every flush is submitted, so a synchronous device cannot finish the round early
         for (Namespace ns : namespaces) {
-            if (ns.tryAcquire()) {
+            int half = ns.tryAcquire();
+            if (half >= 0) {
                 pending++;
-                ns.bdev().flush(new Io(ns));
+                ns.bdev().flush(new Io(ns, half));
             }
         }
         done();
@@ -44,14 +45,16 @@ final class ShutdownFlush {
     /** The flush of one namespace's device. */
     private final class Io extends FlushIo {
         private final Namespace ns;
+        private final int half;
 
-        Io(Namespace ns) {
+        Io(Namespace ns, int half) {
             this.ns = ns;
+            this.half = half;
         }
 
         @Override
         public void bdevComplete(int status) {
-            ns.release();
+            ns.release(half);
             if (status != NvmeStatus.SUCCESS) {
                 LOG.warn("{}: shutdown flush of namespace {} ({}) failed: {}", controller, ns.nsid(), ns.bdev().name(),
                     NvmeStatus.describe(status));
@@ -64,7 +67,7 @@ final class ShutdownFlush {
             try {
                 controller.adminQueue().executor().execute(() -> bdevComplete(status));
             } catch (RejectedExecutionException e) {
-                ns.release(); // the poll group stopped: nobody waits for this shutdown any more
+                ns.release(half); // the poll group stopped: nobody waits for this shutdown any more
             }
         }
     }

@@ -148,6 +148,16 @@ public interface Engine extends AutoCloseable {
     String subsystemOf(Namespace ns);
 
     /**
+     * Runs one change of the configuration (its control calls, the save and, when that fails, the undo) so that a
+     * namespace removed and added again with the same NGUID within it keeps its persistent reservation and the
+     * file it is kept in (a config import replaces a changed namespace that way); a namespace removed for good
+     * loses them when the change ends. Engines that keep no reservations of their own just run it.
+     */
+    default <T> T keepingReservations(java.util.function.Supplier<T> change) {
+        return change.get();
+    }
+
+    /**
      * The persistent reservation of a namespace (registrants, holder, type, PTPL), read-only; not found for an
      * unknown subsystem or nsid. Engines that cannot show it refuse (invalid).
      */

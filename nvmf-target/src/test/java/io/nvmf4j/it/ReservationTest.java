@@ -193,7 +193,7 @@ class ReservationTest {
         ok(b.io(0).resvRegister(1, 0, false, 0, 0, KEY_B));
 
         byte[] r = b.io(0).resvReport(1, true, 4096).data();
-        assertThat(u32(r, 0)).as("generation: three registrations").isEqualTo(3);
+        assertThat(u32(r, 0)).as("generation: two registrations (the same key again changes nothing)").isEqualTo(2);
         assertThat(u8(r, 4)).as("no reservation").isEqualTo(0);
         assertThat(u16(r, 5)).as("REGCTL").isEqualTo(2);
         assertThat(u16(r, 64)).as("dynamic cntlid").isEqualTo(0xFFFF);
@@ -485,5 +485,115 @@ class ReservationTest {
         config = TestTarget.config(port);
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> NvmfTarget.start(config, IoObserver.NONE, stateDir))
             .hasMessageContaining("reservation-" + TestTarget.NGUID + ".json");
+    }
+
+    // ---- review fixes: same-key Register, Preempt and Abort, removal within one change ----
+
+    @Test
+    void registeringAgainWithTheSameKeyChangesNothing() throws Exception {
+        start(false);
+        NvmeController a = connect(HOST_A);
+        ok(a.io(0).resvRegister(1, 0, false, 0, 0, KEY_A));
+        ok(a.io(0).resvRegister(1, 0, false, 0, 0, KEY_A)); // again, same key: success, nothing changes
+        assertThat(target.reservation(TestTarget.SUBNQN, 1).generation()).as("generation (nvmet, SPDK)").isEqualTo(1);
+        conflict(a.io(0).resvRegister(1, 0, false, 0, 0, KEY_B)); // again with another key: conflict
+        assertThat(target.reservation(TestTarget.SUBNQN, 1).generation()).isEqualTo(1);
+    }
+
+    private static final int HELD_NSID = 7;
+    private static final long HOLD_MS = 1500;
+
+    /** The standard configuration plus nsid 7 on an error bdev, whose writes the test can hold. */
+    private void startWithHeldWrites() throws IOException {
+        port = TestTarget.freePort();
+        config = TestTarget.config(port);
+        config.bdevs.add(new io.nvmf4j.config.BdevConfig("held-base", "malloc", TestTarget.BLOCK_SIZE,
+            TestTarget.SMALL_BLOCKS));
+        io.nvmf4j.config.BdevConfig e = new io.nvmf4j.config.BdevConfig("held", "error", TestTarget.BLOCK_SIZE, 0);
+        e.base = "held-base";
+        config.bdevs.add(e);
+        config.subsystems.get(0).namespaces.add(new io.nvmf4j.config.NamespaceConfig(HELD_NSID, "held"));
+        start(false);
+    }
+
+    /** B's write is held on the device (its injected timeout); returns it once the target holds it. */
+    private CompletableFuture<Completion> heldWriteOf(NvmeController b) throws Exception {
+        target.injectError("held", new io.nvmf4j.bdev.ErrorBdev.Injection("write", "timeout", 1, HOLD_MS));
+        CompletableFuture<Completion> w = b.io(0).writeAsync(HELD_NSID, 0, block(3));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (((io.nvmf4j.bdev.ErrorBdev) target.target().subsystem(TestTarget.SUBNQN).namespace(HELD_NSID).bdev())
+            .heldCommands() == 0) {
+            assertThat(System.nanoTime()).as("B's write reaches the device").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+        return w;
+    }
+
+    @Test
+    void preemptAndAbortCompletesOnlyAfterThePreemptedHostsCommandsHaveCompleted() throws Exception {
+        startWithHeldWrites();
+        NvmeController a = connect(HOST_A);
+        NvmeController b = connect(HOST_B);
+        ok(a.io(0).resvRegister(HELD_NSID, 0, false, 0, 0, KEY_A));
+        ok(b.io(0).resvRegister(HELD_NSID, 0, false, 0, 0, KEY_B));
+        ok(a.io(0).resvAcquire(HELD_NSID, 0, 3, KEY_A, 0)); // Write Exclusive - Registrants Only: B may write
+
+        // Preempt (no abort) does not wait for B's write on the device
+        CompletableFuture<Completion> w1 = heldWriteOf(b);
+        long t0 = System.nanoTime();
+        ok(a.io(0).resvAcquire(HELD_NSID, 1, 3, KEY_A, KEY_B));
+        assertThat(w1.isDone()).as("B's write still held after a plain preempt").isFalse();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(HOLD_MS / 2);
+        w1.get(10, TimeUnit.SECONDS);
+
+        // Preempt and Abort: the command completes only once B's write has left the device
+        ok(b.io(0).resvRegister(HELD_NSID, 0, false, 0, 0, KEY_B));
+        CompletableFuture<Completion> w2 = heldWriteOf(b);
+        long t1 = System.nanoTime();
+        Completion abort = a.io(0).resvAcquireRaw(HELD_NSID, 2 | (3 << 8), KEY_A, KEY_B);
+        long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t1);
+        ok(abort);
+        assertThat(waited).as("Preempt and Abort waited for B's held write (ms)").isGreaterThanOrEqualTo(HOLD_MS / 2);
+        Completion held = w2.get(10, TimeUnit.SECONDS);
+        assertThat(held.ok()).as("B's write ended by its injected timeout: %s", held).isFalse();
+        conflict(b.io(0).write(HELD_NSID, 0, block(4))); // and B, preempted, is fenced out now
+        ok(a.io(0).write(HELD_NSID, 0, block(5)));
+        assertThat(target.reservation(TestTarget.SUBNQN, HELD_NSID).registrants()).hasSize(1);
+    }
+
+    @Test
+    void aNamespaceReplacedWithinOneChangeKeepsItsReservationAndItsFile() throws Exception {
+        start(true);
+        NvmeController a = connect(HOST_A);
+        ok(a.io(0).resvRegister(1, 0, false, 3, 0, KEY_A)); // PTPL on
+        ok(a.io(0).resvAcquire(1, 0, 1, KEY_A, 0));
+        Path file = stateDir.resolve("reservation-" + TestTarget.NGUID + ".json");
+        assertThat(file).exists();
+        io.nvmf4j.config.NamespaceConfig ns1 = target.configSnapshot().subsystems.get(0).namespaces.stream()
+            .filter(n -> n.nsid == 1).findFirst().orElseThrow();
+
+        // a config import that changes the namespace removes it and adds it again (same NGUID): all is kept
+        target.keepingReservations(() -> {
+            target.removeNamespace(TestTarget.SUBNQN, 1);
+            assertThat(file).as("not removed while the change runs").exists();
+            target.addNamespace(TestTarget.SUBNQN, ns1);
+            return null;
+        });
+        assertThat(file).exists();
+        ReservationInfo kept = target.reservation(TestTarget.SUBNQN, 1);
+        assertThat(kept.registrants()).hasSize(1);
+        assertThat(kept.ptpl()).isTrue();
+
+        // removed for good within a change: the file goes when the change ends
+        target.keepingReservations(() -> {
+            target.removeNamespace(TestTarget.SUBNQN, 1);
+            return null;
+        });
+        assertThat(file).doesNotExist();
+        // a Register of a host that still had the removed namespace's command in hand writes nothing again
+        target.addNamespace(TestTarget.SUBNQN, ns1);
+        assertThat(target.reservation(TestTarget.SUBNQN, 1).registrants()).as("a new namespace: no registrants")
+            .isEmpty();
+        assertThat(file).doesNotExist();
     }
 }

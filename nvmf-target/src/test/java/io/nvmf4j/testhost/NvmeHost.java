@@ -281,8 +281,12 @@ public final class NvmeHost {
     }
 
     public Completion resvAcquireRaw(int nsid, int cdw10, long crkey, long prkey) {
+        return await(resvAcquireAsync(nsid, cdw10, crkey, prkey));
+    }
+
+    public CompletableFuture<Completion> resvAcquireAsync(int nsid, int cdw10, long crkey, long prkey) {
         byte[] d = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(crkey).putLong(prkey).array();
-        return executeWrite(Sqe.of(OPC_RESV_ACQUIRE).nsid(nsid).cdw(10, cdw10), d);
+        return queue.submit(Sqe.of(OPC_RESV_ACQUIRE).nsid(nsid).cdw(10, cdw10), d, 0);
     }
 
     /** Reservation Release: cdw10 RRELA 2:0, RTYPE 15:8; data CRKEY. */

@@ -477,24 +477,27 @@ public final class ConfigService implements AutoCloseable {
     // ------------------------------------------------------------------ machinery
 
     private <T> CompletableFuture<T> submit(String what, Change<T> change) {
-        return submitRaw(what, () -> {
-            Applied<T> applied = change.apply(target);
+        return submitRaw(what, () -> target.keepingReservations(() -> applyAndSave(change)));
+    }
+
+    /** One change and its save (undone when the save fails); inside keepingReservations, see submit. */
+    private <T> T applyAndSave(Change<T> change) {
+        Applied<T> applied = change.apply(target);
+        try {
+            saver.save(file, target.configSnapshot());
+        } catch (IOException | RuntimeException e) {
+            String undone = "the change was undone";
             try {
-                saver.save(file, target.configSnapshot());
-            } catch (IOException | RuntimeException e) {
-                String undone = "the change was undone";
-                try {
-                    applied.undo().run();
-                } catch (RuntimeException u) {
-                    LOG.error("undoing a change that could not be saved failed; the live target differs from {}",
-                        file, u);
-                    undone = "undoing the change failed too (" + u.getMessage() + ")";
-                }
-                throw new PersistenceException("cannot save the configuration to " + file + " (" + e.getMessage()
-                    + "); " + undone, e);
+                applied.undo().run();
+            } catch (RuntimeException u) {
+                LOG.error("undoing a change that could not be saved failed; the live target differs from {}",
+                    file, u);
+                undone = "undoing the change failed too (" + u.getMessage() + ")";
             }
-            return applied.result();
-        });
+            throw new PersistenceException("cannot save the configuration to " + file + " (" + e.getMessage()
+                + "); " + undone, e);
+        }
+        return applied.result();
     }
 
     private <T> CompletableFuture<T> submitRaw(String what, java.util.concurrent.Callable<T> work) {

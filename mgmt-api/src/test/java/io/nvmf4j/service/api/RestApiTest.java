@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static io.nvmf4j.service.api.Http.enc;
@@ -304,6 +305,21 @@ class RestApiTest {
             assertThat(r.get("holder").asText()).isEqualTo(HexFormat.of().formatHex(c.hostid()));
             assertThat(r.get("registrants").get(0).get("key").asText()).isEqualTo(Long.toString(0xFEEDL));
             assertThat(kept).exists();
+
+            // an import that changes the namespace (masking it to this host) replaces it: same NGUID, same
+            // reservation, same file
+            io.nvmf4j.config.TargetConfig want = io.nvmf4j.config.ConfigStore.parse(http.get("/api/v1/config").body());
+            want.subsystems.get(0).namespaces.get(0).hosts = new java.util.ArrayList<>(List.of(TestService.HOSTNQN));
+            Res imported = http.put("/api/v1/config", io.nvmf4j.config.ConfigStore.toJson(want));
+            assertThat(imported.status()).as("%s", imported).isEqualTo(200);
+            assertThat(t.service.target().configSnapshot().subsystems.get(0).namespaces.get(0).hosts)
+                .as("replaced by the import").containsExactly(TestService.HOSTNQN);
+            JsonNode after = http.get(SUB + "/namespaces/1/reservation").json();
+            assertThat(after.get("type").asText()).as("kept through the import")
+                .isEqualTo("exclusive-access-registrants-only");
+            assertThat(after.get("registrants")).hasSize(1);
+            assertThat(kept).as("its file too").exists();
+            assertThat(c.io(0).write(1, 0, new byte[512]).ok()).as("the holder still writes").isTrue();
         }
         assertThat(http.post(SUB + "/namespaces/1/reservation", "{}").status()).as("read-only").isEqualTo(405);
         assertError(http.get(SUB + "/namespaces/9/reservation"), 404, "no namespace 9 in " + NQN, null);
