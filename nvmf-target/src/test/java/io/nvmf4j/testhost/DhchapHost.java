@@ -103,7 +103,7 @@ public final class DhchapHost {
         public int s2;
         public byte[] reply;
 
-        Exchange(int tid, byte[] challenge) {
+        public Exchange(int tid, byte[] challenge) {
             this.tid = tid;
             this.challenge = challenge;
         }
