@@ -9,6 +9,7 @@ import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -235,6 +236,9 @@ public final class NvmfTarget implements Engine {
         Subsystem s = new Subsystem(c.nqn, false, c.serial, c.model, Target.FIRMWARE, c.maxNamespaces, c.minCntlid,
             c.maxCntlid, c.allowAnyHost);
         s.hosts().addAll(c.hosts);
+        for (HostKeyConfig k : c.hostKeys) {
+            s.setHostKey(k.host, k);
+        }
         s.listeners().addAll(c.listeners);
         for (NamespaceConfig n : c.namespaces) {
             s.addNamespace(namespaceOf(n));
@@ -567,13 +571,29 @@ public final class NvmfTarget implements Engine {
     }
 
     @Override
-    public synchronized void addHost(String nqn, String hostnqn) {
+    public void addHost(String nqn, String hostnqn) {
+        addHost(nqn, hostnqn, null);
+    }
+
+    /** Allows a host; with {@code keys} it must authenticate (its key files are checked before anything changes). */
+    @Override
+    public synchronized void addHost(String nqn, String hostnqn, HostKeyConfig keys) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
         if (sc.hosts.contains(hostnqn)) {
             throw ControlException.conflict("host " + hostnqn + " is already allowed on " + nqn);
         }
-        config = validatedWith(c -> subsystemConfig(c, nqn).hosts.add(hostnqn));
-        liveSubsystem(nqn).hosts().add(hostnqn);
+        HostKeyConfig k = keys == null ? null : new HostKeyConfig(hostnqn, keys.dhchapKey, keys.dhchapCtrlKey);
+        config = validatedWith(c -> {
+            SubsystemConfig s = subsystemConfig(c, nqn);
+            s.hosts.add(hostnqn);
+            s.hostKeys.removeIf(h -> hostnqn.equals(h.host));
+            if (k != null) {
+                s.hostKeys.add(k);
+            }
+        });
+        Subsystem live = liveSubsystem(nqn);
+        live.setHostKey(hostnqn, k);
+        live.hosts().add(hostnqn);
         target.discoveryChanged();
     }
 
@@ -584,8 +604,10 @@ public final class NvmfTarget implements Engine {
         if (!sc.hosts.remove(hostnqn)) {
             throw ControlException.notFound("host " + hostnqn + " is not in the list of " + nqn);
         }
+        sc.hostKeys.removeIf(h -> hostnqn.equals(h.host));
         Subsystem live = liveSubsystem(nqn);
         live.hosts().remove(hostnqn);
+        live.setHostKey(hostnqn, null);
         if (!live.allowAnyHost()) {
             for (Controller c : live.controllers()) {
                 if (c.hostnqn().equals(hostnqn)) {

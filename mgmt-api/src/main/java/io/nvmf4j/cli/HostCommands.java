@@ -38,8 +38,10 @@ final class HostCommands extends Group {
         }
     }
 
-    @Command(name = "add", description = {"Allow a host on a subsystem.",
-        "Example: nvmfctl host add -n nqn.2026-11.io.nvmf4j:default -q nqn.2014-08.org.nvmexpress:uuid:..."})
+    @Command(name = "add", description = {"Allow a host on a subsystem; with --dhchap-key it must authenticate "
+        + "(DH-HMAC-CHAP).",
+        "Example: nvmfctl host add -n nqn.2026-11.io.nvmf4j:default -q nqn.2014-08.org.nvmexpress:uuid:...",
+        "         nvmfctl host add -n ... -q ... --dhchap-key /var/lib/nvmf4j/keys/host1.key"})
     static final class Add extends ApiCommand {
         @Mixin
         SubsystemNqn subsystem;
@@ -47,15 +49,41 @@ final class HostCommands extends Group {
         @Mixin
         HostNqn host;
 
+        @Option(names = "--dhchap-key", paramLabel = "FILE", description = "File with the host's DHHC-1 key (as "
+            + "nvme gen-dhchap-key writes it), mode 0600, readable by the service; the host must authenticate.")
+        String dhchapKey;
+
+        @Option(names = "--dhchap-ctrl-key", paramLabel = "FILE", description = "File with the controller's DHHC-1 "
+            + "key, mode 0600: the target proves itself to a host that asks (bidirectional authentication).")
+        String dhchapCtrlKey;
+
         @Override
         public Integer call() {
-            JsonNode added = api().post(path(subsystem.nqn), object().put("nqn", host.hostnqn));
+            if (dhchapCtrlKey != null && dhchapKey == null) {
+                throw new CliException(2, "--dhchap-ctrl-key needs --dhchap-key (the controller authenticates to a "
+                    + "host that authenticated)");
+            }
+            var body = object().put("nqn", host.hostnqn);
+            if (dhchapKey != null) {
+                body.put("dhchapKey", absolute(dhchapKey));
+            }
+            if (dhchapCtrlKey != null) {
+                body.put("dhchapCtrlKey", absolute(dhchapCtrlKey));
+            }
+            JsonNode added = api().post(path(subsystem.nqn), body);
             if (json()) {
                 printJson(added);
             } else {
-                say("allowed host " + host.hostnqn + " on " + subsystem.nqn);
+                say("allowed host " + host.hostnqn + " on " + subsystem.nqn
+                    + (dhchapKey == null ? "" : dhchapCtrlKey == null ? " (DH-HMAC-CHAP)"
+                    : " (DH-HMAC-CHAP, bidirectional)"));
             }
             return 0;
+        }
+
+        /** The service reads the file: a relative name is taken from here (the CLI's directory). */
+        private static String absolute(String file) {
+            return java.nio.file.Path.of(file).toAbsolutePath().normalize().toString();
         }
     }
 

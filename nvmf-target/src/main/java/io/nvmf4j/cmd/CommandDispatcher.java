@@ -46,6 +46,10 @@ public final class CommandDispatcher {
         if (opcode == Opcodes.FABRICS) {
             return fabrics.parse(req);
         }
+        if (!c.authenticated(req.queue().qid())) {
+            // until DH-HMAC-CHAP succeeds on this queue only Fabrics commands run (nvmet_check_auth_status)
+            return NvmeStatus.AUTH_REQUIRED;
+        }
         c.touch();
         if (req.queue().qid() == 0) {
             if (!c.enabledAndReady() && opcode != Opcodes.ADMIN_KEEP_ALIVE) {

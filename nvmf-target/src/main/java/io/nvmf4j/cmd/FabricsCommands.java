@@ -1,6 +1,9 @@
 package io.nvmf4j.cmd;
 
 import io.netty.buffer.ByteBuf;
+import io.nvmf4j.auth.AuthMessages;
+import io.nvmf4j.auth.HostKeys;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.core.CommandHandler;
 import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.ControllerLog;
@@ -12,8 +15,11 @@ import io.nvmf4j.nvme.Layout;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
 
+import java.io.IOException;
+
 /**
- * Fabrics commands: Connect, Property Get, Property Set, Disconnect (NVMe-oF 1.1 section 3).
+ * Fabrics commands: Connect, Property Get, Property Set, Disconnect (NVMe-oF 1.1 section 3); Authentication Send
+ * and Receive are in {@link AuthCommands}.
  *
  * <pre>
  * Connect SQE: 40 RECFMT u16 | 42 QID u16 | 44 SQSIZE u16 | 46 CATTR u8 | 48 KATO u32
@@ -52,6 +58,9 @@ public final class FabricsCommands {
     private final CommandHandler propertyGet = this::executePropertyGet;
     private final CommandHandler propertySet = this::executePropertySet;
     private final CommandHandler disconnect = this::executeDisconnect;
+    private final AuthCommands auth = new AuthCommands();
+    /** Connect response dw0 bit 17 (AUTHREQ.ATR): the host must authenticate this queue with DH-HMAC-CHAP. */
+    public static final int AUTHREQ_ATR = 1 << 17;
 
     public FabricsCommands(Target target) {
         this.target = target;
@@ -80,6 +89,10 @@ public final class FabricsCommands {
             case Opcodes.FCTYPE_DISCONNECT:
                 req.handler = admin ? null : disconnect;
                 break;
+            case Opcodes.FCTYPE_AUTH_SEND:
+                return auth.parseSend(req);
+            case Opcodes.FCTYPE_AUTH_RECV:
+                return auth.parseReceive(req);
             default:
                 req.handler = null;
         }
@@ -150,6 +163,19 @@ public final class FabricsCommands {
                 NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_CNTLID);
             return;
         }
+        HostKeys keys = null;
+        HostKeyConfig keyFiles = subsys.hostKey(hostnqn);
+        if (keyFiles != null) {
+            try {
+                keys = HostKeys.read(keyFiles.dhchapKey, keyFiles.dhchapCtrlKey);
+            } catch (IOException e) {
+                // as nvmet_setup_auth failing with FAILED: the host cannot be authenticated, so it is refused
+                refuse(req, subsys.nqn(), hostnqn, 0, "authentication: " + e.getMessage(),
+                    NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
+                target.observer().authFailed(subsys, AuthMessages.reason(AuthMessages.FAILED));
+                return;
+            }
+        }
         int effectiveKato = subsys.isDiscovery() && kato == 0 ? DISCOVERY_DEFAULT_KATO_MS : kato;
         Controller c = subsys.createController((s, id) -> new Controller(s, id, hostnqn, hostid, queue, effectiveKato,
             target.observer()));
@@ -163,11 +189,14 @@ public final class FabricsCommands {
                 Request.NO_ERROR_LOCATION);
             return;
         }
+        if (keys != null) {
+            c.requireAuthentication(keys);
+        }
         queue.bind(c, 0, sqsize, (cattr & CATTR_DISABLE_SQFLOW) != 0);
         c.startKeepAlive();
         ControllerLog.connected(subsys.nqn(), c.cntlid(), hostnqn, queue.peer(), ControllerLog.transportOf(queue),
             effectiveKato, sqsize + 1);
-        req.dw0 = c.cntlid();
+        req.dw0 = c.cntlid() | (c.authRequired() ? AUTHREQ_ATR : 0);
         req.complete(NvmeStatus.SUCCESS);
     }
 
@@ -207,9 +236,10 @@ public final class FabricsCommands {
                 SQE_QID);
             return;
         }
+        c.clearAuthSession(qid);
         queue.bind(c, qid, sqsize, (cattr & CATTR_DISABLE_SQFLOW) != 0);
         c.touch();
-        req.dw0 = c.cntlid();
+        req.dw0 = c.cntlid() | (c.authRequired() ? AUTHREQ_ATR : 0);
         req.complete(NvmeStatus.SUCCESS);
     }
 

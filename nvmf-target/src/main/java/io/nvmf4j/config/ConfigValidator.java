@@ -1,5 +1,6 @@
 package io.nvmf4j.config;
 
+import io.nvmf4j.auth.KeyFiles;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.runtime.IdleStrategies;
 import io.nvmf4j.transport.TransportRegistry;
@@ -207,6 +208,44 @@ public final class ConfigValidator {
         }
     }
 
+    /**
+     * DH-HMAC-CHAP keys: one entry per allowed host, each naming readable key files ({@link KeyFiles}: absolute, a
+     * regular file of mode 0600, a valid DHHC-1 key); java engine only.
+     */
+    private static void validateHostKeys(TargetConfig c, SubsystemConfig s, String at, List<String> p) {
+        if (s.hostKeys == null) {
+            p.add(at + ".hostKeys: must be a list (may be empty)");
+            return;
+        }
+        if (!s.hostKeys.isEmpty() && Engines.SPDK.equals(c.engine)) {
+            p.add(at + ".hostKeys: DH-HMAC-CHAP authentication is not supported by the spdk engine yet; use engine"
+                + " java");
+            return;
+        }
+        Set<String> keyed = new HashSet<>();
+        for (int i = 0; i < s.hostKeys.size(); i++) {
+            HostKeyConfig k = s.hostKeys.get(i);
+            String kat = at + ".hostKeys[" + i + "]";
+            if (k == null || k.host == null || k.dhchapKey == null) {
+                p.add(kat + ": needs host and dhchapKey");
+                continue;
+            }
+            if (!keyed.add(k.host)) {
+                p.add(kat + ": duplicate host " + k.host);
+            } else if (!s.allowAnyHost && !s.hosts.contains(k.host)) {
+                p.add(kat + ": host " + k.host + " is not in hosts (and allowAnyHost is off); allow it there too");
+            }
+            String problem = KeyFiles.problem(k.dhchapKey);
+            if (problem != null) {
+                p.add(kat + ".dhchapKey: " + problem);
+            }
+            problem = k.dhchapCtrlKey == null ? null : KeyFiles.problem(k.dhchapCtrlKey);
+            if (problem != null) {
+                p.add(kat + ".dhchapCtrlKey: " + problem);
+            }
+        }
+    }
+
     private static void validateSpdk(SpdkConfig s, List<String> p) {
         try {
             SpdkCores.parse(s.coreMask);
@@ -383,6 +422,7 @@ public final class ConfigValidator {
                 p.add(at + ".hosts[" + i + "]: duplicate host " + h);
             }
         }
+        validateHostKeys(c, s, at, p);
         Set<Integer> nsids = new HashSet<>();
         for (int i = 0; i < s.namespaces.size(); i++) {
             NamespaceConfig n = s.namespaces.get(i);

@@ -18,6 +18,9 @@ public final class SubsystemConfig {
     /** Admit any host NQN; otherwise only those in {@link #hosts}. */
     public boolean allowAnyHost;
     public List<String> hosts = new ArrayList<>();
+    /** DH-HMAC-CHAP key files per host; a host listed here must authenticate (absent from the JSON when empty). */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    public List<HostKeyConfig> hostKeys = new ArrayList<>();
     public int maxNamespaces = 32;
     public int minCntlid = 1;
     public int maxCntlid = 0xFFEF;

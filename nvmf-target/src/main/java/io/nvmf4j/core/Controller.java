@@ -1,5 +1,8 @@
 package io.nvmf4j.core;
 
+import io.nvmf4j.auth.AuthSession;
+import io.nvmf4j.auth.HostKeys;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.nvme.NvmeStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +61,10 @@ public final class Controller {
     private final Queue[] ioQueues;
     private final AtomicBoolean destroyed = new AtomicBoolean();
     private final IoObserver observer;
+    /** DH-HMAC-CHAP: the host's keys when it must authenticate (null: no authentication), and each queue's state. */
+    private volatile HostKeys hostKeys;
+    private volatile boolean authRequired;
+    private final AuthSession[] authSessions;
 
     /** CC.EN, CC.SHN (bits 15:14) and CSTS.RDY, CSTS.CFS, CSTS.SHST (bits 3:2). */
     public static final int CC_EN = 0x1;
@@ -120,6 +127,7 @@ public final class Controller {
         this.adminQueue = adminQueue;
         this.limits = adminQueue.limits();
         this.ioQueues = new Queue[limits.maxIoQueues() + 1];
+        this.authSessions = new AuthSession[ioQueues.length];
         this.grantedIoQueues = limits.maxIoQueues();
         this.kato = kato;
         touch();
@@ -458,6 +466,64 @@ public final class Controller {
     @FunctionalInterface
     public interface ErrorVisitor {
         void visit(long count, int sqid, int cid, int status, int location, long lba, int nsid);
+    }
+
+    // ---- in-band authentication (DH-HMAC-CHAP) ----
+
+    /** The host must authenticate every queue with {@code keys} (set at the admin Connect, before any queue binds). */
+    public void requireAuthentication(HostKeys keys) {
+        this.hostKeys = keys;
+        this.authRequired = true;
+    }
+
+    /** Whether the host must authenticate its queues (the Connect response's AUTHREQ.ATR). */
+    public boolean authRequired() {
+        return authRequired;
+    }
+
+    /** Whether queue {@code qid} may run commands other than Fabrics ones (as nvmet_check_auth_status). */
+    public boolean authenticated(int qid) {
+        if (!authRequired) {
+            return true;
+        }
+        AuthSession s = qid < authSessions.length ? authSessions[qid] : null;
+        return s != null && s.authenticated();
+    }
+
+    /**
+     * The authentication state of queue {@code qid}, created at its first Authentication Send or Receive (queue
+     * thread). The admin queue's session reads the key files again at each Negotiate (re-authentication, rotation).
+     */
+    public AuthSession authSession(int qid, Queue queue) {
+        AuthSession s = authSessions[qid];
+        if (s == null) {
+            s = new AuthSession(hostnqn, subsystem.nqn(), qid == 0, new AuthSession.KeySource() {
+                @Override
+                public HostKeys keys() {
+                    return hostKeys;
+                }
+
+                @Override
+                public HostKeys reload() throws java.io.IOException {
+                    HostKeyConfig c = subsystem.hostKey(hostnqn);
+                    hostKeys = c == null ? null : HostKeys.read(c.dhchapKey, c.dhchapCtrlKey);
+                    return hostKeys;
+                }
+            }, kato);
+            authSessions[qid] = s;
+        }
+        return s;
+    }
+
+    /** Forgets queue {@code qid}'s authentication (its queue is gone; a new Connect of that qid starts afresh). */
+    public void clearAuthSession(int qid) {
+        if (qid < authSessions.length) {
+            authSessions[qid] = null;
+        }
+    }
+
+    public IoObserver observer() {
+        return observer;
     }
 
     // ---- teardown ----

@@ -68,6 +68,22 @@ public final class ControllerLog {
             reason, more);
     }
 
+    /** A failed DH-HMAC-CHAP authentication (rate-limited with the refusals), with the reason code's meaning. */
+    public static void authFailed(String subnqn, String hostnqn, String host, String transport, int cntlid, int qid,
+                                  String reason) {
+        long skipped = REFUSALS.acquire(System.nanoTime());
+        if (skipped < 0) {
+            return;
+        }
+        LoggingEventBuilder b = event(LOG.atWarn(), subnqn, hostnqn, host, transport).addKeyValue("cntlid", cntlid)
+            .addKeyValue("qid", qid).addKeyValue("reason", reason);
+        if (skipped > 0) {
+            b.addKeyValue("refusals_not_logged", skipped);
+        }
+        b.log("authentication failed: host {} at {} over {} to {} (cntlid {}, qid {}): {}", hostnqn, host, transport,
+            subnqn, cntlid, qid, reason);
+    }
+
     /** The transport of a queue's listener ({@code tcp}, {@code rdma}), {@code ?} for a queue without one. */
     public static String transportOf(Queue q) {
         return q.listener() == null ? "?" : q.listener().transport;

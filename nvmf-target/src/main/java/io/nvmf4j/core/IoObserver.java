@@ -47,4 +47,12 @@ public interface IoObserver {
     /** A controller was torn down because its keep-alive timer expired. */
     default void keepAliveExpired(Subsystem subsystem) {
     }
+
+    /**
+     * A DH-HMAC-CHAP authentication failed (a refused Connect for an unreadable key file included).
+     *
+     * @param reason the AUTH_Failure reason code explanation's short name (see {@code AuthMessages.reason})
+     */
+    default void authFailed(Subsystem subsystem, String reason) {
+    }
 }

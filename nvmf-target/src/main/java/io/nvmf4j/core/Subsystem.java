@@ -1,10 +1,12 @@
 package io.nvmf4j.core;
 
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,6 +32,8 @@ public final class Subsystem {
     private final int maxCntlid;
     private volatile boolean allowAnyHost;
     private final Set<String> hosts = new CopyOnWriteArraySet<>();
+    /** DH-HMAC-CHAP key files by host NQN: a host listed here must authenticate. */
+    private final Map<String, HostKeyConfig> hostKeys = new ConcurrentHashMap<>();
     private final List<ListenerConfig> listeners = new CopyOnWriteArrayList<>();
     private volatile Namespace[] namespaces;
     private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
@@ -85,6 +89,20 @@ public final class Subsystem {
 
     public Set<String> hosts() {
         return hosts;
+    }
+
+    /** The key files of {@code hostnqn}, or null when it does not authenticate. */
+    public HostKeyConfig hostKey(String hostnqn) {
+        return hostKeys.get(hostnqn);
+    }
+
+    /** Sets (or with null removes) the key files of {@code hostnqn}; the next authentication uses them. */
+    public void setHostKey(String hostnqn, HostKeyConfig keys) {
+        if (keys == null) {
+            hostKeys.remove(hostnqn);
+        } else {
+            hostKeys.put(hostnqn, keys);
+        }
     }
 
     public boolean allowsHost(String hostnqn) {

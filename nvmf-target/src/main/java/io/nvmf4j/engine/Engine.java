@@ -3,6 +3,7 @@ package io.nvmf4j.engine;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
@@ -73,6 +74,18 @@ public interface Engine extends AutoCloseable {
     void removeNamespace(String nqn, int nsid);
 
     void addHost(String nqn, String hostnqn);
+
+    /**
+     * Allows a host that must authenticate with DH-HMAC-CHAP using the key files {@code keys} names ({@code keys}
+     * null: as {@link #addHost(String, String)}). Engines without in-band authentication refuse keys.
+     */
+    default void addHost(String nqn, String hostnqn, HostKeyConfig keys) {
+        if (keys != null) {
+            throw ControlException.invalid("DH-HMAC-CHAP authentication (dhchapKey) is not supported by the " + name()
+                + " engine yet; use engine java");
+        }
+        addHost(nqn, hostnqn);
+    }
 
     /** Disallows a host; its controllers on this subsystem are disconnected. */
     void removeHost(String nqn, String hostnqn);

@@ -44,6 +44,8 @@ public final class NvmeStatus {
     public static final int CONNECT_CONTROLLER_BUSY = (1 << 8) | 0x81;
     public static final int CONNECT_INVALID_PARAMETERS = DNR | (1 << 8) | 0x82;
     public static final int CONNECT_INVALID_HOST = DNR | (1 << 8) | 0x84;
+    /** The queue has not completed DH-HMAC-CHAP authentication (NVMe-oF: commands other than Fabrics ones). */
+    public static final int AUTH_REQUIRED = DNR | (1 << 8) | 0x91;
     // Media and data integrity errors (SCT 2)
     public static final int WRITE_FAULT = (2 << 8) | 0x80;
     public static final int UNRECOVERED_READ_ERROR = (2 << 8) | 0x81;

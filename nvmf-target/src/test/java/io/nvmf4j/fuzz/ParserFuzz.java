@@ -42,6 +42,7 @@ public final class ParserFuzz {
         m.put("rdma-sgl", RdmaParserFuzz.Sgl::new);
         m.put("rdma-cm-private-data", RdmaParserFuzz.CmPrivateData::new);
         m.put("config", ConfigFuzz::new);
+        m.put("auth", io.nvmf4j.auth.AuthFuzz::new);
         return m;
     }
 

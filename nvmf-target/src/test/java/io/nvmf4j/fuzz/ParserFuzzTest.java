@@ -22,6 +22,7 @@ class ParserFuzzTest {
     private static final FuzzTarget SGL = new RdmaParserFuzz.Sgl();
     private static final FuzzTarget CM = new RdmaParserFuzz.CmPrivateData();
     private static final FuzzTarget CONFIG = new ConfigFuzz();
+    private static final FuzzTarget AUTH = new io.nvmf4j.auth.AuthFuzz();
 
     @BeforeContainer
     static void start() throws Exception {
@@ -57,13 +58,18 @@ class ParserFuzzTest {
         CONFIG.run(seed);
     }
 
+    @Property(tries = 1000, seed = "2817")
+    void authMessagesNeverEscape(@ForAll long seed) {
+        AUTH.run(seed);
+    }
+
     /** A fresh seed each run (printed), through the long run's own loop, watchdog and health check. */
     @Property(tries = 1)
     void freshSeedRun() {
         long seed = System.nanoTime();
         System.out.println("ParserFuzzTest: fresh seed " + seed + " (replay: ./dev.sh fuzz --seed " + seed
             + " --cases 4000)");
-        ParserFuzz.Result r = ParserFuzz.run(List.of(tcp, SGL, CM, CONFIG), 4000, seed, System.out);
+        ParserFuzz.Result r = ParserFuzz.run(List.of(tcp, SGL, CM, CONFIG, AUTH), 4000, seed, System.out);
         assertThat(r.firstEscapes()).as("escapes from seed %d", seed).isEmpty();
         assertThat(r.hangs()).as("hangs from seed %d", seed).isZero();
         assertThat(r.cases()).isEqualTo(4000);

@@ -5,10 +5,26 @@ import io.nvmf4j.core.IoObserver;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
-/** Counts the transport events a test asserts on: fatal errors by FES and handshake timeouts. */
+/** Counts the events a test asserts on: fatal transport errors by FES, handshake timeouts, failed authentications. */
 final class CountingObserver implements IoObserver {
     private final AtomicIntegerArray errorsByFes = new AtomicIntegerArray(256);
     private final AtomicInteger connectTimeouts = new AtomicInteger();
+    private final java.util.Map<String, AtomicInteger> authFailures = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Override
+    public void authFailed(io.nvmf4j.core.Subsystem subsystem, String reason) {
+        authFailures.computeIfAbsent(reason, r -> new AtomicInteger()).incrementAndGet();
+    }
+
+    /** Authentication failures counted with {@code reason} (see AuthMessages.reason). */
+    int authFailures(String reason) {
+        AtomicInteger n = authFailures.get(reason);
+        return n == null ? 0 : n.get();
+    }
+
+    int authFailures() {
+        return authFailures.values().stream().mapToInt(AtomicInteger::get).sum();
+    }
 
     @Override
     public void transportError(String transport, int fes) {

@@ -28,14 +28,27 @@ public final class NvmeController implements AutoCloseable {
         this.hostid = hostid;
     }
 
+    /** Authenticates one queue after its Connect asked for it (AUTHREQ.ATR); throws when that fails. */
+    @FunctionalInterface
+    public interface Authenticator {
+        void authenticate(NvmeHost queue, int qid);
+    }
+
     public static NvmeController open(String address, int port, String subnqn, String hostnqn, int katoMs,
                                       int ioQueues, TcpHostOptions options) throws IOException {
+        return open(address, port, subnqn, hostnqn, katoMs, ioQueues, options, null);
+    }
+
+    /** As a Linux host with a DH-HMAC-CHAP key: each queue whose Connect sets AUTHREQ.ATR is authenticated. */
+    public static NvmeController open(String address, int port, String subnqn, String hostnqn, int katoMs,
+                                      int ioQueues, TcpHostOptions options, Authenticator auth) throws IOException {
         byte[] hostid = hostIdFor(hostnqn);
         List<NvmeHost> io = new ArrayList<>();
         NvmeHost admin = new NvmeHost(TcpHost.connect(address, port, options), 512);
         try {
             NvmeHost.ConnectResult r = admin.fabricsConnect(0, ADMIN_SQSIZE, 0xFFFF, katoMs, hostnqn, subnqn, hostid);
             check(r.completion(), "admin Connect to " + subnqn);
+            authenticateIfAsked(auth, admin, 0, r.completion());
             admin.enableController();
             if (ioQueues > 0) {
                 int n = ioQueues - 1;
@@ -44,14 +57,25 @@ public final class NvmeController implements AutoCloseable {
             for (int qid = 1; qid <= ioQueues; qid++) {
                 NvmeHost q = new NvmeHost(TcpHost.connect(address, port, options), 512);
                 io.add(q);
-                check(q.fabricsConnect(qid, IO_SQSIZE, r.cntlid(), 0, hostnqn, subnqn, hostid).completion(),
-                        "I/O queue " + qid + " Connect");
+                Completion c = q.fabricsConnect(qid, IO_SQSIZE, r.cntlid(), 0, hostnqn, subnqn, hostid).completion();
+                check(c, "I/O queue " + qid + " Connect");
+                authenticateIfAsked(auth, q, qid, c);
             }
             return new NvmeController(admin, io, r.cntlid(), hostid);
         } catch (IOException | RuntimeException e) {
             io.forEach(q -> q.queue().close());
             admin.queue().close();
             throw e;
+        }
+    }
+
+    /** Connect dw0 bit 17: AUTHREQ.ATR. */
+    private static void authenticateIfAsked(Authenticator auth, NvmeHost q, int qid, Completion connect) {
+        if ((connect.dw0() & (1 << 17)) != 0) {
+            if (auth == null) {
+                throw new IllegalStateException("qid " + qid + ": the target asks for authentication (ATR)");
+            }
+            auth.authenticate(q, qid);
         }
     }
 

@@ -218,7 +218,8 @@ final class ApiContract {
             .ok(204, null),
 
         new Op("GET", HOSTS, "listHosts", "Allowed host NQNs").ok(200, new Many(String.class)),
-        new Op("POST", HOSTS, "addHost", "Allow a host").body(Bodies.Host.class).ok(201, Views.AllowedHost.class)
+        new Op("POST", HOSTS, "addHost", "Allow a host (with dhchapKey: it must authenticate with DH-HMAC-CHAP)")
+            .body(Bodies.AllowedHost.class).ok(201, Views.AllowedHost.class)
             .fails(409, "The host is allowed already"),
         new Op("DELETE", HOSTS + "/:hostnqn", "removeHost", "Disallow a host (its controllers are disconnected)")
             .ok(204, null),

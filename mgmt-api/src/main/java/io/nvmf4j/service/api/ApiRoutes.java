@@ -9,6 +9,7 @@ import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
@@ -147,8 +148,7 @@ public final class ApiRoutes {
         String hosts = V1 + "/subsystems/:nqn/hosts";
         r.get(hosts).handler(ctx -> read(ctx, () -> subsystem(ctx).hosts));
         r.post(hosts).handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> service.addHost(ctx.pathParam("nqn"),
-                required(body(ctx, Bodies.Host.class).nqn, "nqn")), Views.AllowedHost::new));
+            change(ctx, 201, () -> addHost(ctx), Views.AllowedHost::new));
         r.delete(hosts + "/:hostnqn").handler(ctx ->
             change(ctx, 204, () -> service.removeHost(ctx.pathParam("nqn"), ctx.pathParam("hostnqn")), x -> null));
 
@@ -352,6 +352,19 @@ public final class ApiRoutes {
     private static ErrorBdev.Injection injection(Bodies.ErrorInjection b) {
         return new ErrorBdev.Injection(required(b.ioType, "ioType"), required(b.errorType, "errorType"),
             b.count == null ? 0 : b.count, b.timeoutMs == null ? 0 : b.timeoutMs);
+    }
+
+    /** POST /subsystems/{nqn}/hosts: a dhchapCtrlKey needs a dhchapKey (the controller only answers a host that authenticated). */
+    private CompletionStage<String> addHost(RoutingContext ctx) {
+        Bodies.AllowedHost b = body(ctx, Bodies.AllowedHost.class);
+        String nqn = required(b, "nqn").nqn;
+        required(nqn, "nqn");
+        if (b.dhchapKey == null && b.dhchapCtrlKey != null) {
+            throw ApiError.badRequest("dhchapCtrlKey", "needs dhchapKey too (bidirectional authentication is on top of"
+                + " the host's)");
+        }
+        return service.addHost(ctx.pathParam("nqn"), nqn,
+            b.dhchapKey == null ? null : new HostKeyConfig(nqn, b.dhchapKey, b.dhchapCtrlKey));
     }
 
     private static <T> T required(T value, String field) {

@@ -19,10 +19,20 @@ final class Bodies {
         public Boolean allowAnyHost;
     }
 
-    /** POST /subsystems/{nqn}/hosts. */
+    /** POST /subsystems/{nqn}/namespaces/{nsid}/hosts. */
     @JsonIgnoreProperties(ignoreUnknown = false)
     public static final class Host {
         public String nqn;
+    }
+
+    /** POST /subsystems/{nqn}/hosts: the host NQN, and the key files when it must authenticate with DH-HMAC-CHAP. */
+    @JsonIgnoreProperties(ignoreUnknown = false)
+    public static final class AllowedHost {
+        public String nqn;
+        /** Absolute path of the file with the host's DHHC-1 key (mode 0600); the host must then authenticate. */
+        public String dhchapKey;
+        /** Absolute path of the file with the controller's DHHC-1 key (mode 0600): bidirectional authentication. */
+        public String dhchapCtrlKey;
     }
 
     /** POST /bdevs/{name}/errors: an injection into an error bdev (see io.nvmf4j.bdev.ErrorBdev). */

@@ -1,6 +1,7 @@
 package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -21,6 +22,9 @@ public final class SubsystemView {
     public String model;
     public boolean allowAnyHost;
     public List<String> hosts;
+    /** DH-HMAC-CHAP key files per host (paths only; the keys never leave their files). */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    public List<HostKeyConfig> hostKeys;
     public int maxNamespaces;
     public int minCntlid;
     public int maxCntlid;
@@ -38,6 +42,7 @@ public final class SubsystemView {
         v.model = s.model;
         v.allowAnyHost = s.allowAnyHost;
         v.hosts = s.hosts;
+        v.hostKeys = s.hostKeys;
         v.maxNamespaces = s.maxNamespaces;
         v.minCntlid = s.minCntlid;
         v.maxCntlid = s.maxCntlid;

@@ -22,6 +22,11 @@ public final class MetricNames {
     public static final String ADMIN_ERRORS = "nvmf.admin.errors";
     /** {@code nvmf_keepalive_expired_total{subsystem}}: controllers torn down by their keep-alive timer. */
     public static final String KEEPALIVE_EXPIRED = "nvmf.keepalive.expired";
+    /**
+     * {@code nvmf_auth_failures_total{subsystem}}: failed DH-HMAC-CHAP authentications (the log line has the host NQN
+     * and the reason).
+     */
+    public static final String AUTH_FAILURES = "nvmf.auth.failures";
 
     /** {@code nvmf_transport_connections{transport}}: open transport connections (gauge). */
     public static final String TRANSPORT_CONNECTIONS = "nvmf.transport.connections";

@@ -44,7 +44,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * Per namespace (tags {@code subsystem=<nqn>}, {@code nsid=<n>}): {@code nvmf_io_commands_total{op=read|write|other}},
  * {@code nvmf_io_bytes_total{op=read|write}}, {@code nvmf_io_latency_seconds{op=read|write}} and
  * {@code nvmf_io_errors_total{status="<sct>/0x<sc>"}}, gauge {@code nvmf_namespace_durability_errors}. Per subsystem: {@code nvmf_admin_errors_total{status}},
- * {@code nvmf_keepalive_expired_total}, gauges {@code nvmf_subsystem_controllers}, {@code nvmf_subsystem_queues},
+ * {@code nvmf_keepalive_expired_total}, {@code nvmf_auth_failures_total}, gauges {@code nvmf_subsystem_controllers}, {@code nvmf_subsystem_queues},
  * {@code nvmf_subsystem_namespaces}. Per transport ({@code transport=tcp}): {@code nvmf_transport_connections}
  * (open), {@code nvmf_transport_queues_connected_total{queue=admin|io}}, {@code nvmf_transport_errors_total{fes}},
  * {@code nvmf_transport_connect_timeouts_total}.
@@ -309,10 +309,11 @@ public final class Metrics implements AutoCloseable {
         return m != null ? m : byTransport.computeIfAbsent(name, k -> new TransportMeters(registry, k));
     }
 
-    /** Admin errors and keep-alive expiries of one subsystem. */
+    /** Admin errors, keep-alive expiries and authentication failures of one subsystem. */
     private static final class SubsystemMeters {
         private final MeterRegistry registry;
         private final Counter keepAliveExpired;
+        private final Counter authFailures;
         private final StatusCounters adminErrors;
 
         SubsystemMeters(MeterRegistry registry, String nqn) {
@@ -321,12 +322,16 @@ public final class Metrics implements AutoCloseable {
             keepAliveExpired = Counter.builder(MetricNames.KEEPALIVE_EXPIRED)
                 .description("controllers torn down because their keep-alive timer expired").tags(tags)
                 .register(registry);
+            authFailures = Counter.builder(MetricNames.AUTH_FAILURES)
+                .description("failed DH-HMAC-CHAP authentications (the log names the host and the reason)").tags(tags)
+                .register(registry);
             adminErrors = new StatusCounters(registry, MetricNames.ADMIN_ERRORS,
                 "admin commands completed with an error, by status", tags);
         }
 
         void remove() {
             registry.remove(keepAliveExpired);
+            registry.remove(authFailures);
             adminErrors.remove();
         }
     }
@@ -372,6 +377,11 @@ public final class Metrics implements AutoCloseable {
         @Override
         public void keepAliveExpired(Subsystem subsystem) {
             subsystem(subsystem.nqn()).keepAliveExpired.increment();
+        }
+
+        @Override
+        public void authFailed(Subsystem subsystem, String reason) {
+            subsystem(subsystem.nqn()).authFailures.increment();
         }
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
@@ -116,9 +117,9 @@ final class ConfigImport {
                 }
             }
             for (String host : h.hosts) {
-                if (!w.hosts.contains(host)) {
+                if (!w.hosts.contains(host) || !Objects.equals(keyOf(h, host), keyOf(w, host))) {
                     t.removeHost(h.nqn, host);
-                    undo.push(() -> t.addHost(h.nqn, host));
+                    undo.push(() -> t.addHost(h.nqn, host, keyOf(h, host)));
                 }
             }
             for (ListenerConfig l : h.listeners) {
@@ -157,8 +158,8 @@ final class ConfigImport {
                 continue;
             }
             for (String host : w.hosts) {
-                if (!h.hosts.contains(host)) {
-                    t.addHost(w.nqn, host);
+                if (!h.hosts.contains(host) || !Objects.equals(keyOf(h, host), keyOf(w, host))) {
+                    t.addHost(w.nqn, host, keyOf(w, host));
                     undo.push(() -> t.removeHost(w.nqn, host));
                 }
             }
@@ -208,7 +209,24 @@ final class ConfigImport {
 
     private static boolean identityChanged(SubsystemConfig h, SubsystemConfig w) {
         return !Objects.equals(h.serial, w.serial) || !Objects.equals(h.model, w.model)
-            || h.maxNamespaces != w.maxNamespaces || h.minCntlid != w.minCntlid || h.maxCntlid != w.maxCntlid;
+            || h.maxNamespaces != w.maxNamespaces || h.minCntlid != w.minCntlid || h.maxCntlid != w.maxCntlid
+            || !unlistedKeys(h).equals(unlistedKeys(w));
+    }
+
+    /** The DH-HMAC-CHAP keys of a host, or null. */
+    private static HostKeyConfig keyOf(SubsystemConfig s, String host) {
+        return s.hostKeys.stream().filter(k -> host.equals(k.host)).findFirst().orElse(null);
+    }
+
+    /** Keys of hosts outside the hosts list (admitted by allowAnyHost): no host call carries them, so they are identity. */
+    private static java.util.Set<HostKeyConfig> unlistedKeys(SubsystemConfig s) {
+        java.util.Set<HostKeyConfig> out = new java.util.HashSet<>();
+        for (HostKeyConfig k : s.hostKeys) {
+            if (!s.hosts.contains(k.host)) {
+                out.add(k);
+            }
+        }
+        return out;
     }
 
     private static SubsystemConfig subsystem(TargetConfig c, String nqn) {

@@ -8,6 +8,7 @@ import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
@@ -331,9 +332,14 @@ public final class ConfigService implements AutoCloseable {
     }
 
     public CompletableFuture<String> addHost(String nqn, String hostnqn) {
-        return submit("allow host " + hostnqn + " on " + nqn, t -> {
+        return addHost(nqn, hostnqn, null);
+    }
+
+    /** Allows a host; with {@code keys} (DH-HMAC-CHAP key files) it must authenticate. */
+    public CompletableFuture<String> addHost(String nqn, String hostnqn, HostKeyConfig keys) {
+        return submit("allow host " + hostnqn + " on " + nqn + (keys == null ? "" : " with DH-HMAC-CHAP keys"), t -> {
             labeled(fragmentAt(t, nqn, "hosts"), "nqn", () -> {
-                t.addHost(nqn, hostnqn);
+                t.addHost(nqn, hostnqn, keys);
                 return null;
             });
             return new Applied<>(hostnqn, () -> t.removeHost(nqn, hostnqn));
@@ -342,8 +348,10 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<Void> removeHost(String nqn, String hostnqn) {
         return submit("disallow host " + hostnqn + " on " + nqn, t -> {
+            HostKeyConfig keys = find(t.configSnapshot(), nqn).hostKeys.stream()
+                .filter(k -> hostnqn.equals(k.host)).findFirst().orElse(null);
             t.removeHost(nqn, hostnqn);
-            return new Applied<>(null, () -> t.addHost(nqn, hostnqn));
+            return new Applied<>(null, () -> t.addHost(nqn, hostnqn, keys));
         });
     }
 

@@ -237,6 +237,38 @@ class RestApiTest {
             "host " + TestService.HOSTNQN + " is not in the list of " + NQN, null);
     }
 
+    /** A host with DH-HMAC-CHAP key files: paths in the config, keys never; bad files and bodies are 400s. */
+    @Test
+    void hostsWithDhchapKeys() throws Exception {
+        String secret = io.nvmf4j.auth.DhchapKey.format(1, new byte[32]);
+        Path key = dir.resolve("host.key");
+        java.nio.file.Files.writeString(key, secret);
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Res open = http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"dhchapKey\":\"" + key + "\"}");
+        assertThat(open.status()).as("%s", open).isEqualTo(400);
+        assertThat(open.error()).contains("hostKeys[0].dhchapKey").contains("permissions 0644 are too open");
+        assertThat(http.get(SUB + "/hosts").json()).as("nothing changed").isEmpty();
+
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        assertError(http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"dhchapCtrlKey\":\"" + key
+            + "\"}"), 400, "dhchapCtrlKey: needs dhchapKey too (bidirectional authentication is on top of the host's)",
+            "dhchapCtrlKey");
+        Res added = http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"dhchapKey\":\"" + key
+            + "\",\"dhchapCtrlKey\":\"" + key + "\"}");
+        assertThat(added.status()).as("%s", added).isEqualTo(201);
+        assertPersisted();
+        JsonNode sub = http.get(SUB).json();
+        assertThat(sub.get("hostKeys").get(0).get("host").asText()).isEqualTo(TestService.HOSTNQN);
+        assertThat(sub.get("hostKeys").get(0).get("dhchapKey").asText()).isEqualTo(key.toString());
+        String config = http.get("/api/v1/config").body();
+        assertThat(config).contains(key.toString()).doesNotContain(secret.substring(10, 40));
+        assertThat(t.fileJson().toString()).doesNotContain(secret.substring(10, 40));
+
+        assertThat(http.delete(SUB + "/hosts/" + enc(TestService.HOSTNQN)).status()).isEqualTo(204);
+        assertThat(http.get(SUB).json().has("hostKeys")).as("the keys go with the host").isFalse();
+        assertPersisted();
+    }
+
     @Test
     void listenersAddListRemove() throws Exception {
         int port = TestService.freePort();

@@ -1,0 +1,85 @@
+package io.nvmf4j.cmd;
+
+import io.nvmf4j.auth.AuthMessages;
+import io.nvmf4j.auth.AuthSession;
+import io.nvmf4j.core.CommandHandler;
+import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.ControllerLog;
+import io.nvmf4j.core.Queue;
+import io.nvmf4j.core.Request;
+import io.nvmf4j.nvme.NvmeStatus;
+
+/**
+ * Authentication Send (fctype 05h) and Authentication Receive (06h), as Linux nvmet's {@code fabrics-cmd-auth.c}:
+ * the SQE is checked here (SECP E9h, SPSP0 = SPSP1 = 01h, a TL / AL of 1 .. {@link AuthMessages#MAX_LENGTH}), the
+ * messages by the queue's {@link AuthSession}. Both complete with success while the protocol runs; a failed
+ * authentication (a Failure1 handed to the host, a message out of order, the host's Failure2) is logged with the host
+ * NQN, counted, and tears down that host's controller, as nvmet's {@code nvmet_ctrl_fatal_error} does.
+ */
+final class AuthCommands {
+    private final CommandHandler send = this::executeSend;
+    private final CommandHandler receive = this::executeReceive;
+
+    int parseSend(Request req) {
+        return parse(req, send, Request.XFER_H2C);
+    }
+
+    int parseReceive(Request req) {
+        return parse(req, receive, Request.XFER_C2H);
+    }
+
+    private static int parse(Request req, CommandHandler handler, int dir) {
+        int field = req.sqe.u8(AuthMessages.SQE_SECP) != AuthMessages.SECP_DHCHAP ? AuthMessages.SQE_SECP
+            : req.sqe.u8(AuthMessages.SQE_SPSP0) != AuthMessages.SPSP ? AuthMessages.SQE_SPSP0
+            : req.sqe.u8(AuthMessages.SQE_SPSP1) != AuthMessages.SPSP ? AuthMessages.SQE_SPSP1 : -1;
+        long length = Integer.toUnsignedLong(req.sqe.u32(AuthMessages.SQE_LENGTH));
+        if (field < 0 && (length == 0 || length > AuthMessages.MAX_LENGTH)) {
+            field = AuthMessages.SQE_LENGTH;
+        }
+        if (field >= 0) {
+            req.errorLocation = field;
+            return NvmeStatus.INVALID_FIELD;
+        }
+        req.handler = handler;
+        req.xferDir = dir;
+        req.expectedLength = (int) length;
+        return NvmeStatus.SUCCESS;
+    }
+
+    private void executeSend(Request req) {
+        Controller c = req.controller();
+        c.touch(); // traffic: the keep-alive timer does not run out while the host authenticates
+        AuthSession s = c.authSession(req.queue().qid(), req.queue());
+        byte[] m = new byte[req.dataLength];
+        req.data.getBytes(0, m);
+        s.send(m);
+        req.complete(NvmeStatus.SUCCESS);
+        failIfRefused(c, req.queue(), s);
+    }
+
+    private void executeReceive(Request req) {
+        Controller c = req.controller();
+        c.touch();
+        AuthSession s = c.authSession(req.queue().qid(), req.queue());
+        byte[] m = s.receive(req.dataLength);
+        if (m == null) {
+            req.fail(NvmeStatus.INTERNAL_ERROR, AuthMessages.SQE_LENGTH); // AL too small for the message, as nvmet
+            return;
+        }
+        req.data.setBytes(0, m);
+        req.complete(NvmeStatus.SUCCESS);
+        failIfRefused(c, req.queue(), s);
+    }
+
+    /** After the response is on its way: a failed authentication ends the host's controller. */
+    private static void failIfRefused(Controller c, Queue q, AuthSession s) {
+        int failure = s.takeFailure();
+        if (failure == 0) {
+            return;
+        }
+        ControllerLog.authFailed(c.subsystem().nqn(), c.hostnqn(), q.peer(), ControllerLog.transportOf(q), c.cntlid(),
+            q.qid(), s.failureDetail());
+        c.observer().authFailed(c.subsystem(), AuthMessages.reason(failure));
+        c.destroy("authentication failed on qid " + q.qid() + ": " + s.failureDetail());
+    }
+}
