@@ -13,6 +13,8 @@
 #      TCP, CM rejects of bad private data (guest/BadConnect.java)
 #   4b. the spdk engine (SPDK's target inside the service JVM, in hugepages) over TCP and
 #      RDMA: the identity checks, fio verify, a namespace added live, restarts
+#   4c. DH-HMAC-CHAP (guest/auth.sh, --suite trixie): kernel nvmet, then nvmf4j with hostKeys
+#   4d. NVMe/TCP TLS (guest/tls.sh, --suite trixie): kernel nvmet with tlshd, a PSK in the keyring
 #   (the power cut runs in two boots of its own: guest/powercut.sh)
 #   5. the nvmf4j/nvmet ratio tables (TCP, RDMA), teardown, kernel log check
 # Writes $E2E_RES/results.tsv (check, PASS|FAIL|SKIP, detail), metrics.tsv,
@@ -740,6 +742,14 @@ else
     skip spdk/all "not run: the service did not start"
   fi
 fi
+
+########################################################################
+# DH-HMAC-CHAP (guest/auth.sh): kernel nvmet as the control, then nvmf4j; needs the 6.12 guest (--suite trixie)
+. "$HERE/auth.sh"
+if want auth; then auth_part; else skip auth "not selected (--only $E2E_ONLY)"; fi
+# NVMe/TCP TLS with a PSK (guest/tls.sh), the kernel's nvmet and tlshd: the control for nvmf4j's TLS
+. "$HERE/tls.sh"
+if want tls; then tls_part; else skip tls "not selected (--only $E2E_ONLY)"; fi
 
 ########################################################################
 hdr "fio latency: nvmf4j / nvmet"
