@@ -171,9 +171,9 @@ check_identity() {
     verdict $rc "nsid $n: nsze=ncap=${v[0]:-} blocks of ${NS_BS[$n]} B, nguid=${v[3]:-}${NS_EUI64[$n]:+, eui64=${v[4]:-}}"
 
     cli "$p/ns-descs-$n" nvme ns-descs "/dev/$CTRL" -n "$n" -o json; rc=$?
-    # {"ns-descs": [{"type": "uuid", "uuid": ...}, {"type": "nguid", "nguid": ...}, ...]}
-    mapfile -t v < <(jqf '[."ns-descs"[]?] | (map(select(.type == "nguid"))[0].nguid // ""), (map(select(.type == "uuid"))[0].uuid // ""),
-        (map(select(.type == "eui64"))[0].eui64 // "")')
+    # {"ns-descs": [{"type": "uuid", "uuid": ...}, {"type": "nguid", "nguid": ...}, ...]} ("Type" in nvme-cli 2.11+)
+    mapfile -t v < <(jqf '[."ns-descs"[]? | .t = (.type // .Type)] | (map(select(.t == "nguid"))[0].nguid // ""),
+        (map(select(.t == "uuid"))[0].uuid // ""), (map(select(.t == "eui64"))[0].eui64 // "")')
     expect nguid "$(lc "${v[0]:-}")" "$(lc "${NS_NGUID[$n]}")"
     expect uuid "$(lc "${v[1]:-}")" "$(lc "${NS_UUID[$n]}")"
     [ -z "${NS_EUI64[$n]:-}" ] || expect eui64 "$(lc "${v[2]:-}")" "$(lc "${NS_EUI64[$n]}")"
