@@ -125,7 +125,7 @@ nvmet_auth_ctrl_key() { printf '%s' "$1" > "$CFG/hosts/$AUTH_HOSTNQN/dhchap_ctrl
 nvmet_single() { # nqn image hostnqn port-index port [port-attribute=value...] : a subsystem with one file namespace
   # (NS_BLOCKS[1] x NS_BS[1]) that admits only hostnqn (hosts/<hostnqn> made when missing), on tcp 127.0.0.1:port
   # (ports/<port-index>) with those attributes; nvmet_single_remove undoes it
-  local s=$CFG/subsystems/$1 img=$2 h=$CFG/hosts/$3 pt=$CFG/ports/$4 port=$5 a; shift 5
+  local nqn=$1 s=$CFG/subsystems/$1 img=$2 h=$CFG/hosts/$3 pt=$CFG/ports/$4 port=$5 a; shift 5
   truncate -s $((NS_BLOCKS[1] * NS_BS[1])) "$img" &&
   mkdir "$s" && echo 0 > "$s/attr_allow_any_host" && mkdir "$s/namespaces/1" &&
     echo -n "$img" > "$s/namespaces/1/device_path" && echo 1 > "$s/namespaces/1/enable" &&
@@ -133,7 +133,7 @@ nvmet_single() { # nqn image hostnqn port-index port [port-attribute=value...] :
   mkdir "$pt" && echo tcp > "$pt/addr_trtype" && echo ipv4 > "$pt/addr_adrfam" && echo -n 127.0.0.1 > "$pt/addr_traddr" &&
     echo -n "$port" > "$pt/addr_trsvcid" || return 1
   for a in "$@"; do echo -n "${a#*=}" > "$pt/${a%%=*}" || { echo "cannot write '${a#*=}' to $pt/${a%%=*}"; return 1; }; done
-  ln -s "$s" "$pt/subsystems/$1" && grep -H . "$pt"/addr_*
+  ln -s "$s" "$pt/subsystems/$nqn" && grep -H . "$pt"/addr_*
 }
 nvmet_single_remove() { # nqn hostnqn port-index
   local s=$CFG/subsystems/$1
