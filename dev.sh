@@ -168,7 +168,7 @@ case "$cmd" in
     # the Linux host in a QEMU guest against the service just built (installs its own packages)
     e2e/run.sh --quiet --no-build
     # DH-HMAC-CHAP and TLS need Debian 13's kernel 6.12 and nvme-cli 2.13 (6.1 and nvme-cli 2.3 have neither):
-    # the auth and tls parts in a second boot (~10 min; fetched into e2e/cache, nothing installed)
+    # the auth and tls parts in a second boot (~12 min; fetched into e2e/cache, nothing installed)
     e2e/run.sh --quiet --no-build --suite trixie --only auth,tls --out e2e/out-trixie
     ;;
   *)

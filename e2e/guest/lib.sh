@@ -85,10 +85,10 @@ trace_off() { # name : trace into $RES/nvme-trace-<name>.txt
   echo "nvme trace: $(grep -c nvme_setup_cmd "$RES/nvme-trace-$1.txt") commands, $(grep nvme_complete_rq "$RES/nvme-trace-$1.txt" | grep -vc 'status=0x0$') completed with an error -> nvme-trace-$1.txt"
 }
 ctrl_state() { cat "/sys/class/nvme/$CTRL/state" 2>/dev/null || echo gone; }
-wait_for() { # seconds command... : polls every 0.1 s
-  local n=$(($1 * 10)); shift
-  while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
-  return 1
+wait_for() { # seconds command... : polls every 0.1 s, for that many seconds of wall-clock time (counting
+  # polls instead made 90 s last many minutes when each poll took a second, under TCG on a loaded machine)
+  local end=$(( $(now_us) + $1 * 1000000 )); shift
+  until "$@"; do [ "$(now_us)" -lt "$end" ] || return 1; sleep 0.1; done
 }
 
 # ---------------------------------------------------------------- discover / connect / disconnect

@@ -23,6 +23,12 @@ tls_part() {
   T=nvmet TR=tcp ADDR=127.0.0.1 PORT=$TLS_NVMET_PORT NQN=nqn.2026-11.io.nvmf4j:nvmet-tls NS_IDS=1
   NS_BLOCKS[1]=131072 NS_BS[1]=512
   modprobe tls; modprobe nvme-keyring 2> /dev/null
+  # the kernel gives tlshd 10 s for a handshake: under TCG on a loaded machine tlshd finished after the host had
+  # given up ("TLS handshake failed, error -110" although tlshd logged success); 60 s where the module lets us
+  local f tmo=""
+  for f in /sys/module/nvme_tcp/parameters/tls_handshake_timeout /sys/module/nvmet_tcp/parameters/tls_handshake_timeout; do
+    [ -w "$f" ] && echo 60 > "$f" && tmo+="${f#/sys/module/} 60 s; "
+  done
 
   # tlshd does the TLS handshakes of the kernel's host and target (netlink handshake upcalls)
   C=nvmet/tls/tlshd OUTF=$RES/tlshd.log BAD=""
@@ -31,7 +37,7 @@ tls_part() {
   TLS_PID=$!
   sleep 2
   gone "$TLS_PID" && BAD="tlshd exited: $(tail -n 2 "$OUTF" | tr '\n' ' ')"
-  verdict 0 "tlshd (ktls-utils $(tlshd -v 2>&1 | head -n 1)) pid $TLS_PID, keyrings .nvme"
+  verdict 0 "tlshd (ktls-utils $(tlshd -v 2>&1 | head -n 1)) pid $TLS_PID, keyrings .nvme; handshake timeout: ${tmo:-the kernel default}"
 
   # the PSK: interchange format from gen-tls-key, its retained key inserted into .nvme for (host, subsystem)
   C=nvmet/tls/psk OUTF=$RES/cli/tls-psk.txt BAD=""
