@@ -26,9 +26,16 @@
 #   --only LIST         run only these parts, comma-separated: nvmet, tcp (nvmf4j over TCP),
 #                       rdma (nvmf4j over RDMA), spdk (the service with the spdk engine over TCP
 #                       and RDMA), powercut (two more boots: records written with FUA and flushes,
-#                       SIGKILL to QEMU, read back); default all (a development aid: CI runs all)
+#                       SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
+#                       tls (NVMe/TCP TLS with a PSK: kernel nvmet); auth and tls need --suite trixie;
+#                       default all (auth and tls only with --suite trixie; a development aid: CI runs all)
 #   --cut-after N       power cut once N records written with FUA only are acknowledged (150)
-#   --kernel-pkg NAME   Debian kernel package (default: what linux-image-amd64 depends on)
+#   --suite SUITE       the Debian suite of the guest's kernel and NVMe userland: default this machine's
+#                       (bookworm: kernel 6.1, nvme-cli 2.3); "trixie": Debian 13's kernel 6.12 (NVMe
+#                       in-band authentication and TLS) with trixie's nvme-cli, libnvme and tlshd
+#                       (ktls-utils) and their libraries, all fetched with apt-get download through a
+#                       private apt state in the cache and unpacked there: nothing is installed
+#   --kernel-pkg NAME   Debian kernel package (default: what linux-image-amd64 depends on, in the suite)
 #   --fake-target       harness self-test: run the nvmf4j scenarios against the kernel
 #                       nvmet dressed up as nvmf4j (guest/fake-target.sh), not the service
 #   -h, --help          this text
@@ -42,11 +49,11 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE=backoff ONLY=nvmet,tcp,rdma,spdk,powercut DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=2400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE=backoff ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=2400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
-OUT=$HERE/out CACHE=$HERE/cache KPKG=${E2E_KERNEL_PKG:-}
+OUT=$HERE/out CACHE=$HERE/cache KPKG=${E2E_KERNEL_PKG:-} SUITE=${E2E_SUITE:-}
 PC_CUT_AFTER=150 PC_TIMEOUT=600   # power cut: FUA records before the SIGKILL; limit per boot (s)
 while [ $# -gt 0 ]; do
   case $1 in
@@ -61,6 +68,7 @@ while [ $# -gt 0 ]; do
     --idle-strategy) IDLE=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --kernel-pkg) KPKG=$2; shift ;;
+    --suite) SUITE=$2; shift ;;
     --cut-after) PC_CUT_AFTER=$2; shift ;;
     --fake-target) LAUNCHER=$HERE/guest/fake-target.sh DO_BUILD=0 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -68,10 +76,13 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# auth and tls need the 6.12 guest: part of the default only with --suite trixie
+[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|spdk|powercut) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, powercut (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|powercut|auth|tls) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, powercut, auth, tls (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
+case $SUITE in ''|trixie|bookworm) ;; *) echo "--suite takes trixie or bookworm (the guest's programs run with their own C library; other suites are untried)" >&2; exit 2 ;; esac
 case $PC_CUT_AFTER in ''|*[!0-9]*) echo "--cut-after takes a number of records" >&2; exit 2 ;; esac
 . "$HERE/lib/common.sh"
 mkdir -p "$OUT" "$CACHE"
@@ -100,15 +111,26 @@ if [ "$need_build" = 1 ]; then
 fi
 T_BUILD=$(now_us)
 
-# ------------------------------------------------------------- 3. guest kernel (cached)
+# ------------------------------------------------------------- 3. guest kernel and userland (cached)
+# --suite: a private apt state in the cache (lists, empty dpkg status) reads that suite; this machine's
+# apt sources, lists and dpkg database stay as they are
+APT_PRIV=() USERLAND=""
+[ -z "$SUITE" ] || private_apt "$CACHE/apt-$SUITE" "$SUITE"
 if [ -z "$KPKG" ]; then
-  dep() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'; }
+  dep() { apt-cache "${APT_PRIV[@]}" depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'; }
   KPKG=$(dep)
-  [ -n "$KPKG" ] || { apt-get update -qq; KPKG=$(dep); }
+  [ -n "$KPKG" ] || [ -n "$SUITE" ] || { apt-get update -qq; KPKG=$(dep); }
 fi
 [ -n "$KPKG" ] || { echo "cannot determine the Debian kernel package" >&2; exit 1; }
 KROOT=$CACHE/$KPKG
-fetch_kernel "$KROOT"
+fetch_kernel "$KROOT" "${APT_PRIV[@]}"
+if [ -n "$SUITE" ]; then
+  # the suite's nvme-cli (with libnvme) and tlshd (ktls-utils), unpacked with their libraries down to the C
+  # library; the guest puts USERLAND/bin (wrappers running them with that C library) first in its PATH
+  USERLAND=$CACHE/userland-$SUITE
+  USERLAND_PROGRAMS="nvme tlshd" fetch_userland "$USERLAND" nvme-cli ktls-utils
+  log "guest userland: $(grep -E '^(nvme-cli|libnvme|ktls-utils)' "$USERLAND/packages.txt" | tr '\n' ' ')from $SUITE in $USERLAND"
+fi
 KVER=$(ls "$KROOT/lib/modules")
 KERNEL=$KROOT/boot/vmlinuz-$KVER
 # Boot the uncompressed vmlinux through QEMU's PVH entry: saves the ~4.5 s the
@@ -124,7 +146,7 @@ IHASH=$( (cat "$HERE/lib/initramfs-init" "$HERE/lib/build-initramfs.sh"; echo "$
 INITRD=$CACHE/initramfs-$KVER-$IHASH.cpio.gz
 if [ ! -f "$INITRD" ]; then
   log "building initramfs"
-  rm -f "$CACHE"/initramfs-*.cpio.gz
+  rm -f "$CACHE/initramfs-$KVER"-*.cpio.gz
   "$HERE/lib/build-initramfs.sh" "$KROOT" "$KVER" "$INITRD"
 fi
 T_PREP=$(now_us)
@@ -142,6 +164,8 @@ params() { # results-dir [NAME=value...] : parameters for the guest, read by gue
     printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"
     printf 'E2E_IDLE=%q\n' "$IDLE"
     printf 'E2E_ONLY=%q\n' "$ONLY"
+    printf 'E2E_SUITE=%q\n' "${SUITE:-host}"
+    printf 'E2E_USERLAND=%q\n' "$USERLAND"
     for kv in "$@"; do printf '%s=%q\n' "${kv%%=*}" "${kv#*=}"; done
   } > "$dir/params.env"
 }
@@ -172,7 +196,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma || want spdk; then
+if want nvmet || want tcp || want rdma || want spdk || want auth || want tls; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"
@@ -255,6 +279,7 @@ NPASS=$(count PASS) NFAIL=$(count FAIL) NSKIP=$(count SKIP)
 {
   echo "# e2e summary ($(date -u +%FT%TZ), host $(uname -r), $(nproc) cpus)"
   echo "kernel	$KPKG $(cat "$KROOT/.pkgversion")"
+  if [ -n "$USERLAND" ]; then echo "userland	$SUITE: $(tr '\n' ' ' < "$USERLAND/packages.txt")"; else echo "userland	this machine's"; fi
   echo "accel	$ACCEL cpu=$CPU smp=$SMP mem=$MEM kernel=$(basename "$KERNEL")"
   echo "qemu	$(qemu-system-x86_64 --version | head -1)"
   echo "jvm_opts	$JVM_OPTS"

@@ -20,6 +20,8 @@ rc=99
 if [ -f /mnt/.e2e-results ] && [ -f /mnt/params.env ]; then
   set -a; . /mnt/params.env; set +a       # every E2E_* parameter, exported to the script
   export E2E_RES=/mnt
+  # run.sh --suite: that suite's nvme-cli and tlshd (wrappers with their own C library) before the host's
+  [ -z "${E2E_USERLAND:-}" ] || export PATH=$E2E_USERLAND/bin:$PATH
   # the guest kernel's modules live in the extracted package on the host
   KV=$(uname -r)
   mkdir -p "/lib/modules/$KV" && mount --bind "$E2E_KROOT/lib/modules/$KV" "/lib/modules/$KV"

@@ -85,10 +85,10 @@ trace_off() { # name : trace into $RES/nvme-trace-<name>.txt
   echo "nvme trace: $(grep -c nvme_setup_cmd "$RES/nvme-trace-$1.txt") commands, $(grep nvme_complete_rq "$RES/nvme-trace-$1.txt" | grep -vc 'status=0x0$') completed with an error -> nvme-trace-$1.txt"
 }
 ctrl_state() { cat "/sys/class/nvme/$CTRL/state" 2>/dev/null || echo gone; }
-wait_for() { # seconds command... : polls every 0.1 s
-  local n=$(($1 * 10)); shift
-  while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
-  return 1
+wait_for() { # seconds command... : polls every 0.1 s, for that many seconds of wall-clock time (counting
+  # polls instead made 90 s last many minutes when each poll took a second, under TCG on a loaded machine)
+  local end=$(( $(now_us) + $1 * 1000000 )); shift
+  until "$@"; do [ "$(now_us)" -lt "$end" ] || return 1; sleep 0.1; done
 }
 
 # ---------------------------------------------------------------- discover / connect / disconnect
@@ -171,9 +171,9 @@ check_identity() {
     verdict $rc "nsid $n: nsze=ncap=${v[0]:-} blocks of ${NS_BS[$n]} B, nguid=${v[3]:-}${NS_EUI64[$n]:+, eui64=${v[4]:-}}"
 
     cli "$p/ns-descs-$n" nvme ns-descs "/dev/$CTRL" -n "$n" -o json; rc=$?
-    # {"ns-descs": [{"type": "uuid", "uuid": ...}, {"type": "nguid", "nguid": ...}, ...]}
-    mapfile -t v < <(jqf '[."ns-descs"[]?] | (map(select(.type == "nguid"))[0].nguid // ""), (map(select(.type == "uuid"))[0].uuid // ""),
-        (map(select(.type == "eui64"))[0].eui64 // "")')
+    # {"ns-descs": [{"type": "uuid", "uuid": ...}, {"type": "nguid", "nguid": ...}, ...]} ("Type" in nvme-cli 2.11+)
+    mapfile -t v < <(jqf '[."ns-descs"[]? | .t = (.type // .Type)] | (map(select(.t == "nguid"))[0].nguid // ""),
+        (map(select(.t == "uuid"))[0].uuid // ""), (map(select(.t == "eui64"))[0].eui64 // "")')
     expect nguid "$(lc "${v[0]:-}")" "$(lc "${NS_NGUID[$n]}")"
     expect uuid "$(lc "${v[1]:-}")" "$(lc "${NS_UUID[$n]}")"
     [ -z "${NS_EUI64[$n]:-}" ] || expect eui64 "$(lc "${v[2]:-}")" "$(lc "${NS_EUI64[$n]}")"

@@ -13,6 +13,8 @@
 #      TCP, CM rejects of bad private data (guest/BadConnect.java)
 #   4b. the spdk engine (SPDK's target inside the service JVM, in hugepages) over TCP and
 #      RDMA: the identity checks, fio verify, a namespace added live, restarts
+#   4c. DH-HMAC-CHAP (guest/auth.sh, --suite trixie): kernel nvmet, then nvmf4j with hostKeys
+#   4d. NVMe/TCP TLS (guest/tls.sh, --suite trixie): kernel nvmet with tlshd, a PSK in the keyring
 #   (the power cut runs in two boots of its own: guest/powercut.sh)
 #   5. the nvmf4j/nvmet ratio tables (TCP, RDMA), teardown, kernel log check
 # Writes $E2E_RES/results.tsv (check, PASS|FAIL|SKIP, detail), metrics.tsv,
@@ -33,6 +35,8 @@ SVC_LOG=$RES/nvmf4j-service.log
 SVC_START_TIMEOUT=180
 mkdir -p "$WORK"
 want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk}," == *",$1,"* ]]; }   # part selected (run.sh --only)
+# a part left out with --only leaves no row: only what was meant to run is counted (a skip is for what could not)
+unselected() { echo "$1: not selected (--only $E2E_ONLY)"; }
 # a tmpfs of its own: nvmet's file backend takes the block size from the filesystem (9p/overlay report 1)
 mountpoint -q "$WORK" || mount -t tmpfs -o mode=0755 tmpfs "$WORK"
 declare -a NS_BLOCKS NS_BS NS_NGUID NS_UUID NS_EUI64
@@ -140,7 +144,7 @@ else
 fi
 
 if ! want nvmet; then
-  skip nvmet "not selected (--only $E2E_ONLY)"
+  unselected nvmet
 elif [ $NVMET_OK = 1 ]; then
   trace_on
   check_discover
@@ -612,7 +616,7 @@ profile nvmf4j tcp
 write_config "$WORK/config.json" nvmf4j-config.json $NVMF4J_PORT $NVMF4J_RDMA_PORT "$WORK/file0.img"
 : > "$SVC_LOG"
 if ! want tcp; then
-  skip nvmf4j/tcp "not selected (--only $E2E_ONLY)"
+  unselected nvmf4j/tcp
 elif svc_start nvmf4j/tcp/start; then
   nvmf4j_scenarios || skip "nvmf4j/tcp/remaining" "not run: an earlier nvmf4j check failed (see above)"
   [ -z "$SVC_PID" ] || svc_stop nvmf4j/tcp/stop
@@ -623,7 +627,7 @@ fi
 
 ########################################################################
 if ! want rdma; then
-  skip nvmf4j/rdma "not selected (--only $E2E_ONLY)"
+  unselected nvmf4j/rdma
 elif [ $RXE_OK = 1 ]; then
   hdr "rdma-cm binding self-test on rxe0"
   C=nvmf4j/rdma/binding-selftest OUTF=$RES/cli/rdma-selftest.txt BAD=""
@@ -703,7 +707,7 @@ spdk_scenarios() { # nsid : the Linux host against the spdk engine; nvmfctl adds
 }
 
 if ! want spdk; then
-  skip spdk "not selected (--only $E2E_ONLY)"
+  unselected spdk
 else
   hdr "the spdk engine: SPDK's NVMe-oF target inside the service JVM"
   profile spdk tcp
@@ -742,6 +746,14 @@ else
 fi
 
 ########################################################################
+# DH-HMAC-CHAP (guest/auth.sh): kernel nvmet as the control, then nvmf4j; needs the 6.12 guest (--suite trixie)
+. "$HERE/auth.sh"
+if want auth; then auth_part; else unselected auth; fi
+# NVMe/TCP TLS with a PSK (guest/tls.sh), the kernel's nvmet and tlshd: the control for nvmf4j's TLS
+. "$HERE/tls.sh"
+if want tls; then tls_part; else unselected tls; fi
+
+########################################################################
 hdr "fio latency: nvmf4j / nvmet"
 # bench.tsv (TCP) and bench-rdma.tsv (RDMA): metric, nvmf4j, nvmet, ratio nvmf4j/nvmet
 ratio_table() { # nvmf4j-label nvmet-label out-file check-prefix
@@ -756,8 +768,8 @@ ratio_table() { # nvmf4j-label nvmet-label out-file check-prefix
     else skip "$4/randread-4k-qd$qd" "no nvmf4j and nvmet pair of fio results"; fi
   done
 }
-ratio_table nvmf4j nvmet bench.tsv bench
-ratio_table nvmf4j-rdma nvmet-rdma bench-rdma.tsv bench/rdma
+if want nvmet && want tcp; then ratio_table nvmf4j nvmet bench.tsv bench; fi
+if want nvmet && want rdma; then ratio_table nvmf4j-rdma nvmet-rdma bench-rdma.tsv bench/rdma; fi
 
 ########################################################################
 hdr "teardown"

@@ -34,11 +34,87 @@ fetch_kernel() { # KROOT [apt-get options...] : apt-get download + dpkg -x of th
   (cd "$kroot.dl" && apt-get "$@" download "$kpkg" 2>&1 | grep -v 'unsandboxed' || true)
   deb=$(ls "$kroot.dl/${kpkg}"_*.deb)
   dpkg -x "$deb" "$kroot.tmp"
+  # trixie's kernel ships its modules in /usr/lib/modules (merged /usr); here they are in lib/modules, where
+  # modprobe -d, depmod -b and guest/init.sh look
+  if [ ! -d "$kroot.tmp/lib/modules" ] && [ -d "$kroot.tmp/usr/lib/modules" ]; then
+    mkdir -p "$kroot.tmp/lib" && mv "$kroot.tmp/usr/lib/modules" "$kroot.tmp/lib/modules"
+  fi
   kv=$(ls "$kroot.tmp/lib/modules")
   depmod -b "$kroot.tmp" "$kv"          # the .deb ships no modules.dep (postinst makes it)
   dpkg-deb -f "$deb" Version > "$kroot.tmp/.pkgversion"
   rm -rf "$kroot.dl"
   mv "$kroot.tmp" "$kroot"; touch "$kroot/.complete"
+}
+
+private_apt() { # DIR SUITE [ARCH] : sets APT_PRIV, apt-get/apt-cache options for a private apt state in DIR that
+  # reads Debian SUITE (main, and SUITE-security) for ARCH (default amd64): its own sources list, lists and an
+  # empty dpkg status; this machine's /etc/apt, package lists and dpkg database are neither read nor touched. The
+  # lists are fetched on first use and refreshed when older than a day (a package the mirror dropped is gone).
+  local d=$1 suite=$2 arch=${3:-amd64} keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  [ -n "$d" ] && [ -n "$suite" ] || { echo "private_apt: DIR and SUITE needed" >&2; exit 2; }
+  mkdir -p "$d/lists/partial" "$d/archives/partial" "$d/cache"
+  d=$(cd "$d" && pwd)   # apt takes relative Dir:: paths as relative to its own directories
+  [ -f "$d/status" ] || : > "$d/status"
+  printf 'deb [signed-by=%s] %s %s main\n' "$keyring" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" "$suite" \
+    "$keyring" "${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}" "$suite-security" > "$d/sources.list.new"
+  if cmp -s "$d/sources.list.new" "$d/sources.list"; then rm "$d/sources.list.new"
+  else mv "$d/sources.list.new" "$d/sources.list"; rm -f "$d/updated"; fi
+  APT_PRIV=(-o "APT::Architecture=$arch" -o "APT::Architectures::=$arch" -o "Dir::Etc::SourceList=$d/sources.list"
+    -o Dir::Etc::SourceParts=/dev/null -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
+    -o "Dir::State::Lists=$d/lists" -o "Dir::State::status=$d/status" -o "Dir::Cache=$d/cache"
+    -o "Dir::Cache::archives=$d/archives" -o Debug::NoLocking=1)
+  if [ -z "$(find "$d" -maxdepth 1 -name updated -mtime -1 2>/dev/null)" ]; then
+    log "apt-get update ($suite lists, private configuration under $d)"
+    apt-get "${APT_PRIV[@]}" update -qq 2>&1 | grep -v unsandboxed || true
+    compgen -G "$d/lists/*_Packages*" > /dev/null || { echo "apt-get update of $suite failed" >&2; exit 1; }
+    touch "$d/updated"
+  fi
+}
+
+lib_closure() { # PACKAGE... : the packages and, transitively, the libraries (lib*, zlib1g, gcc-N-base) they depend on,
+  # with APT_PRIV; programs and services they depend on (nvme-cli's uuid-runtime -> systemd, ...) are left out
+  local todo=("$@") seen=" " next p
+  while [ ${#todo[@]} -gt 0 ]; do
+    for p in "${todo[@]}"; do [[ $seen == *" $p "* ]] || { seen+="$p "; echo "$p"; }; done
+    mapfile -t next < <(apt-cache "${APT_PRIV[@]}" depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+        --no-replaces --no-enhances "${todo[@]}" 2>/dev/null \
+      | awk '$1 ~ /^\|?(Pre)?Depends:$/ && $2 !~ /^</ {print $2}' | grep -E '^(lib|zlib1g|gcc-[0-9]+-base)' | sort -u)
+    todo=()
+    for p in "${next[@]}"; do [[ $seen == *" $p "* ]] || todo+=("$p"); done
+  done
+}
+
+fetch_userland() { # DIR PACKAGE... : the packages and their library closure (lib_closure, APT_PRIV) fetched with
+  # apt-get download and unpacked with dpkg -x into DIR/root (cached: done once); for each program of theirs
+  # in usr/sbin or usr/bin named in USERLAND_PROGRAMS, a wrapper DIR/bin/<program> that runs it with the
+  # unpacked C library's loader and libraries only. Nothing is installed on this machine.
+  local d=$1 tmp=$1.tmp deb ld prog p f libs bad; shift
+  [ ! -f "$d/.complete" ] || return 0
+  log "fetching and unpacking $* with their libraries into $d (not installed on this machine)"
+  rm -rf "$d" "$tmp"; mkdir -p "$tmp/dl" "$tmp/bin" "$tmp/root"
+  mapfile -t p < <(lib_closure "$@")
+  (cd "$tmp/dl" && apt-get "${APT_PRIV[@]}" download "${p[@]}" 2>&1 | grep -v unsandboxed || true)
+  for deb in "$tmp"/dl/*.deb; do
+    dpkg -x "$deb" "$tmp/root"
+    dpkg-deb -f "$deb" Package Version | sed 's/^[A-Za-z]*: //' | paste -sd' ' >> "$tmp/packages.txt"
+  done
+  [ "$(wc -l < "$tmp/packages.txt")" = "${#p[@]}" ] || { echo "apt-get download got $(wc -l < "$tmp/packages.txt") of ${#p[@]} packages: ${p[*]}" >&2; exit 1; }
+  rm -rf "$tmp/dl"
+  ld=$(cd "$tmp/root" && find . -name 'ld-linux-x86-64.so.2' -type f | head -n 1)
+  [ -n "$ld" ] || { echo "no ld-linux-x86-64.so.2 among ${p[*]}" >&2; exit 1; }
+  libs=$d/root/usr/lib/x86_64-linux-gnu:$d/root/lib/x86_64-linux-gnu
+  for prog in ${USERLAND_PROGRAMS:?}; do
+    p=""
+    for f in usr/sbin usr/bin sbin bin; do [ ! -f "$tmp/root/$f/$prog" ] || { p=$f/$prog; break; }; done
+    [ -n "$p" ] || { echo "no program $prog among the unpacked packages" >&2; exit 1; }
+    printf '#!/bin/sh\n# %s of the packages in %s, run with their own C library (e2e/lib/common.sh fetch_userland)\nexec %q --library-path %q --argv0 %q %q "$@"\n' \
+      "$prog" "$d/packages.txt" "$d/root/${ld#./}" "$libs" "$prog" "$d/root/$p" > "$tmp/bin/$prog"
+    chmod 0755 "$tmp/bin/$prog"
+    # every library it needs must come from the unpacked tree, none from this machine
+    bad=$("$tmp/root/${ld#./}" --library-path "${libs//$d/$tmp}" --list "$tmp/root/$p" 2>&1 | grep -v -e "$tmp/root" -e 'linux-vdso' || true)
+    [ -z "$bad" ] || { echo "$prog: libraries not among the unpacked packages: $bad" >&2; exit 1; }
+  done
+  mv "$tmp" "$d"; touch "$d/.complete"
 }
 
 stamp() { # T0_US : prefix each console line with seconds since T0 (no fork per line)

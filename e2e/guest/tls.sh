@@ -1,0 +1,86 @@
+# NVMe/TCP with TLS 1.3 and a PSK (run.sh --only tls; needs the 6.12 guest, run.sh --suite trixie), sourced by
+# suite.sh. The control for nvmf4j's TLS to come: the kernel's nvmet with a port that requires TLS
+# (configfs addr_tsas tls1.3, addr_treq required), the TLS handshakes of both sides done by one tlshd
+# (ktls-utils) in the guest, the PSK in the kernel's .nvme keyring where host and target look it up by the
+# identity "NVMe0R01 <hostnqn> <subsysnqn>" (nvme gen-tls-key, then nvme check-tls-key --insert).
+#   nvmet/tls/connect       nvme connect --tls: controller live, sysfs tls_key names the PSK's key
+#   nvmet/tls/fio-verify    fio verify over the TLS connection
+#   nvmet/tls/plain-refused a connect without --tls to the listener that requires TLS fails
+TLS_HOSTID=6e766d66-346a-4a75-8000-0000000000b1
+TLS_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$TLS_HOSTID
+TLS_NVMET_PORT=4423 TLS_PID=""
+
+tls_part() {
+  hdr "NVMe/TCP TLS 1.3 with a PSK: kernel nvmet (the control)"
+  local why="" kc="$E2E_KROOT/boot/config-$(uname -r)" key rc
+  grep -qs '^CONFIG_NVME_TCP_TLS=y' "$kc" || why="kernel $(uname -r) has no CONFIG_NVME_TCP_TLS"
+  grep -qs '^CONFIG_NVME_TARGET_TCP_TLS=y' "$kc" || why+="${why:+, }no CONFIG_NVME_TARGET_TCP_TLS"
+  nvme_supports connect '--tls ' || why+="${why:+, }$(nvme version | head -n 1) has no --tls"
+  command -v tlshd > /dev/null || why+="${why:+, }no tlshd (ktls-utils)"
+  if [ -n "$why" ]; then
+    skip tls "$why (run.sh --suite trixie boots Debian 13's kernel 6.12 with trixie's nvme-cli and tlshd)"; return 0
+  fi
+  T=nvmet TR=tcp ADDR=127.0.0.1 PORT=$TLS_NVMET_PORT NQN=nqn.2026-11.io.nvmf4j:nvmet-tls NS_IDS=1
+  NS_BLOCKS[1]=131072 NS_BS[1]=512
+  modprobe tls; modprobe nvme-keyring 2> /dev/null
+  # the kernel gives tlshd 10 s for a handshake: under TCG on a loaded machine tlshd finished after the host had
+  # given up ("TLS handshake failed, error -110" although tlshd logged success); 60 s where the module lets us
+  local f tmo=""
+  for f in /sys/module/nvme_tcp/parameters/tls_handshake_timeout /sys/module/nvmet_tcp/parameters/tls_handshake_timeout; do
+    [ -w "$f" ] && echo 60 > "$f" && tmo+="${f#/sys/module/} 60 s; "
+  done
+
+  # tlshd does the TLS handshakes of the kernel's host and target (netlink handshake upcalls)
+  C=nvmet/tls/tlshd OUTF=$RES/tlshd.log BAD=""
+  printf '[debug]\nloglevel=1\ntls=0\nnl=0\n[authenticate]\nkeyrings=.nvme\n' > "$WORK/tlshd.conf"
+  tlshd -s -c "$WORK/tlshd.conf" > "$OUTF" 2>&1 < /dev/null &
+  TLS_PID=$!
+  sleep 2
+  gone "$TLS_PID" && BAD="tlshd exited: $(tail -n 2 "$OUTF" | tr '\n' ' ')"
+  verdict 0 "tlshd (ktls-utils $(tlshd -v 2>&1 | head -n 1)) pid $TLS_PID, keyrings .nvme; handshake timeout: ${tmo:-the kernel default}"
+
+  # the PSK: interchange format from gen-tls-key, its retained key inserted into .nvme for (host, subsystem)
+  C=nvmet/tls/psk OUTF=$RES/cli/tls-psk.txt BAD=""
+  key=$(nvme gen-tls-key --hostnqn="$TLS_HOSTNQN" --subsysnqn="$NQN" --hmac=1 2> "$OUTF" | grep -m1 '^NVMeTLSkey-1:')
+  [ -n "$key" ] || BAD="nvme gen-tls-key printed no NVMeTLSkey-1 key"
+  if [ -z "$BAD" ]; then
+    { echo "+ nvme check-tls-key --insert --hostnqn=$TLS_HOSTNQN --subsysnqn=$NQN --keydata=NVMeTLSkey-1:01:..."
+      timeout 30 nvme check-tls-key --insert --hostnqn="$TLS_HOSTNQN" --subsysnqn="$NQN" --keydata="$key"; } >> "$OUTF" 2>&1; rc=$?
+    [ $rc = 0 ] || BAD="check-tls-key --insert failed (rc $rc): $(tail -n 1 "$OUTF")"
+    grep -E 'psk|nvme' /proc/keys >> "$OUTF" 2>&1
+    grep -q "NVMe0R01 $TLS_HOSTNQN $NQN" /proc/keys || BAD+="${BAD:+; }no 'NVMe0R01 $TLS_HOSTNQN $NQN' psk in /proc/keys"
+  fi
+  verdict 0 "PSK ${key:0:16}... for $TLS_HOSTNQN -> $NQN in .nvme: $(grep -m1 -o "psk.*NVMe0R01.*" /proc/keys | cut -c1-60)..."
+
+  # nvmet_single (guest/auth.sh): the subsystem for TLS_HOSTNQN on a port that requires TLS 1.3
+  if nvmet_single "$NQN" "$WORK/nvmet-tls.img" "$TLS_HOSTNQN" 21 "$PORT" addr_tsas=tls1.3 addr_treq=required \
+      > "$RES/cli/nvmet-tls-setup.txt" 2>&1; then
+    pass nvmet/tls/setup "$NQN on tcp 127.0.0.1:$PORT: $(grep -E 'addr_(tsas|treq)' "$RES/cli/nvmet-tls-setup.txt" | sed 's|.*/||' | tr '\n' ' ')"
+    trace_on
+    if connect nvmet/tls/connect --hostnqn="$TLS_HOSTNQN" --hostid="$TLS_HOSTID" "${CONNECT_OPTS[@]}" --tls; then
+      trace_off nvmet-tls
+      C=nvmet/tls/connect-secured OUTF=$RES/cli/tls-sysfs.txt BAD=""
+      grep -H . /sys/class/nvme/"$CTRL"/{tls_key,tls_configured_key,tls_keyring,address} > "$OUTF" 2>&1
+      expect_true tls_key "sysfs tls_key of $CTRL is empty: no TLS on this controller" [ -s "/sys/class/nvme/$CTRL/tls_key" ]
+      grep -qi 'handshake.*success\|tlshd.*complete\|Handshake with' "$RES/tlshd.log" >> /dev/null ||
+        tail -n 5 "$RES/tlshd.log" >> "$OUTF"
+      verdict 0 "$CTRL over TLS: tls_key $(cat "/sys/class/nvme/$CTRL/tls_key" 2> /dev/null) (psk $(grep -m1 -o "psk.*NVMe0R01" /proc/keys | cut -c1-30))"
+      fio_verify nvmet/tls/fio-verify "${DEV[1]}" $((32 << 20))
+      disconnect nvmet/tls/disconnect
+    else
+      trace_off nvmet-tls
+    fi
+    # no --tls: the target's port requires TLS, the plain connect must fail
+    C=nvmet/tls/plain-refused
+    cli "$C" nvme connect -t tcp -a "$ADDR" -s "$PORT" -n "$NQN" --hostnqn="$TLS_HOSTNQN" --hostid="$TLS_HOSTID" "${CONNECT_OPTS[@]}"; rc=$?
+    sleep 1
+    if find_ctrl > /dev/null; then BAD="a plain connect got controller $(find_ctrl)"; timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1; fi
+    [ $rc != 0 ] || [ -n "$BAD" ] || BAD="nvme connect without --tls exited 0"
+    verdict 0 "plain connect refused: rc=$rc, $(grep -v '^$' "$OUTF" | tail -n 1)"
+  else
+    fail nvmet/tls/setup "configfs: $(tail -n 2 "$RES/cli/nvmet-tls-setup.txt" | tr '\n' ' ')"
+  fi
+  timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
+  nvmet_single_remove "$NQN" "$TLS_HOSTNQN" 21
+  [ -z "$TLS_PID" ] || { kill "$TLS_PID" 2> /dev/null; wait "$TLS_PID" 2> /dev/null; TLS_PID=""; }
+}
