@@ -36,7 +36,7 @@ public final class BlockDevices {
                 if (base == null) {
                     throw new BdevException("error bdev " + c.name + ": no base bdev '" + c.base + "'");
                 }
-                yield new ErrorBdev(c.name, base);
+                yield new ErrorBdev(c.name, base, c.maxHeldCommandsOrDefault());
             }
             default -> throw new BdevException("bdev " + c.name + ": unknown type '" + c.type + "'");
         };

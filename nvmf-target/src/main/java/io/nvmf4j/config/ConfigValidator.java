@@ -299,6 +299,9 @@ public final class ConfigValidator {
             p.add(at + ".type: missing (malloc, null, file or error)");
             return;
         }
+        if (b.maxHeldCommands != null && !"error".equals(b.type)) {
+            p.add(at + ".maxHeldCommands: only error bdevs hold commands");
+        }
         if (b.base != null && !"error".equals(b.type)) {
             p.add(at + ".base: only error bdevs wrap a base");
         }
@@ -343,6 +346,11 @@ public final class ConfigValidator {
                 }
                 if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null) {
                     p.add(at + ": path, directIo, ioWorkers and ioQueueDepth belong to the base, not the error bdev");
+                }
+                if (b.maxHeldCommands != null
+                    && (b.maxHeldCommands < 1 || b.maxHeldCommands > BdevConfig.MAX_MAX_HELD_COMMANDS)) {
+                    p.add(at + ".maxHeldCommands: must be 1.." + BdevConfig.MAX_MAX_HELD_COMMANDS + ", got "
+                        + b.maxHeldCommands);
                 }
             }
             default -> p.add(at + ".type: must be malloc, null, file or error, got '" + b.type + "'");
