@@ -129,6 +129,15 @@ public final class ConfigValidator {
             if ((c.api.tlsCert == null) != (c.api.tlsKey == null)) {
                 p.add("api.tlsCert/api.tlsKey: give both for TLS, or neither");
             }
+            if (c.api.requestsPerSecondOrDefault() < 1
+                || c.api.requestsPerSecondOrDefault() > ApiConfig.MAX_REQUESTS_PER_SECOND) {
+                p.add("api.requestsPerSecond: must be 1.." + ApiConfig.MAX_REQUESTS_PER_SECOND + ", got "
+                    + c.api.requestsPerSecond);
+            }
+            if (c.api.requestBurstOrDefault() < 1 || c.api.requestBurstOrDefault() > ApiConfig.MAX_REQUESTS_PER_SECOND) {
+                p.add("api.requestBurst: must be 1.." + ApiConfig.MAX_REQUESTS_PER_SECOND + ", got "
+                    + c.api.requestBurst);
+            }
             if (c.api.token != null && c.api.token.length() < 16) {
                 p.add("api.token: must be at least 16 characters");
             }
@@ -243,6 +252,12 @@ public final class ConfigValidator {
         }
         if (t.connectTimeoutMs != 0 && (t.connectTimeoutMs < 100 || t.connectTimeoutMs > 3_600_000)) {
             p.add("tcp.connectTimeoutMs: must be 0 (no limit) or 100..3600000, got " + t.connectTimeoutMs);
+        }
+        if (t.maxConnectionsPerListener < 1 || t.maxConnectionsPerListener > 1 << 20) {
+            p.add("tcp.maxConnectionsPerListener: must be 1..1048576, got " + t.maxConnectionsPerListener);
+        }
+        if (t.maxConnectionsPerHost < 1 || t.maxConnectionsPerHost > 1 << 20) {
+            p.add("tcp.maxConnectionsPerHost: must be 1..1048576, got " + t.maxConnectionsPerHost);
         }
     }
 
