@@ -65,7 +65,8 @@ public final class StorageFile implements AutoCloseable {
                 + (storage == null ? "[]" : storage.fileDirectories) + " and not listed in storage.blockDevices");
         }
         boolean existed = Files.exists(path, LinkOption.NOFOLLOW_LINKS);
-        if (!existed && !Files.isDirectory(path.getParent(), LinkOption.NOFOLLOW_LINKS)) {
+        // the message only: a link on the way still fails the open below
+        if (!existed && !Files.isDirectory(path.getParent())) {
             throw new BdevException("file bdev " + bdev + ": directory " + path.getParent()
                 + " does not exist; nvmf4j creates no directories, make it first");
         }
@@ -80,18 +81,23 @@ public final class StorageFile implements AutoCloseable {
             "is not a regular file (a block device must be listed in storage.blockDevices)");
     }
 
-    /** The allowed directory {@code f} lies strictly under, or null. */
+    /**
+     * The deepest allowed directory {@code f} lies strictly under, or null (the deepest, so that an allowed
+     * directory inside another, reached through a link the operator made, is opened as named).
+     */
     private static Path allowedDirectory(Path f, StorageConfig s) {
         if (s == null || s.fileDirectories == null) {
             return null;
         }
+        Path best = null;
         for (String d : s.fileDirectories) {
             Path dir = d == null ? null : Path.of(d);
-            if (dir != null && dir.isAbsolute() && f.startsWith(dir) && !f.equals(dir)) {
-                return dir;
+            if (dir != null && dir.isAbsolute() && f.startsWith(dir) && !f.equals(dir)
+                && (best == null || dir.getNameCount() > best.getNameCount())) {
+                best = dir;
             }
         }
-        return null;
+        return best;
     }
 
     private static int opened(String bdev, Path path, int rc, boolean directIo) {

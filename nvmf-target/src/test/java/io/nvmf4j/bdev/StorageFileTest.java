@@ -119,4 +119,15 @@ class StorageFileTest {
             assertThat(Path.of(f.procPath()).toRealPath()).isEqualTo(images.resolve("moved.img").toRealPath());
         }
     }
+
+    @Test
+    void anAllowedDirectoryInsideAnotherIsOpenedAsNamedEvenThroughAnOperatorsLink() throws Exception {
+        Path real = Files.createDirectory(outside.resolve("vol"));
+        Path link = Files.createSymbolicLink(images.resolve("vol"), real);
+        StorageConfig both = StorageConfig.directories(images.toString(), link.toString());
+        try (StorageFile f = StorageFile.open("f0", link.resolve("a.img"), both, true, false)) {
+            assertThat(f.created()).isTrue();
+        }
+        assertThat(real.resolve("a.img")).exists();
+    }
 }

@@ -34,6 +34,7 @@ class TcpConnectionLimitTest {
         target = TestTarget.start(c -> {
             c.tcp.maxConnectionsPerHost = 2;
             c.tcp.maxConnectionsPerListener = 3;
+            c.tcp.connectTimeoutMs = 0; // the raw connections below never send a Connect
         });
     }
 
@@ -48,6 +49,23 @@ class TcpConnectionLimitTest {
         Socket s = new Socket();
         s.bind(new InetSocketAddress(InetAddress.getByName(from), 0));
         s.connect(new InetSocketAddress(TestTarget.ADDRESS, target.port), 5000);
+        return s;
+    }
+
+    /**
+     * A connection the target has admitted: ICReq answered by ICResp (the target counts a connection when it sets
+     * it up, on its poll group, so only an answer shows the order in which connections were counted).
+     */
+    private static Socket admitted(String from) throws IOException {
+        Socket s = connect(from);
+        byte[] icreq = new byte[128];
+        icreq[2] = (byte) 128; // HLEN
+        icreq[4] = (byte) 128; // PLEN (LE u32)
+        s.getOutputStream().write(icreq);
+        s.setSoTimeout(10_000);
+        byte[] icresp = s.getInputStream().readNBytes(128);
+        assertThat(icresp).as("ICResp from %s", from).hasSize(128);
+        assertThat(icresp[0]).as("PDU type ICResp").isEqualTo((byte) 0x01);
         return s;
     }
 
@@ -67,15 +85,15 @@ class TcpConnectionLimitTest {
     void connectionsBeyondThePerHostAndPerListenerLimitsAreClosedWithALogLine() throws Exception {
         List<Socket> open = new ArrayList<>();
         try (LogCapture log = new LogCapture("io.nvmf4j.transport.ConnectionLimits")) {
-            open.add(connect("127.0.0.1"));
-            open.add(connect("127.0.0.1"));
+            open.add(admitted("127.0.0.1"));
+            open.add(admitted("127.0.0.1"));
             Socket third = connect("127.0.0.1");
             assertThat(closedByTarget(third, true)).as("a third from 127.0.0.1").isTrue();
             third.close();
             assertThat(log.await("maxConnectionsPerHost 2 reached for 127.0.0.1", Duration.ofSeconds(5))
                 .getFormattedMessage()).startsWith("connection from 127.0.0.1 refused: maxConnectionsPerHost 2");
 
-            open.add(connect("127.0.0.2"));
+            open.add(admitted("127.0.0.2"));
             assertThat(closedByTarget(open.get(2), false)).as("127.0.0.2 is another host").isFalse();
             Socket fourth = connect("127.0.0.3");
             assertThat(closedByTarget(fourth, true)).as("a fourth on the listener").isTrue();
