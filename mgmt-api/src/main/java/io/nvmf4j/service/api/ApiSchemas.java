@@ -92,7 +92,6 @@ final class ApiSchemas {
         BOUNDS.put(key(ApiConfig.class, "requestBurst"), Bound.of(1, ApiConfig.MAX_REQUESTS_PER_SECOND));
         BOUNDS.put(key(BdevConfig.class, "ioWorkers"), Bound.of(1, BdevConfig.MAX_IO_WORKERS));
         BOUNDS.put(key(BdevConfig.class, "ioQueueDepth"), Bound.of(1, BdevConfig.MAX_IO_QUEUE_DEPTH));
-        BOUNDS.put(key(BdevConfig.class, "maxHeldCommands"), Bound.of(1, BdevConfig.MAX_MAX_HELD_COMMANDS));
         BOUNDS.put(key(BdevConfig.class, "numBlocks"), new Bound(0L, null, null));
         BOUNDS.put(key(SubsystemConfig.class, "maxNamespaces"), Bound.of(1, 1024));
         BOUNDS.put(key(SubsystemConfig.class, "minCntlid"), Bound.of(1, 0xFFEF));
