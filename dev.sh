@@ -16,6 +16,11 @@
 #                                                     over tcp-pdu, rdma-sgl, rdma-cm-private-data and
 #                                                     config; prints cases, escapes, hangs, time); exit 1
 #                                                     on any escape or hang
+#   ./dev.sh soak [--cycles N]                        the leak soak: N (default 1000) controller connect/disconnect
+#                                                     cycles and N namespace add/remove cycles with a host connected
+#                                                     over loopback TCP; prints heap after GC, direct memory,
+#                                                     threads, open fds and controllers before and after; exit 1
+#                                                     unless each is back to its baseline (mvn verify runs 200)
 #   ./dev.sh package [--arch arm64]                   build dist/nvmf4j_<version>_amd64.deb and
 #                                                     dist/nvmf4j-<version>-linux-x86_64.tar.gz (arm64:
 #                                                     nvmf4j_<version>_arm64.deb, ...-linux-aarch64.tar.gz)
@@ -137,6 +142,15 @@ case "$cmd" in
       -cp "nvmf-target/target/test-classes:nvmf-target/target/classes:$(cat nvmf-target/target/fuzz.classpath)" \
       io.nvmf4j.fuzz.ParserFuzz "$@"
     ;;
+  soak)
+    setup_build_tools
+    setup_native_tools
+    mvn_cmd -q test-compile dependency:build-classpath -Dmdep.outputFile=target/soak.classpath \
+      -Dmdep.includeScope=test -pl nvmf-target -am
+    exec java -Xmx1g -Dio.netty.leakDetection.level=disabled \
+      -cp "nvmf-target/target/test-classes:nvmf-target/target/classes:$(cat nvmf-target/target/soak.classpath)" \
+      io.nvmf4j.it.Soak "$@"
+    ;;
   package)
     arch=()
     case "${1:-}" in
@@ -172,7 +186,7 @@ case "$cmd" in
     e2e/run.sh --quiet --no-build --suite trixie --only auth,tls --out e2e/out-trixie
     ;;
   *)
-    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

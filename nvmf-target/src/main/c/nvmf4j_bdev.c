@@ -13,17 +13,23 @@
 #include <jni.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "nvmf4j_jni.h"
 
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* the same number on every architecture */
+#endif
+
 /* Bumped whenever a native signature or an exported constant changes; must equal FileNative.ABI_VERSION. */
-#define NVMF4J_BDEV_ABI_VERSION 1
+#define NVMF4J_BDEV_ABI_VERSION 2
 #define NATIVE_CLASS "io/nvmf4j/bdev/FileNative"
 
 #define H2P(type, h) ((type *)(uintptr_t)(h))
@@ -32,7 +38,6 @@
 /* Open flags as FileNative passes them. */
 #define OPEN_CREATE 1
 #define OPEN_DIRECT 2
-#define OPEN_NOFOLLOW 4
 
 /* File types fileType() reports. */
 #define TYPE_OTHER 0
@@ -47,7 +52,7 @@ static jint abi_version(JNIEnv *env, jclass cls)
 /* The errno values Java tests for, in FileNative's order. */
 static jintArray errnos(JNIEnv *env, jclass cls)
 {
-	const jint values[] = { EOPNOTSUPP, EINVAL, EIO, ENOSPC, ENOTTY };
+	const jint values[] = { EOPNOTSUPP, EINVAL, EIO, ENOSPC, ENOTTY, ELOOP, EXDEV };
 	jint n = (jint)(sizeof(values) / sizeof(values[0]));
 	jintArray out = (*env)->NewIntArray(env, n);
 	if (out)
@@ -62,25 +67,108 @@ static jstring str_error(JNIEnv *env, jclass cls, jint err)
 	return (*env)->NewStringUTF(env, buf);
 }
 
+/* open(2) flags from FileNative's OPEN_* bits: read-write, close-on-exec, never following a final symbolic link. */
+static int open_flags(jint flags)
+{
+	int oflags = O_RDWR | O_CLOEXEC | O_NOFOLLOW;
+	if (flags & OPEN_CREATE)
+		oflags |= O_CREAT;
+	if (flags & OPEN_DIRECT)
+		oflags |= O_DIRECT;
+	return oflags;
+}
+
 /*
- * open(2) read-write, close-on-exec; a new file gets mode 0600 (it holds a host's data); OPEN_NOFOLLOW refuses
- * a symbolic link as the last component (ELOOP). Returns the descriptor or a negative errno.
+ * open(2) of an absolute path read-write, close-on-exec, always with O_NOFOLLOW (a symbolic link as the last
+ * component fails with ELOOP); a new file gets mode 0600 (it holds a host's data). Returns the descriptor or a
+ * negative errno.
  */
 static jint open_file(JNIEnv *env, jclass cls, jstring path, jint flags)
 {
 	const char *p = (*env)->GetStringUTFChars(env, path, NULL);
 	if (!p)
 		return -ENOMEM;
-	int oflags = O_RDWR | O_CLOEXEC;
-	if (flags & OPEN_CREATE)
-		oflags |= O_CREAT;
-	if (flags & OPEN_DIRECT)
-		oflags |= O_DIRECT;
-	if (flags & OPEN_NOFOLLOW)
-		oflags |= O_NOFOLLOW;
-	int fd = open(p, oflags, 0600);
+	int fd = open(p, open_flags(flags), 0600);
 	int err = errno;
 	(*env)->ReleaseStringUTFChars(env, path, p);
+	return fd < 0 ? -(err ? err : EIO) : fd;
+}
+
+/*
+ * Without openat2 (kernels before 5.6): walks `rel` below `dirfd` one component at a time, each directory opened
+ * with O_NOFOLLOW | O_DIRECTORY, the last with O_NOFOLLOW; a symbolic link anywhere fails with ELOOP (or ENOTDIR),
+ * and ".." is refused (EXDEV, as RESOLVE_BENEATH answers it). `rel` is modified.
+ */
+static int open_walk(int dirfd, char *rel, int oflags)
+{
+	int cur = dirfd;
+	char *save = NULL;
+	char *comp = strtok_r(rel, "/", &save);
+	int fd = -1;
+	errno = ENOENT;
+	while (comp) {
+		char *next = strtok_r(NULL, "/", &save);
+		if (strcmp(comp, "..") == 0 || strcmp(comp, ".") == 0) {
+			errno = EXDEV;
+			fd = -1;
+			break;
+		}
+		fd = next ? openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			  : openat(cur, comp, oflags, 0600);
+		int err = errno;
+		if (cur != dirfd)
+			close(cur);
+		errno = err;
+		if (fd < 0 || !next)
+			break;
+		cur = fd;
+		fd = -1;
+		comp = next;
+	}
+	return fd;
+}
+
+/*
+ * Opens `rel` (relative, no "." or "..") below the directory `dir` with no symbolic link on the way and none as the
+ * last component: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS), or a walk of O_NOFOLLOW
+ * opens where the kernel lacks openat2. `dir` itself (the operator's configured directory) is opened as named.
+ * A new file gets mode 0600. Returns the descriptor or a negative errno (ELOOP: a symbolic link was met).
+ */
+static jint open_beneath(JNIEnv *env, jclass cls, jstring dir, jstring rel, jint flags)
+{
+	const char *d = (*env)->GetStringUTFChars(env, dir, NULL);
+	if (!d)
+		return -ENOMEM;
+	int dirfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = errno;
+	(*env)->ReleaseStringUTFChars(env, dir, d);
+	if (dirfd < 0)
+		return -(err ? err : EIO);
+	const char *r = (*env)->GetStringUTFChars(env, rel, NULL);
+	if (!r) {
+		close(dirfd);
+		return -ENOMEM;
+	}
+	int oflags = open_flags(flags);
+	struct open_how how;
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)oflags;
+	how.mode = (oflags & O_CREAT) ? 0600 : 0;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	int fd = (int)syscall(SYS_openat2, dirfd, r, &how, sizeof(how));
+	err = errno;
+	if (fd < 0 && err == ENOSYS) {
+		char copy[4096];
+		if (strlen(r) >= sizeof(copy)) {
+			err = ENAMETOOLONG;
+		} else {
+			strcpy(copy, r);
+			fd = open_walk(dirfd, copy, oflags);
+			err = errno;
+		}
+	}
+	(*env)->ReleaseStringUTFChars(env, rel, r);
+	close(dirfd);
 	return fd < 0 ? -(err ? err : EIO) : fd;
 }
 
@@ -235,6 +323,7 @@ static const JNINativeMethod methods[] = {
 	{ "errnos", "()[I", (void *)errnos },
 	{ "strerror", "(I)Ljava/lang/String;", (void *)str_error },
 	{ "open", "(Ljava/lang/String;I)I", (void *)open_file },
+	{ "openBeneath", "(Ljava/lang/String;Ljava/lang/String;I)I", (void *)open_beneath },
 	{ "close", "(I)I", (void *)close_file },
 	{ "fileType", "(I)I", (void *)file_type },
 	{ "size", "(I)J", (void *)file_size },

@@ -131,7 +131,7 @@ public final class NvmfTarget implements Engine {
 
     private void open() throws IOException {
         for (BdevConfig b : config.bdevs) {
-            bdevs.put(b.name, BlockDevices.create(b, bdevs::get));
+            bdevs.put(b.name, BlockDevices.create(b, config.storage, bdevs::get));
         }
         for (SubsystemConfig s : config.subsystems) {
             target.addSubsystem(buildSubsystem(s));
@@ -332,7 +332,7 @@ public final class NvmfTarget implements Engine {
         TargetConfig next = validatedWith(c -> c.bdevs.add(b));
         BlockDevice d;
         try {
-            d = BlockDevices.create(b, bdevs::get);
+            d = BlockDevices.create(b, next.storage, bdevs::get);
         } catch (BdevException e) {
             throw ControlException.invalid(e.getMessage());
         }

@@ -17,7 +17,9 @@ import io.nvmf4j.nvme.NvmeStatus;
  *       read half of Compare, Write Fault (media, 280h) for anything that writes. Both without DNR: the
  *       next attempt may succeed.</li>
  *   <li>ENODEV, ENXIO (the device is gone): Namespace Not Ready (82h) with DNR, "will not become ready".</li>
- *   <li>ETIMEDOUT (the backend did not complete in time): Command Abort Requested (07h), retryable.</li>
+ *   <li>ETIMEDOUT (the backend did not complete in time): Command Interrupted (21h), which the spec defines for
+ *       "processing was interrupted, the host should retry" and which never carries DNR. (Command Abort Requested,
+ *       07h, answers the host's own Abort command, which nobody sent here.)</li>
  *   <li>anything else: Internal Error (06h).</li>
  * </ul>
  * Errno values are Linux's (asm-generic/errno-base.h, errno.h), the only platform the target runs on.
@@ -48,7 +50,7 @@ public final class BdevErrors {
             case ENOSPC, EDQUOT -> NvmeStatus.CAPACITY_EXCEEDED;
             case EIO, EILSEQ, EBADMSG -> op == OP_READ ? NvmeStatus.UNRECOVERED_READ_ERROR : NvmeStatus.WRITE_FAULT;
             case ENODEV, ENXIO -> NvmeStatus.NAMESPACE_NOT_READY;
-            case ETIMEDOUT -> NvmeStatus.COMMAND_ABORT_REQUESTED;
+            case ETIMEDOUT -> NvmeStatus.COMMAND_INTERRUPTED;
             default -> NvmeStatus.INTERNAL_ERROR;
         };
     }

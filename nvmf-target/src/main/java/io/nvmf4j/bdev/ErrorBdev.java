@@ -1,10 +1,14 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.nvme.NvmeStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.Locale;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +26,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *   <li>{@code nospc}: no room for the blocks (ENOSPC): Capacity Exceeded.</li>
  *   <li>{@code gone}: the device went away (ENODEV): Namespace Not Ready with DNR.</li>
  *   <li>{@code timeout}: the command is held for {@code timeoutMs} (SPDK's "pending") and then fails with
- *       ETIMEDOUT: Command Abort Requested. It never reaches the base device.</li>
+ *       ETIMEDOUT: Command Interrupted (retryable). It never reaches the base device. At most
+ *       {@code maxHeldCommands} are held at once; one more fails at once with the same status (logged, counted
+ *       in {@link #refusedHolds()}), so a host cannot make the device hold unbounded memory.</li>
  * </ul>
  * An injection fails the next {@code count} commands of its I/O type ({@code read}, {@code write},
  * {@code flush}, {@code write-zeroes}, {@code deallocate} or {@code all}); count 0 fails them until
@@ -31,7 +37,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *
  * <p>Thread safety: injections are set from the control thread; the data path reads them from poll-group
  * threads (one atomic read per operation, no allocation). Held commands complete from this device's own
- * timer thread through {@link BdevIo#bdevCompleteAsync}.
+ * timer thread through {@link BdevIo#bdevCompleteAsync}; {@link #close()} completes every one still held with
+ * Command Aborted due to SQ Deletion (the device goes away with the queues), each exactly once.
  */
 public final class ErrorBdev implements BlockDevice {
     private static final Logger LOG = LoggerFactory.getLogger(ErrorBdev.class);
@@ -74,12 +81,26 @@ public final class ErrorBdev implements BlockDevice {
     private final String name;
     private final BlockDevice base;
     private final AtomicReferenceArray<Active> active = new AtomicReferenceArray<>(IO_TYPES.length);
-    private final AtomicInteger held = new AtomicInteger();
+    private final int maxHeld;
+    /** The commands held now; each leaves exactly once (its timer or close), completed by whoever removes it. */
+    private final Set<BdevIo> held = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
+    private final AtomicInteger holding = new AtomicInteger();
+    private final AtomicInteger refusedHolds = new AtomicInteger();
+    private volatile boolean closed;
     private volatile ScheduledThreadPoolExecutor timer;
 
     public ErrorBdev(String name, BlockDevice base) {
+        this(name, base, io.nvmf4j.config.BdevConfig.DEFAULT_MAX_HELD_COMMANDS);
+    }
+
+    /** An error bdev over {@code base} that holds at most {@code maxHeld} commands at once. */
+    public ErrorBdev(String name, BlockDevice base, int maxHeld) {
+        if (maxHeld < 1) {
+            throw new IllegalArgumentException("maxHeld must be at least 1, got " + maxHeld);
+        }
         this.name = name;
         this.base = base;
+        this.maxHeld = maxHeld;
     }
 
     /** Starts failing commands as {@code i} says; throws {@link BdevException} with the reason when invalid. */
@@ -126,7 +147,12 @@ public final class ErrorBdev implements BlockDevice {
 
     /** Commands held by a {@code timeout} injection right now. */
     public int heldCommands() {
-        return held.get();
+        return holding.get();
+    }
+
+    /** Commands a {@code timeout} injection failed at once because {@code maxHeldCommands} were held already. */
+    public int refusedHolds() {
+        return refusedHolds.get();
     }
 
     public BlockDevice base() {
@@ -151,15 +177,42 @@ public final class ErrorBdev implements BlockDevice {
         }
         int status = BdevErrors.status(op, a.errno);
         if (a.errno == BdevErrors.ETIMEDOUT) {
-            held.incrementAndGet();
-            timer().schedule(() -> {
-                held.decrementAndGet();
-                io.bdevCompleteAsync(status);
-            }, a.injection.timeoutMs(), TimeUnit.MILLISECONDS);
+            hold(io, status, a.injection.timeoutMs());
         } else {
             io.bdevComplete(status);
         }
         return true;
+    }
+
+    /** Holds {@code io} for {@code ms}, then fails it with {@code status}; beyond maxHeld or once closed: now. */
+    private void hold(BdevIo io, int status, long ms) {
+        if (closed) {
+            io.bdevComplete(NvmeStatus.ABORTED_SQ_DELETION);
+            return;
+        }
+        if (holding.incrementAndGet() > maxHeld) {
+            holding.decrementAndGet();
+            if (refusedHolds.getAndIncrement() == 0) {
+                LOG.warn("error bdev {}: {} commands held already (maxHeldCommands); further timeout injections "
+                    + "fail at once with Command Interrupted", name, maxHeld);
+            }
+            io.bdevComplete(status);
+            return;
+        }
+        held.add(io);
+        try {
+            timer().schedule(() -> release(io, status), ms, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            release(io, NvmeStatus.ABORTED_SQ_DELETION); // closed meanwhile
+        }
+    }
+
+    /** Completes {@code io} with {@code status} if it is still held (the timer and close race: one wins). */
+    private void release(BdevIo io, int status) {
+        if (held.remove(io)) {
+            holding.decrementAndGet();
+            io.bdevCompleteAsync(status);
+        }
     }
 
     private ScheduledThreadPoolExecutor timer() {
@@ -167,6 +220,9 @@ public final class ErrorBdev implements BlockDevice {
         if (t == null) {
             synchronized (this) {
                 t = timer;
+                if (closed) {
+                    throw new java.util.concurrent.RejectedExecutionException("error bdev " + name + " is closed");
+                }
                 if (t == null) {
                     t = new ScheduledThreadPoolExecutor(1, r -> {
                         Thread th = new Thread(r, "error-bdev-" + name);
@@ -266,16 +322,30 @@ public final class ErrorBdev implements BlockDevice {
     }
 
     /**
-     * Stops the timer; a command still held (close should come when none is outstanding) fails now rather
-     * than never. The base device stays open: it is a bdev of its own.
+     * Stops the timer and completes every command still held with Command Aborted due to SQ Deletion (through
+     * {@link BdevIo#bdevCompleteAsync}, so its buffers return and its queue drains); a command injected after
+     * this fails at once the same way. The base device stays open: it is a bdev of its own.
      */
     @Override
     public void close() {
-        ScheduledThreadPoolExecutor t = timer;
+        closed = true;
+        ScheduledThreadPoolExecutor t;
+        synchronized (this) {
+            t = timer;
+        }
         if (t != null) {
-            for (Runnable r : t.shutdownNow()) {
-                r.run();
-            }
+            t.shutdownNow();
+        }
+        List<BdevIo> left;
+        synchronized (held) {
+            left = new ArrayList<>(held);
+        }
+        for (BdevIo io : left) {
+            release(io, NvmeStatus.ABORTED_SQ_DELETION);
+        }
+        if (!left.isEmpty()) {
+            LOG.info("error bdev {}: closed with {} held command(s), failed with Command Aborted due to SQ Deletion",
+                name, left.size());
         }
     }
 

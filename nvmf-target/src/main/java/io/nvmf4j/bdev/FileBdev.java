@@ -2,6 +2,7 @@ package io.nvmf4j.bdev;
 
 import io.netty.buffer.ByteBuf;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.nvme.NvmeStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -109,10 +110,10 @@ public final class FileBdev extends AbstractBdev {
     }
 
     /**
-     * Opens (creating a regular file of mode 0600 if absent, in a directory that must exist; never through a
-     * symbolic link unless {@code path} is a block device) the file at {@code path} with the default worker count
-     * and queue depth. {@code numBlocks == 0} takes the current size; a regular file shorter than
-     * {@code numBlocks} blocks is extended.
+     * Opens (creating a regular file of mode 0600 if absent, in a directory that must exist) the file at {@code path}
+     * with the default worker count and queue depth, allowing only {@code path}'s own directory (no block device:
+     * see the overload with a {@link StorageConfig}). {@code numBlocks == 0} takes the current size; a regular file
+     * shorter than {@code numBlocks} blocks is extended.
      */
     public static FileBdev open(String name, Path path, int blockSize, long numBlocks, boolean directIo) {
         return open(name, path, blockSize, numBlocks, directIo, BdevConfig.DEFAULT_IO_WORKERS,
@@ -122,32 +123,27 @@ public final class FileBdev extends AbstractBdev {
     /** As {@link #open(String, Path, int, long, boolean)}, with {@code ioWorkers} threads and FIFO depth. */
     public static FileBdev open(String name, Path path, int blockSize, long numBlocks, boolean directIo,
                                 int ioWorkers, int ioQueueDepth) {
+        Path abs = path.toAbsolutePath().normalize();
+        return open(name, abs, blockSize, numBlocks, directIo, ioWorkers, ioQueueDepth,
+            StorageConfig.directories(String.valueOf(abs.getParent())));
+    }
+
+    /**
+     * As {@link #open(String, Path, int, long, boolean, int, int)}, where {@code storage} allows: a regular file
+     * under one of its directories reached without symbolic links, or one of its listed block devices; the opened
+     * descriptor's type decides, never a path checked before the open ({@link StorageFile}).
+     */
+    public static FileBdev open(String name, Path path, int blockSize, long numBlocks, boolean directIo,
+                                int ioWorkers, int ioQueueDepth, StorageConfig storage) {
         FileNative.ensureLoaded(name);
-        boolean existed = Files.exists(path);
-        boolean blockDevice = existed && !Files.isRegularFile(path) && !Files.isDirectory(path);
         if (directIo) {
             checkDirectIoAlignment(name, path, blockSize);
         }
-        Path dir = path.toAbsolutePath().getParent();
-        if (!existed && dir != null && !Files.isDirectory(dir)) {
-            throw new BdevException("file bdev " + name + ": directory " + dir + " does not exist; nvmf4j creates no "
-                + "directories, make it first");
-        }
-        // a regular file (new or not) is never reached through a symbolic link; a block device may be (a udev
-        // link the operator listed in storage.blockDevices)
-        int flags = (blockDevice ? 0 : FileNative.OPEN_CREATE | FileNative.OPEN_NOFOLLOW)
-            | (directIo ? FileNative.OPEN_DIRECT : 0);
-        int fd = FileNative.open(path.toString(), flags);
-        if (fd < 0) {
-            throw new BdevException("file bdev " + name + ": cannot open " + path + ": " + FileNative.strerror(fd)
-                + (directIo && fd == -FileNative.EINVAL ? " (the file system refuses O_DIRECT)" : ""));
-        }
+        StorageFile file = StorageFile.open(name, path, storage, true, directIo);
+        boolean existed = !file.created();
+        boolean blockDevice = file.blockDevice();
+        int fd = file.release();
         try {
-            int type = FileNative.fileType(fd);
-            if (type != FileNative.TYPE_REGULAR && type != FileNative.TYPE_BLOCK) {
-                throw new BdevException("file bdev " + name + ": " + path + " is neither a regular file nor a block device");
-            }
-            blockDevice = type == FileNative.TYPE_BLOCK;
             long size = check(name, path, "size", FileNative.size(fd));
             long blocks = numBlocks;
             if (blocks == 0) {

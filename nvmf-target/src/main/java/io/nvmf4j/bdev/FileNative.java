@@ -14,13 +14,11 @@ import java.nio.ByteBuffer;
  */
 final class FileNative {
     /** Must equal {@code NVMF4J_BDEV_ABI_VERSION} in {@code nvmf4j_bdev.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 1;
+    static final int ABI_VERSION = 2;
     static final String NAME = "nvmf4j_bdev";
 
     static final int OPEN_CREATE = 1;
     static final int OPEN_DIRECT = 2;
-    /** O_NOFOLLOW: a symbolic link as the last component fails with ELOOP. */
-    static final int OPEN_NOFOLLOW = 4;
 
     static final int TYPE_OTHER = 0;
     static final int TYPE_REGULAR = 1;
@@ -28,12 +26,15 @@ final class FileNative {
 
     /** Null when the library loaded, else why not (one line). */
     private static final String FAILURE = loadLibrary();
-    private static final int[] ERRNOS = FAILURE == null ? errnos() : new int[5];
+    private static final int[] ERRNOS = FAILURE == null ? errnos() : new int[7];
     static final int EOPNOTSUPP = ERRNOS[0];
     static final int EINVAL = ERRNOS[1];
     static final int EIO = ERRNOS[2];
     static final int ENOSPC = ERRNOS[3];
     static final int ENOTTY = ERRNOS[4];
+    /** What {@link #openBeneath} answers when a symbolic link (ELOOP) or a ".." (EXDEV) is on the path. */
+    static final int ELOOP = ERRNOS[5];
+    static final int EXDEV = ERRNOS[6];
 
     private FileNative() {
     }
@@ -57,7 +58,13 @@ final class FileNative {
     static native int abiVersion();
     static native int[] errnos();
     static native String strerror(int errno);
+    /** open(2) of an absolute path, read-write, close-on-exec, always O_NOFOLLOW. */
     static native int open(String path, int flags);
+    /**
+     * Opens {@code relative} below the directory {@code dir} with no symbolic link anywhere below {@code dir}
+     * (openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or a walk of O_NOFOLLOW opens without openat2).
+     */
+    static native int openBeneath(String dir, String relative, int flags);
     static native int close(int fd);
     static native int fileType(int fd);
     static native long size(int fd);

@@ -15,6 +15,9 @@ public final class BdevConfig {
     public static final int MAX_IO_WORKERS = 256;
     public static final int DEFAULT_IO_QUEUE_DEPTH = 1024;
     public static final int MAX_IO_QUEUE_DEPTH = 65536;
+    /** {@code error} bdevs: commands a {@code timeout} injection holds at once unless {@link #maxHeldCommands}. */
+    public static final int DEFAULT_MAX_HELD_COMMANDS = 1024;
+    public static final int MAX_MAX_HELD_COMMANDS = 65536;
 
     public String name;
     public String type;
@@ -41,6 +44,11 @@ public final class BdevConfig {
      * no namespace and no other error bdev while wrapped. Failures are injected at run time through the API.
      */
     public String base;
+    /**
+     * {@code error} only: commands a {@code timeout} injection holds at once (null:
+     * {@link #DEFAULT_MAX_HELD_COMMANDS}); one more fails at once with Command Interrupted instead of being held.
+     */
+    public Integer maxHeldCommands;
 
     public BdevConfig() {
     }
@@ -54,6 +62,10 @@ public final class BdevConfig {
 
     public int ioWorkersOrDefault() {
         return ioWorkers == null ? DEFAULT_IO_WORKERS : ioWorkers;
+    }
+
+    public int maxHeldCommandsOrDefault() {
+        return maxHeldCommands == null ? DEFAULT_MAX_HELD_COMMANDS : maxHeldCommands;
     }
 
     public int ioQueueDepthOrDefault() {

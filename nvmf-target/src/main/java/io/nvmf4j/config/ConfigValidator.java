@@ -130,6 +130,15 @@ public final class ConfigValidator {
             if ((c.api.tlsCert == null) != (c.api.tlsKey == null)) {
                 p.add("api.tlsCert/api.tlsKey: give both for TLS, or neither");
             }
+            if (c.api.requestsPerSecondOrDefault() < 1
+                || c.api.requestsPerSecondOrDefault() > ApiConfig.MAX_REQUESTS_PER_SECOND) {
+                p.add("api.requestsPerSecond: must be 1.." + ApiConfig.MAX_REQUESTS_PER_SECOND + ", got "
+                    + c.api.requestsPerSecond);
+            }
+            if (c.api.requestBurstOrDefault() < 1 || c.api.requestBurstOrDefault() > ApiConfig.MAX_REQUESTS_PER_SECOND) {
+                p.add("api.requestBurst: must be 1.." + ApiConfig.MAX_REQUESTS_PER_SECOND + ", got "
+                    + c.api.requestBurst);
+            }
             if (c.api.token != null && c.api.token.length() < 16) {
                 p.add("api.token: must be at least 16 characters");
             }
@@ -283,6 +292,12 @@ public final class ConfigValidator {
         if (t.connectTimeoutMs != 0 && (t.connectTimeoutMs < 100 || t.connectTimeoutMs > 3_600_000)) {
             p.add("tcp.connectTimeoutMs: must be 0 (no limit) or 100..3600000, got " + t.connectTimeoutMs);
         }
+        if (t.maxConnectionsPerListener < 1 || t.maxConnectionsPerListener > 1 << 20) {
+            p.add("tcp.maxConnectionsPerListener: must be 1..1048576, got " + t.maxConnectionsPerListener);
+        }
+        if (t.maxConnectionsPerHost < 1 || t.maxConnectionsPerHost > 1 << 20) {
+            p.add("tcp.maxConnectionsPerHost: must be 1..1048576, got " + t.maxConnectionsPerHost);
+        }
     }
 
     private static void validateRdma(RdmaTransportConfig r, List<String> p) {
@@ -338,6 +353,9 @@ public final class ConfigValidator {
             p.add(at + ".type: missing (malloc, null, file or error)");
             return;
         }
+        if (b.maxHeldCommands != null && !"error".equals(b.type)) {
+            p.add(at + ".maxHeldCommands: only error bdevs hold commands");
+        }
         if (b.base != null && !"error".equals(b.type)) {
             p.add(at + ".base: only error bdevs wrap a base");
         }
@@ -382,6 +400,11 @@ public final class ConfigValidator {
                 }
                 if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null) {
                     p.add(at + ": path, directIo, ioWorkers and ioQueueDepth belong to the base, not the error bdev");
+                }
+                if (b.maxHeldCommands != null
+                    && (b.maxHeldCommands < 1 || b.maxHeldCommands > BdevConfig.MAX_MAX_HELD_COMMANDS)) {
+                    p.add(at + ".maxHeldCommands: must be 1.." + BdevConfig.MAX_MAX_HELD_COMMANDS + ", got "
+                        + b.maxHeldCommands);
                 }
             }
             default -> p.add(at + ".type: must be malloc, null, file or error, got '" + b.type + "'");

@@ -22,4 +22,11 @@ public final class TcpTransportConfig {
      * closed (logged, counted); 0 disables the limit. nvmet's TLS handshake limit defaults to 10 s too.
      */
     public int connectTimeoutMs = 10000;
+    /**
+     * Connections (one per queue: admin or I/O) a TCP listener holds at once; one more is closed at accept with a
+     * WARN line naming this limit. 1..1048576.
+     */
+    public int maxConnectionsPerListener = 4096;
+    /** Connections one host address may hold on a TCP listener at once; beyond it likewise. 1..1048576. */
+    public int maxConnectionsPerHost = 1024;
 }

@@ -20,8 +20,7 @@ public final class NvmeStatus {
     public static final int INVALID_FIELD = DNR | 0x02;
     public static final int DATA_TRANSFER_ERROR = 0x04;
     public static final int INTERNAL_ERROR = 0x06;
-    /** The command was aborted (here: the backend did not complete it in time); the host may retry. */
-    public static final int COMMAND_ABORT_REQUESTED = 0x07;
+    /** Command Aborted due to SQ Deletion: its queue (or the whole target) is going away. */
     public static final int ABORTED_SQ_DELETION = 0x08;
     public static final int INVALID_NAMESPACE = DNR | 0x0B;
     public static final int COMMAND_SEQUENCE_ERROR = DNR | 0x0C;
@@ -30,6 +29,11 @@ public final class NvmeStatus {
     public static final int DATA_SGL_LENGTH_INVALID = DNR | 0x0F;
     public static final int SGL_TYPE_INVALID = DNR | 0x11;
     public static final int SGL_OFFSET_INVALID = DNR | 0x16;
+    /**
+     * Command Interrupted (21h): processing was interrupted and the controller could not complete the command; the
+     * host should retry (DNR clear, as the spec requires). Here: the backend did not complete it in time.
+     */
+    public static final int COMMAND_INTERRUPTED = 0x21;
     public static final int TRANSIENT_TRANSPORT_ERROR = 0x22;
     public static final int LBA_OUT_OF_RANGE = DNR | 0x80;
     public static final int CAPACITY_EXCEEDED = DNR | 0x81;

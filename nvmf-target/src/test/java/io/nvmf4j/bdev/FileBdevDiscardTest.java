@@ -1,5 +1,8 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.StorageConfig;
+
 import io.nvmf4j.nvme.NvmeStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,8 +55,18 @@ class FileBdevDiscardTest {
         }
     }
 
+    private static StorageConfig listing(Path device) {
+        StorageConfig s = new StorageConfig();
+        s.blockDevices.add(device.toString());
+        return s;
+    }
+
     private FileBdev open(Path file, long numBlocks) {
-        FileBdev d = FileBdev.open("f0", file, BS, numBlocks, false);
+        // a block device (the loop device case) must be listed, as storage.blockDevices does in a config
+        FileBdev d = file.startsWith("/dev/")
+            ? FileBdev.open("f0", file, BS, numBlocks, false, BdevConfig.DEFAULT_IO_WORKERS,
+                BdevConfig.DEFAULT_IO_QUEUE_DEPTH, listing(file))
+            : FileBdev.open("f0", file, BS, numBlocks, false);
         open.add(d);
         return d;
     }

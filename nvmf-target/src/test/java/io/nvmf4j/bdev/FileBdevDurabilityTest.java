@@ -1,5 +1,8 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.StorageConfig;
+
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -68,7 +71,10 @@ class FileBdevDurabilityTest {
 
     private FileBdev openFailingDisk() throws IOException, InterruptedException {
         Path dev = mounts.failingDisk(DEVICE, MEDIUM);
-        FileBdev d = FileBdev.open("f0", dev, BS, 0, false);
+        StorageConfig storage = new StorageConfig();
+        storage.blockDevices.add(dev.toString());
+        FileBdev d = FileBdev.open("f0", dev, BS, 0, false, BdevConfig.DEFAULT_IO_WORKERS,
+            BdevConfig.DEFAULT_IO_QUEUE_DEPTH, storage);
         open.add(d);
         assertThat(d.numBlocks()).isEqualTo(DEVICE / BS);
         return d;

@@ -91,7 +91,7 @@ class FileBdevTest {
         Path target = Files.write(dir.resolve("victim.img"), new byte[BS]);
         Path link = Files.createSymbolicLink(dir.resolve("link.img"), target);
         assertThatThrownBy(() -> open(link, BS, 64, false)).isInstanceOf(BdevException.class)
-            .hasMessageStartingWith("file bdev f0: cannot open " + link + ": Too many levels of symbolic links");
+            .hasMessageStartingWith("file bdev f0: " + link + " passes through a symbolic link");
         assertThat(Files.size(target)).as("the link's target was not grown").isEqualTo(BS);
     }
 

@@ -38,6 +38,18 @@ class ErrorBdevConfigTest {
     }
 
     @Test
+    void maxHeldCommandsIsBoundedAndForErrorBdevsOnly() {
+        assertThatCode(() -> ConfigValidator.validate(config(e -> e.maxHeldCommands = 1))).doesNotThrowAnyException();
+        assertThat(problems(config(e -> e.maxHeldCommands = 0)))
+            .contains("bdevs[1].maxHeldCommands: must be 1..65536, got 0");
+        assertThat(problems(config(e -> e.maxHeldCommands = 65537)))
+            .contains("bdevs[1].maxHeldCommands: must be 1..65536, got 65537");
+        TargetConfig onBase = config(e -> { });
+        onBase.bdevs.get(0).maxHeldCommands = 4;
+        assertThat(problems(onBase)).contains("bdevs[0].maxHeldCommands: only error bdevs hold commands");
+    }
+
+    @Test
     void baseMustBeListedBeforeAndNotBeAnErrorBdevOrWrappedTwice() {
         assertThat(problems(config(e -> e.base = null))).contains("bdevs[1].base: must name a bdev listed before");
         assertThat(problems(config(e -> e.base = "nope"))).contains("bdevs[1].base: must name a bdev listed before this one, got 'nope'");

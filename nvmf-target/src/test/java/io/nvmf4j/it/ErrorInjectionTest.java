@@ -113,13 +113,13 @@ class ErrorInjectionTest {
     }
 
     @Test
-    void heldCommandFailsWithAbortRequestedAfterItsTimeout() throws Exception {
+    void heldCommandFailsWithCommandInterruptedAfterItsTimeout() throws Exception {
         try (NvmeController c = host()) {
             target.nvmf().injectError(ERR, new Injection("read", "timeout", 1, 300));
             long t0 = System.nanoTime();
             Completion r = c.io(0).read(NSID, 0, 1);
             assertThat(System.nanoTime() - t0).as("held for its timeout").isGreaterThanOrEqualTo(300_000_000L);
-            assertStatus(r, NvmeStatus.SCT_GENERIC, 0x07, false);
+            assertStatus(r, NvmeStatus.SCT_GENERIC, 0x21, false);
             assertThat(c.io(0).read(NSID, 0, 1).ok()).isTrue();
         }
     }

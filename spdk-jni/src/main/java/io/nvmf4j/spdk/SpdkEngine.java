@@ -1,6 +1,8 @@
 package io.nvmf4j.spdk;
 
 import io.nvmf4j.ControlException;
+import io.nvmf4j.bdev.BdevException;
+import io.nvmf4j.bdev.StorageFile;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
@@ -9,6 +11,7 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SpdkConfig;
 import io.nvmf4j.config.SpdkCores;
+import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.Namespace;
@@ -27,14 +30,10 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HexFormat;
@@ -214,7 +213,7 @@ public final class SpdkEngine implements Engine {
     private void open() throws IOException {
         createTransport("tcp");
         for (BdevConfig b : config.bdevs) {
-            createBdev(b);
+            createBdev(b, config.storage);
         }
         for (SubsystemConfig s : config.subsystems) {
             buildSubsystem(s);
@@ -251,49 +250,50 @@ public final class SpdkEngine implements Engine {
     }
 
     /**
-     * Creates a bdev in SPDK. A file bdev's file is made the way the java engine makes it: created (mode 0600, in
-     * a directory that must exist) when missing and extended to {@code numBlocks} when shorter; SPDK's aio bdev then
-     * serves the whole file in blocks of {@code blockSize} (SPDK cannot detect a regular file's block size itself), so a
-     * file longer than {@code numBlocks} is refused (the java engine would serve only its first numBlocks).
+     * Creates a bdev in SPDK. A file bdev's file is opened by {@link StorageFile} as the java engine opens it (only
+     * what {@code storage} allows, no symbolic link below an images directory, the descriptor's type checked),
+     * created (mode 0600, in a directory that must exist) when missing and extended to {@code numBlocks} when shorter;
+     * SPDK's aio bdev then opens {@code /proc/self/fd/N} of that descriptor, which reopens the very file checked
+     * whatever the path names by then, and we close ours once SPDK holds its own. SPDK serves the whole file in
+     * blocks of {@code blockSize} (it cannot detect a regular file's block size itself), so a file longer than
+     * {@code numBlocks} is refused (the java engine would serve only its first numBlocks).
      */
-    private static void createBdev(BdevConfig b) throws IOException {
-        boolean file = "file".equals(b.type);
-        if (file) {
-            prepareFile(b);
+    private static void createBdev(BdevConfig b, StorageConfig storage) throws IOException {
+        if (!"file".equals(b.type)) {
+            SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, null, null);
+            return;
         }
-        SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, file ? b.path : null, null);
+        try (StorageFile f = openFile(b, storage)) {
+            SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, f.procPath(), null);
+        }
     }
 
-    private static void prepareFile(BdevConfig b) throws IOException {
+    private static StorageFile openFile(BdevConfig b, StorageConfig storage) {
         Path p = Paths.get(b.path).toAbsolutePath();
-        if (!Files.exists(p)) {
-            if (b.numBlocks == 0) {
-                throw ControlException.invalid("bdev " + b.name + ": " + b.path + " does not exist; give numBlocks "
-                    + "to create it with a size");
-            }
-            if (p.getParent() != null && !Files.isDirectory(p.getParent())) {
-                throw ControlException.invalid("bdev " + b.name + ": directory " + p.getParent() + " does not exist; "
-                    + "nvmf4j creates no directories, make it first");
-            }
-            // mode 0600 (the image holds a host's data), never through a symbolic link (O_NOFOLLOW)
-            Files.createFile(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        if (b.numBlocks == 0 && !Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            throw ControlException.invalid("bdev " + b.name + ": " + b.path + " does not exist; give numBlocks "
+                + "to create it with a size");
         }
-        long want = b.numBlocks * b.blockSize;
-        if (b.numBlocks > 0 && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && Files.size(p) < want) {
-            extend(p, want);
-        } else if (b.numBlocks > 0 && Files.isRegularFile(p) && Files.size(p) > want) {
-            throw ControlException.invalid("bdev " + b.name + ": " + b.path + " holds " + Files.size(p) / b.blockSize
-                + " blocks, more than numBlocks " + b.numBlocks + "; the spdk engine serves a file's whole size "
-                + "(SPDK's aio bdev), so give numBlocks 0 or " + Files.size(p) / b.blockSize);
+        StorageFile f;
+        try {
+            f = StorageFile.open(b.name, p, storage, b.numBlocks > 0, false);
+        } catch (BdevException e) {
+            throw ControlException.invalid(e.getMessage());
         }
-    }
-
-    /** Extends a regular file to {@code size} bytes, opened with O_NOFOLLOW (a link swapped in fails). */
-    private static void extend(Path p, long size) throws IOException {
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-            if (ch.size() < size) {
-                ch.write(ByteBuffer.wrap(new byte[1]), size - 1);
+        try {
+            long want = b.numBlocks * b.blockSize;
+            if (b.numBlocks > 0 && !f.blockDevice() && f.size() > want) {
+                throw ControlException.invalid("bdev " + b.name + ": " + b.path + " holds " + f.size() / b.blockSize
+                    + " blocks, more than numBlocks " + b.numBlocks + "; the spdk engine serves a file's whole size "
+                    + "(SPDK's aio bdev), so give numBlocks 0 or " + f.size() / b.blockSize);
             }
+            if (b.numBlocks > 0) {
+                f.extendTo(want);
+            }
+            return f;
+        } catch (RuntimeException e) {
+            f.close();
+            throw e;
         }
     }
 
@@ -461,7 +461,7 @@ public final class SpdkEngine implements Engine {
         }
         TargetConfig next = ConfigDocument.validatedWith(config, c -> c.bdevs.add(b));
         try {
-            createBdev(b);
+            createBdev(b, next.storage);
         } catch (SpdkException e) {
             throw ControlException.invalid(e.getMessage());
         } catch (IOException e) {
@@ -499,17 +499,21 @@ public final class SpdkEngine implements Engine {
         long current = b.numBlocks;
         try {
             if ("file".equals(b.type)) {
-                Path p = Paths.get(b.path);
-                current = Files.size(p) / b.blockSize;
-                if (numBlocks <= current) {
-                    throw ControlException.invalid("numBlocks: " + numBlocks + " does not grow bdev " + name + " ("
-                        + current + " blocks); shrinking would lose data");
+                try (StorageFile f = StorageFile.open(name, Paths.get(b.path).toAbsolutePath(), config.storage,
+                    false, false)) {
+                    current = f.size() / b.blockSize;
+                    if (numBlocks <= current) {
+                        throw ControlException.invalid("numBlocks: " + numBlocks + " does not grow bdev " + name
+                            + " (" + current + " blocks); shrinking would lose data");
+                    }
+                    if (f.blockDevice()) {
+                        throw ControlException.invalid("bdev " + name + ": " + b.path + " is not a regular file; "
+                            + "grow the device itself, SPDK rescans it");
+                    }
+                    f.extendTo(numBlocks * b.blockSize);
+                } catch (BdevException e) {
+                    throw ControlException.invalid(e.getMessage());
                 }
-                if (!Files.isRegularFile(p)) {
-                    throw ControlException.invalid("bdev " + name + ": " + b.path + " is not a regular file; grow "
-                        + "the device itself, SPDK rescans it");
-                }
-                extend(p, numBlocks * b.blockSize);
             } else if (numBlocks <= current) {
                 throw ControlException.invalid("numBlocks: " + numBlocks + " does not grow bdev " + name + " ("
                     + current + " blocks); shrinking would lose data");
@@ -517,8 +521,6 @@ public final class SpdkEngine implements Engine {
             SpdkNative.resizeBdev(b.type, name, numBlocks);
         } catch (SpdkException e) {
             throw mapped(e);
-        } catch (IOException e) {
-            throw ControlException.invalid("bdev " + name + ": " + e.getMessage());
         }
         b.numBlocks = numBlocks;
     }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.ErrorBdev;
+import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.HostKeyConfig;
@@ -78,6 +79,9 @@ public final class ApiRoutes {
     private Router build() {
         Router r = Router.router(vertx);
         r.route().handler(AuditLog::handle);
+        ApiConfig api = service == null || service.snapshot().api == null ? new ApiConfig() : service.snapshot().api;
+        r.route().handler(new RateLimiter(api.requestsPerSecondOrDefault(), api.requestBurstOrDefault(),
+            System::nanoTime)::handle);
         r.get(V1 + "/health").handler(this::health);
         r.get(V1 + "/health/live").handler(ctx -> json(ctx, 200, new Views.Status("UP")));
         r.get(V1 + "/health/ready").handler(this::readiness);

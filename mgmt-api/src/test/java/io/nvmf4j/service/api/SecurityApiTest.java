@@ -156,13 +156,44 @@ class SecurityApiTest {
                 .containsEntry("status", 201).containsEntry("result", "accepted");
             assertThat((String) kv.get("client")).startsWith("127.0.0.1:");
 
-            ILoggingEvent refused = log.await(": 400 refused: path: /etc/passwd is outside", Duration.ofSeconds(5));
+            ILoggingEvent refused = log.await(": 400 refused: \"path: /etc/passwd is outside", Duration.ofSeconds(5));
             assertThat(LogCapture.keyValues(refused)).containsEntry("status", 400).containsEntry("result", "refused");
             ILoggingEvent denied = log.await("DELETE /api/v1/bdevs/au0 from 127.0.0.1:", Duration.ofSeconds(5));
-            assertThat(denied.getFormattedMessage()).endsWith(": 401 refused: wrong bearer token");
+            assertThat(denied.getFormattedMessage()).endsWith(": 401 refused: \"wrong bearer token\"");
             log.await(": 204 accepted", Duration.ofSeconds(5));
             assertThat(log.lines("GET ")).as("reads are not audited").isEmpty();
             assertThat(log.lines(TOKEN)).isEmpty();
         }
+    }
+
+    /**
+     * Review: the reason and the route echo what the client sent; a CR/LF in them must not start a forged audit
+     * line. The route's parameter (decoded: CR LF) comes back in the reason, the body's name in another.
+     */
+    @Test
+    void crAndLfFromTheClientCannotForgeAnAuditLine() throws Exception {
+        try (LogCapture log = new LogCapture("io.nvmf4j.service.api.AuditLog")) {
+            String forged = "x%0D%0A2026-12-02T00:00:00.000Z INFO AuditLog - DELETE from 10.0.0.1:1: 204 accepted";
+            assertThat(t.http.delete("/api/v1/bdevs/" + forged.replace(" ", "%20")).status()).isEqualTo(404);
+            assertThat(t.http.post("/api/v1/bdevs",
+                "{\"name\": \"n0\", \"type\": \"a\\r\\nb\\u2028c\\\"d\", \"numBlocks\": 8}").status())
+                .isEqualTo(400);
+
+            ILoggingEvent route = log.await("DELETE /api/v1/bdevs/x%0D%0A", Duration.ofSeconds(5));
+            assertThat(route.getFormattedMessage()).as("one line").doesNotContain("\r").doesNotContain("\n")
+                .contains("404 refused: \"").contains("x\\r\\n2026-12-02T00:00:00.000Z INFO AuditLog");
+            ILoggingEvent body = log.await("POST /api/v1/bdevs from", Duration.ofSeconds(5));
+            assertThat(body.getFormattedMessage()).as("one line").doesNotContain("\r").doesNotContain("\n")
+                .doesNotContain("\u2028").contains("a\\r\\nb\\u2028c\\\"d");
+            assertThat((String) LogCapture.keyValues(body).get("reason")).doesNotContain("\n");
+        }
+    }
+
+    @Test
+    void escapeLeavesPlainTextAloneAndNamesEveryControlCharacter() {
+        assertThat(AuditLog.escape("nqn.2014-08.org.nvmexpress:uuid:1 /a b")).isEqualTo("nqn.2014-08.org.nvmexpress:uuid:1 /a b");
+        assertThat(AuditLog.escape("a\r\n\t\"\\\u0000\u001b\u007f\u0085\u2029z"))
+            .isEqualTo("a\\r\\n\\t\\\"\\\\\\u0000\\u001b\\u007f\\u0085\\u2029z");
+        assertThat(AuditLog.escape(null)).isNull();
     }
 }

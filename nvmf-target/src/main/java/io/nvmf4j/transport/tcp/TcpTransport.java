@@ -14,12 +14,14 @@ import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.TransportLimits;
 import io.nvmf4j.runtime.PollGroups;
 import io.nvmf4j.transport.BindFailures;
+import io.nvmf4j.transport.ConnectionLimits;
 import io.nvmf4j.transport.Transport;
 import io.nvmf4j.transport.TransportType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.util.Map;
@@ -94,6 +96,8 @@ public final class TcpTransport implements Transport {
         if (existing != null) {
             return (InetSocketAddress) existing.localAddress();
         }
+        ConnectionLimits connections = new ConnectionLimits("tcp " + BindFailures.hostPort(listener.address,
+            listener.port), config.maxConnectionsPerListener, config.maxConnectionsPerHost);
         ServerBootstrap b = new ServerBootstrap()
             .group(pollGroups.acceptor(), pollGroups.workers())
             .channel(pollGroups.serverChannelClass())
@@ -106,6 +110,12 @@ public final class TcpTransport implements Transport {
             .childHandler(new ChannelInitializer<>() {
                 @Override
                 protected void initChannel(Channel ch) {
+                    InetAddress host = ((InetSocketAddress) ch.remoteAddress()).getAddress();
+                    if (connections.admit(host) != null) {
+                        ch.close();
+                        return;
+                    }
+                    ch.closeFuture().addListener(x -> connections.release(host));
                     ch.pipeline().addLast("nvme-tcp", new TcpQueue(dispatcher, config, limits, listener, observer));
                 }
             });

@@ -1,0 +1,91 @@
+package io.nvmf4j.bdev;
+
+import io.nvmf4j.nvme.NvmeStatus;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The error bdev's held commands (review: close cancelled them instead of completing them, so their buffers and
+ * queue slots were never returned; the held set had no bound; a timeout said Command Abort Requested, the answer
+ * to a host's Abort command that nobody sent).
+ */
+class ErrorBdevTest {
+    private static final int BS = 512;
+
+    @Test
+    void closeCompletesEveryHeldCommandExactlyOnceWithAbortedSqDeletion() {
+        MallocBdev base = new MallocBdev("m0", BS, 64);
+        ErrorBdev d = new ErrorBdev("e0", base, 16);
+        d.inject(new ErrorBdev.Injection("read", "timeout", 0, 60_000));
+        List<TestIo> ios = new ArrayList<>();
+        try {
+            for (int i = 0; i < 5; i++) {
+                TestIo io = TestIo.of(i * BS, BS);
+                ios.add(io);
+                d.read(io);
+            }
+            assertThat(d.heldCommands()).isEqualTo(5);
+            assertThat(ios).noneMatch(TestIo::isDone);
+            d.close();
+            for (TestIo io : ios) {
+                assertThat(io.await()).as("status on close").isEqualTo(NvmeStatus.ABORTED_SQ_DELETION);
+                assertThat(io.completions()).as("completed once").isEqualTo(1);
+            }
+            assertThat(d.heldCommands()).isZero();
+            TestIo late = TestIo.of(0, BS);
+            ios.add(late);
+            d.read(late);
+            assertThat(late.await()).as("a command held after close fails at once")
+                .isEqualTo(NvmeStatus.ABORTED_SQ_DELETION);
+        } finally {
+            ios.forEach(TestIo::close);
+            base.close();
+        }
+    }
+
+    @Test
+    void timeoutIsCommandInterruptedAndTheHeldSetIsBounded() throws Exception {
+        MallocBdev base = new MallocBdev("m0", BS, 64);
+        ErrorBdev d = new ErrorBdev("e0", base, 2);
+        d.inject(new ErrorBdev.Injection("write", "timeout", 0, 200));
+        List<TestIo> ios = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                TestIo io = TestIo.of(0, new byte[BS]);
+                ios.add(io);
+                d.write(io);
+            }
+            assertThat(d.heldCommands()).as("held up to maxHeld").isEqualTo(2);
+            assertThat(ios.get(2).isDone()).as("the third fails at once").isTrue();
+            assertThat(ios.get(2).await()).isEqualTo(NvmeStatus.COMMAND_INTERRUPTED);
+            assertThat(d.refusedHolds()).isEqualTo(1);
+            for (TestIo io : ios.subList(0, 2)) {
+                int status = io.await();
+                assertThat(status).as("SCT 0 / SC 21h, Command Interrupted").isEqualTo(0x21);
+                assertThat(status & NvmeStatus.DNR).as("retryable: no DNR").isZero();
+                assertThat(io.completions()).isEqualTo(1);
+            }
+            assertThat(d.heldCommands()).isZero();
+        } finally {
+            d.close();
+            ios.forEach(TestIo::close);
+            base.close();
+        }
+    }
+
+    @Test
+    void aHeldLimitBelowOneIsRefused() {
+        MallocBdev base = new MallocBdev("m0", BS, 64);
+        try {
+            assertThatThrownBy(() -> new ErrorBdev("e0", base, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxHeld must be at least 1");
+        } finally {
+            base.close();
+        }
+    }
+}
