@@ -25,7 +25,8 @@
 #   --idle-strategy S   idleStrategy of the service config: backoff (default), busy, interrupt
 #   --only LIST         run only these parts, comma-separated: nvmet, tcp (nvmf4j over TCP),
 #                       rdma (nvmf4j over RDMA), spdk (the service with the spdk engine over TCP
-#                       and RDMA), powercut (two more boots: records written with FUA and flushes,
+#                       and RDMA), ana (two nvmf4j instances, one namespace, the host's native
+#                       multipath failing over), powercut (two more boots: records written with FUA and flushes,
 #                       SIGKILL to QEMU, read back); default all (a development aid: CI runs all)
 #   --cut-after N       power cut once N records written with FUA only are acknowledged (150)
 #   --kernel-pkg NAME   Debian kernel package (default: what linux-image-amd64 depends on)
@@ -42,7 +43,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE=backoff ONLY=nvmet,tcp,rdma,spdk,powercut DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=2400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE=backoff ONLY=nvmet,tcp,rdma,spdk,ana,powercut DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=2400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
