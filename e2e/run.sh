@@ -70,7 +70,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|spdk|powercut) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, powercut (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|ana|powercut) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, powercut (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $PC_CUT_AFTER in ''|*[!0-9]*) echo "--cut-after takes a number of records" >&2; exit 2 ;; esac
@@ -173,7 +173,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma || want spdk; then
+if want nvmet || want tcp || want rdma || want spdk || want ana; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"

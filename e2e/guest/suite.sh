@@ -891,7 +891,8 @@ if ! want ana; then
   skip ana "not selected (--only $E2E_ONLY)"
 else
   hdr "ANA: two nvmf4j instances, one namespace, native multipath"
-  SVC_SAVED=("$SVC_LOG" "${SVC_STATE:-}" "${SVC_CONFIG:-}" "${SVC_PORT:-}")
+  SVC_SAVED=("$SVC_LOG" "${SVC_STATE:-}" "${SVC_CONFIG:-}" "${SVC_PORT:-}" "$SVC_START_TIMEOUT")
+  SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 2))   # two JVMs starting on the guest's 2 vCPUs under TCG
   mkdir -p "$WORK/ana"; rm -f "$ANA_IMG"; truncate -s $((ANA_BLOCKS * 4096)) "$ANA_IMG"
   ana_config A $ANA_A_PORT $ANA_A_API 1 optimized
   ana_config B $ANA_B_PORT $ANA_B_API 101 non-optimized
@@ -906,7 +907,7 @@ else
     fi
     ana_use A; [ -z "$SVC_PID" ] || svc_stop ana/stop-A
   fi
-  SVC_LOG=${SVC_SAVED[0]}
+  SVC_LOG=${SVC_SAVED[0]} SVC_START_TIMEOUT=${SVC_SAVED[4]}
   if [ -n "${SVC_SAVED[1]}" ]; then SVC_STATE=${SVC_SAVED[1]}; else unset SVC_STATE; fi
   if [ -n "${SVC_SAVED[2]}" ]; then SVC_CONFIG=${SVC_SAVED[2]}; else unset SVC_CONFIG; fi
   if [ -n "${SVC_SAVED[3]}" ]; then SVC_PORT=${SVC_SAVED[3]}; else unset SVC_PORT; fi
