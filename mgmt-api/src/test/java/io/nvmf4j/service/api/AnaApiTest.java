@@ -68,6 +68,21 @@ class AnaApiTest {
     }
 
     @Test
+    void aWholeDocumentChangesStatesInPlace() {
+        com.fasterxml.jackson.databind.node.ObjectNode doc = (com.fasterxml.jackson.databind.node.ObjectNode)
+            t.http.get("/api/v1/config").json();
+        ((com.fasterxml.jackson.databind.node.ObjectNode) doc.get("subsystems").get(0).get("listeners").get(0))
+            .putObject("anaStates").put("1", "change");
+        Http.Res r = t.http.put("/api/v1/config", doc.toString());
+        assertThat(r.status()).as("%s", r).isEqualTo(200);
+        assertThat(t.http.get(ana).json().get(0).get("state").asText()).as("live").isEqualTo("change");
+        ((com.fasterxml.jackson.databind.node.ObjectNode) doc.get("subsystems").get(0).get("listeners").get(0))
+            .remove("anaStates");
+        assertThat(t.http.put("/api/v1/config", doc.toString()).status()).isEqualTo(200);
+        assertThat(t.http.get(ana).json().get(0).get("state").asText()).isEqualTo("optimized");
+    }
+
+    @Test
     void refusalsNameTheirField() {
         Http.Res r = t.http.put(ana + "/2", "{\"state\": \"optimized\"}");
         assertThat(r.status()).as("%s", r).isEqualTo(400);
