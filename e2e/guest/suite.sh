@@ -892,7 +892,7 @@ if ! want ana; then
 else
   hdr "ANA: two nvmf4j instances, one namespace, native multipath"
   SVC_SAVED=("$SVC_LOG" "${SVC_STATE:-}" "${SVC_CONFIG:-}" "${SVC_PORT:-}" "$SVC_START_TIMEOUT")
-  SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 2))   # two JVMs starting on the guest's 2 vCPUs under TCG
+  SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 4))   # two JVMs starting on the guest's 2 vCPUs under TCG (a loaded host: 6 min seen)
   mkdir -p "$WORK/ana"; rm -f "$ANA_IMG"; truncate -s $((ANA_BLOCKS * 4096)) "$ANA_IMG"
   ana_config A $ANA_A_PORT $ANA_A_API 1 optimized
   ana_config B $ANA_B_PORT $ANA_B_API 101 non-optimized
