@@ -231,7 +231,10 @@ public final class LogPages {
                 groups++;
             }
         }
-        int size = AnaLog.HEADER_SIZE + groups * AnaLog.DESCRIPTOR_SIZE + (groupsOnly ? 0 : 4 * visible.size());
+        // the page's size is the largest the host may size its buffer by (Identify: NANAGRPID descriptors, MNAN
+        // NSIDs), zero past the last descriptor: nvme-cli reads that many bytes in 4 KiB pieces at growing offsets
+        int size = AnaLog.HEADER_SIZE + AnaLog.GROUPS_MAX * AnaLog.DESCRIPTOR_SIZE
+            + (groupsOnly ? 0 : 4 * c.subsystem().maxNamespaces());
         ByteBuf b = zeroed(size);
         long changeCount = c.ana().changeCount();
         b.setLongLE(AnaLog.CHGCNT, changeCount);

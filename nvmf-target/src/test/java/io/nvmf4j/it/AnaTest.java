@@ -275,13 +275,16 @@ class AnaTest {
             .containsExactly(Map.entry("2", "non-optimized"));
 
         NvmeController a = connect(portA(), TestTarget.HOSTNQN);
-        int size = 16 + 2 * 32 + 2 * 4;
-        assertStatus(a.admin().getLogPage(LID_ANA, 0, size + 4, 64), 0, 0x02, true); // offset past the page
+        int used = 16 + 2 * 32 + 2 * 4;
+        int max = 16 + 128 * 32 + 4 * config.subsystems.get(0).maxNamespaces; // NANAGRPID descriptors, MNAN NSIDs
+        assertStatus(a.admin().getLogPage(LID_ANA, 0, max + 4, 64), 0, 0x02, true); // offset past the page
         assertStatus(a.admin().getLogPage(LID_ANA, 0, 2, 64), 0, 0x02, true); // not dword aligned
-        Completion tail = a.admin().getLogPage(LID_ANA, 0, size - 4, 64);
+        Completion tail = a.admin().getLogPage(LID_ANA, 0, used - 4, 64);
         assertThat(tail.ok()).isTrue();
         assertThat(u32(tail.data(), 0)).as("the last NSID").isEqualTo(3);
-        assertThat(u32(tail.data(), 4)).as("past the end reads zero").isZero();
+        assertThat(u32(tail.data(), 4)).as("past the last descriptor reads zero").isZero();
+        Completion second = a.admin().getLogPage(LID_ANA, 0, 4096, 64);
+        assertThat(second.ok()).as("a second 4 KiB piece, as nvme-cli reads the page: %s", second).isTrue();
         assertThat(a.io(0).read(1, 0, 1).ok()).as("the connection carries on").isTrue();
     }
 }
