@@ -25,8 +25,9 @@
 #   --idle-strategy S   idleStrategy of the service config: backoff (default), busy, interrupt
 #   --only LIST         run only these parts, comma-separated: nvmet, tcp (nvmf4j over TCP),
 #                       rdma (nvmf4j over RDMA), spdk (the service with the spdk engine over TCP
-#                       and RDMA), powercut (two more boots: records written with FUA and flushes,
-#                       SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
+#                       and RDMA), ana (two nvmf4j instances, one namespace, the host's native
+#                       multipath failing over), powercut (two more boots: records written with FUA and
+#                       flushes, SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
 #                       tls (NVMe/TCP TLS with a PSK: kernel nvmet); auth and tls need --suite trixie;
 #                       default all (auth and tls only with --suite trixie; a development aid: CI runs all)
 #   --cut-after N       power cut once N records written with FUA only are acknowledged (150)
@@ -77,9 +78,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 # auth and tls need the 6.12 guest: part of the default only with --suite trixie
-[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
+[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|spdk|powercut|auth|tls) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, powercut, auth, tls (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|ana|powercut|auth|tls) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, powercut, auth, tls (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $SUITE in ''|trixie|bookworm) ;; *) echo "--suite takes trixie or bookworm (the guest's programs run with their own C library; other suites are untried)" >&2; exit 2 ;; esac
@@ -196,7 +197,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma || want spdk || want auth || want tls; then
+if want nvmet || want tcp || want rdma || want spdk || want ana || want auth || want tls; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"

@@ -13,8 +13,12 @@
 #      TCP, CM rejects of bad private data (guest/BadConnect.java)
 #   4b. the spdk engine (SPDK's target inside the service JVM, in hugepages) over TCP and
 #      RDMA: the identity checks, fio verify, a namespace added live, restarts
-#   4c. DH-HMAC-CHAP (guest/auth.sh, --suite trixie): kernel nvmet, then nvmf4j with hostKeys
-#   4d. NVMe/TCP TLS (guest/tls.sh, --suite trixie): kernel nvmet with tlshd, a PSK in the keyring
+#   4c. ANA multipath: two nvmf4j instances serve one subsystem and namespace from one image; the host's
+#      native multipath sees an optimized and a non-optimized path, fio verify runs while the optimized
+#      instance is killed (SIGKILL), the host fails over; it comes back and is optimized again; nvmfctl
+#      moves I/O between the paths live
+#   4d. DH-HMAC-CHAP (guest/auth.sh, --suite trixie): kernel nvmet, then nvmf4j with hostKeys
+#   4e. NVMe/TCP TLS (guest/tls.sh, --suite trixie): kernel nvmet with tlshd, a PSK in the keyring
 #   (the power cut runs in two boots of its own: guest/powercut.sh)
 #   5. the nvmf4j/nvmet ratio tables (TCP, RDMA), teardown, kernel log check
 # Writes $E2E_RES/results.tsv (check, PASS|FAIL|SKIP, detail), metrics.tsv,
@@ -34,7 +38,7 @@ LAUNCHER=${E2E_LAUNCHER:-$REPO/bin/nvmf4j-target}
 SVC_LOG=$RES/nvmf4j-service.log
 SVC_START_TIMEOUT=180
 mkdir -p "$WORK"
-want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk}," == *",$1,"* ]]; }   # part selected (run.sh --only)
+want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana}," == *",$1,"* ]]; }   # part selected (run.sh --only)
 # a part left out with --only leaves no row: only what was meant to run is counted (a skip is for what could not)
 unselected() { echo "$1: not selected (--only $E2E_ONLY)"; }
 # a tmpfs of its own: nvmet's file backend takes the block size from the filesystem (9p/overlay report 1)
@@ -746,6 +750,172 @@ else
 fi
 
 ########################################################################
+# ANA: two nvmf4j instances (A and B: own state directories, NVMe/TCP and API ports, cntlid ranges) export the
+# same subsystem and namespace identity (NGUID, UUID) from one image file on the guest tmpfs (both open it;
+# the page cache keeps them coherent), as two gateways in front of one volume do. A's listener reports ANA
+# group 1 optimized, B's non-optimized; the Linux host's native multipath joins the two controllers into one
+# namespace head.
+ANA_NQN=nqn.2026-11.io.nvmf4j:e2e-ana ANA_A_PORT=4440 ANA_B_PORT=4441 ANA_A_API=8440 ANA_B_API=8441
+ANA_IMG=$WORK/ana/shared.img ANA_BLOCKS=65536   # 256 MiB in 4 KiB blocks
+ANA_CONNECT=(--reconnect-delay=1 --ctrl-loss-tmo=600 --keep-alive-tmo=5)
+ana_config() { # instance(A|B) nvme-port api-port min-cntlid state-of-group-1 : writes $WORK/ana-<instance>.json
+  cat > "$WORK/ana-$1.json" <<JSON
+{"cores": 1, "idleStrategy": "${E2E_IDLE:-backoff}", "api": {"port": $3}, "storage": {"fileDirectories": ["$WORK/ana"]},
+ "bdevs": [{"name": "shared0", "type": "file", "blockSize": 4096, "numBlocks": $ANA_BLOCKS, "path": "$ANA_IMG"}],
+ "subsystems": [{"nqn": "$ANA_NQN", "serial": "NVMF4JANA0001", "model": "nvmf4j-e2e-ana", "allowAnyHost": true,
+   "maxNamespaces": 8, "minCntlid": $4, "maxCntlid": $(($4 + 99)),
+   "namespaces": [{"nsid": 1, "bdev": "shared0", "anaGroup": 1, "nguid": "6e766d66346a0003d000000000000001",
+                   "uuid": "6e766d66-346a-4003-d000-000000000001"}],
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $2, "anaStates": {"1": "$5"}}]}]}
+JSON
+  cp "$WORK/ana-$1.json" "$RES/ana-config-$1.json"
+}
+ana_use() { # instance : the service globals of svc_start/svc_stop/svc_alive for that instance
+  SVC_LOG=$RES/ana-service-$1.log SVC_STATE=$WORK/ana-state-$1 SVC_CONFIG=$WORK/ana-$1.json
+  if [ "$1" = A ]; then SVC_PORT=$ANA_A_PORT SVC_PID=${ANA_A_PID:-} JPID=${ANA_A_JPID:-}
+  else SVC_PORT=$ANA_B_PORT SVC_PID=${ANA_B_PID:-} JPID=${ANA_B_JPID:-}; fi
+}
+ana_keep() { # instance : keeps SVC_PID/JPID of that instance
+  if [ "$1" = A ]; then ANA_A_PID=$SVC_PID ANA_A_JPID=$JPID; else ANA_B_PID=$SVC_PID ANA_B_JPID=$JPID; fi
+}
+ana_ctl() { # instance nvmfctl-args... : nvmfctl against that instance's API
+  local api=ANA_${1}_API i=$1; shift
+  env NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS" "$REPO/bin/nvmfctl" --url "http://127.0.0.1:${!api}" \
+    --state-dir "$WORK/ana-state-$i" "$@"
+}
+ana_set() { # instance state : ANA group 1 of that instance's listener, through nvmfctl
+  local port=ANA_${1}_PORT
+  ana_ctl "$1" listener ana-state -n "$ANA_NQN" -a 127.0.0.1 -s "${!port}" --group 1 --state "$2"
+}
+ana_put() { # instance state : the same through the REST API with curl, as a gateway's HA agent calls it (a JVM
+  # start of nvmfctl takes half a minute under TCG)
+  local port=ANA_${1}_PORT api=ANA_${1}_API
+  curl -sS -m 20 -X PUT -H "Authorization: Bearer $(cat "$WORK/ana-state-$1/api-token")" \
+    -H 'Content-Type: application/json' -d "{\"state\": \"$2\"}" -w ' HTTP %{http_code}\n' \
+    "http://127.0.0.1:${!api}/api/v1/subsystems/${ANA_NQN//:/%3A}/listeners/tcp/127.0.0.1/${!port}/ana/1" |
+    tee /dev/stderr | grep -q ' HTTP 200$'
+}
+ctrl_state_of() { cat "/sys/class/nvme/$1/state" 2>/dev/null || echo gone; }
+ana_path_state() { # ctrl : the ANA state the host holds for nsid 1 through that controller (sysfs)
+  cat /sys/class/nvme/"$1"/nvme*c*n1/ana_state 2> /dev/null | head -n 1
+}
+ana_path_is() { [ "$(ana_path_state "$1")" = "$2" ]; }
+ana_written() { # instance : bytes written through that instance (nvmf_io_bytes_total, op=write, of its /metrics)
+  local api=ANA_${1}_API
+  curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/ana-state-$1/api-token" 2> /dev/null)" \
+    "http://127.0.0.1:${!api}/metrics" 2> /dev/null |
+    awk '/^nvmf_io_bytes_total\{/ && /op="write"/ {s += $NF} END {printf "%.0f", s}'
+}
+ana_write_moves() { # check-name to-instance other-instance : 16 MiB written to the head go through to-instance only
+  local before_to before_other rc d_to d_other
+  C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
+  before_to=$(ana_written "$2") before_other=$(ana_written "$3")
+  timeout 60 dd if=/dev/urandom of="$ANA_DEV" bs=1M count=16 seek=64 oflag=direct status=none > "$OUTF" 2>&1; rc=$?
+  d_to=$(( $(ana_written "$2") - ${before_to:-0} )) d_other=$(( $(ana_written "$3") - ${before_other:-0} ))
+  expect_true "bytes through $2" "$d_to, not the 16 MiB written" [ "$d_to" -ge $((16 << 20)) ]
+  expect "bytes through $3" "$d_other" 0
+  verdict $rc "16 MiB written to $ANA_DEV: $d_to bytes through instance $2, $d_other through $3"
+}
+
+ana_scenarios() { # both instances running: paths, failover under fio verify, the way back, a live move
+  local t fio_pid rc
+  T=nvmf4j TR=tcp ADDR=127.0.0.1 NQN=$ANA_NQN NS_IDS=1
+  C=ana/native-multipath OUTF=$RES/cli/ana-multipath.txt BAD=""
+  cat /sys/module/nvme_core/parameters/multipath > "$OUTF" 2>&1
+  expect "nvme_core multipath" "$(cat "$OUTF")" Y
+  verdict 0 "the host kernel runs native NVMe multipath"
+  [ -z "$BAD" ] || return 1
+
+  PORT=$ANA_A_PORT; connect ana/connect-A "${ANA_CONNECT[@]}" || return 1; ANA_CTRL_A=$CTRL
+  PORT=$ANA_B_PORT; connect ana/connect-B "${ANA_CONNECT[@]}" || return 1; ANA_CTRL_B=$CTRL
+  ANA_DEV=${DEV[1]}
+  C=ana/two-paths OUTF=$RES/cli/ana-list-subsys.txt BAD=""
+  wait_for 10 ana_path_is "$ANA_CTRL_B" non-optimized
+  nvme list-subsys "$ANA_DEV" > "$OUTF" 2>&1; rc=$?
+  cat "$OUTF"
+  expect "namespace heads" "$(nvme_ns_devs "$ANA_NQN" | wc -l)" 1
+  expect "path A ($ANA_CTRL_A)" "$(ana_path_state "$ANA_CTRL_A")" optimized
+  expect "path B ($ANA_CTRL_B)" "$(ana_path_state "$ANA_CTRL_B")" non-optimized
+  grep -q "trsvcid=$ANA_A_PORT.* optimized" "$OUTF" || BAD+="${BAD:+; }list-subsys shows no optimized path A"
+  grep -q "trsvcid=$ANA_B_PORT.* non-optimized" "$OUTF" || BAD+="${BAD:+; }list-subsys shows no non-optimized path B"
+  verdict $rc "$ANA_DEV: one head over $ANA_CTRL_A (optimized) and $ANA_CTRL_B (non-optimized)"
+  cli ana/ana-log nvme ana-log "/dev/$ANA_CTRL_B"; rc=$?
+  grep -qi 'non-optimized' "$OUTF" || BAD="nvme ana-log of $ANA_CTRL_B shows no non-optimized group"
+  verdict $rc "nvme ana-log through B: group 1 non-optimized"
+  ana_write_moves ana/io-on-optimized A B
+
+  hdr "ANA: fio verify while the optimized instance A is killed (SIGKILL)"
+  t=$(now_us)
+  local base; base=$(ana_written A)
+  ( fio_verify ana/failover-fio-verify "$ANA_DEV" ) & fio_pid=$!
+  until [ "$(ana_written A)" -gt $((${base:-0} + (8 << 20))) ] || ! kill -0 $fio_pid 2> /dev/null; do sleep 0.2; done
+  C=ana/kill-A OUTF=$RES/cli/ana-kill.txt BAD=""
+  kill -0 $fio_pid 2> /dev/null || BAD="fio ended before the kill"
+  ana_use A; kill -KILL "$JPID"; wait_for 10 gone "$JPID"; wait "$SVC_PID" 2> /dev/null; SVC_PID="" JPID=""; ana_keep A
+  metric ana_kill_after_fio_start_s "$(secs_since "$t")" s
+  verdict 0 "instance A killed (SIGKILL) $(secs_since "$t")s into fio verify; path B: $(ana_path_state "$ANA_CTRL_B")"
+  wait $fio_pid; rc=$?
+  grep 'ana/failover-fio-verify' "$RES/results.tsv" | tail -n 1 | grep -q PASS || rc=1
+  C=ana/failover OUTF=$RES/cli/ana-failover.txt BAD=""
+  { ctrl_state_of "$ANA_CTRL_A"; dmesg | tail -n 20; } > "$OUTF" 2>&1
+  expect "fio verify rc" "$rc" 0
+  expect_true "$ANA_CTRL_A state" "$(ctrl_state_of "$ANA_CTRL_A"), not reconnecting" \
+    grep -qE '^(connecting|resetting)$' <<< "$(ctrl_state_of "$ANA_CTRL_A")"
+  verdict 0 "fio verify finished with 0 errors through the non-optimized path B after A died ($(secs_since "$t")s)"
+
+  hdr "ANA: B steps up (optimized), A comes back, B steps down"
+  C=ana/B-optimized OUTF=$RES/cli/ana-b-optimized.txt BAD=""
+  ana_put B optimized > "$OUTF" 2>&1; rc=$?
+  wait_for 20 ana_path_is "$ANA_CTRL_B" optimized || BAD="the host still sees B as $(ana_path_state "$ANA_CTRL_B") (no ANA change event?)"
+  verdict $rc "PUT .../ana/1 optimized on B; the host saw the ANA change on $ANA_CTRL_B"
+  ana_use A; svc_start ana/restart-A || return 1; ana_keep A
+  t=$(now_us)
+  C=ana/A-back OUTF=$RES/cli/ana-a-back.txt BAD=""
+  wait_for 90 eval '[ "$(ctrl_state_of "$ANA_CTRL_A")" = live ]' || BAD="$ANA_CTRL_A is $(ctrl_state_of "$ANA_CTRL_A")"
+  wait_for 20 ana_path_is "$ANA_CTRL_A" optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$ANA_CTRL_A")"
+  ana_put B non-optimized > "$OUTF" 2>&1; rc=$?
+  wait_for 20 ana_path_is "$ANA_CTRL_B" non-optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$ANA_CTRL_B")"
+  verdict $rc "$ANA_CTRL_A live and optimized again $(secs_since "$t")s after A restarted; B non-optimized"
+  ana_write_moves ana/io-back-on-A A B
+
+  hdr "ANA: nvmfctl moves I/O live (A inaccessible, B optimized)"
+  C=ana/live-change OUTF=$RES/cli/ana-live-change.txt BAD=""
+  { ana_put B optimized && ana_set A inaccessible; } > "$OUTF" 2>&1; rc=$?
+  wait_for 20 ana_path_is "$ANA_CTRL_A" inaccessible || BAD="path A is $(ana_path_state "$ANA_CTRL_A")"
+  wait_for 20 ana_path_is "$ANA_CTRL_B" optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$ANA_CTRL_B")"
+  verdict $rc "nvmfctl listener ana-state: A inaccessible (B optimized); the host sees both changes"
+  ana_write_moves ana/io-moved-to-B B A
+  { ana_put A optimized && ana_put B non-optimized; } >> "$RES/cli/ana-live-change.txt" 2>&1
+  cli ana/disconnect nvme disconnect -n "$ANA_NQN"; rc=$?
+  wait_for 10 eval '[ -z "$(nvme_ns_devs "$ANA_NQN")" ]' || BAD="namespace head still present"
+  verdict $rc "$(head -n 1 "$OUTF")"
+}
+
+if ! want ana; then
+  unselected ana
+else
+  hdr "ANA: two nvmf4j instances, one namespace, native multipath"
+  SVC_SAVED=("$SVC_LOG" "${SVC_STATE:-}" "${SVC_CONFIG:-}" "${SVC_PORT:-}" "$SVC_START_TIMEOUT")
+  SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 4))   # two JVMs starting on the guest's 2 vCPUs under TCG (a loaded host: 6 min seen)
+  mkdir -p "$WORK/ana"; rm -f "$ANA_IMG"; truncate -s $((ANA_BLOCKS * 4096)) "$ANA_IMG"
+  ana_config A $ANA_A_PORT $ANA_A_API 1 optimized
+  ana_config B $ANA_B_PORT $ANA_B_API 101 non-optimized
+  ana_use A; : > "$SVC_LOG"
+  if svc_start ana/start-A; then
+    ana_keep A; ana_use B; : > "$SVC_LOG"
+    if svc_start ana/start-B; then
+      ana_keep B
+      ana_scenarios || skip ana/remaining "not run: an earlier ana check failed (see above)"
+      timeout 60 nvme disconnect -n "$ANA_NQN" > /dev/null 2>&1
+      ana_use B; [ -z "$SVC_PID" ] || svc_stop ana/stop-B
+    fi
+    ana_use A; [ -z "$SVC_PID" ] || svc_stop ana/stop-A
+  fi
+  SVC_LOG=${SVC_SAVED[0]} SVC_START_TIMEOUT=${SVC_SAVED[4]}
+  if [ -n "${SVC_SAVED[1]}" ]; then SVC_STATE=${SVC_SAVED[1]}; else unset SVC_STATE; fi
+  if [ -n "${SVC_SAVED[2]}" ]; then SVC_CONFIG=${SVC_SAVED[2]}; else unset SVC_CONFIG; fi
+  if [ -n "${SVC_SAVED[3]}" ]; then SVC_PORT=${SVC_SAVED[3]}; else unset SVC_PORT; fi
+fi
 # DH-HMAC-CHAP (guest/auth.sh): kernel nvmet as the control, then nvmf4j; needs the 6.12 guest (--suite trixie)
 . "$HERE/auth.sh"
 if want auth; then auth_part; else unselected auth; fi

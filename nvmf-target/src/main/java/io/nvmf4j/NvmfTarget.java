@@ -14,6 +14,7 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.AnaPort;
 import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
@@ -21,6 +22,7 @@ import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Reservation;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
+import io.nvmf4j.engine.AnaGroupInfo;
 import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
@@ -28,6 +30,7 @@ import io.nvmf4j.engine.Engines;
 import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.engine.ReservationInfo;
 import io.nvmf4j.engine.SubsystemStats;
+import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.runtime.PollGroups;
 import io.nvmf4j.transport.Transport;
 import io.nvmf4j.transport.TransportRegistry;
@@ -240,6 +243,9 @@ public final class NvmfTarget implements Engine {
             s.setHostKey(k.host, k);
         }
         s.listeners().addAll(c.listeners);
+        for (ListenerConfig l : c.listeners) {
+            s.anaPort(l).setAll(l.anaStates);
+        }
         for (NamespaceConfig n : c.namespaces) {
             s.addNamespace(namespaceOf(n));
         }
@@ -251,6 +257,7 @@ public final class NvmfTarget implements Engine {
         Namespace ns = new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid), uuidBytes(n.uuid),
             n.eui64 == null ? null : HexFormat.of().parseHex(n.eui64));
         ns.setHosts(n.hosts);
+        ns.anaGroup(n.anaGroupOrDefault());
         Reservation again = parked.remove(n.nguid.toLowerCase(java.util.Locale.ROOT));
         if (again != null) {
             ns.reservation(again); // removed and added again within one change: the same reservation goes on
@@ -641,7 +648,9 @@ public final class NvmfTarget implements Engine {
         }
         TargetConfig next = validatedWith(c -> subsystemConfig(c, nqn).listeners.add(l));
         bindAll(List.of(l));
-        liveSubsystem(nqn).listeners().add(l);
+        Subsystem live = liveSubsystem(nqn);
+        live.anaPort(l).setAll(l.anaStates);
+        live.listeners().add(l);
         config = next;
         target.discoveryChanged();
     }
@@ -655,6 +664,7 @@ public final class NvmfTarget implements Engine {
         }
         Subsystem live = liveSubsystem(nqn);
         live.listeners().remove(l);
+        live.removeAnaPort(l);
         for (Controller c : live.controllers()) {
             if (c.adminQueue().listener().equals(l)) {
                 c.destroy("listener " + l + " removed from " + nqn);
@@ -662,6 +672,35 @@ public final class NvmfTarget implements Engine {
         }
         unbindIfUnused(l);
         target.discoveryChanged();
+    }
+
+    @Override
+    public synchronized List<AnaGroupInfo> anaGroups(String nqn, ListenerConfig l) {
+        SubsystemConfig sc = subsystemConfig(config, nqn);
+        ConfigDocument.listener(sc, l);
+        AnaPort port = liveSubsystem(nqn).anaPort(l);
+        return AnaGroupInfo.of(sc, l, g -> port.state(g).configName());
+    }
+
+    /**
+     * Sets the state of ANA group {@code group} through listener {@code l} of subsystem {@code nqn} (kept in the
+     * listener's {@code anaStates}); hosts connected through that listener get the ANA change AEN when it changed.
+     */
+    @Override
+    public synchronized void setAnaState(String nqn, ListenerConfig l, int group, String state) {
+        ConfigDocument.listener(subsystemConfig(config, nqn), l);
+        TargetConfig next = validatedWith(c -> ConfigDocument.putAnaState(
+            ConfigDocument.listener(subsystemConfig(c, nqn), l), group, state));
+        Subsystem live = liveSubsystem(nqn);
+        config = next;
+        if (live.anaPort(l).set(group, AnaState.byName(state))) {
+            LOG.info("subsystem {}: ANA group {} is {} through listener {}", nqn, group, state, l);
+            for (Controller c : live.controllers()) {
+                if (l.equals(c.adminQueue().listener())) {
+                    c.anaChanged();
+                }
+            }
+        }
     }
 
     @Override

@@ -5,8 +5,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 /** {@code nvmfctl listener}: transport addresses of a subsystem ({@code /api/v1/subsystems/{nqn}/listeners}). */
-@Command(name = "listener", description = "Listeners (transport addresses) of a subsystem: list, add, remove.",
-    subcommands = {ListenerCommands.List.class, ListenerCommands.Add.class, ListenerCommands.Remove.class})
+@Command(name = "listener", description = "Listeners (transport addresses) of a subsystem: list, add, remove; ANA "
+    + "states.", subcommands = {ListenerCommands.List.class, ListenerCommands.Add.class, ListenerCommands.Remove.class,
+    ListenerCommands.AnaState.class})
 final class ListenerCommands extends Group {
     static String path(String nqn) {
         return ApiCommand.subsystemPath(nqn) + "/listeners";
@@ -90,6 +91,55 @@ final class ListenerCommands extends Group {
             api().delete(e.path(path(subsystem.nqn)));
             done("removed listener " + e + " from " + subsystem.nqn, "removed",
                 object().put("subsystem", subsystem.nqn).set("listener", e.body(object())));
+            return 0;
+        }
+    }
+
+    @Command(name = "ana-state", description = {"Show the ANA groups of a subsystem through a listener, or set one "
+        + "group's state (hosts connected through it get the ANA change event).",
+        "States: optimized, non-optimized, inaccessible, persistent-loss, change.",
+        "Example: nvmfctl listener ana-state -n nqn.2026-11.io.nvmf4j:default -a 10.0.0.1 -s 4420 --group 1 "
+            + "--state non-optimized"})
+    static final class AnaState extends ApiCommand {
+        @Mixin
+        SubsystemNqn subsystem;
+
+        @Mixin
+        Address.Listener address;
+
+        @picocli.CommandLine.Option(names = {"-g", "--group"}, paramLabel = "GROUP", defaultValue = "1",
+            description = "ANA group id (default: 1).")
+        int group;
+
+        @picocli.CommandLine.Option(names = "--state", paramLabel = "STATE",
+            description = "Set this state; without it the states are shown.")
+        String state;
+
+        @Override
+        public Integer call() {
+            Address.Endpoint e = address.endpoint();
+            String ana = e.path(path(subsystem.nqn)) + "/ana";
+            if (state == null) {
+                JsonNode groups = api().get(ana);
+                if (json()) {
+                    printJson(groups);
+                } else {
+                    Table t = new Table("GROUP", "STATE", "NSIDS");
+                    for (JsonNode g : groups) {
+                        java.util.List<String> nsids = new java.util.ArrayList<>();
+                        g.path("nsids").forEach(n -> nsids.add(n.asText()));
+                        t.row(g.get("group"), g.get("state"), nsids.isEmpty() ? "-" : String.join(",", nsids));
+                    }
+                    t.print(out());
+                }
+                return 0;
+            }
+            JsonNode set = api().put(ana + "/" + group, object().put("state", state));
+            if (json()) {
+                printJson(set);
+            } else {
+                say("ANA group " + group + " of " + subsystem.nqn + " through " + e + ": " + set.path("state").asText());
+            }
             return 0;
         }
     }

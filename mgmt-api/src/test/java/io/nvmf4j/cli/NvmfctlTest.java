@@ -195,6 +195,21 @@ class NvmfctlTest {
     }
 
     @Test
+    void listenerAnaState() {
+        String port = String.valueOf(t.nvmePort);
+        assertThat(ok("listener", "ana-state", "-n", NQN, "-a", "127.0.0.1", "-s", port).out()).startsWith(
+            "GROUP  STATE      NSIDS\n1      optimized  1");
+        assertThat(ok("listener", "ana-state", "-n", NQN, "-a", "127.0.0.1", "-s", port, "--group", "1", "--state",
+            "non-optimized").out()).isEqualTo("ANA group 1 of " + NQN + " through tcp 127.0.0.1:" + port
+            + ": non-optimized\n");
+        assertThat(json(ok("listener", "ana-state", "-n", NQN, "-a", "127.0.0.1", "-s", port, "--json")).get(0)
+            .get("state").asText()).isEqualTo("non-optimized");
+        Run bad = fails(1, "listener", "ana-state", "-n", NQN, "-a", "127.0.0.1", "-s", port, "--state", "slow");
+        assertThat(bad.err()).contains("state: must be optimized, non-optimized");
+        ok("listener", "ana-state", "-n", NQN, "-a", "127.0.0.1", "-s", port, "-g", "1", "--state", "optimized");
+    }
+
+    @Test
     void listenerAddListRemove() {
         String nqn = "nqn.2026-11.io.nvmf4j:cli-listen";
         int port = TestService.freePort();
@@ -445,7 +460,7 @@ class NvmfctlTest {
         assertThat(fails(2, "listener", "add", "-n", NQN, "-a", "127.0.0.1:http").err())
             .startsWith("nvmfctl: -a 127.0.0.1:http: 'http' is not a port number\n");
         assertThat(fails(2, "help", "listener", "nope").err()).startsWith("nvmfctl: unknown command 'listener nope': "
-            + "expected one of list, add, remove\n");
+            + "expected one of list, add, remove, ana-state\n");
     }
 
     /** With --json an error is one JSON object on stderr (stdout stays empty); the exit codes do not change. */

@@ -7,6 +7,7 @@ import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.TransportLimits;
+import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.IdentifyController;
 import io.nvmf4j.nvme.IdentifyNamespace;
 import io.nvmf4j.nvme.Layout;
@@ -133,11 +134,13 @@ public final class AdminCommands {
         Layout.putSpacePadded(d, MN, MN_LEN, s.model());
         Layout.putSpacePadded(d, FR, FR_LEN, s.firmware());
         d.setByte(RAB, 6);
-        d.setByte(CMIC, discovery ? 0 : 0x3);
+        // CMIC: multiple ports and controllers; ANA reporting (each controller its listener's states)
+        d.setByte(CMIC, discovery ? 0 : 0x3 | CMIC_ANA);
         d.setByte(MDTS, limits.mdtsField());
         d.setShortLE(CNTLID, c.cntlid());
         d.setIntLE(VER, FabricsCommands.NVME_VERSION);
-        d.setIntLE(OAES, discovery ? Controller.AEC_DISCOVERY_LOG : Controller.AEC_NS_ATTRIBUTE);
+        d.setIntLE(OAES, discovery ? Controller.AEC_DISCOVERY_LOG
+            : Controller.AEC_NS_ATTRIBUTE | Controller.AEC_ANA_CHANGE);
         d.setIntLE(CTRATT, 0x1 | 0x40);
         d.setByte(CNTRLTYPE, discovery ? CNTRLTYPE_DISCOVERY : CNTRLTYPE_IO);
         d.setByte(ACL, 3);
@@ -164,6 +167,11 @@ public final class AdminCommands {
             d.setShortLE(ICDOFF, 0);
             d.setByte(MSDBD, limits.msdbd());
             d.setShortLE(OFCS, 0x1);
+            d.setByte(ANATT, ANA_TRANSITION_TIME_S);
+            d.setByte(ANACAP, ANACAP_ALL_STATES_FIXED_GROUP);
+            d.setIntLE(ANAGRPMAX, AnaLog.GROUPS_MAX);
+            d.setIntLE(NANAGRPID, AnaLog.GROUPS_MAX);
+            d.setIntLE(MNAN, s.maxNamespaces()); // the host sizes its ANA log buffer by MNAN
         }
     }
 
@@ -181,7 +189,8 @@ public final class AdminCommands {
         d.setLongLE(IdentifyNamespace.NUSE, blocks);
         d.setByte(IdentifyNamespace.NLBAF, 0);
         d.setByte(IdentifyNamespace.FLBAS, 0);
-        d.setByte(IdentifyNamespace.NMIC, 1);
+        d.setByte(IdentifyNamespace.NMIC, 1); // shared: reachable through several controllers (paths)
+        d.setIntLE(IdentifyNamespace.ANAGRPID, ns.anaGroup());
         d.setByte(IdentifyNamespace.RESCAP, IdentifyNamespace.RESCAP_ALL_TYPES | IdentifyNamespace.RESCAP_IEKEY13
             | (ns.reservation().persistenceSupported() ? IdentifyNamespace.RESCAP_PTPL : 0));
         d.setByte(IdentifyNamespace.DLFEAT, NamespaceDevices.dlfeat(ns.bdev().discardLimits()));

@@ -79,6 +79,12 @@ public final class CommandDispatcher {
             }
             req.nsHeld = true;
             req.nsHalf = half;
+            int path = req.controller().ana().state(ns.anaGroup()).ioStatus();
+            if (path != NvmeStatus.SUCCESS) {
+                // the namespace's ANA group is not accessible through this listener: the host fails over
+                req.fail(path, Sqe.NSID);
+                return;
+            }
             int access = ReservationCommands.checkAccess(req);
             if (access != NvmeStatus.SUCCESS) {
                 req.fail(access, Sqe.OPCODE); // another host's reservation fences this one out

@@ -9,6 +9,7 @@ import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
+import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.DiscoveryLog;
 import io.nvmf4j.transport.TransportRegistry;
 import io.nvmf4j.transport.TransportType;
@@ -23,7 +24,8 @@ import java.util.Set;
 
 /**
  * Get Log Page: supported log pages (00h), error (01h), SMART / health (02h), firmware slot (03h), changed namespace list (04h),
- * commands supported and effects (05h) and, on discovery controllers, the discovery log (70h).
+ * commands supported and effects (05h), asymmetric namespace access (0Ch) and, on discovery controllers, the
+ * discovery log (70h).
  *
  * <p>Each page is built whole into a scratch buffer, then the requested window (offset, length) is
  * copied out; bytes past the end of the page read as zero.
@@ -71,7 +73,7 @@ public final class LogPages {
             req.fail(NvmeStatus.INVALID_FIELD, 48);
             return;
         }
-        ByteBuf page = buildPage(c, lid, req.sqe.nsid());
+        ByteBuf page = buildPage(c, lid, req.sqe.nsid(), cdw10);
         if (page == null) {
             req.fail(c.isDiscovery() || !knownLid(lid) ? NvmeStatus.INVALID_LOG_PAGE : NvmeStatus.INVALID_FIELD, 40);
             return;
@@ -97,11 +99,11 @@ public final class LogPages {
 
     private static boolean knownLid(int lid) {
         return (lid >= Opcodes.LID_SUPPORTED_LOG_PAGES && lid <= Opcodes.LID_COMMANDS_EFFECTS)
-            || lid == Opcodes.LID_RESERVATION_NOTIFICATION;
+            || lid == AnaLog.LID || lid == Opcodes.LID_RESERVATION_NOTIFICATION;
     }
 
     /** Builds the whole page, or returns null for a page this controller does not have. */
-    private ByteBuf buildPage(Controller c, int lid, int nsid) {
+    private ByteBuf buildPage(Controller c, int lid, int nsid, int cdw10) {
         if (c.isDiscovery()) {
             if (lid == Opcodes.LID_SUPPORTED_LOG_PAGES) {
                 return supportedLogPages(Opcodes.LID_SUPPORTED_LOG_PAGES, Opcodes.LID_DISCOVERY);
@@ -112,7 +114,7 @@ public final class LogPages {
             case Opcodes.LID_SUPPORTED_LOG_PAGES:
                 return supportedLogPages(Opcodes.LID_SUPPORTED_LOG_PAGES, Opcodes.LID_ERROR, Opcodes.LID_SMART,
                     Opcodes.LID_FIRMWARE_SLOT, Opcodes.LID_CHANGED_NS_LIST, Opcodes.LID_COMMANDS_EFFECTS,
-                    Opcodes.LID_RESERVATION_NOTIFICATION);
+                    AnaLog.LID, Opcodes.LID_RESERVATION_NOTIFICATION);
             case Opcodes.LID_ERROR:
                 return errorLog(c);
             case Opcodes.LID_SMART:
@@ -123,6 +125,8 @@ public final class LogPages {
                 return changedNamespaceList(c);
             case Opcodes.LID_COMMANDS_EFFECTS:
                 return commandEffectsLog();
+            case AnaLog.LID:
+                return anaLog(c, (cdw10 & AnaLog.LSP_RGO) != 0);
             case Opcodes.LID_RESERVATION_NOTIFICATION:
                 return ReservationCommands.notificationPage(c, zeroed(io.nvmf4j.core.ReservationNotices.PAGE_SIZE));
             default:
@@ -209,6 +213,50 @@ public final class LogPages {
         int[] list = c.changedNamespaces();
         for (int i = 0; i < list.length; i++) {
             b.setIntLE(4 * i, list[i]);
+        }
+        return b;
+    }
+
+    /**
+     * The ANA log as this host sees it through its listener: one descriptor per group that holds a namespace the host
+     * sees (ascending group id), each with those namespaces' NSIDs unless Return Groups Only; the listener's change
+     * count in the header and in every descriptor (as the Linux target does).
+     */
+    private static ByteBuf anaLog(Controller c, boolean groupsOnly) {
+        List<Namespace> visible = c.subsystem().namespaces(c.hostnqn());
+        int[] perGroup = new int[AnaLog.GROUPS_MAX + 1];
+        int groups = 0;
+        for (Namespace ns : visible) {
+            if (perGroup[ns.anaGroup()]++ == 0) {
+                groups++;
+            }
+        }
+        // the page's size is the largest the host may size its buffer by (Identify: NANAGRPID descriptors, MNAN
+        // NSIDs), zero past the last descriptor: nvme-cli reads that many bytes in 4 KiB pieces at growing offsets
+        int size = AnaLog.HEADER_SIZE + AnaLog.GROUPS_MAX * AnaLog.DESCRIPTOR_SIZE
+            + (groupsOnly ? 0 : 4 * c.subsystem().maxNamespaces());
+        ByteBuf b = zeroed(size);
+        long changeCount = c.ana().changeCount();
+        b.setLongLE(AnaLog.CHGCNT, changeCount);
+        b.setShortLE(AnaLog.NGRPS, groups);
+        int off = AnaLog.HEADER_SIZE;
+        for (int g = 1; g <= AnaLog.GROUPS_MAX; g++) {
+            if (perGroup[g] == 0) {
+                continue;
+            }
+            b.setIntLE(off + AnaLog.D_ANAGRPID, g);
+            b.setIntLE(off + AnaLog.D_NNSIDS, groupsOnly ? 0 : perGroup[g]);
+            b.setLongLE(off + AnaLog.D_CHGCNT, changeCount);
+            b.setByte(off + AnaLog.D_ANAS, c.ana().state(g).anas());
+            off += AnaLog.DESCRIPTOR_SIZE;
+            if (!groupsOnly) {
+                for (Namespace ns : visible) {
+                    if (ns.anaGroup() == g) {
+                        b.setIntLE(off, ns.nsid());
+                        off += 4;
+                    }
+                }
+            }
         }
         return b;
     }

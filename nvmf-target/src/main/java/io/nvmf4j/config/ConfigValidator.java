@@ -2,6 +2,8 @@ package io.nvmf4j.config;
 
 import io.nvmf4j.auth.KeyFiles;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.nvme.AnaLog;
+import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.runtime.IdleStrategies;
 import io.nvmf4j.transport.TransportRegistry;
 
@@ -476,6 +478,12 @@ public final class ConfigValidator {
                     }
                 }
             }
+            if (n.anaGroup != null) {
+                anaGroupProblem(String.valueOf(n.anaGroup), nat + ".anaGroup", p);
+                if (Engines.SPDK.equals(c.engine) && n.anaGroup != 1) {
+                    p.add(nat + ".anaGroup: ANA groups are java engine only (not wired to SPDK's anagrpid)");
+                }
+            }
             String owner = "namespace " + n.nsid + " of " + s.nqn;
             identity(n.nguid, HEX32, "32 hex digits", nat + ".nguid", "nguid", owner, identities, p);
             identity(n.uuid, UUID_TEXT, "a UUID (8-4-4-4-12 hex digits)", nat + ".uuid", "uuid", owner, identities, p);
@@ -499,7 +507,37 @@ public final class ConfigValidator {
                 && !listeners.add(new ListenerConfig(l.transport, l.address, l.port))) {
                 p.add(lat + ": duplicate listener " + new ListenerConfig(l.transport, l.address, l.port));
             }
+            if (l.anaStates != null) {
+                anaStatesProblems(c, l.anaStates, lat + ".anaStates", p);
+            }
         }
+    }
+
+    /** A listener's ANA states: group ids 1..{@link AnaLog#GROUPS_MAX} to state names. */
+    private static void anaStatesProblems(TargetConfig c, Map<String, String> states, String at, List<String> p) {
+        if (Engines.SPDK.equals(c.engine) && !states.isEmpty()) {
+            p.add(at + ": ANA states are java engine only (not wired to SPDK's listener ANA state)");
+        }
+        states.forEach((group, state) -> {
+            if (!anaGroupProblem(group, at + "." + group, p) && AnaState.byName(state) == null) {
+                p.add(at + "." + group + ": must be " + AnaState.names() + ", got " + state);
+            }
+        });
+    }
+
+    /** Reports an ANA group id that is not 1..{@link AnaLog#GROUPS_MAX}; returns whether it was bad. */
+    public static boolean anaGroupProblem(String group, String at, List<String> p) {
+        int g;
+        try {
+            g = Integer.parseInt(group);
+        } catch (NumberFormatException e) {
+            g = -1;
+        }
+        if (g < 1 || g > AnaLog.GROUPS_MAX || !group.equals(Integer.toString(g))) {
+            p.add(at + ": an ANA group id must be 1.." + AnaLog.GROUPS_MAX + ", got " + group);
+            return true;
+        }
+        return false;
     }
 
     /** Reports a bad NQN at {@code at}; returns whether it was bad. */

@@ -1,7 +1,9 @@
 package io.nvmf4j.config;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
 
+import java.util.Map;
 import java.util.Objects;
 
 /** A transport address a subsystem is reachable on (the discovery subsystem listens on every one). */
@@ -12,6 +14,13 @@ public final class ListenerConfig {
     /** IPv4 or IPv6 literal. */
     public String address;
     public int port = 4420;
+    /**
+     * ANA states of this subsystem's namespace groups through this listener: group id (as a string, {@code "2"}) to
+     * {@code optimized}, {@code non-optimized}, {@code inaccessible}, {@code persistent-loss} or {@code change};
+     * absent groups are optimized. Not part of the listener's identity ({@link #equals}).
+     */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    public Map<String, String> anaStates;
 
     public ListenerConfig() {
     }

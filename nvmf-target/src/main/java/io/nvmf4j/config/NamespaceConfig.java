@@ -23,6 +23,16 @@ public final class NamespaceConfig {
      * engine's no_auto_visible). Hosts are added and removed one by one on a masked namespace only.
      */
     public List<String> hosts;
+    /**
+     * Its ANA group (ANAGRPID, 1..128); absent: group 1. A listener's {@code anaStates} give each group's state through
+     * that listener; the group is fixed while the namespace exists.
+     */
+    public Integer anaGroup;
+
+    /** The ANA group, 1 when none was given. */
+    public int anaGroupOrDefault() {
+        return anaGroup == null ? 1 : anaGroup;
+    }
 
     public NamespaceConfig() {
     }

@@ -45,8 +45,11 @@ public final class Controller {
     public static final int AEN_NS_CHANGED = 0x2 | (0x00 << 8) | (0x04 << 16);
     /** AEN: Notice, Discovery Log Page Change, log page 70h. */
     public static final int AEN_DISCOVERY_CHANGED = 0x2 | (0xF0 << 8) | (0x70 << 16);
+    /** AEN: Notice, Asymmetric Namespace Access Change, log page 0Ch. */
+    public static final int AEN_ANA_CHANGE = 0x2 | (0x03 << 8) | (0x0C << 16);
     /** Async Event Configuration bits that enable the events above. */
     public static final int AEC_NS_ATTRIBUTE = 1 << 8;
+    public static final int AEC_ANA_CHANGE = 1 << 11;
     public static final int AEC_DISCOVERY_LOG = 1 << 31;
 
     private final Subsystem subsystem;
@@ -59,6 +62,8 @@ public final class Controller {
     private final Queue adminQueue;
     private final TransportLimits limits;
     private final Queue[] ioQueues;
+    /** The ANA states of the listener the host connected through (read by every queue of this controller). */
+    private final AnaPort ana;
     private final AtomicBoolean destroyed = new AtomicBoolean();
     private final IoObserver observer;
     /** DH-HMAC-CHAP: the host's keys when it must authenticate (null: no authentication), and each queue's state. */
@@ -130,7 +135,20 @@ public final class Controller {
         this.authSessions = new AuthSession[ioQueues.length];
         this.grantedIoQueues = limits.maxIoQueues();
         this.kato = kato;
+        this.ana = adminQueue.listener() == null ? new AnaPort() : subsystem.anaPort(adminQueue.listener());
         touch();
+    }
+
+    /** The ANA states this controller reports: its listener's. */
+    public AnaPort ana() {
+        return ana;
+    }
+
+    /** An ANA state of its listener changed: the ANA change AEN (log page 0Ch), if the host enabled it; any thread. */
+    public void anaChanged() {
+        if (!destroyed.get()) {
+            adminQueue.executor().execute(() -> raiseEvent(AEN_ANA_CHANGE, AEC_ANA_CHANGE));
+        }
     }
 
     public Subsystem subsystem() {

@@ -48,6 +48,8 @@ public final class Namespace {
     private volatile String[] hosts;
     /** Its persistent reservation; set before the namespace is published (none kept: a fresh, unsaved one). */
     private Reservation reservation = new Reservation(null, null);
+    /** Its ANA group (ANAGRPID); set before the namespace is published. */
+    private int anaGroup = 1;
 
     /**
      * @param nguid 16 bytes
@@ -83,6 +85,16 @@ public final class Namespace {
 
     public int nsid() {
         return nsid;
+    }
+
+    /** The ANA group it belongs to (1..{@link io.nvmf4j.nvme.AnaLog#GROUPS_MAX}). */
+    public int anaGroup() {
+        return anaGroup;
+    }
+
+    /** Puts the namespace in ANA group {@code group}; before it is added anywhere. */
+    public void anaGroup(int group) {
+        this.anaGroup = group;
     }
 
     public Reservation reservation() {

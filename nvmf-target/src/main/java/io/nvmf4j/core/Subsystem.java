@@ -37,6 +37,8 @@ public final class Subsystem {
     private final List<ListenerConfig> listeners = new CopyOnWriteArrayList<>();
     private volatile Namespace[] namespaces;
     private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
+    /** ANA states by listener (a listener not set up yet reports every group optimized). */
+    private final ConcurrentHashMap<ListenerConfig, AnaPort> anaPorts = new ConcurrentHashMap<>();
     private int nextCntlid;
     private boolean removed;
 
@@ -118,6 +120,16 @@ public final class Subsystem {
         return discovery || listeners.contains(listener);
     }
 
+    /** The ANA states of this subsystem on {@code listener} (created, all optimized, at first use). */
+    public AnaPort anaPort(ListenerConfig listener) {
+        return anaPorts.computeIfAbsent(listener, l -> new AnaPort());
+    }
+
+    /** Forgets the ANA states of a listener that was removed. */
+    public void removeAnaPort(ListenerConfig listener) {
+        anaPorts.remove(listener);
+    }
+
     /** The namespace with this nsid, or null (also for 0, broadcast and out-of-range values). */
     public Namespace namespace(int nsid) {
         Namespace[] ns = namespaces;
@@ -168,6 +180,12 @@ public final class Subsystem {
         }
         copy[ns.nsid() - 1] = ns;
         namespaces = copy;
+        countAnaChange();
+    }
+
+    /** The ANA log changes on every listener (a namespace joined or left a group). */
+    private void countAnaChange() {
+        anaPorts.values().forEach(AnaPort::countChange);
     }
 
     public synchronized Namespace removeNamespace(int nsid) {
@@ -175,6 +193,7 @@ public final class Subsystem {
         Namespace old = copy[nsid - 1];
         copy[nsid - 1] = null;
         namespaces = copy;
+        countAnaChange();
         return old;
     }
 

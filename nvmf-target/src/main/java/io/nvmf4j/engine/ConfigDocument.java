@@ -9,9 +9,14 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 
+import io.nvmf4j.nvme.AnaLog;
+import io.nvmf4j.nvme.AnaState;
+
 import java.net.InetSocketAddress;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 
 /**
@@ -73,6 +78,40 @@ public final class ConfigDocument {
             }
         }
         return out;
+    }
+
+    /** The listener of {@code s} equal to {@code l} (transport, address, port); not found otherwise. */
+    public static ListenerConfig listener(SubsystemConfig s, ListenerConfig l) {
+        for (ListenerConfig x : s.listeners) {
+            if (x.equals(l)) {
+                return x;
+            }
+        }
+        throw ControlException.notFound("subsystem " + s.nqn + " has no listener " + l);
+    }
+
+    /**
+     * Sets ANA group {@code group}'s state in listener {@code l}'s {@code anaStates} (optimized, the default, is
+     * left out); invalid for a group outside 1..{@link AnaLog#GROUPS_MAX} or an unknown state name.
+     */
+    public static void putAnaState(ListenerConfig l, int group, String state) {
+        if (group < 1 || group > AnaLog.GROUPS_MAX) {
+            throw ControlException.invalid("group: an ANA group id must be 1.." + AnaLog.GROUPS_MAX + ", got " + group);
+        }
+        AnaState s = AnaState.byName(state);
+        if (s == null) {
+            throw ControlException.invalid("state: must be " + AnaState.names() + ", got " + state);
+        }
+        Map<String, String> states = new TreeMap<>(Comparator.comparingInt(Integer::parseInt));
+        if (l.anaStates != null) {
+            states.putAll(l.anaStates);
+        }
+        if (s == AnaState.OPTIMIZED) {
+            states.remove(Integer.toString(group));
+        } else {
+            states.put(Integer.toString(group), s.configName());
+        }
+        l.anaStates = states.isEmpty() ? null : new LinkedHashMap<>(states);
     }
 
     /** The subsystem {@code nqn} of {@code c}; not found otherwise. */

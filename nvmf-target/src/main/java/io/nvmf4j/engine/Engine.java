@@ -179,6 +179,25 @@ public interface Engine extends AutoCloseable {
             + "read them with Reservation Report)");
     }
 
+    /**
+     * The ANA groups of subsystem {@code nqn} through listener {@code l} with their states (ANA: each listener is a
+     * path with its own states); not found for an unknown subsystem or listener. Engines without ANA refuse.
+     */
+    default List<AnaGroupInfo> anaGroups(String nqn, ListenerConfig l) {
+        throw ControlException.invalid("the " + name() + " engine has no ANA states (asymmetric namespace access is "
+            + "java engine only)");
+    }
+
+    /**
+     * Sets ANA group {@code group}'s state through listener {@code l} ({@code optimized}, {@code non-optimized},
+     * {@code inaccessible}, {@code persistent-loss}, {@code change}); kept in the listener's {@code anaStates}. Hosts
+     * connected through that listener get the ANA change event. Invalid for a bad group id or state name.
+     */
+    default void setAnaState(String nqn, ListenerConfig l, int group, String state) {
+        throw ControlException.invalid("the " + name() + " engine has no ANA states (asymmetric namespace access is "
+            + "java engine only)");
+    }
+
     /** Disconnects every host, stops the data path, flushes and closes the block devices. */
     @Override
     void close();

@@ -33,6 +33,10 @@ public final class IdentifyController {
     public static final int WCTEMP = 266;
     public static final int CCTEMP = 268;
     public static final int KAS = 320;
+    public static final int ANATT = 342;
+    public static final int ANACAP = 343;
+    public static final int ANAGRPMAX = 344;
+    public static final int NANAGRPID = 348;
     public static final int SQES = 512;
     public static final int CQES = 513;
     public static final int MAXCMD = 514;
@@ -40,6 +44,7 @@ public final class IdentifyController {
     public static final int ONCS = 520;
     public static final int VWC = 525;
     public static final int SGLS = 536;
+    public static final int MNAN = 540;
     public static final int SUBNQN = 768;
     public static final int NQN_LEN = 256;
     public static final int IOCCSZ = 1792;
@@ -52,6 +57,16 @@ public final class IdentifyController {
     /** VWC bit 0: a volatile write cache is present; bits 2:1 10b: Flush does not support NSID FFFFFFFFh. */
     public static final int VWC_PRESENT = 0x1;
     public static final int VWC_NO_FLUSH_BROADCAST = 0x2 << 1;
+
+    /** CMIC bit 3: Asymmetric Namespace Access reporting. */
+    public static final int CMIC_ANA = 0x8;
+    /**
+     * ANACAP: the five states reported (bits 4:0) and bit 6: a namespace's ANAGRPID does not change while it is
+     * attached.
+     */
+    public static final int ANACAP_ALL_STATES_FIXED_GROUP = 0x1F | 0x40;
+    /** ANATT: seconds a host waits in the change state before it gives up on the path (the Linux target's 10). */
+    public static final int ANA_TRANSITION_TIME_S = 10;
 
     public static final int CNTRLTYPE_IO = 1;
     public static final int CNTRLTYPE_DISCOVERY = 2;

@@ -15,6 +15,8 @@ public final class IdentifyNamespace {
     public static final int RESCAP_PTPL = 0x01;
     public static final int RESCAP_IEKEY13 = 0x80;
     public static final int DLFEAT = 33;
+    /** ANA group identifier (u32). */
+    public static final int ANAGRPID = 92;
     public static final int NGUID = 104;
     public static final int EUI64 = 120;
     /** LBA Format 0: MS u16, LBADS u8, RP u8. */

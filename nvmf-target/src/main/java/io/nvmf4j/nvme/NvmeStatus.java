@@ -13,6 +13,7 @@ public final class NvmeStatus {
     public static final int SCT_GENERIC = 0;
     public static final int SCT_COMMAND_SPECIFIC = 1;
     public static final int SCT_MEDIA = 2;
+    public static final int SCT_PATH = 3;
 
     public static final int SUCCESS = 0;
     // Generic command status (SCT 0)
@@ -54,6 +55,10 @@ public final class NvmeStatus {
     public static final int WRITE_FAULT = (2 << 8) | 0x80;
     public static final int UNRECOVERED_READ_ERROR = (2 << 8) | 0x81;
     public static final int COMPARE_FAILURE = DNR | (2 << 8) | 0x85;
+    // Path related status (SCT 3): no DNR, a multipath host retries on another path
+    public static final int ANA_PERSISTENT_LOSS = (3 << 8) | 0x01;
+    public static final int ANA_INACCESSIBLE = (3 << 8) | 0x02;
+    public static final int ANA_TRANSITION = (3 << 8) | 0x03;
 
     private NvmeStatus() {
     }

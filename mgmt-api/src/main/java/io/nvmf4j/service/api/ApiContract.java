@@ -229,6 +229,19 @@ final class ApiContract {
             .ok(201, ListenerView.class).fails(409, "The listener exists or its address cannot be bound"),
         new Op("DELETE", LISTENERS + "/:transport/:address/:port", "removeListener", "Remove a listener")
             .ok(204, null),
+        new Op("GET", LISTENERS + "/:transport/:address/:port/ana", "listAnaStates",
+            "ANA groups and their states through a listener")
+            .describe("Every group a namespace is in (or the listener names a state for), ascending. Each listener "
+                + "is a path; hosts connected through it read these states in the ANA log page (0Ch). java engine "
+                + "only (spdk: 400).")
+            .ok(200, new Many(Views.AnaGroup.class)),
+        new Op("PUT", LISTENERS + "/:transport/:address/:port/ana/:group", "setAnaState",
+            "Set an ANA group's state through a listener")
+            .describe("optimized, non-optimized, inaccessible, persistent-loss or change; kept in the listener's "
+                + "anaStates. Hosts connected through the listener get the ANA change event (AEN, log page 0Ch); "
+                + "I/O through it to an inaccessible, persistent-loss or change group fails with the ANA path "
+                + "status, so multipath hosts use another path. 400 for a group no namespace is in or a bad state.")
+            .body(Bodies.AnaState.class).ok(200, Views.AnaGroup.class),
         new Op("GET", V1 + "/subsystems/:nqn/controllers", "listControllers", "Connected controllers")
             .ok(200, new Many(Views.Controller.class)),
 

@@ -163,8 +163,12 @@ public final class ApiRoutes {
             change(ctx, 201, () -> service.addListener(ctx.pathParam("nqn"), body(ctx, ListenerConfig.class)),
                 l -> ListenerView.of(l, service.listenerStates().get(l))));
         r.delete(listeners + "/:transport/:address/:port").handler(ctx ->
-            change(ctx, 204, () -> service.removeListener(ctx.pathParam("nqn"), new ListenerConfig(
-                ctx.pathParam("transport"), ctx.pathParam("address"), port(ctx))), x -> null));
+            change(ctx, 204, () -> service.removeListener(ctx.pathParam("nqn"), listener(ctx)), x -> null));
+        r.get(listeners + "/:transport/:address/:port/ana").handler(ctx -> read(ctx, () ->
+            service.anaGroups(ctx.pathParam("nqn"), listener(ctx)).stream().map(Views.AnaGroup::of).toList()));
+        r.put(listeners + "/:transport/:address/:port/ana/:group").handler(this::requireJson).handler(ctx ->
+            change(ctx, 200, () -> service.setAnaState(ctx.pathParam("nqn"), listener(ctx), intParam(ctx, "group"),
+                required(body(ctx, Bodies.AnaState.class).state, "state")), Views.AnaGroup::of));
 
         r.get(V1 + "/subsystems/:nqn/controllers").handler(ctx ->
             read(ctx, () -> controllers(service.controllers(ctx.pathParam("nqn")))));
@@ -383,6 +387,11 @@ public final class ApiRoutes {
         JsonBodyException(JsonProcessingException cause) {
             super(cause.getOriginalMessage(), cause, false, false);
         }
+    }
+
+    /** The listener named by the path's transport, address and port. */
+    private static ListenerConfig listener(RoutingContext ctx) {
+        return new ListenerConfig(ctx.pathParam("transport"), ctx.pathParam("address"), port(ctx));
     }
 
     private static int nsid(RoutingContext ctx) {

@@ -10,6 +10,7 @@ import com.github.victools.jsonschema.generator.SchemaBuilder;
 import com.github.victools.jsonschema.generator.SchemaGenerator;
 import com.github.victools.jsonschema.generator.SchemaGeneratorConfigBuilder;
 import com.github.victools.jsonschema.generator.SchemaVersion;
+import com.github.victools.jsonschema.generator.naming.DefaultSchemaDefinitionNamingStrategy;
 import com.github.victools.jsonschema.module.jackson.JacksonModule;
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.BdevConfig;
@@ -97,6 +98,7 @@ final class ApiSchemas {
         BOUNDS.put(key(SubsystemConfig.class, "minCntlid"), Bound.of(1, 0xFFEF));
         BOUNDS.put(key(SubsystemConfig.class, "maxCntlid"), Bound.of(1, 0xFFEF));
         BOUNDS.put(key(NamespaceConfig.class, "nsid"), Bound.of(0, 1024));
+        BOUNDS.put(key(NamespaceConfig.class, "anaGroup"), Bound.of(1, io.nvmf4j.nvme.AnaLog.GROUPS_MAX));
         BOUNDS.put(key(ListenerConfig.class, "port"), Bound.of(0, 65535));
         BOUNDS.put(key(ReferralConfig.class, "port"), Bound.of(1, 65535));
     }
@@ -107,8 +109,13 @@ final class ApiSchemas {
         SchemaGeneratorConfigBuilder config = new SchemaGeneratorConfigBuilder(mapper, SchemaVersion.DRAFT_2020_12,
             OptionPreset.PLAIN_JSON)
             .with(new JacksonModule())
-            .with(Option.FORBIDDEN_ADDITIONAL_PROPERTIES_BY_DEFAULT, Option.DEFINITIONS_FOR_ALL_OBJECTS)
+            .with(Option.FORBIDDEN_ADDITIONAL_PROPERTIES_BY_DEFAULT, Option.DEFINITIONS_FOR_ALL_OBJECTS,
+                Option.MAP_VALUES_AS_ADDITIONAL_PROPERTIES)
             .without(Option.SCHEMA_VERSION_INDICATOR);
+        // OpenAPI component names are [a-zA-Z0-9._-]+: a map's "Map(String,String)" becomes "MapStringString"
+        DefaultSchemaDefinitionNamingStrategy names = new DefaultSchemaDefinitionNamingStrategy();
+        config.forTypesInGeneral().withDefinitionNamingStrategy((key, context) ->
+            names.getDefinitionNameForKey(key, context).replaceAll("[^A-Za-z0-9._-]", ""));
         config.forFields()
             .withEnumResolver(f -> ENUMS.get(key(f)))
             .withNumberInclusiveMinimumResolver(f -> decimal(bound(f) == null ? null : bound(f).min()))

@@ -47,4 +47,11 @@ final class Bodies {
         /** errorType timeout only: how long a command is held before it fails (1..600000). */
         public Long timeoutMs;
     }
+
+    /** PUT /subsystems/{nqn}/listeners/{transport}/{address}/{port}/ana/{group}. */
+    @JsonIgnoreProperties(ignoreUnknown = false)
+    public static final class AnaState {
+        /** optimized, non-optimized, inaccessible, persistent-loss or change. */
+        public String state;
+    }
 }

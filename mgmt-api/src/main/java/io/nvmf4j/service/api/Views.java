@@ -51,6 +51,16 @@ final class Views {
     record AllowedHost(@JsonPropertyDescription("The host NQN now allowed") String nqn) {
     }
 
+    /** One ANA group of a subsystem through one listener. */
+    record AnaGroup(@JsonPropertyDescription("ANA group id (ANAGRPID)") int group,
+                    @JsonPropertyDescription("optimized, non-optimized, inaccessible, persistent-loss or change "
+                        + "through this listener") String state,
+                    @JsonPropertyDescription("The namespaces in the group") List<Integer> nsids) {
+        static AnaGroup of(io.nvmf4j.engine.AnaGroupInfo g) {
+            return new AnaGroup(g.group(), g.state(), g.nsids());
+        }
+    }
+
     /** One queue of a controller. */
     record Queue(@JsonPropertyDescription("0: admin queue, 1..: I/O queues") int qid,
                  @JsonPropertyDescription("The host's address:port of this queue's connection") @Nullable String address) {

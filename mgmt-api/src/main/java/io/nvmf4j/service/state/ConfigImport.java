@@ -13,6 +13,7 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.Engine;
 
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -62,6 +63,23 @@ final class ConfigImport {
      * Binding a new port is the one step that validation cannot foresee; try each before anything is
      * removed, so a refused import does not first destroy (and recreate empty) malloc bdevs.
      */
+    /** A listener kept by the import: its ANA states change in place (hosts through it get the ANA event). */
+    private void changeAnaStates(String nqn, ListenerConfig had, ListenerConfig wanted) {
+        java.util.Set<String> groups = new java.util.TreeSet<>();
+        Map<String, String> before = had.anaStates == null ? Map.of() : had.anaStates;
+        Map<String, String> after = wanted.anaStates == null ? Map.of() : wanted.anaStates;
+        groups.addAll(before.keySet());
+        groups.addAll(after.keySet());
+        for (String g : groups) {
+            String from = before.getOrDefault(g, "optimized");
+            String to = after.getOrDefault(g, "optimized");
+            if (!from.equals(to)) {
+                t.setAnaState(nqn, wanted, Integer.parseInt(g), to);
+                undo.push(() -> t.setAnaState(nqn, wanted, Integer.parseInt(g), from));
+            }
+        }
+    }
+
     private void probeNewListeners() {
         Set<ListenerConfig> bound = t.listeners().keySet();
         for (SubsystemConfig w : want.subsystems) {
@@ -167,6 +185,8 @@ final class ConfigImport {
                 if (!h.listeners.contains(l)) {
                     t.addListener(w.nqn, l);
                     undo.push(() -> t.removeListener(w.nqn, l));
+                } else {
+                    changeAnaStates(w.nqn, h.listeners.get(h.listeners.indexOf(l)), l);
                 }
             }
             if (h.allowAnyHost != w.allowAnyHost) {

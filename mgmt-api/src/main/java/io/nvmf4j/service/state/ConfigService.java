@@ -19,7 +19,9 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.AnaGroupInfo;
 import io.nvmf4j.engine.ListenerState;
+import io.nvmf4j.nvme.AnaLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -403,6 +405,32 @@ public final class ConfigService implements AutoCloseable {
                     state.cause());
             }
             return new Applied<>(l, () -> t.removeListener(nqn, l));
+        });
+    }
+
+    /** The ANA groups of subsystem {@code nqn} through listener {@code l}, with their states. */
+    public List<AnaGroupInfo> anaGroups(String nqn, ListenerConfig l) {
+        return target.anaGroups(nqn, l); // a read: the engine's own lock suffices
+    }
+
+    /**
+     * Sets ANA group {@code group}'s state through listener {@code l} of {@code nqn}; hosts connected through it get
+     * the ANA change event. Through the API a group must hold a namespace (a state for an empty group is refused as
+     * an unknown group; a document may name one ahead).
+     */
+    public CompletableFuture<AnaGroupInfo> setAnaState(String nqn, ListenerConfig l, int group, String state) {
+        return submit("set ANA group " + group + " of " + nqn + " through " + l + " to " + state, t -> {
+            AnaGroupInfo before = null;
+            for (AnaGroupInfo g : t.anaGroups(nqn, l)) {
+                before = g.group() == group && !g.nsids().isEmpty() ? g : before;
+            }
+            if (before == null && group >= 1 && group <= AnaLog.GROUPS_MAX) {
+                throw ControlException.invalid("group: no namespace of " + nqn + " is in ANA group " + group);
+            }
+            t.setAnaState(nqn, l, group, state);
+            String previous = before == null ? null : before.state();
+            AnaGroupInfo now = t.anaGroups(nqn, l).stream().filter(g -> g.group() == group).findFirst().orElseThrow();
+            return new Applied<>(now, () -> t.setAnaState(nqn, l, group, previous));
         });
     }
 

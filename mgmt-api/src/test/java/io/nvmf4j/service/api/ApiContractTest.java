@@ -217,6 +217,14 @@ class ApiContractTest {
         check(401, anon, "DELETE", listeners + "/tcp/127.0.0.1/" + port, null, null);
         check(204, "DELETE", listeners + "/tcp/127.0.0.1/" + port, null);
         check(404, "DELETE", listeners + "/tcp/127.0.0.1/" + port, null);
+        String ana = listeners + "/tcp/127.0.0.1/" + t.nvmePort + "/ana";
+        check(200, "GET", ana, null);
+        check(400, "GET", listeners + "/tcp/127.0.0.1/x/ana", null);
+        check(404, "GET", listeners + "/tcp/127.0.0.1/1/ana", null);
+        check(401, anon, "GET", ana, null, null);
+        body(ana + "/1", "PUT", "{\"state\":\"non-optimized\"}", "{\"state\":\"slow\"}");
+        check(404, "PUT", listeners + "/tcp/127.0.0.1/1/ana/1", "{\"state\":\"optimized\"}");
+        check(200, "PUT", ana + "/1", "{\"state\":\"optimized\"}");
 
         check(200, "GET", SUB + "/controllers", null);
         check(404, "GET", subs + "/" + enc("nqn.x:none") + "/controllers", null);

@@ -58,6 +58,8 @@ class ApiSchemasTest {
             case "ListenerConfig" -> new Target(c.subsystems.get(0).listeners.get(0), "subsystems[0].listeners[0]."
                 + field);
             case "ReferralConfig" -> new Target(c.referrals.get(0), "referrals[0]." + field);
+            case "NamespaceConfig" -> new Target(c.subsystems.get(0).namespaces.get(0), "subsystems[0].namespaces[0]."
+                + field);
             default -> null;
         };
     }

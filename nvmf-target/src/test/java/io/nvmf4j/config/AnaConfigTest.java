@@ -1,0 +1,71 @@
+package io.nvmf4j.config;
+
+import io.nvmf4j.engine.Engines;
+import org.junit.jupiter.api.Test;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/** The config rules of ANA: a namespace's anaGroup, a listener's anaStates, and the spdk engine's refusal. */
+class AnaConfigTest {
+    private static TargetConfig config(Integer group, Map<String, String> states) {
+        TargetConfig c = new TargetConfig();
+        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 2048));
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = "nqn.2024-01.io.nvmf4j:ana";
+        s.allowAnyHost = true;
+        NamespaceConfig n = new NamespaceConfig(1, "m0");
+        n.anaGroup = group;
+        s.namespaces.add(n);
+        ListenerConfig l = new ListenerConfig("tcp", "127.0.0.1", 4420);
+        l.anaStates = states == null ? null : new LinkedHashMap<>(states);
+        s.listeners.add(l);
+        c.subsystems.add(s);
+        return c;
+    }
+
+    private static String problems(TargetConfig c) {
+        ConfigException e = catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(c));
+        assertThat(e).as("refused").isNotNull();
+        return String.join("\n", e.problems());
+    }
+
+    @Test
+    void groupsAndStatesValidate() {
+        assertThatCode(() -> ConfigValidator.validate(config(128, Map.of("1", "non-optimized", "128", "change",
+            "7", "persistent-loss", "2", "inaccessible", "3", "optimized")))).doesNotThrowAnyException();
+        assertThatCode(() -> ConfigValidator.validate(config(null, null))).doesNotThrowAnyException();
+    }
+
+    @Test
+    void badGroupsAndStatesAreRefusedWithTheirField() {
+        assertThat(problems(config(0, null))).contains(
+            "subsystems[0].namespaces[0].anaGroup: an ANA group id must be 1..128, got 0");
+        assertThat(problems(config(129, null))).contains("anaGroup: an ANA group id must be 1..128, got 129");
+        assertThat(problems(config(1, Map.of("0", "optimized")))).contains(
+            "subsystems[0].listeners[0].anaStates.0: an ANA group id must be 1..128, got 0");
+        assertThat(problems(config(1, Map.of("01", "optimized")))).contains("anaStates.01: an ANA group id");
+        assertThat(problems(config(1, Map.of("x", "optimized")))).contains("anaStates.x: an ANA group id");
+        assertThat(problems(config(1, Map.of("1", "Optimized")))).contains("subsystems[0].listeners[0].anaStates.1: "
+            + "must be optimized, non-optimized, inaccessible, persistent-loss, change, got Optimized");
+    }
+
+    @Test
+    void theSpdkEngineRefusesAnaSayingWhy() {
+        TargetConfig c = config(2, Map.of("1", "non-optimized"));
+        c.engine = Engines.SPDK;
+        String p = problems(c);
+        assertThat(p).contains("subsystems[0].namespaces[0].anaGroup: ANA groups are java engine only");
+        assertThat(p).contains("subsystems[0].listeners[0].anaStates: ANA states are java engine only");
+        TargetConfig defaults = config(1, Map.of());
+        defaults.engine = Engines.SPDK;
+        assertThat(catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(defaults)))
+            .as("group 1 and no states: nothing ANA-specific to refuse").satisfiesAnyOf(
+                e -> assertThat(e).isNull(),
+                e -> assertThat(e.problems()).noneMatch(x -> x.contains("ANA")));
+    }
+}
