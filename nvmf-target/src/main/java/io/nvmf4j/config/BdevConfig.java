@@ -5,8 +5,9 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 
 /**
  * A block device. {@code type} is {@code malloc} (off-heap RAM), {@code null} (discards writes,
- * reads zeros), {@code file} (regular file or block device at {@code path}) or {@code error} (fault
- * injection over the bdev named by {@code base}; java engine only).
+ * reads zeros), {@code file} (regular file or block device at {@code path}), {@code rbd} (a Ceph RBD
+ * image: {@code pool}, {@code image}, {@code cephConf}, {@code clientName}, {@code keyring}; java engine only)
+ * or {@code error} (fault injection over the bdev named by {@code base}; java engine only).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
@@ -15,6 +16,9 @@ public final class BdevConfig {
     public static final int MAX_IO_WORKERS = 256;
     public static final int DEFAULT_IO_QUEUE_DEPTH = 1024;
     public static final int MAX_IO_QUEUE_DEPTH = 65536;
+    public static final String DEFAULT_RBD_CLIENT = "client.admin";
+    public static final int DEFAULT_RBD_TIMEOUT_SECONDS = 15;
+    public static final int MAX_RBD_TIMEOUT_SECONDS = 300;
 
     public String name;
     public String type;
@@ -41,6 +45,26 @@ public final class BdevConfig {
      * no namespace and no other error bdev while wrapped. Failures are injected at run time through the API.
      */
     public String base;
+    /** {@code rbd} only: the RADOS pool holding the image. */
+    public String pool;
+    /** {@code rbd} only: the RBD image's name in {@link #pool}. */
+    public String image;
+    /** {@code rbd} only: the Ceph config file (its {@code mon host}); null: Ceph's default search (/etc/ceph). */
+    public String cephConf;
+    /** {@code rbd} only: the Ceph client ("client.NAME"; null: {@link #DEFAULT_RBD_CLIENT}). */
+    public String clientName;
+    /** {@code rbd} only: the keyring with the client's key (null: the config file's or Ceph's default). */
+    public String keyring;
+    /**
+     * {@code rbd} only: create the image (numBlocks x blockSize bytes) when it does not exist; otherwise a missing
+     * image is an error.
+     */
+    public boolean create;
+    /**
+     * {@code rbd} only: seconds a monitor or OSD may take to answer before connecting or an I/O fails (null:
+     * {@link #DEFAULT_RBD_TIMEOUT_SECONDS}); a cluster that is down is an error at creation, not a hang.
+     */
+    public Integer timeoutSeconds;
 
     public BdevConfig() {
     }
@@ -54,6 +78,14 @@ public final class BdevConfig {
 
     public int ioWorkersOrDefault() {
         return ioWorkers == null ? DEFAULT_IO_WORKERS : ioWorkers;
+    }
+
+    public String clientNameOrDefault() {
+        return clientName == null ? DEFAULT_RBD_CLIENT : clientName;
+    }
+
+    public int timeoutSecondsOrDefault() {
+        return timeoutSeconds == null ? DEFAULT_RBD_TIMEOUT_SECONDS : timeoutSeconds;
     }
 
     public int ioQueueDepthOrDefault() {
