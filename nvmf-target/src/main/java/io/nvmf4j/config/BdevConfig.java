@@ -57,9 +57,9 @@ public final class BdevConfig {
     public String keyring;
     /**
      * {@code rbd} only: create the image (numBlocks x blockSize bytes) when it does not exist; otherwise a missing
-     * image is an error.
+     * image is an error (null: false; absent from other bdevs' JSON).
      */
-    public boolean create;
+    public Boolean create;
     /**
      * {@code rbd} only: seconds a monitor or OSD may take to answer before connecting or an I/O fails (null:
      * {@link #DEFAULT_RBD_TIMEOUT_SECONDS}); a cluster that is down is an error at creation, not a hang.
@@ -78,6 +78,10 @@ public final class BdevConfig {
 
     public int ioWorkersOrDefault() {
         return ioWorkers == null ? DEFAULT_IO_WORKERS : ioWorkers;
+    }
+
+    public boolean createOrDefault() {
+        return Boolean.TRUE.equals(create);
     }
 
     public String clientNameOrDefault() {

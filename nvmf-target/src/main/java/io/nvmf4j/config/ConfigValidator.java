@@ -320,7 +320,7 @@ public final class ConfigValidator {
             return;
         }
         if (!"rbd".equals(b.type) && (b.pool != null || b.image != null || b.cephConf != null
-            || b.clientName != null || b.keyring != null || b.create || b.timeoutSeconds != null)) {
+            || b.clientName != null || b.keyring != null || b.create != null || b.timeoutSeconds != null)) {
             p.add(at + ": pool, image, cephConf, clientName, keyring, create and timeoutSeconds belong to rbd bdevs");
         }
         if (b.base != null && !"error".equals(b.type)) {
@@ -397,7 +397,7 @@ public final class ConfigValidator {
         }
         if (b.numBlocks < 0) {
             p.add(at + ".numBlocks: must not be negative");
-        } else if (b.create && b.numBlocks == 0) {
+        } else if (b.createOrDefault() && b.numBlocks == 0) {
             p.add(at + ".numBlocks: must be positive with create (the size of the image to make)");
         }
         if (b.timeoutSeconds != null && (b.timeoutSeconds < 1 || b.timeoutSeconds > BdevConfig.MAX_RBD_TIMEOUT_SECONDS)) {

@@ -38,7 +38,7 @@ class RbdBdevConfigTest {
             b.cephConf = null;
             b.clientName = null;
             b.keyring = null;
-            b.create = false;
+            b.create = null;
             b.numBlocks = 0;
         }))).as("Ceph's default config search, client.admin, the image's size").doesNotThrowAnyException();
         BdevConfig b = config(x -> { }).bdevs.get(0);
