@@ -21,8 +21,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Without Ceph's programs the tests fail, naming the install command: nothing the issues name may be
  * skipped on this project's machines.
  */
-public final class CephCluster implements BeforeAllCallback, ExtensionContext.Store.CloseableResource,
-    AutoCloseable {
+public final class CephCluster implements BeforeAllCallback, AutoCloseable {
     private static final Object LOCK = new Object();
     private static CephCluster started;
 
@@ -132,7 +131,7 @@ public final class CephCluster implements BeforeAllCallback, ExtensionContext.St
         return new CephCluster(script, dir, env);
     }
 
-    /** Stops the cluster at the end of the run (JUnit closes the root store's resources). */
+    /** Stops the cluster at the end of the run (JUnit closes the root store's AutoCloseable values). */
     @Override
     public void close() throws IOException, InterruptedException {
         synchronized (LOCK) {
