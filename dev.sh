@@ -51,13 +51,23 @@ setup_build_tools() {
   install_missing "${missing[@]}"
 }
 
-# gcc and the verbs/rdmacm headers for rdma-cm's JNI library, from Debian's packages when missing.
+# gcc and the verbs/rdmacm headers for rdma-cm's JNI library, librbd's for the rbd bdev's, from Debian's packages when missing.
 # (The libraries themselves come with the -dev packages; no RDMA device is needed to build.)
 setup_native_tools() {
   local missing=()
   command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
   [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)
   [ -f /usr/include/rdma/rdma_cma.h ] || missing+=(librdmacm-dev)
+  [ -f /usr/include/rbd/librbd.h ] || missing+=(librbd-dev librados-dev)
+  install_missing "${missing[@]}"
+}
+
+# Ceph's monitor, OSD and tools for the rbd bdev's tests and benchmark (e2e/ceph/cluster.sh starts a one-node
+# cluster from them; no systemd unit of the packages is used).
+setup_ceph() {
+  local missing=()
+  command -v ceph-mon >/dev/null 2>&1 && command -v ceph-osd >/dev/null 2>&1 && command -v rbd >/dev/null 2>&1 \
+    || missing+=(ceph)
   install_missing "${missing[@]}"
 }
 
@@ -171,6 +181,7 @@ case "$cmd" in
   test)
     setup
     setup_bench_tools
+    setup_ceph
     mvn_cmd verify
     # the fio runner against two loop devices (no target needed)
     fio-jobs/test.sh

@@ -68,7 +68,7 @@ cmp -s "$TMP/deb.sums" "$TMP/tgz.sums" && ok "the .deb and the tarball carry the
 for j in "$LIB"/*.jar; do (cd "$TMP/so" && unzip -qo "$j" 'META-INF/native/*' 2>/dev/null); done
 machine() { readelf -h "$1" 2>/dev/null | sed -n 's/^ *Machine: *//p'; }
 bad_elf= n=0
-for name in nvmf4j_rdma nvmf4j_bdev; do
+for name in nvmf4j_rdma nvmf4j_bdev nvmf4j_rbd; do
   so=$TMP/so/META-INF/native/lib${name}_aarch64.so
   m=$(machine "$so")
   [ "$m" = AArch64 ] && [ "$(readelf -h "$so" | sed -n 's/^ *Type: *\([A-Z]*\).*/\1/p')" = DYN ] && n=$((n + 1)) \
@@ -76,7 +76,7 @@ for name in nvmf4j_rdma nvmf4j_bdev; do
   [ "$(machine "$TMP/so/META-INF/native/lib${name}_x86_64.so")" = "Advanced Micro Devices X86-64" ] \
     || bad_elf="$bad_elf lib${name}_x86_64.so"
 done
-[ -z "$bad_elf" ] && ok "readelf: libnvmf4j_rdma/bdev_aarch64.so are AArch64 shared objects, beside their x86-64 twins" \
+[ -z "$bad_elf" ] && ok "readelf: libnvmf4j_rdma/bdev/rbd_aarch64.so are AArch64 shared objects, beside their x86-64 twins" \
   || bad "ELF machines:$bad_elf"
 readelf -d "$TMP/so/META-INF/native/libnvmf4j_rdma_aarch64.so" | grep -q 'Library soname: \[libnvmf4j_rdma_aarch64.so\]' \
   && readelf --dyn-syms -W "$TMP/so/META-INF/native/libnvmf4j_rdma_aarch64.so" | grep -q ' FUNC *GLOBAL .* JNI_OnLoad$' \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The aarch64 (arm64) build of nvmf4j's JNI libraries on an x86-64 machine: Debian's gcc-aarch64-linux-gnu
-# against an arm64 "sysroot" unpacked from Debian's own arm64 packages (rdma-core's -dev packages and the
+# against an arm64 "sysroot" unpacked from Debian's own arm64 packages (rdma-core's and Ceph's librbd/librados -dev packages and the
 # libraries they link, plus libc6 for its symbols file). Nothing is installed for arm64 on the host: apt
 # downloads the packages with a private state directory (APT::Architecture=arm64), dpkg -x unpacks them.
 #
@@ -24,8 +24,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${NVMF4J_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvmf4j}
 triplet=aarch64-linux-gnu
 cc=${NVMF4J_AARCH64_CC:-$triplet-gcc}
-# the arm64 packages the JNI libraries build against (headers, link-time .so) or depend on at run time
-packages=(libibverbs-dev libibverbs1 librdmacm-dev librdmacm1 libnl-3-200 libnl-route-3-200 libc6 libgcc-s1)
+# the arm64 packages the JNI libraries build against (headers, link-time .so) or depend on at run time;
+# librbd/librados for the rbd bdev's library (their own dependencies are not needed to link it)
+packages=(libibverbs-dev libibverbs1 librdmacm-dev librdmacm1 libnl-3-200 libnl-route-3-200 libc6 libgcc-s1
+  librbd-dev librbd1 librados-dev librados2)
 # the cache key: the package list and this layout's revision
 key=$(printf '%s\n' 1 "${packages[@]}" | sha256sum | cut -c1-12)
 sysroot=$cache/sysroot-arm64-$key
@@ -74,6 +76,7 @@ make_sysroot() {
   done
   [ -f "$work/root/usr/include/infiniband/verbs.h" ] && [ -f "$work/root/usr/include/rdma/rdma_cma.h" ] \
     || die "the arm64 packages carry no verbs.h/rdma_cma.h"
+  [ -f "$work/root/usr/include/rbd/librbd.h" ] || die "the arm64 packages carry no rbd/librbd.h"
   rm -rf "$sysroot"
   mv "$work/root" "$sysroot"
   mv "$sysroot/.complete.tmp" "$sysroot/.complete"

@@ -43,6 +43,7 @@ public final class NativeLibraryCheck {
     public static final Map<String, String> LIBRARIES = Map.of(
         "nvmf4j_rdma", "io.nvmf4j.rdma.Native",
         "nvmf4j_bdev", "io.nvmf4j.bdev.FileNative",
+        "nvmf4j_rbd", "io.nvmf4j.bdev.RbdNative",
         "nvmf4j_spdk", "io.nvmf4j.spdk.SpdkNative");
     /** The library that a build may leave out, saying why in an .unavailable resource. */
     static final String OPTIONAL = "nvmf4j_spdk";

@@ -67,11 +67,14 @@ final class BdevCommands extends Group {
     }
 
     @Command(name = "create", description = {"Create a block device: malloc (RAM), null (discards writes, "
-        + "reads zeros) or file (regular file or block device; without a size it takes the file's size).",
+        + "reads zeros), file (regular file or block device; without a size it takes the file's size) or rbd "
+        + "(a Ceph RBD image; without a size it takes the image's size).",
         "Example: nvmfctl bdev create malloc m1 --size 64M",
-        "         nvmfctl bdev create file f1 --path /dev/sdb --block-size 4096 --direct-io"})
+        "         nvmfctl bdev create file f1 --path /dev/sdb --block-size 4096 --direct-io",
+        "         nvmfctl bdev create rbd r1 --pool rbd --image vol1 --ceph-conf /etc/ceph/ceph.conf "
+            + "--client client.nvmf4j --keyring /etc/ceph/ceph.client.nvmf4j.keyring --create --size 10G"})
     static final class Create extends ApiCommand {
-        @Parameters(index = "0", paramLabel = "TYPE", description = "malloc, null or file.")
+        @Parameters(index = "0", paramLabel = "TYPE", description = "malloc, null, file or rbd.")
         String type;
 
         @Parameters(index = "1", paramLabel = "NAME", description = "A name for it (letters, digits, '_', '-', '.').")
@@ -90,10 +93,37 @@ final class BdevCommands extends Group {
         @Option(names = "--direct-io", description = "file: open with O_DIRECT (needs --block-size 4096).")
         boolean directIo;
 
+        @Option(names = "--pool", paramLabel = "POOL", description = "rbd: the RADOS pool.")
+        String pool;
+
+        @Option(names = "--image", paramLabel = "IMAGE", description = "rbd: the RBD image.")
+        String image;
+
+        @Option(names = "--ceph-conf", paramLabel = "FILE", description = "rbd: the Ceph config file.")
+        String cephConf;
+
+        @Option(names = "--client", paramLabel = "client.NAME", description = "rbd: the Ceph client (default client.admin).")
+        String client;
+
+        @Option(names = "--keyring", paramLabel = "FILE", description = "rbd: the client's keyring.")
+        String keyring;
+
+        @Option(names = "--create", description = "rbd: create the image (--size) when it does not exist.")
+        boolean create;
+
         @Override
         public Integer call() {
-            if (!type.equals("malloc") && !type.equals("null") && !type.equals("file")) {
-                throw CliException.usage("TYPE must be malloc, null or file, got '" + type + "'");
+            if (!type.equals("malloc") && !type.equals("null") && !type.equals("file") && !type.equals("rbd")) {
+                throw CliException.usage("TYPE must be malloc, null, file or rbd, got '" + type + "'");
+            }
+            boolean rbd = type.equals("rbd");
+            if (!rbd && (pool != null || image != null || cephConf != null || client != null || keyring != null
+                || create)) {
+                throw CliException.usage("--pool, --image, --ceph-conf, --client, --keyring and --create are for rbd"
+                    + " bdevs only");
+            }
+            if (rbd && (pool == null || image == null)) {
+                throw CliException.usage("an rbd bdev needs --pool and --image");
             }
             if (!type.equals("file") && (path != null || directIo)) {
                 throw CliException.usage("--path and --direct-io are for file bdevs only");
@@ -101,7 +131,7 @@ final class BdevCommands extends Group {
             if (type.equals("file") && path == null) {
                 throw CliException.usage("a file bdev needs --path");
             }
-            if (!type.equals("file") && capacity == null) {
+            if (!type.equals("file") && !rbd && capacity == null) {
                 throw CliException.usage("a " + type + " bdev needs --size or --num-blocks");
             }
             ObjectNode body = object().put("name", name).put("type", type).put("blockSize", blockSize)
@@ -109,8 +139,20 @@ final class BdevCommands extends Group {
             if (path != null) {
                 body.put("path", path).put("directIo", directIo);
             }
+            if (rbd) {
+                body.put("pool", pool).put("image", image).put("create", create);
+                putIfSet(body, "cephConf", cephConf);
+                putIfSet(body, "clientName", client);
+                putIfSet(body, "keyring", keyring);
+            }
             printOne(api().post(PATH, body));
             return 0;
+        }
+    }
+
+    private static void putIfSet(ObjectNode body, String field, String value) {
+        if (value != null) {
+            body.put(field, value);
         }
     }
 

@@ -444,9 +444,13 @@ class NvmfctlTest {
         assertThat(fails(2, "bdev", "create", "malloc", "x", "--size", "lots").err())
             .contains("'lots' is not a size").endsWith("Try 'nvmfctl bdev create --help' for more information.\n");
         assertThat(fails(2, "bdev", "create", "tape", "x", "--size", "1M").err())
-            .isEqualTo("nvmfctl: TYPE must be malloc, null or file, got 'tape'\n");
+            .isEqualTo("nvmfctl: TYPE must be malloc, null, file or rbd, got 'tape'\n");
         assertThat(fails(2, "bdev", "create", "malloc", "x").err())
             .isEqualTo("nvmfctl: a malloc bdev needs --size or --num-blocks\n");
+        assertThat(fails(2, "bdev", "create", "rbd", "x", "--pool", "rbd").err())
+            .isEqualTo("nvmfctl: an rbd bdev needs --pool and --image\n");
+        assertThat(fails(2, "bdev", "create", "malloc", "x", "--size", "1M", "--image", "i").err())
+            .isEqualTo("nvmfctl: --pool, --image, --ceph-conf, --client, --keyring and --create are for rbd bdevs only\n");
         assertThat(Cli.runBare(Map.of(), "--url", "ftp://x", "bdev", "list").err())
             .isEqualTo("nvmfctl: --url must start with http:// or https://, got ftp://x\n");
         assertThat(fails(2, "config", "import", dir.resolve("absent.json").toString()).err())

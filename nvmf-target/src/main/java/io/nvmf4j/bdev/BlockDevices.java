@@ -31,6 +31,8 @@ public final class BlockDevices {
             case "null" -> new NullBdev(c.name, c.blockSize, c.numBlocks);
             case "file" -> FileBdev.open(c.name, Path.of(c.path), c.blockSize, c.numBlocks, c.directIo,
                 c.ioWorkersOrDefault(), c.ioQueueDepthOrDefault(), storage);
+            case "rbd" -> RbdBdev.open(c.name, c.blockSize, c.numBlocks, new RbdBdev.Options(c.pool, c.image,
+                c.cephConf, c.clientNameOrDefault(), c.keyring, c.createOrDefault(), c.timeoutSecondsOrDefault()));
             case "error" -> {
                 BlockDevice base = c.base == null ? null : existing.apply(c.base);
                 if (base == null) {

@@ -5,8 +5,9 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 
 /**
  * A block device. {@code type} is {@code malloc} (off-heap RAM), {@code null} (discards writes,
- * reads zeros), {@code file} (regular file or block device at {@code path}) or {@code error} (fault
- * injection over the bdev named by {@code base}; java engine only).
+ * reads zeros), {@code file} (regular file or block device at {@code path}), {@code rbd} (a Ceph RBD
+ * image: {@code pool}, {@code image}, {@code cephConf}, {@code clientName}, {@code keyring}; java engine only)
+ * or {@code error} (fault injection over the bdev named by {@code base}; java engine only).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
@@ -18,6 +19,9 @@ public final class BdevConfig {
     /** {@code error} bdevs: commands a {@code timeout} injection holds at once unless {@link #maxHeldCommands}. */
     public static final int DEFAULT_MAX_HELD_COMMANDS = 1024;
     public static final int MAX_MAX_HELD_COMMANDS = 65536;
+    public static final String DEFAULT_RBD_CLIENT = "client.admin";
+    public static final int DEFAULT_RBD_TIMEOUT_SECONDS = 15;
+    public static final int MAX_RBD_TIMEOUT_SECONDS = 300;
 
     public String name;
     public String type;
@@ -49,6 +53,26 @@ public final class BdevConfig {
      * {@link #DEFAULT_MAX_HELD_COMMANDS}); one more fails at once with Command Interrupted instead of being held.
      */
     public Integer maxHeldCommands;
+    /** {@code rbd} only: the RADOS pool holding the image. */
+    public String pool;
+    /** {@code rbd} only: the RBD image's name in {@link #pool}. */
+    public String image;
+    /** {@code rbd} only: the Ceph config file (its {@code mon host}); null: Ceph's default search (/etc/ceph). */
+    public String cephConf;
+    /** {@code rbd} only: the Ceph client ("client.NAME"; null: {@link #DEFAULT_RBD_CLIENT}). */
+    public String clientName;
+    /** {@code rbd} only: the keyring with the client's key (null: the config file's or Ceph's default). */
+    public String keyring;
+    /**
+     * {@code rbd} only: create the image (numBlocks x blockSize bytes) when it does not exist; otherwise a missing
+     * image is an error (null: false; absent from other bdevs' JSON).
+     */
+    public Boolean create;
+    /**
+     * {@code rbd} only: seconds a monitor or OSD may take to answer before connecting or an I/O fails (null:
+     * {@link #DEFAULT_RBD_TIMEOUT_SECONDS}); a cluster that is down is an error at creation, not a hang.
+     */
+    public Integer timeoutSeconds;
 
     public BdevConfig() {
     }
@@ -66,6 +90,18 @@ public final class BdevConfig {
 
     public int maxHeldCommandsOrDefault() {
         return maxHeldCommands == null ? DEFAULT_MAX_HELD_COMMANDS : maxHeldCommands;
+    }
+
+    public boolean createOrDefault() {
+        return Boolean.TRUE.equals(create);
+    }
+
+    public String clientNameOrDefault() {
+        return clientName == null ? DEFAULT_RBD_CLIENT : clientName;
+    }
+
+    public int timeoutSecondsOrDefault() {
+        return timeoutSeconds == null ? DEFAULT_RBD_TIMEOUT_SECONDS : timeoutSeconds;
     }
 
     public int ioQueueDepthOrDefault() {

@@ -23,6 +23,9 @@ public final class ConfigValidator {
     private static final Pattern UUID_TEXT =
         Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     /** Bdev names: a letter, digit or '_' first, then letters, digits, '.', '_' and '-'; 1..63 characters. */
+    /** RADOS pool and RBD image names: no '/' (pool/image) or '@' (image@snapshot), no whitespace. */
+    private static final Pattern RBD_NAME = Pattern.compile("[^/@\\s]{1,255}");
+    private static final Pattern RBD_CLIENT = Pattern.compile("client\\.[A-Za-z0-9._-]{1,100}");
     private static final Pattern BDEV_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,62}");
     /** The largest bdev: 1 PiB (numBlocks x blockSize), far beyond any device and far from overflowing a long. */
     public static final long MAX_BDEV_BYTES = 1L << 50;
@@ -147,8 +150,25 @@ public final class ConfigValidator {
         }
         validateMetrics(c.metrics, p);
         validateErrorBdevs(c, p);
+        validateRbdEngine(c, p);
         if (!p.isEmpty()) {
             throw new ConfigException(p);
+        }
+    }
+
+    /**
+     * {@code rbd} bdevs are the java engine's: SPDK's own rbd bdev module exists only in an SPDK configured
+     * {@code --with-rbd}, and spdk-jni's build (spdk-jni/spdk-build.sh) is not, so the spdk engine refuses them.
+     */
+    private static void validateRbdEngine(TargetConfig c, List<String> p) {
+        if (c.bdevs == null || !Engines.SPDK.equals(c.engine)) {
+            return;
+        }
+        for (int i = 0; i < c.bdevs.size(); i++) {
+            if (c.bdevs.get(i) != null && "rbd".equals(c.bdevs.get(i).type)) {
+                p.add("bdevs[" + i + "].type: rbd bdevs are java engine only (the spdk engine's SPDK is built"
+                    + " without --with-rbd, so SPDK's rbd bdev module is not there); use engine java");
+            }
         }
     }
 
@@ -352,11 +372,15 @@ public final class ConfigValidator {
                 + MAX_BDEV_BYTES / b.blockSize + " blocks, 1 PiB)");
         }
         if (b.type == null) {
-            p.add(at + ".type: missing (malloc, null, file or error)");
+            p.add(at + ".type: missing (malloc, null, file, rbd or error)");
             return;
         }
         if (b.maxHeldCommands != null && !"error".equals(b.type)) {
             p.add(at + ".maxHeldCommands: only error bdevs hold commands");
+        }
+        if (!"rbd".equals(b.type) && (b.pool != null || b.image != null || b.cephConf != null
+            || b.clientName != null || b.keyring != null || b.create != null || b.timeoutSeconds != null)) {
+            p.add(at + ": pool, image, cephConf, clientName, keyring, create and timeoutSeconds belong to rbd bdevs");
         }
         if (b.base != null && !"error".equals(b.type)) {
             p.add(at + ".base: only error bdevs wrap a base");
@@ -409,7 +433,42 @@ public final class ConfigValidator {
                         + b.maxHeldCommands);
                 }
             }
-            default -> p.add(at + ".type: must be malloc, null, file or error, got '" + b.type + "'");
+            case "rbd" -> validateRbdBdev(b, at, p);
+            default -> p.add(at + ".type: must be malloc, null, file, rbd or error, got '" + b.type + "'");
+        }
+    }
+
+    /** An rbd bdev: pool and image named as Ceph allows, absolute paths, a client name, sane timeouts. */
+    private static void validateRbdBdev(BdevConfig b, String at, List<String> p) {
+        if (b.pool == null || b.pool.isBlank()) {
+            p.add(at + ".pool: missing for an rbd bdev (the RADOS pool holding the image)");
+        } else if (!RBD_NAME.matcher(b.pool).matches()) {
+            p.add(at + ".pool: must be 1..255 characters without '/', '@' or whitespace, got '" + b.pool + "'");
+        }
+        if (b.image == null || b.image.isBlank()) {
+            p.add(at + ".image: missing for an rbd bdev (the RBD image's name)");
+        } else if (!RBD_NAME.matcher(b.image).matches()) {
+            p.add(at + ".image: must be 1..255 characters without '/', '@' or whitespace, got '" + b.image + "'");
+        }
+        if (b.cephConf != null && !b.cephConf.startsWith("/")) {
+            p.add(at + ".cephConf: must be an absolute path, got '" + b.cephConf + "'");
+        }
+        if (b.keyring != null && !b.keyring.startsWith("/")) {
+            p.add(at + ".keyring: must be an absolute path, got '" + b.keyring + "'");
+        }
+        if (b.clientName != null && !RBD_CLIENT.matcher(b.clientName).matches()) {
+            p.add(at + ".clientName: must be client.NAME (letters, digits, '.', '_', '-'), got '" + b.clientName + "'");
+        }
+        if (b.numBlocks < 0) {
+            p.add(at + ".numBlocks: must not be negative");
+        } else if (b.createOrDefault() && b.numBlocks == 0) {
+            p.add(at + ".numBlocks: must be positive with create (the size of the image to make)");
+        }
+        if (b.timeoutSeconds != null && (b.timeoutSeconds < 1 || b.timeoutSeconds > BdevConfig.MAX_RBD_TIMEOUT_SECONDS)) {
+            p.add(at + ".timeoutSeconds: must be 1.." + BdevConfig.MAX_RBD_TIMEOUT_SECONDS + ", got " + b.timeoutSeconds);
+        }
+        if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null) {
+            p.add(at + ": path, directIo, ioWorkers and ioQueueDepth belong to file bdevs, not rbd");
         }
     }
 

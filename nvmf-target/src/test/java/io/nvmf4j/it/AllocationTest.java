@@ -1,5 +1,8 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.testhost.CephCluster;
 import io.nvmf4j.testhost.PollThreadAllocation;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
@@ -8,6 +11,7 @@ import io.nvmf4j.testhost.TcpHostOptions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
@@ -15,6 +19,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.ToIntFunction;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,8 +28,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The steady-state I/O path of the poll groups allocates (almost) nothing per I/O: after a warm-up,
  * the bytes the poll-group threads allocate over thousands of verified reads and writes (in-capsule
  * and R2T) stay below a small bound per I/O. Counted with the JVM's per-thread allocation counter,
- * not with time.
+ * not with time. The rbd case counts librbd's completion threads too (a real Ceph cluster: {@link CephCluster}).
  */
+@ExtendWith(CephCluster.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class AllocationTest {
     /**
@@ -61,6 +67,36 @@ class AllocationTest {
     }
 
     /**
+     * Namespace 1 on an rbd bdev: each request takes a slot in the bdev's table and goes to librbd, whose
+     * callback thread ({@code rbd-completion}, attached to the JVM once) hands the status to the poll group.
+     * Neither the poll groups nor those threads allocate per I/O (librbd's own completion is native memory).
+     */
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void rbdCompletionsDoNotAllocatePerIo() throws Exception {
+        byte[] small = Le.random(4096, 4);
+        byte[] large = Le.random(16384, 5);
+        CephCluster ceph = CephCluster.get();
+        Consumer<TargetConfig> rbd = c -> {
+            BdevConfig b = new BdevConfig("m0", "rbd", TestTarget.BLOCK_SIZE, TestTarget.NUM_BLOCKS);
+            b.pool = ceph.pool();
+            b.image = "alloc-" + ProcessHandle.current().pid();
+            b.cephConf = ceph.conf();
+            b.clientName = ceph.client();
+            b.keyring = ceph.keyring();
+            b.create = true;
+            c.bdevs.set(0, b);
+        };
+        measure("rbd, QD 4, in-capsule and R2T", rbd, new String[] {"nvmf4j-poll", "rbd-completion"},
+            io -> {
+                int n = runBatch(io, small, large, 1000);
+                assertThat(Thread.getAllStackTraces().keySet()).as("librbd's callback threads, counted below")
+                    .anyMatch(t -> t.getName().startsWith("rbd-completion"));
+                return n;
+            }, io -> runBatch(io, small, large, 1500));
+    }
+
+    /**
      * Measured windows at most: a fresh JVM under load (CI, a busy machine) can still be warming up after
      * {@code warmUp} (a first-time class load, JIT tiers not yet compiled) and allocate once, about 160 KB in
      * one window of 38,400 I/Os (4.2 B/I/O) seen in CI. Such a one-off is not per I/O; a real per-I/O
@@ -74,24 +110,33 @@ class AllocationTest {
      */
     private static void measure(String what, ToIntFunction<NvmeHost> warmUp, ToIntFunction<NvmeHost> measured)
         throws Exception {
+        measure(what, c -> { }, new String[] {"nvmf4j-poll"}, warmUp, measured);
+    }
+
+    /** {@link #measure} on the target {@code customizer} makes, counting the threads named by {@code threadPrefixes}. */
+    private static void measure(String what, Consumer<TargetConfig> customizer, String[] threadPrefixes,
+                                ToIntFunction<NvmeHost> warmUp, ToIntFunction<NvmeHost> measured) throws Exception {
         com.sun.management.ThreadMXBean threads =
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         Assumptions.assumeTrue(threads.isThreadAllocatedMemorySupported(),
             "this JVM cannot count allocated bytes per thread");
         threads.setThreadAllocatedMemoryEnabled(true);
-        try (TestTarget target = TestTarget.start(c -> c.idleStrategy = System.getProperty("alloc.idle", "backoff"));
+        try (TestTarget target = TestTarget.start(c -> {
+                customizer.accept(c);
+                c.idleStrategy = System.getProperty("alloc.idle", "backoff");
+            });
              NvmeController c = target.controller(1, TcpHostOptions.DEFAULT)) {
             NvmeHost io = c.io(0);
             warmUp.applyAsInt(io);
             List<String> windows = new ArrayList<>();
             double perIo = Double.MAX_VALUE;
             for (int w = 1; w <= MAX_WINDOWS && perIo >= MAX_BYTES_PER_IO; w++) {
-                long before = PollThreadAllocation.pollThreadBytes(threads);
+                long before = PollThreadAllocation.threadBytes(threads, threadPrefixes);
                 int ios = measured.applyAsInt(io);
-                long allocated = PollThreadAllocation.pollThreadBytes(threads) - before;
+                long allocated = PollThreadAllocation.threadBytes(threads, threadPrefixes) - before;
                 perIo = (double) allocated / ios;
-                String line = String.format("%s, window %d: poll groups allocated %d bytes over %d I/Os (%.2f bytes/I/O)",
-                    what, w, allocated, ios, perIo);
+                String line = String.format("%s, window %d: %s threads allocated %d bytes over %d I/Os (%.2f bytes/I/O)",
+                    what, w, String.join("/", threadPrefixes), allocated, ios, perIo);
                 System.out.println(line);
                 windows.add(line);
             }

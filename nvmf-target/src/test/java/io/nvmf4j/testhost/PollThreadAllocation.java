@@ -20,9 +20,14 @@ public final class PollThreadAllocation {
 
     /** Sum of the allocated bytes of every live thread named {@code nvmf4j-poll*}. */
     public static long pollThreadBytes(com.sun.management.ThreadMXBean threads) {
+        return threadBytes(threads, "nvmf4j-poll");
+    }
+
+    /** Sum of the allocated bytes of every live thread whose name starts with one of {@code prefixes}. */
+    public static long threadBytes(com.sun.management.ThreadMXBean threads, String... prefixes) {
         long sum = 0;
         for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().startsWith("nvmf4j-poll")) {
+            if (java.util.Arrays.stream(prefixes).anyMatch(t.getName()::startsWith)) {
                 long b = threads.getThreadAllocatedBytes(t.getId());
                 if (b > 0) {
                     sum += b;

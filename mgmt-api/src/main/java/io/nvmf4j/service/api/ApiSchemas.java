@@ -66,7 +66,7 @@ final class ApiSchemas {
         List<String> transports = TransportRegistry.builtIn().names();
         ENUMS.put(key(ListenerConfig.class, "transport"), transports);
         ENUMS.put(key(ReferralConfig.class, "transport"), transports);
-        ENUMS.put(key(BdevConfig.class, "type"), List.of("malloc", "null", "file", "error"));
+        ENUMS.put(key(BdevConfig.class, "type"), List.of("malloc", "null", "file", "rbd", "error"));
         ENUMS.put(key(BdevConfig.class, "blockSize"), List.of(512, 4096));
 
         BOUNDS.put(key(TargetConfig.class, "cores"), Bound.of(1, 256));

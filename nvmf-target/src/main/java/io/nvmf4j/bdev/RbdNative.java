@@ -1,0 +1,61 @@
+package io.nvmf4j.bdev;
+
+import io.nvmf4j.rdma.NativeLibraryLoader;
+
+/**
+ * The JNI entry points of {@code libnvmf4j_rbd} ({@code src/main/c-rbd/nvmf4j_rbd.c}): librados and librbd's
+ * C API, registered by its {@code JNI_OnLoad} and loaded by rdma-cm's {@link NativeLibraryLoader}
+ * (java.library.path, then {@code META-INF/native/libnvmf4j_rbd_<arch>.so} from the jar). A library of its own,
+ * so that machines without Ceph's client libraries still load the file bdev's.
+ *
+ * <p>Control calls return a handle or a negative errno. The asynchronous calls take the image handle, a tag
+ * and native addresses, return 0 once librbd has the request (or a negative errno, and then no completion
+ * comes), and end in exactly one {@link #completed(long, long)} on a librbd thread. None of them throws or
+ * allocates on the Java heap.
+ */
+final class RbdNative {
+    /** Must equal {@code NVMF4J_RBD_ABI_VERSION} in {@code nvmf4j_rbd.c}; JNI_OnLoad checks it. */
+    static final int ABI_VERSION = 1;
+    static final String NAME = "nvmf4j_rbd";
+    /** Linux errno values librados and librbd return (negated). */
+    static final int ENOENT = 2;
+    static final int EEXIST = 17;
+
+    /** Null when the library loaded, else why not (one line). */
+    private static final String FAILURE = NativeLibraryLoader.loadOrExplain(NAME, RbdNative.class,
+        RbdNative::abiVersion, ABI_VERSION);
+
+    private RbdNative() {
+    }
+
+    /** Throws {@link BdevException} naming the device and the cause unless the library is loaded. */
+    static void ensureLoaded(String bdev) {
+        if (FAILURE != null) {
+            throw new BdevException("rbd bdev " + bdev + ": " + FAILURE + " (Debian: apt-get install librbd1)");
+        }
+    }
+
+    /** Called by the library on a librbd thread when the request tagged {@code tag} ends ({@code rc} < 0: -errno). */
+    static void completed(long tag, long rc) {
+        RbdBdev.completed(tag, rc);
+    }
+
+    static native int abiVersion();
+    static native String strerror(int errno);
+    /** rados_create2 + conf file + keyring + timeouts + rados_connect: the cluster handle or -errno. */
+    static native long connect(String cephConf, String clientName, String keyring, int timeoutSeconds);
+    static native void shutdown(long cluster);
+    static native long openPool(long cluster, String pool);
+    static native void closePool(long ioctx);
+    static native int create(long ioctx, String image, long sizeBytes);
+    static native long open(long ioctx, String image);
+    static native int close(long image);
+    static native long size(long image);
+    static native int resize(long image, long sizeBytes);
+    static native int flush(long image);
+    static native int aioRead(long image, long tag, long offset, int length, long address);
+    static native int aioWrite(long image, long tag, long offset, int length, long address);
+    static native int aioFlush(long image, long tag);
+    static native int aioDiscard(long image, long tag, long offset, long length);
+    static native int aioWriteZeroes(long image, long tag, long offset, long length);
+}

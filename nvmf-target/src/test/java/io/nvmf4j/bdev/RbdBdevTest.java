@@ -1,0 +1,215 @@
+package io.nvmf4j.bdev;
+
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.testhost.CephCluster;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.nvmf4j.bdev.TestIo.allZero;
+import static io.nvmf4j.bdev.TestIo.random;
+import static io.nvmf4j.bdev.TestIo.read;
+import static io.nvmf4j.bdev.TestIo.write;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The rbd block device on a real Ceph cluster ({@link CephCluster}), driven through {@link BlockDevice}. */
+@ExtendWith(CephCluster.class)
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RbdBdevTest {
+    private static final int BS = 512;
+    private static final AtomicInteger IMAGES = new AtomicInteger();
+    private final List<RbdBdev> open = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() {
+        open.forEach(RbdBdev::close);
+    }
+
+    private static String newImage() {
+        return "bdevtest-" + ProcessHandle.current().pid() + "-" + IMAGES.incrementAndGet();
+    }
+
+    private static RbdBdev.Options options(String image, boolean create) {
+        CephCluster c = CephCluster.get();
+        return new RbdBdev.Options(c.pool(), image, c.conf(), c.client(), c.keyring(), create, 10);
+    }
+
+    private RbdBdev open(String image, long numBlocks, boolean create) {
+        RbdBdev d = RbdBdev.open("r0", BS, numBlocks, options(image, create));
+        open.add(d);
+        return d;
+    }
+
+    private void close(RbdBdev d) {
+        open.remove(d);
+        d.close();
+    }
+
+    @Test
+    void createWriteReadFlushAndReopen() throws Exception {
+        String image = newImage();
+        RbdBdev d = open(image, 16384, true); // 8 MiB: two 4 MiB objects
+        assertThat(d.numBlocks()).isEqualTo(16384);
+        assertThat(d.persistent()).isTrue();
+        assertThat(d.writeCacheEnabled()).as("librbd's cache is a volatile write cache").isTrue();
+        assertThat(CephCluster.get().rbd("info", CephCluster.get().pool() + "/" + image))
+            .contains("size 8 MiB");
+        byte[] a = random(64 * 1024, 1);
+        byte[] b = random(4096, 2);
+        long across = 4L * 1024 * 1024 - 2048; // spans the two objects
+        assertThat(write(d, 0, a)).isEqualTo(NvmeStatus.SUCCESS);
+        assertThat(write(d, across, b)).isEqualTo(NvmeStatus.SUCCESS);
+        try (TestIo fua = TestIo.of(1 << 20, random(8192, 3)).withFua()) {
+            d.write(fua);
+            assertThat(fua.await()).isEqualTo(NvmeStatus.SUCCESS);
+            assertThat(fua.asyncCompletions.get()).as("completed from librbd's thread").isEqualTo(1);
+            assertThat(fua.syncCompletions.get()).isZero();
+        }
+        assertThat(read(d, 0, a.length)).isEqualTo(a);
+        assertThat(read(d, across, b.length)).isEqualTo(b);
+        assertThat(read(d, 1 << 20, 8192)).isEqualTo(random(8192, 3));
+        assertThat(allZero(read(d, 2 << 20, 4096))).as("never written").isTrue();
+        try (TestIo flush = TestIo.of(0, 0)) {
+            d.flush(flush);
+            assertThat(flush.await()).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        close(d);
+        RbdBdev again = open(image, 0, false);
+        assertThat(again.numBlocks()).as("numBlocks 0 takes the image's size").isEqualTo(16384);
+        assertThat(read(again, 0, a.length)).isEqualTo(a);
+        assertThat(read(again, across, b.length)).isEqualTo(b);
+    }
+
+    @Test
+    void smallAndUnalignedDiscardsAndWriteZeroesReadBackZeros() {
+        RbdBdev d = open(newImage(), 16384, true);
+        byte[] data = random(8 << 20, 4);
+        for (int off = 0; off < data.length; off += 1 << 20) {
+            byte[] chunk = java.util.Arrays.copyOfRange(data, off, off + (1 << 20));
+            assertThat(write(d, off, chunk)).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        assertThat(d.discardLimits().readsZeroes()).isTrue();
+        // one block inside an object, and a range across the object boundary that covers no whole object
+        int[][] ranges = {{3 * BS, BS}, {(4 << 20) - 5 * BS, 9 * BS}};
+        for (int[] r : ranges) {
+            try (TestIo io = TestIo.range(r[0], r[1])) {
+                d.deallocate(io);
+                assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
+            }
+            assertThat(allZero(read(d, r[0], r[1]))).as("deallocated %d+%d reads zeros", r[0], r[1]).isTrue();
+            assertThat(read(d, r[0] - BS, BS)).as("the block before is kept")
+                .isEqualTo(java.util.Arrays.copyOfRange(data, r[0] - BS, r[0]));
+            assertThat(read(d, r[0] + r[1], BS)).as("the block after is kept")
+                .isEqualTo(java.util.Arrays.copyOfRange(data, r[0] + r[1], r[0] + r[1] + BS));
+        }
+        try (TestIo io = TestIo.range(4 << 20, 4 << 20)) {
+            d.deallocate(io); // a whole object: freed
+            assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        assertThat(allZero(read(d, 4 << 20, 1 << 20))).isTrue();
+        try (TestIo io = TestIo.range(BS * 100L, 7 * BS)) {
+            d.writeZeroes(io);
+            assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        assertThat(allZero(read(d, BS * 100L, 7 * BS))).isTrue();
+        assertThat(read(d, BS * 107L, BS)).isEqualTo(java.util.Arrays.copyOfRange(data, BS * 107, BS * 108));
+    }
+
+    @Test
+    void writeCacheOffMakesEveryWriteFlushAndGrowKeepsData() throws Exception {
+        String image = newImage();
+        RbdBdev d = open(image, 2048, true);
+        d.setWriteCacheEnabled(false);
+        byte[] a = random(4096, 5);
+        assertThat(write(d, 512 * 1024, a)).isEqualTo(NvmeStatus.SUCCESS);
+        try (TestIo io = TestIo.range(0, 4096)) {
+            d.writeZeroes(io);
+            assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        d.setWriteCacheEnabled(true);
+        d.grow(8192);
+        assertThat(d.numBlocks()).isEqualTo(8192);
+        assertThat(CephCluster.get().rbd("info", CephCluster.get().pool() + "/" + image)).contains("size 4 MiB");
+        byte[] b = random(4096, 6);
+        assertThat(write(d, 3L << 20, b)).as("a write into the grown part").isEqualTo(NvmeStatus.SUCCESS);
+        assertThat(read(d, 512 * 1024, a.length)).isEqualTo(a);
+        assertThat(read(d, 3L << 20, b.length)).isEqualTo(b);
+        try (TestIo io = TestIo.of(8192L * BS, 4096)) {
+            d.read(io);
+            assertThat(io.await()).as("beyond the end").isEqualTo(NvmeStatus.INTERNAL_ERROR);
+        }
+        close(d);
+        assertThat(open(image, 4096, false).numBlocks()).as("a larger image keeps its size").isEqualTo(8192);
+    }
+
+    @Test
+    void manyOutstandingRequestsGrowTheTable() {
+        RbdBdev d = open(newImage(), 16384, true);
+        List<TestIo> ios = new ArrayList<>();
+        try {
+            for (int i = 0; i < 600; i++) {
+                TestIo io = TestIo.of((long) i * 4096 % (8 << 20), random(4096, 100 + i));
+                ios.add(io);
+                d.write(io);
+            }
+            for (TestIo io : ios) {
+                assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
+            }
+            assertThat(d.outstanding()).isZero();
+        } finally {
+            ios.forEach(TestIo::close);
+        }
+        assertThat(read(d, 599L * 4096, 4096)).isEqualTo(random(4096, 699));
+    }
+
+    @Test
+    void badPlacesAreNamed() {
+        CephCluster c = CephCluster.get();
+        assertThatThrownBy(() -> open("absent-" + newImage(), 0, false)).isInstanceOf(BdevException.class)
+            .hasMessageContaining("no image 'absent-").hasMessageContaining("in pool 'rbd' (set create to make it)");
+        assertThatThrownBy(() -> RbdBdev.open("r0", BS, 2048, new RbdBdev.Options("nopool", "x", c.conf(),
+            c.client(), c.keyring(), true, 10))).isInstanceOf(BdevException.class)
+            .hasMessage("rbd bdev r0: cannot open pool 'nopool': No such file or directory");
+        assertThatThrownBy(() -> open(newImage(), 0, true)).isInstanceOf(BdevException.class)
+            .hasMessageContaining("numBlocks must give the size of the image to create");
+    }
+
+    @Test
+    void aWrongKeyIsRefusedAtOnce() throws IOException {
+        CephCluster c = CephCluster.get();
+        Path wrong = c.dir().resolve("wrong.keyring");
+        Files.writeString(wrong, "[client.nvmf4j]\n\tkey = AQBSdFVkAAAAABAAp7VDMx8oFKyW0Wm8sQXzvQ==\n");
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> RbdBdev.open("r0", BS, 2048, new RbdBdev.Options(c.pool(), newImage(), c.conf(),
+            c.client(), wrong.toString(), true, 10))).isInstanceOf(BdevException.class)
+            .hasMessageStartingWith("rbd bdev r0: cannot connect to the Ceph cluster of " + c.conf()
+                + " as client.nvmf4j (keyring " + wrong + "): ");
+        assertThat((System.nanoTime() - t0) / 1e9).as("refused, not timed out").isLessThan(9);
+    }
+
+    @Test
+    void aClusterThatIsDownFailsAfterTheTimeout() throws IOException {
+        Path conf = CephCluster.get().dir().resolve("down.conf");
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort(); // free once closed: nothing answers there
+        }
+        Files.writeString(conf, "[global]\nmon host = v2:127.0.0.1:" + port + "\n");
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> RbdBdev.open("r0", BS, 2048, new RbdBdev.Options("rbd", "x", conf.toString(),
+            "client.nvmf4j", CephCluster.get().keyring(), true, 2))).isInstanceOf(BdevException.class)
+            .hasMessageContaining("cannot connect").hasMessageContaining("no monitor answered");
+        assertThat((System.nanoTime() - t0) / 1e9).isBetween(1.5, 20.0);
+    }
+}

@@ -1,0 +1,82 @@
+package io.nvmf4j.config;
+
+import io.nvmf4j.engine.Engines;
+import org.junit.jupiter.api.Test;
+
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/** The config rules for {@code rbd} bdevs, each refusal with the field and the reason. */
+class RbdBdevConfigTest {
+    private static TargetConfig config(Consumer<BdevConfig> rbd) {
+        TargetConfig c = new TargetConfig();
+        BdevConfig b = new BdevConfig("ceph0", "rbd", 512, 2048);
+        b.pool = "rbd";
+        b.image = "vol1";
+        b.cephConf = "/etc/ceph/ceph.conf";
+        b.clientName = "client.nvmf4j";
+        b.keyring = "/etc/ceph/ceph.client.nvmf4j.keyring";
+        b.create = true;
+        rbd.accept(b);
+        c.bdevs.add(b);
+        return c;
+    }
+
+    private static String problems(TargetConfig c) {
+        ConfigException e = catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(c));
+        assertThat(e).as("refused").isNotNull();
+        return String.join("\n", e.problems());
+    }
+
+    @Test
+    void aCompleteRbdBdevValidatesAndTheDefaultsAreNamed() {
+        assertThatCode(() -> ConfigValidator.validate(config(b -> { }))).doesNotThrowAnyException();
+        assertThatCode(() -> ConfigValidator.validate(config(b -> {
+            b.cephConf = null;
+            b.clientName = null;
+            b.keyring = null;
+            b.create = null;
+            b.numBlocks = 0;
+        }))).as("Ceph's default config search, client.admin, the image's size").doesNotThrowAnyException();
+        BdevConfig b = config(x -> { }).bdevs.get(0);
+        b.clientName = null;
+        assertThat(b.clientNameOrDefault()).isEqualTo("client.admin");
+        assertThat(b.timeoutSecondsOrDefault()).isEqualTo(15);
+    }
+
+    @Test
+    void eachBadFieldIsNamed() {
+        assertThat(problems(config(b -> b.pool = null))).contains("bdevs[0].pool: missing for an rbd bdev");
+        assertThat(problems(config(b -> b.image = " "))).contains("bdevs[0].image: missing for an rbd bdev");
+        assertThat(problems(config(b -> b.image = "a/b"))).contains("bdevs[0].image: must be 1..255 characters"
+            + " without '/', '@' or whitespace, got 'a/b'");
+        assertThat(problems(config(b -> b.pool = "p@s"))).contains("bdevs[0].pool: must be");
+        assertThat(problems(config(b -> b.cephConf = "ceph.conf"))).contains("bdevs[0].cephConf: must be an absolute path");
+        assertThat(problems(config(b -> b.keyring = "k"))).contains("bdevs[0].keyring: must be an absolute path");
+        assertThat(problems(config(b -> b.clientName = "nvmf4j"))).contains("bdevs[0].clientName: must be client.NAME");
+        assertThat(problems(config(b -> b.numBlocks = 0))).contains("bdevs[0].numBlocks: must be positive with create");
+        assertThat(problems(config(b -> b.timeoutSeconds = 0))).contains("bdevs[0].timeoutSeconds: must be 1..300, got 0");
+        assertThat(problems(config(b -> b.path = "/x"))).contains("belong to file bdevs, not rbd");
+    }
+
+    @Test
+    void rbdFieldsOnOtherTypesAreRefused() {
+        TargetConfig c = new TargetConfig();
+        BdevConfig m = new BdevConfig("m0", "malloc", 512, 2048);
+        m.pool = "rbd";
+        c.bdevs.add(m);
+        assertThat(problems(c)).contains("bdevs[0]: pool, image, cephConf, clientName, keyring, create and"
+            + " timeoutSeconds belong to rbd bdevs");
+    }
+
+    @Test
+    void theSpdkEngineRefusesRbdBdevsSayingWhy() {
+        TargetConfig c = config(b -> { });
+        c.engine = Engines.SPDK;
+        assertThat(problems(c)).contains("bdevs[0].type: rbd bdevs are java engine only (the spdk engine's SPDK is"
+            + " built without --with-rbd, so SPDK's rbd bdev module is not there); use engine java");
+    }
+}

@@ -1,0 +1,173 @@
+package io.nvmf4j.testhost;
+
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real one-node Ceph cluster (one monitor, one BlueStore OSD on a sparse file, cephx, pool {@code rbd},
+ * client {@code client.nvmf4j}) for the tests that use it: {@code @ExtendWith(CephCluster.class)}, then
+ * {@link #get()}. The cluster is started once per test run (per module, per Surefire JVM) by the repository's
+ * {@code e2e/ceph/cluster.sh start} in a fresh temporary directory, shared by every test class, and stopped
+ * (its daemons by pid, its directory removed) when the run ends.
+ *
+ * <p>Without Ceph's programs the tests fail, naming the install command: nothing the issues name may be
+ * skipped on this project's machines.
+ */
+public final class CephCluster implements BeforeAllCallback, AutoCloseable {
+    private static final Object LOCK = new Object();
+    private static CephCluster started;
+
+    private final Path script;
+    private final Path dir;
+    private final Map<String, String> env;
+
+    /** Used by JUnit as the extension; the cluster itself is made in {@link #beforeAll}. */
+    public CephCluster() {
+        this.script = null;
+        this.dir = null;
+        this.env = Map.of();
+    }
+
+    private CephCluster(Path script, Path dir, Map<String, String> env) {
+        this.script = script;
+        this.dir = dir;
+        this.env = env;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        synchronized (LOCK) {
+            if (started == null) {
+                CephCluster c = start();
+                context.getRoot().getStore(ExtensionContext.Namespace.GLOBAL).put(CephCluster.class.getName(), c);
+                started = c;
+            }
+        }
+    }
+
+    /** The running cluster (after the extension's {@code beforeAll}). */
+    public static CephCluster get() {
+        synchronized (LOCK) {
+            if (started == null) {
+                throw new IllegalStateException("CephCluster is not started: annotate the test class with"
+                    + " @ExtendWith(CephCluster.class)");
+            }
+            return started;
+        }
+    }
+
+    /** The config file with the monitor's address. */
+    public String conf() {
+        return env.get("CEPH_CONF");
+    }
+
+    /** The keyring of {@link #client()}. */
+    public String keyring() {
+        return env.get("CEPH_KEYRING");
+    }
+
+    public String client() {
+        return env.get("CEPH_CLIENT");
+    }
+
+    public String pool() {
+        return env.get("CEPH_POOL");
+    }
+
+    /** The admin's keyring (for the {@code rbd} and {@code ceph} commands in tests). */
+    public String adminKeyring() {
+        return env.get("CEPH_ADMIN_KEYRING");
+    }
+
+    /** The cluster's directory (its config, keyrings, logs). */
+    public Path dir() {
+        return dir;
+    }
+
+    /** Runs {@code rbd ARGS...} as the admin on this cluster and returns its standard output. */
+    public String rbd(String... args) throws IOException, InterruptedException {
+        String[] cmd = new String[args.length + 7];
+        cmd[0] = "rbd";
+        System.arraycopy(args, 0, cmd, 1, args.length);
+        int i = args.length + 1;
+        cmd[i++] = "-c";
+        cmd[i++] = conf();
+        cmd[i++] = "-n";
+        cmd[i++] = "client.admin";
+        cmd[i++] = "-k";
+        cmd[i] = adminKeyring();
+        return run(cmd, 120);
+    }
+
+    private static CephCluster start() throws IOException, InterruptedException {
+        Path script = findScript();
+        Path dir = Files.createTempDirectory("nvmf4j-ceph-");
+        long t0 = System.nanoTime();
+        String out;
+        try {
+            out = run(new String[] {script.toString(), "start", dir.toString()}, 180);
+        } catch (IOException e) {
+            run(new String[] {script.toString(), "stop", dir.toString()}, 60);
+            throw new IllegalStateException("the test Ceph cluster did not start (" + script + " start): "
+                + e.getMessage() + "\nCeph's programs come from Debian's packages: apt-get install -y ceph", e);
+        }
+        Map<String, String> env = new HashMap<>();
+        for (String line : out.split("\n")) {
+            int eq = line.indexOf('=');
+            if (eq > 0 && line.startsWith("CEPH_")) {
+                env.put(line.substring(0, eq), line.substring(eq + 1));
+            }
+        }
+        System.out.printf("CephCluster: started in %.1f s in %s (monitor %s)%n", (System.nanoTime() - t0) / 1e9,
+            dir, env.get("CEPH_MON"));
+        return new CephCluster(script, dir, env);
+    }
+
+    /** Stops the cluster at the end of the run (JUnit closes the root store's AutoCloseable values). */
+    @Override
+    public void close() throws IOException, InterruptedException {
+        synchronized (LOCK) {
+            started = null;
+        }
+        run(new String[] {script.toString(), "stop", dir.toString()}, 60);
+    }
+
+    /** e2e/ceph/cluster.sh of this repository, found upwards from the module's directory. */
+    private static Path findScript() {
+        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+            Path s = p.resolve("e2e/ceph/cluster.sh");
+            if (Files.isExecutable(s)) {
+                return s;
+            }
+        }
+        throw new IllegalStateException("e2e/ceph/cluster.sh not found above " + Path.of("").toAbsolutePath());
+    }
+
+    /** Runs {@code cmd}; its standard output, or IOException with its exit code and standard error. */
+    private static String run(String[] cmd, int timeoutSeconds) throws IOException, InterruptedException {
+        Path err = Files.createTempFile("nvmf4j-ceph-", ".err");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+            byte[] out = p.getInputStream().readAllBytes();
+            if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(String.join(" ", cmd) + ": no end after " + timeoutSeconds + " s");
+            }
+            if (p.exitValue() != 0) {
+                throw new IOException(String.join(" ", cmd) + ": exit " + p.exitValue() + ": "
+                    + Files.readString(err, StandardCharsets.UTF_8).strip());
+            }
+            return new String(out, StandardCharsets.UTF_8);
+        } finally {
+            Files.deleteIfExists(err);
+        }
+    }
+}
