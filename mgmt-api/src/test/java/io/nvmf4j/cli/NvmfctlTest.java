@@ -294,7 +294,7 @@ class NvmfctlTest {
         assertThat(json(ok("transport", "get", "--json")).get("tcp").has("mdtsBytes")).isTrue();
         Run set = ok("transport", "set", "tcp", "--max-queue-depth", "64");
         assertThat(set.out()).startsWith("stored; applies at the next start of the service\n")
-            .contains("tcp.maxQueueDepth      64\n");
+            .containsPattern("(?m)^tcp\\.maxQueueDepth +64$");
         JsonNode j = json(ok("transport", "set", "tcp", "--max-queue-depth", "256", "--json"));
         assertThat(j.get("restartRequired").asBoolean()).isTrue();
         assertThat(j.get("tcp").get("maxQueueDepth").asInt()).isEqualTo(256);

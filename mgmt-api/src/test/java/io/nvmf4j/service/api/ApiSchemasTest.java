@@ -179,6 +179,6 @@ class ApiSchemasTest {
         assertThat(depth.get("default").asInt()).isEqualTo(new RdmaTransportConfig().maxQueueDepth);
         assertThat(schemas.get("BdevView").get("properties").has("usedBy")).isTrue();
         assertThat(schemas.get("BdevConfig").get("properties").get("type").get("enum").toString())
-            .isEqualTo("[\"malloc\",\"null\",\"file\",\"error\"]");
+            .isEqualTo("[\"malloc\",\"null\",\"file\",\"rbd\",\"error\"]");
     }
 }

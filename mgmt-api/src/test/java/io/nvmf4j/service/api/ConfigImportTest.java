@@ -131,7 +131,7 @@ class ConfigImportTest {
         want.bdevs.add(new BdevConfig("n1", "null", 512, 8));
         Res r = http.put("/api/v1/config", ConfigStore.toJson(want));
         assertThat(r.status()).isEqualTo(400);
-        assertThat(r.error()).isEqualTo("bdevs[0].type: must be malloc, null, file or error, got 'bogus'");
+        assertThat(r.error()).isEqualTo("bdevs[0].type: must be malloc, null, file, rbd or error, got 'bogus'");
         assertThat(r.field()).isEqualTo("bdevs[0].type");
         Res unknown = http.put("/api/v1/config", "{\"cores\":1,\"subsystems\":[{\"nqn\":\"nqn.a:b\",\"colour\":1}]}");
         assertThat(unknown.status()).isEqualTo(400);
