@@ -433,26 +433,14 @@ java_host_checks() { # rdma
   [ $alive = 1 ] || { svc_alive nvmf4j/rdma/service-alive-after-host-killed; return 1; }
 }
 
-# Persistent reservations (nvmf4j over TCP, java engine): this host (A, $CTRL) and a second host (B: its own
-# host NQN and host identifier, a second controller of the same subsystem) each drive nsid 1 through their
-# own path, the per-controller generic device /dev/ngXnY, so the target sees each command from its host.
+# Persistent reservations (nvmf4j over TCP, java engine): this host (A: the default host NQN and ID) and a
+# second host (B: its own host NQN and host identifier) drive nsid 1 in turns, through its generic device.
 RESV_B_ID=6e766d66-346a-4e2e-b000-00000000000b
 RESV_B_NQN=nqn.2014-08.org.nvmexpress:uuid:$RESV_B_ID
 RESV_KEPT=0                                 # A stays registered with PTPL on, for restart_checks
-path_ng() { # ctrl nsid : the generic char device of that namespace through that controller (one path)
-  local d
-  for d in /sys/class/nvme/"$1"/nvme*n*; do
-    [ "$(cat "$d/nsid" 2> /dev/null)" = "$2" ] && { echo "/dev/ng${1#nvme}n${d##*n}"; return 0; }
-  done
-  return 1
-}
-ctrl_of_host() { # hostnqn : the controller of $NQN that host made
-  local c
-  for c in /sys/class/nvme/nvme*; do
-    [ "$(cat "$c/subsysnqn" 2> /dev/null)" = "$NQN" ] && [ "$(cat "$c/hostnqn" 2> /dev/null)" = "$1" ] \
-      && { basename "$c"; return 0; }
-  done
-  return 1
+head_ng() { # nsid : the generic char device of that namespace of $NQN (/dev/ngXnY beside its block device)
+  local d=${DEV[$1]:-}
+  [ -n "$d" ] && [ -c "/dev/ng${d#/dev/nvme}" ] && echo "/dev/ng${d#/dev/nvme}" || { echo "/dev/null-no-ng-for-$1"; return 1; }
 }
 resv_cmd() { # check-name ok|conflict command... : nvme-cli completes, or fails with Reservation Conflict
   local name=$1 want=$2 rc; shift 2
@@ -474,60 +462,72 @@ resv_report() { # check-name dev rtype regctl holder-hostid(32 hex, or -) : Rese
   [ "$5" = - ] || expect "holder hostid" "$holder" "$5"
   verdict $rc "rtype $3, $4 registrant(s), holder $holder"
 }
-reservation_checks() { # nvmf4j over tcp, $CTRL connected: register, acquire, report, fence, preempt, release
-  local p="$T/$TR/resv" a b bctrl ida idb blk=$WORK/resv-block
+reservation_checks() { # nvmf4j over tcp, host A connected: register, acquire, report, fence, preempt, release
+  # One host at a time: with native multipath the namespace's char device (/dev/ngXnY of the ns head) sends a
+  # command down any path, so host A and host B (their own host NQN and host ID) take turns on the one
+  # connection; registrations and reservations belong to the host ID and stay while a host is away.
+  local p="$T/$TR/resv" a b ida idb blk=$WORK/resv-block
+  local hostb=(--hostnqn="$RESV_B_NQN" --hostid="$RESV_B_ID")
   hdr "$T over $TR: persistent reservations (nvme resv-*), a second host fenced"
   head -c 512 /dev/urandom > "$blk"
-  a=$(path_ng "$CTRL" 1) || { fail "$p/path-a" "no generic device for nsid 1 on $CTRL"; return 1; }
-  C=$p/connect-host-b OUTF=$RES/cli/${p//\//_}_connect-host-b.txt BAD=""
-  # --duplicate-connect: nvme-cli refuses a second controller to the same address and subsystem ("already
-  # connected") even for another host NQN unless told so
-  timeout 60 nvme connect -t "$TR" -a "$ADDR" -s "$PORT" -n "$NQN" --hostnqn="$RESV_B_NQN" \
-    --hostid="$RESV_B_ID" --duplicate-connect "${CONNECT_OPTS[@]}" > "$OUTF" 2>&1; rc=$?
-  wait_for 20 ctrl_of_host "$RESV_B_NQN" > /dev/null && bctrl=$(ctrl_of_host "$RESV_B_NQN") \
-    && wait_for 20 path_ng "$bctrl" 1 > /dev/null && b=$(path_ng "$bctrl" 1) || BAD="no controller/path of host B"
-  verdict $rc "host B ($RESV_B_NQN) on ${bctrl:-?}: ${b:-no path}; host A on $CTRL: $a; $(head -n 1 "$OUTF")"
-  [ -n "${b:-}" ] || return 1
   ida=$(tr -d '-' < "/sys/class/nvme/$CTRL/hostid") idb=${RESV_B_ID//-/}
-
+  a=$(head_ng 1)
   resv_cmd "$p/register-a" ok nvme resv-register "$a" --namespace-id=1 --nrkey=0xa1 --rrega=0
+  resv_cmd "$p/register-a-again" ok nvme resv-register "$a" --namespace-id=1 --nrkey=0xa1 --rrega=0
+  resv_cmd "$p/acquire-a-write-exclusive" ok nvme resv-acquire "$a" --namespace-id=1 --crkey=0xa1 --rtype=1 --racqa=0
+  resv_report "$p/report-held" "$a" 1 1 "$ida"
+  resv_cmd "$p/a-write-holder" ok nvme write "$a" --namespace-id=1 --start-block=8 --block-count=0 \
+    --data-size=512 --data="$blk"
+
+  disconnect "$p/disconnect-host-a"
+  connect "$p/connect-host-b" "${hostb[@]}" "${CONNECT_OPTS[@]}" || return 1
+  expect "host NQN of $CTRL" "$(cat "/sys/class/nvme/$CTRL/hostnqn")" "$RESV_B_NQN"
+  b=$(head_ng 1)
   resv_cmd "$p/register-b" ok nvme resv-register "$b" --namespace-id=1 --nrkey=0xb2 --rrega=0
   resv_cmd "$p/register-b-other-key" conflict nvme resv-register "$b" --namespace-id=1 --nrkey=0xb3 --rrega=0
-  resv_report "$p/report-registered" "$b" 0 2 -
-  resv_cmd "$p/acquire-a-write-exclusive" ok nvme resv-acquire "$a" --namespace-id=1 --crkey=0xa1 --rtype=1 --racqa=0
-  resv_report "$p/report-held" "$b" 1 2 "$ida"
+  resv_report "$p/report-registered" "$b" 1 2 "$ida"
   resv_cmd "$p/acquire-b-while-held" conflict nvme resv-acquire "$b" --namespace-id=1 --crkey=0xb2 --rtype=1 --racqa=0
   resv_cmd "$p/b-write-fenced" conflict nvme write "$b" --namespace-id=1 --start-block=8 --block-count=0 \
     --data-size=512 --data="$blk"
   resv_cmd "$p/b-read-allowed" ok nvme read "$b" --namespace-id=1 --start-block=8 --block-count=0 \
     --data-size=512 --data=/dev/null
-  resv_cmd "$p/a-write-holder" ok nvme write "$a" --namespace-id=1 --start-block=8 --block-count=0 \
-    --data-size=512 --data="$blk"
   # B preempts A and takes Exclusive Access: A is unregistered and can neither write nor read
   resv_cmd "$p/preempt-b" ok nvme resv-acquire "$b" --namespace-id=1 --crkey=0xb2 --prkey=0xa1 --rtype=2 --racqa=1
-  resv_report "$p/report-preempted" "$a" 2 1 "$idb"
+  resv_report "$p/report-preempted" "$b" 2 1 "$idb"
+
+  disconnect "$p/disconnect-host-b"
+  connect "$p/connect-host-a" "${CONNECT_OPTS[@]}" || return 1
+  a=$(head_ng 1)
   resv_cmd "$p/a-read-fenced" conflict nvme read "$a" --namespace-id=1 --start-block=8 --block-count=0 \
     --data-size=512 --data=/dev/null
   resv_cmd "$p/a-write-fenced" conflict nvme write "$a" --namespace-id=1 --start-block=8 --block-count=0 \
     --data-size=512 --data="$blk"
+  resv_cmd "$p/register-a-while-b-holds" ok nvme resv-register "$a" --namespace-id=1 --nrkey=0xa1 --rrega=0
+
+  disconnect "$p/disconnect-host-a-2"
+  connect "$p/connect-host-b-2" "${hostb[@]}" "${CONNECT_OPTS[@]}" || return 1
+  b=$(head_ng 1)
   resv_cmd "$p/release-b" ok nvme resv-release "$b" --namespace-id=1 --crkey=0xb2 --rtype=2 --rrela=0
-  resv_report "$p/report-released" "$a" 0 1 -
+  resv_report "$p/report-released" "$b" 0 2 -
   resv_cmd "$p/clear-b" ok nvme resv-release "$b" --namespace-id=1 --crkey=0xb2 --rrela=1
-  resv_report "$p/report-cleared" "$a" 0 0 -
+  resv_report "$p/report-cleared" "$b" 0 0 -
+
+  disconnect "$p/disconnect-host-b-2"
+  connect "$p/connect-host-a-2" "${CONNECT_OPTS[@]}" || return 1
+  a=$(head_ng 1)
   resv_cmd "$p/a-write-free" ok nvme write "$a" --namespace-id=1 --start-block=8 --block-count=0 \
     --data-size=512 --data="$blk"
-  cli "$p/disconnect-host-b" nvme disconnect -d "$bctrl"; verdict $? "$(head -n 1 "$OUTF")"
   # A registers again with Persist Through Power Loss on (CPTPL 11b): restart_checks finds it after the restart
   resv_cmd "$p/register-a-ptpl" ok nvme resv-register "$a" --namespace-id=1 --nrkey=0xa1 --rrega=0 --cptpl=3
   C=$p/state-file OUTF=$RES/cli/${p//\//_}_state-file.txt BAD=""
   cat "$WORK/state/reservation-${NS_NGUID[1]}.json" > "$OUTF" 2>&1; rc=$?
   expect "registrants in the state file" "$(jqf '.registrants | length')" 1
   verdict $rc "reservation-${NS_NGUID[1]}.json in the state directory: $(jqf -c .registrants)"
-  RESV_KEPT=1 RESV_A=$a
+  RESV_KEPT=1
 }
 resv_after_restart() { # the registration kept through the restart (PTPL), then A unregisters
   local p="$T/$TR/resv" a
-  a=$(path_ng "$CTRL" 1) || { fail "$p/after-restart" "no generic device for nsid 1 on $CTRL"; return 1; }
+  a=$(head_ng 1) || { fail "$p/after-restart" "no generic device for nsid 1 (${DEV[1]:-none})"; return 1; }
   cli "$p/report-after-restart" nvme resv-report "$a" --namespace-id=1 --eds -o json; rc=$?
   expect regctl "$(jqf .regctl)" 1
   expect ptpls "$(jqf .ptpls)" 1
@@ -605,11 +605,10 @@ nvmf4j_scenarios() { # tcp : everything against the running service
   pattern_check "$T/$TR/reconnect-readback"
   svc_alive "$T/$TR/service-alive" || return 1
 
-  # reservation_checks (nvme resv-* with a second host fenced) is not run yet: nvme-cli 2.3 refuses host B's
-  # second controller to the same traddr/trsvcid/subsystem with "already connected" before it reaches the kernel,
-  # whatever the host NQN, and ignores --duplicate-connect there (fabrics.c: lookup_ctrl); the loopback
-  # ReservationTest covers the target side until host B connects another way (e.g. its own --host-traddr)
-  svc_alive "$T/$TR/service-alive" || return 1
+  if [ "$TR" = tcp ]; then
+    reservation_checks
+    svc_alive "$T/$TR/service-alive" || return 1
+  fi
 
   restart_checks || return 1
   disconnect "$T/$TR/disconnect-final"
