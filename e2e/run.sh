@@ -13,7 +13,7 @@
 # usage: e2e/run.sh [options]
 #   --quiet             do not echo the guest console (it is always in OUT/console.log)
 #   --fio-runtime N     seconds per fio latency job (default 10)
-#   --timeout S         hard limit for the main VM run in seconds (default 2400; each power-cut
+#   --timeout S         hard limit for the main VM run in seconds (default 3600; each power-cut
 #                       boot has 600)
 #   --out DIR           results folder (default: e2e/out, wiped at each run)
 #   --cache DIR         kernel + initramfs cache (default: e2e/cache)
@@ -50,7 +50,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE=backoff ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=2400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE=backoff ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=3600 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
