@@ -122,6 +122,9 @@ for so in "$TMP"/so/META-INF/native/libnvmf4j_*_aarch64.so; do
   for soname in $(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     # the package whose symbols file covers the soname (Debian's arm64 package, from the sysroot)
     pkg=$(awk -v s="$soname" '$1 == s && !/^[ \t|*]/ {print $2; exit}' "$sysroot/DEBIAN/symbols")
+    # packages without a symbols file (librados2) are named by their shlibs entry: "librados 2 librados2 (>= ...)"
+    [ -n "$pkg" ] || pkg=$(awk -v s="$soname" '{split(s, a, ".so.")} $1 == a[1] && $2 == a[2] {print $3; exit}' \
+      "$sysroot/DEBIAN/shlibs" 2>/dev/null)
     [ -n "$pkg" ] || pkg="?$soname"
     needed_pkgs="$needed_pkgs $pkg"
   done
