@@ -7,7 +7,6 @@ import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /** The config rules for {@code error} bdevs, each refusal with the field and the reason. */
 class ErrorBdevConfigTest {
@@ -27,9 +26,7 @@ class ErrorBdevConfigTest {
     }
 
     private static String problems(TargetConfig c) {
-        ConfigException e = catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(c));
-        assertThat(e).as("refused").isNotNull();
-        return String.join("\n", e.problems());
+        return Refusals.problems(c);
     }
 
     @Test

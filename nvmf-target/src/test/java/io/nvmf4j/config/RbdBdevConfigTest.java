@@ -7,7 +7,6 @@ import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /** The config rules for {@code rbd} bdevs, each refusal with the field and the reason. */
 class RbdBdevConfigTest {
@@ -26,9 +25,7 @@ class RbdBdevConfigTest {
     }
 
     private static String problems(TargetConfig c) {
-        ConfigException e = catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(c));
-        assertThat(e).as("refused").isNotNull();
-        return String.join("\n", e.problems());
+        return Refusals.problems(c);
     }
 
     @Test
