@@ -16,6 +16,12 @@
 #                                                     over tcp-pdu, rdma-sgl, rdma-cm-private-data and
 #                                                     config; prints cases, escapes, hangs, time); exit 1
 #                                                     on any escape or hang
+#   ./dev.sh fuzz --rest [--cases N] [--seed S] [--replay SEED]
+#                                                     the REST body fuzz (default 100 000 cases): mutated,
+#                                                     garbage, huge, deeply nested and wrong-typed bodies on every
+#                                                     mutating route of an in-process service; exit 1 on any 5xx,
+#                                                     hang, 4xx without a JSON message or refusal that changed
+#                                                     the configuration
 #   ./dev.sh soak [--cycles N]                        the leak soak: N (default 1000) controller connect/disconnect
 #                                                     cycles and N namespace add/remove cycles with a host connected
 #                                                     over loopback TCP; prints heap after GC, direct memory,
@@ -146,6 +152,14 @@ case "$cmd" in
   fuzz)
     setup_build_tools
     setup_native_tools
+    if [ "${1:-}" = --rest ]; then
+      shift
+      mvn_cmd -q test-compile dependency:build-classpath -Dmdep.outputFile=target/restfuzz.classpath \
+        -Dmdep.includeScope=test -pl mgmt-api -am
+      exec java -Xmx1g -Dio.netty.leakDetection.level=disabled \
+        -cp "mgmt-api/target/test-classes:mgmt-api/target/classes:$(cat mgmt-api/target/restfuzz.classpath)" \
+        io.nvmf4j.service.api.RestBodyFuzz "$@"
+    fi
     mvn_cmd -q test-compile dependency:build-classpath -Dmdep.outputFile=target/fuzz.classpath \
       -Dmdep.includeScope=test -pl nvmf-target -am
     exec java -Xmx1g -XX:+UseParallelGC -Dio.netty.leakDetection.level=disabled \
@@ -197,7 +211,7 @@ case "$cmd" in
     e2e/run.sh --quiet --no-build --suite trixie --only auth,tls --out e2e/out-trixie
     ;;
   *)
-    sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

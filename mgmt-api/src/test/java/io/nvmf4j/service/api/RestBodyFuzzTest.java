@@ -1,0 +1,73 @@
+package io.nvmf4j.service.api;
+
+import io.nvmf4j.service.api.Http.Res;
+import net.jqwik.api.Example;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.lifecycle.AfterContainer;
+import net.jqwik.api.lifecycle.BeforeContainer;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The REST body fuzz in the normal suite (issue 15): a few hundred mutated bodies over every mutating route with
+ * a fixed seed (jqwik's seed and tries; CI replays exactly these), then a short run from a fresh seed, printed so
+ * a failure replays with {@code ./dev.sh fuzz --rest --replay SEED}. Each case: 2xx or 4xx with a JSON error
+ * message, never 5xx or silence, and a refused request leaves the configuration (live and saved) as it was.
+ * The long run is {@code ./dev.sh fuzz --rest} ({@link RestBodyFuzz#main}).
+ */
+class RestBodyFuzzTest {
+    private static RestBodyFuzz fuzz;
+    private static Path dir;
+
+    @BeforeContainer
+    static void start() throws Exception {
+        dir = Files.createTempDirectory("nvmf4j-restfuzz");
+        fuzz = new RestBodyFuzz(dir.resolve("state"));
+    }
+
+    @AfterContainer
+    static void stop() throws Exception {
+        if (fuzz != null) {
+            try {
+                assertThat(fuzz.stillServes()).as("the service after the fuzz").isNull();
+            } finally {
+                fuzz.close();
+                try (var s = Files.walk(dir)) {
+                    s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                }
+            }
+        }
+    }
+
+    /** The templates are valid: each is accepted as it is (else the fuzz would only ever test refusals). */
+    @Example
+    void everyTemplateIsAcceptedUnmutated() {
+        for (RestBodyFuzz.Route r : fuzz.routes()) {
+            Res res = fuzz.service().http.send(r.method(), r.path(), r.body(), "application/json");
+            assertThat(res.status()).as("%s %s %s -> %s", r.method(), r.path(), r.body(), res).isBetween(200, 299);
+            assertThat(fuzz.restore()).as("undoing %s %s", r.method(), r.path()).isNull();
+        }
+        assertThat(fuzz.stillServes()).isNull();
+    }
+
+    @Property(tries = 200, seed = "1521")
+    void mutatedBodiesGetA4xxWithAMessageAndChangeNothing(@ForAll long seed) {
+        RestBodyFuzz.Outcome o = fuzz.runCase(seed);
+        assertThat(o.problem()).as("case %d: %s -> %d", seed, o.route(), o.status()).isNull();
+    }
+
+    /** A fresh seed each run (printed), through the long run's loop and its final health check. */
+    @Example
+    void freshSeedRun() {
+        long seed = System.nanoTime();
+        System.out.println("RestBodyFuzzTest: fresh seed " + seed + " (replay: ./dev.sh fuzz --rest --seed " + seed
+            + " --cases 150)");
+        RestBodyFuzz.Result r = fuzz.run(150, seed, System.out);
+        assertThat(r.failures()).as("failures from seed %d", seed).isEmpty();
+        assertThat(r.refused()).as("cases refused with a 4xx").isGreaterThan(50);
+    }
+}
