@@ -185,7 +185,8 @@ public final class FabricsCommands {
             return;
         }
         if (c == null) {
-            refuse(req, subsys.nqn(), hostnqn, 0, "no free cntlid", NvmeStatus.CONNECT_CONTROLLER_BUSY, false,
+            refuse(req, subsys.nqn(), hostnqn, 0, "controller limit reached: every cntlid of minCntlid..maxCntlid "
+                + subsys.cntlidRange() + " is in use", NvmeStatus.CONNECT_CONTROLLER_BUSY, false,
                 Request.NO_ERROR_LOCATION);
             return;
         }

@@ -215,6 +215,11 @@ public final class Subsystem {
         return null;
     }
 
+    /** The controller limit: every cntlid of minCntlid..maxCntlid, one per controller (as nvmet and SPDK). */
+    public String cntlidRange() {
+        return minCntlid + ".." + maxCntlid;
+    }
+
     public Controller controller(int cntlid) {
         return controllers.get(cntlid);
     }
