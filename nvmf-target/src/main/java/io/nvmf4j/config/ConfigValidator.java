@@ -314,11 +314,15 @@ public final class ConfigValidator {
         if (t.connectTimeoutMs != 0 && (t.connectTimeoutMs < 100 || t.connectTimeoutMs > 3_600_000)) {
             p.add("tcp.connectTimeoutMs: must be 0 (no limit) or 100..3600000, got " + t.connectTimeoutMs);
         }
-        if (t.maxConnectionsPerListener < 1 || t.maxConnectionsPerListener > 1 << 20) {
-            p.add("tcp.maxConnectionsPerListener: must be 1..1048576, got " + t.maxConnectionsPerListener);
+        validateConnectionLimits("tcp", t.maxConnectionsPerListener, t.maxConnectionsPerHost, p);
+    }
+
+    private static void validateConnectionLimits(String transport, int perListener, int perHost, List<String> p) {
+        if (perListener < 1 || perListener > 1 << 20) {
+            p.add(transport + ".maxConnectionsPerListener: must be 1..1048576, got " + perListener);
         }
-        if (t.maxConnectionsPerHost < 1 || t.maxConnectionsPerHost > 1 << 20) {
-            p.add("tcp.maxConnectionsPerHost: must be 1..1048576, got " + t.maxConnectionsPerHost);
+        if (perHost < 1 || perHost > 1 << 20) {
+            p.add(transport + ".maxConnectionsPerHost: must be 1..1048576, got " + perHost);
         }
     }
 
@@ -353,6 +357,7 @@ public final class ConfigValidator {
         if (r.rnrRetryCount < 0 || r.rnrRetryCount > 7) {
             p.add("rdma.rnrRetryCount: must be 0..7 (7: retry for ever), got " + r.rnrRetryCount);
         }
+        validateConnectionLimits("rdma", r.maxConnectionsPerListener, r.maxConnectionsPerHost, p);
     }
 
     private static void validateBdev(BdevConfig b, String at, Set<String> names, StorageConfig storage,

@@ -36,6 +36,13 @@ public final class RdmaTransportConfig {
      * its buffers for good; a host that follows the protocol always has a receive posted per command.
      */
     public int rnrRetryCount = 6;
+    /**
+     * Connections (queue pairs, one per admin or I/O queue) an RDMA listener holds at once; one more is refused
+     * with a CM reject (NVMe/RDMA status 6, no resources) and a WARN line naming the limit. 1..1048576.
+     */
+    public int maxConnectionsPerListener = 4096;
+    /** Connections one host address may hold on an RDMA listener at once; beyond it likewise. 1..1048576. */
+    public int maxConnectionsPerHost = 1024;
     /** Back the registered buffers with hugepages when the system has them (falls back, logged). */
     public boolean hugepages = true;
 }

@@ -74,6 +74,8 @@ final class ApiSchemas {
             BOUNDS.put(key(t, "inCapsuleDataSize"), new Bound(0L, 131072L, 16L));
             BOUNDS.put(key(t, "maxQueueDepth"), Bound.of(16, 1024));
             BOUNDS.put(key(t, "maxIoQueues"), Bound.of(1, 128));
+            BOUNDS.put(key(t, "maxConnectionsPerListener"), Bound.of(1, 1 << 20));
+            BOUNDS.put(key(t, "maxConnectionsPerHost"), Bound.of(1, 1 << 20));
         }
         BOUNDS.put(key(TcpTransportConfig.class, "mdtsBytes"), Bound.of(4096, 8 << 20));
         BOUNDS.put(key(TcpTransportConfig.class, "maxH2cData"), new Bound(4096L, (long) 8 << 20, 4L));

@@ -37,6 +37,9 @@ final class QueuePair implements RdmaQueue.Wire {
     private final int responseLkey;
     private final boolean inlineResponse;
     RdmaQueue queue;
+    /** The listener's connection count this queue pair is in, and under which host; released when destroyed. */
+    io.nvmf4j.transport.ConnectionLimits connections;
+    java.net.InetAddress host;
     int slot = -1;
     private boolean destroyed;
     private boolean lastWqeReached;

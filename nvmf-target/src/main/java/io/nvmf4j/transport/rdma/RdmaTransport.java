@@ -21,6 +21,7 @@ import io.nvmf4j.rdma.Errno;
 import io.nvmf4j.rdma.Rdma;
 import io.nvmf4j.rdma.RdmaCm;
 import io.nvmf4j.runtime.PollGroups;
+import io.nvmf4j.transport.ConnectionLimits;
 import io.nvmf4j.transport.Transport;
 import io.nvmf4j.transport.TransportType;
 import org.slf4j.Logger;
@@ -89,6 +90,7 @@ public final class RdmaTransport implements Transport {
     private CmEvent event;
     private final Map<ListenerConfig, Long> listenIds = new HashMap<>();
     private final Map<Long, ListenerConfig> listenerById = new ConcurrentHashMap<>();
+    private final Map<Long, ConnectionLimits> limitsById = new ConcurrentHashMap<>();
     private final Map<Long, QueuePair> queues = new ConcurrentHashMap<>();
     private final Map<Long, RdmaDevice> devices = new ConcurrentHashMap<>();
     private final Map<Long, Boolean> sendWithInvalidateWarned = new ConcurrentHashMap<>();
@@ -179,6 +181,8 @@ public final class RdmaTransport implements Transport {
         }
         listenIds.put(listener, result[0]);
         listenerById.put(result[0], listener);
+        limitsById.put(result[0], new ConnectionLimits("rdma " + listener.address + ":" + listener.port,
+            config.maxConnectionsPerListener, config.maxConnectionsPerHost));
         InetSocketAddress bound = boundAddress(result[0], listener);
         LOG.info("listening on rdma {} (device {})", bound, deviceNameOf(result[0]));
         return bound;
@@ -208,6 +212,7 @@ public final class RdmaTransport implements Transport {
         Long id = listenIds.remove(listener);
         if (id != null) {
             listenerById.remove(id);
+            limitsById.remove(id);
             cmLoop.submit(() -> RdmaCm.destroyId(id)).syncUninterruptibly();
         }
     }
@@ -303,13 +308,77 @@ public final class RdmaTransport implements Transport {
         long id = ev.id();
         String peer = RdmaCm.address(id, true);
         ListenerConfig listener = listenerById.get(ev.listenId());
+        ConnectionLimits connections = limitsById.get(ev.listenId());
+        InetAddress host = hostOf(peer);
+        if (admit(connections, host) != 0) {
+            reject(ev, CmPrivateData.REJECT_NO_RESOURCES, peer); // ConnectionLimits logged which limit
+            return;
+        }
+        boolean accepted = false;
+        try {
+            accepted = accept(ev, peer, listener, connections, host);
+        } finally {
+            if (!accepted && connections != null) {
+                connections.release(host);
+            }
+        }
+    }
+
+    /**
+     * Counts a connection from {@code host} in the listener's {@code connections} (none: a listener being
+     * removed): 0 when admitted (released when its queue pair is destroyed), else the CM reject status (no
+     * resources).
+     */
+    static int admit(ConnectionLimits connections, InetAddress host) {
+        return connections == null || connections.admit(host) == null ? 0 : CmPrivateData.REJECT_NO_RESOURCES;
+    }
+
+    /**
+     * The host of a CM id's peer address ("a.b.c.d:port" or "[v6]:port", as rdma-cm gives it), parsed as a
+     * literal only (never a name lookup); 0.0.0.0 for anything else, so that such a peer still counts towards
+     * the listener's limit.
+     */
+    static InetAddress hostOf(String peer) {
+        try {
+            if (peer != null && peer.startsWith("[") && peer.indexOf(']') > 1) {
+                return InetAddress.getByName(peer.substring(0, peer.indexOf(']') + 1)); // bracketed: literal only
+            }
+            if (peer != null && peer.matches("\\d{1,3}(\\.\\d{1,3}){3}:\\d+")) {
+                String[] parts = peer.substring(0, peer.lastIndexOf(':')).split("\\.");
+                byte[] b = new byte[4];
+                for (int i = 0; i < 4; i++) {
+                    int v = Integer.parseInt(parts[i]);
+                    if (v > 255) {
+                        return InetAddress.getByAddress(new byte[4]);
+                    }
+                    b[i] = (byte) v;
+                }
+                return InetAddress.getByAddress(b);
+            }
+            return InetAddress.getByAddress(new byte[4]);
+        } catch (java.net.UnknownHostException e) {
+            try {
+                return InetAddress.getByAddress(new byte[4]);
+            } catch (java.net.UnknownHostException impossible) {
+                throw new IllegalStateException(impossible);
+            }
+        }
+    }
+
+    /**
+     * Sets up and accepts the queue pair of a CONNECT_REQUEST, or rejects it; true once a queue pair exists
+     * (it then carries the connection count, released by its teardown).
+     */
+    private boolean accept(CmEvent ev, String peer, ListenerConfig listener, ConnectionLimits connections,
+                           InetAddress host) {
+        long id = ev.id();
         RdmaDevice device;
         try {
             device = device(RdmaCm.context(id));
         } catch (IOException | RuntimeException e) {
             LOG.warn("rdma connect from {}: device set-up failed: {}", peer, e.toString());
             reject(ev, CmPrivateData.REJECT_NO_RESOURCES, peer);
-            return;
+            return false;
         }
         int maxRead = Math.max(1, Math.min(config.maxReadDepth, device.attributes.maxQpInitRdAtom()));
         CmPrivateData.Negotiation n = CmPrivateData.negotiate(ev.privateData(), ev.initiatorDepth(),
@@ -320,13 +389,13 @@ public final class RdmaTransport implements Transport {
                 CmPrivateData.describeReject(n.reject()), peek(ev, CmPrivateData.QID), peek(ev, CmPrivateData.HRQSIZE),
                 peek(ev, CmPrivateData.HSQSIZE), ev.initiatorDepth());
             reject(ev, n.reject(), peer);
-            return;
+            return false;
         }
         RdmaPollGroup group = device.place(n.depth());
         if (group == null) {
             LOG.warn("rdma connect from {} rejected: no poll group has CQ room for depth {}", peer, n.depth());
             reject(ev, CmPrivateData.REJECT_NO_RESOURCES, peer);
-            return;
+            return false;
         }
         QueuePair qp;
         try {
@@ -335,8 +404,10 @@ public final class RdmaTransport implements Transport {
             group.unreserve(n.depth());
             LOG.warn("rdma connect from {} rejected: {}", peer, e.toString());
             reject(ev, CmPrivateData.REJECT_NO_RESOURCES, peer);
-            return;
+            return false;
         }
+        qp.connections = connections;
+        qp.host = host;
         RdmaQueue queue = new RdmaQueue(dispatcher, limits, listener, observer, group.loop, group.buffers,
             peer, n.depth(), n.readDepth(), config.maxParkedCapsules, qp.responses());
         queue.attach(qp);
@@ -352,10 +423,11 @@ public final class RdmaTransport implements Transport {
         if (rc < 0) {
             LOG.warn("rdma_accept from {}: {}", peer, Errno.describe(rc));
             queue.disconnect("rdma_accept failed");
-            return;
+            return true; // its teardown releases the connection count
         }
         LOG.debug("rdma connect from {}: qid {} depth {} read depth {} on {}", peer, n.qid(), n.depth(),
             n.readDepth(), group);
+        return true;
     }
 
     private static int peek(CmEvent ev, int offset) {
@@ -508,6 +580,9 @@ public final class RdmaTransport implements Transport {
     /** A queue pair's verbs resources are gone (poll-group thread): forget it and destroy its CM id. */
     void queueDestroyed(QueuePair qp) {
         observer.connectionClosed(RdmaQueue.TRANSPORT);
+        if (qp.connections != null) {
+            qp.connections.release(qp.host);
+        }
         Runnable destroy = () -> {
             queues.remove(qp.cmId);
             RdmaCm.destroyId(qp.cmId);
@@ -529,5 +604,6 @@ public final class RdmaTransport implements Transport {
         }
         listenIds.clear();
         listenerById.clear();
+        limitsById.clear();
     }
 }
