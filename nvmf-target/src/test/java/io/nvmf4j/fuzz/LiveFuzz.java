@@ -73,6 +73,8 @@ public final class LiveFuzz {
         public final LongAdder[] perScenario = new LongAdder[SCENARIOS.length];
         public final LongAdder verifyIos = new LongAdder();
         public final LongAdder verifyErrors = new LongAdder();
+        public final LongAdder reconnects = new LongAdder();
+        public final LongAdder apiMutations = new LongAdder();
         final List<String> firstProblems = new ArrayList<>();
 
         Counters() {
@@ -101,9 +103,25 @@ public final class LiveFuzz {
     private final Options o;
     private final Counters c = new Counters();
     private final AtomicBoolean stop = new AtomicBoolean();
+    private int reconnectSeconds;
+    private String api;
+    private String token;
 
     public LiveFuzz(Options o) {
         this.o = o;
+    }
+
+    /**
+     * The mixed soak's extras: the verifying host reconnects every {@code reconnectSeconds} (0: never), and with
+     * {@code api} and {@code token} a thread changes the configuration through the REST API all along (a bdev
+     * and a namespace of it added to and removed from the verify subsystem, a host allowed and removed), each
+     * change answered 2xx or counted as a problem.
+     */
+    public LiveFuzz soak(int reconnectSeconds, String api, String token) {
+        this.reconnectSeconds = reconnectSeconds;
+        this.api = api;
+        this.token = token;
+        return this;
     }
 
     public Counters counters() {
@@ -117,6 +135,11 @@ public final class LiveFuzz {
         if (o.verifySubnqn() != null) {
             verify = new Thread(this::verify, "live-fuzz-verify");
             verify.start();
+        }
+        if (api != null && o.verifySubnqn() != null) {
+            Thread t = new Thread(this::apiMutations, "live-fuzz-api");
+            threads.add(t);
+            t.start();
         }
         for (int w = 0; w < o.workers(); w++) {
             long workerSeed = ParserFuzz.caseSeed(o.seed(), w);
@@ -219,12 +242,17 @@ public final class LiveFuzz {
      * time out and pools settle); prints the summary and returns the problems (empty: clean).
      */
     public static List<String> runAndCompare(Options o, Probe probe, PrintStream out) throws Exception {
+        return runAndCompare(new LiveFuzz(o), probe, out);
+    }
+
+    /** As {@link #runAndCompare(Options, Probe, PrintStream)} with a configured fuzzer (e.g. {@link #soak}). */
+    public static List<String> runAndCompare(LiveFuzz f, Probe probe, PrintStream out) throws Exception {
+        Options o = f.o;
         Figures before = probe == null ? null : probe.read();
         if (before != null) {
             out.println("live-fuzz: before: " + before);
         }
         long start = System.nanoTime();
-        LiveFuzz f = new LiveFuzz(o);
         Counters c = f.run(out);
         double secs = (System.nanoTime() - start) / 1e9;
         List<String> problems = new ArrayList<>(c.problems());
@@ -235,8 +263,9 @@ public final class LiveFuzz {
             + "%d hangs%n", c.connections.sum(), c.pdus.sum(), c.succeeded.sum(), c.errorStatus.sum(),
             c.terminations.sum(), c.closedByTarget.sum(), c.resets.sum(), c.hangs.sum());
         if (o.verifySubnqn() != null) {
-            out.printf("live-fuzz: verifying host: %d I/Os (write, read back, compare), %d errors%n",
-                c.verifyIos.sum(), c.verifyErrors.sum());
+            out.printf("live-fuzz: verifying host: %d I/Os (write, read back, compare), %d reconnects, %d errors;"
+                + " %d API changes%n", c.verifyIos.sum(), c.reconnects.sum(), c.verifyErrors.sum(),
+                c.apiMutations.sum());
             if (c.verifyIos.sum() == 0) {
                 problems.add("the verifying host did no I/O");
             }
@@ -271,6 +300,8 @@ public final class LiveFuzz {
         long pid = -1;
         String api = null;
         String tokenFile = null;
+        int reconnect = 0;
+        boolean apiChanges = false;
         try {
             for (int i = 0; i < args.length; i++) {
                 String v = i + 1 < args.length ? args[i + 1] : null;
@@ -288,6 +319,11 @@ public final class LiveFuzz {
                     case "--pid" -> pid = Long.parseLong(args[++i]);
                     case "--api" -> api = args[++i];
                     case "--token-file" -> tokenFile = args[++i];
+                    case "--reconnect-every" -> reconnect = Integer.parseInt(args[++i]);
+                    case "--api-changes" -> {
+                        apiChanges = true;
+                        v = "";
+                    }
                     case "-h", "--help" -> throw new IllegalArgumentException("help");
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
@@ -295,8 +331,11 @@ public final class LiveFuzz {
                     throw new IllegalArgumentException(args[i - 1] + " needs a value");
                 }
             }
-            if (port < 0 || subnqn == null) {
-                throw new IllegalArgumentException("--port and --subnqn are required");
+            if (port < 0 || (subnqn == null && workers > 0)) {
+                throw new IllegalArgumentException("--port and --subnqn are required (--subnqn not with --workers 0)");
+            }
+            if (apiChanges && (api == null || verifySubnqn == null)) {
+                throw new IllegalArgumentException("--api-changes needs --api, --token-file and --verify-subnqn");
             }
             if ((pid < 0) != (api == null) || (api == null) != (tokenFile == null)) {
                 throw new IllegalArgumentException("--pid, --api and --token-file go together (the baseline figures)");
@@ -305,53 +344,116 @@ public final class LiveFuzz {
             System.err.println("nvmf4j-fuzz: " + e.getMessage());
             System.err.println("usage: nvmf4j-fuzz --port P --subnqn NQN [--address A] [--hostnqn NQN] [--verify-subnqn NQN"
                 + " [--verify-hostnqn NQN] [--verify-nsid N]] [--duration SECONDS] [--seed S] [--workers N]"
-                + " [--pid PID --api http://127.0.0.1:PORT --token-file FILE]");
+                + " [--pid PID --api http://127.0.0.1:PORT --token-file FILE] [--reconnect-every S] [--api-changes]");
             System.exit(2);
             return;
         }
         Options o = new Options(address, port, subnqn, hostnqn, verifySubnqn, verifyHostnqn, verifyNsid, seconds, seed,
             workers);
-        Probe probe = pid < 0 ? null : processProbe(pid, api,
-            java.nio.file.Files.readString(java.nio.file.Path.of(tokenFile)).trim());
+        String token = tokenFile == null ? null : java.nio.file.Files.readString(java.nio.file.Path.of(tokenFile)).trim();
+        Probe probe = pid < 0 ? null : processProbe(pid, api, token);
         System.out.println("live-fuzz: " + address + ":" + port + " " + subnqn + ", " + seconds + " s, seed " + seed);
-        System.exit(runAndCompare(o, probe, System.out).isEmpty() ? 0 : 1);
+        LiveFuzz f = new LiveFuzz(o).soak(reconnect, apiChanges ? api : null, token);
+        System.exit(runAndCompare(f, probe, System.out).isEmpty() ? 0 : 1);
     }
 
     // ---------------------------------------------------------------- the verifying host
 
-    /** Writes seeded data, reads it back and compares, over one I/O queue, with a Keep Alive every 2 s. */
+    /**
+     * Writes seeded data, reads it back and compares, over one I/O queue, with a Keep Alive every 2 s; with
+     * {@link #soak} a new controller every {@code reconnectSeconds} (the data written before is read back by it).
+     */
     private void verify() {
         SplittableRandom r = new SplittableRandom(o.seed() ^ 0x5EED);
-        try (NvmeController ctrl = NvmeController.open(o.address(), o.port(), o.verifySubnqn(), o.verifyHostnqn(),
-                30_000, 1, TcpHostOptions.DEFAULT)) {
-            NvmeHost io = ctrl.io(0);
-            long lastKeepAlive = System.nanoTime();
-            while (!stop.get()) {
-                int blocks = 1 + r.nextInt(64);
-                long slba = r.nextInt(8192 - blocks);
-                byte[] data = new byte[blocks * 512];
-                r.nextBytes(data);
-                Completion w = io.write(o.verifyNsid(), slba, data);
-                Completion rd = io.read(o.verifyNsid(), slba, blocks);
-                c.verifyIos.add(2);
-                if (!w.ok() || !rd.ok() || !Arrays.equals(rd.data(), data)) {
-                    c.verifyErrors.increment();
-                    c.problem("verify: write " + w + " read " + rd + " at LBA " + slba + " (" + blocks + " blocks)"
-                        + (w.ok() && rd.ok() ? ": data differs" : ""));
-                }
-                if (System.nanoTime() - lastKeepAlive > 2_000_000_000L) {
-                    Completion ka = ctrl.admin().execute(Sqe.of(NvmeHost.OPC_KEEP_ALIVE));
-                    if (!ka.ok()) {
-                        c.verifyErrors.increment();
-                        c.problem("verify: Keep Alive " + ka);
-                    }
-                    lastKeepAlive = System.nanoTime();
-                }
+        while (!stop.get()) {
+            try (NvmeController ctrl = NvmeController.open(o.address(), o.port(), o.verifySubnqn(), o.verifyHostnqn(),
+                    30_000, 1, TcpHostOptions.DEFAULT)) {
+                verifyOn(ctrl, r);
+            } catch (IOException | RuntimeException e) {
+                c.verifyErrors.increment();
+                c.problem("verify: " + e);
+                return;
             }
-        } catch (IOException | RuntimeException e) {
-            c.verifyErrors.increment();
-            c.problem("verify: " + e);
+            if (!stop.get()) {
+                c.reconnects.increment();
+            }
         }
+    }
+
+    private void verifyOn(NvmeController ctrl, SplittableRandom r) {
+        NvmeHost io = ctrl.io(0);
+        long start = System.nanoTime();
+        long lastKeepAlive = start;
+        while (!stop.get() && (reconnectSeconds == 0 || System.nanoTime() - start < reconnectSeconds * 1_000_000_000L)) {
+            int blocks = 1 + r.nextInt(64);
+            long slba = r.nextInt(8192 - blocks);
+            byte[] data = new byte[blocks * 512];
+            r.nextBytes(data);
+            Completion w = io.write(o.verifyNsid(), slba, data);
+            Completion rd = io.read(o.verifyNsid(), slba, blocks);
+            c.verifyIos.add(2);
+            if (!w.ok() || !rd.ok() || !Arrays.equals(rd.data(), data)) {
+                c.verifyErrors.increment();
+                c.problem("verify: write " + w + " read " + rd + " at LBA " + slba + " (" + blocks + " blocks)"
+                    + (w.ok() && rd.ok() ? ": data differs" : ""));
+            }
+            if (System.nanoTime() - lastKeepAlive > 2_000_000_000L) {
+                Completion ka = ctrl.admin().execute(Sqe.of(NvmeHost.OPC_KEEP_ALIVE));
+                if (!ka.ok()) {
+                    c.verifyErrors.increment();
+                    c.problem("verify: Keep Alive " + ka);
+                }
+                lastKeepAlive = System.nanoTime();
+            }
+        }
+    }
+
+    /** Configuration changes through the REST API on the verify subsystem, until stopped (see {@link #soak}). */
+    private void apiMutations() {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        String sub = api + "/api/v1/subsystems/" + java.net.URLEncoder.encode(o.verifySubnqn(),
+            java.nio.charset.StandardCharsets.UTF_8);
+        String host = "nqn.2014-08.org.nvmexpress:uuid:6e7a9b10-1f2e-4c3d-8a5b-00000000f044";
+        for (long i = 0; !stop.get(); i++) {
+            String bdev = "live-fuzz-soak" + (i % 2);
+            try {
+                call(http, "POST", api + "/api/v1/bdevs", "{\"name\":\"" + bdev + "\",\"type\":\"null\","
+                    + "\"blockSize\":512,\"numBlocks\":2048}", 201);
+                String ns = call(http, "POST", sub + "/namespaces", "{\"bdev\":\"" + bdev + "\"}", 201);
+                int nsid = Integer.parseInt(ns.replaceAll("(?s).*\"nsid\"\\s*:\\s*(\\d+).*", "$1"));
+                call(http, "POST", sub + "/hosts", "{\"nqn\":\"" + host + "\"}", 201);
+                sleep(200);
+                call(http, "DELETE", sub + "/hosts/" + java.net.URLEncoder.encode(host,
+                    java.nio.charset.StandardCharsets.UTF_8), null, 204);
+                call(http, "DELETE", sub + "/namespaces/" + nsid, null, 204);
+                call(http, "DELETE", api + "/api/v1/bdevs/" + bdev, null, 204);
+            } catch (IOException | RuntimeException e) {
+                c.problem("API mutation: " + e.getMessage());
+                c.verifyErrors.increment();
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            sleep(300);
+        }
+    }
+
+    private String call(java.net.http.HttpClient http, String method, String url, String body, int expected)
+        throws IOException, InterruptedException {
+        java.net.http.HttpRequest.Builder b = java.net.http.HttpRequest.newBuilder(java.net.URI.create(url))
+            .timeout(java.time.Duration.ofSeconds(30)).header("Authorization", "Bearer " + token)
+            .method(method, body == null ? java.net.http.HttpRequest.BodyPublishers.noBody()
+                : java.net.http.HttpRequest.BodyPublishers.ofString(body));
+        if (body != null) {
+            b.header("Content-Type", "application/json");
+        }
+        java.net.http.HttpResponse<String> r = http.send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != expected) {
+            throw new IOException(method + " " + url + ": " + r.statusCode() + " " + r.body());
+        }
+        c.apiMutations.increment();
+        return r.body();
     }
 
     // ---------------------------------------------------------------- the fuzzing workers
