@@ -171,12 +171,19 @@ public final class ConfigStore {
      */
     public static boolean assignIdentities(TargetConfig c) {
         boolean changed = false;
-        for (SubsystemConfig s : c.subsystems) {
+        // null entries and lists are left for ConfigValidator to report (REST body fuzz: "namespaces": [null])
+        for (SubsystemConfig s : c.subsystems == null ? List.<SubsystemConfig>of() : c.subsystems) {
+            if (s == null) {
+                continue;
+            }
             if (s.serial == null) {
                 s.serial = HexFormat.of().formatHex(randomBytes(10));
                 changed = true;
             }
-            for (NamespaceConfig n : s.namespaces) {
+            for (NamespaceConfig n : s.namespaces == null ? List.<NamespaceConfig>of() : s.namespaces) {
+                if (n == null) {
+                    continue;
+                }
                 if (n.nguid == null) {
                     n.nguid = HexFormat.of().formatHex(randomBytes(16));
                     changed = true;

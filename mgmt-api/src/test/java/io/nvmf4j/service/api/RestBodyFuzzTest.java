@@ -54,6 +54,20 @@ class RestBodyFuzzTest {
         assertThat(fuzz.stillServes()).isNull();
     }
 
+    /**
+     * Found by the fuzz (seed -1326028938713721326 of ./dev.sh fuzz --rest --seed 20261202): a subsystem whose
+     * "namespaces" held a JSON null answered 500 (identities were assigned before validation and read the null).
+     */
+    @Example
+    void aNullNamespaceEntryIsA400NotA500() {
+        Res r = fuzz.service().http.post("/api/v1/subsystems", "{\"nqn\":\"nqn.2026-11.io.nvmf4j:fz-null\","
+            + "\"namespaces\":[null]}");
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.error()).isEqualTo("namespaces[0]: null entry");
+        assertThat(fuzz.runCase(-1326028938713721326L).ok()).as("the fuzz case itself").isTrue();
+        assertThat(fuzz.stillServes()).isNull();
+    }
+
     @Property(tries = 200, seed = "1521")
     void mutatedBodiesGetA4xxWithAMessageAndChangeNothing(@ForAll long seed) {
         RestBodyFuzz.Outcome o = fuzz.runCase(seed);
