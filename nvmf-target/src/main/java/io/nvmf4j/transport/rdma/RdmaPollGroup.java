@@ -68,6 +68,8 @@ final class RdmaPollGroup implements EpollIoHandle {
     /** Summed depth of the queue pairs placed here (guarded by this, written by the CM thread). */
     private int reservedDepth;
     private QueuePair[] slots = new QueuePair[8];
+    /** The same queue pairs by QP number, for receive completions (they carry no slot). */
+    private final QpTable<QueuePair> byQpNum = new QpTable<>();
     private int active;
 
     static long tag(long type, int slot, int index) {
@@ -165,6 +167,7 @@ final class RdmaPollGroup implements EpollIoHandle {
         }
         slots[slot] = qp;
         qp.slot = slot;
+        byQpNum.put(qp.qpNum, qp);
         active++;
     }
 
@@ -172,6 +175,7 @@ final class RdmaPollGroup implements EpollIoHandle {
         assert loop.inEventLoop();
         if (qp.slot >= 0 && slots[qp.slot] == qp) {
             slots[qp.slot] = null;
+            byQpNum.remove(qp.qpNum, qp);
             active--;
         }
     }
@@ -250,7 +254,7 @@ final class RdmaPollGroup implements EpollIoHandle {
                 repostRecv(index);
                 return;
             }
-            QueuePair qp = byQpNum(wcs.qpNum(i));
+            QueuePair qp = byQpNum.get(wcs.qpNum(i));
             if (qp == null) {
                 repostRecv(index);
                 return;
@@ -278,15 +282,6 @@ final class RdmaPollGroup implements EpollIoHandle {
         } else if (type == TYPE_SEND) {
             qp.queue.onSendComplete(index, ok);
         }
-    }
-
-    private QueuePair byQpNum(int qpNum) {
-        for (QueuePair qp : slots) {
-            if (qp != null && qp.qpNum == qpNum) {
-                return qp;
-            }
-        }
-        return null;
     }
 
     @Override
