@@ -65,6 +65,8 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
     private final long mr;
     final int lkey;
     private final ByteBuf recvBuffer;
+    /** Per receive buffer, its in-capsule data area (bytes 64.. of the capsule): slices made once. */
+    private final ByteBuf[] capsuleData;
     private final RecvWorkRequests recvWrs;
     private final int srqDepth;
     final DataBuffers buffers;
@@ -115,6 +117,10 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
         recvBuffer = Unpooled.wrappedBuffer(arena.buffer().duplicate().clear().limit((int) recvBytes).slice());
         buffers = new DataBuffers(arena.buffer(), (int) recvRegion, arena.address() + recvRegion, config.dataBuffers,
             config.mdtsBytes, lkey);
+        capsuleData = new ByteBuf[srqDepth];
+        for (int i = 0; i < srqDepth; i++) {
+            capsuleData[i] = recvBuffer.slice(i * capsuleSize + 64, capsuleSize - 64);
+        }
         recvWrs = new RecvWorkRequests(srqDepth, 1);
         for (int i = 0; i < srqDepth; i++) {
             recvWrs.set(i, tag(TYPE_RECV, 0, i), arena.address() + (long) i * capsuleSize, capsuleSize, lkey);
@@ -208,6 +214,10 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
 
     ByteBuf recvBuffer() {
         return recvBuffer;
+    }
+
+    ByteBuf capsuleData(int index) {
+        return capsuleData[index];
     }
 
     int recvOffset(int index) {

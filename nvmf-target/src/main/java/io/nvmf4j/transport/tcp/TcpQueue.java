@@ -756,6 +756,12 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             return NvmeStatus.INVALID_FIELD;
         }
         req.dataLength = length;
+        if (sglId == Sgl.DATA_BLOCK_OFFSET && length > 0 && in.hasMemoryAddress()) {
+            // in-capsule data used where it was received: a slice of the receive buffer, which Netty neither
+            // compacts nor reuses while a slice holds it (it moves on to a new buffer instead)
+            req.data = in.retainedSlice(dataIndex, length);
+            return NvmeStatus.SUCCESS;
+        }
         req.data = ctx.alloc().directBuffer(Math.max(length, 1));
         if (sglId == Sgl.DATA_BLOCK_OFFSET) {
             req.data.setBytes(0, in, dataIndex, length);
