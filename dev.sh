@@ -27,6 +27,9 @@
 #                                                     over loopback TCP; prints heap after GC, direct memory,
 #                                                     threads, open fds and controllers before and after; exit 1
 #                                                     unless each is back to its baseline (mvn verify runs 200)
+#   ./dev.sh jmh [JMH options]                        JMH: the engine's cost per command without sockets
+#                                                     (CommandCostBenchmark: 4 KiB read, 4 KiB write, flush
+#                                                     through a real NVMe/TCP queue), ns per command
 #   ./dev.sh package [--arch arm64]                   build dist/nvmf4j_<version>_amd64.deb and
 #                                                     dist/nvmf4j-<version>-linux-x86_64.tar.gz (arm64:
 #                                                     nvmf4j_<version>_arm64.deb, ...-linux-aarch64.tar.gz)
@@ -166,6 +169,15 @@ case "$cmd" in
       -cp "nvmf-target/target/test-classes:nvmf-target/target/classes:$(cat nvmf-target/target/fuzz.classpath)" \
       io.nvmf4j.fuzz.ParserFuzz "$@"
     ;;
+  jmh)
+    # JMH benchmarks of the engine without sockets (CommandCostBenchmark: cost per command); JMH's options follow
+    setup_build_tools
+    setup_native_tools
+    mvn_cmd -q test-compile dependency:build-classpath -Dmdep.outputFile=target/jmh.classpath \
+      -Dmdep.includeScope=test -pl nvmf-target -am
+    exec java -cp "nvmf-target/target/test-classes:nvmf-target/target/classes:$(cat nvmf-target/target/jmh.classpath)" \
+      org.openjdk.jmh.Main "$@"
+    ;;
   soak)
     setup_build_tools
     setup_native_tools
@@ -211,7 +223,7 @@ case "$cmd" in
     e2e/run.sh --quiet --no-build --suite trixie --only auth,tls --out e2e/out-trixie
     ;;
   *)
-    sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
     exit 2
     ;;
 esac

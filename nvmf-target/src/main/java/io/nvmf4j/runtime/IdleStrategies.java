@@ -24,6 +24,10 @@ import java.util.function.Supplier;
  *       granularity in virtual machines can be milliseconds.</li>
  *   <li>{@code interrupt}: block in epoll whenever there is nothing to do.</li>
  * </ul>
+ *
+ * <p>{@link Poller}s (an RDMA completion queue) are polled on every pass, before the sockets; only when
+ * the strategy is about to block are they asked to arm their notification (and polled once more), so a
+ * {@code busy} or spinning poll group reaps completions without interrupts or system calls.
  */
 public final class IdleStrategies {
     public static final String BUSY = "busy";
@@ -41,6 +45,26 @@ public final class IdleStrategies {
     }
 
     /** A factory for the named strategy; throws IllegalArgumentException for an unknown name. */
+    /** Something polled on every pass of a poll group (its thread only), such as a completion queue. */
+    public interface Poller {
+        /** Takes what completed; returns how much (0: nothing). */
+        int poll();
+
+        /**
+         * The poll group is about to block in epoll: arm the notification that wakes it (an fd in its
+         * epoll), then poll once more, since completions that arrived before arming raise nothing; returns
+         * what that poll found (the poll group then does not block).
+         */
+        int beforeBlocking();
+    }
+
+    private static final ThreadLocal<Accounting> CURRENT = new ThreadLocal<>();
+
+    /** The strategy of the poll group whose thread calls this, or null on any other thread. */
+    public static Accounting current() {
+        return CURRENT.get();
+    }
+
     public static SelectStrategyFactory factory(String name) {
         return factory(name, new java.util.ArrayList<>());
     }
@@ -95,6 +119,7 @@ public final class IdleStrategies {
         @SuppressWarnings("unused") // through IDLE_SINCE
         private long idleSinceNanos = NOT_IDLE;
         private boolean idle;
+        private Poller[] pollers = new Poller[0];
         /** The event loop's first pass (its thread starts with its first task, not when the group is made). */
         private volatile long startNanos = NOT_IDLE;
 
@@ -103,9 +128,14 @@ public final class IdleStrategies {
             long now = System.nanoTime();
             if (startNanos == NOT_IDLE) {
                 startNanos = now;
+                CURRENT.set(this);
+            }
+            int polled = 0;
+            for (Poller p : pollers) {
+                polled += p.poll();
             }
             int ready = selectNow.get();
-            boolean work = ready > 0 || hasTasks;
+            boolean work = ready > 0 || hasTasks || polled > 0;
             if (work && idle) {
                 publish((long) IDLE.getOpaque(this) + (now - (long) IDLE_SINCE.getOpaque(this)), NOT_IDLE);
             } else if (!work && !idle) {
@@ -116,7 +146,29 @@ public final class IdleStrategies {
                 workDone();
                 return ready;
             }
-            return whenIdle(now);
+            int next = whenIdle(now);
+            if (next == SelectStrategy.SELECT && pollers.length > 0) {
+                int late = 0;
+                for (Poller p : pollers) {
+                    late += p.beforeBlocking();
+                }
+                if (late > 0) {
+                    return 0; // completions came in while arming: another pass instead of blocking
+                }
+            }
+            return next;
+        }
+
+        /** Polls {@code p} on every pass from now on; call on this poll group's thread. */
+        public final void addPoller(Poller p) {
+            Poller[] a = java.util.Arrays.copyOf(pollers, pollers.length + 1);
+            a[a.length - 1] = p;
+            pollers = a;
+        }
+
+        /** Stops polling {@code p}; call on this poll group's thread. */
+        public final void removePoller(Poller p) {
+            pollers = java.util.Arrays.stream(pollers).filter(x -> x != p).toArray(Poller[]::new);
         }
 
         private void publish(long idleTotal, long idleSince) {

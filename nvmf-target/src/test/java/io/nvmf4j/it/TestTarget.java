@@ -55,7 +55,7 @@ public final class TestTarget implements AutoCloseable {
         this.target = target;
     }
 
-    static TestTarget start() throws IOException {
+    public static TestTarget start() throws IOException {
         return start(c -> {
         });
     }
@@ -128,7 +128,7 @@ public final class TestTarget implements AutoCloseable {
     }
 
     /** A controller of the open subsystem for {@link #HOSTNQN}. */
-    NvmeController controller(int ioQueues, TcpHostOptions options) throws IOException {
+    public NvmeController controller(int ioQueues, TcpHostOptions options) throws IOException {
         return controller(ioQueues, options, KATO_MS);
     }
 
@@ -152,7 +152,7 @@ public final class TestTarget implements AutoCloseable {
     }
 
     /** Writes {@code bytes} of seeded random data at {@code slba} of nsid 1, reads it back and compares. */
-    static void assertWriteReadBack(NvmeHost io, long slba, int bytes, long seed) {
+    public static void assertWriteReadBack(NvmeHost io, long slba, int bytes, long seed) {
         byte[] data = Le.random(bytes, seed);
         Completion w = io.write(1, slba, data);
         assertThat(w.ok()).as("write %d B at LBA %d: %s", bytes, slba, w).isTrue();

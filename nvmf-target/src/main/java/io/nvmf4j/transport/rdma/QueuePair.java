@@ -137,6 +137,11 @@ final class QueuePair implements RdmaQueue.Wire {
     }
 
     @Override
+    public ByteBuf capsuleData(int recvIndex) {
+        return group.capsuleData(recvIndex);
+    }
+
+    @Override
     public int recvOffset(int recvIndex) {
         return group.recvOffset(recvIndex);
     }

@@ -15,6 +15,7 @@ import io.nvmf4j.rdma.HugepageArena;
 import io.nvmf4j.rdma.Rdma;
 import io.nvmf4j.rdma.RecvWorkRequests;
 import io.nvmf4j.rdma.Verbs;
+import io.nvmf4j.runtime.IdleStrategies;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,11 +36,16 @@ import java.util.Arrays;
  * no poll group burns a core while idle. Requests complete on this thread, and asynchronous block-device
  * completions come back through {@link #loop} ({@code Queue.executor()}).
  *
+ * <p>Polled mode: the poll group's idle strategy polls the CQ on every pass ({@link IdleStrategies.Poller})
+ * and arms it only before blocking in epoll, so a {@code busy} poll group never arms it (no interrupt, no
+ * completion-channel read, no re-arm per completion) and {@code backoff} arms it only once it stops
+ * spinning. The completion channel then only wakes a blocked loop.
+ *
  * <p>Completions are routed by the tag in {@code wr_id}: type (bits 63..60), {@link #LAST} (bit 59: the
  * last, signalled work request of a request's chain), queue-pair slot in this group (bits 39..24),
  * request or receive-buffer index (bits 23..0).
  */
-final class RdmaPollGroup implements EpollIoHandle {
+final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaPollGroup.class);
     static final long TYPE_RECV = 1;
     static final long TYPE_READ = 2;
@@ -59,6 +65,8 @@ final class RdmaPollGroup implements EpollIoHandle {
     private final long mr;
     final int lkey;
     private final ByteBuf recvBuffer;
+    /** Per receive buffer, its in-capsule data area (bytes 64.. of the capsule): slices made once. */
+    private final ByteBuf[] capsuleData;
     private final RecvWorkRequests recvWrs;
     private final int srqDepth;
     final DataBuffers buffers;
@@ -68,7 +76,13 @@ final class RdmaPollGroup implements EpollIoHandle {
     /** Summed depth of the queue pairs placed here (guarded by this, written by the CM thread). */
     private int reservedDepth;
     private QueuePair[] slots = new QueuePair[8];
+    /** The same queue pairs by QP number, for receive completions (they carry no slot). */
+    private final QpTable<QueuePair> byQpNum = new QpTable<>();
     private int active;
+    /** The poll group's strategy polls this CQ on every pass; it is armed only before blocking. */
+    private boolean polled;
+    /** The CQ is armed: its next completion raises an event on the completion channel. */
+    private boolean armed;
 
     static long tag(long type, int slot, int index) {
         return (type << 60) | ((long) slot << 24) | index;
@@ -103,12 +117,17 @@ final class RdmaPollGroup implements EpollIoHandle {
         recvBuffer = Unpooled.wrappedBuffer(arena.buffer().duplicate().clear().limit((int) recvBytes).slice());
         buffers = new DataBuffers(arena.buffer(), (int) recvRegion, arena.address() + recvRegion, config.dataBuffers,
             config.mdtsBytes, lkey);
+        capsuleData = new ByteBuf[srqDepth];
+        for (int i = 0; i < srqDepth; i++) {
+            capsuleData[i] = recvBuffer.slice(i * capsuleSize + 64, capsuleSize - 64);
+        }
         recvWrs = new RecvWorkRequests(srqDepth, 1);
         for (int i = 0; i < srqDepth; i++) {
             recvWrs.set(i, tag(TYPE_RECV, 0, i), arena.address() + (long) i * capsuleSize, capsuleSize, lkey);
         }
         check(Verbs.postSrqRecv(srq, recvWrs, 0, srqDepth), "posting " + srqDepth + " receives");
         check(Verbs.reqNotifyCq(cq, false), "ibv_req_notify_cq");
+        armed = true;
         fd = new FileDescriptor(cfd);
         IoRegistration reg;
         try {
@@ -117,6 +136,13 @@ final class RdmaPollGroup implements EpollIoHandle {
             throw new IOException("registering the completion channel with the poll group: " + e, e);
         }
         reg.submit(EpollIoOps.EPOLLIN);
+        loop.execute(() -> {
+            IdleStrategies.Accounting strategy = IdleStrategies.current();
+            if (strategy != null) {
+                strategy.addPoller(this);
+                polled = true;
+            }
+        });
         LOG.info("rdma poll group on {} ({}): cq {} entries, srq {} capsules of {} B, {} data buffers of {} KiB, "
                 + "{} MiB {}", device.name, loop, cqSize, srqDepth, capsuleSize, config.dataBuffers,
             config.mdtsBytes / 1024, size >> 20, arena.isHugepageBacked() ? "in hugepages" : "in normal pages");
@@ -165,6 +191,7 @@ final class RdmaPollGroup implements EpollIoHandle {
         }
         slots[slot] = qp;
         qp.slot = slot;
+        byQpNum.put(qp.qpNum, qp);
         active++;
     }
 
@@ -172,6 +199,7 @@ final class RdmaPollGroup implements EpollIoHandle {
         assert loop.inEventLoop();
         if (qp.slot >= 0 && slots[qp.slot] == qp) {
             slots[qp.slot] = null;
+            byQpNum.remove(qp.qpNum, qp);
             active--;
         }
     }
@@ -186,6 +214,10 @@ final class RdmaPollGroup implements EpollIoHandle {
 
     ByteBuf recvBuffer() {
         return recvBuffer;
+    }
+
+    ByteBuf capsuleData(int index) {
+        return capsuleData[index];
     }
 
     int recvOffset(int index) {
@@ -213,25 +245,51 @@ final class RdmaPollGroup implements EpollIoHandle {
         // left in the channel wakes the loop again
         if (Verbs.getCqEvent(compChannel) > 0) {
             Verbs.ackCqEvents(cq, 1);
+            armed = false;
         }
         pollAll();
-        Verbs.reqNotifyCq(cq, false);
-        pollAll();
+        if (!polled) {
+            Verbs.reqNotifyCq(cq, false);
+            armed = true;
+            pollAll();
+        } // else the strategy polls on every pass and arms before it blocks
         buffers.runWaiters();
     }
 
-    private void pollAll() {
+    @Override
+    public int poll() {
+        int n = pollAll();
+        if (n > 0) {
+            buffers.runWaiters();
+        }
+        return n;
+    }
+
+    @Override
+    public int beforeBlocking() {
+        if (!armed) {
+            Verbs.reqNotifyCq(cq, false);
+            armed = true;
+        }
+        return poll();
+    }
+
+    /** Polls the CQ until it is empty; returns the completions taken. */
+    private int pollAll() {
         int n;
+        int total = 0;
         do {
             n = Verbs.pollCq(cq, wcs, POLL_BATCH);
             if (n < 0) {
                 LOG.error("ibv_poll_cq on {}: {}", device.name, Errno.describe(n));
-                return;
+                return total;
             }
             for (int i = 0; i < n; i++) {
                 dispatch(i);
             }
+            total += n;
         } while (n == POLL_BATCH);
+        return total;
     }
 
     private void dispatch(int i) {
@@ -250,7 +308,7 @@ final class RdmaPollGroup implements EpollIoHandle {
                 repostRecv(index);
                 return;
             }
-            QueuePair qp = byQpNum(wcs.qpNum(i));
+            QueuePair qp = byQpNum.get(wcs.qpNum(i));
             if (qp == null) {
                 repostRecv(index);
                 return;
@@ -278,15 +336,6 @@ final class RdmaPollGroup implements EpollIoHandle {
         } else if (type == TYPE_SEND) {
             qp.queue.onSendComplete(index, ok);
         }
-    }
-
-    private QueuePair byQpNum(int qpNum) {
-        for (QueuePair qp : slots) {
-            if (qp != null && qp.qpNum == qpNum) {
-                return qp;
-            }
-        }
-        return null;
     }
 
     @Override

@@ -55,6 +55,12 @@ final class RdmaQueue implements Queue {
         /** Capsules: the receive region, the offset of buffer {@code i}, and its repost. */
         ByteBuf recvBuffer();
 
+        /**
+         * The in-capsule data area of receive buffer {@code recvIndex} (from byte 64 of the capsule, the
+         * capsule's data size long): a slice made once per receive buffer, never released.
+         */
+        ByteBuf capsuleData(int recvIndex);
+
         int recvOffset(int recvIndex);
 
         void repostRecv(int recvIndex);
@@ -427,6 +433,13 @@ final class RdmaQueue implements Queue {
             req.state = State.COMPLETED;
             return;
         }
+        if (req.sgl.inCapsule && req.sgl.inCapsuleOffset == 0) {
+            // the data is used where it was received: the receive buffer stays taken (not reposted to the
+            // SRQ) until the request completes (onCompleted), as SPDK's RDMA transport does
+            req.data = wire.capsuleData(req.recvIndex);
+            req.state = State.READY_TO_EXECUTE;
+            return;
+        }
         int b = buffers.acquire(req);
         if (b < 0) {
             return; // queued; the poll group runs it again when a buffer is released
@@ -546,7 +559,7 @@ final class RdmaQueue implements Queue {
             buffers.release(req.bufferIndex);
             req.bufferIndex = -1;
         }
-        req.data = null; // a pool slice: never released
+        req.data = null; // a pool slice or a receive buffer's data slice: never released
         req.releaseBuffers();
         req.state = State.FREE;
         freeStack[freeTop++] = req.index;

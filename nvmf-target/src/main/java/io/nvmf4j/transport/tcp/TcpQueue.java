@@ -56,6 +56,14 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     /** Requests available before Connect tells the queue size. */
     private static final int INITIAL_REQUESTS = 4;
     private static final int C2H_CHUNK = 128 * 1024;
+    /** The staging buffer's size: a batch of 4 KiB reads' headers at queue depth 128 (32 + 24 bytes each). */
+    private static final int STAGE_SIZE = 8192;
+    /** The most padding a C2HData header takes (HPDA 31: 128-byte alignment). */
+    private static final int MAX_PAD = 128;
+    /** H2CData left to receive from which the socket reads into the request's buffer itself. */
+    static final int IN_PLACE_MIN = 2048;
+    /** Socket reads that went straight into a request's buffer, all queues together (tests look at it). */
+    static final java.util.concurrent.atomic.AtomicLong IN_PLACE_READS = new java.util.concurrent.atomic.AtomicLong();
     /** The transport name the observer gets (the registry's, never a second spelling). */
     private static final String TRANSPORT = TcpTransport.TYPE.name();
     /** How long a terminated connection waits for its C2HTermReq to be written before it is closed anyway. */
@@ -71,6 +79,8 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private final TransportLimits limits;
     private final ListenerConfig listener;
     private final CRC32C crc = new CRC32C();
+    /** The data digest of the H2CData being received (its data may arrive across reads, with sends between). */
+    private final CRC32C rxCrc = new CRC32C();
     private final IoObserver observer;
 
     private ChannelHandlerContext ctx;
@@ -96,6 +106,10 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private int[] responding = new int[0];
     private int respondingHead;
     private int respondingCount;
+    /** The last this many RESPONDING requests end in {@link #tx}, not yet handed to the channel. */
+    private int stagedResponses;
+    /** PDU headers (and digests) staged for one write, or null; see {@link #stage}. */
+    private ByteBuf tx;
     /** Bytes handed to the channel so far, as its outbound buffer counts them (entry overhead included). */
     private long queuedBytes;
 
@@ -107,6 +121,13 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     /** The first exception that ended the connection, logged once when it is closed. */
     private Throwable failure;
     private int laterFailures;
+
+    /** The request whose H2CData PDU's data (or data digest) is being received, else null. */
+    private TcpRequest rxReq;
+    /** Data bytes of the current H2CData PDU still to come. */
+    private int rxDataLeft;
+    /** The buffer last handed to the socket by {@link #inPlaceTarget()} (identifies its read), else null. */
+    private ByteBuf inPlace;
 
     TcpQueue(CommandDispatcher dispatcher, TcpTransportConfig config, TransportLimits limits, ListenerConfig listener,
              IoObserver observer) {
@@ -178,6 +199,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         if (ctx != null && ctx.channel().isOpen()) {
             LOG.debug("queue {} from {}: closing: {}", qid, peer, reason);
             // flush what is queued (e.g. the response to a Disconnect command) before closing
+            writeStaged();
             ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             ctx.executor().schedule(this::closeAfterLinger, TERMINATE_LINGER_MS, TimeUnit.MILLISECONDS);
         }
@@ -221,7 +243,13 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     /** The whole response of {@code req} is queued: it stays RESPONDING until those bytes are written. */
     private void responded(TcpRequest req) {
         req.state = TcpRequest.State.RESPONDING;
-        req.wireEnd = queuedBytes;
+        if (tx != null && tx.isReadable()) {
+            // its last bytes are staged: counted once they are handed to the channel (writeStaged)
+            req.wireEnd = Long.MAX_VALUE;
+            stagedResponses++;
+        } else {
+            req.wireEnd = queuedBytes;
+        }
         responding[(respondingHead + respondingCount++) % responding.length] = req.ttag;
     }
 
@@ -313,6 +341,10 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
         inReadBatch = true;
         try {
+            if (msg == inPlace && msg != null) {
+                readInPlace((ByteBuf) msg);
+                return;
+            }
             super.channelRead(ctx, msg);
         } finally {
             inReadBatch = false;
@@ -346,6 +378,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     private void flushBatch() {
         if (flushPending) {
             flushPending = false;
+            writeStaged();
             ctx.flush();
         }
         reapWritten();
@@ -381,6 +414,13 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         phase = Phase.CLOSED;
+        if (tx != null) {
+            tx.release();
+            tx = null;
+        }
+        stagedResponses = 0;
+        rxReq = null;
+        inPlace = null;
         cancelConnectTimer();
         observer.connectionClosed(TRANSPORT);
         if (failure != null) {
@@ -441,6 +481,13 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
                 in.skipBytes(in.readableBytes());
                 return;
             }
+            if (rxReq != null) {
+                // within an H2CData PDU's data or data digest: takes what is here, then on to the next PDU
+                if (!receiveH2cData(in)) {
+                    return;
+                }
+                continue;
+            }
             if (!ctx.channel().isWritable()) {
                 flushBatch();
                 if (!ctx.channel().isWritable()) {
@@ -462,10 +509,29 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
                 fatal(error >>> 16, error & 0xFFFF, in, idx);
                 return;
             }
+            int len = (int) plen;
+            int hd = hdgst ? DIGEST_SIZE : 0;
+            if (type == H2C_DATA && len > hlen + hd) {
+                // H2CData carrying data (checkCommonHeader: PDO past the header): only its header is awaited;
+                // the data is then taken as it arrives, straight into the request's buffer (see receiveH2cData)
+                if (in.readableBytes() < pdo) {
+                    return;
+                }
+                if (hdgst && !headerDigestOk(in, idx, hlen)) {
+                    fatal(FES_HEADER_DIGEST_ERROR, 0, in, idx);
+                    return;
+                }
+                if (startH2cData(in, idx, flags, len - pdo - (ddgst ? DIGEST_SIZE : 0))) {
+                    in.readerIndex(idx + pdo);
+                }
+                if (phase == Phase.TERMINATING) {
+                    return;
+                }
+                continue;
+            }
             if (in.readableBytes() < plen) {
                 return;
             }
-            int len = (int) plen;
             if (type == ICREQ) {
                 onIcReq(in, idx);
             } else if (type == H2C_TERM_REQ) {
@@ -479,7 +545,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             } else if (type == CAPSULE_CMD) {
                 onCapsuleCmd(in, idx, hlen, pdo, len);
             } else {
-                onH2cData(in, idx, flags, hlen, pdo, len);
+                startH2cData(in, idx, flags, 0); // no data: refused (DATAL), after the checks of TTAG and CCCID
             }
             if (phase == Phase.TERMINATING) {
                 return;
@@ -690,6 +756,12 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             return NvmeStatus.INVALID_FIELD;
         }
         req.dataLength = length;
+        if (sglId == Sgl.DATA_BLOCK_OFFSET && length > 0 && in.hasMemoryAddress()) {
+            // in-capsule data used where it was received: a slice of the receive buffer, which Netty neither
+            // compacts nor reuses while a slice holds it (it moves on to a new buffer instead)
+            req.data = in.retainedSlice(dataIndex, length);
+            return NvmeStatus.SUCCESS;
+        }
         req.data = ctx.alloc().directBuffer(Math.max(length, 1));
         if (sglId == Sgl.DATA_BLOCK_OFFSET) {
             req.data.setBytes(0, in, dataIndex, length);
@@ -700,44 +772,80 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         return NvmeStatus.SUCCESS;
     }
 
-    private void onH2cData(ByteBuf in, int idx, int flags, int hlen, int pdo, int plen) {
+    /**
+     * Checks an H2CData PDU's header (everything but the data is known from it) and makes the request the
+     * receive target of its data; returns false when the connection was terminated instead.
+     */
+    private boolean startH2cData(ByteBuf in, int idx, int flags, int dataLen) {
         int cccid = in.getUnsignedShortLE(idx + DATA_CCCID);
         int ttag = in.getUnsignedShortLE(idx + DATA_TTAG);
         long datao = in.getUnsignedIntLE(idx + DATA_DATAO);
         long datal = in.getUnsignedIntLE(idx + DATA_DATAL);
         if (ttag >= table.length || table[ttag].state != TcpRequest.State.AWAITING_H2C_DATA) {
             fatal(FES_INVALID_HEADER_FIELD, DATA_TTAG, in, idx);
-            return;
+            return false;
         }
         TcpRequest req = table[ttag];
         if (req.cid() != cccid) {
             fatal(FES_INVALID_HEADER_FIELD, DATA_CCCID, in, idx);
-            return;
+            return false;
         }
-        int hd = hdgst ? DIGEST_SIZE : 0;
-        int dd = ddgst ? DIGEST_SIZE : 0;
-        int dataLen = plen > hlen + hd ? plen - pdo - dd : 0;
         if (datal != dataLen || datal == 0) {
             fatal(FES_INVALID_HEADER_FIELD, DATA_DATAL, in, idx);
-            return;
+            return false;
         }
         if (datao != req.h2cReceived || datao + datal > req.dataLength) {
             fatal(FES_DATA_OUT_OF_RANGE, DATA_DATAO, in, idx);
-            return;
+            return false;
         }
         // LAST_PDU marks the H2CData that completes the R2T's data, and only that one (the Linux host sets
         // it exactly when no R2T data is left). Our one R2T asks for the whole transfer.
         if (((flags & FLAG_LAST_PDU) != 0) != (datao + datal == req.dataLength)) {
             fatal(FES_INVALID_HEADER_FIELD, FLAGS, in, idx);
-            return;
+            return false;
         }
-        if (ddgst && crc32c(in, idx + pdo, dataLen) != in.getIntLE(idx + plen - DIGEST_SIZE)) {
-            LOG.info("queue {} from {}: data digest error in H2CData for cid {}", qid, peer, cccid);
-            req.digestFailed = true;
-        } else {
-            req.data.setBytes((int) datao, in, idx + pdo, dataLen);
+        rxReq = req;
+        rxDataLeft = dataLen;
+        if (ddgst) {
+            rxCrc.reset();
         }
-        req.h2cReceived += dataLen;
+        return true;
+    }
+
+    /**
+     * Receives the data (and data digest) of the H2CData PDU {@link #startH2cData} began: copies what
+     * {@code in} holds of it into the request's buffer at its offset. (When nothing else is buffered, the
+     * socket reads the data into that buffer itself: see {@link InPlaceReads}.) Returns true once the PDU
+     * is complete, false when more bytes are needed.
+     */
+    private boolean receiveH2cData(ByteBuf in) {
+        TcpRequest req = rxReq;
+        int n = Math.min(in.readableBytes(), rxDataLeft);
+        if (n > 0) {
+            int from = in.readerIndex();
+            req.data.setBytes(req.h2cReceived, in, from, n);
+            received(req, in, from, n);
+            in.skipBytes(n);
+        }
+        if (rxDataLeft > 0) {
+            return false;
+        }
+        if (ddgst) {
+            if (in.readableBytes() < DIGEST_SIZE) {
+                return false;
+            }
+            if (in.readIntLE() != (int) rxCrc.getValue()) {
+                LOG.info("queue {} from {}: data digest error in H2CData for cid {}", qid, peer, req.cid());
+                req.digestFailed = true;
+            }
+        }
+        finishH2cData(req);
+        return true;
+    }
+
+    /** The current H2CData PDU is complete: once it was the transfer's last, the command runs. */
+    private void finishH2cData(TcpRequest req) {
+        rxReq = null;
         if (req.h2cReceived == req.dataLength) {
             req.state = TcpRequest.State.EXECUTING;
             if (req.digestFailed) {
@@ -749,6 +857,51 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
                     commandFailed(req, e);
                 }
             }
+        }
+    }
+
+    /** {@code n} bytes of the current H2CData PDU's data are in place in the request's buffer ({@code buf} holds them too). */
+    private void received(TcpRequest req, ByteBuf buf, int index, int n) {
+        if (ddgst) {
+            if (buf.nioBufferCount() == 1) {
+                rxCrc.update(buf.internalNioBuffer(index, n));
+            } else {
+                rxCrc.update(buf.nioBuffer(index, n));
+            }
+        }
+        req.h2cReceived += n;
+        rxDataLeft -= n;
+    }
+
+    /**
+     * The slice of the current request's buffer the socket may read H2CData straight into, or null: only
+     * while the data of an H2CData PDU is awaited, nothing else of the stream is buffered (the socket's next
+     * bytes are that data), the queue reads the socket itself (no handler such as TLS in front of it), and
+     * enough is left for the saved copy to matter.
+     */
+    ByteBuf inPlaceTarget() {
+        if (rxReq == null || rxDataLeft < IN_PLACE_MIN || phase != Phase.READY || readPaused
+            || internalBuffer().isReadable() || ctx.pipeline().first() != this) {
+            return null;
+        }
+        inPlace = rxReq.data.retainedSlice(rxReq.h2cReceived, rxDataLeft).clear();
+        return inPlace;
+    }
+
+    /** A read into {@link #inPlaceTarget()}: the data is where it belongs already; counts it. */
+    private void readInPlace(ByteBuf buf) {
+        inPlace = null;
+        try {
+            if (rxReq != null && phase == Phase.READY && buf.isReadable()) {
+                IN_PLACE_READS.incrementAndGet();
+                received(rxReq, buf, buf.readerIndex(), buf.readableBytes());
+                if (rxDataLeft == 0 && !ddgst) {
+                    finishH2cData(rxReq);
+                } // else the digest comes through the decoder, which then finishes the PDU
+
+            }
+        } finally {
+            buf.release();
         }
     }
 
@@ -788,47 +941,51 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         }
     }
 
-    private ByteBuf header(int type, int flags, int hlen, int pdo, int plen) {
-        int hd = hdgst ? DIGEST_SIZE : 0;
-        ByteBuf b = ctx.alloc().directBuffer(hlen + hd);
-        b.writerIndex(hlen);
-        b.setZero(0, hlen);
-        b.setByte(TYPE, type);
-        b.setByte(FLAGS, flags | (hdgst ? FLAG_HDGST : 0));
-        b.setByte(HLEN, hlen);
-        b.setByte(PDO, pdo);
-        b.setIntLE(PLEN, plen);
-        return b;
+    /**
+     * Starts a PDU header of {@code hlen} bytes in the staging buffer and returns its index there. Headers
+     * (and data digests) of consecutive PDUs are gathered in one buffer, handed to the channel as one write
+     * when data from elsewhere must follow or at the flush (see {@link #stage}).
+     */
+    private int header(int type, int flags, int hlen, int pdo, int plen) {
+        ByteBuf b = stage(hlen + DIGEST_SIZE + MAX_PAD);
+        int at = b.writerIndex();
+        b.writeZero(hlen);
+        b.setByte(at + TYPE, type);
+        b.setByte(at + FLAGS, flags | (hdgst ? FLAG_HDGST : 0));
+        b.setByte(at + HLEN, hlen);
+        b.setByte(at + PDO, pdo);
+        b.setIntLE(at + PLEN, plen);
+        return at;
     }
 
-    private void sealHeader(ByteBuf b, int hlen) {
+    private void sealHeader(int at, int hlen) {
         if (hdgst) {
-            b.writeIntLE(crc32c(b, 0, hlen));
+            tx.writeIntLE(crc32c(tx, at, hlen));
         }
     }
 
     private void sendCapsuleResp(TcpRequest req) {
         int hd = hdgst ? DIGEST_SIZE : 0;
-        ByteBuf b = header(CAPSULE_RESP, 0, RESP_HLEN, 0, RESP_HLEN + hd);
-        b.setIntLE(8, req.dw0);
-        b.setIntLE(12, req.dw1);
-        b.setShortLE(16, sqhd);
-        b.setShortLE(18, qid);
-        b.setShortLE(20, req.cid());
-        b.setShortLE(22, NvmeStatus.toCqeField(req.status));
-        sealHeader(b, RESP_HLEN);
-        write(b);
+        int at = header(CAPSULE_RESP, 0, RESP_HLEN, 0, RESP_HLEN + hd);
+        ByteBuf b = tx;
+        b.setIntLE(at + 8, req.dw0);
+        b.setIntLE(at + 12, req.dw1);
+        b.setShortLE(at + 16, sqhd);
+        b.setShortLE(at + 18, qid);
+        b.setShortLE(at + 20, req.cid());
+        b.setShortLE(at + 22, NvmeStatus.toCqeField(req.status));
+        sealHeader(at, RESP_HLEN);
     }
 
     private void sendR2t(TcpRequest req) {
         int hd = hdgst ? DIGEST_SIZE : 0;
-        ByteBuf b = header(R2T, 0, DATA_HLEN, 0, DATA_HLEN + hd);
-        b.setShortLE(DATA_CCCID, req.cid());
-        b.setShortLE(DATA_TTAG, req.ttag);
-        b.setIntLE(DATA_DATAO, 0);
-        b.setIntLE(DATA_DATAL, req.dataLength);
-        sealHeader(b, DATA_HLEN);
-        write(b);
+        int at = header(R2T, 0, DATA_HLEN, 0, DATA_HLEN + hd);
+        ByteBuf b = tx;
+        b.setShortLE(at + DATA_CCCID, req.cid());
+        b.setShortLE(at + DATA_TTAG, req.ttag);
+        b.setIntLE(at + DATA_DATAO, 0);
+        b.setIntLE(at + DATA_DATAL, req.dataLength);
+        sealHeader(at, DATA_HLEN);
         flushUnlessBatching();
     }
 
@@ -842,27 +999,59 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
             int len = Math.min(C2H_CHUNK, req.dataLength - off);
             boolean last = off + len == req.dataLength;
             int flags = (ddgst ? FLAG_DDGST : 0) | (last ? FLAG_LAST_PDU : 0) | (last && successFlag ? FLAG_SUCCESS : 0);
-            ByteBuf b = header(C2H_DATA, flags, DATA_HLEN, pdo, pdo + len + dd);
-            b.setShortLE(DATA_CCCID, req.cid());
-            b.setIntLE(DATA_DATAO, off);
-            b.setIntLE(DATA_DATAL, len);
-            sealHeader(b, DATA_HLEN);
+            int at = header(C2H_DATA, flags, DATA_HLEN, pdo, pdo + len + dd);
+            ByteBuf b = tx;
+            b.setShortLE(at + DATA_CCCID, req.cid());
+            b.setIntLE(at + DATA_DATAO, off);
+            b.setIntLE(at + DATA_DATAL, len);
+            sealHeader(at, DATA_HLEN);
             if (pad > 0) {
                 b.writeZero(pad);
             }
-            write(b);
-            write(req.data.retainedSlice(off, len));
+            write(req.data.retainedSlice(off, len)); // the device's buffer itself, after the staged headers
             if (ddgst) {
-                int digest = crc32c(req.data, off, len);
-                ByteBuf d = ctx.alloc().directBuffer(DIGEST_SIZE);
-                d.writeIntLE(digest);
-                write(d);
+                stage(DIGEST_SIZE).writeIntLE(crc32c(req.data, off, len));
             }
         }
     }
 
-    /** Queues {@code b} on the channel and counts what it added to the outbound buffer (see {@link #reapWritten}). */
+    /**
+     * The staging buffer with room for {@code bytes} more: the one being filled, or a new one once that is
+     * handed to the channel. One pooled buffer per batch of responses instead of one per PDU header.
+     */
+    private ByteBuf stage(int bytes) {
+        ByteBuf b = tx;
+        if (b != null && b.writableBytes() >= bytes) {
+            return b;
+        }
+        writeStaged();
+        b = tx = ctx.alloc().directBuffer(STAGE_SIZE);
+        return b;
+    }
+
+    /** Hands the staged PDUs to the channel (before anything else is written, and at every flush). */
+    private void writeStaged() {
+        ByteBuf b = tx;
+        if (b == null || !b.isReadable()) {
+            return;
+        }
+        tx = null;
+        queue(b);
+        // the responses that ended in it are now counted: their last byte is where the count stands
+        for (int i = respondingCount - stagedResponses; i < respondingCount; i++) {
+            table[responding[(respondingHead + i) % responding.length]].wireEnd = queuedBytes;
+        }
+        stagedResponses = 0;
+    }
+
+    /** Queues {@code b} on the channel after what is staged (see {@link #stage}). */
     private void write(ByteBuf b) {
+        writeStaged();
+        queue(b);
+    }
+
+    /** Queues {@code b} on the channel and counts what it added to the outbound buffer (see {@link #reapWritten}). */
+    private void queue(ByteBuf b) {
         ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
         long before = out != null ? out.totalPendingWriteBytes() : 0;
         ctx.write(b, ctx.voidPromise());
@@ -875,6 +1064,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         if (inReadBatch) {
             flushPending = true;
         } else {
+            writeStaged();
             ctx.flush();
             reapWritten();
         }
@@ -898,6 +1088,7 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         phase = Phase.TERMINATING;
         in.skipBytes(in.readableBytes());
         observer.transportError(TRANSPORT, fes);
+        writeStaged(); // what was answered before goes first
         ctx.writeAndFlush(b).addListener(ChannelFutureListener.CLOSE);
         ctx.executor().schedule(this::closeAfterLinger, TERMINATE_LINGER_MS, TimeUnit.MILLISECONDS);
     }

@@ -116,7 +116,9 @@ public final class TcpTransport implements Transport {
                         return;
                     }
                     ch.closeFuture().addListener(x -> connections.release(host));
-                    ch.pipeline().addLast("nvme-tcp", new TcpQueue(dispatcher, config, limits, listener, observer));
+                    TcpQueue queue = new TcpQueue(dispatcher, config, limits, listener, observer);
+                    ch.config().setRecvByteBufAllocator(new InPlaceReads(queue, ch.config().getRecvByteBufAllocator()));
+                    ch.pipeline().addLast("nvme-tcp", queue);
                 }
             });
         ChannelFuture f = b.bind(listener.address, listener.port).awaitUninterruptibly();

@@ -70,6 +70,11 @@ class RdmaQueueStateTest {
         }
 
         @Override
+        public ByteBuf capsuleData(int recvIndex) {
+            return recv.slice(recvIndex * CAPSULE + 64, CAPSULE - 64);
+        }
+
+        @Override
         public void repostRecv(int recvIndex) {
             reposted.add(recvIndex);
         }
@@ -186,6 +191,31 @@ class RdmaQueueStateTest {
         queue.onSendComplete(req.index, true);
         assertThat(req.state).isEqualTo(State.FREE);
         assertThat(queue.outstanding()).isZero();
+        assertThat(queue.buffers().available()).isEqualTo(4);
+    }
+
+    /**
+     * In-capsule data is used where it arrived: no data buffer is taken, the request's data is the receive
+     * buffer's data area, and the receive buffer goes back to the SRQ only once the request completes.
+     */
+    @Test
+    void inCapsuleDataIsUsedInPlaceAndItsReceiveBufferHeldUntilCompletion() {
+        connectCapsule(2, 9, 0x01); // SGL data block, offset: the 1 KiB of Connect data is in the capsule
+        int at = 2 * CAPSULE;
+        wire.recv.setLongLE(at + 24, 0); // offset 0 in the capsule's data
+        wire.recv.setIntLE(at + 32, 1024);
+        wire.recv.setMediumLE(at + 36, 0);
+        queue.onCapsule(2, 64 + 1024);
+        RdmaRequest req = onlyBusy();
+        assertThat(req.state).isEqualTo(State.COMPLETING);
+        assertThat(status(req)).as("names no subsystem").isEqualTo(NvmeStatus.CONNECT_INVALID_PARAMETERS);
+        assertThat(wire.reads).as("nothing to fetch").isEmpty();
+        assertThat(queue.buffers().available()).as("no data buffer taken").isEqualTo(4);
+        assertThat(wire.reposted).as("the receive buffer holds the data until completion").doesNotContain(2);
+
+        queue.onSendComplete(req.index, true);
+        assertThat(req.state).isEqualTo(State.FREE);
+        assertThat(wire.reposted).containsExactly(2);
         assertThat(queue.buffers().available()).isEqualTo(4);
     }
 

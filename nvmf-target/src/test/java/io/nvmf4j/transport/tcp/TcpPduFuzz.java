@@ -41,7 +41,7 @@ import static io.nvmf4j.transport.tcp.TcpPdu.*;
  */
 public final class TcpPduFuzz implements FuzzTarget {
     private static final String HOSTNQN = TestTarget.HOSTNQN;
-    private static final int CC_ENABLE = 0x460001; // IOCQES 4, IOSQES 6, EN
+    static final int CC_ENABLE = 0x460001; // IOCQES 4, IOSQES 6, EN
     private static final int MAX_PDU = 16384;
 
     private final TargetConfig cfg;
@@ -241,7 +241,7 @@ public final class TcpPduFuzz implements FuzzTarget {
 
     // ---------------------------------------------------------------- inputs
 
-    private static byte[] icReq(int dgst) {
+    static byte[] icReq(int dgst) {
         byte[] psh = new byte[IC_SIZE - CH_SIZE];
         psh[IC_DGST - CH_SIZE] = (byte) dgst;
         psh[IC_MAXR2T - CH_SIZE] = 0;
@@ -280,16 +280,16 @@ public final class TcpPduFuzz implements FuzzTarget {
         return PduCodec.encode(t[2] == null ? CAPSULE_CMD : t[2][0], 0, t[0], t[1], s.hdgst, s.ddgst);
     }
 
-    private static byte[] connect(int qid, int sqsize, int cntlid) {
+    static byte[] connect(int qid, int sqsize, int cntlid) {
         return NvmeHost.connectCommand(qid, sqsize, 0, qid == 0 ? TestTarget.KATO_MS : 0).cid(1)
             .sgl(Sqe.SGL_IN_CAPSULE, 0, 1024).toBytes();
     }
 
-    private static byte[] connectData(int cntlid) {
+    static byte[] connectData(int cntlid) {
         return NvmeHost.connectData(new byte[16], cntlid, TestTarget.SUBNQN, HOSTNQN);
     }
 
-    private static byte[] propertySet(int offset, int value) {
+    static byte[] propertySet(int offset, int value) {
         return Sqe.fabrics(0x00).cid(2).u8(40, 0).u32(44, offset).u64(48, value).toBytes();
     }
 

@@ -1,0 +1,98 @@
+package io.nvmf4j.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.ChannelConfig;
+import io.netty.channel.RecvByteBufAllocator;
+import io.netty.util.UncheckedBooleanSupplier;
+
+/**
+ * The receive buffers of one NVMe/TCP connection: while the queue awaits the data of an H2CData PDU and
+ * nothing else is buffered, the socket reads straight into the request's data buffer (a slice of it from
+ * {@link TcpQueue#inPlaceTarget()}), so write data is copied once, by the kernel, instead of into Netty's
+ * cumulation buffer and again into the request. Otherwise the channel's usual allocator decides.
+ *
+ * <p>Netty's epoll channel reads again while a read fills its buffer, so a slice sized to exactly the data
+ * left ends the in-place reads at the PDU's end; the next read (digest, next PDU) gets an ordinary buffer.
+ */
+final class InPlaceReads implements RecvByteBufAllocator {
+    private final TcpQueue queue;
+    private final RecvByteBufAllocator delegate;
+
+    InPlaceReads(TcpQueue queue, RecvByteBufAllocator delegate) {
+        this.queue = queue;
+        this.delegate = delegate;
+    }
+
+    @Override
+    public Handle newHandle() {
+        return new InPlaceHandle(queue, (ExtendedHandle) delegate.newHandle());
+    }
+
+    /** Every method but {@link #allocate} is the delegate's (it also counts the in-place reads' bytes). */
+    private static final class InPlaceHandle implements ExtendedHandle {
+        private final TcpQueue queue;
+        private final ExtendedHandle delegate;
+
+        InPlaceHandle(TcpQueue queue, ExtendedHandle delegate) {
+            this.queue = queue;
+            this.delegate = delegate;
+        }
+
+        @Override
+        public ByteBuf allocate(ByteBufAllocator alloc) {
+            ByteBuf target = queue.inPlaceTarget();
+            return target != null ? target : delegate.allocate(alloc);
+        }
+
+        @Override
+        public int guess() {
+            return delegate.guess();
+        }
+
+        @Override
+        public void reset(ChannelConfig config) {
+            delegate.reset(config);
+        }
+
+        @Override
+        public void incMessagesRead(int numMessages) {
+            delegate.incMessagesRead(numMessages);
+        }
+
+        @Override
+        public void lastBytesRead(int bytes) {
+            delegate.lastBytesRead(bytes);
+        }
+
+        @Override
+        public int lastBytesRead() {
+            return delegate.lastBytesRead();
+        }
+
+        @Override
+        public void attemptedBytesRead(int bytes) {
+            delegate.attemptedBytesRead(bytes);
+        }
+
+        @Override
+        public int attemptedBytesRead() {
+            return delegate.attemptedBytesRead();
+        }
+
+        @Override
+        public boolean continueReading() {
+            return delegate.continueReading();
+        }
+
+        @Override
+        public boolean continueReading(UncheckedBooleanSupplier maybeMoreDataSupplier) {
+            return delegate.continueReading(maybeMoreDataSupplier);
+        }
+
+        @Override
+        public void readComplete() {
+            delegate.readComplete();
+        }
+    }
+}

@@ -1,0 +1,153 @@
+package io.nvmf4j.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.cmd.CommandDispatcher;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.core.TransportLimits;
+import io.nvmf4j.it.TestTarget;
+import io.nvmf4j.testhost.NvmeHost;
+import io.nvmf4j.testhost.PduCodec;
+import io.nvmf4j.testhost.Sqe;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The engine's cost per command without sockets: one NVMe/TCP capsule into a real {@link TcpQueue} of a
+ * running target (its dispatcher, subsystem and malloc namespace), through parse, execution and the
+ * response PDUs, the requests freed once the response is written. The channel is Netty's
+ * {@link EmbeddedChannel}: its pipeline and outbound queue stand in for the socket (and add a little).
+ *
+ * <ul>
+ *   <li>{@code read4k}: a 4 KiB read with a transport SGL: CapsuleCmd in, C2HData + CapsuleResp out
+ *       (the malloc bdev's copy of 4 KiB included).</li>
+ *   <li>{@code write4k}: a 4 KiB write with its data in the capsule: CapsuleCmd + data in, CapsuleResp out.</li>
+ *   <li>{@code flush}: a Flush (no data): the fixed cost of a command.</li>
+ * </ul>
+ *
+ * Run: {@code ./dev.sh jmh} (JMH's options after it, e.g. {@code ./dev.sh jmh -f 1 -wi 3 -i 5}).
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"-Dio.netty.leakDetection.level=disabled", "-Dio.netty.recycler.chunkSize=1024",
+    "-Xmx1g"})
+public class CommandCostBenchmark {
+    private static final int BYTES = 4096;
+
+    @Param({"read4k", "write4k", "flush"})
+    public String command;
+
+    private NvmfTarget nvmf;
+    private EmbeddedChannel admin;
+    private EmbeddedChannel io;
+    private ByteBuf capsule;
+    private long pdusOut;
+
+    @Setup(Level.Trial)
+    public void start() throws IOException {
+        TargetConfig cfg = TestTarget.config(TestTarget.freePort());
+        nvmf = NvmfTarget.start(cfg);
+        ListenerConfig listener = cfg.subsystems.get(0).listeners.get(0);
+        CommandDispatcher dispatcher = new CommandDispatcher(nvmf.target());
+        TransportLimits limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize,
+            cfg.tcp.mdtsBytes, cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
+        admin = new EmbeddedChannel(new TcpQueue(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        io = new EmbeddedChannel(new TcpQueue(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        send(admin, TcpPduFuzz.icReq(0));
+        int cntlid = connect(admin, 0, 0xFFFF);
+        send(admin, PduCodec.encode(TcpPdu.CAPSULE_CMD, 0, TcpPduFuzz.propertySet(0x14, TcpPduFuzz.CC_ENABLE), null,
+            false, false));
+        send(io, TcpPduFuzz.icReq(0));
+        connect(io, 1, cntlid);
+        int nlb = BYTES / TestTarget.BLOCK_SIZE;
+        byte[] pdu = switch (command) {
+            case "read4k" -> PduCodec.encode(TcpPdu.CAPSULE_CMD, 0,
+                NvmeHost.rw(NvmeHost.OPC_READ, 1, 8, nlb).cid(9).sgl(Sqe.SGL_TRANSPORT, 0, BYTES).toBytes(), null,
+                false, false);
+            case "write4k" -> PduCodec.encode(TcpPdu.CAPSULE_CMD, 0,
+                NvmeHost.rw(NvmeHost.OPC_WRITE, 1, 8, nlb).cid(9).sgl(Sqe.SGL_IN_CAPSULE, 0, BYTES).toBytes(),
+                new byte[BYTES], false, false);
+            case "flush" -> PduCodec.encode(TcpPdu.CAPSULE_CMD, 0,
+                Sqe.of(0x00).nsid(1).cid(9).sgl(Sqe.SGL_TRANSPORT, 0, 0).toBytes(), null, false, false);
+            default -> throw new IllegalArgumentException(command);
+        };
+        capsule = Unpooled.directBuffer(pdu.length).writeBytes(pdu);
+        // one command end to end, and its answer checked, before measuring
+        pdusOut = 0;
+        if (run() == 0) {
+            throw new IllegalStateException(command + ": no response");
+        }
+    }
+
+    private static void send(EmbeddedChannel ch, byte[] pdu) {
+        ch.writeInbound(Unpooled.wrappedBuffer(pdu));
+        drain(ch);
+    }
+
+    /** Sends a Connect and returns the controller id of its response. */
+    private static int connect(EmbeddedChannel ch, int qid, int cntlid) {
+        ch.writeInbound(Unpooled.wrappedBuffer(PduCodec.encode(TcpPdu.CAPSULE_CMD, 0, TcpPduFuzz.connect(qid, 31, cntlid),
+            TcpPduFuzz.connectData(cntlid), false, false)));
+        ByteBuf resp = ch.readOutbound();
+        try {
+            int status = resp.getUnsignedShortLE(TcpPdu.CH_SIZE + 14) >> 1;
+            if (resp.getUnsignedByte(0) != TcpPdu.CAPSULE_RESP || status != 0) {
+                throw new IllegalStateException("Connect of queue " + qid + " refused: status 0x" + Integer.toHexString(status));
+            }
+            return resp.getUnsignedShortLE(TcpPdu.CH_SIZE);
+        } finally {
+            resp.release();
+            drain(ch);
+        }
+    }
+
+    private static int drain(EmbeddedChannel ch) {
+        int n = 0;
+        for (Object o = ch.readOutbound(); o != null; o = ch.readOutbound()) {
+            ReferenceCountUtil.release(o);
+            n++;
+        }
+        return n;
+    }
+
+    /** One command in, its response out and released; returns the buffers written. */
+    private int run() {
+        io.writeInbound(capsule.retainedDuplicate());
+        return drain(io);
+    }
+
+    @Benchmark
+    public int command() {
+        return run();
+    }
+
+    @TearDown(Level.Trial)
+    public void stop() {
+        io.finishAndReleaseAll();
+        admin.finishAndReleaseAll();
+        capsule.release();
+        nvmf.close();
+    }
+}

@@ -1,0 +1,121 @@
+package io.nvmf4j.transport.tcp;
+
+import io.nvmf4j.it.TestTarget;
+import io.nvmf4j.testhost.Completion;
+import io.nvmf4j.testhost.NvmeController;
+import io.nvmf4j.testhost.NvmeHost;
+import io.nvmf4j.testhost.Pdu;
+import io.nvmf4j.testhost.Sqe;
+import io.nvmf4j.testhost.TcpHost;
+import io.nvmf4j.testhost.TcpHostOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.ByteArrayOutputStream;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * H2CData reaches the target in whatever pieces TCP delivers: a header alone, a few bytes of data, the
+ * data digest split, the tail of one PDU with the head of the next. The receive path takes an H2CData's
+ * data as it comes, from the decoder's buffer or read by the socket straight into the request's buffer
+ * ({@link InPlaceReads}); every piece pattern must land the same bytes, with and without digests.
+ */
+class H2cDataPiecesTest {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private static final int CID = TcpHost.RAW_CID_BASE + 7;
+    private static final int BYTES = 128 * 1024;
+    private static TestTarget target;
+
+    @BeforeAll
+    static void start() throws Exception {
+        target = TestTarget.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (target != null) {
+            target.close();
+        }
+    }
+
+    /**
+     * A 128 KiB write with a transport SGL, its R2T answered with H2CData PDUs of {@code pduBytes} each,
+     * the byte stream sent in pieces: {@code pattern} "header" sends each PDU's header alone and its data in
+     * 1..40000-byte pieces with pauses (the socket then reads data with nothing buffered: in place);
+     * "dribble" sends 1..64-byte pieces for the first KiB of every PDU; "whole" sends everything at once.
+     */
+    @ParameterizedTest(name = "{0}, digests {1}, H2CData of {2} bytes")
+    @CsvSource({"header, false, 131072", "header, true, 131072", "header, false, 32768", "header, true, 32768",
+        "dribble, false, 65536", "dribble, true, 65536", "whole, false, 32768", "whole, true, 131072"})
+    void writeArrivesInPieces(String pattern, boolean digests, int pduBytes) throws Exception {
+        long inPlaceBefore = TcpQueue.IN_PLACE_READS.get();
+        try (NvmeController c = target.controller(1, digests ? TcpHostOptions.DIGESTS : TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            TcpHost q = io.queue();
+            long slba = 20_000 + pduBytes / 512 + (digests ? 1000 : 0);
+            byte[] data = new byte[BYTES];
+            new SplittableRandom(pattern.hashCode() * 31L + pduBytes + (digests ? 1 : 0)).nextBytes(data);
+            Sqe write = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, slba, BYTES / TestTarget.BLOCK_SIZE).cid(CID)
+                .sgl(Sqe.SGL_TRANSPORT, 0, BYTES);
+            q.sendRaw(q.encodeCapsule(write, null));
+            Pdu r2t = q.readPdu(WAIT);
+            assertThat(r2t.type()).as("PDU type of %s", r2t).isEqualTo(Pdu.R2T);
+            int ttag = r2t.u16(10);
+            assertThat(r2t.u32(16)).as("R2TL").isEqualTo(BYTES);
+
+            SplittableRandom rnd = new SplittableRandom(pduBytes);
+            for (int off = 0; off < BYTES; off += pduBytes) {
+                int len = Math.min(pduBytes, BYTES - off);
+                byte[] pdu = q.encodeH2cData(CID, ttag, off, Arrays.copyOfRange(data, off, off + len), off + len == BYTES);
+                int pdo = pdu[3] & 0xFF;
+                switch (pattern) {
+                    case "header" -> {
+                        send(q, pdu, 0, pdo);
+                        for (int i = pdo; i < pdu.length; ) {
+                            int n = Math.min(pdu.length - i, 1 + rnd.nextInt(40_000));
+                            send(q, pdu, i, n);
+                            i += n;
+                        }
+                    }
+                    case "dribble" -> {
+                        int i = 0;
+                        while (i < Math.min(pdu.length, 1024)) {
+                            int n = Math.min(pdu.length - i, 1 + rnd.nextInt(64));
+                            send(q, pdu, i, n);
+                            i += n;
+                        }
+                        q.sendRaw(Arrays.copyOfRange(pdu, i, pdu.length));
+                    }
+                    default -> q.sendRaw(pdu);
+                }
+            }
+            Pdu resp = q.readPdu(WAIT);
+            assertThat(resp.type()).as("PDU type of %s", resp).isEqualTo(Pdu.CAPSULE_RESP);
+            Completion cqe = Completion.fromCapsuleResp(resp, null);
+            assertThat(cqe.cid()).isEqualTo(CID);
+            assertThat(cqe.ok()).as("write completion %s", cqe).isTrue();
+
+            Completion back = io.read(1, slba, BYTES / TestTarget.BLOCK_SIZE);
+            assertThat(back.ok()).as("read back %s", back).isTrue();
+            assertThat(back.data()).as("the bytes written").isEqualTo(data);
+            // and the queue goes on with ordinary I/O
+            TestTarget.assertWriteReadBack(io, slba, 8192, pduBytes);
+        }
+        if (pattern.equals("header")) {
+            assertThat(TcpQueue.IN_PLACE_READS.get()).as("socket reads straight into the request's buffer")
+                .isGreaterThan(inPlaceBefore);
+        }
+    }
+
+    /** Sends bytes [from, from + n) of {@code pdu} and pauses, so the target reads them on their own. */
+    private static void send(TcpHost q, byte[] pdu, int from, int n) throws Exception {
+        q.sendRaw(Arrays.copyOfRange(pdu, from, from + n));
+        Thread.sleep(2);
+    }
+}
