@@ -19,6 +19,8 @@
 #   --guest             then the guest rows (e2e/run.sh --only bench)
 #   --guest-only        only the guest rows
 #   --fio-runtime S     seconds per fio job in the guest (default 10)
+#   --e2e-args "ARGS"   more e2e/run.sh options for the guest rows, e.g. "--idle-strategy busy" (the service
+#                       in the guest runs with run.sh's defaults: idleStrategy backoff, C1 only)
 #   --lock FILE         hold flock FILE while measuring and while the guest runs (the lock QEMU guests of a
 #                       shared machine take)
 #   --out DIR           results (default fio-jobs/out/bench): engines/ (engines.sh's raw.tsv, table.txt,
@@ -33,11 +35,11 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "bench.sh: $*" >&2; exit 2; }
 log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ENGINE_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0
+ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0
 while [ $# -gt 0 ]; do
   opt=$1; shift
   case $opt in
-    --rounds|--time|--warmup|--java-ref|--fio-runtime|--lock|--out)
+    --rounds|--time|--warmup|--java-ref|--fio-runtime|--lock|--out|--e2e-args)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)" ;;
   esac
   case $opt in
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
     --guest) GUEST=1 ;;
     --guest-only) GUEST=1 LOCAL=0 ;;
     --fio-runtime) FIO_RUNTIME=$1; shift ;;
+    --e2e-args) read -ra E2E_ARGS <<< "$1"; shift ;;
     --lock) LOCK=$1; shift ;;
     --out) OUT=$1; shift ;;
     --docs) DOCS=1 ;;
@@ -78,10 +81,10 @@ fi
 
 if [ "$GUEST" = 1 ]; then
   # after the local rows: a guest and a benchmark never run side by side
-  log "guest rows: e2e/run.sh --only bench --fio-runtime $FIO_RUNTIME (results in $OUT/guest)"
+  log "guest rows: e2e/run.sh --only bench --fio-runtime $FIO_RUNTIME ${E2E_ARGS[*]} (results in $OUT/guest)"
   lock=(); [ -z "$LOCK" ] || lock=(flock "$LOCK")
   "${lock[@]}" "$ROOT/e2e/run.sh" --quiet --no-build --only bench --fio-runtime "$FIO_RUNTIME" \
-    --out "$OUT/guest" > "$OUT/guest.log" 2>&1
+    --out "$OUT/guest" "${E2E_ARGS[@]}" > "$OUT/guest.log" 2>&1
   rc=$?
   sed -n '/benchmark rows/,$p' "$OUT/guest.log"
   [ $rc = 0 ] || { RC=1; log "the guest run failed (exit $rc): see $OUT/guest.log and $OUT/guest/"; tail -n 5 "$OUT/guest.log"; }
