@@ -427,7 +427,7 @@ stats() { # median|best iops|lat|sweep
       for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt" && has["nvmf_tgt"]) { nq++; QA[nq] = T[t]; QB[nq] = "nvmf_tgt"; QH[nq] = T[t] "/tgt" }
       for (t = 1; t <= nt; t++) if (T[t] ~ /^java@/ && has["java"]) { nq++; QA[nq] = "java"; QB[nq] = T[t]; QH[nq] = "java/" T[t] }
       printf "%-20s", "row"
-      for (t = 1; t <= nt; t++) printf " | %-*s", (mode == "iops" ? w(T[t], 10) : w(T[t], 17)), T[t]
+      for (t = 1; t <= nt; t++) printf " | %-*s", (mode == "iops" ? w(T[t], 10) : w(T[t], 19)), T[t]
       if (mode == "iops") {
         for (q = 1; q <= nq; q++) printf " | %-*s", w(QH[q], 8), QH[q]
         if (has["spdk"] && has["nvmf_tgt"]) printf " | spdk within 5 %%"
@@ -438,7 +438,7 @@ stats() { # median|best iops|lat|sweep
         for (t = 1; t <= nt; t++) {
           k = T[t] SUBSEP R[r]
           if (mode == "iops") printf " | %*s", w(T[t], 10), iops[k] == "" ? "-" : sprintf("%.0f", iops[k])
-          else printf " | %*s", w(T[t], 17), mean[k] == "" ? "-" : sprintf("%7.1f / %7s", mean[k], p99[k] == "" ? "-" : sprintf("%.1f", p99[k]))
+          else printf " | %*s", w(T[t], 19), mean[k] == "" ? "-" : sprintf("%8.1f / %8s", mean[k], p99[k] == "" ? "-" : sprintf("%.1f", p99[k]))
         }
         if (mode != "iops") { printf "\n"; continue }
         for (q = 1; q <= nq; q++) printf " | %-*s", w(QH[q], 8), ratio(iops[QA[q] SUBSEP R[r]], iops[QB[q] SUBSEP R[r]])
@@ -514,6 +514,7 @@ plot $(IFS=,; echo "${iops[*]}")
 set ylabel "p99 latency, us"
 set yrange [*:*]
 set logscale y
+set format y "%.0f"
 plot $(IFS=,; echo "${p99[*]}")
 unset multiplot
 EOF
