@@ -33,6 +33,15 @@
 #   ./dev.sh package [--arch arm64]                   build dist/nvmf4j_<version>_amd64.deb and
 #                                                     dist/nvmf4j-<version>-linux-x86_64.tar.gz (arm64:
 #                                                     nvmf4j_<version>_arm64.deb, ...-linux-aarch64.tar.gz)
+#   ./dev.sh bench [--java-ref REF] [--guest] [--docs] [--lock FILE] [...]
+#                                                     the benchmark kit (fio-jobs/bench.sh; as root): build,
+#                                                     then spdk_nvme_perf against SPDK's nvmf_tgt, the spdk
+#                                                     engine and the java engine (and the java engine of
+#                                                     each REF) in interleaved rounds: the five rows, the
+#                                                     queue-depth sweep and its plot (gnuplot), ratios to
+#                                                     nvmf_tgt; --guest then the Linux host's fio rows in
+#                                                     the QEMU guest (nvmet, both engines, TCP and RDMA);
+#                                                     ./dev.sh bench --help lists every option
 #   ./dev.sh setup                                    install the build's packages only (JDK, Maven,
 #                                                     gcc, libibverbs-dev, librdmacm-dev, the aarch64
 #                                                     cross compiler and arm64 sysroot, and for the
@@ -100,6 +109,11 @@ setup_bench_tools() {
   command -v jq >/dev/null 2>&1 || missing+=(jq)
   command -v losetup >/dev/null 2>&1 || missing+=(mount)
   install_missing "${missing[@]}"
+}
+
+# gnuplot (without X) draws the benchmark kit's plot (fio-jobs/engines.sh --sweep: qd-sweep.png).
+setup_plot_tools() {
+  command -v gnuplot >/dev/null 2>&1 || install_missing gnuplot-nox
 }
 
 # For the packages (dpu-profile/package.sh, dpu-profile/test.sh): asciidoctor turns picocli's AsciiDoc man
@@ -203,6 +217,14 @@ case "$cmd" in
   setup)
     setup
     setup_package_tools
+    ;;
+  bench)
+    case "${1:-}" in -h|--help) exec fio-jobs/bench.sh --help ;; esac
+    setup
+    setup_bench_tools
+    setup_plot_tools
+    mvn_cmd -q -DskipTests package
+    exec fio-jobs/bench.sh "$@"
     ;;
   test)
     setup

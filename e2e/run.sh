@@ -29,7 +29,10 @@
 #                       multipath failing over), powercut (two more boots: records written with FUA and
 #                       flushes, SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
 #                       tls (NVMe/TCP TLS with a PSK: kernel nvmet); auth and tls need --suite trixie;
-#                       default all (auth and tls only with --suite trixie; a development aid: CI runs all)
+#                       bench (the benchmark kit's rows: fio latency and iops against nvmet, the java
+#                       engine and the spdk engine over TCP and RDMA, ratios to nvmet in bench-guest.tsv;
+#                       never part of the default: fio-jobs/bench.sh --guest runs it);
+#                       default all but bench (auth and tls only with --suite trixie; a development aid: CI runs all)
 #   --cut-after N       power cut once N records written with FUA only are acknowledged (150)
 #   --suite SUITE       the Debian suite of the guest's kernel and NVMe userland: default this machine's
 #                       (bookworm: kernel 6.1, nvme-cli 2.3); "trixie": Debian 13's kernel 6.12 (NVMe
@@ -42,7 +45,7 @@
 #   -h, --help          this text
 # env: E2E_SMP (2), E2E_MEM (4G), E2E_ACCEL (default tcg,thread=multi; kvm where nested KVM works)
 # Results in OUT: results.tsv (check, PASS|FAIL|SKIP, detail), results.json,
-# bench.tsv (nvmf4j vs nvmet fio latency), console.log, nvmf4j-service.log,
+# bench.tsv (nvmf4j vs nvmet fio latency), bench-guest.tsv (--only bench), console.log, nvmf4j-service.log,
 # spdk-service.log, guest.log, dmesg.txt, fio-*.json, summary.tsv; powercut-write/ and powercut-verify/ (the
 # results shares of the power-cut boots), powercut.tsv (their checks, also in results.tsv).
 # Exit status: 0 only when no check failed; last line: "N passed, N failed, N skipped".
@@ -80,7 +83,7 @@ done
 # auth and tls need the 6.12 guest: part of the default only with --suite trixie
 [ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|spdk|ana|powercut|auth|tls) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, powercut, auth, tls (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|ana|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $SUITE in ''|trixie|bookworm) ;; *) echo "--suite takes trixie or bookworm (the guest's programs run with their own C library; other suites are untried)" >&2; exit 2 ;; esac
@@ -197,7 +200,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma || want spdk || want ana || want auth || want tls; then
+if want nvmet || want tcp || want rdma || want spdk || want ana || want auth || want tls || want bench; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"
@@ -319,6 +322,10 @@ fi
 if [ -s "$OUT/bench-rdma.tsv" ]; then
   log "fio 4k randread over RDMA (rxe), nvmf4j vs kernel nvmet:"
   awk -F'\t' '{printf "  %-28s %12s %12s %10s\n", $1, $2, $3, $4}' "$OUT/bench-rdma.tsv"
+fi
+if [ -s "$OUT/bench-guest.tsv" ]; then
+  log "benchmark rows (fio in the guest, TCP and RDMA over rxe), target / kernel nvmet:"
+  awk -F'\t' '{printf "  %-9s %-6s %-28s %12s %12s %10s\n", $1, $2, $3, $4, $5, $6}' "$OUT/bench-guest.tsv"
 fi
 log "VM $(fmt_s $((T_VM1 - T_VM0)))s, total $(fmt_s $((T_VM1 - T_START)))s; results in $OUT"
 if [ "$NFAIL" -gt 0 ]; then

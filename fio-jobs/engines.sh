@@ -1,20 +1,30 @@
 #!/bin/bash
-# Engine benchmark: SPDK's spdk_nvme_perf against three NVMe/TCP targets on 127.0.0.1, one target core
-# each, in one run: SPDK's standalone nvmf_tgt (-m 0x1, set up through its rpc.py), nvmf4j's spdk engine
-# (coreMask 0x1) and nvmf4j's java engine (cores 1, the whole JVM pinned to core 0 with taskset).
+# Engine benchmark: SPDK's spdk_nvme_perf against NVMe/TCP targets on 127.0.0.1, one target core each, in
+# one run: SPDK's standalone nvmf_tgt (-m 0x1, set up through its rpc.py), nvmf4j's spdk engine (coreMask
+# 0x1), nvmf4j's java engine as this tree builds it (cores 1, the whole JVM pinned to core 0 with taskset)
+# and, with --java-ref, the java engine as other commits build it (before/after in one run).
 # spdk_nvme_perf runs on core 1. Every target exports the same malloc bdev (size, block size) with the
 # same transport limits. Rounds interleave the targets (each round starts each target in turn, runs
-# every row against it and stops it; the order rotates from round to round), and the table shows the
-# median of the rounds per cell (and a second table of the best round), then the ratios spdk/nvmf_tgt and java/nvmf_tgt, and whether the spdk
-# engine is within 5 % of nvmf_tgt on each row. Numbers never make it fail.
+# every row against it and stops it; the order rotates from round to round). The tables show the median
+# of the rounds per cell and the best round: IOPS with the ratios target/nvmf_tgt (and java/java@ref),
+# mean and p99 latency; with --sweep also 4 KiB random reads by queue depth, plotted (IOPS and p99
+# latency against queue depth, one line per target) into qd-sweep.png. Numbers never make it fail.
 #
 # usage: fio-jobs/engines.sh [options]          (build first: mvn -q -DskipTests package)
 #   --rounds N          rounds (default 3)
 #   --time S            seconds per measurement (default 10)
 #   --warmup S          spdk_nvme_perf warm-up before each measurement, seconds (default 2)
-#   --rows LIST         comma-separated rows (default all): qd1 (4 KiB randread QD1),
-#                       qd32 (4 KiB randread QD32), w128k (128 KiB randwrite QD8)
-#   --targets LIST      comma-separated targets (default all): nvmf_tgt, spdk, java
+#   --rows LIST         comma-separated rows (default qd1,qd32,w4k,r128k,w128k): qd1 (4 KiB randread
+#                       QD1), qd32 (4 KiB randread QD32), w4k (4 KiB randwrite QD32), r128k (128 KiB
+#                       randread QD8), w128k (128 KiB randwrite QD8); qdN: 4 KiB randread at QD N (1-128)
+#   --sweep             also 4 KiB random reads at queue depth 1, 2, 4, 8, 16, 32 and 64 (rows qdN; qd1
+#                       and qd32 are measured once for both), a table and the plot qd-sweep.png
+#   --sweep-qd LIST     the same with these queue depths (comma-separated, 1-128)
+#   --targets LIST      comma-separated targets (default nvmf_tgt,spdk,java, then each --java-ref)
+#   --java-ref REF      also the java engine built from git commit REF (repeatable, or comma-separated):
+#                       a temporary git worktree of REF under the run's temporary directory, built with
+#                       mvn -q -o -DskipTests package -pl mgmt-api -am before the lock is taken, removed at
+#                       exit; target java@<short sha>, ratios to nvmf_tgt and java/java@<short sha>
 #   --malloc-mb MB      malloc bdev size (default 256)
 #   --block-size B      malloc bdev block size (default 4096)
 #   --mem-mb MB         SPDK memory of nvmf_tgt and of the spdk engine (default 1024)
@@ -27,11 +37,14 @@
 #   --spdk-dir DIR      the SPDK build (default: $SPDK_DIR, else what spdk-jni/spdk-build.sh prints)
 #   --lock FILE         hold flock FILE while measuring (e.g. the lock QEMU guests of this machine take)
 #   --out DIR           results (default fio-jobs/out/engines, wiped first): raw.tsv (round target row
-#                       iops mib_s mean_us), table.txt (the printed table), logs/ (target and perf output)
+#                       iops mib_s mean_us p99_us), table.txt (the printed tables), sweep.tsv and
+#                       qd-sweep.png (--sweep; the plot needs gnuplot), logs/ (target, perf, build output)
 #   --smoke             1 round, 2 s per measurement, no warm-up, row qd1, every target (CI; < 1 minute)
+# Every measurement prints a progress line: [round 2/3] java qd32: 318252 IOPS, ... p99 ... us.
 # Exit status: 0 when every measurement gave a number; 1 when a target did not start or a run failed
-# (the table shows "-" there); 2 for a usage error or a missing build. Needs root for hugepages;
-# python3 for rpc.py; stops every process it started (by PID) and removes its temporary files at exit.
+# (the table shows "-" there); 2 for a usage error, a missing build or a --java-ref that did not build.
+# Needs root for hugepages; python3 for rpc.py; stops every process it started (by PID) and removes
+# its temporary files and worktrees at exit.
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -40,13 +53,13 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"
 die() { echo "engines.sh: $*" >&2; exit 2; }
 log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ROUNDS=3 TIME=10 WARMUP=2 ROWS=qd1,qd32,w128k TARGETS=nvmf_tgt,spdk,java MALLOC_MB=256 BS=4096
+ROUNDS=3 TIME=10 WARMUP=2 ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
 MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
-    --smoke|--no-huge|-h|--help) ;;
-    --rounds|--time|--warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out)
+    --smoke|--no-huge|--sweep|-h|--help) ;;
+    --rounds|--time|--warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
   esac
@@ -65,25 +78,69 @@ while [ $# -gt 0 ]; do
     --spdk-dir) SPDK=$val ;;
     --lock) LOCK=$val ;;
     --out) OUT=$val ;;
+    --sweep) SWEEP=1,2,4,8,16,32,64 ;;
+    --sweep-qd) SWEEP=$val ;;
+    --java-ref) REFS+=${REFS:+,}$val ;;
     --smoke) ROUNDS=1 TIME=2 WARMUP=0 ROWS=qd1 ;;
     -h|--help) usage 0 ;;
   esac
 done
 
-# the rows: name -> spdk_nvme_perf's -w -o -q, and the label of the table
-declare -A ROW_ARGS=([qd1]="randread 4096 1" [qd32]="randread 4096 32" [w128k]="randwrite 131072 8")
-declare -A ROW_LABEL=([qd1]="4k randread QD1" [qd32]="4k randread QD32" [w128k]="128k randwrite QD8")
-declare -A TARGET_LABEL=([nvmf_tgt]="nvmf_tgt" [spdk]="spdk engine" [java]="java engine")
+# the rows: name -> spdk_nvme_perf's -w -o -q, and the label of the tables; qdN: 4 KiB random reads at QD N
+declare -A ROW_ARGS=([w4k]="randwrite 4096 32" [r128k]="randread 131072 8" [w128k]="randwrite 131072 8")
+declare -A ROW_LABEL=([w4k]="4k randwrite QD32" [r128k]="128k randread QD8" [w128k]="128k randwrite QD8")
+row_known() { # name : defines a qdN row on first use; false for an unknown name
+  if [[ $1 =~ ^qd([1-9][0-9]*)$ ]] && [ "${BASH_REMATCH[1]}" -le 128 ]; then
+    ROW_ARGS[$1]="randread 4096 ${BASH_REMATCH[1]}" ROW_LABEL[$1]="4k randread QD${BASH_REMATCH[1]}"
+  fi
+  [ -n "${ROW_ARGS[$1]:-}" ]
+}
 for n in rounds:ROUNDS time:TIME malloc-mb:MALLOC_MB block-size:BS mem-mb:MEM_MB perf-mem-mb:PERF_MEM_MB; do
   v=${n#*:}
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${n%%:*} takes a positive whole number, not '${!v}'"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "--warmup takes whole seconds, not '$WARMUP'"
 [ $((BS & (BS - 1))) = 0 ] && [ "$BS" -ge 512 ] || die "--block-size must be a power of two of at least 512"
-IFS=, read -ra ROW_LIST <<< "$ROWS"; IFS=, read -ra TARGET_LIST <<< "$TARGETS"
-for r in "${ROW_LIST[@]}"; do [ -n "${ROW_ARGS[$r]:-}" ] || die "unknown row '$r' (rows: qd1, qd32, w128k)"; done
-for t in "${TARGET_LIST[@]}"; do [ -n "${TARGET_LABEL[$t]:-}" ] || die "unknown target '$t' (targets: nvmf_tgt, spdk, java)"; done
+IFS=, read -ra ROW_LIST <<< "$ROWS"
+for r in "${ROW_LIST[@]}"; do row_known "$r" || die "unknown row '$r' (rows: qd1, qd32, w4k, r128k, w128k, qdN with N 1-128)"; done
+SWEEP_LIST=()         # the sweep's rows, qdN by rising N; those not among the rows are measured after them
+SWEEP_ONLY=()
+if [ -n "$SWEEP" ]; then
+  IFS=, read -ra qds <<< "$SWEEP"
+  for q in $(printf '%s\n' "${qds[@]}" | sort -nu); do
+    row_known "qd$q" || die "--sweep-qd takes queue depths 1-128, not '$q'"
+    SWEEP_LIST+=("qd$q")
+    [[ " ${ROW_LIST[*]} " == *" qd$q "* ]] || SWEEP_ONLY+=("qd$q")
+  done
+fi
+TABLE_ROWS=("${ROW_LIST[@]}") ROW_LIST=("${ROW_LIST[@]}" "${SWEEP_ONLY[@]}")
+ROWS=$(IFS=,; echo "${ROW_LIST[*]}")
+
+# the targets: nvmf_tgt, spdk, java (this tree), java@<short sha> (a --java-ref); the root each nvmf4j
+# target's launcher runs from
+declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT) REF_OF=() REF_SHA=()
+REF_TARGETS=()
+if [ -n "$REFS" ]; then
+  git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1 || die "--java-ref needs a git checkout; $ROOT is none"
+  IFS=, read -ra refs <<< "$REFS"
+  for ref in "${refs[@]}"; do
+    sha=$(git -C "$ROOT" rev-parse --verify -q "$ref^{commit}") || die "--java-ref: '$ref' is no commit of $ROOT"
+    t=java@$(git -C "$ROOT" rev-parse --short=7 "$sha")
+    [ -n "${REF_SHA[$t]:-}" ] && continue
+    REF_OF[$t]=$ref REF_SHA[$t]=$sha REF_TARGETS+=("$t")
+  done
+fi
+if [ -n "$TARGETS" ]; then IFS=, read -ra TARGET_LIST <<< "$TARGETS"
+else TARGET_LIST=(nvmf_tgt spdk java "${REF_TARGETS[@]}"); fi
+for t in "${TARGET_LIST[@]}"; do
+  case $t in
+    nvmf_tgt|spdk|java) ;;
+    java@*) [ -n "${REF_SHA[$t]:-}" ] || die "target '$t' is no --java-ref of this run (their targets: ${REF_TARGETS[*]:-none})" ;;
+    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, java@<short sha> of a --java-ref)" ;;
+  esac
+done
 [ "${#ROW_LIST[@]}" -gt 0 ] && [ "${#TARGET_LIST[@]}" -gt 0 ] || die "no rows or no targets"
+TARGETS=$(IFS=,; echo "${TARGET_LIST[*]}")
 case $JAVA_IDLE in busy|backoff|interrupt) ;; *) die "--java-idle is busy, backoff or interrupt" ;; esac
 [ "$(nproc)" -ge 2 ] || die "needs 2 cores (targets on core 0, spdk_nvme_perf on core 1); this machine has $(nproc)"
 if [ -z "$SPDK" ]; then
@@ -101,6 +158,7 @@ HUGE_RESTORE=""      # nr_hugepages to write back at exit
 HUGE_MOUNTED=""      # the hugetlbfs mount point this script made
 HUGE_MKDIR=0         # it also created that directory
 HUGE_DIR=""          # the hugetlbfs SPDK uses
+WORKTREES=()         # the git worktrees of --java-ref commits, removed at exit
 NQN=nqn.2016-06.io.spdk:engines-bench
 NR_HUGE=/proc/sys/vm/nr_hugepages
 
@@ -133,13 +191,40 @@ cleanup() {
     echo "$HUGE_RESTORE" > "$NR_HUGE" 2> /dev/null && log "nr_hugepages back to $HUGE_RESTORE" ||
       log "could not restore nr_hugepages to $HUGE_RESTORE"
   fi
+  for w in "${WORKTREES[@]}"; do
+    git -C "$ROOT" worktree remove --force "$w" 2> /dev/null || log "could not remove the worktree $w"
+  done
+  [ ${#WORKTREES[@]} = 0 ] || git -C "$ROOT" worktree prune 2> /dev/null
   rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'log "interrupted: stopping what it started"; exit 130' INT TERM
 
 mkdir -p "$OUT/logs" || die "cannot create $OUT"
-rm -f "$OUT"/raw.tsv "$OUT"/table.txt "$OUT"/logs/*
+rm -f "$OUT"/raw.tsv "$OUT"/table.txt "$OUT"/sweep.tsv "$OUT"/qd-sweep.png "$OUT"/logs/*
+
+# --java-ref: each commit's java engine, built in a worktree of its own before the lock is taken (a build
+# is no measurement); the arm64 libraries are left out (NVMF4J_AARCH64_CC names no compiler), SPDK is
+# this run's
+build_ref() { # target : sets TARGET_ROOT[target]; 1 when it did not build
+  local t=$1 dir=$TMP/worktree-${1#java@} blog=$OUT/logs/build-$1.log p rc
+  log "building $t (${REF_OF[$t]}: ${REF_SHA[$t]}) in a temporary worktree: mvn -q -o -DskipTests package -pl mgmt-api -am"
+  git -C "$ROOT" worktree add --detach "$dir" "${REF_SHA[$t]}" > "$blog" 2>&1 || return 1
+  WORKTREES+=("$dir")
+  (cd "$dir" && SPDK_DIR=$SPDK NVMF4J_AARCH64_CC=no-aarch64-cc-for-a-benchmark \
+     exec mvn -B -ntp -q -o -DskipTests package -pl mgmt-api -am) >> "$blog" 2>&1 &
+  p=$!; PIDS+=("$p")
+  wait "$p"; rc=$?
+  forget_pid "$p"
+  [ $rc = 0 ] && [ -d "$dir/mgmt-api/target/lib" ] && [ -x "$dir/bin/nvmf4j-target" ] || return 1
+  TARGET_ROOT[$t]=$dir
+}
+for t in "${TARGET_LIST[@]}"; do
+  [ -n "${REF_SHA[$t]:-}" ] || continue
+  t0=$SECONDS
+  build_ref "$t" || { tail -n 15 "$OUT/logs/build-$t.log" >&2; die "$t (--java-ref ${REF_OF[$t]}) did not build; log: $OUT/logs/build-$t.log"; }
+  log "built $t in $((SECONDS - t0)) s"
+done
 
 # the lock first: hugepages are reserved only while this run may measure
 if [ -n "$LOCK" ]; then
@@ -217,8 +302,8 @@ start_nvmf_tgt() { # sets TPID; 1 when it did not come up
   rpc nvmf_subsystem_add_listener "$NQN" -t tcp -f ipv4 -a 127.0.0.1 -s "$PORT"
 }
 
-start_nvmf4j() { # engine : sets TPID; 1 when it did not come up
-  local engine=$1 state=$TMP/state-$1 extra
+start_nvmf4j() { # target : sets TPID; 1 when it did not come up
+  local engine=${1%%@*} state=$TMP/state-${1/@/-} root=${TARGET_ROOT[$1]} extra
   rm -rf "$state"; mkdir -p "$state"
   if [ "$engine" = spdk ]; then
     extra="\"spdk\": {\"coreMask\": \"0x1\", \"memSizeMb\": $MEM_MB, \"hugepages\": $([ $HUGE = 1 ] && echo true || echo false)},"
@@ -236,33 +321,36 @@ start_nvmf4j() { # engine : sets TPID; 1 when it did not come up
  "api": {"port": 0}}
 EOF
   if [ "$engine" = java ]; then # the whole JVM on core 0: one core, like the SPDK targets' reactor
-    taskset -c 0 "$ROOT/bin/nvmf4j-target" --state-dir "$state" --config "$state/config.json" >> "$LOG" 2>&1 &
+    taskset -c 0 "$root/bin/nvmf4j-target" --state-dir "$state" --config "$state/config.json" >> "$LOG" 2>&1 &
   else
-    "$ROOT/bin/nvmf4j-target" --state-dir "$state" --config "$state/config.json" >> "$LOG" 2>&1 &
+    "$root/bin/nvmf4j-target" --state-dir "$state" --config "$state/config.json" >> "$LOG" 2>&1 &
   fi
   TPID=$!; PIDS+=("$TPID")      # bin/nvmf4j-target and taskset exec: this is the JVM
   wait_for "$TPID" 60 grep -q "listening on tcp 127.0.0.1:$PORT " "$LOG"
 }
 
-# perf rw size qd seconds warmup : one spdk_nvme_perf run on core 1; sets RES to "iops mib_s mean_us"
-# (empty when it failed)
+# perf rw size qd seconds warmup : one spdk_nvme_perf run on core 1, with its latency histogram (-L);
+# sets RES to "iops mib_s mean_us p99_us" (empty when it failed)
 perf() {
   local p rc
   RES=""
-  "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$3" -t "$4" -a "$5" \
+  "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$3" -t "$4" -a "$5" -L \
     -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN" > "$TMP/perf.out" 2>&1 &
   p=$!; PIDS+=("$p")
   wait "$p"; rc=$?
   forget_pid "$p"
   cat "$TMP/perf.out" >> "$LOG"
   [ $rc = 0 ] || return 0
-  RES=$(awk '$1 == "Total" && $2 == ":" && $3 > 0 {printf "%.2f %.2f %.2f\n", $3, $4, $5; exit}' "$TMP/perf.out")
+  # "Total : IOPS MiB/s Average min max", then -L's "Summary latency data" with lines " 99.00000% :  45.123us"
+  RES=$(awk '$1 == "Total" && $2 == ":" && $3 > 0 {t = sprintf("%.2f %.2f %.2f", $3, $4, $5)}
+             $1 == "99.00000%" && $2 == ":" {sub(/us$/, "", $3); p = sprintf("%.2f", $3)}
+             END {if (t != "") print t, (p == "" ? "-" : p)}' "$TMP/perf.out")
 }
 
 # ---------------------------------------------------------------------------------------------- measure
 log "SPDK $SPDK; memory: $MEMORY ($MEM_MB MiB per target, $PERF_MEM_MB MiB for spdk_nvme_perf)"
-log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) x ${#ROW_LIST[@]} row(s), ${TIME} s each after ${WARMUP} s warm-up; malloc $MALLOC_MB MiB, ${BS}-byte blocks"
-printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\n' > "$OUT/raw.tsv"
+log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) (${TARGET_LIST[*]}) x ${#ROW_LIST[@]} row(s) (${ROW_LIST[*]}), ${TIME} s each after ${WARMUP} s warm-up; malloc $MALLOC_MB MiB, ${BS}-byte blocks"
+printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\tp99_us\n' > "$OUT/raw.tsv"
 FAILED=0
 for ((round = 1; round <= ROUNDS; round++)); do
   n=${#TARGET_LIST[@]}
@@ -270,7 +358,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     t=${TARGET_LIST[$(( (i + round - 1) % n ))]}    # the order rotates: each target leads a round
     LOG=$OUT/logs/round$round-$t.log PORT=$(free_port) TPID=""
     : > "$LOG"
-    log "round $round: ${TARGET_LABEL[$t]} on 127.0.0.1:$PORT"
+    log "[round $round/$ROUNDS] $t: starting on 127.0.0.1:$PORT$([ -z "${REF_SHA[$t]:-}" ] || echo " (${REF_OF[$t]})")"
     if [ "$t" = nvmf_tgt ]; then start_nvmf_tgt; else start_nvmf4j "$t"; fi
     up=$?
     for r in "${ROW_LIST[@]}"; do
@@ -280,81 +368,161 @@ for ((round = 1; round <= ROUNDS; round++)); do
       res=$RES
       if [ -z "$res" ]; then
         FAILED=1
-        [ $up = 0 ] && log "  $r: spdk_nvme_perf gave no number (see $LOG)"
-        res="- - -"
+        [ $up = 0 ] && log "[round $round/$ROUNDS] $t $r: spdk_nvme_perf gave no number (see $LOG)"
+        res="- - - -"
       else
-        read -r iops mibs lat <<< "$res"
-        log "  $(printf '%-20s %12s IOPS %10s MiB/s %10s us mean' "${ROW_LABEL[$r]}" "$iops" "$mibs" "$lat")"
+        read -r iops mibs lat p99 <<< "$res"
+        log "[round $round/$ROUNDS] $t $r: ${iops%.*} IOPS, $mibs MiB/s, mean $lat us, p99 $p99 us (${ROW_LABEL[$r]})"
       fi
       printf '%s\t%s\t%s\t%s\n' "$round" "$t" "$r" "${res// /$'\t'}" >> "$OUT/raw.tsv"
     done
     if [ $up != 0 ]; then
-      log "  ${TARGET_LABEL[$t]} did not start; the end of $LOG:"; tail -n 8 "$LOG" | sed 's/^/    /'
+      log "[round $round/$ROUNDS] $t did not start; the end of $LOG:"; tail -n 8 "$LOG" | sed 's/^/    /'
     fi
     [ -n "$TPID" ] && stop_pid "$TPID"
   done
 done
 [ -n "$LOCK" ] && exec {LOCK_FD}>&-
 
-# ---------------------------------------------------------------------------------------------- table
-# per target, row and column: the median of the rounds (the mean of the middle two for an even count),
-# then the best round (highest IOPS and MiB/s, lowest mean latency): on a shared machine interference only
-# ever slows a run, so the best round estimates what a target can do and the median what it typically did
-stat_table() { # median|best
-  awk -F'\t' -v stat="$1" -v rows="$ROWS" -v targets="$TARGETS" -v lrows="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" '
-    function median(k,   n, v, i, j, x) {
+# ---------------------------------------------------------------------------------------------- tables
+# per target, row and column: the median of the rounds (the mean of the middle two for an even count), or
+# the best round (highest IOPS, lowest latency): on a shared machine interference only ever slows a run,
+# so the best round estimates what a target can do and the median what it typically did.
+#   iops: IOPS of every target, the ratios target/nvmf_tgt and java/java@<ref>, "spdk within 5 %"
+#   lat: mean / p99 latency of every target
+#   sweep: the sweep's rows as "qd iops p99 ..." per target (sweep.tsv, the plot's data)
+stats() { # median|best iops|lat|sweep
+  awk -F'\t' -v stat="$1" -v mode="$2" -v rows="$(IFS=,; echo "${TABLE_ROWS[*]}")" -v targets="$TARGETS" \
+      -v sweep="${SWEEP_LIST[*]}" -v labels="$(for r in "${TABLE_ROWS[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" '
+    function pick(k, low,   n, v, i, j, x) { # the median or the best of the rounds of one cell
       n = split(vals[k], v, " "); if (n == 0) return ""
       for (i = 2; i <= n; i++) { x = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
-      if (stat == "best") return lowest ? v[1] : v[n]
+      if (stat == "best") return low ? v[1] : v[n]
       return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
     }
-    NR > 1 { for (c = 4; c <= 6; c++) if ($c != "-") vals[$2 SUBSEP $3 SUBSEP c] = vals[$2 SUBSEP $3 SUBSEP c] " " $c }
+    function w(s, n) { return length(s) > n ? length(s) : n }
+    function ratio(a, b) { return (b > 0 && a != "") ? sprintf("%.3f", a / b) : "-" }
+    NR > 1 { for (c = 4; c <= 7; c++) if ($c != "-") vals[$2 SUBSEP $3 SUBSEP c] = vals[$2 SUBSEP $3 SUBSEP c] " " $c }
     END {
-      nr = split(rows, R, ","); nt = split(targets, T, ","); split(lrows, L, ",")
-      name["nvmf_tgt"] = "nvmf_tgt"; name["spdk"] = "spdk engine"; name["java"] = "java engine"
+      nr = split(rows, R, ","); nt = split(targets, T, ","); split(labels, L, ","); ns = split(sweep, S, " ")
+      for (r = 1; r <= nr + ns; r++) for (t = 1; t <= nt; t++) {
+        k = T[t] SUBSEP (r <= nr ? R[r] : S[r - nr])
+        iops[k] = pick(k SUBSEP 4, 0); mean[k] = pick(k SUBSEP 6, 1); p99[k] = pick(k SUBSEP 7, 1)
+        has[T[t]] = 1
+      }
+      if (mode == "sweep") {
+        printf "qd"; for (t = 1; t <= nt; t++) printf "\t%s_iops\t%s_p99_us", T[t], T[t]; printf "\n"
+        for (s = 1; s <= ns; s++) {
+          printf "%s", substr(S[s], 3)
+          for (t = 1; t <= nt; t++) {
+            k = T[t] SUBSEP S[s]
+            printf "\t%s\t%s", iops[k] == "" ? "-" : sprintf("%.0f", iops[k]), p99[k] == "" ? "-" : sprintf("%.1f", p99[k])
+          }
+          printf "\n"
+        }
+        exit
+      }
+      # the ratio columns: every target over nvmf_tgt, then java over each java@<ref>
+      nq = 0
+      for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt" && has["nvmf_tgt"]) { nq++; QA[nq] = T[t]; QB[nq] = "nvmf_tgt"; QH[nq] = T[t] "/tgt" }
+      for (t = 1; t <= nt; t++) if (T[t] ~ /^java@/ && has["java"]) { nq++; QA[nq] = "java"; QB[nq] = T[t]; QH[nq] = "java/" T[t] }
       printf "%-20s", "row"
-      for (t = 1; t <= nt; t++) printf " | %-34s", name[T[t]] " IOPS, MiB/s, mean us"
-      for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt") printf " | %-9s", T[t] "/tgt"
-      printf " | spdk within 5 %%\n"
+      for (t = 1; t <= nt; t++) printf " | %-*s", (mode == "iops" ? w(T[t], 10) : w(T[t], 19)), T[t]
+      if (mode == "iops") {
+        for (q = 1; q <= nq; q++) printf " | %-*s", w(QH[q], 8), QH[q]
+        if (has["spdk"] && has["nvmf_tgt"]) printf " | spdk within 5 %%"
+      }
+      printf "\n"
       for (r = 1; r <= nr; r++) {
         printf "%-20s", L[r]
         for (t = 1; t <= nt; t++) {
-          lowest = 0; i = median(T[t] SUBSEP R[r] SUBSEP 4); m = median(T[t] SUBSEP R[r] SUBSEP 5)
-          lowest = 1; l = median(T[t] SUBSEP R[r] SUBSEP 6); lowest = 0
-          iops[T[t]] = i
-          if (i == "") printf " | %-34s", "-"
-          else printf " | %11.0f %10.1f %11.1f", i, m, l
+          k = T[t] SUBSEP R[r]
+          if (mode == "iops") printf " | %*s", w(T[t], 10), iops[k] == "" ? "-" : sprintf("%.0f", iops[k])
+          else printf " | %*s", w(T[t], 19), mean[k] == "" ? "-" : sprintf("%8.1f / %8s", mean[k], p99[k] == "" ? "-" : sprintf("%.1f", p99[k]))
         }
-        base = iops["nvmf_tgt"]
-        for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt")
-          printf " | %-9s", (base > 0 && iops[T[t]] != "") ? sprintf("%.3f", iops[T[t]] / base) : "-"
-        if (base > 0 && iops["spdk"] != "") {
-          q = iops["spdk"] / base
-          if (q < 0.95) verdict = sprintf("NO (%.1f %% slower)", (1 - q) * 100)
-          else if (q > 1.05) verdict = sprintf("yes (%.1f %% faster)", (q - 1) * 100)
+        if (mode != "iops") { printf "\n"; continue }
+        for (q = 1; q <= nq; q++) printf " | %-*s", w(QH[q], 8), ratio(iops[QA[q] SUBSEP R[r]], iops[QB[q] SUBSEP R[r]])
+        if (has["spdk"] && has["nvmf_tgt"]) {
+          base = iops["nvmf_tgt" SUBSEP R[r]]; x = iops["spdk" SUBSEP R[r]]
+          if (base <= 0 || x == "") verdict = "-"
+          else if (x / base < 0.95) verdict = sprintf("NO (%.1f %% slower)", (1 - x / base) * 100)
+          else if (x / base > 1.05) verdict = sprintf("yes (%.1f %% faster)", (x / base - 1) * 100)
           else verdict = "yes"
-          printf " | %s\n", verdict
-        } else printf " | -\n"
+          printf " | %s", verdict
+        }
+        printf "\n"
       }
     }' "$OUT/raw.tsv"
 }
 {
   echo
   echo "spdk_nvme_perf on core 1 over NVMe/TCP 127.0.0.1, each target on core 0; memory: $MEMORY"
-  echo "median of $ROUNDS round(s), ${TIME} s each; ratios are IOPS target/nvmf_tgt (MiB/s gives the same)"
-  stat_table median
+  for t in "${REF_TARGETS[@]}"; do echo "$t: the java engine of ${REF_OF[$t]} (${REF_SHA[$t]}); java: this tree"; done
+  echo "median of $ROUNDS round(s), ${TIME} s each: IOPS and ratios of IOPS (MiB/s gives the same)"
+  stats median iops
   echo
-  echo "best of $ROUNDS round(s) (highest IOPS and MiB/s, lowest mean latency; interference only slows a run)"
-  stat_table best
+  echo "median of $ROUNDS round(s): mean / p99 latency, us"
+  stats median lat
+  echo
+  echo "best of $ROUNDS round(s) (highest IOPS, lowest latency; interference only slows a run): IOPS and ratios"
+  stats best iops
+  echo
+  echo "best of $ROUNDS round(s): mean / p99 latency, us"
+  stats best lat
+  if [ ${#SWEEP_LIST[@]} -gt 0 ]; then
+    stats median sweep > "$OUT/sweep.tsv"
+    echo
+    echo "4k randread by queue depth, median of $ROUNDS round(s): IOPS / p99 latency (us)"
+    awk -F'\t' 'NR == 1 {printf "%-4s", "QD"; for (i = 2; i <= NF; i += 2) {n = $i; sub(/_iops$/, "", n); printf " | %-20s", n}; printf "\n"; next}
+                {printf "%-4s", $1; for (i = 2; i <= NF; i += 2) printf " | %9s / %8s", $i, $(i + 1); printf "\n"}' "$OUT/sweep.tsv"
+  fi
   echo
   echo "raw numbers (IOPS of rounds 1 to $ROUNDS; each round starts a different target first):"
   for r in "${ROW_LIST[@]}"; do
     for t in "${TARGET_LIST[@]}"; do
-      printf '  %-20s %-12s %s\n' "${ROW_LABEL[$r]}" "${TARGET_LABEL[$t]}" \
+      printf '  %-20s %-12s %s\n' "${ROW_LABEL[$r]}" "$t" \
         "$(awk -F'\t' -v t="$t" -v r="$r" '$2 == t && $3 == r {printf "%s ", $4}' "$OUT/raw.tsv")"
     done
   done
 } | tee "$OUT/table.txt"
+
+# ---------------------------------------------------------------------------------------------- plot
+# qd-sweep.png: IOPS (left) and p99 latency (right) against the queue depth, one line per target
+plot() {
+  command -v gnuplot > /dev/null || { log "no gnuplot: no plot (./dev.sh bench installs it: apt-get install gnuplot-nox)"; return 1; }
+  local i=0 t iops=() p99=()
+  for t in "${TARGET_LIST[@]}"; do
+    iops+=("'$OUT/sweep.tsv' using 1:$((2 * i + 2)) with linespoints lw 2 title '$t'")
+    p99+=("'$OUT/sweep.tsv' using 1:$((2 * i + 3)) with linespoints lw 2 title '$t'")
+    i=$((i + 1))
+  done
+  gnuplot > "$OUT/logs/gnuplot.log" 2>&1 << EOF
+set terminal pngcairo size 1400,560 font "sans,11" noenhanced
+set output "$OUT/qd-sweep.png"
+set datafile separator "\t"
+set datafile missing "-"
+set key below horizontal
+set logscale x 2
+set xrange [$(awk 'NR == 2 {print $1 / 1.25}' "$OUT/sweep.tsv"):$(awk 'END {print $1 * 1.25}' "$OUT/sweep.tsv")]
+set xtics ($(awk 'NR > 1 {printf "%s%s", s, $1; s = ", "}' "$OUT/sweep.tsv"))
+set xlabel "queue depth (4 KiB random reads)"
+set grid
+set multiplot layout 1,2 title "spdk_nvme_perf over NVMe/TCP 127.0.0.1, each target on one core; median of $ROUNDS round(s) of ${TIME} s, $(date -u '+%F %H:%M') UTC"
+set ylabel "IOPS"
+set yrange [0:*]
+plot $(IFS=,; echo "${iops[*]}")
+set ylabel "p99 latency, us"
+set yrange [*:*]
+set logscale y
+set format y "%.0f"
+plot $(IFS=,; echo "${p99[*]}")
+unset multiplot
+EOF
+}
+if [ ${#SWEEP_LIST[@]} -gt 0 ]; then
+  if plot; then log "plot: $OUT/qd-sweep.png"
+  elif command -v gnuplot > /dev/null; then log "gnuplot failed: $(tail -n 3 "$OUT/logs/gnuplot.log" | tr '\n' ' ')"; FAILED=1; fi
+fi
 echo
-log "results in $OUT (raw.tsv, table.txt, logs/)"
+log "results in $OUT (raw.tsv, table.txt$([ ${#SWEEP_LIST[@]} = 0 ] || echo ", sweep.tsv, qd-sweep.png"), logs/)"
 exit $FAILED

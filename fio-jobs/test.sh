@@ -3,8 +3,9 @@
 # files stand in for the target and the peer (--device / --peer-device). Checks the usage errors, that
 # every job file runs, the summary rows, the ratio table and the exit status. The connect path
 # (nvme connect, sysfs lookup in lib/fio.sh) runs in the e2e guest, which sources the same library.
-# Also runs engines.sh --smoke (spdk_nvme_perf against nvmf_tgt and both engines, ~25 s): it checks that
-# every target gave a number and the table printed, never a performance figure.
+# Also runs the benchmark kit's smoke (bench.sh --smoke --java-ref HEAD: spdk_nvme_perf against nvmf_tgt,
+# both engines and the java engine of HEAD built in a worktree, QD 1 and 4; ~1 minute plus that build): it
+# checks that every target gave its numbers, the tables printed and the plot is a PNG, never a figure.
 # Needs root (losetup) and fio + jq; prints SKIP and exits 0 when losetup cannot attach here.
 set -uo pipefail
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -36,30 +37,54 @@ WANT_TEXT="no job file" expect_rc "unknown job -> refused" 2 "$RUN" --device /de
 WANT_TEXT="whole seconds" expect_rc "bad runtime -> refused" 2 "$RUN" --device /dev/null --runtime 1s
 WANT_TEXT="the peer needs" expect_rc "half a peer -> refused" 2 "$RUN" --device /dev/null --peer-traddr 127.0.0.1
 
-# engines.sh: its usage errors, then its smoke mode (one short round of one row against the three targets)
+# engines.sh: its usage errors, then the kit (bench.sh --smoke: one short round of one row and a two-point
+# queue-depth sweep against every target, the java engine of HEAD built in a worktree as one more)
 ENGINES=$HERE/engines.sh
 WANT_TEXT="unknown row" expect_rc "engines.sh: unknown row -> usage error" 2 "$ENGINES" --rows nosuch
+WANT_TEXT="unknown row" expect_rc "engines.sh: qd above 128 -> usage error" 2 "$ENGINES" --rows qd1000
 WANT_TEXT="positive whole number" expect_rc "engines.sh: --time 0 -> usage error" 2 "$ENGINES" --time 0
 WANT_TEXT="needs a value" expect_rc "engines.sh: option without its value -> usage error" 2 "$ENGINES" --rounds
+WANT_TEXT="queue depths 1-128" expect_rc "engines.sh: --sweep-qd 0 -> usage error" 2 "$ENGINES" --sweep-qd 1,0
+WANT_TEXT="is no commit" expect_rc "engines.sh: --java-ref of no commit -> usage error" 2 "$ENGINES" --java-ref no-such-ref-here
+WANT_TEXT="no --java-ref of this run" expect_rc "engines.sh: java@ target without its --java-ref -> usage error" 2 "$ENGINES" --targets java@1234567
+WANT_TEXT="unknown option" expect_rc "bench.sh: unknown option -> usage error" 2 "$HERE/bench.sh" --nosuch
 if ! "$HERE/../spdk-jni/spdk-build.sh" > /dev/null 2> "$TMP/spdk.err"; then
-  echo "SKIP  engines.sh --smoke: no SPDK build ($(tail -n 1 "$TMP/spdk.err"))"
+  echo "SKIP  bench.sh --smoke: no SPDK build ($(tail -n 1 "$TMP/spdk.err"))"
 elif [ ! -d "$HERE/../mgmt-api/target/lib" ]; then
-  echo "SKIP  engines.sh --smoke: nvmf4j is not built (mvn -q -DskipTests package)"
+  echo "SKIP  bench.sh --smoke: nvmf4j is not built (mvn -q -DskipTests package)"
 else
   # BENCH_LOCK: a lock to hold while it measures (the one QEMU guests of a shared machine take)
-  "$ENGINES" --smoke --out "$TMP/engines" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/engines.log" 2>&1
+  head=$(git -C "$HERE/.." rev-parse --short=7 HEAD)
+  "$HERE/bench.sh" --smoke --java-ref HEAD --out "$TMP/bench" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/bench.log" 2>&1
   rc=$?
-  [ $rc = 0 ] && ok "engines.sh --smoke: exit 0" || bad "engines.sh --smoke: exit $rc: $(tail -n 5 "$TMP/engines.log" | tr '\n' ' ')"
-  for t in nvmf_tgt spdk java; do
-    if awk -F'\t' -v t=$t '$2 == t && $3 == "qd1" && $4 > 0 {f = 1} END {exit !f}' "$TMP/engines/raw.tsv" 2> /dev/null
-    then ok "engines.sh --smoke: $t gave a 4k randread QD1 number"
-    else bad "engines.sh --smoke: no number for $t in raw.tsv: $(tr '\n' '|' < "$TMP/engines/raw.tsv" 2> /dev/null)"; fi
+  E=$TMP/bench/engines
+  [ $rc = 0 ] && ok "bench.sh --smoke: exit 0" || bad "bench.sh --smoke: exit $rc: $(tail -n 5 "$TMP/bench.log" | tr '\n' ' ')"
+  for t in nvmf_tgt spdk java "java@$head"; do
+    for r in qd1 qd4; do
+      # IOPS, MiB/s, mean and p99 latency (spdk_nvme_perf -L) all there
+      if awk -F'\t' -v t="$t" -v r=$r '$2 == t && $3 == r && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 {f = 1} END {exit !f}' "$E/raw.tsv" 2> /dev/null
+      then ok "bench.sh --smoke: $t gave $r IOPS, MiB/s, mean and p99 latency"
+      else bad "bench.sh --smoke: no $r numbers for $t in raw.tsv: $(tr '\n' '|' < "$E/raw.tsv" 2> /dev/null)"; fi
+    done
+    grep -Eq "\[round 1/1\] $t qd1: [0-9]+ IOPS, [0-9.]+ MiB/s, mean [0-9.]+ us, p99 [0-9.]+ us" "$TMP/bench.log" &&
+      ok "bench.sh --smoke: a progress line for $t qd1" || bad "bench.sh --smoke: no progress line for $t qd1"
   done
-  # the table: its header and one row with three IOPS, MiB/s, mean columns and the two ratios
-  if grep -q '^row .*spdk within 5 %' "$TMP/engines.log" &&
-     grep -Eq '^4k randread QD1 +(\| +[0-9]+ +[0-9.]+ +[0-9.]+ ){3}\| [0-9.]+ +\| [0-9.]+ +\| (yes|NO)' "$TMP/engines.log"
-  then ok "engines.sh --smoke: the table printed with every target's numbers and the ratios"
-  else bad "engines.sh --smoke: no complete table in its output: $(grep -A 2 '^row ' "$TMP/engines.log" | tr '\n' '|')"; fi
+  # the IOPS table: the four targets' IOPS, then the ratios to nvmf_tgt and java/java@HEAD
+  if grep -q "^row .*| java@$head .*| java@$head/tgt .*| java/java@$head .*| spdk within 5 %" "$TMP/bench.log" &&
+     grep -Eq '^4k randread QD1 +(\| +[0-9]+ ){4}(\| [0-9.]+ +){4}\| (yes|NO)' "$TMP/bench.log"
+  then ok "bench.sh --smoke: the table printed with every target's IOPS and the ratios"
+  else bad "bench.sh --smoke: no complete table in its output: $(grep -A 2 '^row ' "$TMP/bench.log" | tr '\n' '|')"; fi
+  grep -Eq '^4k randread QD1 +(\| +[0-9.]+ / +[0-9.]+ *){4}$' "$TMP/bench.log" &&
+    ok "bench.sh --smoke: the latency table (mean / p99) printed" || bad "bench.sh --smoke: no latency table"
+  [ "$(awk -F'\t' 'NR > 1 {print $1}' "$E/sweep.tsv" 2> /dev/null | tr '\n' ' ')" = "1 4 " ] &&
+    ok "bench.sh --smoke: sweep.tsv has QD 1 and 4" || bad "bench.sh --smoke: sweep.tsv: $(tr '\n' '|' < "$E/sweep.tsv" 2> /dev/null)"
+  if [ "$(head -c 8 "$E/qd-sweep.png" 2> /dev/null | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] && [ "$(stat -c %s "$E/qd-sweep.png")" -gt 10000 ]
+  then ok "bench.sh --smoke: qd-sweep.png is a PNG ($(stat -c %s "$E/qd-sweep.png") bytes)"
+  else bad "bench.sh --smoke: no PNG plot: $(file "$E/qd-sweep.png" 2>&1)"; fi
+  # the worktree of HEAD was built, then removed at exit
+  if grep -q "built java@$head in" "$TMP/bench.log" && ! git -C "$HERE/.." worktree list | grep -q "$TMP"
+  then ok "bench.sh --smoke: java@$head built in a worktree that is gone after the run"
+  else bad "bench.sh --smoke: worktree: $(grep -m1 'java@' "$TMP/bench.log"); $(git -C "$HERE/.." worktree list | grep "$TMP")"; fi
 fi
 
 for i in 0 1; do

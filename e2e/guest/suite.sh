@@ -19,6 +19,8 @@
 #      moves I/O between the paths live
 #   4d. DH-HMAC-CHAP (guest/auth.sh, --suite trixie): kernel nvmet, then nvmf4j with hostKeys
 #   4e. NVMe/TCP TLS (guest/tls.sh, --suite trixie): kernel nvmet with tlshd, a PSK in the keyring
+#   4f. the benchmark rows (guest/bench.sh, only with --only bench): fio latency and iops against nvmet, the
+#      java engine and the spdk engine over TCP and RDMA, ratios to nvmet in bench-guest.tsv
 #   (the power cut runs in two boots of its own: guest/powercut.sh)
 #   5. the nvmf4j/nvmet ratio tables (TCP, RDMA), teardown, kernel log check
 # Writes $E2E_RES/results.tsv (check, PASS|FAIL|SKIP, detail), metrics.tsv,
@@ -921,6 +923,11 @@ if want auth; then auth_part; else unselected auth; fi
 # NVMe/TCP TLS with a PSK (guest/tls.sh), the kernel's nvmet and tlshd: the control for nvmf4j's TLS
 . "$HERE/tls.sh"
 if want tls; then tls_part; else unselected tls; fi
+
+# the benchmark kit's rows (guest/bench.sh; run.sh --only bench): fio latency and iops against nvmet, the java
+# engine and the spdk engine over TCP and RDMA, the ratios to nvmet in bench-guest.tsv
+. "$HERE/bench.sh"
+if want bench; then bench_part; else unselected bench; fi
 
 ########################################################################
 hdr "fio latency: nvmf4j / nvmet"

@@ -1,0 +1,93 @@
+#!/bin/bash
+# The benchmark kit (./dev.sh bench installs what it needs, builds and runs this): one run of
+#   1. engines.sh: spdk_nvme_perf against SPDK's nvmf_tgt, the spdk engine, the java engine of this tree and
+#      of every --java-ref, interleaved in rounds, on this machine: the five rows (4 KiB randread QD1 and
+#      QD32, 4 KiB randwrite QD32, 128 KiB randread and randwrite QD8) and the queue-depth sweep (4 KiB
+#      randread QD 1-64) with its plot (IOPS and p99 latency against queue depth, one line per target);
+#   2. with --guest, after 1 (never beside it: the guest loads the CPU): the Linux host's fio rows in the
+#      QEMU guest (e2e/run.sh --only bench): kernel nvmet, the java engine and the spdk engine over TCP and
+#      RDMA (rxe), ratios to nvmet.
+# Every measurement prints a progress line; the tables print the ratios.
+#
+# usage: fio-jobs/bench.sh [options] [-- engines.sh options...]
+#   --rounds N          rounds of engines.sh (default 3)
+#   --time S            seconds per measurement (default 10)
+#   --warmup S          warm-up per measurement (default 2)
+#   --java-ref REF      also the java engine of git commit REF (repeatable): before/after in one run, e.g.
+#                       --java-ref main on a branch
+#   --no-sweep          only the five rows (no queue-depth sweep, no plot)
+#   --guest             then the guest rows (e2e/run.sh --only bench)
+#   --guest-only        only the guest rows
+#   --fio-runtime S     seconds per fio job in the guest (default 10)
+#   --e2e-args "ARGS"   more e2e/run.sh options for the guest rows, e.g. "--idle-strategy busy" (the service
+#                       in the guest runs with run.sh's defaults: idleStrategy backoff, C1 only)
+#   --lock FILE         hold flock FILE while measuring and while the guest runs (the lock QEMU guests of a
+#                       shared machine take)
+#   --out DIR           results (default fio-jobs/out/bench): engines/ (engines.sh's raw.tsv, table.txt,
+#                       sweep.tsv, qd-sweep.png, logs/) and guest/ (e2e/run.sh's results, bench-guest.tsv)
+#   --docs              also copy the plot to docs/bench-qd-sweep.png (docs/BENCHMARKS.md shows it)
+#   --smoke             engines.sh --smoke with a sweep of QD 1 and 4 (CI: every target gives a number, the
+#                       plot is drawn)
+# Exit status: 0 when every part measured every cell; 1 otherwise; 2 for a usage error.
+set -uo pipefail
+HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+die() { echo "bench.sh: $*" >&2; exit 2; }
+log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*"; }
+
+ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0
+while [ $# -gt 0 ]; do
+  opt=$1; shift
+  case $opt in
+    --rounds|--time|--warmup|--java-ref|--fio-runtime|--lock|--out|--e2e-args)
+      [ $# -gt 0 ] || die "$opt needs a value (see --help)" ;;
+  esac
+  case $opt in
+    --rounds|--time|--warmup|--java-ref) ENGINE_ARGS+=("$opt" "$1"); shift ;;
+    --no-sweep) SWEEP=() ;;
+    --guest) GUEST=1 ;;
+    --guest-only) GUEST=1 LOCAL=0 ;;
+    --fio-runtime) FIO_RUNTIME=$1; shift ;;
+    --e2e-args) read -ra E2E_ARGS <<< "$1"; shift ;;
+    --lock) LOCK=$1; shift ;;
+    --out) OUT=$1; shift ;;
+    --docs) DOCS=1 ;;
+    --smoke) ENGINE_ARGS+=(--smoke) SWEEP=(--sweep-qd 1,4) ;;
+    --) ENGINE_ARGS+=("$@"); break ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option $opt (see --help)" ;;
+  esac
+done
+[[ $FIO_RUNTIME =~ ^[1-9][0-9]*$ ]] || die "--fio-runtime takes whole seconds, not '$FIO_RUNTIME'"
+[ "$DOCS" = 0 ] || [ "$LOCAL" = 1 ] || die "--docs needs the local rows (the plot comes from them)"
+mkdir -p "$OUT" || die "cannot create $OUT"
+OUT=$(cd "$OUT" && pwd)
+
+RC=0
+if [ "$LOCAL" = 1 ]; then
+  log "local rows: fio-jobs/engines.sh ${SWEEP[*]} ${ENGINE_ARGS[*]} (results in $OUT/engines)"
+  "$HERE/engines.sh" "${SWEEP[@]}" ${LOCK:+--lock "$LOCK"} --out "$OUT/engines" "${ENGINE_ARGS[@]}"
+  rc=$?
+  [ $rc = 2 ] && exit 2
+  [ $rc = 0 ] || RC=1
+  if [ "$DOCS" = 1 ]; then
+    if [ -s "$OUT/engines/qd-sweep.png" ]; then
+      cp "$OUT/engines/qd-sweep.png" "$ROOT/docs/bench-qd-sweep.png" && log "plot copied to docs/bench-qd-sweep.png"
+    else
+      log "no plot to copy into docs/ (see $OUT/engines/logs/gnuplot.log)"; RC=1
+    fi
+  fi
+fi
+
+if [ "$GUEST" = 1 ]; then
+  # after the local rows: a guest and a benchmark never run side by side
+  log "guest rows: e2e/run.sh --only bench --fio-runtime $FIO_RUNTIME ${E2E_ARGS[*]} (results in $OUT/guest)"
+  lock=(); [ -z "$LOCK" ] || lock=(flock "$LOCK")
+  "${lock[@]}" "$ROOT/e2e/run.sh" --quiet --no-build --only bench --fio-runtime "$FIO_RUNTIME" \
+    --out "$OUT/guest" "${E2E_ARGS[@]}" > "$OUT/guest.log" 2>&1
+  rc=$?
+  sed -n '/benchmark rows/,$p' "$OUT/guest.log"
+  [ $rc = 0 ] || { RC=1; log "the guest run failed (exit $rc): see $OUT/guest.log and $OUT/guest/"; tail -n 5 "$OUT/guest.log"; }
+fi
+log "results in $OUT"
+exit $RC
