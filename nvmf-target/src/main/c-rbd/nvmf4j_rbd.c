@@ -276,27 +276,50 @@ static jint header_oid(JNIEnv *env, jclass cls, jlong img, jbyteArray out)
 	return n;
 }
 
-/* rbd_metadata_get of key into out: the value's length, -ENOENT when absent, -ERANGE when out is too small. */
-static jint metadata_get(JNIEnv *env, jclass cls, jlong img, jstring key, jbyteArray out)
+/*
+ * The value of metadata key (omap key "metadata_<key>" of the header object oid, as rbd_metadata_get reads it)
+ * into out: its length, -ENOENT when absent, -ERANGE when out is too small. Plain librados, not librbd: it runs
+ * in the header watch's callback, where a librbd call would wait for librbd's own handling of the same
+ * notification (queued behind this callback) and never return.
+ */
+static jint metadata_get(JNIEnv *env, jclass cls, jlong io, jstring oid, jstring key, jbyteArray out)
 {
+	const char *o = (*env)->GetStringUTFChars(env, oid, NULL);
 	const char *k = (*env)->GetStringUTFChars(env, key, NULL);
-	if (!k)
-		return -ENOMEM;
-	jsize cap = (*env)->GetArrayLength(env, out);
-	char *buf = malloc((size_t)cap + 1);
-	size_t len = (size_t)cap + 1;
-	int rc = buf ? rbd_metadata_get(H2P(rbd_image_t, img), k, buf, &len) : -ENOMEM;
-	(*env)->ReleaseStringUTFChars(env, key, k);
+	char omap_key[256];
+	int rc = o && k ? 0 : -ENOMEM;
+	if (rc == 0 && snprintf(omap_key, sizeof(omap_key), "metadata_%s", k) >= (int)sizeof(omap_key))
+		rc = -ENAMETOOLONG;
 	if (rc == 0) {
-		size_t n = strnlen(buf, len);
-		if (n > (size_t)cap)
-			rc = -ERANGE;
-		else {
-			(*env)->SetByteArrayRegion(env, out, 0, (jsize)n, (const jbyte *)buf);
-			rc = (int)n;
+		rados_read_op_t op = rados_create_read_op();
+		rados_omap_iter_t iter = NULL;
+		int prval = 0;
+		const char *keys[] = { omap_key };
+		rados_read_op_omap_get_vals_by_keys(op, keys, 1, &iter, &prval);
+		rc = rados_read_op_operate(op, H2P(rados_ioctx_t, io), o, 0);
+		if (rc == 0)
+			rc = prval;
+		if (rc == 0) {
+			char *ik = NULL, *iv = NULL;
+			size_t ilen = 0;
+			rc = rados_omap_get_next(iter, &ik, &iv, &ilen);
+			if (rc == 0 && !ik)
+				rc = -ENOENT;
+			else if (rc == 0 && ilen > (size_t)(*env)->GetArrayLength(env, out))
+				rc = -ERANGE;
+			else if (rc == 0) {
+				(*env)->SetByteArrayRegion(env, out, 0, (jsize)ilen, (const jbyte *)iv);
+				rc = (int)ilen;
+			}
 		}
+		if (iter)
+			rados_omap_get_end(iter);
+		rados_release_read_op(op);
 	}
-	free(buf);
+	if (o)
+		(*env)->ReleaseStringUTFChars(env, oid, o);
+	if (k)
+		(*env)->ReleaseStringUTFChars(env, key, k);
 	return rc;
 }
 
@@ -496,7 +519,7 @@ static const JNINativeMethod methods[] = {
 	{ "aioDiscard", "(JJJJ)I", (void *)aio_discard },
 	{ "aioWriteZeroes", "(JJJJ)I", (void *)aio_write_zeroes },
 	{ "headerOid", "(J[B)I", (void *)header_oid },
-	{ "metadataGet", "(JLjava/lang/String;[B)I", (void *)metadata_get },
+	{ "metadataGet", "(JLjava/lang/String;Ljava/lang/String;[B)I", (void *)metadata_get },
 	{ "metadataCas", "(JLjava/lang/String;Ljava/lang/String;[B[B)I", (void *)metadata_cas },
 	{ "watch", "(JLjava/lang/String;J)J", (void *)watch_object },
 	{ "unwatch", "(J)I", (void *)unwatch_object },

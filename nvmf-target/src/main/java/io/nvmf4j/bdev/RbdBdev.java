@@ -65,8 +65,11 @@ public final class RbdBdev extends AbstractBdev {
         new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Serializes the control calls (watch, exclusive lock); never taken on the I/O path. */
     private final Object control = new Object();
-    /** The image's header object, {@code rbd_header.<id>}; null until first needed. Guarded by control. */
-    private String headerOid;
+    /**
+     * The image's header object, {@code rbd_header.<id>}; null until first needed (set under control, read without
+     * it: the watch callback must not wait for a control call, which may itself wait for librbd's callbacks).
+     */
+    private volatile String headerOid;
     /** The header watch's handle, 0 when none. Guarded by control. */
     private long watch;
 
@@ -221,7 +224,7 @@ public final class RbdBdev extends AbstractBdev {
     public byte[] metadata(String key) throws java.io.IOException {
         byte[] out = new byte[4096];
         while (true) {
-            int n = RbdNative.metadataGet(image, key, out);
+            int n = RbdNative.metadataGet(ioctx, headerOid(), key, out);
             if (n == -RbdNative.ENOENT) {
                 return null;
             }
@@ -300,6 +303,10 @@ public final class RbdBdev extends AbstractBdev {
     }
 
     private String headerOid() throws java.io.IOException {
+        String known = headerOid;
+        if (known != null) {
+            return known;
+        }
         synchronized (control) {
             if (headerOid == null) {
                 byte[] out = new byte[128];

@@ -76,8 +76,11 @@ final class RbdNative {
     static native int aioWriteZeroes(long image, long tag, long offset, long length);
     /** The name of the image's header object into {@code out}: its length or -errno. */
     static native int headerOid(long image, byte[] out);
-    /** The value of metadata {@code key} into {@code out}: its length, -ENOENT, -ERANGE (out too small), -errno. */
-    static native int metadataGet(long image, String key, byte[] out);
+    /**
+     * The value of metadata {@code key} of the image with header object {@code headerOid} into {@code out}, read
+     * with librados (safe in a watch callback, unlike librbd): its length, -ENOENT, -ERANGE (out too small), -errno.
+     */
+    static native int metadataGet(long ioctx, String headerOid, String key, byte[] out);
     /** Sets metadata {@code key} to {@code value} if it is still {@code expected} (null: absent): 0, -ECANCELED. */
     static native int metadataCas(long ioctx, String headerOid, String key, byte[] expected, byte[] value);
     /** Watches {@code oid}: the watch's handle or -errno; notifications call {@link #headerUpdated}. */
