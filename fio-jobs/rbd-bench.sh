@@ -34,56 +34,38 @@ while [ $# -gt 0 ]; do
   shift
 done
 if pgrep -a qemu-system >/dev/null; then die "a QEMU guest runs on this machine: benchmarks wait for it to end"; fi
-[ -x "$ROOT/bin/nvmf4j-target" ] && [ -d "$ROOT/mgmt-api/target/lib" ] || die "no build: mvn -q -DskipTests package"
-if [ -z "$SPDK" ]; then
-  SPDK=$(ls -d "${NVMF4J_CACHE:-$HOME/.cache/nvmf4j}"/spdk-*/ 2>/dev/null | head -n 1)
-fi
-PERF=$(find "${SPDK:-/nonexistent}" -name spdk_nvme_perf -type f -perm -u+x 2>/dev/null | head -n 1)
-[ -n "$PERF" ] || die "no spdk_nvme_perf under ${SPDK:-(no SPDK: set --spdk-dir)}"
-
-rm -rf "$OUT"; mkdir -p "$OUT"
-TMP=$(mktemp -d /tmp/nvmf4j-rbd-bench.XXXXXX)
-CLUSTER=$TMP/ceph
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do
-    kill "$p" 2>/dev/null && { for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; }
-    kill -9 "$p" 2>/dev/null
-  done
-  "$ROOT/e2e/ceph/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=fio-jobs/lib/ceph.sh
+. "$HERE/lib/ceph.sh"
+ceph_run_setup rbd-bench '*/spdk_nvme_perf'; PERF=$TOOL
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
 log "starting the Ceph cluster (e2e/ceph/cluster.sh)"
-"$ROOT/e2e/ceph/cluster.sh" start "$CLUSTER" > "$TMP/ceph.env" 2>> "$OUT/ceph-start.log" \
-  || { tail -5 "$OUT/ceph-start.log"; die "the cluster did not start"; }
-# shellcheck disable=SC1090 # KEY=VALUE lines of cluster.sh
-. "$TMP/ceph.env"
-rbd_admin() { timeout 600 rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" "$@"; }
+ceph_start
 IMAGE=bench
 rbd_admin create "$CEPH_POOL/$IMAGE" --size "${IMAGE_MB}M" || die "rbd create failed"
 log "filling $CEPH_POOL/$IMAGE ($IMAGE_MB MiB) so reads hit written objects"
 rbd_admin bench --io-type write --io-pattern seq --io-size 4M --io-threads 4 --io-total "${IMAGE_MB}M" \
   "$CEPH_POOL/$IMAGE" >> "$OUT/fill.log" 2>&1 || die "filling the image failed"
 
-# rbd bench for TIME seconds' worth of ops is not a flag: run a fixed total sized from a short probe
-# rbdbench type : sets RES to the IOPS of rbd bench (4 KiB, random, 32 threads)
-rbdbench() {
-  local total_ops=$((IOPS_GUESS * TIME))
-  RES=$(rbd_admin bench --io-type "$1" --io-pattern rand --io-size 4096 --io-threads 32 \
-    --io-total $((total_ops * 4096)) "$CEPH_POOL/$IMAGE" 2>&1 | tee -a "$OUT/rbd-bench.log" \
-    | awk '/^elapsed:/ {for (i = 1; i <= NF; i++) if ($i == "ops/sec:") print $(i + 1)}')
+# rbd bench has no flag for a duration: each measured run does a fixed number of ops, sized from a short
+# probe of the same type (reads and writes run at very different rates) to last about TIME s.
+# rbd_ops type ops : prints the ops/sec of rbd bench's summary line
+#   "elapsed: 18   ops: 62040   ops/sec: 3356.42   bytes/sec: 13 MiB/s" (Ceph 16.2), nothing when it failed
+rbd_ops() {
+  rbd_admin bench --io-type "$1" --io-pattern rand --io-size 4096 --io-threads 32 --io-total $(($2 * 4096)) \
+    "$CEPH_POOL/$IMAGE" 2>&1 | tee -a "$OUT/rbd-bench.log" \
+    | awk '/^elapsed:/ {for (i = 1; i < NF; i++) if ($i == "ops/sec:" && $(i + 1) ~ /^[0-9.]+$/) print $(i + 1)}'
 }
-IOPS_GUESS=300
-rbdbench write; probe=${RES%.*}
-[ -n "$probe" ] && [ "$probe" -gt 0 ] && IOPS_GUESS=$probe
-log "rbd bench probe: ${RES:-?} IOPS (sizes the measured runs to about $TIME s)"
+# rbdbench type : sets RES to the IOPS of rbd bench (4 KiB, random, 32 threads) over about TIME s
+rbdbench() {
+  local probe guess
+  probe=$(rbd_ops "$1" 4096); guess=${probe%.*}
+  [ -n "$guess" ] && [ "$guess" -gt 0 ] 2>/dev/null || guess=300
+  log "rbd bench $1 probe: ${probe:-?} IOPS (sizes the measured run to about $TIME s)"
+  RES=$(rbd_ops "$1" $((guess * TIME)))
+}
 
 # the target: the java engine, one rbd namespace on the same image, NVMe/TCP on a free port
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT=$(free_port) NQN=nqn.2026-12.io.nvmf4j:rbd-bench STATE=$TMP/state
 mkdir -p "$STATE"
 cat > "$STATE/config.json" << EOF
@@ -95,14 +77,7 @@ cat > "$STATE/config.json" << EOF
    "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT}]}],
  "api": {"port": 0}}
 EOF
-"$ROOT/bin/nvmf4j-target" --state-dir "$STATE" --config "$STATE/config.json" >> "$OUT/target.log" 2>&1 &
-TPID=$!; PIDS+=("$TPID")
-for _ in $(seq 1 600); do
-  grep -q "listening on tcp 127.0.0.1:$PORT " "$OUT/target.log" && break
-  kill -0 "$TPID" 2>/dev/null || break
-  sleep 0.1
-done
-grep -q "listening on tcp 127.0.0.1:$PORT " "$OUT/target.log" || { tail -8 "$OUT/target.log"; die "the target did not start"; }
+target_start "$STATE" "$OUT/target.log" "$PORT"
 
 # perf rw : spdk_nvme_perf 4 KiB QD32 for TIME s; sets RES to its IOPS
 perf() {

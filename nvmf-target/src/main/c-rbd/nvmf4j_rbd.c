@@ -8,6 +8,14 @@
  * RbdNative.completed(tag, rc). Nothing is allocated on the Java heap per I/O; librbd allocates its
  * completion natively, released in the callback.
  *
+ * Shared state of the image (the reservation both gateways of an image keep): a metadata key read with
+ * rbd_metadata_get and changed by compare-and-swap (one librados write op on the image's header object:
+ * omap_cmp of the key's value as read, then omap_set; another writer in between fails it with -ECANCELED),
+ * a watch of the header object whose callback calls RbdNative.headerUpdated(tag) before it acknowledges, and a
+ * notify with an empty payload (librbd takes it as a header update too) that returns once every watcher has
+ * acknowledged or the timeout has passed. The image's exclusive lock: rbd_lock_acquire / rbd_lock_release and
+ * rbd_lock_break of the current owners (which blocklists them).
+ *
  * Conventions (as in rdma-cm's nvmf4j_rdma): calls return a value or a negative errno and never throw;
  * JNI_OnLoad checks the ABI version against RbdNative.ABI_VERSION and registers the natives.
  */
@@ -19,11 +27,12 @@
 #include <rbd/librbd.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal RbdNative.ABI_VERSION. */
-#define NVMF4J_RBD_ABI_VERSION 1
+#define NVMF4J_RBD_ABI_VERSION 2
 #define NATIVE_CLASS "io/nvmf4j/bdev/RbdNative"
 
 #define H2P(type, h) ((type)(uintptr_t)(h))
@@ -32,6 +41,7 @@
 static JavaVM *jvm;
 static jclass native_class;
 static jmethodID completed_method;
+static jmethodID header_updated_method;
 static pthread_key_t attached_key;
 
 static jint abi_version(JNIEnv *env, jclass cls)
@@ -173,21 +183,30 @@ static void detach_thread(void *unused)
 	(*jvm)->DetachCurrentThread(jvm);
 }
 
+/* Attaches the calling librbd / librados thread to the JVM (once, as a daemon); NULL when that fails. */
+static JNIEnv *attached_env(const char *name)
+{
+	JNIEnv *env;
+	if ((*jvm)->GetEnv(jvm, (void **)&env, JNI_VERSION_1_8) == JNI_EDETACHED) {
+		JavaVMAttachArgs args = { JNI_VERSION_1_8, (char *)name, NULL };
+		if ((*jvm)->AttachCurrentThreadAsDaemon(jvm, (void **)&env, &args) != JNI_OK)
+			return NULL;
+		pthread_setspecific(attached_key, env);
+	}
+	return env;
+}
+
 /* The completion callback on a librbd thread: attach once, hand tag and result to RbdNative.completed. */
 static void completed(rbd_completion_t c, void *arg)
 {
 	jlong tag = (jlong)(intptr_t)arg;
 	jlong rc = (jlong)rbd_aio_get_return_value(c);
 	rbd_aio_release(c);
-	JNIEnv *env;
-	if ((*jvm)->GetEnv(jvm, (void **)&env, JNI_VERSION_1_8) == JNI_EDETACHED) {
-		JavaVMAttachArgs args = { JNI_VERSION_1_8, "rbd-completion", NULL };
-		if ((*jvm)->AttachCurrentThreadAsDaemon(jvm, (void **)&env, &args) != JNI_OK) {
-			fprintf(stderr, "nvmf4j_rbd: cannot attach a librbd thread to the JVM; I/O %lld is lost\n",
-				(long long)tag);
-			return;
-		}
-		pthread_setspecific(attached_key, env);
+	JNIEnv *env = attached_env("rbd-completion");
+	if (!env) {
+		fprintf(stderr, "nvmf4j_rbd: cannot attach a librbd thread to the JVM; I/O %lld is lost\n",
+			(long long)tag);
+		return;
 	}
 	(*env)->CallStaticVoidMethod(env, native_class, completed_method, tag, rc);
 	if ((*env)->ExceptionCheck(env)) {
@@ -242,6 +261,245 @@ static jint aio_write_zeroes(JNIEnv *env, jclass cls, jlong img, jlong tag, jlon
 	SUBMIT(rbd_aio_write_zeroes(H2P(rbd_image_t, img), (uint64_t)off, (size_t)len, c, 0, 0));
 }
 
+/* "rbd_header.<id>" (the header object of a format 2 image) into out; its length or a negative errno. */
+static jint header_oid(JNIEnv *env, jclass cls, jlong img, jbyteArray out)
+{
+	char id[96];
+	int rc = rbd_get_id(H2P(rbd_image_t, img), id, sizeof(id));
+	if (rc < 0)
+		return rc;
+	char oid[128];
+	int n = snprintf(oid, sizeof(oid), "rbd_header.%s", id);
+	if (n >= (int)sizeof(oid) || n > (*env)->GetArrayLength(env, out))
+		return -ERANGE;
+	(*env)->SetByteArrayRegion(env, out, 0, n, (const jbyte *)oid);
+	return n;
+}
+
+/*
+ * The value of metadata key (omap key "metadata_<key>" of the header object oid, as rbd_metadata_get reads it)
+ * into out: its length, -ENOENT when absent, -ERANGE when out is too small. Plain librados, not librbd: it runs
+ * in the header watch's callback, where a librbd call would wait for librbd's own handling of the same
+ * notification (queued behind this callback) and never return.
+ */
+static jint metadata_get(JNIEnv *env, jclass cls, jlong io, jstring oid, jstring key, jbyteArray out)
+{
+	const char *o = (*env)->GetStringUTFChars(env, oid, NULL);
+	const char *k = (*env)->GetStringUTFChars(env, key, NULL);
+	char omap_key[256];
+	int rc = o && k ? 0 : -ENOMEM;
+	if (rc == 0 && snprintf(omap_key, sizeof(omap_key), "metadata_%s", k) >= (int)sizeof(omap_key))
+		rc = -ENAMETOOLONG;
+	if (rc == 0) {
+		rados_read_op_t op = rados_create_read_op();
+		rados_omap_iter_t iter = NULL;
+		int prval = 0;
+		const char *keys[] = { omap_key };
+		rados_read_op_omap_get_vals_by_keys(op, keys, 1, &iter, &prval);
+		rc = rados_read_op_operate(op, H2P(rados_ioctx_t, io), o, 0);
+		if (rc == 0)
+			rc = prval;
+		if (rc == 0) {
+			char *ik = NULL, *iv = NULL;
+			size_t ilen = 0;
+			rc = rados_omap_get_next(iter, &ik, &iv, &ilen);
+			if (rc == 0 && !ik)
+				rc = -ENOENT;
+			else if (rc == 0 && ilen > (size_t)(*env)->GetArrayLength(env, out))
+				rc = -ERANGE;
+			else if (rc == 0) {
+				(*env)->SetByteArrayRegion(env, out, 0, (jsize)ilen, (const jbyte *)iv);
+				rc = (int)ilen;
+			}
+		}
+		if (iter)
+			rados_omap_get_end(iter);
+		rados_release_read_op(op);
+	}
+	if (o)
+		(*env)->ReleaseStringUTFChars(env, oid, o);
+	if (k)
+		(*env)->ReleaseStringUTFChars(env, key, k);
+	return rc;
+}
+
+/*
+ * Sets metadata key (omap key "metadata_<key>" of the header object oid) to value if its value is still
+ * expected (null: the key is absent; the OSD compares an absent key as empty). 0, -ECANCELED when another
+ * writer changed it meanwhile, or another negative errno.
+ */
+static jint metadata_cas(JNIEnv *env, jclass cls, jlong io, jstring oid, jstring key, jbyteArray expected,
+			 jbyteArray value)
+{
+	const char *o = (*env)->GetStringUTFChars(env, oid, NULL);
+	const char *k = (*env)->GetStringUTFChars(env, key, NULL);
+	jsize elen = expected ? (*env)->GetArrayLength(env, expected) : 0;
+	jsize vlen = (*env)->GetArrayLength(env, value);
+	char *ebuf = malloc((size_t)elen + 1);
+	char *vbuf = malloc((size_t)vlen + 1);
+	char omap_key[256];
+	int rc = o && k && ebuf && vbuf ? 0 : -ENOMEM;
+	if (rc == 0 && snprintf(omap_key, sizeof(omap_key), "metadata_%s", k) >= (int)sizeof(omap_key))
+		rc = -ENAMETOOLONG;
+	if (rc == 0) {
+		if (expected)
+			(*env)->GetByteArrayRegion(env, expected, 0, elen, (jbyte *)ebuf);
+		(*env)->GetByteArrayRegion(env, value, 0, vlen, (jbyte *)vbuf);
+		rados_write_op_t op = rados_create_write_op();
+		int prval = 0;
+		const char *keys[] = { omap_key };
+		const char *vals[] = { vbuf };
+		size_t lens[] = { (size_t)vlen };
+		rados_write_op_omap_cmp(op, omap_key, LIBRADOS_CMPXATTR_OP_EQ, ebuf, (size_t)elen, &prval);
+		rados_write_op_omap_set(op, keys, vals, lens, 1);
+		rc = rados_write_op_operate(op, H2P(rados_ioctx_t, io), o, NULL, 0);
+		rados_release_write_op(op);
+	}
+	if (o)
+		(*env)->ReleaseStringUTFChars(env, oid, o);
+	if (k)
+		(*env)->ReleaseStringUTFChars(env, key, k);
+	free(ebuf);
+	free(vbuf);
+	return rc;
+}
+
+/* A watch of one object: what its callback needs to acknowledge and to tell Java. */
+struct watch {
+	rados_ioctx_t io;
+	char oid[128];
+	jlong tag;
+	uint64_t cookie;
+};
+
+static void call_header_updated(struct watch *w, jint err)
+{
+	JNIEnv *env = attached_env("rbd-watch");
+	if (!env) {
+		fprintf(stderr, "nvmf4j_rbd: cannot attach a librados thread to the JVM\n");
+		return;
+	}
+	(*env)->CallStaticVoidMethod(env, native_class, header_updated_method, w->tag, err);
+	if ((*env)->ExceptionCheck(env)) {
+		(*env)->ExceptionDescribe(env);
+		(*env)->ExceptionClear(env);
+	}
+}
+
+/*
+ * A notification on the header object: Java re-reads what it keeps there, then the notifier hears the ack. Our
+ * own client's notifications are acknowledged at once (this process changed the state and knows it already).
+ */
+static void watch_notified(void *arg, uint64_t notify_id, uint64_t handle, uint64_t notifier_id, void *data,
+			   size_t len)
+{
+	struct watch *w = arg;
+	if (notifier_id != rados_get_instance_id(rados_ioctx_get_cluster(w->io)))
+		call_header_updated(w, 0);
+	rados_notify_ack(w->io, w->oid, notify_id, handle, NULL, 0);
+}
+
+/* The watch broke (the connection to the OSD was lost): Java re-reads and watches again. */
+static void watch_failed(void *arg, uint64_t cookie, int err)
+{
+	call_header_updated(arg, err < 0 ? err : -err);
+}
+
+/* rados_watch2 of oid; the watch's handle, or a negative errno. */
+static jlong watch_object(JNIEnv *env, jclass cls, jlong io, jstring oid, jlong tag)
+{
+	const char *o = (*env)->GetStringUTFChars(env, oid, NULL);
+	if (!o)
+		return -ENOMEM;
+	struct watch *w = calloc(1, sizeof(*w));
+	int rc = w ? 0 : -ENOMEM;
+	if (rc == 0 && snprintf(w->oid, sizeof(w->oid), "%s", o) >= (int)sizeof(w->oid))
+		rc = -ENAMETOOLONG;
+	(*env)->ReleaseStringUTFChars(env, oid, o);
+	if (rc == 0) {
+		w->io = H2P(rados_ioctx_t, io);
+		w->tag = tag;
+		rc = rados_watch2(w->io, w->oid, &w->cookie, watch_notified, watch_failed, w);
+	}
+	if (rc < 0) {
+		free(w);
+		return rc;
+	}
+	return P2H(w);
+}
+
+/* Ends a watch (waiting for callbacks under way) and frees it. */
+static jint unwatch_object(JNIEnv *env, jclass cls, jlong handle)
+{
+	struct watch *w = H2P(struct watch *, handle);
+	int rc = rados_unwatch2(w->io, w->cookie);
+	rados_watch_flush(rados_ioctx_get_cluster(w->io));
+	free(w);
+	return rc;
+}
+
+/* An empty notification on oid, waiting up to timeout_ms for every watcher's ack: 0 or a negative errno. */
+static jint notify_object(JNIEnv *env, jclass cls, jlong io, jstring oid, jint timeout_ms)
+{
+	const char *o = (*env)->GetStringUTFChars(env, oid, NULL);
+	if (!o)
+		return -ENOMEM;
+	char *reply = NULL;
+	size_t reply_len = 0;
+	int rc = rados_notify2(H2P(rados_ioctx_t, io), o, "", 0, (uint64_t)timeout_ms, &reply, &reply_len);
+	if (reply)
+		rados_buffer_free(reply);
+	(*env)->ReleaseStringUTFChars(env, oid, o);
+	return rc;
+}
+
+/* rbd_lock_acquire(EXCLUSIVE): 0, -EROFS when a peer holds it explicitly, or another negative errno. */
+static jint lock_acquire(JNIEnv *env, jclass cls, jlong img)
+{
+	return rbd_lock_acquire(H2P(rbd_image_t, img), RBD_LOCK_MODE_EXCLUSIVE);
+}
+
+static jint lock_release(JNIEnv *env, jclass cls, jlong img)
+{
+	return rbd_lock_release(H2P(rbd_image_t, img));
+}
+
+/* 1 when this client owns the exclusive lock, 0 when not, or a negative errno. */
+static jint lock_owned(JNIEnv *env, jclass cls, jlong img)
+{
+	int owner = 0;
+	int rc = rbd_is_exclusive_lock_owner(H2P(rbd_image_t, img), &owner);
+	return rc < 0 ? rc : owner != 0;
+}
+
+/* Breaks the exclusive lock of every other owner (librbd blocklists them): how many, or a negative errno. */
+static jint lock_break_others(JNIEnv *env, jclass cls, jlong img)
+{
+	rbd_image_t image = H2P(rbd_image_t, img);
+	int owner = 0;
+	int rc = rbd_is_exclusive_lock_owner(image, &owner);
+	if (rc < 0 || owner)
+		return rc;
+	rbd_lock_mode_t mode;
+	char *owners[8];
+	size_t n = 8;
+	rc = rbd_lock_get_owners(image, &mode, owners, &n);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	int broken = 0;
+	for (size_t i = 0; i < n && rc >= 0; i++) {
+		rc = rbd_lock_break(image, mode, owners[i]);
+		if (rc == 0)
+			broken++;
+		else if (rc == -ENOENT)
+			rc = 0;
+	}
+	rbd_lock_get_owners_cleanup(owners, n);
+	return rc < 0 ? rc : broken;
+}
+
 static const JNINativeMethod methods[] = {
 	{ "abiVersion", "()I", (void *)abi_version },
 	{ "strerror", "(I)Ljava/lang/String;", (void *)str_error },
@@ -260,6 +518,16 @@ static const JNINativeMethod methods[] = {
 	{ "aioFlush", "(JJ)I", (void *)aio_flush },
 	{ "aioDiscard", "(JJJJ)I", (void *)aio_discard },
 	{ "aioWriteZeroes", "(JJJJ)I", (void *)aio_write_zeroes },
+	{ "headerOid", "(J[B)I", (void *)header_oid },
+	{ "metadataGet", "(JLjava/lang/String;Ljava/lang/String;[B)I", (void *)metadata_get },
+	{ "metadataCas", "(JLjava/lang/String;Ljava/lang/String;[B[B)I", (void *)metadata_cas },
+	{ "watch", "(JLjava/lang/String;J)J", (void *)watch_object },
+	{ "unwatch", "(J)I", (void *)unwatch_object },
+	{ "notify", "(JLjava/lang/String;I)I", (void *)notify_object },
+	{ "lockAcquire", "(J)I", (void *)lock_acquire },
+	{ "lockRelease", "(J)I", (void *)lock_release },
+	{ "lockOwned", "(J)I", (void *)lock_owned },
+	{ "lockBreakOthers", "(J)I", (void *)lock_break_others },
 };
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
@@ -274,6 +542,9 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 		return JNI_ERR; /* NoSuchMethodError pending */
 	completed_method = (*env)->GetStaticMethodID(env, cls, "completed", "(JJ)V");
 	if (!completed_method)
+		return JNI_ERR;
+	header_updated_method = (*env)->GetStaticMethodID(env, cls, "headerUpdated", "(JI)V");
+	if (!header_updated_method)
 		return JNI_ERR;
 	native_class = (*env)->NewGlobalRef(env, cls);
 	if (!native_class || pthread_key_create(&attached_key, detach_thread) != 0)

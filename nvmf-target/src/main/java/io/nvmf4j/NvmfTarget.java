@@ -4,6 +4,7 @@ import io.nvmf4j.bdev.BdevException;
 import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.bdev.BlockDevices;
 import io.nvmf4j.bdev.ErrorBdev;
+import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
@@ -139,6 +140,9 @@ public final class NvmfTarget implements Engine {
         for (SubsystemConfig s : config.subsystems) {
             target.addSubsystem(buildSubsystem(s));
         }
+        for (SubsystemConfig s : config.subsystems) {
+            syncExclusiveLocks(s);
+        }
         pollGroups = new PollGroups(config.cores, config.idleStrategy,
             config.pollGroupCores == null ? null : io.nvmf4j.config.SpdkCores.parse(config.pollGroupCores));
         dispatcher = new CommandDispatcher(target);
@@ -252,6 +256,30 @@ public final class NvmfTarget implements Engine {
         return s;
     }
 
+    /**
+     * Holds the exclusive lock of every image of an rbd bdev with {@code exclusiveLock} whose namespace's ANA group is
+     * optimized through a listener of {@code sc} on this target, and gives up the others' (BdevConfig#exclusiveLock).
+     */
+    private void syncExclusiveLocks(SubsystemConfig sc) throws IOException {
+        Subsystem live = target.subsystem(sc.nqn);
+        for (NamespaceConfig n : sc.namespaces) {
+            BdevConfig bc = config.bdevs.stream().filter(b -> b.name.equals(n.bdev)).findFirst().orElse(null);
+            if (bc == null || !bc.exclusiveLockOrDefault() || !(bdevs.get(n.bdev) instanceof RbdBdev rbd)) {
+                continue;
+            }
+            int group = n.anaGroupOrDefault();
+            boolean optimized = false;
+            for (ListenerConfig l : sc.listeners) {
+                optimized |= live.anaPort(l).state(group) == AnaState.OPTIMIZED;
+            }
+            if (optimized) {
+                rbd.acquireExclusiveLock();
+            } else {
+                rbd.releaseExclusiveLock();
+            }
+        }
+    }
+
     /** The live namespace, with its kept reservation; conflict when that cannot be read (see ReservationFiles#load). */
     private Namespace namespaceOf(NamespaceConfig n) {
         Namespace ns = new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid), uuidBytes(n.uuid),
@@ -261,6 +289,12 @@ public final class NvmfTarget implements Engine {
         Reservation again = parked.remove(n.nguid.toLowerCase(java.util.Locale.ROOT));
         if (again != null) {
             ns.reservation(again); // removed and added again within one change: the same reservation goes on
+        } else if (ns.bdev() instanceof RbdBdev rbd) {
+            try {
+                ns.reservation(ReservationMetadata.open(rbd)); // shared with every target serving the image
+            } catch (IOException e) {
+                throw ControlException.conflict("namespace " + n.nsid + ": " + e.getMessage());
+            }
         } else if (stateDir != null) {
             Path file = ReservationFiles.fileFor(stateDir, n.nguid);
             Reservation.State kept;
@@ -692,8 +726,18 @@ public final class NvmfTarget implements Engine {
         TargetConfig next = validatedWith(c -> ConfigDocument.putAnaState(
             ConfigDocument.listener(subsystemConfig(c, nqn), l), group, state));
         Subsystem live = liveSubsystem(nqn);
-        config = next;
+        AnaState before = live.anaPort(l).state(group);
         if (live.anaPort(l).set(group, AnaState.byName(state))) {
+            try {
+                syncExclusiveLocks(subsystemConfig(config, nqn));
+            } catch (IOException e) {
+                live.anaPort(l).set(group, before);
+                throw ControlException.conflict("subsystem " + nqn + ": ANA group " + group + " stays " +
+                    before.configName() + " through " + l + ": " + e.getMessage());
+            }
+        }
+        config = next;
+        if (live.anaPort(l).state(group) != before) {
             LOG.info("subsystem {}: ANA group {} is {} through listener {}", nqn, group, state, l);
             for (Controller c : live.controllers()) {
                 if (l.equals(c.adminQueue().listener())) {
@@ -817,6 +861,11 @@ public final class NvmfTarget implements Engine {
 
     public Target target() {
         return target;
+    }
+
+    /** The open block device named {@code name}, or null. */
+    public synchronized BlockDevice bdev(String name) {
+        return bdevs.get(name);
     }
 
     @Override

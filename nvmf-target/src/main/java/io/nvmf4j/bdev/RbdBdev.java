@@ -60,6 +60,18 @@ public final class RbdBdev extends AbstractBdev {
     private int freeCount;
     private int outstanding;
     private boolean closed;
+    /** Told when another client notifies the image's header (see {@link #watchHeader}); any thread. */
+    private final java.util.List<java.util.function.IntConsumer> headerListeners =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Serializes the control calls (watch, exclusive lock); never taken on the I/O path. */
+    private final Object control = new Object();
+    /**
+     * The image's header object, {@code rbd_header.<id>}; null until first needed (set under control, read without
+     * it: the watch callback must not wait for a control call, which may itself wait for librbd's callbacks).
+     */
+    private volatile String headerOid;
+    /** The header watch's handle, 0 when none. Guarded by control. */
+    private long watch;
 
     private RbdBdev(String name, int blockSize, long numBlocks, Options options, long cluster, long ioctx,
                     long image) {
@@ -206,6 +218,219 @@ public final class RbdBdev extends AbstractBdev {
         return options;
     }
 
+    // ------------------------------------------------------------------ state kept with the image
+
+    /** The value of the image's metadata {@code key}, or null when it has none. */
+    public byte[] metadata(String key) throws java.io.IOException {
+        byte[] out = new byte[4096];
+        while (true) {
+            int n = RbdNative.metadataGet(ioctx, headerOid(), key, out);
+            if (n == -RbdNative.ENOENT) {
+                return null;
+            }
+            if (n == -RbdNative.ERANGE && out.length < (1 << 24)) {
+                out = new byte[out.length * 4];
+                continue;
+            }
+            if (n < 0) {
+                throw new java.io.IOException("rbd bdev " + name() + ": cannot read metadata " + key + " of "
+                    + options.pool() + "/" + options.image() + ": " + RbdNative.strerror(n));
+            }
+            return java.util.Arrays.copyOf(out, n);
+        }
+    }
+
+    /**
+     * Sets the image's metadata {@code key} to {@code value} if it is still {@code expected} (null: the key is
+     * absent), atomically on the OSD (compare and set in one operation on the header object): true, or false when
+     * another client changed it since it was read. Does not notify: see {@link #notifyHeader()}.
+     */
+    public boolean compareAndSetMetadata(String key, byte[] expected, byte[] value) throws java.io.IOException {
+        if (value.length == 0) {
+            throw new IllegalArgumentException("an empty value cannot be told from an absent one");
+        }
+        int rc = RbdNative.metadataCas(ioctx, headerOid(), key, expected, value);
+        if (rc == -RbdNative.ECANCELED) {
+            return false;
+        }
+        if (rc < 0) {
+            throw new java.io.IOException("rbd bdev " + name() + ": cannot write metadata " + key + " of "
+                + options.pool() + "/" + options.image() + ": " + RbdNative.strerror(rc));
+        }
+        return true;
+    }
+
+    /**
+     * Notifies every client watching the image's header (other gateways' {@link #watchHeader} listeners, and
+     * librbd, which takes it as a header update) and waits until each has acknowledged, up to
+     * {@code timeoutMs}; false when one did not answer in time (a dead or cut-off gateway: it reads the state
+     * again when it opens the image).
+     */
+    public boolean notifyHeader(int timeoutMs) throws java.io.IOException {
+        int rc = RbdNative.notify(ioctx, headerOid(), timeoutMs);
+        if (rc == -RbdNative.ETIMEDOUT) {
+            return false;
+        }
+        if (rc < 0) {
+            throw new java.io.IOException("rbd bdev " + name() + ": cannot notify the header of " + options.pool()
+                + "/" + options.image() + ": " + RbdNative.strerror(rc));
+        }
+        return true;
+    }
+
+    /**
+     * Calls {@code listener} (on a librados thread) whenever another client notifies the image's header, before
+     * that client's notify returns, with 0; or with a negative errno when the watch broke (it is made again
+     * here; what was kept may have changed meanwhile). Watches the header from the first listener on.
+     */
+    public void watchHeader(java.util.function.IntConsumer listener) throws java.io.IOException {
+        headerListeners.add(listener);
+        synchronized (control) {
+            if (watch == 0 && !isClosed()) {
+                long w = RbdNative.watch(ioctx, headerOid(), index);
+                if (w < 0) {
+                    headerListeners.remove(listener);
+                    throw new java.io.IOException("rbd bdev " + name() + ": cannot watch the header of "
+                        + options.pool() + "/" + options.image() + ": " + RbdNative.strerror((int) w));
+                }
+                watch = w;
+            }
+        }
+    }
+
+    public void unwatchHeader(java.util.function.IntConsumer listener) {
+        headerListeners.remove(listener);
+    }
+
+    private String headerOid() throws java.io.IOException {
+        String known = headerOid;
+        if (known != null) {
+            return known;
+        }
+        synchronized (control) {
+            if (headerOid == null) {
+                byte[] out = new byte[128];
+                int n = RbdNative.headerOid(image, out);
+                if (n < 0) {
+                    throw new java.io.IOException("rbd bdev " + name() + ": cannot read the id of " + options.pool()
+                        + "/" + options.image() + ": " + RbdNative.strerror(n));
+                }
+                headerOid = new String(out, 0, n, java.nio.charset.StandardCharsets.US_ASCII);
+            }
+            return headerOid;
+        }
+    }
+
+    /** The header of the device with index {@code tag} was notified (a librados thread). */
+    static void headerUpdated(long tag, int err) {
+        RbdBdev[] r = registry;
+        RbdBdev b = tag < r.length ? r[(int) tag] : null;
+        if (b != null) {
+            b.onHeaderUpdated(err);
+        }
+    }
+
+    private void onHeaderUpdated(int err) {
+        if (err < 0) {
+            LOG.warn("rbd bdev {}: the watch of {}/{} broke ({}); watching again", name(), options.pool(),
+                options.image(), RbdNative.strerror(err));
+            Thread t = new Thread(this::rewatch, "rbd-rewatch-" + name());
+            t.setDaemon(true);
+            t.start();
+        }
+        for (java.util.function.IntConsumer l : headerListeners) {
+            try {
+                l.accept(err);
+            } catch (RuntimeException e) {
+                LOG.error("rbd bdev {}: a header listener failed", name(), e);
+            }
+        }
+    }
+
+    /** Makes a broken watch again (its own thread: a watch cannot end inside its own callback). */
+    private void rewatch() {
+        synchronized (control) {
+            if (isClosed() || watch == 0) {
+                return;
+            }
+            RbdNative.unwatch(watch);
+            watch = 0;
+            try {
+                long w = RbdNative.watch(ioctx, headerOid(), index);
+                if (w < 0) {
+                    LOG.error("rbd bdev {}: cannot watch the header again: {}", name(), RbdNative.strerror((int) w));
+                    return;
+                }
+                watch = w;
+                onHeaderUpdated(0); // changes may have been missed while the watch was down
+            } catch (java.io.IOException e) {
+                LOG.error("rbd bdev {}: {}", name(), e.getMessage());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ the exclusive lock
+
+    /**
+     * Takes the image's exclusive lock and keeps it (librbd hands it to no other client until
+     * {@link #releaseExclusiveLock()}: their writes fail with EROFS). First by asking: a client that holds it
+     * automatically (it wrote last) hands it over. When that is refused (another client keeps it explicitly) or
+     * fails (its owner died and does not answer), the owner's lock is broken, which blocklists it: a gateway that
+     * was cut off cannot write after this returns. Blocking; for the control path.
+     */
+    public void acquireExclusiveLock() throws java.io.IOException {
+        synchronized (control) {
+            int rc = RbdNative.lockAcquire(image);
+            if (rc == 0) {
+                LOG.info("rbd bdev {}: holds the exclusive lock of {}/{}", name(), options.pool(), options.image());
+                return;
+            }
+            if (rc != -RbdNative.EROFS && rc != -RbdNative.EBUSY && rc != -RbdNative.ETIMEDOUT) {
+                throw lockFailure("take", rc); // no exclusive-lock feature (EINVAL), blocklisted, ...: nothing to break
+            }
+            LOG.warn("rbd bdev {}: the owner of the exclusive lock of {}/{} did not hand it over ({}); breaking its"
+                + " lock (Ceph blocklists it)", name(), options.pool(), options.image(), RbdNative.strerror(rc));
+            int broken = RbdNative.lockBreakOthers(image);
+            if (broken < 0) {
+                throw lockFailure("break the previous owner's", broken);
+            }
+            rc = RbdNative.lockAcquire(image);
+            if (rc < 0) {
+                throw lockFailure("take", rc);
+            }
+            LOG.info("rbd bdev {}: holds the exclusive lock of {}/{} (broke {} other owner(s))", name(),
+                options.pool(), options.image(), broken);
+        }
+    }
+
+    /** Gives the exclusive lock up (a no-op when not held). */
+    public void releaseExclusiveLock() throws java.io.IOException {
+        synchronized (control) {
+            if (RbdNative.lockOwned(image) != 1) {
+                return;
+            }
+            int rc = RbdNative.lockRelease(image);
+            if (rc < 0) {
+                throw lockFailure("release", rc);
+            }
+            LOG.info("rbd bdev {}: released the exclusive lock of {}/{}", name(), options.pool(), options.image());
+        }
+    }
+
+    /** Whether this client owns the image's exclusive lock now. */
+    public boolean ownsExclusiveLock() throws java.io.IOException {
+        int rc = RbdNative.lockOwned(image);
+        if (rc < 0) {
+            throw lockFailure("query", rc);
+        }
+        return rc == 1;
+    }
+
+    private java.io.IOException lockFailure(String what, int rc) {
+        return new java.io.IOException("rbd bdev " + name() + ": cannot " + what + " the exclusive lock of "
+            + options.pool() + "/" + options.image() + ": " + RbdNative.strerror(rc));
+    }
+
     @Override
     public boolean persistent() {
         return true;
@@ -310,10 +535,21 @@ public final class RbdBdev extends AbstractBdev {
         io.bdevCompleteAsync(rc < 0 ? failed((op & FLUSHING) != 0 ? OP_FLUSH : kind, (int) rc, io) : NvmeStatus.SUCCESS);
     }
 
+    /**
+     * The status of a failed operation: {@link BdevErrors#status} but for what only librbd's exclusive lock
+     * causes. EROFS: another client keeps the lock (the optimized gateway, see acquireExclusiveLock), so this
+     * path cannot write now: Asymmetric Access Transition, a path error the host retries on another path.
+     * ESHUTDOWN: this client was blocklisted (another gateway broke its lock): Asymmetric Access Persistent Loss,
+     * as no write through this gateway can succeed again.
+     */
     private int failed(int kind, int rc, BdevIo io) {
         LOG.warn("rbd bdev {}: {} of {} bytes at {} failed: {}", name(), opName(kind), io.length(), io.offset(),
             RbdNative.strerror(rc));
-        return BdevErrors.status(kind, rc);
+        return switch (-rc) {
+            case RbdNative.EROFS -> NvmeStatus.ANA_TRANSITION;
+            case RbdNative.ESHUTDOWN -> NvmeStatus.ANA_PERSISTENT_LOSS;
+            default -> BdevErrors.status(kind, rc);
+        };
     }
 
     private static String opName(int kind) {
@@ -363,6 +599,10 @@ public final class RbdBdev extends AbstractBdev {
         LOG.info("rbd bdev {}: more than {} requests outstanding; the table grows to {}", name(), n, n * 2);
     }
 
+    private synchronized boolean isClosed() {
+        return closed;
+    }
+
     /** Requests in librbd now. */
     public synchronized int outstanding() {
         return outstanding;
@@ -409,9 +649,19 @@ public final class RbdBdev extends AbstractBdev {
                 Thread.currentThread().interrupt();
             }
         }
+        synchronized (control) {
+            if (watch != 0) {
+                RbdNative.unwatch(watch);
+                watch = 0;
+            }
+        }
+        headerListeners.clear();
         try {
             int rc = RbdNative.flush(image);
-            if (rc < 0) {
+            if (rc == -RbdNative.EROFS) {
+                // another gateway keeps the exclusive lock: this one gave it up, and flushed its cache then
+                LOG.info("rbd bdev {}: not the exclusive lock's owner at close; nothing of it is cached", name());
+            } else if (rc < 0) {
                 LOG.error("rbd bdev {}: the final flush of {}/{} failed: {}", name(), options.pool(), options.image(),
                     RbdNative.strerror(rc));
             }

@@ -15,11 +15,18 @@ import io.nvmf4j.rdma.NativeLibraryLoader;
  */
 final class RbdNative {
     /** Must equal {@code NVMF4J_RBD_ABI_VERSION} in {@code nvmf4j_rbd.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 1;
+    static final int ABI_VERSION = 2;
     static final String NAME = "nvmf4j_rbd";
     /** Linux errno values librados and librbd return (negated). */
     static final int ENOENT = 2;
     static final int EEXIST = 17;
+    static final int EBUSY = 16;
+    static final int EROFS = 30;
+    static final int ETIMEDOUT = 110;
+    static final int ERANGE = 34;
+    /** EBLOCKLISTED: this client was blocklisted. */
+    static final int ESHUTDOWN = 108;
+    static final int ECANCELED = 125;
 
     /** Null when the library loaded, else why not (one line). */
     private static final String FAILURE = NativeLibraryLoader.loadOrExplain(NAME, RbdNative.class,
@@ -40,6 +47,15 @@ final class RbdNative {
         RbdBdev.completed(tag, rc);
     }
 
+    /**
+     * Called by the library on a librados thread when the image's header object (watched with {@link #watch})
+     * was notified ({@code err == 0}; the notifier waits for this to return), or when the watch broke
+     * ({@code err} < 0: it must be made again).
+     */
+    static void headerUpdated(long tag, int err) {
+        RbdBdev.headerUpdated(tag, err);
+    }
+
     static native int abiVersion();
     static native String strerror(int errno);
     /** rados_create2 + conf file + keyring + timeouts + rados_connect: the cluster handle or -errno. */
@@ -58,4 +74,25 @@ final class RbdNative {
     static native int aioFlush(long image, long tag);
     static native int aioDiscard(long image, long tag, long offset, long length);
     static native int aioWriteZeroes(long image, long tag, long offset, long length);
+    /** The name of the image's header object into {@code out}: its length or -errno. */
+    static native int headerOid(long image, byte[] out);
+    /**
+     * The value of metadata {@code key} of the image with header object {@code headerOid} into {@code out}, read
+     * with librados (safe in a watch callback, unlike librbd): its length, -ENOENT, -ERANGE (out too small), -errno.
+     */
+    static native int metadataGet(long ioctx, String headerOid, String key, byte[] out);
+    /** Sets metadata {@code key} to {@code value} if it is still {@code expected} (null: absent): 0, -ECANCELED. */
+    static native int metadataCas(long ioctx, String headerOid, String key, byte[] expected, byte[] value);
+    /** Watches {@code oid}: the watch's handle or -errno; notifications call {@link #headerUpdated}. */
+    static native long watch(long ioctx, String oid, long tag);
+    static native int unwatch(long watch);
+    /** Notifies {@code oid}'s watchers and waits up to {@code timeoutMs} for their acks: 0 or -errno. */
+    static native int notify(long ioctx, String oid, int timeoutMs);
+    /** rbd_lock_acquire(EXCLUSIVE): 0, -EROFS when a peer holds it, -errno. */
+    static native int lockAcquire(long image);
+    static native int lockRelease(long image);
+    /** 1 when this client owns the exclusive lock, 0 when not, -errno. */
+    static native int lockOwned(long image);
+    /** Breaks every other owner's exclusive lock (they are blocklisted): how many, or -errno. */
+    static native int lockBreakOthers(long image);
 }

@@ -73,6 +73,12 @@ public final class BdevConfig {
      * {@link #DEFAULT_RBD_TIMEOUT_SECONDS}); a cluster that is down is an error at creation, not a hang.
      */
     public Integer timeoutSeconds;
+    /**
+     * {@code rbd} only: hold the image's exclusive lock while a listener of this target is {@code optimized} for the
+     * namespace's ANA group, and give it up when none is (null: false, librbd's automatic locking). For two gateways
+     * of one image: the optimized one takes the lock over, breaking (and so blocklisting) a previous owner's.
+     */
+    public Boolean exclusiveLock;
 
     public BdevConfig() {
     }
@@ -98,6 +104,10 @@ public final class BdevConfig {
 
     public String clientNameOrDefault() {
         return clientName == null ? DEFAULT_RBD_CLIENT : clientName;
+    }
+
+    public boolean exclusiveLockOrDefault() {
+        return exclusiveLock != null && exclusiveLock;
     }
 
     public int timeoutSecondsOrDefault() {

@@ -384,8 +384,10 @@ public final class ConfigValidator {
             p.add(at + ".maxHeldCommands: only error bdevs hold commands");
         }
         if (!"rbd".equals(b.type) && (b.pool != null || b.image != null || b.cephConf != null
-            || b.clientName != null || b.keyring != null || b.create != null || b.timeoutSeconds != null)) {
-            p.add(at + ": pool, image, cephConf, clientName, keyring, create and timeoutSeconds belong to rbd bdevs");
+            || b.clientName != null || b.keyring != null || b.create != null || b.timeoutSeconds != null
+            || b.exclusiveLock != null)) {
+            p.add(at + ": pool, image, cephConf, clientName, keyring, create, timeoutSeconds and exclusiveLock belong to"
+                + " rbd bdevs");
         }
         if (b.base != null && !"error".equals(b.type)) {
             p.add(at + ".base: only error bdevs wrap a base");

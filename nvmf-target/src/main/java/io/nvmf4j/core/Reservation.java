@@ -60,6 +60,31 @@ public final class Reservation {
         void delete() throws java.io.IOException;
     }
 
+    /**
+     * Where the state of a namespace that several targets serve is kept (an RBD image's metadata): every
+     * command reads it fresh and writes its change back only if nobody changed it since ({@link #compareAndSet}),
+     * or reads it again and starts over; then {@link #announce}s the change to the other targets, which
+     * {@link #refresh()} before they acknowledge. Kept whatever PTPL says: the other targets still serve the
+     * namespace, so one target's restart is no power loss of it.
+     */
+    public interface Shared {
+        /** The state kept now and the bytes it was read from (null bytes, EMPTY state: none kept yet). */
+        Kept read() throws java.io.IOException;
+
+        /** Writes {@code next} if what is kept is still {@code expected}; false when another target changed it. */
+        boolean compareAndSet(byte[] expected, State next) throws java.io.IOException;
+
+        /** Tells the other targets that the state changed, waiting (bounded) until they have read it. */
+        void announce() throws java.io.IOException;
+
+        /** The namespace goes away here: stop listening (what is kept stays for the other targets). */
+        void close();
+    }
+
+    /** A kept state and the bytes it was read from (the token {@link Shared#compareAndSet} compares). */
+    public record Kept(State state, byte[] raw) {
+    }
+
     /** What a change tells other hosts: notice {@code type} for every controller of host (hi, lo). */
     public record Notice(long hostHi, long hostLo, int type) {
     }
@@ -127,7 +152,17 @@ public final class Reservation {
         }
     }
 
+    /** How often a command reads the shared state again after another target changed it under it. */
+    private static final int SHARED_ATTEMPTS = 32;
+    /** Thrown by {@link #commit} when the shared state changed since it was read: the command runs again. */
+    private static final RuntimeException CHANGED_MEANWHILE = new RuntimeException("changed meanwhile", null,
+        false, false) {
+    };
+
     private final Store store;
+    private final Shared shared;
+    /** The bytes the shared state was last read from (the compare-and-set token). Guarded by this. */
+    private byte[] sharedRaw;
     private volatile State state;
     /** Set by {@link #forget}: the namespace is gone, its state is written nowhere any more. */
     private boolean forgotten;
@@ -135,7 +170,86 @@ public final class Reservation {
     /** @param store where the state goes when PTPL is on; null when this target keeps none (PTPL unsupported) */
     public Reservation(Store store, State initial) {
         this.store = store;
+        this.shared = null;
         this.state = initial == null ? State.EMPTY : initial;
+    }
+
+    /** A reservation kept in {@code shared} (read now; an IOException when it cannot be read). */
+    public Reservation(Shared shared) throws java.io.IOException {
+        this.store = null;
+        this.shared = shared;
+        Kept k = shared.read();
+        this.sharedRaw = k.raw();
+        this.state = k.state();
+    }
+
+    /**
+     * Reads the shared state again (another target announced a change, or the watch broke). Takes the monitor,
+     * so it never publishes something older than a command of this target that ran meanwhile.
+     */
+    public synchronized void refresh() {
+        if (shared == null || forgotten) {
+            return;
+        }
+        try {
+            Kept k = shared.read();
+            sharedRaw = k.raw();
+            state = k.state();
+        } catch (java.io.IOException e) {
+            org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
+                "cannot read the shared reservation state again: {}", e.getMessage());
+        }
+    }
+
+    /**
+     * Runs one command: at once with a local state; with a shared one, on the state read fresh, again whenever
+     * another target changed it before this one's write, and then announces the change (outside the monitor:
+     * the other targets' acknowledgements may wait for their own commands).
+     */
+    private int run(List<Notice> notices, java.util.function.IntSupplier once) {
+        if (shared == null) {
+            synchronized (this) {
+                return once.getAsInt();
+            }
+        }
+        for (int attempt = 0; attempt < SHARED_ATTEMPTS; attempt++) {
+            int status;
+            boolean changed;
+            synchronized (this) {
+                if (notices != null) {
+                    notices.clear();
+                }
+                try {
+                    Kept k = shared.read();
+                    sharedRaw = k.raw();
+                    state = k.state();
+                    State before = state;
+                    status = once.getAsInt();
+                    changed = state != before;
+                } catch (java.io.IOException e) {
+                    org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
+                        "cannot read the shared reservation state: {}", e.getMessage());
+                    return NvmeStatus.INTERNAL_ERROR;
+                } catch (RuntimeException e) {
+                    if (e != CHANGED_MEANWHILE) {
+                        throw e;
+                    }
+                    continue;
+                }
+            }
+            if (changed) {
+                try {
+                    shared.announce();
+                } catch (java.io.IOException e) {
+                    org.slf4j.LoggerFactory.getLogger(Reservation.class).warn(
+                        "the reservation changed, but the other targets could not be told: {}", e.getMessage());
+                }
+            }
+            return status;
+        }
+        org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
+            "the shared reservation state changed under each of {} attempts", SHARED_ATTEMPTS);
+        return NvmeStatus.INTERNAL_ERROR;
     }
 
     public State state() {
@@ -144,7 +258,7 @@ public final class Reservation {
 
     /** Whether PTPL can be turned on (RESCAP bit 0): only with somewhere to keep the state. */
     public boolean persistenceSupported() {
-        return store != null;
+        return store != null || shared != null;
     }
 
     public static boolean validType(int rtype) {
@@ -188,9 +302,14 @@ public final class Reservation {
     /**
      * Reservation Register for host (hi, lo). {@code cptpl} is one of the CPTPL values (the caller refused 01b).
      */
-    public synchronized int register(long hostHi, long hostLo, int action, boolean iekey, long crkey, long nrkey,
-                                     int cptpl, List<Notice> notices) {
-        if (cptpl == CPTPL_SET && store == null) {
+    public int register(long hostHi, long hostLo, int action, boolean iekey, long crkey, long nrkey, int cptpl,
+                        List<Notice> notices) {
+        return run(notices, () -> registerOnce(hostHi, hostLo, action, iekey, crkey, nrkey, cptpl, notices));
+    }
+
+    private int registerOnce(long hostHi, long hostLo, int action, boolean iekey, long crkey, long nrkey, int cptpl,
+                             List<Notice> notices) {
+        if (cptpl == CPTPL_SET && !persistenceSupported()) {
             return NvmeStatus.INVALID_FIELD;
         }
         Draft d = new Draft(state);
@@ -237,8 +356,13 @@ public final class Reservation {
 
     // ------------------------------------------------------------------ Reservation Acquire
 
-    public synchronized int acquire(long hostHi, long hostLo, int action, int rtype, long crkey, long prkey,
-                                    List<Notice> notices) {
+    public int acquire(long hostHi, long hostLo, int action, int rtype, long crkey, long prkey,
+                       List<Notice> notices) {
+        return run(notices, () -> acquireOnce(hostHi, hostLo, action, rtype, crkey, prkey, notices));
+    }
+
+    private int acquireOnce(long hostHi, long hostLo, int action, int rtype, long crkey, long prkey,
+                            List<Notice> notices) {
         Draft d = new Draft(state);
         int me = d.registrantWithKey(hostHi, hostLo, crkey);
         if (me < 0) {
@@ -269,8 +393,11 @@ public final class Reservation {
 
     // ------------------------------------------------------------------ Reservation Release
 
-    public synchronized int release(long hostHi, long hostLo, int action, int rtype, long crkey,
-                                    List<Notice> notices) {
+    public int release(long hostHi, long hostLo, int action, int rtype, long crkey, List<Notice> notices) {
+        return run(notices, () -> releaseOnce(hostHi, hostLo, action, rtype, crkey, notices));
+    }
+
+    private int releaseOnce(long hostHi, long hostLo, int action, int rtype, long crkey, List<Notice> notices) {
         Draft d = new Draft(state);
         int me = d.registrantWithKey(hostHi, hostLo, crkey);
         if (me < 0) {
@@ -308,21 +435,40 @@ public final class Reservation {
 
     // ------------------------------------------------------------------ Reservation Persistence (feature 83h)
 
-    public synchronized int setPersistThroughPowerLoss(boolean on) {
-        if (on && store == null) {
-            return NvmeStatus.INVALID_FIELD;
-        }
-        Draft d = new Draft(state);
-        d.ptpl = on;
-        return commit(d);
+    public int setPersistThroughPowerLoss(boolean on) {
+        return run(null, () -> {
+            if (on && !persistenceSupported()) {
+                return NvmeStatus.INVALID_FIELD;
+            }
+            Draft d = new Draft(state);
+            d.ptpl = on;
+            return commit(d);
+        });
     }
 
-    /** Publishes a draft: written first when PTPL is (or was) on, so a failed write changes nothing. */
+    /**
+     * Publishes a draft: written first when PTPL is (or was) on, so a failed write changes nothing; a shared
+     * state is always written, by compare-and-set against what the command read ({@link #CHANGED_MEANWHILE}
+     * when another target wrote in between).
+     */
     private int commit(Draft d) {
         State next = d.build();
         State prev = state;
         if (forgotten) {
             return NvmeStatus.INVALID_NAMESPACE; // removed meanwhile: never write its file again
+        }
+        if (shared != null) {
+            try {
+                if (!shared.compareAndSet(sharedRaw, next)) {
+                    throw CHANGED_MEANWHILE;
+                }
+            } catch (java.io.IOException e) {
+                org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
+                    "cannot keep the shared reservation state: {}", e.getMessage());
+                return NvmeStatus.INTERNAL_ERROR;
+            }
+            state = next;
+            return NvmeStatus.SUCCESS;
         }
         if (store != null && (next.ptpl || prev.ptpl)) {
             try {
@@ -344,6 +490,10 @@ public final class Reservation {
     /** Removes the saved state of a namespace that goes away (removed through the API). */
     public synchronized void forget() {
         forgotten = true;
+        if (shared != null) {
+            shared.close(); // the image keeps the state: the other targets still serve the namespace
+            return;
+        }
         if (store != null && state.ptpl) {
             try {
                 store.delete();

@@ -65,8 +65,12 @@ class RbdBdevConfigTest {
         BdevConfig m = new BdevConfig("m0", "malloc", 512, 2048);
         m.pool = "rbd";
         c.bdevs.add(m);
-        assertThat(problems(c)).contains("bdevs[0]: pool, image, cephConf, clientName, keyring, create and"
-            + " timeoutSeconds belong to rbd bdevs");
+        BdevConfig n = new BdevConfig("n0", "null", 512, 2048);
+        n.exclusiveLock = true;
+        c.bdevs.add(n);
+        String refused = ": pool, image, cephConf, clientName, keyring, create, timeoutSeconds and exclusiveLock"
+            + " belong to rbd bdevs";
+        assertThat(problems(c)).contains("bdevs[0]" + refused, "bdevs[1]" + refused);
     }
 
     @Test

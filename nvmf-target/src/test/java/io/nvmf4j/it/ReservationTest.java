@@ -86,11 +86,11 @@ class ReservationTest {
         return c;
     }
 
-    private static void ok(Completion c) {
+    static void ok(Completion c) {
         assertThat(c.ok()).as("%s", c).isTrue();
     }
 
-    private static void conflict(Completion c) {
+    static void conflict(Completion c) {
         assertStatus(c, 0, SC_CONFLICT, true);
     }
 
@@ -98,7 +98,7 @@ class ReservationTest {
         assertStatus(c, 0, SC_INVALID_FIELD, true);
     }
 
-    private static byte[] block(long seed) {
+    static byte[] block(long seed) {
         return Le.random(TestTarget.BLOCK_SIZE, seed);
     }
 

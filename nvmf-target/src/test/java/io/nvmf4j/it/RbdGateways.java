@@ -1,0 +1,88 @@
+package io.nvmf4j.it;
+
+import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.testhost.CephCluster;
+import io.nvmf4j.testhost.NvmeController;
+import io.nvmf4j.testhost.TcpHostOptions;
+import org.junit.jupiter.api.AfterEach;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Two gateways (targets in this JVM) on one RBD image of the test cluster ({@link CephCluster}), and the test
+ * initiator's controllers through them; both are closed after each test.
+ */
+abstract class RbdGateways {
+    private static final AtomicInteger IMAGES = new AtomicInteger();
+
+    /** This test's image (made by the first gateway that opens it). */
+    final String image;
+    final NvmfTarget[] gw = new NvmfTarget[2];
+    private final List<NvmeController> open = new ArrayList<>();
+
+    RbdGateways(String prefix) {
+        image = prefix + "-" + ProcessHandle.current().pid() + "-" + IMAGES.incrementAndGet();
+    }
+
+    @AfterEach
+    void stop() {
+        open.forEach(NvmeController::close);
+        for (NvmfTarget t : gw) {
+            if (t != null) {
+                t.close();
+            }
+        }
+    }
+
+    /** A controller of the open subsystem through the listener on {@code port}, for {@code hostnqn}. */
+    NvmeController connectPort(int port, String hostnqn) throws IOException {
+        NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN, hostnqn,
+            TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT);
+        open.add(c);
+        return c;
+    }
+
+    void disconnect(NvmeController c) {
+        open.remove(c);
+        c.close();
+    }
+
+    /**
+     * A gateway's document: {@code image} of the test cluster as namespace 1 of the open subsystem (the same identity
+     * on every gateway, ANA group 1), listening on {@code listener}; {@code exclusiveLock} as the bdev's field.
+     */
+    TargetConfig gatewayConfig( ListenerConfig listener, boolean exclusiveLock) {
+        CephCluster c = CephCluster.get();
+        TargetConfig cfg = new TargetConfig();
+        cfg.storage = TestTarget.testStorage();
+        BdevConfig b = new BdevConfig("r0", "rbd", TestTarget.BLOCK_SIZE, 16384);
+        b.pool = c.pool();
+        b.image = image;
+        b.cephConf = c.conf();
+        b.clientName = c.client();
+        b.keyring = c.keyring();
+        b.create = true;
+        b.exclusiveLock = exclusiveLock ? Boolean.TRUE : null;
+        cfg.bdevs.add(b);
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = TestTarget.SUBNQN;
+        s.serial = TestTarget.SERIAL;
+        s.allowAnyHost = true;
+        NamespaceConfig ns = new NamespaceConfig(1, "r0");
+        ns.nguid = TestTarget.NGUID;
+        ns.uuid = TestTarget.UUID;
+        s.namespaces.add(ns);
+        s.listeners.add(listener);
+        cfg.subsystems.add(s);
+        return cfg;
+    }
+
+}

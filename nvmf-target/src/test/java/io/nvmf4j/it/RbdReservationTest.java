@@ -1,0 +1,189 @@
+package io.nvmf4j.it;
+
+import io.nvmf4j.ControlException;
+import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ReservationInfo;
+import io.nvmf4j.testhost.CephCluster;
+import io.nvmf4j.testhost.Completion;
+import io.nvmf4j.testhost.NvmeController;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+
+import static io.nvmf4j.it.Le.slice;
+import static io.nvmf4j.it.Le.u16;
+import static io.nvmf4j.it.Le.u32;
+import static io.nvmf4j.it.Le.u64;
+import static io.nvmf4j.it.Le.u8;
+import static io.nvmf4j.it.ReservationTest.block;
+import static io.nvmf4j.it.ReservationTest.conflict;
+import static io.nvmf4j.it.ReservationTest.ok;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Persistent reservations of an rbd namespace shared by two gateways: two targets in this JVM serve one RBD image
+ * of a real Ceph cluster ({@link CephCluster}) as the same namespace (same NGUID), each on its own port, and the
+ * test initiator is two hosts, A through gateway 1 and B through gateway 2. The reservation lives in the image's
+ * metadata ({@code nvmf4j.reservation}): what one gateway changes the other enforces when the command completes,
+ * concurrent changes through both are all kept, and it survives the restart of either gateway.
+ */
+@ExtendWith(CephCluster.class)
+@Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RbdReservationTest extends RbdGateways {
+    static final String HOST_A = ReservationTest.HOST_A;
+    static final String HOST_B = ReservationTest.HOST_B;
+    static final long KEY_A = ReservationTest.KEY_A;
+    static final long KEY_B = ReservationTest.KEY_B;
+    static final int WRITE_EXCLUSIVE = 1;
+    private final TargetConfig[] config = new TargetConfig[2];
+
+    RbdReservationTest() {
+        super("resv");
+    }
+
+    private void start(int i) throws IOException {
+        if (config[i] == null) {
+            config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort()), false);
+        }
+        gw[i] = NvmfTarget.start(config[i], IoObserver.NONE, null);
+    }
+
+    private void restart(int i) throws IOException {
+        gw[i].close();
+        gw[i] = null;
+        start(i);
+    }
+
+    private NvmeController connect(int i, String hostnqn) throws IOException {
+        return connectPort(config[i].subsystems.get(0).listeners.get(0).port, hostnqn);
+    }
+
+    /** What the image's metadata holds, read by Ceph's own rbd tool. */
+    private ReservationInfo kept() throws Exception {
+        String json = CephCluster.get().rbd("image-meta", "get", CephCluster.get().pool() + "/" + image,
+            "nvmf4j.reservation");
+        return io.nvmf4j.config.ConfigStore.mapper().readValue(json.trim(), ReservationInfo.class);
+    }
+
+    @Test
+    void aReservationTakenThroughOneGatewayHoldsThroughTheOtherAndAcrossRestarts() throws Exception {
+        start(0);
+        start(1);
+        NvmeController a = connect(0, HOST_A);
+        NvmeController b = connect(1, HOST_B);
+        ok(b.io(0).write(1, 10, block(1))); // no reservation yet: B writes through gateway 2
+
+        ok(a.io(0).resvRegister(1, 0, false, 0, 0, KEY_A));
+        ok(a.io(0).resvAcquire(1, 0, WRITE_EXCLUSIVE, KEY_A, 0));
+        // gateway 2 enforces it as soon as A's acquire has completed on gateway 1
+        conflict(b.io(0).write(1, 10, block(2)));
+        ok(b.io(0).read(1, 10, 1)); // Write Exclusive lets everyone read
+        ok(a.io(0).write(1, 11, block(3)));
+        ok(b.io(0).resvRegister(1, 0, false, 0, 0, KEY_B));
+        conflict(b.io(0).write(1, 10, block(2))); // registered, but not the holder of a Write Exclusive
+
+        byte[] r = b.io(0).resvReport(1, true, 4096).data();
+        assertThat(u32(r, 0)).as("generation: two registrations, through two gateways").isEqualTo(2);
+        assertThat(u8(r, 4)).as("Write Exclusive").isEqualTo(WRITE_EXCLUSIVE);
+        assertThat(u16(r, 5)).as("REGCTL").isEqualTo(2);
+        assertThat(slice(r, 64 + 16, 16)).as("A, registered through gateway 1").isEqualTo(a.hostid());
+        assertThat(u8(r, 64 + 2) & 1).as("A holds it").isEqualTo(1);
+        assertThat(u64(r, 64 + 8)).isEqualTo(KEY_A);
+        assertThat(slice(r, 128 + 16, 16)).isEqualTo(b.hostid());
+        assertThat(u8(r, 128 + 2) & 1).as("B does not").isEqualTo(0);
+
+        ReservationInfo info = kept();
+        assertThat(info.holder()).as("the image's metadata, read by rbd").isEqualTo(HexFormat.of().formatHex(a.hostid()));
+        assertThat(info.registrants()).hasSize(2);
+        assertThat(gw[1].reservation(TestTarget.SUBNQN, 1)).isEqualTo(info);
+
+        // gateway 2 restarts (no state directory: the state is the image's): B is still fenced, A still holds it
+        disconnect(b);
+        restart(1);
+        b = connect(1, HOST_B);
+        conflict(b.io(0).write(1, 10, block(2)));
+        assertThat(slice(b.io(0).resvReport(1, true, 4096).data(), 64 + 16, 16)).isEqualTo(a.hostid());
+        // and gateway 1 too
+        disconnect(a);
+        restart(0);
+        a = connect(0, HOST_A);
+        ok(a.io(0).write(1, 12, block(4)));
+        conflict(b.io(0).write(1, 10, block(2)));
+
+        // B preempts A through gateway 2: A is fenced on gateway 1 as soon as the preempt has completed
+        ok(b.io(0).resvAcquire(1, 1, WRITE_EXCLUSIVE, KEY_B, KEY_A));
+        conflict(a.io(0).write(1, 12, block(5)));
+        ok(b.io(0).write(1, 10, block(6)));
+        assertThat(gw[0].reservation(TestTarget.SUBNQN, 1).holder()).isEqualTo(HexFormat.of().formatHex(b.hostid()));
+        assertThat(gw[0].reservation(TestTarget.SUBNQN, 1).registrants()).hasSize(1);
+
+        // B releases it through gateway 2: A may write through gateway 1 again (it is no registrant, no reservation)
+        ok(b.io(0).resvRelease(1, 0, WRITE_EXCLUSIVE, KEY_B));
+        ok(a.io(0).write(1, 12, block(7)));
+        assertThat(kept().rtype()).isZero();
+    }
+
+    @Test
+    void concurrentRegistrationsThroughBothGatewaysAreAllKept() throws Exception {
+        start(0);
+        start(1);
+        int hosts = 8;
+        List<NvmeController> ctrls = new ArrayList<>();
+        for (int h = 0; h < hosts; h++) {
+            ctrls.add(connect(h % 2, "nqn.2014-08.org.nvmexpress:uuid:7d0c1e2a-0000-4000-8000-0000000001" + h + "0"));
+        }
+        CyclicBarrier go = new CyclicBarrier(hosts);
+        List<CompletableFuture<Completion>> done = new ArrayList<>();
+        for (int h = 0; h < hosts; h++) {
+            NvmeController c = ctrls.get(h);
+            long key = 0x1000 + h;
+            done.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    go.await(30, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+                return c.io(0).resvRegister(1, 0, false, 0, 0, key);
+            }));
+        }
+        for (CompletableFuture<Completion> f : done) {
+            ok(f.get(60, TimeUnit.SECONDS));
+        }
+        for (NvmfTarget t : gw) {
+            ReservationInfo info = t.reservation(TestTarget.SUBNQN, 1);
+            assertThat(info.generation()).as("every registration counted once").isEqualTo(hosts);
+            Set<String> keys = new HashSet<>();
+            info.registrants().forEach(reg -> keys.add(reg.key()));
+            assertThat(keys).hasSize(hosts);
+        }
+        assertThat(kept().registrants()).hasSize(hosts);
+    }
+
+    @Test
+    void anUnreadableReservationInTheImageStopsTheStartWithItsName() throws Exception {
+        start(0);
+        gw[0].close();
+        gw[0] = null;
+        CephCluster.get().rbd("image-meta", "set", CephCluster.get().pool() + "/" + image, "nvmf4j.reservation",
+            "{not json");
+        assertThatThrownBy(() -> start(0)).isInstanceOf(ControlException.class)
+            .hasMessageContaining("nvmf4j.reservation").hasMessageContaining(image);
+        CephCluster.get().rbd("image-meta", "remove", CephCluster.get().pool() + "/" + image, "nvmf4j.reservation");
+        start(0); // without the key: no registrants
+        assertThat(gw[0].reservation(TestTarget.SUBNQN, 1).registrants()).isEmpty();
+    }
+}
