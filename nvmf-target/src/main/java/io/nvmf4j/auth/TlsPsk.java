@@ -5,9 +5,7 @@ import javax.crypto.spec.SecretKeySpec;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.util.Arrays;
 import java.util.Base64;
-import java.util.zip.CRC32;
 
 /**
  * A configured NVMe/TCP TLS PSK in the PSK interchange format (NVMe/TCP transport specification, 3.6.1.5), as
@@ -51,53 +49,21 @@ public final class TlsPsk {
 
     /** Parses the interchange format (surrounding white space allowed); the message says what is wrong, never the key. */
     public static TlsPsk parse(String text) {
-        String t = text.strip();
-        if (!t.startsWith(PREFIX) || t.length() < PREFIX.length() + 4 || t.charAt(PREFIX.length() + 2) != ':'
-            || !t.endsWith(":")) {
-            throw new IllegalArgumentException("not an NVMe TLS PSK (expected NVMeTLSkey-1:<hh>:<base64>:)");
-        }
-        int hash;
-        try {
-            hash = Integer.parseInt(t.substring(PREFIX.length(), PREFIX.length() + 2), 16);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("NVMe TLS PSK: the hash field is not two hexadecimal digits");
-        }
-        if (hash > SHA384) {
-            throw new IllegalArgumentException("NVMe TLS PSK: hash " + hash + " is none of 00 (none), 01 (SHA-256),"
-                + " 02 (SHA-384)");
-        }
-        byte[] raw;
-        try {
-            raw = Base64.getDecoder().decode(t.substring(PREFIX.length() + 3, t.length() - 1)
-                .getBytes(StandardCharsets.US_ASCII));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("NVMe TLS PSK: the key is not valid base64");
-        }
-        int len = raw.length - 4;
+        KeyText.Decoded d = KeyText.decode(text, PREFIX, "NVMe TLS PSK",
+            "not an NVMe TLS PSK (expected NVMeTLSkey-1:<hh>:<base64>:)", SHA384,
+            "none of 00 (none), 01 (SHA-256), 02 (SHA-384)");
+        int len = d.keyLength();
+        int hash = d.hash();
         if (hash == SHA256 && len != 32 || hash == SHA384 && len != 48 || len != 32 && len != 48) {
-            throw new IllegalArgumentException("NVMe TLS PSK: " + Math.max(len, 0) + " key bytes with hash " + hash
+            throw new IllegalArgumentException("NVMe TLS PSK: " + len + " key bytes with hash " + hash
                 + " (01 takes 32, 02 takes 48, 00 either, followed by their CRC-32)");
         }
-        CRC32 crc = new CRC32();
-        crc.update(raw, 0, len);
-        long stored = (raw[len] & 0xFFL) | (raw[len + 1] & 0xFFL) << 8 | (raw[len + 2] & 0xFFL) << 16
-            | (raw[len + 3] & 0xFFL) << 24;
-        if (stored != crc.getValue()) {
-            throw new IllegalArgumentException("NVMe TLS PSK: CRC-32 mismatch (the key is damaged or mistyped)");
-        }
-        return new TlsPsk(hash, Arrays.copyOf(raw, len));
+        return new TlsPsk(hash, d.key("NVMe TLS PSK"));
     }
 
     /** The interchange format of {@code key} with retained-PSK hash {@code hashId} (as nvme gen-tls-key prints it). */
     public static String format(int hashId, byte[] key) {
-        CRC32 crc = new CRC32();
-        crc.update(key);
-        long c = crc.getValue();
-        byte[] raw = Arrays.copyOf(key, key.length + 4);
-        for (int i = 0; i < 4; i++) {
-            raw[key.length + i] = (byte) (c >>> (8 * i));
-        }
-        return String.format("NVMeTLSkey-1:%02x:%s:", hashId, Base64.getEncoder().encodeToString(raw));
+        return KeyText.encode(PREFIX, hashId, key);
     }
 
     /** The hash of the TLS cipher suite this key goes with: {@link #SHA256} or {@link #SHA384}. */
