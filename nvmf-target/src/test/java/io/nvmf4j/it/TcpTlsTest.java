@@ -46,7 +46,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * connection only, while a TLS controller connected before carries on.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class TlsTest {
+class TcpTlsTest {
     /** tcp.connectTimeoutMs of the halfway test (a first handshake on a loaded machine can take seconds). */
     private static final int HANDSHAKE_TIMEOUT_MS = 3000;
 
