@@ -53,6 +53,11 @@ final class TlsServerHandler extends ChannelDuplexHandler {
     private final TlsServerProtocol tls = new TlsServerProtocol();
     private final TlsPsks psks;
     private final byte[] chunk = new byte[GATHER];
+    /**
+     * Ciphertext on its way into Bouncy Castle. Its own array: input arrives while plaintext is gathered in
+     * {@link #chunk} (responses of a batch wait there for the flush), and sharing one array overwrote them.
+     */
+    private final byte[] inChunk = new byte[16 * 1024];
     private final List<ChannelPromise> gatheredPromises = new ArrayList<>();
     private int gathered;
     private String peer;
@@ -77,9 +82,9 @@ final class TlsServerHandler extends ChannelDuplexHandler {
         ByteBuf in = (ByteBuf) msg;
         try {
             while (in.isReadable() && !failed) {
-                int n = Math.min(in.readableBytes(), chunk.length);
-                in.readBytes(chunk, 0, n);
-                tls.offerInput(chunk, 0, n);
+                int n = Math.min(in.readableBytes(), inChunk.length);
+                in.readBytes(inChunk, 0, n);
+                tls.offerInput(inChunk, 0, n);
             }
         } catch (IOException e) {
             fail(ctx, e);
