@@ -1,14 +1,106 @@
 # NVMe/TCP with TLS 1.3 and a PSK (run.sh --only tls; needs the 6.12 guest, run.sh --suite trixie), sourced by
-# suite.sh. The control for nvmf4j's TLS to come: the kernel's nvmet with a port that requires TLS
-# (configfs addr_tsas tls1.3, addr_treq required), the TLS handshakes of both sides done by one tlshd
-# (ktls-utils) in the guest, the PSK in the kernel's .nvme keyring where host and target look it up by the
-# identity "NVMe0R01 <hostnqn> <subsysnqn>" (nvme gen-tls-key, then nvme check-tls-key --insert).
-#   nvmet/tls/connect       nvme connect --tls: controller live, sysfs tls_key names the PSK's key
-#   nvmet/tls/fio-verify    fio verify over the TLS connection
-#   nvmet/tls/plain-refused a connect without --tls to the listener that requires TLS fails
+# suite.sh. The control: the kernel's nvmet with a port that requires TLS (configfs addr_tsas tls1.3, addr_treq
+# required), the TLS handshakes of both sides done by one tlshd (ktls-utils) in the guest, the PSK in the
+# kernel's .nvme keyring where host and target look it up by the identity "NVMe0R01 <hostnqn> <subsysnqn>"
+# (nvme gen-tls-key, then nvme check-tls-key --insert). Then nvmf4j: the same host (kernel, tlshd, PSKs in
+# .nvme) against the service, whose listener has "secureChannel": "required" and whose subsystem names the
+# configured PSKs (the NVMeTLSkey-1 lines gen-tls-key printed) in hostKeys[].tlsKey, files of mode 0600.
+#   nvmet/tls/connect         nvme connect --tls: controller live, sysfs tls_key names the PSK's key
+#   nvmet/tls/fio-verify      fio verify over the TLS connection
+#   nvmet/tls/plain-refused   a connect without --tls to the listener that requires TLS fails
+#   nvmf4j/tls/connect        the same against the service (SHA-256 PSK: TLS_AES_128_GCM_SHA256, the identity
+#                             the host offered in the service's log)
+#   nvmf4j/tls/fio-verify     fio verify over it
+#   nvmf4j/tls/plain-refused  a plain connect is refused, the service logs why and lives on
+#   nvmf4j/tls/sha384-*       a second host with a SHA-384 PSK (gen-tls-key --hmac=2): TLS_AES_256_GCM_SHA384
 TLS_HOSTID=6e766d66-346a-4a75-8000-0000000000b1
 TLS_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$TLS_HOSTID
-TLS_NVMET_PORT=4423 TLS_PID=""
+TLS_NVMET_PORT=4423 TLS_NVMF4J_PORT=4435 TLS_PID=""
+TLS_HOSTID2=6e766d66-346a-4a75-8000-0000000000b2
+TLS_HOSTNQN2=nqn.2014-08.org.nvmexpress:uuid:$TLS_HOSTID2
+
+tls_insert_key() { # check-name hostnqn subnqn hmac keyfile : gen-tls-key, the configured PSK into keyfile (0600),
+  # its TLS PSK into .nvme for (hostnqn, subnqn) with check-tls-key --insert; PASS when /proc/keys shows it
+  local key rc
+  C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
+  key=$(nvme gen-tls-key --hostnqn="$2" --subsysnqn="$3" --hmac="$4" 2> "$OUTF" | grep -m1 '^NVMeTLSkey-1:')
+  [ -n "$key" ] || BAD="nvme gen-tls-key printed no NVMeTLSkey-1 key"
+  if [ -z "$BAD" ]; then
+    (umask 077; printf '%s\n' "$key" > "$5")
+    { echo "+ nvme check-tls-key --insert --hostnqn=$2 --subsysnqn=$3 --keydata=NVMeTLSkey-1:0$4:..."
+      timeout 30 nvme check-tls-key --insert --hostnqn="$2" --subsysnqn="$3" --keydata="$key"; } >> "$OUTF" 2>&1; rc=$?
+    [ $rc = 0 ] || BAD="check-tls-key --insert failed (rc $rc): $(tail -n 1 "$OUTF")"
+    grep -q "NVMe0R0$4 $2 $3" /proc/keys || BAD+="${BAD:+; }no 'NVMe0R0$4 $2 $3' psk in /proc/keys"
+  fi
+  verdict 0 "PSK ${key:0:16}... (in $(basename "$5"), mode $(stat -c %a "$5" 2> /dev/null)) for $2 -> $3 in .nvme"
+}
+
+nvmf4j_tls_config() { # file keyfile keyfile384 : one RAM namespace for two hosts, each with its PSK file, TLS required
+  cat > "$1" <<EOF
+{"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
+ "tcp": {"connectTimeoutMs": 60000},
+ "bdevs": [{"name": "malloc0", "type": "malloc", "blockSize": ${NS_BS[1]}, "numBlocks": ${NS_BLOCKS[1]}}],
+ "subsystems": [{"nqn": "$NQN", "serial": "NVMF4JTLS00001", "model": "nvmf4j-e2e-tls",
+   "allowAnyHost": false, "hosts": ["$TLS_HOSTNQN", "$TLS_HOSTNQN2"],
+   "hostKeys": [{"host": "$TLS_HOSTNQN", "tlsKey": "$2"}, {"host": "$TLS_HOSTNQN2", "tlsKey": "$3"}],
+   "namespaces": [{"nsid": 1, "bdev": "malloc0"}],
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT, "secureChannel": "required"}]}]}
+EOF
+  cp "$1" "$RES/tls-config.json"
+}
+
+tls_nvmf4j() { # the service with a listener that requires TLS, the same host, tlshd and keyring as the control
+  hdr "nvmf4j: NVMe/TCP TLS 1.3 with a PSK (listener secureChannel required, hostKeys tlsKey)"
+  T=nvmf4j TR=tcp ADDR=127.0.0.1 PORT=$TLS_NVMF4J_PORT NQN=nqn.2026-11.io.nvmf4j:e2e-tls NS_IDS=1
+  NS_BLOCKS[1]=131072 NS_BS[1]=512
+  local keys=$WORK/tls-keys rc svc_log=$SVC_LOG
+  mkdir -p -m 0700 "$keys"
+  tls_insert_key nvmf4j/tls/psk "$TLS_HOSTNQN" "$NQN" 1 "$keys/host.psk"
+  tls_insert_key nvmf4j/tls/psk-sha384 "$TLS_HOSTNQN2" "$NQN" 2 "$keys/host384.psk"
+  SVC_LOG=$RES/tls-service.log SVC_STATE=$WORK/tls-state SVC_CONFIG=$WORK/tls-config.json SVC_PORT=$PORT
+  nvmf4j_tls_config "$SVC_CONFIG" "$keys/host.psk" "$keys/host384.psk"
+  : > "$SVC_LOG"
+  if ! svc_start nvmf4j/tls/start; then
+    skip nvmf4j/tls/all "not run: the service did not start with the TLS config (see nvmf4j/tls/start, tls-service.log)"
+    SVC_LOG=$svc_log; unset SVC_STATE SVC_CONFIG SVC_PORT; return 0
+  fi
+  trace_on
+  if connect nvmf4j/tls/connect --hostnqn="$TLS_HOSTNQN" --hostid="$TLS_HOSTID" "${CONNECT_OPTS[@]}" --tls; then
+    trace_off nvmf4j-tls
+    C=nvmf4j/tls/connect-secured OUTF=$RES/cli/nvmf4j-tls-sysfs.txt BAD=""
+    grep -H . /sys/class/nvme/"$CTRL"/{tls_key,tls_configured_key,tls_keyring,address} > "$OUTF" 2>&1
+    expect_true tls_key "sysfs tls_key of $CTRL is empty: no TLS on this controller" [ -s "/sys/class/nvme/$CTRL/tls_key" ]
+    expect_true service-log "the service logged no TLS handshake for $TLS_HOSTNQN" \
+      grep -q "TLS 1.3 from .*NVMe0R01 $TLS_HOSTNQN $NQN.*TLS_AES_128_GCM_SHA256" "$SVC_LOG"
+    verdict 0 "$CTRL over TLS: tls_key $(cat "/sys/class/nvme/$CTRL/tls_key" 2> /dev/null); service: $(grep -m1 -o "PSK identity 'NVMe0R01 [^ ]*" "$SVC_LOG")..., $(grep -m1 -o 'TLS_AES_[0-9]*_GCM_SHA[0-9]*' "$SVC_LOG")"
+    fio_verify nvmf4j/tls/fio-verify "${DEV[1]}" $((32 << 20))
+    disconnect nvmf4j/tls/disconnect
+  else
+    trace_off nvmf4j-tls
+    tail -n 20 "$SVC_LOG" > "$RES/cli/nvmf4j-tls-connect-service-tail.txt"
+  fi
+  # no --tls: the listener requires TLS, the plain connect must fail and the service must say why
+  C=nvmf4j/tls/plain-refused
+  cli "$C" nvme connect -t tcp -a "$ADDR" -s "$PORT" -n "$NQN" --hostnqn="$TLS_HOSTNQN" --hostid="$TLS_HOSTID" "${CONNECT_OPTS[@]}"; rc=$?
+  sleep 1
+  if find_ctrl > /dev/null; then BAD="a plain connect got controller $(find_ctrl)"; timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1; fi
+  [ $rc != 0 ] || [ -n "$BAD" ] || BAD="nvme connect without --tls exited 0"
+  grep -q "plain NVMe/TCP .* on a listener that requires TLS" "$SVC_LOG" || BAD+="${BAD:+; }the service logged no refusal"
+  verdict 0 "plain connect refused: rc=$rc, service: $(grep -m1 -o 'plain NVMe/TCP.*requires TLS' "$SVC_LOG")"
+  # the second host's SHA-384 PSK: the other cipher suite
+  if connect nvmf4j/tls/sha384-connect --hostnqn="$TLS_HOSTNQN2" --hostid="$TLS_HOSTID2" "${CONNECT_OPTS[@]}" --tls; then
+    C=nvmf4j/tls/sha384-suite OUTF=$SVC_LOG BAD=""
+    expect_true suite "no TLS_AES_256_GCM_SHA384 handshake for $TLS_HOSTNQN2 in the service log" \
+      grep -q "TLS 1.3 from .*NVMe0R02 $TLS_HOSTNQN2 $NQN.*TLS_AES_256_GCM_SHA384" "$SVC_LOG"
+    verdict 0 "$CTRL: $(grep -m1 -o "PSK identity 'NVMe0R02 [^ ]*" "$SVC_LOG")..., TLS_AES_256_GCM_SHA384"
+    fio_verify nvmf4j/tls/sha384-fio-verify "${DEV[1]}" $((16 << 20))
+    disconnect nvmf4j/tls/sha384-disconnect
+  fi
+  svc_alive nvmf4j/tls/service-alive
+  timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
+  [ -z "$SVC_PID" ] || svc_stop nvmf4j/tls/stop
+  SVC_LOG=$svc_log; unset SVC_STATE SVC_CONFIG SVC_PORT
+}
 
 tls_part() {
   hdr "NVMe/TCP TLS 1.3 with a PSK: kernel nvmet (the control)"
@@ -82,5 +174,6 @@ tls_part() {
   fi
   timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
   nvmet_single_remove "$NQN" "$TLS_HOSTNQN" 21
+  tls_nvmf4j
   [ -z "$TLS_PID" ] || { kill "$TLS_PID" 2> /dev/null; wait "$TLS_PID" 2> /dev/null; TLS_PID=""; }
 }

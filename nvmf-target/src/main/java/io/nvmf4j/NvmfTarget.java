@@ -623,7 +623,7 @@ public final class NvmfTarget implements Engine {
         if (sc.hosts.contains(hostnqn)) {
             throw ControlException.conflict("host " + hostnqn + " is already allowed on " + nqn);
         }
-        HostKeyConfig k = keys == null ? null : new HostKeyConfig(hostnqn, keys.dhchapKey, keys.dhchapCtrlKey);
+        HostKeyConfig k = keys == null ? null : keys.forHost(hostnqn);
         config = validatedWith(c -> {
             SubsystemConfig s = subsystemConfig(c, nqn);
             s.hosts.add(hostnqn);

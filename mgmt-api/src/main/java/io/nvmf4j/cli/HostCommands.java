@@ -39,9 +39,10 @@ final class HostCommands extends Group {
     }
 
     @Command(name = "add", description = {"Allow a host on a subsystem; with --dhchap-key it must authenticate "
-        + "(DH-HMAC-CHAP).",
+        + "(DH-HMAC-CHAP); with --tls-key its NVMe/TCP TLS PSK for listeners with a secure channel.",
         "Example: nvmfctl host add -n nqn.2026-11.io.nvmf4j:default -q nqn.2014-08.org.nvmexpress:uuid:...",
-        "         nvmfctl host add -n ... -q ... --dhchap-key /var/lib/nvmf4j/keys/host1.key"})
+        "         nvmfctl host add -n ... -q ... --dhchap-key /var/lib/nvmf4j/keys/host1.key",
+        "         nvmfctl host add -n ... -q ... --tls-key /var/lib/nvmf4j/keys/host1.psk"})
     static final class Add extends ApiCommand {
         @Mixin
         SubsystemNqn subsystem;
@@ -57,6 +58,14 @@ final class HostCommands extends Group {
             + "key, mode 0600: the target proves itself to a host that asks (bidirectional authentication).")
         String dhchapCtrlKey;
 
+        @Option(names = "--tls-key", paramLabel = "FILE", description = "File with the host's NVMe/TCP TLS PSK in the "
+            + "interchange format (NVMeTLSkey-1:01:...: as nvme gen-tls-key writes it), mode 0600.")
+        String tlsKey;
+
+        @Option(names = "--tls-key-derivation", paramLabel = "libnvme|rfc8446", description = "How the host derives "
+            + "its TLS PSK: libnvme (default: nvme-cli up to 2.15, e.g. Debian 13) or rfc8446 (SPDK, nvme-cli 2.16+).")
+        String tlsKeyDerivation;
+
         @Override
         public Integer call() {
             if (dhchapCtrlKey != null && dhchapKey == null) {
@@ -70,13 +79,19 @@ final class HostCommands extends Group {
             if (dhchapCtrlKey != null) {
                 body.put("dhchapCtrlKey", absolute(dhchapCtrlKey));
             }
+            if (tlsKey != null) {
+                body.put("tlsKey", absolute(tlsKey));
+            }
+            if (tlsKeyDerivation != null) {
+                body.put("tlsKeyDerivation", tlsKeyDerivation);
+            }
             JsonNode added = api().post(path(subsystem.nqn), body);
             if (json()) {
                 printJson(added);
             } else {
                 say("allowed host " + host.hostnqn + " on " + subsystem.nqn
                     + (dhchapKey == null ? "" : dhchapCtrlKey == null ? " (DH-HMAC-CHAP)"
-                    : " (DH-HMAC-CHAP, bidirectional)"));
+                    : " (DH-HMAC-CHAP, bidirectional)") + (tlsKey == null ? "" : " (TLS PSK)"));
             }
             return 0;
         }

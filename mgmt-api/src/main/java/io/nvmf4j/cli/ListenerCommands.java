@@ -2,7 +2,9 @@ package io.nvmf4j.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /** {@code nvmfctl listener}: transport addresses of a subsystem ({@code /api/v1/subsystems/{nqn}/listeners}). */
 @Command(name = "listener", description = "Listeners (transport addresses) of a subsystem: list, add, remove; ANA "
@@ -56,7 +58,8 @@ final class ListenerCommands extends Group {
     }
 
     @Command(name = "add", description = {"Listen for a subsystem on an address (the discovery service listens there "
-        + "too).", "Example: nvmfctl listener add -n nqn.2026-11.io.nvmf4j:default -a ::1 -s 4421"})
+        + "too).", "Example: nvmfctl listener add -n nqn.2026-11.io.nvmf4j:default -a ::1 -s 4421",
+        "         nvmfctl listener add -n ... -a 10.0.0.1 -s 4420 --secure-channel required"})
     static final class Add extends ApiCommand {
         @Mixin
         SubsystemNqn subsystem;
@@ -64,14 +67,25 @@ final class ListenerCommands extends Group {
         @Mixin
         Address.Listener address;
 
+        @Option(names = "--secure-channel", paramLabel = "none|optional|required", description = "NVMe/TCP TLS 1.3 "
+            + "with a PSK (the hosts' --tls-key): required refuses plain connections, optional takes both; default "
+            + "none.")
+        String secureChannel;
+
         @Override
         public Integer call() {
-            JsonNode added = api().post(path(subsystem.nqn), address.endpoint().body(object()));
+            ObjectNode body = address.endpoint().body(object());
+            if (secureChannel != null) {
+                body.put("secureChannel", secureChannel);
+            }
+            JsonNode added = api().post(path(subsystem.nqn), body);
             if (json()) {
                 printJson(added);
             } else {
+                String tls = added.path("secureChannel").asText("none");
                 say("listening for " + subsystem.nqn + " on " + Address.describe(added)
-                    + (added.has("state") ? " (" + state(added) + ")" : ""));
+                    + (added.has("state") ? " (" + state(added) + ")" : "")
+                    + ("none".equals(tls) ? "" : ", TLS " + tls));
             }
             return 0;
         }

@@ -194,6 +194,24 @@ class NvmfctlTest {
         ok("subsystem", "delete", "-n", nqn);
     }
 
+    /** host add --tls-key: the PSK file's path goes to the service (absolute), the key never. */
+    @Test
+    void hostAddWithATlsKey() throws Exception {
+        String nqn = "nqn.2026-11.io.nvmf4j:cli-tls";
+        String host = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000c2";
+        Path key = dir.resolve("cli-host.psk");
+        String psk = io.nvmf4j.auth.TlsPsk.format(2, "nvmf4j-cli-psk!".repeat(3).concat("!!!").getBytes(
+            StandardCharsets.US_ASCII));
+        Files.writeString(key, psk, StandardCharsets.US_ASCII);
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+        ok("subsystem", "create", "-n", nqn);
+        assertThat(ok("host", "add", "-n", nqn, "-q", host, "--tls-key", key.toString(), "--tls-key-derivation",
+            "libnvme").out()).isEqualTo("allowed host " + host + " on " + nqn + " (TLS PSK)\n");
+        String shown = ok("subsystem", "get", "-n", nqn, "--json").out();
+        assertThat(shown).contains("\"tlsKey\" : \"" + key + "\"").doesNotContain(psk.substring(16, 60));
+        ok("subsystem", "delete", "-n", nqn);
+    }
+
     @Test
     void listenerAnaState() {
         String port = String.valueOf(t.nvmePort);
@@ -219,8 +237,8 @@ class NvmfctlTest {
         assertThat(ok("listener", "list", "--nqn", nqn).out()).isEqualTo(
             "TRANSPORT  ADDRESS          STATE\ntcp        127.0.0.1:" + port + "  listening\n");
         assertThat(json(ok("listener", "list", "--nqn", nqn, "--json")).get(0)).isEqualTo(Http.parse(
-            "{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port + ",\"boundPort\":" + port
-                + ",\"state\":\"listening\",\"cause\":null}"));
+            "{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port + ",\"secureChannel\":\"none\","
+                + "\"boundPort\":" + port + ",\"state\":\"listening\",\"cause\":null}"));
         assertThat(ok("listener", "remove", "--nqn", nqn, "-t", "tcp", "-a", "127.0.0.1", "-s", String.valueOf(port))
             .out()).isEqualTo("removed listener tcp 127.0.0.1:" + port + " from " + nqn + "\n");
         assertThat(ok("listener", "list", "--nqn", nqn).out()).isEqualTo("TRANSPORT  ADDRESS  STATE\n");
@@ -231,6 +249,16 @@ class NvmfctlTest {
         assertThat(json(ok("listener", "remove", "-n", nqn, "-a", "127.0.0.1", "--port", String.valueOf(port),
             "--json"))).isEqualTo(Http.parse("{\"removed\":{\"subsystem\":\"" + nqn + "\",\"listener\":"
             + "{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port + "}}}"));
+
+        // NVMe/TCP TLS: --secure-channel on the listener, --tls-key on the host
+        assertThat(ok("listener", "add", "-n", nqn, "-a", "127.0.0.1", "-s", String.valueOf(port), "--secure-channel",
+            "required").out()).isEqualTo("listening for " + nqn + " on tcp 127.0.0.1:" + port
+            + " (listening), TLS required\n");
+        assertThat(json(ok("listener", "list", "-n", nqn, "--json")).get(0).get("secureChannel").asText())
+            .isEqualTo("required");
+        assertThat(fails(1, "listener", "add", "-n", nqn, "-a", "127.0.0.1", "-s", "0", "--secure-channel", "always")
+            .err()).contains("secureChannel: must be none, optional or required, got always");
+        ok("listener", "remove", "-n", nqn, "-a", "127.0.0.1", "-s", String.valueOf(port));
         ok("subsystem", "delete", "-n", nqn);
     }
 

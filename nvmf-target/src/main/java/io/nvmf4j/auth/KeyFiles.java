@@ -11,9 +11,10 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.Set;
 
 /**
- * Reads DH-HMAC-CHAP key files the way ssh reads private keys: an absolute path to a regular file (not a symbolic
- * link), owned by the service's user or root, that nobody else may read or write (mode 0600 or 0400). The file holds
- * one DHHC-1 key ({@link DhchapKey}). Error messages name the file, never its content.
+ * Reads key files the way ssh reads private keys: an absolute path to a regular file (not a symbolic link), owned by
+ * the service's user or root, that nobody else may read or write (mode 0600 or 0400). The file holds one DHHC-1 key
+ * ({@link DhchapKey}) or one NVMe/TCP TLS PSK in the interchange format ({@link TlsPsk}). Error messages name the
+ * file, never its content.
  */
 public final class KeyFiles {
     /** Far above a DHHC-1 line (at most 104 characters); refuses to read a large file that cannot be a key. */
@@ -27,6 +28,25 @@ public final class KeyFiles {
 
     /** Reads and parses the key in {@code path}; IOException with a message saying what is wrong with the file. */
     public static DhchapKey read(String path) throws IOException {
+        String text = readText(path);
+        try {
+            return DhchapKey.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("key file " + path + ": " + e.getMessage());
+        }
+    }
+
+    /** Reads and parses the TLS PSK in {@code path}, with the same checks of the file as {@link #read}. */
+    public static TlsPsk readTlsPsk(String path) throws IOException {
+        String text = readText(path);
+        try {
+            return TlsPsk.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("key file " + path + ": " + e.getMessage());
+        }
+    }
+
+    private static String readText(String path) throws IOException {
         Path f = Path.of(path);
         if (!f.isAbsolute() || !f.normalize().equals(f)) {
             throw new IOException("key file " + path + ": must be an absolute path without '.' or '..'");
@@ -52,20 +72,25 @@ public final class KeyFiles {
                 + System.getProperty("user.name") + ") nor root");
         }
         if (a.size() > MAX_SIZE) {
-            throw new IOException("key file " + path + " is " + a.size() + " bytes, too large for a DHHC-1 key");
+            throw new IOException("key file " + path + " is " + a.size() + " bytes, too large for a key");
         }
-        String text = Files.readString(f, StandardCharsets.US_ASCII);
-        try {
-            return DhchapKey.parse(text);
-        } catch (IllegalArgumentException e) {
-            throw new IOException("key file " + path + ": " + e.getMessage());
-        }
+        return Files.readString(f, StandardCharsets.US_ASCII);
     }
 
-    /** Why {@code path} cannot be used as a key file, or null when it can. */
+    /** Why {@code path} cannot be used as a DH-HMAC-CHAP key file, or null when it can. */
     public static String problem(String path) {
         try {
             read(path);
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** Why {@code path} cannot be used as a TLS PSK file, or null when it can. */
+    public static String tlsPskProblem(String path) {
+        try {
+            readTlsPsk(path);
             return null;
         } catch (IOException | RuntimeException e) {
             return e.getMessage();

@@ -20,10 +20,18 @@ public final class CommandDispatcher {
     private final IoCommands io;
     private final ReservationCommands reservations = new ReservationCommands();
 
+    private final Target target;
+
     public CommandDispatcher(Target target) {
+        this.target = target;
         this.fabrics = new FabricsCommands(target);
         this.admin = new AdminCommands(new LogPages(target));
         this.io = new IoCommands();
+    }
+
+    /** The target whose commands this dispatches (transports look up subsystems and host keys in it). */
+    public Target target() {
+        return target;
     }
 
     public int parse(Request req) {

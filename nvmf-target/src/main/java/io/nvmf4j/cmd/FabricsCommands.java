@@ -165,7 +165,7 @@ public final class FabricsCommands {
         }
         HostKeys keys = null;
         HostKeyConfig keyFiles = subsys.hostKey(hostnqn);
-        if (keyFiles != null) {
+        if (keyFiles != null && keyFiles.dhchapKey != null) {
             try {
                 keys = HostKeys.read(keyFiles.dhchapKey, keyFiles.dhchapCtrlKey);
             } catch (IOException e) {

@@ -329,7 +329,7 @@ public final class LogPages {
             b.setByte(off + DiscoveryLog.TRTYPE, type.trtype());
             b.setByte(off + DiscoveryLog.ADRFAM, type.adrfam(l.address));
             b.setByte(off + DiscoveryLog.SUBTYPE, (Integer) e[2]);
-            b.setByte(off + DiscoveryLog.TREQ, DiscoveryLog.TREQ_DISABLE_SQFLOW);
+            b.setByte(off + DiscoveryLog.TREQ, type.treq(l));
             int portIndex = portList.indexOf(l);
             b.setShortLE(off + DiscoveryLog.PORTID, portIndex >= 0 ? portIndex + 1 : 0);
             b.setShortLE(off + DiscoveryLog.CNTLID, 0xFFFF);
@@ -337,7 +337,7 @@ public final class LogPages {
             Layout.putSpacePadded(b, off + DiscoveryLog.TRSVCID, DiscoveryLog.TRSVCID_LEN, Integer.toString(target.portOf(l)));
             Layout.putNulPadded(b, off + DiscoveryLog.SUBNQN, 256, (String) e[0]);
             Layout.putSpacePadded(b, off + DiscoveryLog.TRADDR, DiscoveryLog.TRADDR_LEN, l.address);
-            type.putTsas(b, off + DiscoveryLog.TSAS);
+            type.putTsas(b, off + DiscoveryLog.TSAS, l);
             off += DiscoveryLog.ENTRY_SIZE;
         }
         return b;

@@ -1,6 +1,7 @@
 package io.nvmf4j.config;
 
 import io.nvmf4j.auth.KeyFiles;
+import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.AnaState;
@@ -101,6 +102,7 @@ public final class ConfigValidator {
                         p);
                 }
             }
+            secureChannelsAgree(c.subsystems, p);
         }
         if (c.referrals == null) {
             p.add("referrals: must be a list (may be empty)");
@@ -257,18 +259,30 @@ public final class ConfigValidator {
         for (int i = 0; i < s.hostKeys.size(); i++) {
             HostKeyConfig k = s.hostKeys.get(i);
             String kat = at + ".hostKeys[" + i + "]";
-            if (k == null || k.host == null || k.dhchapKey == null) {
-                p.add(kat + ": needs host and dhchapKey");
+            if (k == null || k.host == null || k.dhchapKey == null && k.tlsKey == null) {
+                p.add(kat + ": needs host and dhchapKey or tlsKey");
                 continue;
+            }
+            if (k.dhchapKey == null && k.dhchapCtrlKey != null) {
+                p.add(kat + ".dhchapCtrlKey: needs dhchapKey too");
             }
             if (!keyed.add(k.host)) {
                 p.add(kat + ": duplicate host " + k.host);
             } else if (!s.allowAnyHost && !s.hosts.contains(k.host)) {
                 p.add(kat + ": host " + k.host + " is not in hosts (and allowAnyHost is off); allow it there too");
             }
-            String problem = KeyFiles.problem(k.dhchapKey);
+            String problem = k.dhchapKey == null ? null : KeyFiles.problem(k.dhchapKey);
             if (problem != null) {
                 p.add(kat + ".dhchapKey: " + problem);
+            }
+            problem = k.tlsKey == null ? null : KeyFiles.tlsPskProblem(k.tlsKey);
+            if (problem != null) {
+                p.add(kat + ".tlsKey: " + problem);
+            }
+            try {
+                TlsPsk.Derivation.of(k.tlsKeyDerivation);
+            } catch (IllegalArgumentException e) {
+                p.add(kat + ".tlsKeyDerivation: " + e.getMessage());
             }
             problem = k.dhchapCtrlKey == null ? null : KeyFiles.problem(k.dhchapCtrlKey);
             if (problem != null) {
@@ -575,6 +589,42 @@ public final class ConfigValidator {
             }
             if (l.anaStates != null) {
                 anaStatesProblems(c, l.anaStates, lat + ".anaStates", p);
+            }
+            secureChannelProblem(c, l, lat + ".secureChannel", p);
+        }
+    }
+
+    /** {@code secureChannel}: none, optional or required; TCP listeners of the java engine only. */
+    private static void secureChannelProblem(TargetConfig c, ListenerConfig l, String at, List<String> p) {
+        if (l.secureChannel == null || ListenerConfig.SECURE_NONE.equals(l.secureChannel)) {
+            return;
+        }
+        if (!ListenerConfig.SECURE_OPTIONAL.equals(l.secureChannel)
+            && !ListenerConfig.SECURE_REQUIRED.equals(l.secureChannel)) {
+            p.add(at + ": must be none, optional or required, got " + l.secureChannel);
+        } else if (!"tcp".equals(l.transport)) {
+            p.add(at + ": a secure channel (TLS) is for tcp listeners only");
+        } else if (Engines.SPDK.equals(c.engine)) {
+            p.add(at + ": TLS is not supported by the spdk engine yet; use engine java");
+        }
+    }
+
+    /** One socket serves a listener address for every subsystem on it, so they must agree on its secure channel. */
+    private static void secureChannelsAgree(List<SubsystemConfig> subsystems, List<String> p) {
+        Map<ListenerConfig, String> seen = new HashMap<>();
+        for (int i = 0; i < subsystems.size(); i++) {
+            SubsystemConfig s = subsystems.get(i);
+            for (int j = 0; s != null && s.listeners != null && j < s.listeners.size(); j++) {
+                ListenerConfig l = s.listeners.get(j);
+                if (l == null || l.address == null || l.transport == null) {
+                    continue;
+                }
+                String here = "subsystems[" + i + "]";
+                String first = seen.putIfAbsent(l, here + " " + l.secureChannelOrDefault());
+                if (first != null && !first.endsWith(" " + l.secureChannelOrDefault())) {
+                    p.add(here + ".listeners[" + j + "].secureChannel: " + l.secureChannelOrDefault() + " but "
+                        + first.replace(" ", " has ") + " on the same listener " + l + " (one socket serves both)");
+                }
             }
         }
     }

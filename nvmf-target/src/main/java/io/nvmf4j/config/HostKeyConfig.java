@@ -6,19 +6,27 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.Objects;
 
 /**
- * DH-HMAC-CHAP keys of one host on a subsystem: the host must authenticate with the key in {@link #dhchapKey}; with
- * {@link #dhchapCtrlKey} the controller also proves itself when the host asks (bidirectional authentication). Both
- * are paths of files holding a DHHC-1 key, mode 0600; the keys themselves never enter the config.
+ * Keys of one host on a subsystem. DH-HMAC-CHAP: the host must authenticate with the key in {@link #dhchapKey}; with
+ * {@link #dhchapCtrlKey} the controller also proves itself when the host asks (bidirectional authentication). NVMe/TCP
+ * TLS: {@link #tlsKey} is the PSK the host's TLS handshakes to this subsystem use on a listener with a secure channel.
+ * All are paths of files holding a key (DHHC-1, NVMeTLSkey-1), mode 0600; the keys themselves never enter the config.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
 public final class HostKeyConfig {
     /** The host NQN. */
     public String host;
-    /** Absolute path of the file with the host's key. */
+    /** Absolute path of the file with the host's DH-HMAC-CHAP key, or null (no in-band authentication). */
     public String dhchapKey;
     /** Absolute path of the file with the controller's key, or null (unidirectional). */
     public String dhchapCtrlKey;
+    /** Absolute path of the file with the host's NVMe/TCP TLS PSK (interchange format), or null. */
+    public String tlsKey;
+    /**
+     * How the TLS PSK for a version 0 identity is derived: {@code libnvme} (default: nvme-cli up to 2.15, as on a
+     * Linux 6.12 host) or {@code rfc8446} (SPDK's host, nvme-cli 2.16 and later); see {@code TlsPsk}.
+     */
+    public String tlsKeyDerivation;
 
     public HostKeyConfig() {
     }
@@ -29,14 +37,23 @@ public final class HostKeyConfig {
         this.dhchapCtrlKey = dhchapCtrlKey;
     }
 
+    /** The same keys for {@code hostnqn}. */
+    public HostKeyConfig forHost(String hostnqn) {
+        HostKeyConfig k = new HostKeyConfig(hostnqn, dhchapKey, dhchapCtrlKey);
+        k.tlsKey = tlsKey;
+        k.tlsKeyDerivation = tlsKeyDerivation;
+        return k;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof HostKeyConfig k && Objects.equals(host, k.host) && Objects.equals(dhchapKey, k.dhchapKey)
-            && Objects.equals(dhchapCtrlKey, k.dhchapCtrlKey);
+            && Objects.equals(dhchapCtrlKey, k.dhchapCtrlKey) && Objects.equals(tlsKey, k.tlsKey)
+            && Objects.equals(tlsKeyDerivation, k.tlsKeyDerivation);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(host, dhchapKey, dhchapCtrlKey);
+        return Objects.hash(host, dhchapKey, dhchapCtrlKey, tlsKey, tlsKeyDerivation);
     }
 }

@@ -15,6 +15,13 @@ public final class ListenerConfig {
     public String address;
     public int port = 4420;
     /**
+     * NVMe/TCP secure channel (TLS 1.3 with a PSK, the hosts' {@code hostKeys[].tlsKey}): {@code none} (plain only,
+     * the default), {@code optional} (TLS or plain, told apart by the first byte) or {@code required} (plain
+     * connections are closed). TCP only; not part of the listener's identity ({@link #equals}).
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public String secureChannel;
+    /**
      * ANA states of this subsystem's namespace groups through this listener: group id (as a string, {@code "2"}) to
      * {@code optimized}, {@code non-optimized}, {@code inaccessible}, {@code persistent-loss} or {@code change};
      * absent groups are optimized. Not part of the listener's identity ({@link #equals}).
@@ -30,6 +37,15 @@ public final class ListenerConfig {
         setAddress(address);
         this.port = port;
     }
+
+    /** {@link #secureChannel} with its default: {@code none}, {@code optional} or {@code required}. */
+    public String secureChannelOrDefault() {
+        return secureChannel == null ? SECURE_NONE : secureChannel;
+    }
+
+    public static final String SECURE_NONE = "none";
+    public static final String SECURE_OPTIONAL = "optional";
+    public static final String SECURE_REQUIRED = "required";
 
     public String key() {
         return transport + ":" + IpAddresses.hostPort(address, port);

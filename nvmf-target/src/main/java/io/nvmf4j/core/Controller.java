@@ -524,7 +524,7 @@ public final class Controller {
                 @Override
                 public HostKeys reload() throws java.io.IOException {
                     HostKeyConfig c = subsystem.hostKey(hostnqn);
-                    hostKeys = c == null ? null : HostKeys.read(c.dhchapKey, c.dhchapCtrlKey);
+                    hostKeys = c == null || c.dhchapKey == null ? null : HostKeys.read(c.dhchapKey, c.dhchapCtrlKey);
                     return hostKeys;
                 }
             }, kato);

@@ -38,6 +38,13 @@ public final class DiscoveryLog {
     public static final int SUBTYPE_CURRENT_DISCOVERY = 3;
     /** TREQ: secure channel not specified; SQ flow control disable supported. */
     public static final int TREQ_DISABLE_SQFLOW = 0x04;
+    /** TREQ bits 1:0, secure channel: 01b required, 10b not required (01b and 10b as nvmet's addr_treq). */
+    public static final int TREQ_SECURE_REQUIRED = 0x01;
+    public static final int TREQ_SECURE_NOT_REQUIRED = 0x02;
+    /** TSAS for TCP, byte 0 SECTYPE (NVMe/TCP transport specification figure 6): 0 none, 2 TLS 1.3. */
+    public static final int TSAS_TCP_SECTYPE = 0;
+    public static final int TCP_SECTYPE_NONE = 0;
+    public static final int TCP_SECTYPE_TLS13 = 2;
 
     private DiscoveryLog() {
     }

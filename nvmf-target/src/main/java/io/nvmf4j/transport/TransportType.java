@@ -52,6 +52,16 @@ public abstract class TransportType {
     public void putTsas(ByteBuf entry, int offset) {
     }
 
+    /** The TSAS of {@code listener}'s entry; by default the same for every listener ({@link #putTsas(ByteBuf, int)}). */
+    public void putTsas(ByteBuf entry, int offset, ListenerConfig listener) {
+        putTsas(entry, offset);
+    }
+
+    /** TREQ of {@code listener}'s entry: secure channel not specified, SQ flow control disable supported. */
+    public int treq(ListenerConfig listener) {
+        return DiscoveryLog.TREQ_DISABLE_SQFLOW;
+    }
+
     /**
      * Checks, without keeping anything, that a listener not bound yet could be bound (used before an import
      * removes anything). Transports that cannot tell in advance accept.

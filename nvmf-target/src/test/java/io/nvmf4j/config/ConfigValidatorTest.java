@@ -260,10 +260,54 @@ class ConfigValidatorTest {
                 sub(c).listeners.get(0).address = "::1";
                 sub(c).listeners.add(new ListenerConfig("tcp", "0:0:0:0:0:0:0:1", 4420));
             }, "subsystems[0].listeners[1]", "duplicate listener tcp:[::1]:4420"),
+            bad("secureChannel unknown", c -> sub(c).listeners.get(0).secureChannel = "yes",
+                "subsystems[0].listeners[0].secureChannel", "none, optional or required"),
+            bad("secureChannel on rdma", c -> {
+                sub(c).listeners.get(0).transport = "rdma";
+                sub(c).listeners.get(0).secureChannel = "required";
+            }, "subsystems[0].listeners[0].secureChannel", "tcp listeners only"),
+            bad("secureChannel disagreeing on one listener", c -> {
+                sub(c).listeners.get(0).secureChannel = "optional";
+                ListenerConfig l = sub(c).listeners.get(0);
+                secondSubsystem(c, "nqn.2024-01.io.nvmf4j:second").listeners.set(0,
+                    new ListenerConfig(l.transport, l.address, l.port));
+            }, "subsystems[1].listeners[0].secureChannel", "none but subsystems[0] has optional"),
+            bad("hostKeys entry with no key", c -> {
+                sub(c).allowAnyHost = true;
+                sub(c).hostKeys.add(new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null));
+            }, "subsystems[0].hostKeys[0]", "dhchapKey or tlsKey"),
+            bad("tlsKey file missing", c -> {
+                sub(c).allowAnyHost = true;
+                HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
+                k.tlsKey = images.resolve("no-such.psk").toString();
+                sub(c).hostKeys.add(k);
+            }, "subsystems[0].hostKeys[0].tlsKey", "does not exist"),
+            bad("tlsKeyDerivation unknown", c -> {
+                sub(c).allowAnyHost = true;
+                HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
+                k.tlsKey = tlsKeyFile();
+                k.tlsKeyDerivation = "openssl";
+                sub(c).hostKeys.add(k);
+            }, "subsystems[0].hostKeys[0].tlsKeyDerivation", "libnvme or rfc8446"),
             bad("duplicate referral in another spelling", c -> {
                 c.referrals.add(new ReferralConfig("tcp", "2001:db8::1", 8009));
                 c.referrals.add(new ReferralConfig("tcp", "2001:DB8:0:0:0:0:0:1", 8009));
             }, "referrals[1]", "duplicate referral"));
+    }
+
+    /** A valid TLS PSK file (mode 0600) in {@link #images}. */
+    private static String tlsKeyFile() {
+        try {
+            Path f = images.resolve("host.psk");
+            if (!java.nio.file.Files.exists(f)) {
+                java.nio.file.Files.createFile(f, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+                java.nio.file.Files.writeString(f, io.nvmf4j.auth.TlsPsk.format(1, new byte[32]));
+            }
+            return f.toString();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static Arguments bad(String name, Consumer<TargetConfig> breakIt, String path, String... mentions) {

@@ -97,6 +97,60 @@ class AllocationTest {
     }
 
     /**
+     * Over NVMe/TCP TLS (Bouncy Castle's client through {@link io.nvmf4j.testhost.TlsRelay}, a SHA-256 PSK): the
+     * record cipher allocates per record (Bouncy Castle's AEAD encodes and decodes into a new array, plus its
+     * record objects), nothing of the handler's own does per PDU (a per-connection array, pooled buffers). Printed;
+     * bounded at the payload twice over (a copy each way) plus 1 KiB per I/O, where a per-PDU allocation of the
+     * handler, a view or a lambda, would not change the figure much but a copy of each buffer would show.
+     */
+    @Test
+    void tlsAllocatesOnlyTheCiphersRecords(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String key = io.nvmf4j.auth.TlsPsk.format(1, Le.random(32, 21));
+        java.nio.file.Path file = dir.resolve("host.psk");
+        java.nio.file.Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        java.nio.file.Files.writeString(file, key);
+        com.sun.management.ThreadMXBean threads = PollThreadAllocation.threads();
+        Assumptions.assumeTrue(threads.isThreadAllocatedMemorySupported(),
+            "this JVM cannot count allocated bytes per thread");
+        threads.setThreadAllocatedMemoryEnabled(true);
+        try (TestTarget target = TestTarget.start(c -> {
+            c.subsystems.forEach(s -> s.listeners.get(0).secureChannel = "required");
+            io.nvmf4j.config.HostKeyConfig k = new io.nvmf4j.config.HostKeyConfig(TestTarget.ALLOWED_HOSTNQN, null, null);
+            k.tlsKey = file.toString();
+            c.subsystems.stream().filter(s -> s.nqn.equals(TestTarget.RESTRICTED_NQN)).findFirst().orElseThrow()
+                .hostKeys.add(k);
+        })) {
+            io.nvmf4j.auth.TlsPsk psk = io.nvmf4j.auth.TlsPsk.parse(key);
+            io.nvmf4j.auth.TlsPsk.Identity id = io.nvmf4j.auth.TlsPsk.Identity.parse(psk.identity(
+                io.nvmf4j.auth.TlsPsk.Derivation.LIBNVME, 0, TestTarget.ALLOWED_HOSTNQN, TestTarget.RESTRICTED_NQN));
+            try (io.nvmf4j.testhost.TlsRelay relay = new io.nvmf4j.testhost.TlsRelay(TestTarget.ADDRESS, target.port,
+                    id.text(), psk.tlsPsk(io.nvmf4j.auth.TlsPsk.Derivation.LIBNVME, id), id.hash());
+                 NvmeController c = NvmeController.open(TestTarget.ADDRESS, relay.port(), TestTarget.RESTRICTED_NQN,
+                     TestTarget.ALLOWED_HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+                NvmeHost io = c.io(0);
+                byte[] data = Le.random(4096, 22);
+                tlsRounds(io, data, 3000);
+                long before = PollThreadAllocation.pollThreadBytes(threads);
+                int ios = tlsRounds(io, data, 4000);
+                double perIo = (double) (PollThreadAllocation.pollThreadBytes(threads) - before) / ios;
+                System.out.printf("TLS, 4 KiB writes and reads at QD 1: poll-group threads allocated %.0f bytes per"
+                    + " I/O over %d I/Os%n", perIo, ios);
+                assertThat(perIo).isLessThan(2 * 4096 + 1024);
+            }
+        }
+    }
+
+    /** Rounds of a 4 KiB write and its read back, QD 1. Returns I/Os. */
+    private static int tlsRounds(NvmeHost io, byte[] data, int rounds) {
+        for (int r = 0; r < rounds; r++) {
+            assertThat(io.write(1, (r % 512) * 8L, data).ok()).isTrue();
+            assertThat(io.read(1, (r % 512) * 8L, 8).data()).isEqualTo(data);
+        }
+        return 2 * rounds;
+    }
+
+    /**
      * Measured windows at most: a fresh JVM under load (CI, a busy machine) can still be warming up after
      * {@code warmUp} (a first-time class load, JIT tiers not yet compiled) and allocate once, about 160 KB in
      * one window of 38,400 I/Os (4.2 B/I/O) seen in CI. Such a one-off is not per I/O; a real per-I/O

@@ -362,7 +362,10 @@ public final class ApiRoutes {
             b.count == null ? 0 : b.count, b.timeoutMs == null ? 0 : b.timeoutMs);
     }
 
-    /** POST /subsystems/{nqn}/hosts: a dhchapCtrlKey needs a dhchapKey (the controller only answers a host that authenticated). */
+    /**
+     * POST /subsystems/{nqn}/hosts: a dhchapCtrlKey needs a dhchapKey (the controller only answers a host that
+     * authenticated), a tlsKeyDerivation a tlsKey.
+     */
     private CompletionStage<String> addHost(RoutingContext ctx) {
         Bodies.AllowedHost b = body(ctx, Bodies.AllowedHost.class);
         String nqn = required(b, "nqn").nqn;
@@ -371,8 +374,16 @@ public final class ApiRoutes {
             throw ApiError.badRequest("dhchapCtrlKey", "needs dhchapKey too (bidirectional authentication is on top of"
                 + " the host's)");
         }
-        return service.addHost(ctx.pathParam("nqn"), nqn,
-            b.dhchapKey == null ? null : new HostKeyConfig(nqn, b.dhchapKey, b.dhchapCtrlKey));
+        if (b.tlsKey == null && b.tlsKeyDerivation != null) {
+            throw ApiError.badRequest("tlsKeyDerivation", "needs tlsKey too");
+        }
+        HostKeyConfig keys = null;
+        if (b.dhchapKey != null || b.tlsKey != null) {
+            keys = new HostKeyConfig(nqn, b.dhchapKey, b.dhchapCtrlKey);
+            keys.tlsKey = b.tlsKey;
+            keys.tlsKeyDerivation = b.tlsKeyDerivation;
+        }
+        return service.addHost(ctx.pathParam("nqn"), nqn, keys);
     }
 
     private static <T> T required(T value, String field) {

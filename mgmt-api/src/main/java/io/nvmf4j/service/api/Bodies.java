@@ -25,7 +25,10 @@ final class Bodies {
         public String nqn;
     }
 
-    /** POST /subsystems/{nqn}/hosts: the host NQN, and the key files when it must authenticate with DH-HMAC-CHAP. */
+    /**
+     * POST /subsystems/{nqn}/hosts: the host NQN, and the key files when it must authenticate with DH-HMAC-CHAP or
+     * connects over NVMe/TCP TLS.
+     */
     @JsonIgnoreProperties(ignoreUnknown = false)
     public static final class AllowedHost {
         public String nqn;
@@ -33,6 +36,10 @@ final class Bodies {
         public String dhchapKey;
         /** Absolute path of the file with the controller's DHHC-1 key (mode 0600): bidirectional authentication. */
         public String dhchapCtrlKey;
+        /** Absolute path of the file with the host's NVMe/TCP TLS PSK (NVMeTLSkey-1 interchange format, mode 0600). */
+        public String tlsKey;
+        /** How the host derives its TLS PSK: {@code libnvme} (the default) or {@code rfc8446}. */
+        public String tlsKeyDerivation;
     }
 
     /** POST /bdevs/{name}/errors: an injection into an error bdev (see io.nvmf4j.bdev.ErrorBdev). */

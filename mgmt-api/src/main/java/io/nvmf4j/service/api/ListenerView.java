@@ -14,6 +14,8 @@ public final class ListenerView {
     public String transport;
     public String address;
     public int port;
+    /** NVMe/TCP secure channel: {@code none}, {@code optional} or {@code required} (TLS 1.3 with a PSK). */
+    public String secureChannel;
     /** The port actually bound; null when not listening. */
     @Views.Nullable
     public Integer boundPort;
@@ -31,6 +33,7 @@ public final class ListenerView {
         v.transport = l.transport;
         v.address = l.address;
         v.port = l.port;
+        v.secureChannel = l.secureChannelOrDefault();
         ListenerState state = s == null ? ListenerState.failed("not bound") : s;
         v.boundPort = state.boundPort();
         v.state = state.state();

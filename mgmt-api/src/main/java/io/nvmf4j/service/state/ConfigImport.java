@@ -63,6 +63,15 @@ final class ConfigImport {
      * Binding a new port is the one step that validation cannot foresee; try each before anything is
      * removed, so a refused import does not first destroy (and recreate empty) malloc bdevs.
      */
+    /**
+     * Whether {@code listeners} has {@code l} with the same secure channel: one whose secure channel changes goes and
+     * comes again (removed from every subsystem first, so they never disagree on it halfway).
+     */
+    private static boolean sameListener(java.util.List<ListenerConfig> listeners, ListenerConfig l) {
+        int i = listeners.indexOf(l);
+        return i >= 0 && listeners.get(i).secureChannelOrDefault().equals(l.secureChannelOrDefault());
+    }
+
     /** A listener kept by the import: its ANA states change in place (hosts through it get the ANA event). */
     private void changeAnaStates(String nqn, ListenerConfig had, ListenerConfig wanted) {
         java.util.Set<String> groups = new java.util.TreeSet<>();
@@ -141,7 +150,7 @@ final class ConfigImport {
                 }
             }
             for (ListenerConfig l : h.listeners) {
-                if (!w.listeners.contains(l)) {
+                if (!sameListener(w.listeners, l)) {
                     t.removeListener(h.nqn, l);
                     undo.push(() -> t.addListener(h.nqn, l));
                 }
@@ -182,7 +191,7 @@ final class ConfigImport {
                 }
             }
             for (ListenerConfig l : w.listeners) {
-                if (!h.listeners.contains(l)) {
+                if (!sameListener(h.listeners, l)) {
                     t.addListener(w.nqn, l);
                     undo.push(() -> t.removeListener(w.nqn, l));
                 } else {

@@ -269,13 +269,58 @@ class RestApiTest {
         assertPersisted();
     }
 
+    /**
+     * A host with an NVMe/TCP TLS PSK file and a listener that requires TLS: the path in the config, the key never;
+     * a bad secureChannel, a derivation without a key and a key file others may read are 400s.
+     */
+    @Test
+    void hostsWithTlsKeysAndASecureListener() throws Exception {
+        String psk = io.nvmf4j.auth.TlsPsk.format(1, "nvmf4j-rest-api-test-psk-32bytes".getBytes());
+        Path key = dir.resolve("host.psk");
+        java.nio.file.Files.writeString(key, psk);
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+        Res open = http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"tlsKey\":\"" + key + "\"}");
+        assertThat(open.status()).as("%s", open).isEqualTo(400);
+        assertThat(open.error()).contains("hostKeys[0].tlsKey").contains("permissions 0640 are too open");
+        assertError(http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"tlsKeyDerivation\":\"rfc8446\"}"),
+            400, "tlsKeyDerivation: needs tlsKey too", "tlsKeyDerivation");
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Res added = http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"tlsKey\":\"" + key
+            + "\",\"tlsKeyDerivation\":\"rfc8446\"}");
+        assertThat(added.status()).as("%s", added).isEqualTo(201);
+        assertPersisted();
+        JsonNode hk = http.get(SUB).json().get("hostKeys").get(0);
+        assertThat(hk.get("tlsKey").asText()).isEqualTo(key.toString());
+        assertThat(hk.get("tlsKeyDerivation").asText()).isEqualTo("rfc8446");
+        assertThat(hk.has("dhchapKey")).isFalse();
+        assertThat(http.get("/api/v1/config").body()).contains(key.toString()).doesNotContain(psk.substring(16, 50));
+        assertThat(t.fileJson().toString()).doesNotContain(psk.substring(16, 50));
+
+        int port = TestService.freePort();
+        Res bad = http.post(SUB + "/listeners", "{\"address\":\"127.0.0.1\",\"port\":" + port
+            + ",\"secureChannel\":\"yes\"}");
+        assertThat(bad.status()).as("%s", bad).isEqualTo(400);
+        assertThat(bad.error()).contains("secureChannel: must be none, optional or required, got yes");
+        Res tls = http.post(SUB + "/listeners", "{\"address\":\"127.0.0.1\",\"port\":" + port
+            + ",\"secureChannel\":\"required\"}");
+        assertThat(tls.status()).as("%s", tls).isEqualTo(201);
+        assertThat(tls.json().get("secureChannel").asText()).isEqualTo("required");
+        assertPersisted();
+        try (io.nvmf4j.testhost.TcpHost plain = io.nvmf4j.testhost.TcpHost.open("127.0.0.1", port,
+            TcpHostOptions.DEFAULT)) {
+            plain.sendRaw(io.nvmf4j.testhost.TcpHost.icReq(0, false, false));
+            assertThat(plain.awaitClosed(java.time.Duration.ofSeconds(5))).as("plain ICReq refused").isTrue();
+        }
+        assertThat(http.delete(SUB + "/listeners/tcp/127.0.0.1/" + port).status()).isEqualTo(204);
+    }
+
     @Test
     void listenersAddListRemove() throws Exception {
         int port = TestService.freePort();
         Res added = http.post(SUB + "/listeners", "{\"address\":\"127.0.0.1\",\"port\":" + port + "}");
         assertThat(added.status()).as("%s", added).isEqualTo(201);
         assertThat(added.json()).isEqualTo(Http.parse("{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port
-            + ",\"boundPort\":" + port + ",\"state\":\"listening\",\"cause\":null}"));
+            + ",\"secureChannel\":\"none\",\"boundPort\":" + port + ",\"state\":\"listening\",\"cause\":null}"));
         assertPersisted();
         try (NvmeController c = NvmeController.open("127.0.0.1", port, NQN, TestService.HOSTNQN, 30000, 1,
             TcpHostOptions.DEFAULT)) {

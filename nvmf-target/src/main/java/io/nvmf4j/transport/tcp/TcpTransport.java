@@ -12,6 +12,7 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.TransportLimits;
+import io.nvmf4j.nvme.DiscoveryLog;
 import io.nvmf4j.runtime.PollGroups;
 import io.nvmf4j.transport.BindFailures;
 import io.nvmf4j.transport.ConnectionLimits;
@@ -34,8 +35,27 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class TcpTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
 
-    /** NVMe/TCP in the registry: TRTYPE 3, TSAS none (no secure channel), a port probe by binding it. */
+    /**
+     * NVMe/TCP in the registry: TRTYPE 3; TREQ and TSAS from the listener's secure channel as nvmet's discovery
+     * writes them (none: not specified, SECTYPE none; required / optional: TREQ required / not required, SECTYPE
+     * TLS 1.3); a port probe by binding it.
+     */
     public static final TransportType TYPE = new TransportType("tcp", TransportLimits.TRTYPE_TCP) {
+        @Override
+        public int treq(ListenerConfig l) {
+            return DiscoveryLog.TREQ_DISABLE_SQFLOW | switch (l.secureChannelOrDefault()) {
+                case ListenerConfig.SECURE_REQUIRED -> DiscoveryLog.TREQ_SECURE_REQUIRED;
+                case ListenerConfig.SECURE_OPTIONAL -> DiscoveryLog.TREQ_SECURE_NOT_REQUIRED;
+                default -> 0;
+            };
+        }
+
+        @Override
+        public void putTsas(io.netty.buffer.ByteBuf entry, int offset, ListenerConfig l) {
+            entry.setByte(offset + DiscoveryLog.TSAS_TCP_SECTYPE, ListenerConfig.SECURE_NONE.equals(
+                l.secureChannelOrDefault()) ? DiscoveryLog.TCP_SECTYPE_NONE : DiscoveryLog.TCP_SECTYPE_TLS13);
+        }
+
         @Override
         public void probe(ListenerConfig l) throws IOException {
             try (ServerSocket probe = new ServerSocket()) {
@@ -68,6 +88,7 @@ public final class TcpTransport implements Transport {
     private final PollGroups pollGroups;
     private final Map<ListenerConfig, Channel> servers = new ConcurrentHashMap<>();
     private final IoObserver observer;
+    private final TlsPsks psks;
 
     public TcpTransport(CommandDispatcher dispatcher, TcpTransportConfig config, PollGroups pollGroups,
                         IoObserver observer) {
@@ -75,6 +96,7 @@ public final class TcpTransport implements Transport {
         this.observer = observer;
         this.config = config;
         this.pollGroups = pollGroups;
+        this.psks = new TlsPsks(dispatcher.target());
         this.limits = new TransportLimits(TransportLimits.TRTYPE_TCP, config.inCapsuleDataSize, config.mdtsBytes,
             config.maxQueueDepth, config.maxIoQueues, 1);
     }
@@ -96,6 +118,8 @@ public final class TcpTransport implements Transport {
         if (existing != null) {
             return (InetSocketAddress) existing.localAddress();
         }
+        String secure = ListenerConfig.SECURE_NONE.equals(listener.secureChannelOrDefault()) ? null
+            : listener.secureChannelOrDefault();
         ConnectionLimits connections = new ConnectionLimits("tcp " + BindFailures.hostPort(listener.address,
             listener.port), config.maxConnectionsPerListener, config.maxConnectionsPerHost);
         ServerBootstrap b = new ServerBootstrap()
@@ -116,6 +140,10 @@ public final class TcpTransport implements Transport {
                         return;
                     }
                     ch.closeFuture().addListener(x -> connections.release(host));
+                    if (secure != null) {
+                        ch.pipeline().addLast("secure-channel", new SecureChannelSelector(
+                            ListenerConfig.SECURE_REQUIRED.equals(secure), psks));
+                    }
                     TcpQueue queue = new TcpQueue(dispatcher, config, limits, listener, observer);
                     ch.config().setRecvByteBufAllocator(new InPlaceReads(queue, ch.config().getRecvByteBufAllocator()));
                     ch.pipeline().addLast("nvme-tcp", queue);
@@ -127,8 +155,9 @@ public final class TcpTransport implements Transport {
         }
         servers.put(listener, f.channel());
         InetSocketAddress bound = (InetSocketAddress) f.channel().localAddress();
-        LOG.info("listening on tcp {}{}", BindFailures.hostPort(listener.address, bound.getPort()),
-            listener.port == 0 ? " (port 0: picked " + bound.getPort() + ")" : "");
+        LOG.info("listening on tcp {}{}{}", BindFailures.hostPort(listener.address, bound.getPort()),
+            listener.port == 0 ? " (port 0: picked " + bound.getPort() + ")" : "",
+            secure == null ? "" : ", TLS 1.3 with PSK " + secure);
         return bound;
     }
 

@@ -1,0 +1,293 @@
+package io.nvmf4j.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import org.bouncycastle.tls.AbstractTlsServer;
+import org.bouncycastle.tls.AlertDescription;
+import org.bouncycastle.tls.BasicTlsPSKExternal;
+import org.bouncycastle.tls.CipherSuite;
+import org.bouncycastle.tls.PRFAlgorithm;
+import org.bouncycastle.tls.ProtocolVersion;
+import org.bouncycastle.tls.PskIdentity;
+import org.bouncycastle.tls.TlsCredentials;
+import org.bouncycastle.tls.TlsFatalAlert;
+import org.bouncycastle.tls.TlsPSKExternal;
+import org.bouncycastle.tls.TlsServerProtocol;
+import org.bouncycastle.tls.crypto.TlsCrypto;
+import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Vector;
+
+/**
+ * The server side of an NVMe/TCP secure channel (NVMe/TCP transport specification 3.6): TLS 1.3 with an external PSK
+ * (psk_dhe_ke), cipher suites TLS_AES_128_GCM_SHA256 and TLS_AES_256_GCM_SHA384 (the PSK's hash picks the one), no
+ * certificates. It sits in front of {@link TcpQueue}: ciphertext in, the NVMe/TCP PDU stream out, and the PDUs
+ * {@link TcpQueue} writes are gathered until its flush and sealed into as few records as fit.
+ *
+ * <p>Bouncy Castle's TLS does the protocol through its non-blocking API ({@link TlsServerProtocol#offerInput},
+ * {@link TlsServerProtocol#readOutput}); it is the maintained Java TLS with TLS 1.3 external PSKs (the JDK's has
+ * only resumption PSKs). Bytes move between Netty's pooled buffers and it through one per-connection array; its
+ * record cipher (the JDK's AES-GCM through {@code JcaTlsCrypto}) allocates per record, nothing else here does per PDU.
+ *
+ * <p>Failures close this connection only: a handshake that fails (unknown identity, wrong PSK: the binder does not
+ * verify, garbage instead of a ClientHello) sends the TLS alert and closes; a handshake not finished within
+ * {@code tcp.connectTimeoutMs} is closed by {@link TcpQueue}'s timer (no ICReq in time), logged here as an unfinished
+ * handshake. All run on the channel's event loop.
+ */
+final class TlsServerHandler extends ChannelDuplexHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(TlsServerHandler.class);
+    private static final TlsCrypto CRYPTO = new JcaTlsCryptoProvider().create(new SecureRandom());
+    /** Plaintext gathered before it is sealed (at flush, or when full): four 16 KiB records. */
+    private static final int GATHER = 64 * 1024;
+
+    private final TlsServerProtocol tls = new TlsServerProtocol();
+    private final TlsPsks psks;
+    private final byte[] chunk = new byte[GATHER];
+    /**
+     * Ciphertext on its way into Bouncy Castle. Its own array: input arrives while plaintext is gathered in
+     * {@link #chunk} (responses of a batch wait there for the flush), and sharing one array overwrote them.
+     */
+    private final byte[] inChunk = new byte[16 * 1024];
+    private final List<ChannelPromise> gatheredPromises = new ArrayList<>();
+    private int gathered;
+    private String peer;
+    private String identity;
+    private boolean failed;
+    /** The identity whose PSK the handshake took, and the cipher suite it ended with (set by {@link Server}). */
+    private String identityOffered;
+    private int cipherSuite = -1;
+
+    TlsServerHandler(TlsPsks psks) {
+        this.psks = psks;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) throws Exception {
+        peer = TcpQueue.hostPort(ctx.channel().remoteAddress());
+        tls.accept(new Server());
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ByteBuf in = (ByteBuf) msg;
+        try {
+            while (in.isReadable() && !failed) {
+                int n = Math.min(in.readableBytes(), inChunk.length);
+                in.readBytes(inChunk, 0, n);
+                tls.offerInput(inChunk, 0, n);
+            }
+        } catch (IOException e) {
+            fail(ctx, e);
+            return;
+        } finally {
+            in.release();
+        }
+        if (identity == null && tls.isConnected() && !tls.isHandshaking()) {
+            handshakeDone();
+        }
+        writeOutput(ctx, null);
+        ctx.flush();
+        int n = tls.getAvailableInputBytes();
+        if (n > 0) {
+            ByteBuf plain = ctx.alloc().directBuffer(n);
+            tls.readInput(plain.internalNioBuffer(0, n), n);
+            plain.writerIndex(n);
+            ctx.fireChannelRead(plain);
+        }
+    }
+
+    private void handshakeDone() {
+        identity = String.valueOf(identityOffered);
+        LOG.info("TLS 1.3 from {}: PSK identity '{}', {}", peer, identity,
+            cipherSuite == CipherSuite.TLS_AES_256_GCM_SHA384 ? "TLS_AES_256_GCM_SHA384" : "TLS_AES_128_GCM_SHA256");
+    }
+
+    /** A TLS failure: the alert Bouncy Castle queued (if any) goes out, then the connection closes. */
+    private void fail(ChannelHandlerContext ctx, IOException e) {
+        if (failed) {
+            return;
+        }
+        failed = true;
+        LOG.warn("TLS from {}: {} ({}); closing", peer, tls.isHandshaking() || identity == null
+            ? "handshake failed" : "connection failed", e.getMessage() != null ? e.getMessage() : e.toString());
+        writeOutput(ctx, null);
+        ctx.writeAndFlush(ctx.alloc().buffer(0)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        ByteBuf b = (ByteBuf) msg;
+        try {
+            if (failed || tls.isClosed() || identity == null) {
+                promise.setFailure(new IOException("TLS connection from " + peer + " is not open for data"));
+                return;
+            }
+            while (b.isReadable()) {
+                int n = Math.min(b.readableBytes(), chunk.length - gathered);
+                b.readBytes(chunk, gathered, n);
+                gathered += n;
+                if (gathered == chunk.length) {
+                    seal(ctx);
+                }
+            }
+            if (!promise.isVoid()) {
+                gatheredPromises.add(promise);
+            }
+        } catch (IOException e) {
+            promise.tryFailure(e);
+            fail(ctx, e);
+        } finally {
+            b.release();
+        }
+    }
+
+    @Override
+    public void flush(ChannelHandlerContext ctx) {
+        if (gathered > 0 && !failed) {
+            try {
+                seal(ctx);
+            } catch (IOException e) {
+                fail(ctx, e);
+                return;
+            }
+        }
+        ctx.flush();
+    }
+
+    /** Seals the gathered plaintext into records and writes them (not flushed). */
+    private void seal(ChannelHandlerContext ctx) throws IOException {
+        tls.writeApplicationData(chunk, 0, gathered);
+        gathered = 0;
+        writeOutput(ctx, gatheredPromises.isEmpty() ? null : takePromises());
+    }
+
+    private List<ChannelPromise> takePromises() {
+        List<ChannelPromise> p = new ArrayList<>(gatheredPromises);
+        gatheredPromises.clear();
+        return p;
+    }
+
+    /** Writes what Bouncy Castle has queued for the peer; completes {@code promises} when it is sent. */
+    private void writeOutput(ChannelHandlerContext ctx, List<ChannelPromise> promises) {
+        int n = tls.getAvailableOutputBytes();
+        if (n == 0) {
+            if (promises != null) {
+                promises.forEach(ChannelPromise::trySuccess);
+            }
+            return;
+        }
+        ByteBuf out = ctx.alloc().directBuffer(n);
+        tls.readOutput(out.internalNioBuffer(0, n), n);
+        out.writerIndex(n);
+        if (promises == null) {
+            ctx.write(out, ctx.voidPromise());
+        } else {
+            ctx.write(out).addListener(f -> promises.forEach(p -> {
+                if (f.isSuccess()) {
+                    p.trySuccess();
+                } else {
+                    p.tryFailure(f.cause());
+                }
+            }));
+        }
+    }
+
+    @Override
+    public void close(ChannelHandlerContext ctx, ChannelPromise promise) {
+        if (!failed && identity == null) {
+            // TcpQueue's connectTimeoutMs (no ICReq in time), or the target stopping, during the handshake
+            LOG.info("TLS from {}: handshake not finished; closing", peer);
+        }
+        if (!failed && identity != null && !tls.isClosed()) {
+            try {
+                flush(ctx);
+                tls.close(); // close_notify
+                writeOutput(ctx, null);
+                ctx.flush();
+            } catch (IOException e) {
+                LOG.debug("TLS from {}: close_notify: {}", peer, e.toString());
+            }
+        }
+        ctx.close(promise);
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        gatheredPromises.forEach(p -> p.tryFailure(new IOException("TLS connection from " + peer + " closed")));
+        gatheredPromises.clear();
+    }
+
+    /** TLS 1.3 only, the two NVMe/TCP cipher suites, external PSKs only (no certificate to fall back on). */
+    private final class Server extends AbstractTlsServer {
+        private int pskSuite = -1;
+
+        Server() {
+            super(CRYPTO);
+        }
+
+        @Override
+        protected ProtocolVersion[] getSupportedVersions() {
+            return ProtocolVersion.TLSv13.only();
+        }
+
+        @Override
+        protected int[] getSupportedCipherSuites() {
+            return new int[] {CipherSuite.TLS_AES_256_GCM_SHA384, CipherSuite.TLS_AES_128_GCM_SHA256};
+        }
+
+        @Override
+        public TlsPSKExternal getExternalPSK(@SuppressWarnings("rawtypes") Vector identities) {
+            for (Object o : identities) {
+                byte[] id = ((PskIdentity) o).getIdentity();
+                TlsPsks.Found f = psks.find(new String(id, StandardCharsets.UTF_8), peer);
+                if (f != null) {
+                    identityOffered = f.identity().text();
+                    pskSuite = f.identity().hash() == 1 ? CipherSuite.TLS_AES_128_GCM_SHA256
+                        : CipherSuite.TLS_AES_256_GCM_SHA384;
+                    return new BasicTlsPSKExternal(id, getCrypto().createSecret(f.psk()),
+                        f.identity().hash() == 1 ? PRFAlgorithm.tls13_hkdf_sha256 : PRFAlgorithm.tls13_hkdf_sha384);
+                }
+            }
+            return null;
+        }
+
+        /** The suite whose hash is the PSK's (Bouncy Castle would take the client's first choice of the two). */
+        @Override
+        public int getSelectedCipherSuite() throws IOException {
+            if (pskSuite < 0) {
+                return super.getSelectedCipherSuite();
+            }
+            for (int offered : offeredCipherSuites) {
+                if (offered == pskSuite) {
+                    return pskSuite;
+                }
+            }
+            throw new TlsFatalAlert(AlertDescription.handshake_failure, "the client does not offer "
+                + (pskSuite == CipherSuite.TLS_AES_128_GCM_SHA256 ? "TLS_AES_128_GCM_SHA256" : "TLS_AES_256_GCM_SHA384")
+                + ", the cipher suite of its PSK's hash");
+        }
+
+        @Override
+        public void notifyHandshakeComplete() throws IOException {
+            super.notifyHandshakeComplete();
+            cipherSuite = context.getSecurityParametersConnection().getCipherSuite();
+        }
+
+        @Override
+        public TlsCredentials getCredentials() throws IOException {
+            // reached only when no offered identity has a PSK here: NVMe/TCP has no certificate handshake
+            throw new TlsFatalAlert(AlertDescription.handshake_failure, "no configured PSK for the identities offered"
+                + " (a host needs hostKeys[].tlsKey on the subsystem its identity names)");
+        }
+    }
+}

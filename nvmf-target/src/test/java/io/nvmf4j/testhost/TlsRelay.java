@@ -1,0 +1,184 @@
+package io.nvmf4j.testhost;
+
+import org.bouncycastle.tls.AbstractTlsClient;
+import org.bouncycastle.tls.BasicTlsPSKExternal;
+import org.bouncycastle.tls.CipherSuite;
+import org.bouncycastle.tls.PRFAlgorithm;
+import org.bouncycastle.tls.ProtocolVersion;
+import org.bouncycastle.tls.TlsAuthentication;
+import org.bouncycastle.tls.TlsClientProtocol;
+import org.bouncycastle.tls.TlsCredentials;
+import org.bouncycastle.tls.TlsFatalAlert;
+import org.bouncycastle.tls.TlsPSKExternal;
+import org.bouncycastle.tls.TlsServerCertificate;
+import org.bouncycastle.tls.AlertDescription;
+import org.bouncycastle.tls.crypto.TlsCrypto;
+import org.bouncycastle.tls.crypto.impl.bc.BcTlsCrypto;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.List;
+import java.util.Vector;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The TLS side of the test host: a loopback relay whose every accepted plain connection (from {@link TcpHost}) becomes
+ * one TLS 1.3 connection to the target, made by Bouncy Castle's blocking client with one external PSK (psk_dhe_ke,
+ * both NVMe/TCP cipher suites offered), bytes pumped both ways. Bouncy Castle's lightweight crypto here, not the
+ * JCA provider the target uses, so the two ends do not share a cipher implementation.
+ */
+public final class TlsRelay implements AutoCloseable {
+    private final ServerSocket listener = new ServerSocket();
+    private final String address;
+    private final int targetPort;
+    private final byte[] identity;
+    private final byte[] psk;
+    private final int prf;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private final AtomicInteger handshakes = new AtomicInteger();
+    private final AtomicInteger failures = new AtomicInteger();
+
+    /**
+     * @param hash 1 (SHA-256) or 2 (SHA-384), the PSK's hash from its identity
+     */
+    public TlsRelay(String address, int targetPort, String identity, byte[] psk, int hash) throws IOException {
+        this.address = address;
+        this.targetPort = targetPort;
+        this.identity = identity.getBytes(StandardCharsets.UTF_8);
+        this.psk = psk.clone();
+        this.prf = hash == 1 ? PRFAlgorithm.tls13_hkdf_sha256 : PRFAlgorithm.tls13_hkdf_sha384;
+        listener.bind(new InetSocketAddress(address, 0));
+        Thread t = new Thread(this::acceptLoop, "tls-relay-" + listener.getLocalPort());
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** The port {@link TcpHost} connects to. */
+    public int port() {
+        return listener.getLocalPort();
+    }
+
+    /** TLS handshakes that completed, and that failed. */
+    public int handshakes() {
+        return handshakes.get();
+    }
+
+    public int failures() {
+        return failures.get();
+    }
+
+    private void acceptLoop() {
+        while (!listener.isClosed()) {
+            try {
+                Socket plain = listener.accept();
+                sockets.add(plain);
+                Thread t = new Thread(() -> relay(plain), "tls-relay-conn-" + plain.getPort());
+                t.setDaemon(true);
+                t.start();
+            } catch (IOException e) {
+                return;
+            }
+        }
+    }
+
+    private void relay(Socket plain) {
+        try (Socket s = new Socket()) {
+            sockets.add(s);
+            s.setTcpNoDelay(true);
+            s.connect(new InetSocketAddress(address, targetPort), 5000);
+            TlsClientProtocol tls = new TlsClientProtocol(s.getInputStream(), s.getOutputStream());
+            try {
+                tls.connect(new Client());
+            } catch (IOException e) {
+                failures.incrementAndGet();
+                throw e;
+            }
+            handshakes.incrementAndGet();
+            InputStream plainIn = plain.getInputStream();
+            Thread up = new Thread(() -> pump(plainIn, tls.getOutputStream(), plain, s), "tls-relay-up");
+            up.setDaemon(true);
+            up.start();
+            pump(tls.getInputStream(), plain.getOutputStream(), plain, s);
+        } catch (IOException e) {
+            // the connection ends: the host sees its socket close
+        } finally {
+            close(plain);
+        }
+    }
+
+    private static void pump(InputStream in, OutputStream out, Socket a, Socket b) {
+        byte[] buf = new byte[64 * 1024];
+        try {
+            for (int n; (n = in.read(buf)) > 0; ) {
+                out.write(buf, 0, n);
+                out.flush();
+            }
+        } catch (IOException e) {
+            // either side closed
+        } finally {
+            close(a);
+            close(b);
+        }
+    }
+
+    private static void close(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        listener.close();
+        sockets.forEach(TlsRelay::close);
+    }
+
+    private final class Client extends AbstractTlsClient {
+        Client() {
+            super(CRYPTO);
+        }
+
+        @Override
+        protected ProtocolVersion[] getSupportedVersions() {
+            return ProtocolVersion.TLSv13.only();
+        }
+
+        @Override
+        protected int[] getSupportedCipherSuites() {
+            return new int[] {CipherSuite.TLS_AES_128_GCM_SHA256, CipherSuite.TLS_AES_256_GCM_SHA384};
+        }
+
+        @Override
+        public Vector getExternalPSKs() {
+            Vector<TlsPSKExternal> v = new Vector<>();
+            v.add(new BasicTlsPSKExternal(identity, getCrypto().createSecret(psk), prf));
+            return v;
+        }
+
+        @Override
+        public TlsAuthentication getAuthentication() {
+            return new TlsAuthentication() {
+                @Override
+                public void notifyServerCertificate(TlsServerCertificate c) throws IOException {
+                    throw new TlsFatalAlert(AlertDescription.unexpected_message, "NVMe/TCP TLS is PSK only");
+                }
+
+                @Override
+                public TlsCredentials getClientCredentials(org.bouncycastle.tls.CertificateRequest r) {
+                    return null;
+                }
+            };
+        }
+    }
+
+    private static final TlsCrypto CRYPTO = new BcTlsCrypto(new SecureRandom());
+}
