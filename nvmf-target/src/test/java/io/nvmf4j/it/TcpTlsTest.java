@@ -176,6 +176,41 @@ class TcpTlsTest {
         }
     }
 
+    /**
+     * A queue kept full over TLS: a new command as soon as one completes, 100 deep, 3000 commands, every
+     * read checked. (Behind TLS a request is free once the TLS handler has its response; on loopback the
+     * socket also drains at once, so this does not single that rule out: it guards the whole path at depth.)
+     */
+    @Test
+    void aQueueKeptFullOverTls() throws Exception {
+        start();
+        TlsRelay r = relay(t.port, restrictedKey, ALLOWED_HOSTNQN, RESTRICTED_NQN, 0, null);
+        NvmeController c = controller(r, RESTRICTED_NQN, ALLOWED_HOSTNQN);
+        io.nvmf4j.testhost.TcpHost q = c.io(0).queue();
+        byte[] data = Le.random(4096, 77);
+        for (int i = 0; i < 64; i++) {
+            assertThat(c.io(0).write(1, 8L * i, data).ok()).isTrue();
+        }
+        int depth = 100;
+        java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(depth);
+        java.util.concurrent.atomic.AtomicInteger bad = new java.util.concurrent.atomic.AtomicInteger();
+        for (int i = 0; i < 3000; i++) {
+            assertThat(slots.tryAcquire(20, java.util.concurrent.TimeUnit.SECONDS)).as("command %d got a slot", i).isTrue();
+            boolean write = i % 2 == 0;
+            q.submit(io.nvmf4j.testhost.NvmeHost.rw(write ? io.nvmf4j.testhost.NvmeHost.OPC_WRITE
+                        : io.nvmf4j.testhost.NvmeHost.OPC_READ, 1, 8L * (i % 64), 8), write ? data : null, write ? 0 : 4096)
+                .whenComplete((done, e) -> {
+                    if (e != null || !done.ok() || (!write && !java.util.Arrays.equals(done.data(), data))) {
+                        bad.incrementAndGet();
+                    }
+                    slots.release();
+                });
+        }
+        assertThat(slots.tryAcquire(depth, 30, java.util.concurrent.TimeUnit.SECONDS)).as("all completed").isTrue();
+        assertThat(bad.get()).as("failed or wrong completions").isZero();
+        assertThat(q.isClosed()).as("the connection stays up").isFalse();
+    }
+
     @Test
     void wrongPskUnknownIdentityGarbageAndPlainFailThatConnectionOnly() throws Exception {
         start();

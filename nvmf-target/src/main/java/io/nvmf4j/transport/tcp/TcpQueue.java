@@ -39,7 +39,8 @@ import static io.nvmf4j.transport.tcp.TcpPdu.*;
  * Responses written while a read batch is being processed are flushed once at the end of the batch.
  *
  * <p>Backpressure: a request (and its data buffer) stays taken until the last byte of its response has
- * been written to the socket, not merely queued on the channel; see {@link #reapWritten()} for how that
+ * been written to the socket (behind TLS: taken by the TLS handler, which copies it into its records), not
+ * merely queued on the channel; see {@link #reapWritten()} for how that
  * is learnt without a promise per write. A host that sends more commands than its queue holds while
  * its responses are still unwritten is terminated (PDU Sequence Error). While the channel is not
  * writable (its outbound bytes above the high water mark set in {@link TcpTransport}) the queue decodes
@@ -279,7 +280,10 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
         if (out == null) {
             return; // closed: channelInactive frees them
         }
-        long written = queuedBytes - out.totalPendingWriteBytes();
+        // A handler in front of the queue (TLS) copies what it is given before it returns (into its records),
+        // so a response handed to it needs nothing of its request any more; what waits is its ciphertext, which
+        // the channel's writability bounds. Otherwise: what the socket has taken.
+        long written = ctx.pipeline().first() != this ? Long.MAX_VALUE - 1 : queuedBytes - out.totalPendingWriteBytes();
         while (respondingCount > 0) {
             TcpRequest r = table[responding[respondingHead]];
             if (r.wireEnd > written) {
