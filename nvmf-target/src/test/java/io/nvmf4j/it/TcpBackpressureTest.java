@@ -95,7 +95,7 @@ class TcpBackpressureTest {
 
     /**
      * Two offenders and one healthy controller on one target for 20 s. The Identify flooder's admin queue
-     * (36 requests of 4 KiB responses, below the 256 KiB high water mark together) runs out of requests
+     * (36 requests of 4 KiB responses, below the 2 MiB high water mark together) runs out of requests
      * while its responses wait unwritten: terminated (PDU Sequence Error). The read flooder's I/O queue
      * (128 KiB responses) crosses the high water mark at once: throttled, its connection stays open and
      * its writes stall. Meanwhile the healthy controller's verified I/O goes on and direct memory grows

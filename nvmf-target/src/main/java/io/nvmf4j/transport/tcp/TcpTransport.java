@@ -76,11 +76,14 @@ public final class TcpTransport implements Transport {
      * Outbound bytes (responses queued on a connection but not yet taken by its socket) above which the
      * connection stops reading, and below which it reads again. The socket's own send buffer does most of
      * the buffering; these only bound what waits in front of it, and with it the commands taken from a host
-     * that does not read. 256 KiB is above a whole admin queue of 4 KiB responses (36 × ~4.4 KiB), so a host
-     * that floods Identify without reading runs out of its queue and is terminated, while one 128 KiB read
-     * response or two cross it and pause the reader.
+     * that does not read. 2 MiB is above a whole admin queue of 4 KiB responses (36 × ~4.4 KiB), so a host
+     * that floods Identify without reading runs out of its queue and is terminated, and above a host's usual
+     * depth of large reads (8 × 128 KiB), which before (at 256 KiB) paused and resumed the reader, two
+     * epoll changes each time, on every few responses of a 128 KiB read stream; a full queue of 128 KiB reads
+     * (16 MiB) that the host does not take still crosses it and pauses the reader. The memory behind it is the
+     * requests' own buffers, bounded by the queue depth whatever the mark.
      */
-    static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(64 * 1024, 256 * 1024);
+    static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(512 * 1024, 2 * 1024 * 1024);
 
     private final CommandDispatcher dispatcher;
     private final TcpTransportConfig config;
