@@ -338,6 +338,11 @@ public final class NvmfTarget implements Engine {
         return copy(config);
     }
 
+    @Override
+    public synchronized void orderLike(TargetConfig order) {
+        ConfigDocument.orderLike(config, order);
+    }
+
     private static TargetConfig copy(TargetConfig c) {
         return ConfigDocument.copy(c);
     }

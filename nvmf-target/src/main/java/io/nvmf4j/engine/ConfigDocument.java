@@ -200,4 +200,40 @@ public final class ConfigDocument {
         throw ControlException.conflict("subsystem " + sc.nqn + " has no free nsid (maxNamespaces "
             + sc.maxNamespaces + ")");
     }
+
+    /**
+     * Puts the lists of the live document {@code live} in the order of {@code order} (after an import that made
+     * them hold the same items): bdevs by name, subsystems by NQN and, inside each, hosts, host keys, namespaces
+     * (by nsid) and listeners, then referrals. An import keeps what stays in place and appends what it adds, so
+     * without this the document read back would depend on what was there before; items {@code order} lacks keep
+     * their place after the others. The document's rule that an error bdev follows its base holds, since
+     * {@code order} was validated.
+     */
+    public static void orderLike(TargetConfig live, TargetConfig order) {
+        sortLike(live.bdevs, order.bdevs, b -> b.name);
+        sortLike(live.subsystems, order.subsystems, s -> s.nqn);
+        sortLike(live.referrals, order.referrals, r -> r);
+        for (SubsystemConfig s : live.subsystems) {
+            SubsystemConfig o = order.subsystems.stream().filter(x -> java.util.Objects.equals(x.nqn, s.nqn))
+                .findFirst().orElse(null);
+            if (o != null) {
+                sortLike(s.hosts, o.hosts, h -> h);
+                sortLike(s.hostKeys, o.hostKeys, k -> k.host);
+                sortLike(s.namespaces, o.namespaces, n -> n.nsid);
+                sortLike(s.listeners, o.listeners, l -> l);
+            }
+        }
+    }
+
+    private static <T> void sortLike(java.util.List<T> live, java.util.List<T> order,
+                                     java.util.function.Function<T, Object> key) {
+        if (live == null || order == null) {
+            return;
+        }
+        Map<Object, Integer> rank = new java.util.HashMap<>();
+        for (T t : order) {
+            rank.putIfAbsent(key.apply(t), rank.size());
+        }
+        live.sort(Comparator.comparingInt(t -> rank.getOrDefault(key.apply(t), Integer.MAX_VALUE)));
+    }
 }

@@ -31,6 +31,12 @@ public interface Engine extends AutoCloseable {
     /** A deep copy of the live document, safe to hand out and to save. */
     TargetConfig configSnapshot();
 
+    /**
+     * Orders the live document's lists like {@code order} (which holds the same items): called at the end of a
+     * whole-document import so the document read back is the one imported ({@link ConfigDocument#orderLike}).
+     */
+    void orderLike(TargetConfig order);
+
     // ------------------------------------------------------------------ bdevs
 
     BdevConfig addBdev(BdevConfig b);

@@ -450,6 +450,11 @@ public final class SpdkEngine implements Engine {
     }
 
     @Override
+    public synchronized void orderLike(TargetConfig order) {
+        ConfigDocument.orderLike(config, order);
+    }
+
+    @Override
     public synchronized TargetConfig configSnapshot() {
         return ConfigDocument.copy(config);
     }

@@ -22,8 +22,9 @@ import java.util.Set;
  * that disappears or changes is removed, then everything new or changed is added, so names, nsids and
  * ports are free when they are reused. A changed bdev, namespace or subsystem identity (serial, model,
  * maxNamespaces, cntlid range) is removed and added again; hosts, listeners, allowAnyHost and referrals
- * change in place; engine, cores, idleStrategy, tcp and api are stored for the next start. Identities the import
- * leaves out (serial, NGUID, UUID) are kept from the live object of the same NQN / nsid and bdev.
+ * change in place; engine, cores, idleStrategy, tcp, rdma, spdk, api and metrics are stored for the next start.
+ * Identities the import leaves out (serial, NGUID, UUID) are kept from the live object of the same NQN / nsid and
+ * bdev. The lists end in the imported document's order, and an undone import puts them back in theirs.
  *
  * <p>If a step fails, every step already done is undone (newest first) and the failure is rethrown.
  */
@@ -47,11 +48,13 @@ final class ConfigImport {
     static Undo apply(Engine t, TargetConfig want) {
         ConfigImport i = new ConfigImport(t, want);
         try {
+            i.undo.push(() -> t.orderLike(i.have)); // runs last: what the undo put back goes where it was
             i.keepIdentities();
             i.probeNewListeners();
             i.removeWhatGoes();
             i.applyLegacyNqns();
             i.addWhatComes();
+            t.orderLike(i.want);
             return i.undo;
         } catch (RuntimeException e) {
             i.undo.runAll();
@@ -216,7 +219,8 @@ final class ConfigImport {
             }
         }
         if (!Objects.equals(want.engine, have.engine) || want.cores != have.cores || !Objects.equals(want.idleStrategy, have.idleStrategy)
-            || !same(want.tcp, have.tcp) || !same(want.api, have.api)
+            || !same(want.tcp, have.tcp) || !same(want.rdma, have.rdma) || !same(want.spdk, have.spdk)
+            || !same(want.api, have.api)
             || !sameOrBothAbsent(want.metrics, have.metrics)) {
             t.setStartupSettings(want);
             undo.push(() -> t.setStartupSettings(have));

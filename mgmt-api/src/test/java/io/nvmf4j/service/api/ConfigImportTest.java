@@ -159,4 +159,69 @@ class ConfigImportTest {
         JsonNode hosts = http.get("/api/v1/subsystems/" + Http.enc(TestService.NQN) + "/hosts").json();
         assertThat(hosts).hasSize(1);
     }
+
+    /**
+     * Found by the REST fuzz (seed -2418598554171413449): an import compared engine, cores, tcp and api with the
+     * live document but not rdma and spdk, so importing a document after PUT /transports/rdma left the RDMA
+     * settings as the PUT had made them.
+     */
+    @Test
+    void anImportPutsTheRdmaAndSpdkSettingsBack() {
+        TargetConfig before = current();
+        TargetConfig changed = current();
+        changed.rdma.maxReadDepth = 255;
+        changed.rdma.inCapsuleDataSize = 16384;
+        Res put = http.put("/api/v1/transports/rdma", ConfigStore.mapper().valueToTree(changed.rdma).toString());
+        assertThat(put.status()).as("%s", put).isEqualTo(200);
+        assertThat(current().rdma.maxReadDepth).isEqualTo(255);
+        changed = current();
+        changed.spdk.memSizeMb = 2048;
+        assertThat(http.put("/api/v1/config", ConfigStore.toJson(changed)).status()).isEqualTo(200);
+        assertThat(current().spdk.memSizeMb).isEqualTo(2048);
+
+        Res back = http.put("/api/v1/config", ConfigStore.toJson(before));
+        assertThat(back.status()).as("%s", back).isEqualTo(200);
+        assertThat(current().rdma.maxReadDepth).isEqualTo(16);
+        assertThat(current().rdma.inCapsuleDataSize).isEqualTo(before.rdma.inCapsuleDataSize);
+        assertThat(current().spdk.memSizeMb).isEqualTo(before.spdk.memSizeMb);
+        assertThat(t.liveJson()).isEqualTo(ConfigStore.toJson(before));
+        assertThat(t.fileJson()).isEqualTo(ConfigStore.toJson(before));
+    }
+
+    /**
+     * Found by the REST fuzz (seed 3504604729062765688): an import kept the bdevs that stay where they were and
+     * appended the ones it added, so the document read back after importing the same document depended on what
+     * was there before. Now the lists come back in the imported order.
+     */
+    @Test
+    void theDocumentReadBackIsTheOneImportedInItsOrder() {
+        TargetConfig before = current();
+        TargetConfig want = current();
+        want.bdevs.add(new BdevConfig("n1", "null", 512, 8));
+        want.bdevs.add(new BdevConfig("n2", "null", 512, 8));
+        want.referrals.add(new ReferralConfig("tcp", "10.1.1.1", 8009));
+        want.referrals.add(new ReferralConfig("tcp", "10.1.1.2", 8009));
+        SubsystemConfig s = want.subsystems.get(0);
+        s.hosts.add("nqn.2026-11.io.nvmf4j:host-b");
+        assertThat(http.put("/api/v1/config", ConfigStore.toJson(want)).status()).isEqualTo(200);
+        assertThat(current().bdevs).extracting(b -> b.name).containsExactly("m0", "n1", "n2");
+
+        // n1 goes, then comes back first: read back first, not appended
+        want.bdevs.remove(1);
+        assertThat(http.put("/api/v1/config", ConfigStore.toJson(want)).status()).isEqualTo(200);
+        want = current();
+        want.bdevs.add(0, new BdevConfig("n1", "null", 512, 8));
+        java.util.Collections.reverse(want.referrals);
+        java.util.Collections.reverse(want.subsystems.get(0).hosts);
+        Res r = http.put("/api/v1/config", ConfigStore.toJson(want));
+        assertThat(r.status()).as("%s", r).isEqualTo(200);
+        TargetConfig now = current();
+        assertThat(now.bdevs).extracting(b -> b.name).containsExactly("n1", "m0", "n2");
+        assertThat(now.referrals).extracting(x -> x.address).containsExactly("10.1.1.2", "10.1.1.1");
+        assertThat(now.subsystems.get(0).hosts).containsExactly("nqn.2026-11.io.nvmf4j:host-b", TestService.HOSTNQN);
+        assertThat(t.fileJson()).isEqualTo(ConfigStore.toJson(now));
+
+        assertThat(http.put("/api/v1/config", ConfigStore.toJson(before)).status()).isEqualTo(200);
+        assertThat(t.liveJson()).isEqualTo(ConfigStore.toJson(before));
+    }
 }

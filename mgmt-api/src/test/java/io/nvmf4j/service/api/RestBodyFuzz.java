@@ -152,13 +152,17 @@ public final class RestBodyFuzz implements AutoCloseable {
         if (problem != null) {
             return new Outcome(where, s, problem);
         }
-        if (!t.liveJson().equals(live)) {
+        String nowLive = t.liveJson();
+        if (!nowLive.equals(live)) {
             restore();
-            return new Outcome(where, s, "refused, but the live configuration changed");
+            return new Outcome(where, s, "refused, but the live configuration changed: "
+                + firstDifference(live, nowLive));
         }
-        if (!t.fileJson().equals(file)) {
+        String nowFile = t.fileJson();
+        if (!nowFile.equals(file)) {
             restore();
-            return new Outcome(where, s, "refused, but the saved configuration changed");
+            return new Outcome(where, s, "refused, but the saved configuration changed: "
+                + firstDifference(file, nowFile));
         }
         return new Outcome(where, s, null);
     }
@@ -183,15 +187,31 @@ public final class RestBodyFuzz implements AutoCloseable {
 
     /** Puts the starting document back after an accepted case; null when both copies match it again. */
     String restore() {
-        Res clear = http.delete("/api/v1/bdevs/e0/errors");
+        // the document first: an accepted document may have dropped e0, whose injected errors it does not hold
         Res imp = http.put("/api/v1/config", document);
+        Res clear = http.delete("/api/v1/bdevs/e0/errors");
         if (imp.status() != 200 || clear.status() != 204) {
             return "restoring failed: " + imp + " / " + clear;
         }
         if (!t.liveJson().equals(live) || !t.fileJson().equals(file)) {
-            return "restoring did not give the starting configuration back";
+            return "restoring did not give the starting configuration back: live " + firstDifference(live,
+                t.liveJson()) + ", saved " + firstDifference(file, t.fileJson());
         }
         return null;
+    }
+
+    /** The first line where two JSON texts differ, for a failure message ("same" when none). */
+    static String firstDifference(String expected, String actual) {
+        String[] a = expected.split("\n", -1);
+        String[] b = actual.split("\n", -1);
+        for (int i = 0; i < Math.max(a.length, b.length); i++) {
+            String x = i < a.length ? a[i].strip() : "<end>";
+            String y = i < b.length ? b[i].strip() : "<end>";
+            if (!x.equals(y)) {
+                return "line " + (i + 1) + " was '" + x + "', is '" + y + "'";
+            }
+        }
+        return "same";
     }
 
     /** The service still answers: health, a read, and the document unchanged. */
