@@ -5,9 +5,10 @@ import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.IoObserver;
-import io.nvmf4j.core.Queue;
+import io.nvmf4j.core.QueueBase;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.TransportLimits;
+import io.nvmf4j.nvme.Cqe;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.transport.rdma.RdmaRequest.State;
 import org.slf4j.Logger;
@@ -37,12 +38,12 @@ import java.util.concurrent.ScheduledExecutorService;
  * <p>What one queue pair may hold of its poll group's shared receive queue is bounded: at most
  * {@code maxParked} capsules wait for a request slot in their receive buffers; one more closes it.
  */
-final class RdmaQueue implements Queue {
+final class RdmaQueue extends QueueBase {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaQueue.class);
     /** The transport name the observer gets (the registry's, never a second spelling). */
     static final String TRANSPORT = RdmaTransport.TYPE.name();
-    /** CQE: 0 DW0 | 4 DW1 | 8 SQHD u16 | 10 SQID u16 | 12 CID u16 | 14 STATUS u16 (phase bit 0). */
-    static final int CQE_SIZE = 16;
+    /** A response slot holds one completion queue entry ({@link Cqe}). */
+    static final int CQE_SIZE = Cqe.SIZE;
 
     /** The verbs side of a queue pair (and of its poll group). */
     interface Wire {
@@ -80,9 +81,6 @@ final class RdmaQueue implements Queue {
     }
 
     private final CommandDispatcher dispatcher;
-    private final TransportLimits limits;
-    private final ListenerConfig listener;
-    private final IoObserver observer;
     private final ScheduledExecutorService executor;
     private final DataBuffers buffers;
     private final String peer;
@@ -90,8 +88,6 @@ final class RdmaQueue implements Queue {
     private final int readDepth;
     private final int maxParked;
     private final RdmaRequest[] table;
-    private final int[] freeStack;
-    private int freeTop;
     private final ArrayDeque<RdmaRequest> readWaiters;
     /** Capsules waiting for a request slot (receive index and length), a ring of up to {@code maxParked}. */
     private final int[] parkedRecv;
@@ -102,11 +98,6 @@ final class RdmaQueue implements Queue {
     private final ByteBuf responses;
     private Wire wire;
 
-    private Controller controller;
-    private Request connectInProgress;
-    private int qid;
-    private int sqsize;
-    private int sqhd;
     private int readsOutstanding;
     private boolean closing;
     private boolean lastWqeReached;
@@ -115,10 +106,8 @@ final class RdmaQueue implements Queue {
     RdmaQueue(CommandDispatcher dispatcher, TransportLimits limits, ListenerConfig listener, IoObserver observer,
               ScheduledExecutorService executor, DataBuffers buffers, String peer, int depth, int readDepth,
               int maxParked, ByteBuf responses) {
+        super(TRANSPORT, listener, limits, observer);
         this.dispatcher = dispatcher;
-        this.limits = limits;
-        this.listener = listener;
-        this.observer = observer;
         this.executor = executor;
         this.buffers = buffers;
         this.peer = peer;
@@ -128,11 +117,10 @@ final class RdmaQueue implements Queue {
         this.responses = responses;
         int n = requestCount(depth);
         this.table = new RdmaRequest[n];
-        this.freeStack = new int[n];
-        for (int i = n - 1; i >= 0; i--) {
+        for (int i = 0; i < n; i++) {
             table[i] = new RdmaRequest(this, i);
-            freeStack[freeTop++] = i;
         }
+        growFreeSlots(0, n);
         this.readWaiters = new ArrayDeque<>(n);
         this.parkedRecv = new int[this.maxParked];
         this.parkedLength = new int[this.maxParked];
@@ -178,47 +166,8 @@ final class RdmaQueue implements Queue {
     // ---------------------------------------------------------------- Queue
 
     @Override
-    public int qid() {
-        return qid;
-    }
-
-    @Override
-    public Request connectInProgress() {
-        return connectInProgress;
-    }
-
-    @Override
-    public void connectInProgress(Request connect) {
-        this.connectInProgress = connect;
-    }
-
-    @Override
-    public Controller controller() {
-        return controller;
-    }
-
-    @Override
-    public void bind(Controller controller, int qid, int sqsize, boolean sqFlowControlDisabled) {
-        this.controller = controller;
-        this.qid = qid;
-        this.sqsize = sqsize;
-        sqhd = 1 % (sqsize + 1); // the Connect itself was the first entry consumed (as over TCP)
-        observer.queueConnected(TRANSPORT, qid);
-    }
-
-    @Override
     public ScheduledExecutorService executor() {
         return executor;
-    }
-
-    @Override
-    public ListenerConfig listener() {
-        return listener;
-    }
-
-    @Override
-    public TransportLimits limits() {
-        return limits;
     }
 
     @Override
@@ -244,10 +193,8 @@ final class RdmaQueue implements Queue {
             close("capsule of " + byteLen + " bytes, shorter than an SQE");
             return;
         }
-        if (sqsize > 0) {
-            sqhd = sqhd == sqsize ? 0 : sqhd + 1;
-        }
-        if (freeTop == 0 || parkedCount > 0) {
+        advanceSqhd();
+        if (freeSlots() == 0 || parkedCount > 0) {
             park(recvIndex, byteLen); // behind those already waiting: commands start in arrival order
             runParked();
             return;
@@ -280,7 +227,7 @@ final class RdmaQueue implements Queue {
 
     /** Starts parked capsules while request slots are free (called where a slot was freed, at top level). */
     private void runParked() {
-        while (parkedCount > 0 && freeTop > 0 && !closing) {
+        while (parkedCount > 0 && freeSlots() > 0 && !closing) {
             int recvIndex = parkedRecv[parkedHead];
             int byteLen = parkedLength[parkedHead];
             parkedHead = (parkedHead + 1) % parkedRecv.length;
@@ -290,7 +237,7 @@ final class RdmaQueue implements Queue {
     }
 
     private void start(int recvIndex, int byteLen) {
-        RdmaRequest req = table[freeStack[--freeTop]];
+        RdmaRequest req = table[takeFreeSlot()];
         req.reset(wire.recvBuffer(), wire.recvOffset(recvIndex));
         req.startNanos = System.nanoTime();
         req.recvIndex = recvIndex;
@@ -525,12 +472,7 @@ final class RdmaQueue implements Queue {
             return;
         }
         int at = responseOffset(req);
-        responses.setIntLE(at, req.dw0);
-        responses.setIntLE(at + 4, req.dw1);
-        responses.setShortLE(at + 8, sqhd);
-        responses.setShortLE(at + 10, qid);
-        responses.setShortLE(at + 12, req.cid());
-        responses.setShortLE(at + 14, NvmeStatus.toCqeField(req.status));
+        Cqe.write(responses, at, req.dw0, req.dw1, sqhd, qid, req.cid(), req.status);
         boolean c2h = NvmeStatus.isSuccess(req.status) && req.xferDir == Request.XFER_C2H && req.dataLength > 0;
         int writes = c2h ? writeCount(req) : 0;
         int rc = wire.postResponse(req, writes);
@@ -562,7 +504,7 @@ final class RdmaQueue implements Queue {
         req.data = null; // a pool slice or a receive buffer's data slice: never released
         req.releaseBuffers();
         req.state = State.FREE;
-        freeStack[freeTop++] = req.index;
+        freeSlot(req.index);
         if (closing) {
             destroyIfDrained();
         }
@@ -586,19 +528,6 @@ final class RdmaQueue implements Queue {
         req.state = State.EXECUTED;
         if (!req.inProcess) {
             process(req);
-        }
-    }
-
-    private void observe(RdmaRequest req) {
-        if (controller == null) {
-            return;
-        }
-        boolean ok = NvmeStatus.isSuccess(req.status);
-        if (qid > 0) {
-            int bytes = ok && req.xferDir != Request.XFER_NONE ? req.dataLength : 0;
-            observer.ioCompleted(req.ns, req.sqe.opcode(), bytes, System.nanoTime() - req.startNanos, req.status);
-        } else if (!ok) {
-            observer.adminError(controller.subsystem(), req.sqe.opcode(), req.status);
         }
     }
 
@@ -646,7 +575,7 @@ final class RdmaQueue implements Queue {
     }
 
     private void destroyIfDrained() {
-        if (destroyed || !closing || freeTop != table.length || !lastWqeReached) {
+        if (destroyed || !closing || freeSlots() != table.length || !lastWqeReached) {
             return;
         }
         destroyed = true;
@@ -657,7 +586,7 @@ final class RdmaQueue implements Queue {
 
     /** Requests not FREE (for tests and logs). */
     int outstanding() {
-        return table.length - freeTop;
+        return table.length - freeSlots();
     }
 
     @Override

@@ -9,17 +9,17 @@ import io.netty.util.UncheckedBooleanSupplier;
 /**
  * The receive buffers of one NVMe/TCP connection: while the queue awaits the data of an H2CData PDU and
  * nothing else is buffered, the socket reads straight into the request's data buffer (a slice of it from
- * {@link TcpQueue#inPlaceTarget()}), so write data is copied once, by the kernel, instead of into Netty's
+ * {@link TcpPduReader#inPlaceTarget()}), so write data is copied once, by the kernel, instead of into Netty's
  * cumulation buffer and again into the request. Otherwise the channel's usual allocator decides.
  *
  * <p>Netty's epoll channel reads again while a read fills its buffer, so a slice sized to exactly the data
  * left ends the in-place reads at the PDU's end; the next read (digest, next PDU) gets an ordinary buffer.
  */
 final class InPlaceReads implements RecvByteBufAllocator {
-    private final TcpQueue queue;
+    private final TcpPduReader queue;
     private final RecvByteBufAllocator delegate;
 
-    InPlaceReads(TcpQueue queue, RecvByteBufAllocator delegate) {
+    InPlaceReads(TcpPduReader queue, RecvByteBufAllocator delegate) {
         this.queue = queue;
         this.delegate = delegate;
     }
@@ -31,10 +31,10 @@ final class InPlaceReads implements RecvByteBufAllocator {
 
     /** Every method but {@link #allocate} is the delegate's (it also counts the in-place reads' bytes). */
     private static final class InPlaceHandle implements ExtendedHandle {
-        private final TcpQueue queue;
+        private final TcpPduReader queue;
         private final ExtendedHandle delegate;
 
-        InPlaceHandle(TcpQueue queue, ExtendedHandle delegate) {
+        InPlaceHandle(TcpPduReader queue, ExtendedHandle delegate) {
             this.queue = queue;
             this.delegate = delegate;
         }

@@ -80,4 +80,20 @@ final class TcpPdu {
 
     private TcpPdu() {
     }
+
+    /** The CRC-32C of {@code length} bytes of {@code buf} from {@code index} (header and data digests). */
+    static int crc32c(java.util.zip.CRC32C crc, io.netty.buffer.ByteBuf buf, int index, int length) {
+        crc.reset();
+        update(crc, buf, index, length);
+        return (int) crc.getValue();
+    }
+
+    /** Adds {@code length} bytes of {@code buf} from {@code index} to a running CRC-32C. */
+    static void update(java.util.zip.CRC32C crc, io.netty.buffer.ByteBuf buf, int index, int length) {
+        if (buf.nioBufferCount() == 1) {
+            crc.update(buf.internalNioBuffer(index, length));
+        } else {
+            crc.update(buf.nioBuffer(index, length));
+        }
+    }
 }

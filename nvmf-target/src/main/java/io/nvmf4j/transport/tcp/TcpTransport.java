@@ -147,9 +147,9 @@ public final class TcpTransport implements Transport {
                         ch.pipeline().addLast("secure-channel", new SecureChannelSelector(
                             ListenerConfig.SECURE_REQUIRED.equals(secure), psks));
                     }
-                    TcpQueue queue = new TcpQueue(dispatcher, config, limits, listener, observer);
-                    ch.config().setRecvByteBufAllocator(new InPlaceReads(queue, ch.config().getRecvByteBufAllocator()));
-                    ch.pipeline().addLast("nvme-tcp", queue);
+                    TcpPduReader reader = TcpQueue.handler(dispatcher, config, limits, listener, observer);
+                    ch.config().setRecvByteBufAllocator(new InPlaceReads(reader, ch.config().getRecvByteBufAllocator()));
+                    ch.pipeline().addLast("nvme-tcp", reader);
                 }
             });
         ChannelFuture f = b.bind(listener.address, listener.port).awaitUninterruptibly();

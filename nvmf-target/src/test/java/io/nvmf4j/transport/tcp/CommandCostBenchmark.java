@@ -73,8 +73,8 @@ public class CommandCostBenchmark {
         CommandDispatcher dispatcher = new CommandDispatcher(nvmf.target());
         TransportLimits limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize,
             cfg.tcp.mdtsBytes, cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
-        admin = new EmbeddedChannel(new TcpQueue(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
-        io = new EmbeddedChannel(new TcpQueue(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        admin = new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        io = new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
         send(admin, TcpPduFuzz.icReq(0));
         int cntlid = connect(admin, 0, 0xFFFF);
         send(admin, PduCodec.encode(TcpPdu.CAPSULE_CMD, 0, TcpPduFuzz.propertySet(0x14, TcpPduFuzz.CC_ENABLE), null,

@@ -143,7 +143,7 @@ public final class TcpPduFuzz implements FuzzTarget {
     }
 
     private EmbeddedChannel channel() {
-        return new EmbeddedChannel(new TcpQueue(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        return new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
     }
 
     private static void close(EmbeddedChannel ch) {
@@ -167,7 +167,7 @@ public final class TcpPduFuzz implements FuzzTarget {
             at = end;
         }
         ch.runPendingTasks();
-        TcpQueue q = ch.pipeline().get(TcpQueue.class);
+        TcpPduReader q = ch.pipeline().get(TcpPduReader.class);
         Throwable f = q == null ? null : q.failure();
         if (f != null) {
             throw new Escape("exception reached the channel: " + f, f);

@@ -1,0 +1,549 @@
+package io.nvmf4j.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.nvmf4j.config.TcpTransportConfig;
+import io.nvmf4j.core.IoObserver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32C;
+
+import static io.nvmf4j.transport.tcp.TcpPdu.*;
+
+/**
+ * The receive side of one NVMe/TCP connection, and its Netty handler: frames and checks the PDUs the host
+ * sends and hands each to its {@link TcpQueue}; owns the connection's phase, the negotiated digests and the
+ * channel's events (reading paused while the channel is not writable, the connect timer, the close).
+ *
+ * <p>The receive states ({@link RecvState}), as the kernel's {@code nvmet_tcp_recv_state} and SPDK's
+ * {@code nvme_tcp_pdu_recv_state} write them down:
+ * <ul>
+ * <li>{@code HEADER}: wait for the 8-byte common header; check it against the connection phase (type, HLEN,
+ * PLEN bounds, PDO, digest flags) before waiting for more; then for an H2CData with data only its header
+ * (PDU-specific header and header digest) is awaited and the state moves to {@code H2C_DATA}; every other PDU
+ * is taken whole (header digest checked, in-capsule data digest checked) and dispatched.</li>
+ * <li>{@code H2C_DATA}: the data of that H2CData goes into its request's buffer as it arrives, with the data
+ * digest computed on the way; when nothing else is buffered the socket reads it there itself
+ * ({@link InPlaceReads}).</li>
+ * <li>{@code H2C_DIGEST}: the PDU's data digest; a mismatch fails only its command.</li>
+ * <li>{@code ERROR}: a protocol violation ended the connection with a C2HTermReq; the rest is dropped.</li>
+ * </ul>
+ */
+final class TcpPduReader extends ByteToMessageDecoder {
+    /** The queue's logger: the receive side's lines are the queue's. */
+    private static final Logger LOG = LoggerFactory.getLogger(TcpQueue.class);
+    /** H2CData left to receive from which the socket reads into the request's buffer itself. */
+    static final int IN_PLACE_MIN = 2048;
+    /** How long a terminated connection waits for its C2HTermReq to be written before it is closed anyway. */
+    static final long TERMINATE_LINGER_MS = 5000;
+    /** Our decode never emits messages (it dispatches in place); the output list it is given stays empty. */
+    private static final List<Object> NO_OUTPUT = List.of();
+
+    /** Connection phases. */
+    enum Phase { AWAIT_ICREQ, READY, TERMINATING, CLOSED }
+
+    /** Receive states (see the class comment). */
+    enum RecvState { HEADER, H2C_DATA, H2C_DIGEST, ERROR }
+
+    private final TcpQueue queue;
+    private final TcpTransportConfig config;
+    private final IoObserver observer;
+    private final CRC32C crc = new CRC32C();
+    /** The data digest of the H2CData being received (its data may arrive across reads, with sends between). */
+    private final CRC32C rxCrc = new CRC32C();
+
+    private ChannelHandlerContext ctx;
+    private TcpPduWriter writer;
+    private Phase phase = Phase.AWAIT_ICREQ;
+    private RecvState state = RecvState.HEADER;
+    private boolean hdgst;
+    private boolean ddgst;
+    private String peer = "?";
+
+    /** Reading stopped because the channel is not writable; {@link #resumeReading()} undoes it. */
+    private boolean readPaused;
+    /** Inside {@link #decode}: writability events only take note, the decode loop acts on them. */
+    private boolean decoding;
+    private ScheduledFuture<?> connectTimer;
+    /** The first exception that ended the connection, logged once when it is closed. */
+    private Throwable failure;
+    private int laterFailures;
+
+    /** In H2C_DATA and H2C_DIGEST: the request whose H2CData PDU is being received. */
+    private TcpRequest rxReq;
+    /** Data bytes of the current H2CData PDU still to come. */
+    private int rxDataLeft;
+    /** The buffer last handed to the socket by {@link #inPlaceTarget()} (identifies its read), else null. */
+    private ByteBuf inPlace;
+
+    TcpPduReader(TcpQueue queue, TcpTransportConfig config, IoObserver observer) {
+        this.queue = queue;
+        this.config = config;
+        this.observer = observer;
+    }
+
+    boolean ready() {
+        return phase == Phase.READY;
+    }
+
+    String peer() {
+        return peer;
+    }
+
+    /** The first exception that ended the connection, or null (for the parser fuzzer). */
+    Throwable failure() {
+        return failure;
+    }
+
+    // ---------------------------------------------------------------- channel events
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.peer = TcpQueue.hostPort(ctx.channel().remoteAddress());
+        this.writer = new TcpPduWriter(ctx, queue);
+        queue.attach(ctx, this, writer);
+        observer.connectionOpened(TcpQueue.TRANSPORT);
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        if (config.connectTimeoutMs > 0) {
+            connectTimer = ctx.executor().schedule(this::connectTimedOut, config.connectTimeoutMs, TimeUnit.MILLISECONDS);
+        }
+        super.channelActive(ctx);
+    }
+
+    /** No ICReq, or no successful Connect, within {@code connectTimeoutMs}: the socket is closed. */
+    private void connectTimedOut() {
+        connectTimer = null;
+        if (queue.controller() != null || !ctx.channel().isOpen()) {
+            return;
+        }
+        LOG.info("connection from {}: no {} within {} ms; closing", peer,
+            phase == Phase.AWAIT_ICREQ ? "ICReq" : "Connect", config.connectTimeoutMs);
+        observer.connectTimedOut(TcpQueue.TRANSPORT);
+        phase = Phase.TERMINATING;
+        state = RecvState.ERROR;
+        ctx.close();
+    }
+
+    void cancelConnectTimer() {
+        if (connectTimer != null) {
+            connectTimer.cancel(false);
+            connectTimer = null;
+        }
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+        writer.batching(true);
+        try {
+            if (msg == inPlace && msg != null) {
+                readInPlace((ByteBuf) msg);
+                return;
+            }
+            super.channelRead(ctx, msg);
+        } finally {
+            writer.batching(false);
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+        queue.flushBatch();
+        if (readPaused) {
+            // ByteToMessageDecoder would ask for another read when auto-read is off and it emitted nothing
+            discardSomeReadBytes();
+            ctx.fireChannelReadComplete();
+            return;
+        }
+        super.channelReadComplete(ctx);
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (ctx.channel().isWritable()) {
+            queue.reapWritten();
+            if (readPaused && !decoding) {
+                resumeReading();
+            }
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    /** The channel is not writable: decode nothing more and stop reading the socket until it drains. */
+    private void pauseReading() {
+        if (!readPaused) {
+            readPaused = true;
+            ctx.channel().config().setAutoRead(false);
+            LOG.debug("queue {} from {}: outbound buffer full; reading paused", queue.qid(), peer);
+        }
+    }
+
+    /** Writable again: decodes the PDUs already buffered, then reads the socket again (unless paused anew). */
+    private void resumeReading() {
+        readPaused = false;
+        ByteBuf buffered = internalBuffer();
+        if (buffered.isReadable()) {
+            writer.batching(true);
+            try {
+                decode(ctx, buffered, NO_OUTPUT);
+            } finally {
+                writer.batching(false);
+            }
+            queue.flushBatch();
+        }
+        if (!readPaused && ctx.channel().isActive()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        phase = Phase.CLOSED;
+        state = RecvState.ERROR;
+        rxReq = null;
+        inPlace = null;
+        cancelConnectTimer();
+        observer.connectionClosed(TcpQueue.TRANSPORT);
+        if (failure != null) {
+            LOG.warn("queue {} from {}: {}; connection closed{}", queue.qid(), peer, failure.toString(),
+                laterFailures > 0 ? " (" + laterFailures + " more errors while closing, e.g. pending writes)" : "");
+        }
+        queue.closed();
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // One line per failed connection, written when it is closed: closing fails every pending write,
+        // and each failure comes here (thousands for a host that stopped reading).
+        if (failure == null && phase != Phase.CLOSED) {
+            failure = cause;
+        } else {
+            laterFailures++;
+            LOG.debug("queue {} from {}: further error: {}", queue.qid(), peer, cause.toString());
+        }
+        ctx.close();
+    }
+
+    // ---------------------------------------------------------------- receive states
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        decoding = true;
+        try {
+            decodePdus(in);
+        } finally {
+            decoding = false;
+        }
+    }
+
+    private void decodePdus(ByteBuf in) {
+        queue.reapWritten();
+        while (in.isReadable()) {
+            switch (state) {
+                case ERROR -> {
+                    in.skipBytes(in.readableBytes());
+                    return;
+                }
+                case H2C_DATA -> {
+                    if (!receiveH2cData(in)) {
+                        return;
+                    }
+                }
+                case H2C_DIGEST -> {
+                    if (!receiveH2cDigest(in)) {
+                        return;
+                    }
+                }
+                case HEADER -> {
+                    if (!ctx.channel().isWritable()) {
+                        queue.flushBatch();
+                        if (!ctx.channel().isWritable()) {
+                            pauseReading();
+                            return;
+                        }
+                    }
+                    if (!receivePdu(in)) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * HEADER: takes the next PDU (or, for an H2CData with data, its header) if it is all here; false when
+     * more bytes are needed or the connection was terminated.
+     */
+    private boolean receivePdu(ByteBuf in) {
+        if (in.readableBytes() < CH_SIZE) {
+            return false;
+        }
+        int idx = in.readerIndex();
+        int type = in.getUnsignedByte(idx + TYPE);
+        int flags = in.getUnsignedByte(idx + FLAGS);
+        int hlen = in.getUnsignedByte(idx + HLEN);
+        int pdo = in.getUnsignedByte(idx + PDO);
+        long plen = in.getUnsignedIntLE(idx + PLEN);
+        int error = checkCommonHeader(type, flags, hlen, pdo, plen);
+        if (error >= 0) {
+            fatal(error >>> 16, error & 0xFFFF, in, idx);
+            return false;
+        }
+        int len = (int) plen;
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int dd = ddgst ? DIGEST_SIZE : 0;
+        if (type == H2C_DATA && len > hlen + hd) {
+            // H2CData carrying data (checkCommonHeader: PDO past the header): only its header is awaited;
+            // the data is then taken as it arrives, straight into the request's buffer (H2C_DATA)
+            if (in.readableBytes() < pdo) {
+                return false;
+            }
+            if (hdgst && !headerDigestOk(in, idx, hlen)) {
+                fatal(FES_HEADER_DIGEST_ERROR, 0, in, idx);
+                return false;
+            }
+            TcpRequest req = queue.startH2cData(in, idx, flags, len - pdo - dd);
+            if (req == null) {
+                return false; // terminated
+            }
+            rxReq = req;
+            rxDataLeft = len - pdo - dd;
+            if (ddgst) {
+                rxCrc.reset();
+            }
+            state = RecvState.H2C_DATA;
+            in.readerIndex(idx + pdo);
+            return true;
+        }
+        if (in.readableBytes() < plen) {
+            return false;
+        }
+        if (type == ICREQ) {
+            onIcReq(in, idx);
+        } else if (type == H2C_TERM_REQ) {
+            LOG.info("queue {} from {}: host terminated the connection (FES 0x{})", queue.qid(), peer,
+                Integer.toHexString(in.getUnsignedShortLE(idx + TERM_FES)));
+            phase = Phase.TERMINATING;
+            state = RecvState.ERROR;
+            ctx.close();
+        } else if (hdgst && !headerDigestOk(in, idx, hlen)) {
+            fatal(FES_HEADER_DIGEST_ERROR, 0, in, idx);
+            return false;
+        } else if (type == CAPSULE_CMD) {
+            int dataLen = len > hlen + hd ? len - pdo - dd : 0;
+            boolean digestOk = dataLen == 0 || !ddgst
+                || crc32c(crc, in, idx + pdo, dataLen) == in.getIntLE(idx + len - DIGEST_SIZE);
+            queue.onCapsuleCmd(in, idx, pdo, dataLen, digestOk);
+        } else {
+            queue.startH2cData(in, idx, flags, 0); // no data: refused (DATAL), after the checks of TTAG and CCCID
+        }
+        if (state == RecvState.ERROR) {
+            return false;
+        }
+        in.readerIndex(idx + len);
+        return true;
+    }
+
+    /**
+     * H2C_DATA: copies what {@code in} holds of the current H2CData PDU's data into the request's buffer at
+     * its offset; true once the data is complete (the state moved on), false when more bytes are needed.
+     */
+    private boolean receiveH2cData(ByteBuf in) {
+        TcpRequest req = rxReq;
+        int n = Math.min(in.readableBytes(), rxDataLeft);
+        if (n > 0) {
+            int from = in.readerIndex();
+            req.data.setBytes(req.h2cReceived, in, from, n);
+            in.skipBytes(n);
+            received(req, in, from, n);
+        }
+        return rxDataLeft == 0;
+    }
+
+    /** H2C_DIGEST: the PDU's data digest; true once checked and the PDU finished. */
+    private boolean receiveH2cDigest(ByteBuf in) {
+        if (in.readableBytes() < DIGEST_SIZE) {
+            return false;
+        }
+        TcpRequest req = rxReq;
+        if (in.readIntLE() != (int) rxCrc.getValue()) {
+            LOG.info("queue {} from {}: data digest error in H2CData for cid {}", queue.qid(), peer, req.cid());
+            req.digestFailed = true;
+        }
+        finishH2cData(req);
+        return true;
+    }
+
+    /** {@code n} bytes of the current H2CData PDU's data are in place in the request's buffer ({@code buf} holds them too). */
+    private void received(TcpRequest req, ByteBuf buf, int index, int n) {
+        if (ddgst) {
+            TcpPdu.update(rxCrc, buf, index, n);
+        }
+        req.h2cReceived += n;
+        rxDataLeft -= n;
+        if (rxDataLeft == 0) {
+            if (ddgst) {
+                state = RecvState.H2C_DIGEST;
+            } else {
+                finishH2cData(req);
+            }
+        }
+    }
+
+    private void finishH2cData(TcpRequest req) {
+        rxReq = null;
+        state = RecvState.HEADER;
+        queue.finishH2cData(req);
+    }
+
+    /**
+     * The slice of the current request's buffer the socket may read H2CData straight into, or null: only
+     * while the data of an H2CData PDU is awaited, nothing else of the stream is buffered (the socket's next
+     * bytes are that data), the queue reads the socket itself (no handler such as TLS in front of it), and
+     * enough is left for the saved copy to matter.
+     */
+    ByteBuf inPlaceTarget() {
+        if (state != RecvState.H2C_DATA || rxDataLeft < IN_PLACE_MIN || phase != Phase.READY || readPaused
+            || internalBuffer().isReadable() || ctx.pipeline().first() != this) {
+            return null;
+        }
+        inPlace = rxReq.data.retainedSlice(rxReq.h2cReceived, rxDataLeft).clear();
+        return inPlace;
+    }
+
+    /** A read into {@link #inPlaceTarget()}: the data is where it belongs already; counts it. */
+    private void readInPlace(ByteBuf buf) {
+        inPlace = null;
+        try {
+            if (state == RecvState.H2C_DATA && phase == Phase.READY && buf.isReadable()) {
+                TcpQueue.IN_PLACE_READS.incrementAndGet();
+                received(rxReq, buf, buf.readerIndex(), buf.readableBytes());
+            } // a digest then comes through the decoder, which finishes the PDU
+        } finally {
+            buf.release();
+        }
+    }
+
+    // ---------------------------------------------------------------- checks
+
+    /** Checks the common header; returns -1 when valid, else FES << 16 | FEI. */
+    private int checkCommonHeader(int type, int flags, int hlen, int pdo, long plen) {
+        if ((phase == Phase.AWAIT_ICREQ) != (type == ICREQ)) {
+            return FES_PDU_SEQUENCE_ERROR << 16;
+        }
+        int expectedHlen;
+        long dataLimit;
+        switch (type) {
+            case ICREQ:
+                if (hlen != IC_SIZE) {
+                    return fesInvalid(HLEN);
+                }
+                return plen == IC_SIZE ? -1 : fesInvalid(PLEN);
+            case H2C_TERM_REQ:
+                if (hlen != TERM_HLEN) {
+                    return fesInvalid(HLEN);
+                }
+                return plen >= TERM_HLEN && plen <= TERM_HLEN + TERM_MAX_DATA ? -1 : fesInvalid(PLEN);
+            case CAPSULE_CMD:
+                expectedHlen = CMD_HLEN;
+                dataLimit = queue.inCapsuleDataLimit();
+                break;
+            case H2C_DATA:
+                expectedHlen = DATA_HLEN;
+                dataLimit = config.maxH2cData;
+                break;
+            default:
+                return fesInvalid(TYPE);
+        }
+        if (hlen != expectedHlen) {
+            return fesInvalid(HLEN);
+        }
+        if (((flags & FLAG_HDGST) != 0) != hdgst) {
+            return fesInvalid(FLAGS);
+        }
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int dd = ddgst ? DIGEST_SIZE : 0;
+        if (plen < hlen + hd || plen > hlen + hd + 128 + dataLimit + dd) {
+            return fesInvalid(PLEN);
+        }
+        if (plen > hlen + hd) {
+            // PDO of a PDU with data: past the header (and its digest), a multiple of the CPDA alignment
+            if (pdo < hlen + hd || pdo >= plen || pdo % CPDA_ALIGNMENT != 0) {
+                return fesInvalid(PDO);
+            }
+            if (((flags & FLAG_DDGST) != 0) != ddgst) {
+                return fesInvalid(FLAGS);
+            }
+            long dataLen = plen - pdo - dd;
+            if (dataLen <= 0) {
+                return fesInvalid(PLEN);
+            }
+            if (dataLen > dataLimit) {
+                return type == H2C_DATA ? (FES_DATA_LIMIT_EXCEEDED << 16) | DATA_DATAL : fesInvalid(PLEN);
+            }
+        }
+        return -1;
+    }
+
+    private static int fesInvalid(int fei) {
+        return (FES_INVALID_HEADER_FIELD << 16) | fei;
+    }
+
+    private boolean headerDigestOk(ByteBuf in, int idx, int hlen) {
+        return crc32c(crc, in, idx, hlen) == in.getIntLE(idx + hlen);
+    }
+
+    private void onIcReq(ByteBuf in, int idx) {
+        int pfv = in.getUnsignedShortLE(idx + IC_PFV);
+        int requestedHpda = in.getUnsignedByte(idx + IC_HPDA);
+        int dgst = in.getUnsignedByte(idx + IC_DGST);
+        if (pfv != 0) {
+            fatal(FES_UNSUPPORTED_PARAMETER, IC_PFV, in, idx);
+            return;
+        }
+        if (requestedHpda > 31) {
+            fatal(FES_INVALID_HEADER_FIELD, IC_HPDA, in, idx);
+            return;
+        }
+        writer.icResp(dgst, config.maxH2cData);
+        queue.flushUnlessBatching();
+        hdgst = (dgst & 0x1) != 0;
+        ddgst = (dgst & 0x2) != 0;
+        writer.negotiated(hdgst, ddgst, requestedHpda);
+        phase = Phase.READY;
+    }
+
+    // ---------------------------------------------------------------- termination
+
+    /** Ends the connection with a C2HTermReq carrying FES, FEI and the offending PDU header (ERROR). */
+    void fatal(int fes, int fei, ByteBuf in, int idx) {
+        LOG.info("queue {} from {}: fatal transport error FES 0x{} FEI {} (PDU type 0x{}); terminating", queue.qid(),
+            peer, Integer.toHexString(fes), fei, Integer.toHexString(in.getUnsignedByte(idx)));
+        phase = Phase.TERMINATING;
+        state = RecvState.ERROR;
+        observer.transportError(TcpQueue.TRANSPORT, fes);
+        writer.termReq(fes, fei, in, idx);
+        in.skipBytes(in.readableBytes());
+        lingerThenClose();
+    }
+
+    /** Closes the channel if what was queued before closing is not taken in time (the host does not read). */
+    void lingerThenClose() {
+        ctx.executor().schedule(() -> {
+            if (ctx.channel().isOpen()) {
+                LOG.info("queue {} from {}: last PDUs not taken within {} ms; closing", queue.qid(), peer,
+                    TERMINATE_LINGER_MS);
+                ctx.close();
+            }
+        }, TERMINATE_LINGER_MS, TimeUnit.MILLISECONDS);
+    }
+}

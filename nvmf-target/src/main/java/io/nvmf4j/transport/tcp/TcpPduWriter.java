@@ -1,0 +1,262 @@
+package io.nvmf4j.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.nvmf4j.nvme.Cqe;
+
+import java.util.zip.CRC32C;
+
+import static io.nvmf4j.transport.tcp.TcpPdu.*;
+
+/**
+ * The send side of one NVMe/TCP connection: builds the PDUs the controller sends (ICResp, CapsuleResp,
+ * R2T, C2HData, C2HTermReq) and queues them on the channel, counting what it queued.
+ *
+ * <p>Headers and data digests of consecutive PDUs are staged in one pooled buffer ({@link #stage}) that is
+ * handed to the channel as one write when data from elsewhere must follow (a C2HData's payload is the
+ * request's own buffer, written as a slice) and at every flush; so a batch of responses costs one buffer,
+ * not one per PDU. While a read batch is processed ({@link #batching}) flushes are deferred to its end.
+ *
+ * <p>{@link #queuedBytes()} is how many bytes the channel's outbound buffer counted for everything queued
+ * here: the queue compares it with what is still pending to learn which responses the socket has taken
+ * (see {@link TcpQueue#reapWritten()}).
+ */
+final class TcpPduWriter {
+    /** Data per C2HData PDU. */
+    static final int C2H_CHUNK = 128 * 1024;
+    /** The staging buffer's size: a batch of 4 KiB reads' headers at queue depth 128 (32 + 24 bytes each). */
+    private static final int STAGE_SIZE = 8192;
+    /** The most padding a C2HData header takes (HPDA 31: 128-byte alignment). */
+    private static final int MAX_PAD = 128;
+
+    /** Told when staged bytes are handed to the channel, with the count they end at. */
+    interface StagedListener {
+        void stagedQueued(long queuedBytes);
+    }
+
+    private final ChannelHandlerContext ctx;
+    private final StagedListener listener;
+    private final CRC32C crc = new CRC32C();
+    private boolean hdgst;
+    private boolean ddgst;
+    private int hpda;
+    /** PDU headers (and digests) staged for one write, or null; see {@link #stage}. */
+    private ByteBuf tx;
+    /** Bytes handed to the channel so far, as its outbound buffer counts them (entry overhead included). */
+    private long queuedBytes;
+    private boolean batching;
+    private boolean flushPending;
+
+    TcpPduWriter(ChannelHandlerContext ctx, StagedListener listener) {
+        this.ctx = ctx;
+        this.listener = listener;
+    }
+
+    /** The digests and the C2HData data alignment the ICReq negotiated. */
+    void negotiated(boolean hdgst, boolean ddgst, int hpda) {
+        this.hdgst = hdgst;
+        this.ddgst = ddgst;
+        this.hpda = hpda;
+    }
+
+    /** Bytes are staged that the channel has not been given yet. */
+    boolean staging() {
+        return tx != null && tx.isReadable();
+    }
+
+    long queuedBytes() {
+        return queuedBytes;
+    }
+
+    // ---------------------------------------------------------------- PDUs
+
+    void icResp(int dgst, int maxH2cData) {
+        ByteBuf resp = ctx.alloc().directBuffer(IC_SIZE);
+        resp.writeZero(IC_SIZE);
+        resp.setByte(TYPE, ICRESP);
+        resp.setByte(HLEN, IC_SIZE);
+        resp.setIntLE(PLEN, IC_SIZE);
+        resp.setShortLE(IC_PFV, 0);
+        resp.setByte(IC_CPDA, CPDA);
+        resp.setByte(IC_DGST, dgst & 0x3);
+        resp.setIntLE(IC_MAXH2CDATA, maxH2cData);
+        write(resp);
+    }
+
+    void capsuleResp(int dw0, int dw1, int sqhd, int sqid, int cid, int status) {
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int at = header(CAPSULE_RESP, 0, RESP_HLEN, 0, RESP_HLEN + hd);
+        Cqe.write(tx, at + CH_SIZE, dw0, dw1, sqhd, sqid, cid, status);
+        sealHeader(at, RESP_HLEN);
+    }
+
+    /** One R2T for the whole transfer ({@code length} bytes from offset 0). */
+    void r2t(int cid, int ttag, int length) {
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int at = header(R2T, 0, DATA_HLEN, 0, DATA_HLEN + hd);
+        ByteBuf b = tx;
+        b.setShortLE(at + DATA_CCCID, cid);
+        b.setShortLE(at + DATA_TTAG, ttag);
+        b.setIntLE(at + DATA_DATAO, 0);
+        b.setIntLE(at + DATA_DATAL, length);
+        sealHeader(at, DATA_HLEN);
+    }
+
+    /**
+     * The read data of command {@code cid}: C2HData PDUs of up to {@link #C2H_CHUNK} bytes, each header staged
+     * and the data written as a slice of {@code data} itself; the last with SUCCESS when {@code successFlag}.
+     */
+    void c2hData(int cid, ByteBuf data, int length, boolean successFlag) {
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int dd = ddgst ? DIGEST_SIZE : 0;
+        int align = (hpda + 1) * 4;
+        int pdo = ((DATA_HLEN + hd + align - 1) / align) * align;
+        int pad = pdo - DATA_HLEN - hd;
+        for (int off = 0; off < length; off += C2H_CHUNK) {
+            int len = Math.min(C2H_CHUNK, length - off);
+            boolean last = off + len == length;
+            int flags = (ddgst ? FLAG_DDGST : 0) | (last ? FLAG_LAST_PDU : 0) | (last && successFlag ? FLAG_SUCCESS : 0);
+            int at = header(C2H_DATA, flags, DATA_HLEN, pdo, pdo + len + dd);
+            ByteBuf b = tx;
+            b.setShortLE(at + DATA_CCCID, cid);
+            b.setIntLE(at + DATA_DATAO, off);
+            b.setIntLE(at + DATA_DATAL, len);
+            sealHeader(at, DATA_HLEN);
+            if (pad > 0) {
+                b.writeZero(pad);
+            }
+            write(data.retainedSlice(off, len)); // the device's buffer itself, after the staged headers
+            if (ddgst) {
+                stage(DIGEST_SIZE).writeIntLE(crc32c(crc, data, off, len));
+            }
+        }
+    }
+
+    /**
+     * A C2HTermReq carrying FES, FEI and up to {@link TcpPdu#TERM_MAX_DATA} bytes of the offending PDU from
+     * {@code idx} of {@code in}, after everything staged; the channel is closed once it is written.
+     */
+    void termReq(int fes, int fei, ByteBuf in, int idx) {
+        int available = Math.min(in.writerIndex() - idx, TERM_MAX_DATA);
+        int hlen = in.writerIndex() - idx > HLEN ? in.getUnsignedByte(idx + HLEN) : CH_SIZE;
+        int errLen = Math.max(0, Math.min(available, Math.max(hlen, CH_SIZE)));
+        ByteBuf b = ctx.alloc().directBuffer(TERM_HLEN + errLen);
+        b.writeZero(TERM_HLEN);
+        b.setByte(TYPE, C2H_TERM_REQ);
+        b.setByte(HLEN, TERM_HLEN);
+        b.setIntLE(PLEN, TERM_HLEN + errLen);
+        b.setShortLE(TERM_FES, fes);
+        b.setIntLE(TERM_FEI, fei);
+        b.writeBytes(in, idx, errLen);
+        writeStaged(); // what was answered before goes first
+        ctx.writeAndFlush(b).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    /**
+     * Starts a PDU header of {@code hlen} bytes in the staging buffer and returns its index there. Headers
+     * (and data digests) of consecutive PDUs are gathered in one buffer, handed to the channel as one write
+     * when data from elsewhere must follow or at the flush (see {@link #stage}).
+     */
+    private int header(int type, int flags, int hlen, int pdo, int plen) {
+        ByteBuf b = stage(hlen + DIGEST_SIZE + MAX_PAD);
+        int at = b.writerIndex();
+        b.writeZero(hlen);
+        b.setByte(at + TYPE, type);
+        b.setByte(at + FLAGS, flags | (hdgst ? FLAG_HDGST : 0));
+        b.setByte(at + HLEN, hlen);
+        b.setByte(at + PDO, pdo);
+        b.setIntLE(at + PLEN, plen);
+        return at;
+    }
+
+    private void sealHeader(int at, int hlen) {
+        if (hdgst) {
+            tx.writeIntLE(crc32c(crc, tx, at, hlen));
+        }
+    }
+
+    // ---------------------------------------------------------------- staging, queueing, flushing
+
+    /**
+     * The staging buffer with room for {@code bytes} more: the one being filled, or a new one once that is
+     * handed to the channel. One pooled buffer per batch of responses instead of one per PDU header.
+     */
+    private ByteBuf stage(int bytes) {
+        ByteBuf b = tx;
+        if (b != null && b.writableBytes() >= bytes) {
+            return b;
+        }
+        writeStaged();
+        b = tx = ctx.alloc().directBuffer(STAGE_SIZE);
+        return b;
+    }
+
+    /** Hands the staged PDUs to the channel (before anything else is written, and at every flush). */
+    void writeStaged() {
+        ByteBuf b = tx;
+        if (b == null || !b.isReadable()) {
+            return;
+        }
+        tx = null;
+        queue(b);
+        listener.stagedQueued(queuedBytes);
+    }
+
+    /** Queues {@code b} on the channel after what is staged (see {@link #stage}). */
+    private void write(ByteBuf b) {
+        writeStaged();
+        queue(b);
+    }
+
+    /** Queues {@code b} on the channel and counts what it added to the outbound buffer. */
+    private void queue(ByteBuf b) {
+        ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
+        long before = out != null ? out.totalPendingWriteBytes() : 0;
+        ctx.write(b, ctx.voidPromise());
+        if (out != null) {
+            queuedBytes += out.totalPendingWriteBytes() - before;
+        }
+    }
+
+    /** A read batch starts ({@code true}: flushes wait for its end) or ends. */
+    void batching(boolean on) {
+        batching = on;
+    }
+
+    /**
+     * Flushes what is queued, or notes it for the end of the read batch; true when it flushed.
+     */
+    boolean flushUnlessBatching() {
+        if (batching) {
+            flushPending = true;
+            return false;
+        }
+        flush();
+        return true;
+    }
+
+    /** At the end of a read batch: flushes what the batch queued; true when it did. */
+    boolean flushBatch() {
+        if (!flushPending) {
+            return false;
+        }
+        flushPending = false;
+        flush();
+        return true;
+    }
+
+    void flush() {
+        writeStaged();
+        ctx.flush();
+    }
+
+    /** The connection closed: what is staged goes back to the pool. */
+    void release() {
+        if (tx != null) {
+            tx.release();
+            tx = null;
+        }
+    }
+}
