@@ -16,9 +16,16 @@ import java.util.concurrent.TimeUnit;
 /**
  * The verbs side of one {@link RdmaQueue}: an RC QP on the connection's CM id (receiving from the poll
  * group's SRQ, completing on its CQ), preallocated send work requests ({@link #WRS_PER_REQUEST} per
- * request: up to {@link RdmaSgl#MSDBD} READs or WRITEs and the response SEND, so a read's WRITEs and its
- * response go out in one post) and the response slots in a small registered region. Built at connect
- * time on the CM thread; used on the poll-group thread.
+ * request: up to {@link RdmaSgl#MSDBD} READs or WRITEs and the response SEND) and the response slots in a
+ * small registered region. Built at connect time on the CM thread; used on the poll-group thread.
+ *
+ * <p>Posting: work requests are written one after another into the array and posted as one chain. Inside
+ * the poll group's pass over its CQ ({@link RdmaPollGroup#gathering()}) the chain grows over the whole pass
+ * (every READ, WRITE and response SEND the pass's completions and capsules led to) and is posted at its end:
+ * one doorbell per queue pair per pass, as SPDK's RDMA transport does. Outside a pass (a block device that
+ * completes later) it is posted at once. The provider copies posted work requests into its send queue, so
+ * the array is free again after each post. A post that fails at the end of a pass fails every request whose
+ * last work request was not posted through the same path as a failed completion ({@link #failUnposted}).
  */
 final class QueuePair implements RdmaQueue.Wire {
     static final int WRS_PER_REQUEST = RdmaSgl.MSDBD + 1;
@@ -43,6 +50,10 @@ final class QueuePair implements RdmaQueue.Wire {
     int slot = -1;
     private boolean destroyed;
     private boolean lastWqeReached;
+    /** Work requests written from index 0 and not yet posted. */
+    private int pending;
+    /** In the poll group's list of queue pairs to post at the end of the pass. */
+    boolean listed;
 
     QueuePair(RdmaTransport transport, RdmaPollGroup group, long cmId, int depth) throws IOException {
         this.transport = transport;
@@ -92,7 +103,7 @@ final class QueuePair implements RdmaQueue.Wire {
     @Override
     public int postReads(RdmaRequest req) {
         RdmaSgl sgl = req.sgl;
-        int base = req.index * WRS_PER_REQUEST;
+        int base = begin(sgl.count);
         long local = group.buffers.address(req.bufferIndex);
         long tag = RdmaPollGroup.tag(RdmaPollGroup.TYPE_READ, slot, req.index);
         for (int i = 0; i < sgl.count; i++) {
@@ -101,13 +112,13 @@ final class QueuePair implements RdmaQueue.Wire {
                 sgl.address[i], sgl.key[i], last ? Verbs.SEND_SIGNALED : 0);
             local += sgl.length[i];
         }
-        return Verbs.postSend(qp, wrs, base, sgl.count);
+        return end(base, sgl.count);
     }
 
     @Override
     public int postResponse(RdmaRequest req, int writes) {
         RdmaSgl sgl = req.sgl;
-        int base = req.index * WRS_PER_REQUEST;
+        int base = begin(writes + 1);
         if (writes > 0) {
             long local = group.buffers.address(req.bufferIndex);
             long tag = RdmaPollGroup.tag(RdmaPollGroup.TYPE_WRITE, slot, req.index);
@@ -128,7 +139,66 @@ final class QueuePair implements RdmaQueue.Wire {
         } else {
             wrs.setSend(at, tag, addr, RdmaQueue.CQE_SIZE, responseLkey, flags);
         }
-        return Verbs.postSend(qp, wrs, base, writes + 1);
+        return end(base, writes + 1);
+    }
+
+    /** Where the next {@code n} work requests go: after those pending (posted first if the array is full). */
+    private int begin(int n) {
+        if (pending + n > wrs.capacity()) {
+            postPending();
+        }
+        return pending;
+    }
+
+    /**
+     * {@code n} work requests were written from {@code first}: gathered for the end of the pass, or posted
+     * now outside one; returns {@code n}, or the negative errno of a post that failed now.
+     */
+    private int end(int first, int n) {
+        pending = first + n;
+        if (group.gathering()) {
+            group.postAtEndOfPass(this);
+            return n;
+        }
+        int rc = Verbs.postSend(qp, wrs, 0, pending);
+        pending = 0;
+        return rc < 0 ? rc : n;
+    }
+
+    /** Posts what was gathered (the end of the pass); a failed post fails the requests it left out. */
+    void postPending() {
+        int n = pending;
+        if (n == 0 || destroyed) {
+            return;
+        }
+        pending = 0;
+        int rc = Verbs.postSend(qp, wrs, 0, n);
+        if (rc < 0) {
+            int bad = wrs.badIndex();
+            failUnposted(bad < 0 || bad > n ? 0 : bad, n, rc);
+        }
+    }
+
+    /**
+     * Work requests {@code [from, to)} were not posted: each request whose signalled last one is among them
+     * gets the failed completion it will never get from the device (its earlier ones, if posted, complete or
+     * are flushed when the queue pair closes).
+     */
+    private void failUnposted(int from, int to, int rc) {
+        queue.onWorkRequestError("posting " + (to - from) + " work requests failed: " + Errno.describe(rc));
+        for (int i = from; i < to; i++) {
+            long wrId = wrs.wrId(i);
+            if ((wrId & RdmaPollGroup.LAST) == 0) {
+                continue;
+            }
+            int index = (int) (wrId & 0xFFFFFF);
+            long type = wrId >>> 60;
+            if (type == RdmaPollGroup.TYPE_READ) {
+                queue.onReadComplete(index, true, false);
+            } else if (type == RdmaPollGroup.TYPE_SEND) {
+                queue.onSendComplete(index, false);
+            }
+        }
     }
 
     @Override

@@ -83,6 +83,14 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
     private boolean polled;
     /** The CQ is armed: its next completion raises an event on the completion channel. */
     private boolean armed;
+    /** Inside a pass over the CQ: posts are gathered and go out at its end ({@link #postGathered}). */
+    private boolean gathering;
+    /** Receives to post again at the end of the pass, as one chain. */
+    private RecvWorkRequests recvBatch;
+    private int recvPending;
+    /** Queue pairs with send work requests gathered in this pass. */
+    private QueuePair[] sendPending = new QueuePair[8];
+    private int sendPendingCount;
 
     static long tag(long type, int slot, int index) {
         return (type << 60) | ((long) slot << 24) | index;
@@ -126,6 +134,7 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
             recvWrs.set(i, tag(TYPE_RECV, 0, i), arena.address() + (long) i * capsuleSize, capsuleSize, lkey);
         }
         check(Verbs.postSrqRecv(srq, recvWrs, 0, srqDepth), "posting " + srqDepth + " receives");
+        recvBatch = new RecvWorkRequests(srqDepth, 1);
         check(Verbs.reqNotifyCq(cq, false), "ibv_req_notify_cq");
         armed = true;
         fd = new FileDescriptor(cfd);
@@ -224,11 +233,66 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
         return index * capsuleSize;
     }
 
+    /**
+     * Gives receive buffer {@code index} back to the SRQ: gathered during a pass over the CQ and posted with
+     * the others at its end (one {@code ibv_post_srq_recv} per pass), else at once.
+     */
     void repostRecv(int index) {
-        int rc = Verbs.postSrqRecv(srq, recvWrs, index, 1);
-        if (rc < 0) {
-            LOG.warn("reposting receive {} on {}: {}", index, device.name, Errno.describe(rc));
+        if (!gathering) {
+            int rc = Verbs.postSrqRecv(srq, recvWrs, index, 1);
+            if (rc < 0) {
+                LOG.warn("reposting receive {} on {}: {}", index, device.name, Errno.describe(rc));
+            }
+            return;
         }
+        if (recvPending == recvBatch.capacity()) {
+            postReceives();
+        }
+        recvBatch.set(recvPending++, recvWrs.wrId(index), arena.address() + (long) index * capsuleSize, capsuleSize,
+            lkey);
+    }
+
+    private void postReceives() {
+        int n = recvPending;
+        if (n == 0) {
+            return;
+        }
+        recvPending = 0;
+        int rc = Verbs.postSrqRecv(srq, recvBatch, 0, n);
+        if (rc < 0) {
+            LOG.warn("reposting {} receives on {}: {} (from the {}th on)", n, device.name, Errno.describe(rc),
+                recvBatch.badIndex());
+        }
+    }
+
+    /** Posts are being gathered for the end of the pass (see {@link QueuePair}). */
+    boolean gathering() {
+        return gathering;
+    }
+
+    /** {@code qp} has send work requests gathered: posted at the end of the pass. */
+    void postAtEndOfPass(QueuePair qp) {
+        if (qp.listed) {
+            return;
+        }
+        qp.listed = true;
+        if (sendPendingCount == sendPending.length) {
+            sendPending = Arrays.copyOf(sendPending, sendPending.length * 2);
+        }
+        sendPending[sendPendingCount++] = qp;
+    }
+
+    /** The end of a pass: the receives given back, then each queue pair's sends, one chain each. */
+    private void postGathered() {
+        gathering = false;
+        postReceives();
+        for (int i = 0; i < sendPendingCount; i++) {
+            QueuePair qp = sendPending[i];
+            sendPending[i] = null;
+            qp.listed = false;
+            qp.postPending();
+        }
+        sendPendingCount = 0;
     }
 
     // ---------------------------------------------------------------- completions
@@ -278,18 +342,23 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
     private int pollAll() {
         int n;
         int total = 0;
-        do {
-            n = Verbs.pollCq(cq, wcs, POLL_BATCH);
-            if (n < 0) {
-                LOG.error("ibv_poll_cq on {}: {}", device.name, Errno.describe(n));
-                return total;
-            }
-            for (int i = 0; i < n; i++) {
-                dispatch(i);
-            }
-            total += n;
-        } while (n == POLL_BATCH);
-        return total;
+        gathering = true;
+        try {
+            do {
+                n = Verbs.pollCq(cq, wcs, POLL_BATCH);
+                if (n < 0) {
+                    LOG.error("ibv_poll_cq on {}: {}", device.name, Errno.describe(n));
+                    return total;
+                }
+                for (int i = 0; i < n; i++) {
+                    dispatch(i);
+                }
+                total += n;
+            } while (n == POLL_BATCH);
+            return total;
+        } finally {
+            postGathered();
+        }
     }
 
     private void dispatch(int i) {
