@@ -42,6 +42,9 @@ import java.util.concurrent.TimeUnit;
  *       (the malloc bdev's copy of 4 KiB included).</li>
  *   <li>{@code write4k}: a 4 KiB write with its data in the capsule: CapsuleCmd + data in, CapsuleResp out.</li>
  *   <li>{@code flush}: a Flush (no data): the fixed cost of a command.</li>
+ *   <li>{@code harness}: no target: a handler that answers each capsule with a 24-byte response the way the
+ *       queue does (a pooled buffer written, flushed at the end of the read). What the channel and the
+ *       measuring cost by themselves; the engine's own cost per command is a row's figure minus this.</li>
  * </ul>
  *
  * Run: {@code ./dev.sh jmh} (JMH's options after it, e.g. {@code ./dev.sh jmh -f 1 -wi 3 -i 5}).
@@ -56,7 +59,7 @@ import java.util.concurrent.TimeUnit;
 public class CommandCostBenchmark {
     private static final int BYTES = 4096;
 
-    @Param({"read4k", "write4k", "flush"})
+    @Param({"read4k", "write4k", "flush", "harness"})
     public String command;
 
     private NvmfTarget nvmf;
@@ -67,6 +70,14 @@ public class CommandCostBenchmark {
 
     @Setup(Level.Trial)
     public void start() throws IOException {
+        if (command.equals("harness")) {
+            io = new EmbeddedChannel(new Echo());
+            capsule = Unpooled.directBuffer(72).writeZero(72);
+            if (run() != 1) {
+                throw new IllegalStateException("harness: no response");
+            }
+            return;
+        }
         TargetConfig cfg = TestTarget.config(TestTarget.freePort());
         nvmf = NvmfTarget.start(cfg);
         ListenerConfig listener = cfg.subsystems.get(0).listeners.get(0);
@@ -146,8 +157,33 @@ public class CommandCostBenchmark {
     @TearDown(Level.Trial)
     public void stop() {
         io.finishAndReleaseAll();
-        admin.finishAndReleaseAll();
         capsule.release();
-        nvmf.close();
+        if (nvmf != null) {
+            admin.finishAndReleaseAll();
+            nvmf.close();
+        }
+    }
+
+    /** The harness row's handler: reads the capsule, answers with a 24-byte PDU, flushes at read complete. */
+    private static final class Echo extends io.netty.channel.ChannelInboundHandlerAdapter {
+        private boolean pending;
+
+        @Override
+        public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+            ByteBuf in = (ByteBuf) msg;
+            ByteBuf out = ctx.alloc().directBuffer(TcpPdu.RESP_HLEN);
+            out.writeLong(in.getLong(0)).writeLong(in.getLong(8)).writeLong(in.getLong(16));
+            in.release();
+            ctx.write(out, ctx.voidPromise());
+            pending = true;
+        }
+
+        @Override
+        public void channelReadComplete(io.netty.channel.ChannelHandlerContext ctx) {
+            if (pending) {
+                pending = false;
+                ctx.flush();
+            }
+        }
     }
 }
