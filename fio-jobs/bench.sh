@@ -16,6 +16,9 @@
 #   --java-ref REF      also the java engine of git commit REF (repeatable): before/after in one run, e.g.
 #                       --java-ref main on a branch
 #   --no-sweep          only the five rows (no queue-depth sweep, no plot)
+#   --scaling           then the scaling rows (engines.sh --targets nvmf_tgt,nvmf_tgt-2c,java,java-2c --rows
+#                       qd32x2,qd64x2: 4 KiB random reads over two queue pairs against each target on one core
+#                       and on two; results in engines-scaling/)
 #   --guest             then the guest rows (e2e/run.sh --only bench)
 #   --guest-only        only the guest rows
 #   --fio-runtime S     seconds per fio job in the guest (default 10)
@@ -35,7 +38,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "bench.sh: $*" >&2; exit 2; }
 log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0
+ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 SCALING=0 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0
 while [ $# -gt 0 ]; do
   opt=$1; shift
   case $opt in
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
   case $opt in
     --rounds|--time|--warmup|--java-ref) ENGINE_ARGS+=("$opt" "$1"); shift ;;
     --no-sweep) SWEEP=() ;;
+    --scaling) SCALING=1 ;;
     --guest) GUEST=1 ;;
     --guest-only) GUEST=1 LOCAL=0 ;;
     --fio-runtime) FIO_RUNTIME=$1; shift ;;
@@ -77,6 +81,24 @@ if [ "$LOCAL" = 1 ]; then
       log "no plot to copy into docs/ (see $OUT/engines/logs/gnuplot.log)"; RC=1
     fi
   fi
+fi
+
+if [ "$LOCAL" = 1 ] && [ "$SCALING" = 1 ]; then
+  # the --java-ref targets and the sweep are the first table's business; rounds, time and warm-up are shared
+  scale_args=()
+  for ((i = 0; i < ${#ENGINE_ARGS[@]}; i++)); do
+    case ${ENGINE_ARGS[$i]} in
+      --rounds|--time|--warmup) scale_args+=("${ENGINE_ARGS[$i]}" "${ENGINE_ARGS[$((i + 1))]}"); i=$((i + 1)) ;;
+      --java-ref) i=$((i + 1)) ;;
+      --smoke) scale_args+=(--rounds 1 --time 2 --warmup 0) ;;
+    esac
+  done
+  log "scaling rows: fio-jobs/engines.sh --targets nvmf_tgt,nvmf_tgt-2c,java,java-2c --rows qd32x2,qd64x2 ${scale_args[*]} (results in $OUT/engines-scaling)"
+  "$HERE/engines.sh" --targets nvmf_tgt,nvmf_tgt-2c,java,java-2c --rows qd32x2,qd64x2 ${LOCK:+--lock "$LOCK"} \
+    --out "$OUT/engines-scaling" "${scale_args[@]}"
+  rc=$?
+  [ $rc = 2 ] && exit 2
+  [ $rc = 0 ] || RC=1
 fi
 
 if [ "$GUEST" = 1 ]; then

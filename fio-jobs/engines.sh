@@ -16,11 +16,16 @@
 #   --warmup S          spdk_nvme_perf warm-up before each measurement, seconds (default 2)
 #   --rows LIST         comma-separated rows (default qd1,qd32,w4k,r128k,w128k): qd1 (4 KiB randread
 #                       QD1), qd32 (4 KiB randread QD32), w4k (4 KiB randwrite QD32), r128k (128 KiB
-#                       randread QD8), w128k (128 KiB randwrite QD8); qdN: 4 KiB randread at QD N (1-128)
+#                       randread QD8), w128k (128 KiB randwrite QD8); qdN: 4 KiB randread at QD N (1-128);
+#                       qdNxP: the same over P I/O queue pairs (spdk_nvme_perf -P P, QD N in all; P 1-8)
 #   --sweep             also 4 KiB random reads at queue depth 1, 2, 4, 8, 16, 32 and 64 (rows qdN; qd1
 #                       and qd32 are measured once for both), a table and the plot qd-sweep.png
 #   --sweep-qd LIST     the same with these queue depths (comma-separated, 1-128)
-#   --targets LIST      comma-separated targets (default nvmf_tgt,spdk,java, then each --java-ref)
+#   --targets LIST      comma-separated targets (default nvmf_tgt,spdk,java, then each --java-ref); also
+#                       nvmf_tgt-2c (nvmf_tgt -m 0x3: two reactors) and java-2c (cores 2: two poll groups, the
+#                       JVM on cores 0 and 1), for the scaling rows (qdNx2): they share core 1 with
+#                       spdk_nvme_perf, so on a 2-core machine they show what a second core gives under that
+#                       contention; their ratio columns are to the one-core target (java-2c/java)
 #   --java-ref REF      also the java engine built from git commit REF (repeatable, or comma-separated):
 #                       a temporary git worktree of REF under the run's temporary directory, built with
 #                       mvn -q -o -DskipTests package -pl mgmt-api -am before the lock is taken, removed at
@@ -89,9 +94,12 @@ done
 # the rows: name -> spdk_nvme_perf's -w -o -q, and the label of the tables; qdN: 4 KiB random reads at QD N
 declare -A ROW_ARGS=([w4k]="randwrite 4096 32" [r128k]="randread 131072 8" [w128k]="randwrite 131072 8")
 declare -A ROW_LABEL=([w4k]="4k randwrite QD32" [r128k]="128k randread QD8" [w128k]="128k randwrite QD8")
-row_known() { # name : defines a qdN row on first use; false for an unknown name
+row_known() { # name : defines a qdN or qdNxP row on first use; false for an unknown name
   if [[ $1 =~ ^qd([1-9][0-9]*)$ ]] && [ "${BASH_REMATCH[1]}" -le 128 ]; then
     ROW_ARGS[$1]="randread 4096 ${BASH_REMATCH[1]}" ROW_LABEL[$1]="4k randread QD${BASH_REMATCH[1]}"
+  elif [[ $1 =~ ^qd([1-9][0-9]*)x([1-8])$ ]] && [ "${BASH_REMATCH[1]}" -le 128 ]; then
+    ROW_ARGS[$1]="randread 4096 ${BASH_REMATCH[1]}/${BASH_REMATCH[2]}"
+    ROW_LABEL[$1]="4k rr QD${BASH_REMATCH[1]} ${BASH_REMATCH[2]} qpairs"
   fi
   [ -n "${ROW_ARGS[$1]:-}" ]
 }
@@ -102,7 +110,7 @@ done
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "--warmup takes whole seconds, not '$WARMUP'"
 [ $((BS & (BS - 1))) = 0 ] && [ "$BS" -ge 512 ] || die "--block-size must be a power of two of at least 512"
 IFS=, read -ra ROW_LIST <<< "$ROWS"
-for r in "${ROW_LIST[@]}"; do row_known "$r" || die "unknown row '$r' (rows: qd1, qd32, w4k, r128k, w128k, qdN with N 1-128)"; done
+for r in "${ROW_LIST[@]}"; do row_known "$r" || die "unknown row '$r' (rows: qd1, qd32, w4k, r128k, w128k, qdN with N 1-128, qdNxP with P 1-8)"; done
 SWEEP_LIST=()         # the sweep's rows, qdN by rising N; those not among the rows are measured after them
 SWEEP_ONLY=()
 if [ -n "$SWEEP" ]; then
@@ -118,7 +126,7 @@ ROWS=$(IFS=,; echo "${ROW_LIST[*]}")
 
 # the targets: nvmf_tgt, spdk, java (this tree), java@<short sha> (a --java-ref); the root each nvmf4j
 # target's launcher runs from
-declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT) REF_OF=() REF_SHA=()
+declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT [java-2c]=$ROOT) REF_OF=() REF_SHA=()
 REF_TARGETS=()
 if [ -n "$REFS" ]; then
   git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1 || die "--java-ref needs a git checkout; $ROOT is none"
@@ -134,9 +142,9 @@ if [ -n "$TARGETS" ]; then IFS=, read -ra TARGET_LIST <<< "$TARGETS"
 else TARGET_LIST=(nvmf_tgt spdk java "${REF_TARGETS[@]}"); fi
 for t in "${TARGET_LIST[@]}"; do
   case $t in
-    nvmf_tgt|spdk|java) ;;
+    nvmf_tgt|spdk|java|nvmf_tgt-2c|java-2c) ;;
     java@*) [ -n "${REF_SHA[$t]:-}" ] || die "target '$t' is no --java-ref of this run (their targets: ${REF_TARGETS[*]:-none})" ;;
-    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, java@<short sha> of a --java-ref)" ;;
+    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, java@<short sha> of a --java-ref)" ;;
   esac
 done
 [ "${#ROW_LIST[@]}" -gt 0 ] && [ "${#TARGET_LIST[@]}" -gt 0 ] || die "no rows or no targets"
@@ -288,10 +296,10 @@ wait_for() { # pid seconds command... : until the command succeeds; 1 when the p
   done
 }
 
-start_nvmf_tgt() { # sets TPID; 1 when it did not come up
+start_nvmf_tgt() { # mask : sets TPID; 1 when it did not come up
   rm -f "$TMP/spdk.sock"
   # no core lock: another SPDK process of this machine may hold core 0's (the spdk engine's test JVMs)
-  "$NVMF_TGT" -m 0x1 --disable-cpumask-locks -u "${MEM_ARGS[@]}" -s "$MEM_MB" -r "$TMP/spdk.sock" >> "$LOG" 2>&1 &
+  "$NVMF_TGT" -m "$1" --disable-cpumask-locks -u "${MEM_ARGS[@]}" -s "$MEM_MB" -r "$TMP/spdk.sock" >> "$LOG" 2>&1 &
   TPID=$!; PIDS+=("$TPID")
   wait_for "$TPID" 30 test -S "$TMP/spdk.sock" || return 1
   rpc framework_wait_init &&
@@ -303,12 +311,13 @@ start_nvmf_tgt() { # sets TPID; 1 when it did not come up
 }
 
 start_nvmf4j() { # target : sets TPID; 1 when it did not come up
-  local engine=${1%%@*} state=$TMP/state-${1/@/-} root=${TARGET_ROOT[$1]} extra
+  local engine=${1%%@*} state=$TMP/state-${1/@/-} root=${TARGET_ROOT[$1]} extra cores=1 cpus=0
+  [ "$1" = java-2c ] && engine=java cores=2 cpus=0,1
   rm -rf "$state"; mkdir -p "$state"
   if [ "$engine" = spdk ]; then
     extra="\"spdk\": {\"coreMask\": \"0x1\", \"memSizeMb\": $MEM_MB, \"hugepages\": $([ $HUGE = 1 ] && echo true || echo false)},"
   else
-    extra="\"cores\": 1, \"idleStrategy\": \"$JAVA_IDLE\","
+    extra="\"cores\": $cores, \"idleStrategy\": \"$JAVA_IDLE\","
   fi
   # the transport limits of nvmf_tgt's nvmf_create_transport above (-q 128 -m 8 -c 8192 -i 131072)
   cat > "$state/config.json" << EOF
@@ -320,8 +329,8 @@ start_nvmf4j() { # target : sets TPID; 1 when it did not come up
    "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT}]}],
  "api": {"port": 0}}
 EOF
-  if [ "$engine" = java ]; then # the whole JVM on core 0: one core, like the SPDK targets' reactor
-    taskset -c 0 "$root/bin/nvmf4j-target" --state-dir "$state" --config "$state/config.json" >> "$LOG" 2>&1 &
+  if [ "$engine" = java ]; then # the whole JVM on core 0: one core, like the SPDK targets' reactor (java-2c: 0, 1)
+    taskset -c "$cpus" "$root/bin/nvmf4j-target" --state-dir "$state" --config "$state/config.json" >> "$LOG" 2>&1 &
   else
     "$root/bin/nvmf4j-target" --state-dir "$state" --config "$state/config.json" >> "$LOG" 2>&1 &
   fi
@@ -329,12 +338,13 @@ EOF
   wait_for "$TPID" 60 grep -q "listening on tcp 127.0.0.1:$PORT " "$LOG"
 }
 
-# perf rw size qd seconds warmup : one spdk_nvme_perf run on core 1, with its latency histogram (-L);
-# sets RES to "iops mib_s mean_us p99_us" (empty when it failed)
+# perf rw size qd[/qpairs] seconds warmup : one spdk_nvme_perf run on core 1, with its latency histogram
+# (-L); sets RES to "iops mib_s mean_us p99_us" (empty when it failed)
 perf() {
-  local p rc
+  local p rc qd=${3%/*} np=1
+  [[ $3 == */* ]] && np=${3#*/}
   RES=""
-  "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$3" -t "$4" -a "$5" -L \
+  "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$qd" -P "$np" -t "$4" -a "$5" -L \
     -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN" > "$TMP/perf.out" 2>&1 &
   p=$!; PIDS+=("$p")
   wait "$p"; rc=$?
@@ -359,7 +369,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
     LOG=$OUT/logs/round$round-$t.log PORT=$(free_port) TPID=""
     : > "$LOG"
     log "[round $round/$ROUNDS] $t: starting on 127.0.0.1:$PORT$([ -z "${REF_SHA[$t]:-}" ] || echo " (${REF_OF[$t]})")"
-    if [ "$t" = nvmf_tgt ]; then start_nvmf_tgt; else start_nvmf4j "$t"; fi
+    case $t in
+      nvmf_tgt) start_nvmf_tgt 0x1 ;;
+      nvmf_tgt-2c) start_nvmf_tgt 0x3 ;;
+      *) start_nvmf4j "$t" ;;
+    esac
     up=$?
     for r in "${ROW_LIST[@]}"; do
       RES=""
@@ -425,6 +439,9 @@ stats() { # median|best iops|lat|sweep
       # the ratio columns: every target over nvmf_tgt, then java over each java@<ref>
       nq = 0
       for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt" && has["nvmf_tgt"]) { nq++; QA[nq] = T[t]; QB[nq] = "nvmf_tgt"; QH[nq] = T[t] "/tgt" }
+      for (t = 1; t <= nt; t++) if (T[t] ~ /-2c$/ && has[substr(T[t], 1, length(T[t]) - 3)]) {
+        nq++; QA[nq] = T[t]; QB[nq] = substr(T[t], 1, length(T[t]) - 3); QH[nq] = T[t] "/" QB[nq]
+      }
       for (t = 1; t <= nt; t++) if (T[t] ~ /^java@/ && has["java"]) { nq++; QA[nq] = "java"; QB[nq] = T[t]; QH[nq] = "java/" T[t] }
       printf "%-20s", "row"
       for (t = 1; t <= nt; t++) printf " | %-*s", (mode == "iops" ? w(T[t], 10) : w(T[t], 19)), T[t]

@@ -42,6 +42,8 @@ WANT_TEXT="the peer needs" expect_rc "half a peer -> refused" 2 "$RUN" --device 
 ENGINES=$HERE/engines.sh
 WANT_TEXT="unknown row" expect_rc "engines.sh: unknown row -> usage error" 2 "$ENGINES" --rows nosuch
 WANT_TEXT="unknown row" expect_rc "engines.sh: qd above 128 -> usage error" 2 "$ENGINES" --rows qd1000
+WANT_TEXT="qdNxP with P 1-8" expect_rc "engines.sh: 9 queue pairs -> usage error" 2 "$ENGINES" --rows qd32x9
+WANT_TEXT="unknown target" expect_rc "engines.sh: java-3c -> usage error" 2 "$ENGINES" --targets java-3c
 WANT_TEXT="positive whole number" expect_rc "engines.sh: --time 0 -> usage error" 2 "$ENGINES" --time 0
 WANT_TEXT="needs a value" expect_rc "engines.sh: option without its value -> usage error" 2 "$ENGINES" --rounds
 WANT_TEXT="queue depths 1-128" expect_rc "engines.sh: --sweep-qd 0 -> usage error" 2 "$ENGINES" --sweep-qd 1,0
@@ -55,7 +57,7 @@ elif [ ! -d "$HERE/../mgmt-api/target/lib" ]; then
 else
   # BENCH_LOCK: a lock to hold while it measures (the one QEMU guests of a shared machine take)
   head=$(git -C "$HERE/.." rev-parse --short=7 HEAD)
-  "$HERE/bench.sh" --smoke --java-ref HEAD --out "$TMP/bench" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/bench.log" 2>&1
+  "$HERE/bench.sh" --smoke --java-ref HEAD --scaling --out "$TMP/bench" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/bench.log" 2>&1
   rc=$?
   E=$TMP/bench/engines
   [ $rc = 0 ] && ok "bench.sh --smoke: exit 0" || bad "bench.sh --smoke: exit $rc: $(tail -n 5 "$TMP/bench.log" | tr '\n' ' ')"
@@ -81,6 +83,17 @@ else
   if [ "$(head -c 8 "$E/qd-sweep.png" 2> /dev/null | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] && [ "$(stat -c %s "$E/qd-sweep.png")" -gt 10000 ]
   then ok "bench.sh --smoke: qd-sweep.png is a PNG ($(stat -c %s "$E/qd-sweep.png") bytes)"
   else bad "bench.sh --smoke: no PNG plot: $(file "$E/qd-sweep.png" 2>&1)"; fi
+  # --scaling: two queue pairs against each target on one core and on two, with the two-core/one-core ratios
+  S=$TMP/bench/engines-scaling
+  for t in nvmf_tgt nvmf_tgt-2c java java-2c; do
+    if awk -F'\t' -v t="$t" '$2 == t && $3 == "qd32x2" && $4 > 0 && $7 > 0 {f = 1} END {exit !f}' "$S/raw.tsv" 2> /dev/null
+    then ok "bench.sh --smoke --scaling: $t gave qd32x2 IOPS and p99 latency"
+    else bad "bench.sh --smoke --scaling: no qd32x2 numbers for $t: $(tr '\n' '|' < "$S/raw.tsv" 2> /dev/null)"; fi
+  done
+  if grep -q '^row .*| nvmf_tgt-2c/nvmf_tgt .*| java-2c/java' "$S/table.txt" 2> /dev/null &&
+     grep -Eq '^4k rr QD32 2 qpairs +(\| +[0-9]+ ){4}(\| [0-9.]+ +){5}' "$S/table.txt"
+  then ok "bench.sh --smoke --scaling: the table with the two-core/one-core ratios"
+  else bad "bench.sh --smoke --scaling: no scaling table: $(grep -A 2 '^row ' "$S/table.txt" 2> /dev/null | tr '\n' '|')"; fi
   # the worktree of HEAD was built, then removed at exit
   if grep -q "built java@$head in" "$TMP/bench.log" && ! git -C "$HERE/.." worktree list | grep -q "$TMP"
   then ok "bench.sh --smoke: java@$head built in a worktree that is gone after the run"
