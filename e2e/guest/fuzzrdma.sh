@@ -118,11 +118,12 @@ fuzzrdma_part() {
     out=$RES/cli/fuzzrdma-nvme-fuzz.txt
     fz_verify_start nvme-fuzz "$vdev" "$FZ_SECONDS"
     echo "+ nvme_fuzz -t $FZ_SECONDS -S $seed trtype:RDMA $RXE_ADDR:$FZ_RDMA_PORT $FZ_A"
-    # it dumps every command that succeeded as JSON (gigabytes in 10 minutes): kept are its other lines
+    # it dumps every command that succeeded as JSON and prints every failed one (gigabytes in 10 minutes): kept
+    # are its other lines
     timeout $((FZ_SECONDS + 180)) "$spdk" -m 0x1 --no-huge -s 512 --no-rpc-server --disable-cpumask-locks -U \
       -t "$FZ_SECONDS" -S "$seed" -N -a \
       -F "trtype:RDMA adrfam:IPv4 traddr:$RXE_ADDR trsvcid:$FZ_RDMA_PORT subnqn:$FZ_A" 2>&1 |
-      grep -a -v -E '^[[:space:]]*([]{}"]|$)|completed successfully$' > "$out"
+      grep -a -v -E '^[[:space:]]*([]{}"]|$)|completed successfully$|spdk_nvme_qpair_print_(command|completion)' > "$out"
     rc=${PIPESTATUS[0]}
     grep -E 'Total commands completed|timed out' "$out" | head -n 8
     C=fuzzrdma/nvme-fuzz OUTF=$out BAD=""

@@ -105,6 +105,8 @@ final class RdmaQueue implements Queue {
     private Controller controller;
     private Request connectInProgress;
     private int qid;
+    /** The qid the CM request asked for: the SQID of answers before a Connect binds the queue. */
+    private int cmQid;
     private int sqsize;
     private int sqhd;
     private int readsOutstanding;
@@ -180,6 +182,14 @@ final class RdmaQueue implements Queue {
     @Override
     public int qid() {
         return qid;
+    }
+
+    /**
+     * The qid of the CM request this queue was accepted for. Answers before a Connect binds the queue (a refused
+     * Connect) name it as their SQID: the queue the command came on, not 0.
+     */
+    void cmQid(int qid) {
+        this.cmQid = qid;
     }
 
     @Override
@@ -528,7 +538,7 @@ final class RdmaQueue implements Queue {
         responses.setIntLE(at, req.dw0);
         responses.setIntLE(at + 4, req.dw1);
         responses.setShortLE(at + 8, sqhd);
-        responses.setShortLE(at + 10, qid);
+        responses.setShortLE(at + 10, controller != null ? qid : cmQid);
         responses.setShortLE(at + 12, req.cid());
         responses.setShortLE(at + 14, NvmeStatus.toCqeField(req.status));
         boolean c2h = NvmeStatus.isSuccess(req.status) && req.xferDir == Request.XFER_C2H && req.dataLength > 0;
