@@ -1992,9 +1992,11 @@ public class RdmaHost {
             }
             pd = kind < 4 ? req.array() : io.nvmf4j.fuzz.Mutator.mutate(req.array(), r, 56);
             connects.increment();
+            // the queue is the one the private data names: its answers carry that SQID (and so does the Connect)
+            int sent = pd.length >= 4 ? (pd[2] & 0xFF) | (pd[3] & 0xFF) << 8 : qid;
             Qp q;
             try {
-                q = Qp.connect(address, port, qid, depth, 0, 0xFFFF, depth, pd);
+                q = Qp.connect(address, port, sent, depth, 0, 0xFFFF, depth, pd);
             } catch (RuntimeException e) {
                 if (timedOut(e)) {
                     throw new Hang("CM request with private data " + hex(pd) + ": " + e.getMessage());
