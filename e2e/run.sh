@@ -13,6 +13,7 @@
 # usage: e2e/run.sh [options]
 #   --quiet             do not echo the guest console (it is always in OUT/console.log)
 #   --fio-runtime N     seconds per fio latency job (default 10)
+#   --fuzz-seconds N    seconds per fuzzer of the fuzzrdma part (default 20; the issue's long run: 600)
 #   --timeout S         hard limit for the main VM run in seconds (default 3600; each power-cut
 #                       boot has 600)
 #   --out DIR           results folder (default: e2e/out, wiped at each run)
@@ -29,6 +30,10 @@
 #                       multipath failing over), powercut (two more boots: records written with FUA and
 #                       flushes, SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
 #                       tls (NVMe/TCP TLS with a PSK: kernel nvmet); auth and tls need --suite trixie;
+#                       fuzzrdma (SPDK's nvme_fuzz, then the live RDMA fuzzer of guest/RdmaHost.java, each
+#                       --fuzz-seconds against one subsystem of the service over RDMA while the Linux host
+#                       verifies I/O on another over nvme-rdma; heap, threads, fds, controllers and RDMA
+#                       connections of the service checked before and after);
 #                       bench (the benchmark kit's rows: fio latency and iops against nvmet, the java
 #                       engine and the spdk engine over TCP and RDMA, ratios to nvmet in bench-guest.tsv;
 #                       never part of the default: fio-jobs/bench.sh --guest runs it);
@@ -53,7 +58,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE=backoff ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 VM_TIMEOUT=3600 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE=backoff ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 FUZZ_SECONDS=20 VM_TIMEOUT=3600 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
@@ -63,6 +68,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --quiet) QUIET=1 ;;
     --fio-runtime) FIO_RUNTIME=$2; shift ;;
+    --fuzz-seconds) FUZZ_SECONDS=$2; shift ;;
     --timeout) VM_TIMEOUT=$2; shift ;;
     --out) OUT=$2; shift ;;
     --cache) CACHE=$2; shift ;;
@@ -81,11 +87,11 @@ while [ $# -gt 0 ]; do
   shift
 done
 # auth and tls need the 6.12 guest: part of the default only with --suite trixie
-[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
+[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,fuzzrdma,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|spdk|ana|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|ana|fuzzrdma|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, fuzzrdma, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
-case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
+case $FIO_RUNTIME$VM_TIMEOUT$FUZZ_SECONDS in *[!0-9]*) echo "--fio-runtime, --fuzz-seconds and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $SUITE in ''|trixie|bookworm) ;; *) echo "--suite takes trixie or bookworm (the guest's programs run with their own C library; other suites are untried)" >&2; exit 2 ;; esac
 case $PC_CUT_AFTER in ''|*[!0-9]*) echo "--cut-after takes a number of records" >&2; exit 2 ;; esac
 . "$HERE/lib/common.sh"
@@ -164,6 +170,7 @@ params() { # results-dir [NAME=value...] : parameters for the guest, read by gue
     printf 'E2E_REPO=%q\n' "$REPO"
     printf 'E2E_KROOT=%q\n' "$KROOT"
     printf 'E2E_FIO_RUNTIME=%q\n' "$FIO_RUNTIME"
+    printf 'E2E_FUZZ_SECONDS=%q\n' "$FUZZ_SECONDS"
     printf 'E2E_JVM_OPTS=%q\n' "$JVM_OPTS"
     printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"
     printf 'E2E_IDLE=%q\n' "$IDLE"
@@ -200,7 +207,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma || want spdk || want ana || want auth || want tls || want bench; then
+if want nvmet || want tcp || want rdma || want spdk || want ana || want fuzzrdma || want auth || want tls || want bench; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"

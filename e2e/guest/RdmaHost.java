@@ -17,7 +17,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.SplittableRandom;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * e2e helper: a small NVMe/RDMA host (initiator) that sends what the Linux host never does, a Last
@@ -44,6 +47,9 @@ import java.util.UUID;
  * <li>{@code stalled-host [SECONDS]}: a second host stalls six I/O queues (no receive posted) while this
  *     one runs the stress for SECONDS (20): the target must disconnect every stalled queue and this
  *     host's I/O must not stop ({@link StalledHost}).</li>
+ * <li>{@code fuzz [SECONDS [SEED [WORKERS]]]}: the live RDMA fuzzer ({@link Fuzz}) for SECONDS (20) with
+ *     WORKERS (2) threads; its own output (summary lines starting {@code rdma-fuzz:}), exit 0 when clean.
+ *     Needs nvmf-target's test classes on the class path too (the byte mutator).</li>
  * </ul>
  * One line per case: {@code case-name PASS|FAIL detail}. Exit 0 when every case passed, 1 when one
  * failed, 2 when RDMA is unavailable.
@@ -102,7 +108,8 @@ public class RdmaHost {
     public static void main(String[] args) throws Exception {
         if (args.length < 4) {
             System.out.println("usage: RdmaHost multi-sgl|bad-sgl|all|stress|stalled-host ADDRESS PORT NQN [SECONDS]"
-                + "\n       RdmaHost remote-access ADDRESS PORT NQN TARGET_PID");
+                + "\n       RdmaHost remote-access ADDRESS PORT NQN TARGET_PID"
+                + "\n       RdmaHost fuzz ADDRESS PORT NQN [SECONDS [SEED [WORKERS]]]");
             System.exit(2);
         }
         if (!Rdma.isAvailable()) {
@@ -114,6 +121,11 @@ public class RdmaHost {
         int port = Integer.parseInt(args[2]);
         String nqn = args[3];
         long seconds = args.length > 4 ? Long.parseLong(args[4]) : 0;
+        if (mode.equals("fuzz")) {
+            long seed = args.length > 5 ? Long.parseLong(args[5]) : System.nanoTime();
+            int workers = args.length > 6 ? Integer.parseInt(args[6]) : 2;
+            System.exit(new Fuzz(address, port, nqn, seconds > 0 ? seconds : 20, seed, workers).run());
+        }
         Host host;
         try {
             host = Host.connect(address, port, nqn);
@@ -197,6 +209,8 @@ public class RdmaHost {
         final int depth;
         /** Receives posted at connect (normally {@code depth}; a stalling host posts fewer). */
         int initialRecvs;
+        /** The CM request's private data when not the valid nvme_rdma_cm_req (the fuzzer's). */
+        byte[] privateData;
         final long channel;
         final long id;
         final CmEvent event = new CmEvent();
@@ -259,8 +273,15 @@ public class RdmaHost {
         }
 
         static Qp connect(InetAddress address, int port, int qid, int depth, int dataSize, int cntlid, int recvs) {
+            return connect(address, port, qid, depth, dataSize, cntlid, recvs, null);
+        }
+
+        /** As above with {@code privateData} (when not null) sent in the CM request instead of the valid one. */
+        static Qp connect(InetAddress address, int port, int qid, int depth, int dataSize, int cntlid, int recvs,
+                          byte[] privateData) {
             Qp q = new Qp(qid, depth, dataSize);
             q.initialRecvs = recvs;
+            q.privateData = privateData;
             try {
                 q.setUp(address, port, cntlid);
                 return q;
@@ -300,7 +321,8 @@ public class RdmaHost {
             ByteBuffer req = ByteBuffer.allocate(32).order(ByteOrder.LITTLE_ENDIAN);
             req.putShort(0, (short) 0).putShort(2, (short) qid).putShort(4, (short) depth)
                 .putShort(6, (short) (depth - 1)).putShort(8, (short) cntlid);
-            check(RdmaCm.connect(id, req.array(), responderResources, 0, 7, 7), "rdma_connect");
+            check(RdmaCm.connect(id, privateData != null ? privateData : req.array(), responderResources, 0, 7, 7),
+                "rdma_connect");
             CmEvent ev = awaitEvent(-1);
             int type = ev.type();
             if (type != RdmaCm.EVENT_ESTABLISHED) {
@@ -379,6 +401,11 @@ public class RdmaHost {
 
         /** SENDs the capsule of {@code cid}: the SQE and {@code inCapsule} bytes of data. */
         void submit(int cid, int inCapsule) {
+            submitLength(cid, 64 + inCapsule);
+        }
+
+        /** SENDs {@code length} bytes from the capsule of {@code cid} (shorter or longer than a capsule too). */
+        void submitLength(int cid, int length) {
             ensureAlive();
             if (pending[cid]) {
                 throw new IllegalStateException("cid " + cid + " already outstanding");
@@ -387,7 +414,7 @@ public class RdmaHost {
             sendDone[cid] = false;
             responded[cid] = false;
             cqes[cid] = null;
-            sends.setSend(cid, WR_SEND | cid, base + sqe(cid), 64 + inCapsule, lkey, Verbs.SEND_SIGNALED);
+            sends.setSend(cid, WR_SEND | cid, base + sqe(cid), length, lkey, Verbs.SEND_SIGNALED);
             int rc = Verbs.postSend(qp, sends, cid, 1);
             if (rc < 0) {
                 pending[cid] = false;
@@ -641,9 +668,15 @@ public class RdmaHost {
 
         /** A controller: its admin queue and {@code ioQueues} (0 or 1) I/O queue. */
         static Host connect(InetAddress address, int port, String subnqn, int ioQueues) {
+            // data: two areas of 68 KiB per stress slot (write source, read destination)
+            return connect(address, port, subnqn, ioQueues, 0, STRESS_QD * 2 * Stress.AREA);
+        }
+
+        /** As above with data areas of {@code adminData} and {@code ioData} bytes on the two queues. */
+        static Host connect(InetAddress address, int port, String subnqn, int ioQueues, int adminData, int ioData) {
             Host h = new Host(subnqn);
             try {
-                h.admin = Qp.connect(address, port, 0, ADMIN_DEPTH, 0, 0xFFFF);
+                h.admin = Qp.connect(address, port, 0, ADMIN_DEPTH, adminData, 0xFFFF);
                 Cqe c = h.fabricsConnect(h.admin, 0xFFFF);
                 h.cntlid = c.dw0() & 0xFFFF;
                 h.enable();
@@ -651,8 +684,7 @@ public class RdmaHost {
                 if (ioQueues == 0) {
                     return h;
                 }
-                // data: two areas of 68 KiB per stress slot (write source, read destination)
-                h.io = Qp.connect(address, port, 1, IO_DEPTH, STRESS_QD * 2 * Stress.AREA, h.cntlid);
+                h.io = Qp.connect(address, port, 1, IO_DEPTH, ioData, h.cntlid);
                 h.fabricsConnect(h.io, h.cntlid);
                 h.io.idleHook = h::tick;
                 h.lastKeepAlive = System.nanoTime();
@@ -1654,6 +1686,603 @@ public class RdmaHost {
                 closedHow[i] = how;
                 closedAt[i] = System.nanoTime();
             }
+        }
+    }
+
+    // ==================================================================== live fuzzer
+
+    /**
+     * Mode {@code fuzz}: the live RDMA fuzzer (issue 15), the NVMe/RDMA side of nvmf-target's
+     * {@code io.nvmf4j.fuzz.LiveFuzz}, with its byte mutator ({@code io.nvmf4j.fuzz.Mutator}). For SECONDS,
+     * WORKERS threads run cases, each on fresh queue pairs of its own controller:
+     * <ul>
+     * <li>{@code cm-private-data}: CM connects with mutated nvme_rdma_cm_req private data (a bad recfmt, qid,
+     *     hrqsize or hsqsize, or the block mutated byte by byte); an established one sends a Fabrics Connect;</li>
+     * <li>{@code mutated-admin}, {@code mutated-io}: a valid connect, then capsules built from valid commands
+     *     (Identify, Get Log Page, features, Property Get; Read, Write with keyed or in-capsule data, Flush,
+     *     Write Zeroes, Dataset Management) and mutated (opcodes, SGL types, lengths, keys, offsets; truncated
+     *     and extended SENDs), the CID kept;</li>
+     * <li>{@code bad-sgl}: a Read or Write with a keyed SGL naming a wrong rkey, an address outside the host's
+     *     region, a length beyond MDTS or unlike the blocks, an undefined SGL type, in-capsule data beyond the
+     *     capsule, or an oversized SEND (longer than the target's receive buffers);</li>
+     * <li>{@code keep-alive-flood}, {@code aer-flood}: the admin queue filled with Keep Alives round after
+     *     round; far more Asynchronous Event Requests than AERL, left outstanding at the disconnect;</li>
+     * <li>{@code extra-queues}: I/O queue connects with qids beyond the granted ones, and duplicates;</li>
+     * <li>{@code vanish}: up to 16 Writes and Reads of 64 KiB in flight, then the queue pairs destroyed
+     *     without a disconnect.</li>
+     * </ul>
+     * After mutated or bad capsules a Keep Alive must be answered, or the connection be gone (the target
+     * disconnected, or work requests failed): neither within {@link #LIVENESS_MS} is a hang, as is a CM connect
+     * or a Fabrics Connect of a valid host left without an answer. A response the host cannot match (unknown
+     * CID, not 16 bytes, another SQID) is a protocol error. Exit 0 clean, 1 on a hang or a protocol error.
+     */
+    static final class Fuzz {
+        static final String[] SCENARIOS = {"cm-private-data", "mutated-admin", "mutated-io", "bad-sgl",
+            "keep-alive-flood", "aer-flood", "extra-queues", "vanish"};
+        static final int LIVENESS_MS = 30_000;
+        static final int ADMIN_DATA = 4096;
+        static final int IO_DATA = 16 * 65536;
+        static final int OPC_FLUSH = 0x00;
+        static final int OPC_WRITE_ZEROES = 0x08;
+        static final int OPC_DSM = 0x09;
+        static final int OPC_GET_LOG_PAGE = 0x02;
+        static final int OPC_IDENTIFY = 0x06;
+        static final int OPC_SET_FEATURES = 0x09;
+        static final int OPC_GET_FEATURES = 0x0A;
+        static final int OPC_AER = 0x0C;
+
+        /** A valid step (a connect, a Keep Alive) left without an answer. */
+        static final class Hang extends RuntimeException {
+            Hang(String message) {
+                super(message);
+            }
+        }
+
+        final InetAddress address;
+        final int port;
+        final String nqn;
+        final long seconds;
+        final long seed;
+        final int workers;
+        final AtomicBoolean stop = new AtomicBoolean();
+        final LongAdder cases = new LongAdder();
+        final LongAdder connects = new LongAdder();
+        final LongAdder capsules = new LongAdder();
+        final LongAdder succeeded = new LongAdder();
+        final LongAdder errorStatus = new LongAdder();
+        final LongAdder cmRejects = new LongAdder();
+        final LongAdder refusedValid = new LongAdder();
+        final LongAdder lost = new LongAdder();
+        final LongAdder vanished = new LongAdder();
+        final LongAdder hangs = new LongAdder();
+        final LongAdder protocolErrors = new LongAdder();
+        final LongAdder[] perScenario = new LongAdder[SCENARIOS.length];
+        final List<String> problems = new ArrayList<>();
+
+        Fuzz(InetAddress address, int port, String nqn, long seconds, long seed, int workers) {
+            this.address = address;
+            this.port = port;
+            this.nqn = nqn;
+            this.seconds = seconds;
+            this.seed = seed;
+            this.workers = workers;
+            Arrays.setAll(perScenario, i -> new LongAdder());
+        }
+
+        synchronized void problem(String p) {
+            System.out.println("rdma-fuzz: PROBLEM: " + p);
+            if (problems.size() < 20) {
+                problems.add(p);
+            }
+        }
+
+        int run() throws InterruptedException {
+            List<Thread> threads = new ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                long workerSeed = seed + 0x9E3779B97F4A7C15L * (w + 1);
+                Thread t = new Thread(() -> worker(workerSeed), "rdma-fuzz-" + w);
+                threads.add(t);
+                t.start();
+            }
+            long start = System.nanoTime();
+            long end = start + seconds * 1_000_000_000L;
+            while (System.nanoTime() < end) {
+                Thread.sleep(Math.min(10_000, Math.max(1, (end - System.nanoTime()) / 1_000_000)));
+                System.out.printf("rdma-fuzz: %d s: %d cases, %d connects, %d capsules, %d hangs%n",
+                    (System.nanoTime() - start) / 1_000_000_000L, cases.sum(), connects.sum(), capsules.sum(), hangs.sum());
+            }
+            stop.set(true);
+            for (Thread t : threads) {
+                t.join(2L * LIVENESS_MS + 30_000);
+                if (t.isAlive()) {
+                    problem(t.getName() + " still in a case " + (2 * LIVENESS_MS + 30_000) / 1000 + " s after the end");
+                }
+            }
+            StringBuilder per = new StringBuilder();
+            for (int i = 0; i < SCENARIOS.length; i++) {
+                per.append(i == 0 ? "" : ", ").append(SCENARIOS[i]).append(' ').append(perScenario[i].sum());
+            }
+            System.out.printf(java.util.Locale.ROOT, "rdma-fuzz: %d cases in %.0f s (seed %d, %d workers): %s%n",
+                cases.sum(), (System.nanoTime() - start) / 1e9, seed, workers, per);
+            System.out.printf("rdma-fuzz: %d CM connects, %d capsules sent; answers: %d successes, %d error statuses, "
+                + "%d CM rejects, %d valid connects refused, %d connections lost (target disconnect or failed work "
+                + "requests), %d vanished by the fuzzer; %d protocol errors, %d hangs%n", connects.sum(), capsules.sum(),
+                succeeded.sum(), errorStatus.sum(), cmRejects.sum(), refusedValid.sum(), lost.sum(), vanished.sum(),
+                protocolErrors.sum(), hangs.sum());
+            if (cases.sum() == 0) {
+                problem("no case ran");
+            }
+            System.out.println("rdma-fuzz: " + (problems.isEmpty() ? "clean" : problems.size() + " problem(s)"));
+            System.out.flush();
+            return problems.isEmpty() ? 0 : 1;
+        }
+
+        void worker(long workerSeed) {
+            SplittableRandom r = new SplittableRandom(workerSeed);
+            while (!stop.get()) {
+                int s = r.nextInt(SCENARIOS.length);
+                long caseSeed = r.nextLong();
+                cases.increment();
+                perScenario[s].increment();
+                try {
+                    runCase(s, new SplittableRandom(caseSeed));
+                } catch (Hang h) {
+                    hangs.increment();
+                    problem("hang in " + SCENARIOS[s] + " (case seed " + caseSeed + "): " + h.getMessage());
+                } catch (RuntimeException e) {
+                    problem("unexpected in " + SCENARIOS[s] + " (case seed " + caseSeed + "): " + e);
+                }
+            }
+        }
+
+        void runCase(int scenario, SplittableRandom r) {
+            switch (scenario) {
+                case 0 -> cmPrivateData(r);
+                case 1 -> mutated(r, false);
+                case 2 -> mutated(r, true);
+                case 3 -> badSgl(r);
+                case 4 -> keepAliveFlood(r);
+                case 5 -> aerFlood(r);
+                case 6 -> extraQueues(r);
+                default -> vanish(r);
+            }
+        }
+
+        static boolean timedOut(RuntimeException e) {
+            String m = String.valueOf(e.getMessage());
+            return m.contains("timeout waiting for") || m.contains("no completion within");
+        }
+
+        /** A valid controller: admin queue and {@code ioQueues} (0 or 1) I/O queue; null when refused. */
+        Host connectValid(int ioQueues) {
+            connects.add(1 + ioQueues);
+            try {
+                return Host.connect(address, port, nqn, ioQueues, ADMIN_DATA, IO_DATA);
+            } catch (RuntimeException e) {
+                if (timedOut(e)) {
+                    throw new Hang("valid connect: " + e.getMessage());
+                }
+                refusedValid.increment();
+                return null;
+            }
+        }
+
+        /** Runs {@code body} on a valid controller (if one is granted), then closes it with {@link #finish}. */
+        void withHost(int ioQueues, java.util.function.Consumer<Host> body) {
+            Host h = connectValid(ioQueues);
+            if (h == null) {
+                return;
+            }
+            try {
+                body.accept(h);
+            } finally {
+                finish(h);
+            }
+        }
+
+        /** Sends a command without data ({@code opcode}, a null keyed SGL); false when the queue is lost. */
+        boolean sendNoData(Qp q, int opcode) {
+            int cid = q.alloc();
+            int at = q.newSqe(cid, opcode);
+            keyed(q.mem, at + 24, 0, 0, 0, SGL_KEYED);
+            try {
+                q.submit(cid, 0);
+            } catch (IllegalStateException e) {
+                return false;
+            }
+            capsules.increment();
+            return true;
+        }
+
+        /** Closes the host, counting losses and flagging responses that broke the protocol. */
+        void finish(Host h) {
+            for (Qp q : new Qp[] {h.admin, h.io}) {
+                if (q != null && q.lost) {
+                    lost.increment();
+                    if (q.lostReason.startsWith("response")) {
+                        protocolErrors.increment();
+                        problem("qid " + q.qid + ": " + q.lostReason);
+                    }
+                }
+            }
+            h.close();
+        }
+
+        void count(Cqe c) {
+            if (c.status() == SUCCESS) {
+                succeeded.increment();
+            } else {
+                errorStatus.increment();
+            }
+        }
+
+        /** Takes finished commands of {@code q} for up to {@code ms}, or until none is outstanding. */
+        void drain(Qp q, int ms) {
+            long deadline = System.nanoTime() + ms * 1_000_000L;
+            int idle = 0;
+            while (!q.lost && q.freeTop < q.depth && System.nanoTime() < deadline) {
+                try {
+                    idle = q.poll() > 0 ? 0 : idle + 1;
+                } catch (IllegalStateException e) {
+                    return;
+                }
+                int cid;
+                while ((cid = q.takeDone()) >= 0) {
+                    count(q.cqes[cid]);
+                    q.release(cid);
+                }
+                idle(idle);
+            }
+        }
+
+        /** Waits until every command sent on {@code q} is answered or the queue is lost; neither is a hang. */
+        void answeredOrLost(Qp q, int outstandingAllowed, String what) {
+            drain(q, LIVENESS_MS);
+            if (!q.lost && q.depth - q.freeTop > outstandingAllowed) {
+                throw new Hang(what + ": " + (q.depth - q.freeTop) + " commands neither answered nor the queue lost in "
+                    + LIVENESS_MS / 1000 + " s");
+            }
+        }
+
+        /** A Keep Alive on the admin queue must be answered, or the admin queue be gone. */
+        void liveness(Host h, int outstandingAllowed) {
+            Qp q = h.admin;
+            drain(q, 200);
+            if (q.lost || q.freeTop == 0) {
+                return;
+            }
+            int cid = q.free[q.freeTop - 1]; // the CID sendNoData takes
+            if (!sendNoData(q, OPC_KEEP_ALIVE)) {
+                return; // lost meanwhile
+            }
+            long deadline = System.nanoTime() + LIVENESS_MS * 1_000_000L;
+            int idle = 0;
+            while (!q.lost && q.pending[cid]) {
+                try {
+                    idle = q.poll() > 0 ? 0 : idle + 1;
+                } catch (IllegalStateException e) {
+                    return;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new Hang("Keep Alive after the case neither answered nor the admin queue lost in "
+                        + LIVENESS_MS / 1000 + " s (" + (q.depth - q.freeTop - 1 - outstandingAllowed) + " more commands"
+                        + " outstanding)");
+                }
+                idle(idle);
+            }
+            drain(q, 100);
+        }
+
+        void cmPrivateData(SplittableRandom r) {
+            int qid = r.nextInt(4) == 0 ? 1 + r.nextInt(9) : 0;
+            int depth = qid == 0 ? ADMIN_DEPTH : 32;
+            ByteBuffer req = ByteBuffer.allocate(32).order(ByteOrder.LITTLE_ENDIAN);
+            req.putShort(2, (short) qid).putShort(4, (short) depth).putShort(6, (short) (depth - 1))
+                .putShort(8, (short) 0xFFFF);
+            byte[] pd;
+            int kind = r.nextInt(6);
+            int[] sizes = {0, 1, 2, depth + 1, 0x7FFF, 0xFFFF, 4096, depth - 2};
+            switch (kind) {
+                case 0 -> req.putShort(0, (short) (1 + r.nextInt(0xFFFF))); // recfmt
+                case 1 -> req.putShort(2, (short) (r.nextBoolean() ? 9 + r.nextInt(0xFFF7) : r.nextInt(9))); // qid
+                case 2 -> req.putShort(4, (short) sizes[r.nextInt(sizes.length)]); // hrqsize
+                case 3 -> req.putShort(6, (short) sizes[r.nextInt(sizes.length)]); // hsqsize
+                default -> { // mutated below
+                }
+            }
+            pd = kind < 4 ? req.array() : io.nvmf4j.fuzz.Mutator.mutate(req.array(), r, 56);
+            connects.increment();
+            // the queue is the one the private data names: its answers carry that SQID (and so does the Connect)
+            int sent = pd.length >= 4 ? (pd[2] & 0xFF) | (pd[3] & 0xFF) << 8 : qid;
+            Qp q;
+            try {
+                q = Qp.connect(address, port, sent, depth, 0, 0xFFFF, depth, pd);
+            } catch (RuntimeException e) {
+                if (timedOut(e)) {
+                    throw new Hang("CM request with private data " + hex(pd) + ": " + e.getMessage());
+                }
+                cmRejects.increment();
+                return;
+            }
+            Host h = new Host(nqn);
+            h.admin = q;
+            try {
+                h.fabricsConnect(q, 0xFFFF);
+                succeeded.increment();
+            } catch (RuntimeException e) {
+                if (timedOut(e) && !q.lost) {
+                    h.close();
+                    throw new Hang("Fabrics Connect on a queue accepted with private data " + hex(pd) + ": "
+                        + e.getMessage());
+                }
+                errorStatus.increment();
+            }
+            finish(h);
+        }
+
+        static String hex(byte[] b) {
+            StringBuilder sb = new StringBuilder();
+            for (byte x : b) {
+                sb.append(String.format("%02x", x));
+            }
+            return sb.toString();
+        }
+
+        /** A valid admin command in the capsule of {@code cid}; returns its in-capsule data length. */
+        static int adminTemplate(Qp q, int cid, SplittableRandom r) {
+            int at;
+            switch (r.nextInt(6)) {
+                case 0 -> {
+                    at = q.newSqe(cid, OPC_IDENTIFY);
+                    int cns = new int[] {0, 1, 2, 3}[r.nextInt(4)];
+                    q.mem.putInt(at + 4, cns == 1 || cns == 2 ? 0 : NSID).putInt(at + 40, cns);
+                    keyed(q.mem, at + 24, q.remote(q.dataBase), 4096, q.rkey, SGL_KEYED);
+                }
+                case 1 -> {
+                    at = q.newSqe(cid, OPC_GET_LOG_PAGE);
+                    int lid = new int[] {1, 2, 3, 4}[r.nextInt(4)];
+                    q.mem.putInt(at + 4, 0xFFFFFFFF).putInt(at + 40, lid | ((512 / 4 - 1) << 16));
+                    keyed(q.mem, at + 24, q.remote(q.dataBase), 512, q.rkey, SGL_KEYED);
+                }
+                case 2 -> {
+                    at = q.newSqe(cid, OPC_GET_FEATURES);
+                    q.mem.putInt(at + 40, new int[] {0x06, 0x07, 0x0B, 0x0F}[r.nextInt(4)]);
+                    keyed(q.mem, at + 24, 0, 0, 0, SGL_KEYED);
+                }
+                case 3 -> {
+                    at = q.newSqe(cid, OPC_SET_FEATURES);
+                    q.mem.putInt(at + 40, 0x0B).putInt(at + 44, r.nextInt());
+                    keyed(q.mem, at + 24, 0, 0, 0, SGL_KEYED);
+                }
+                case 4 -> {
+                    at = q.newSqe(cid, OPC_FABRICS);
+                    q.mem.put(at + 4, (byte) FCTYPE_PROPERTY_GET).put(at + 40, (byte) (r.nextBoolean() ? 1 : 0))
+                        .putInt(at + 44, new int[] {0x00, 0x08, PROP_CC, PROP_CSTS}[r.nextInt(4)]);
+                }
+                default -> {
+                    at = q.newSqe(cid, OPC_KEEP_ALIVE);
+                    keyed(q.mem, at + 24, 0, 0, 0, SGL_KEYED);
+                }
+            }
+            return 0;
+        }
+
+        /** A valid I/O command on namespace 1 in the capsule of {@code cid}; returns its in-capsule data length. */
+        static int ioTemplate(Qp q, int cid, SplittableRandom r) {
+            int nlb = 1 + r.nextInt(8);
+            long slba = r.nextInt(4096);
+            int kind = r.nextInt(6);
+            int opcode = switch (kind) {
+                case 0, 1 -> OPC_WRITE;
+                case 2 -> OPC_READ;
+                case 3 -> OPC_FLUSH;
+                case 4 -> OPC_WRITE_ZEROES;
+                default -> OPC_DSM;
+            };
+            int at = q.newSqe(cid, opcode);
+            q.mem.putInt(at + 4, NSID);
+            int icd = 0;
+            int slot = (cid % 16) * 65536;
+            switch (kind) {
+                case 0 -> { // in-capsule data
+                    icd = nlb * BLOCK;
+                    q.mem.putLong(at + 40, slba).putShort(at + 48, (short) (nlb - 1));
+                    q.mem.putLong(at + 24, 0).putInt(at + 32, icd).put(at + 39, (byte) SGL_DATA_BLOCK_OFFSET);
+                    for (int i = 0; i < icd; i += 8) {
+                        q.mem.putLong(at + 64 + i, r.nextLong());
+                    }
+                }
+                case 1, 2 -> {
+                    q.mem.putLong(at + 40, slba).putShort(at + 48, (short) (nlb - 1));
+                    keyed(q.mem, at + 24, q.remote(q.dataBase + slot), nlb * BLOCK, q.rkey, SGL_KEYED);
+                }
+                case 4 -> {
+                    q.mem.putLong(at + 40, slba).putShort(at + 48, (short) (nlb - 1));
+                    keyed(q.mem, at + 24, 0, 0, 0, SGL_KEYED);
+                }
+                case 5 -> { // one range, deallocate, in the capsule
+                    icd = 16;
+                    q.mem.putInt(at + 40, 0).putInt(at + 44, 1 << 2);
+                    q.mem.putLong(at + 24, 0).putInt(at + 32, icd).put(at + 39, (byte) SGL_DATA_BLOCK_OFFSET);
+                    q.mem.putInt(at + 64, 0).putInt(at + 68, nlb).putLong(at + 72, slba);
+                }
+                default -> keyed(q.mem, at + 24, 0, 0, 0, SGL_KEYED);
+            }
+            return icd;
+        }
+
+        void mutated(SplittableRandom r, boolean onIo) {
+            withHost(onIo ? 1 : 0, h -> {
+                Qp q = onIo ? h.io : h.admin;
+                int n = 1 + r.nextInt(12);
+                for (int i = 0; i < n && !q.lost; i++) {
+                    int cid = q.alloc();
+                    int at = q.sqe(cid);
+                    int icd = onIo ? ioTemplate(q, cid, r) : adminTemplate(q, cid, r);
+                    byte[] valid = new byte[64 + icd];
+                    q.mem.get(at, valid);
+                    byte[] m = io.nvmf4j.fuzz.Mutator.mutate(valid, r, Qp.CAPSULE);
+                    q.mem.put(at, m);
+                    if (m.length >= 4) {
+                        q.mem.putShort(at + 2, (short) cid); // the CID kept: answers stay matchable
+                    }
+                    try {
+                        q.submitLength(cid, Math.max(1, m.length));
+                    } catch (IllegalStateException e) {
+                        break;
+                    }
+                    capsules.increment();
+                }
+                drain(q, 1000);
+                // AERs and commands the target dropped with their connection may stay outstanding
+                liveness(h, onIo ? 0 : 12);
+            });
+        }
+
+        void badSgl(SplittableRandom r) {
+            withHost(1, h -> {
+                Qp q = h.io;
+                int cid = q.alloc();
+                int at = q.newSqe(cid, r.nextBoolean() ? OPC_WRITE : OPC_READ);
+                q.mem.putInt(at + 4, NSID).putLong(at + 40, r.nextInt(4096)).putShort(at + 48, (short) 7);
+                long addr = q.remote(q.dataBase);
+                int length = 8 * BLOCK;
+                int send = 64;
+                switch (r.nextInt(7)) {
+                    case 0 -> keyed(q.mem, at + 24, addr, length, q.rkey ^ (1 + r.nextInt(0xFFFF)), SGL_KEYED);
+                    case 1 -> keyed(q.mem, at + 24, r.nextBoolean() ? addr + q.dataSize + 4096 : addr - (1L << 30),
+                        length, q.rkey, SGL_KEYED);
+                    case 2 -> {
+                        q.mem.putShort(at + 48, (short) (r.nextBoolean() ? 0xFFFF : 2 * MDTS / BLOCK - 1));
+                        keyed(q.mem, at + 24, addr, r.nextBoolean() ? 0xFFFFFF : 2 * MDTS, q.rkey, SGL_KEYED);
+                    }
+                    case 3 -> keyed(q.mem, at + 24, addr, length, q.rkey, ((5 + r.nextInt(10)) << 4) | r.nextInt(16));
+                    case 4 -> { // in-capsule data beyond the capsule
+                        int off = r.nextBoolean() ? 0 : IN_CAPSULE - BLOCK;
+                        int len = r.nextBoolean() ? IN_CAPSULE + BLOCK : 2 * BLOCK + r.nextInt(8) * BLOCK;
+                        q.mem.putLong(at + 24, off).putInt(at + 32, len).put(at + 39, (byte) SGL_DATA_BLOCK_OFFSET);
+                        send = 64 + Math.min(IN_CAPSULE, off + len);
+                    }
+                    case 5 -> { // an oversized capsule: more than the target's receive buffer holds
+                        q.mem.putLong(at + 24, 0).putInt(at + 32, length).put(at + 39, (byte) SGL_DATA_BLOCK_OFFSET);
+                        send = Qp.CAPSULE + 1 + r.nextInt(4096);
+                    }
+                    default -> keyed(q.mem, at + 24, addr, length - BLOCK * (1 + r.nextInt(7)), q.rkey, SGL_KEYED);
+                }
+                try {
+                    q.submitLength(cid, send);
+                    capsules.increment();
+                } catch (IllegalStateException e) {
+                    return;
+                }
+                answeredOrLost(q, 0, "bad SGL");
+                liveness(h, 0);
+            });
+        }
+
+        void keepAliveFlood(SplittableRandom r) {
+            withHost(0, h -> {
+                Qp q = h.admin;
+                int rounds = 3 + r.nextInt(20);
+                for (int round = 0; round < rounds && !q.lost; round++) {
+                    while (q.freeTop > 0 && sendNoData(q, OPC_KEEP_ALIVE)) {
+                        // the whole queue
+                    }
+                    answeredOrLost(q, 0, "Keep Alive flood round " + round);
+                }
+            });
+        }
+
+        void aerFlood(SplittableRandom r) {
+            withHost(0, h -> {
+                int n = 8 + r.nextInt(ADMIN_DEPTH - 10);
+                for (int i = 0; i < n && sendNoData(h.admin, OPC_AER); i++) {
+                    // far more than AERL
+                }
+                drain(h.admin, 2000);
+                // AERL + 1 of them stay outstanding; the rest are answered (limit exceeded)
+                liveness(h, 16);
+            });
+        }
+
+        void extraQueues(SplittableRandom r) {
+            Host h = connectValid(0);
+            if (h == null) {
+                return;
+            }
+            List<Qp> extra = new ArrayList<>();
+            try {
+                int n = 1 + r.nextInt(4);
+                int last = 1;
+                for (int i = 0; i < n; i++) {
+                    int qid = i > 0 && r.nextInt(3) == 0 ? last : 1 + r.nextInt(12);
+                    last = qid;
+                    connects.increment();
+                    Qp q;
+                    try {
+                        q = Qp.connect(address, port, qid, 32, 0, h.cntlid);
+                    } catch (RuntimeException e) {
+                        if (timedOut(e)) {
+                            throw new Hang("CM connect of I/O queue " + qid + ": " + e.getMessage());
+                        }
+                        cmRejects.increment();
+                        continue;
+                    }
+                    extra.add(q);
+                    try {
+                        h.fabricsConnect(q, h.cntlid);
+                        succeeded.increment();
+                    } catch (RuntimeException e) {
+                        if (timedOut(e) && !q.lost) {
+                            throw new Hang("Fabrics Connect of I/O queue " + qid + ": " + e.getMessage());
+                        }
+                        errorStatus.increment();
+                    }
+                }
+                liveness(h, 0);
+            } finally {
+                for (Qp q : extra) {
+                    if (q.lost) {
+                        lost.increment();
+                    }
+                    q.close();
+                }
+                finish(h);
+            }
+        }
+
+        void vanish(SplittableRandom r) {
+            Host h = connectValid(1);
+            if (h == null) {
+                return;
+            }
+            Qp q = h.io;
+            int n = 1 + r.nextInt(16);
+            for (int i = 0; i < n && !q.lost; i++) {
+                int cid = q.alloc();
+                int at = q.newSqe(cid, r.nextBoolean() ? OPC_WRITE : OPC_READ);
+                q.mem.putInt(at + 4, NSID).putLong(at + 40, (long) r.nextInt(1024) * 128).putShort(at + 48, (short) 127);
+                keyed(q.mem, at + 24, q.remote(q.dataBase + (cid % 16) * 65536), 65536, q.rkey, SGL_KEYED);
+                try {
+                    q.submit(cid, 0);
+                } catch (IllegalStateException e) {
+                    break;
+                }
+                capsules.increment();
+            }
+            int polls = r.nextInt(50);
+            for (int i = 0; i < polls && !q.lost; i++) {
+                try {
+                    q.poll();
+                } catch (IllegalStateException e) {
+                    break;
+                }
+            }
+            // destroyed without a disconnect: close() sends no DREQ for a queue it takes as not established
+            vanished.increment();
+            h.admin.established = false;
+            q.established = false;
+            h.close();
         }
     }
 }

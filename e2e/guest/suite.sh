@@ -17,6 +17,9 @@
 #      native multipath sees an optimized and a non-optimized path, fio verify runs while the optimized
 #      instance is killed (SIGKILL), the host fails over; it comes back and is optimized again; nvmfctl
 #      moves I/O between the paths live
+#   4c'. the RDMA fuzzers (guest/fuzzrdma.sh): SPDK's nvme_fuzz and the live RDMA fuzzer (RdmaHost.java fuzz)
+#      against one subsystem over rxe while the Linux host verifies I/O on another (nvme-rdma, fio crc32c);
+#      the service's heap, threads, fds, controllers and RDMA connections back to where they were
 #   4d. DH-HMAC-CHAP (guest/auth.sh, --suite trixie): kernel nvmet, then nvmf4j with hostKeys
 #   4e. NVMe/TCP TLS (guest/tls.sh, --suite trixie): kernel nvmet with tlshd, a PSK in the keyring
 #   4f. the benchmark rows (guest/bench.sh, only with --only bench): fio latency and iops against nvmet, the
@@ -40,7 +43,7 @@ LAUNCHER=${E2E_LAUNCHER:-$REPO/bin/nvmf4j-target}
 SVC_LOG=$RES/nvmf4j-service.log
 SVC_START_TIMEOUT=180
 mkdir -p "$WORK"
-want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana}," == *",$1,"* ]]; }   # part selected (run.sh --only)
+want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana,fuzzrdma}," == *",$1,"* ]]; }   # part selected (run.sh --only)
 # a part left out with --only leaves no row: only what was meant to run is counted (a skip is for what could not)
 unselected() { echo "$1: not selected (--only $E2E_ONLY)"; }
 # a tmpfs of its own: nvmet's file backend takes the block size from the filesystem (9p/overlay report 1)
@@ -344,7 +347,8 @@ hugepages_check() { # check-name : every RDMA poll group of the current service 
 # guest/RdmaHost.java: a Java NVMe/RDMA host sending what the Linux host never does, Last Segment SGLs
 # of up to 16 keyed descriptors in the capsule (and bad ones); one "case PASS|FAIL detail" line per case
 # C1 only, as the service (run.sh --jvm-opts): under multi-threaded TCG C2 replacing C1 code crashed the JVM
-RDMA_HOST=(java -XX:TieredStopAtLevel=1 -cp "$REPO/rdma-cm/target/classes" "$HERE/RdmaHost.java")
+# (nvmf-target's test classes: the fuzzer's byte mutator, io.nvmf4j.fuzz.Mutator)
+RDMA_HOST=(java -XX:TieredStopAtLevel=1 -cp "$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" "$HERE/RdmaHost.java")
 rdma_host() { # mode [java-args...] : the Java host in the foreground, output into $OUTF
   local mode=$1; shift
   timeout 300 "${RDMA_HOST[@]}" "$mode" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" "$@" > "$OUTF" 2>&1
@@ -917,6 +921,10 @@ else
   if [ -n "${SVC_SAVED[2]}" ]; then SVC_CONFIG=${SVC_SAVED[2]}; else unset SVC_CONFIG; fi
   if [ -n "${SVC_SAVED[3]}" ]; then SVC_PORT=${SVC_SAVED[3]}; else unset SVC_PORT; fi
 fi
+# the RDMA fuzzers (guest/fuzzrdma.sh): SPDK's nvme_fuzz and the live RDMA fuzzer against one subsystem of the
+# service while the Linux host verifies I/O on another; resources back to where they were after each
+. "$HERE/fuzzrdma.sh"
+if want fuzzrdma; then fuzzrdma_part; else unselected fuzzrdma; fi
 # DH-HMAC-CHAP (guest/auth.sh): kernel nvmet as the control, then nvmf4j; needs the 6.12 guest (--suite trixie)
 . "$HERE/auth.sh"
 if want auth; then auth_part; else unselected auth; fi

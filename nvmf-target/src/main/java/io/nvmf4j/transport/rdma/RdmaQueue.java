@@ -98,6 +98,8 @@ final class RdmaQueue extends QueueBase {
     private final ByteBuf responses;
     private Wire wire;
 
+    /** The qid the CM request asked for: the SQID of answers before a Connect binds the queue. */
+    private int cmQid;
     private int readsOutstanding;
     private boolean closing;
     private boolean lastWqeReached;
@@ -164,6 +166,14 @@ final class RdmaQueue extends QueueBase {
     }
 
     // ---------------------------------------------------------------- Queue
+
+    /**
+     * The qid of the CM request this queue was accepted for. Answers before a Connect binds the queue (a refused
+     * Connect) name it as their SQID: the queue the command came on, not 0.
+     */
+    void cmQid(int qid) {
+        this.cmQid = qid;
+    }
 
     @Override
     public ScheduledExecutorService executor() {
@@ -472,7 +482,7 @@ final class RdmaQueue extends QueueBase {
             return;
         }
         int at = responseOffset(req);
-        Cqe.write(responses, at, req.dw0, req.dw1, sqhd, qid, req.cid(), req.status);
+        Cqe.write(responses, at, req.dw0, req.dw1, sqhd, controller != null ? qid : cmQid, req.cid(), req.status);
         boolean c2h = NvmeStatus.isSuccess(req.status) && req.xferDir == Request.XFER_C2H && req.dataLength > 0;
         int writes = c2h ? writeCount(req) : 0;
         int rc = wire.postResponse(req, writes);

@@ -410,6 +410,7 @@ public final class RdmaTransport implements Transport {
         qp.host = host;
         RdmaQueue queue = new RdmaQueue(dispatcher, limits, listener, observer, group.loop, group.buffers,
             peer, n.depth(), n.readDepth(), config.maxParkedCapsules, qp.responses());
+        queue.cmQid(n.qid());
         queue.attach(qp);
         qp.queue = queue;
         queues.put(id, qp);

@@ -195,6 +195,22 @@ class RdmaQueueStateTest {
     }
 
     /**
+     * A refused Connect is answered with the SQID of the queue it came on, the CM request's qid, not 0 (found by
+     * the live RDMA fuzzer, e2e fuzzrdma: a Connect on I/O queue 8 refused, answered with SQID 0).
+     */
+    @Test
+    void refusedConnectNamesTheQueueOfTheCmRequest() {
+        queue.cmQid(8);
+        connectCapsule(0, 5, 0x4F);
+        queue.onCapsule(0, 64);
+        RdmaRequest req = onlyBusy();
+        queue.onReadComplete(req.index, true, true);
+        assertThat(status(req)).isEqualTo(NvmeStatus.CONNECT_INVALID_PARAMETERS);
+        assertThat(responses.getUnsignedShortLE(req.index * 16 + 12)).isEqualTo(5);
+        assertThat(responses.getUnsignedShortLE(req.index * 16 + 10)).as("SQID").isEqualTo(8);
+    }
+
+    /**
      * In-capsule data is used where it arrived: no data buffer is taken, the request's data is the receive
      * buffer's data area, and the receive buffer goes back to the SRQ only once the request completes.
      */
