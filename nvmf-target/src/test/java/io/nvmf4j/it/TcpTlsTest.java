@@ -11,6 +11,7 @@ import io.nvmf4j.testhost.NvmeHost;
 import io.nvmf4j.testhost.TcpHost;
 import io.nvmf4j.testhost.TcpHostOptions;
 import io.nvmf4j.testhost.TlsRelay;
+import org.bouncycastle.tls.CipherSuite;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -138,6 +139,33 @@ class TcpTlsTest {
         NvmeController d = controller(sha384v1, SUBNQN, HOSTNQN);
         assertWriteReadBack(d.io(0), 8, 64 * 1024, 3);
         assertThat(sha384v1.handshakes()).isEqualTo(2);
+    }
+
+    /**
+     * The Linux host of Debian 13 with a SHA-384 PSK ({@code nvme gen-tls-key --hmac=2}): its tlshd (ktls-utils
+     * 1.0.0 on GnuTLS 3.8.9) offers the identity {@code NVMe0R02 ...} and the 48-byte TLS PSK libnvme derived, but
+     * GnuTLS before 3.8.11 computes every external PSK's binder with SHA-256, its priority for a 48-byte key offers
+     * TLS_AES_256_GCM_SHA384 and TLS_CHACHA20_POLY1305_SHA256, and it accepts only a suite of the binder's hash. The
+     * target took such a binder for SHA-384 and refused it ("Invalid PSK binder"); now it completes the one
+     * handshake that host can: the PSK with SHA-256, TLS_CHACHA20_POLY1305_SHA256.
+     */
+    @Test
+    void sha384PskWithTheSha256BinderOfGnuTlsBefore3811() throws Exception {
+        start();
+        TlsPsk.Identity id = TlsPsk.Identity.parse(openKey.identity(Derivation.LIBNVME, 0, HOSTNQN, SUBNQN));
+        byte[] psk = openKey.tlsPsk(Derivation.LIBNVME, id);
+        assertThat(id.text()).startsWith("NVMe0R02 ");
+        assertThat(psk).hasSize(48);
+        try (LogCapture log = new LogCapture("io.nvmf4j.transport.tcp")) {
+            TlsRelay gnutls = new TlsRelay(ADDRESS, t.port, id.text(), psk, 1,
+                CipherSuite.TLS_AES_256_GCM_SHA384, CipherSuite.TLS_CHACHA20_POLY1305_SHA256);
+            open.add(gnutls);
+            NvmeController c = controller(gnutls, SUBNQN, HOSTNQN);
+            assertWriteReadBack(c.io(0), 8, 64 * 1024, 13);
+            assertThat(gnutls.handshakes()).isEqualTo(2);
+            assertThat(log.await("TLS 1.3 from", Duration.ofSeconds(5)).getFormattedMessage())
+                .contains(id.text(), "TLS_CHACHA20_POLY1305_SHA256", "SHA-256 binder");
+        }
     }
 
     /**
