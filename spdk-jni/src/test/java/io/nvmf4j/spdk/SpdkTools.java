@@ -83,12 +83,25 @@ final class SpdkTools {
      */
     static Run bdevperfVerify(String address, int port, String subnqn, String hostnqn, int seconds)
         throws IOException, InterruptedException {
+        return bdevperfVerify(address, port, subnqn, hostnqn, seconds, null);
+    }
+
+    /**
+     * The same over NVMe/TCP TLS when {@code psk} is not null: the PSK file (interchange format, mode 0600) in
+     * SPDK's keyring ({@code keyring_file_add_key}), named by the controller's {@code psk}, which makes bdev_nvme
+     * connect through the ssl socket implementation.
+     */
+    static Run bdevperfVerify(String address, int port, String subnqn, String hostnqn, int seconds, Path psk)
+        throws IOException, InterruptedException {
         Path json = Files.createTempFile("nvmf4j-bdevperf", ".json");
         try {
-            Files.writeString(json, "{\"subsystems\": [{\"subsystem\": \"bdev\", \"config\": [{\"method\": "
+            String keyring = psk == null ? "" : "{\"subsystem\": \"keyring\", \"config\": [{\"method\": "
+                + "\"keyring_file_add_key\", \"params\": {\"name\": \"psk0\", \"path\": \"" + psk + "\"}}]}, ";
+            Files.writeString(json, "{\"subsystems\": [" + keyring + "{\"subsystem\": \"bdev\", \"config\": [{\"method\": "
                 + "\"bdev_nvme_attach_controller\", \"params\": {\"name\": \"Nvme0\", \"trtype\": \"tcp\", "
                 + "\"adrfam\": \"IPv4\", \"traddr\": \"" + address + "\", \"trsvcid\": \"" + port + "\", "
-                + "\"subnqn\": \"" + subnqn + "\", \"hostnqn\": \"" + hostnqn + "\"}}]}]}");
+                + "\"subnqn\": \"" + subnqn + "\", \"hostnqn\": \"" + hostnqn + "\""
+                + (psk == null ? "" : ", \"psk\": \"psk0\"") + "}}]}]}");
             List<String> cmd = new ArrayList<>(List.of(tree().resolve("build/examples/bdevperf").toString(),
                 "--no-huge", "-s", "512", "-m", "0x2", "--no-rpc-server", "--disable-cpumask-locks",
                 "-c", json.toString(), "-q", "16", "-o", "4096", "-w", "verify", "-t", Integer.toString(seconds)));

@@ -378,25 +378,28 @@ final class TlsServerHandler extends ChannelDuplexHandler {
      * handed to this crypto alone (nothing is registered in the JVM).
      */
     private static final class Crypto extends JcaTlsCrypto {
-        private final JcaTlsCrypto chacha;
-
         Crypto(SecureRandom random) {
             super(new DefaultJcaJceHelper(), random, random);
-            chacha = new JcaTlsCryptoProvider().setProvider(new BouncyCastleProvider()).create(random);
         }
 
         @Override
         public boolean hasEncryptionAlgorithm(int encryptionAlgorithm) {
-            return encryptionAlgorithm == EncryptionAlgorithm.CHACHA20_POLY1305
-                ? chacha.hasEncryptionAlgorithm(encryptionAlgorithm) : super.hasEncryptionAlgorithm(encryptionAlgorithm);
+            return encryptionAlgorithm == EncryptionAlgorithm.CHACHA20_POLY1305 || super.hasEncryptionAlgorithm(
+                encryptionAlgorithm);
         }
 
         @Override
         public TlsCipher createCipher(TlsCryptoParameters params, int encryptionAlgorithm, int macAlgorithm)
             throws IOException {
             return encryptionAlgorithm == EncryptionAlgorithm.CHACHA20_POLY1305
-                ? chacha.createCipher(params, encryptionAlgorithm, macAlgorithm)
+                ? ChaCha.CRYPTO.createCipher(params, encryptionAlgorithm, macAlgorithm)
                 : super.createCipher(params, encryptionAlgorithm, macAlgorithm);
         }
+    }
+
+    /** Made at the first ChaCha20-Poly1305 connection: the provider takes seconds to build on a loaded machine. */
+    private static final class ChaCha {
+        static final JcaTlsCrypto CRYPTO = new JcaTlsCryptoProvider().setProvider(new BouncyCastleProvider())
+            .create(new SecureRandom());
     }
 }
