@@ -16,6 +16,9 @@
 #   --java-ref REF      also the java engine of git commit REF (repeatable): before/after in one run, e.g.
 #                       --java-ref main on a branch
 #   --no-sweep          only the five rows (no queue-depth sweep, no plot)
+#   --tls               NVMe/TCP TLS 1.3 with a PSK against plaintext (engines.sh --tls, no sweep): rows 4 KiB
+#                       randread and randwrite QD32 of nvmf_tgt, nvmf_tgt+tls, java and java+tls in the same
+#                       rounds, ratios X+tls/X and java+tls/nvmf_tgt+tls
 #   --guest             then the guest rows (e2e/run.sh --only bench)
 #   --guest-only        only the guest rows
 #   --fio-runtime S     seconds per fio job in the guest (default 10)
@@ -35,7 +38,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "bench.sh: $*" >&2; exit 2; }
 log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0
+ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0 TLS=0
 while [ $# -gt 0 ]; do
   opt=$1; shift
   case $opt in
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
   case $opt in
     --rounds|--time|--warmup|--java-ref) ENGINE_ARGS+=("$opt" "$1"); shift ;;
     --no-sweep) SWEEP=() ;;
+    --tls) ENGINE_ARGS+=(--tls) SWEEP=() TLS=1 ;;
     --guest) GUEST=1 ;;
     --guest-only) GUEST=1 LOCAL=0 ;;
     --fio-runtime) FIO_RUNTIME=$1; shift ;;
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $FIO_RUNTIME =~ ^[1-9][0-9]*$ ]] || die "--fio-runtime takes whole seconds, not '$FIO_RUNTIME'"
 [ "$DOCS" = 0 ] || [ "$LOCAL" = 1 ] || die "--docs needs the local rows (the plot comes from them)"
+[ "$DOCS" = 0 ] || [ "$TLS" = 0 ] || die "--docs needs the queue-depth sweep, which --tls leaves out"
 mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
 

@@ -11,9 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -36,10 +34,7 @@ class SpdkHostTlsTest {
     private Path key(String name, int hash, int length) throws Exception {
         byte[] secret = new byte[length];
         new SecureRandom().nextBytes(secret);
-        Path f = dir.resolve(name);
-        Files.createFile(f, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        Files.writeString(f, TlsPsk.format(hash, secret));
-        return f;
+        return SpdkTools.secretFile(dir, name, TlsPsk.format(hash, secret));
     }
 
     private static HostKeyConfig tlsKey(String host, Path file) {
@@ -50,13 +45,9 @@ class SpdkHostTlsTest {
     }
 
     private static SpdkTools.Run perf(int port, String subnqn, String hostnqn, Path psk) throws Exception {
-        List<String> cmd = new java.util.ArrayList<>(List.of(SpdkTools.tree().resolve("build/bin/spdk_nvme_perf")
-            .toString(), "--no-huge", "-s", "256", "-c", "0x2", "-q", "8", "-o", "4096", "-w", "randrw", "-M", "50",
-            "-t", "2", "-r", SpdkTools.trid(TestTarget.ADDRESS, port, subnqn, hostnqn)));
-        if (psk != null) {
-            cmd.addAll(List.of("-S", "ssl", "--psk-path", psk.toString()));
-        }
-        return SpdkTools.run(cmd);
+        String trid = SpdkTools.trid(TestTarget.ADDRESS, port, subnqn, hostnqn);
+        return SpdkTools.run(psk == null ? SpdkTools.perfCommand(trid)
+            : SpdkTools.perfCommand(trid, "-S", "ssl", "--psk-path", psk.toString()));
     }
 
     @Test

@@ -120,4 +120,21 @@ final class SpdkTools {
             "-s", "512", "--no-rpc-server", "--disable-cpumask-locks", "-U", "-t", Integer.toString(seconds), "-S",
             Integer.toString(seed), "-N", "-a", "-F", trid));
     }
+
+    /** A key file of mode 0600 in {@code dir} holding {@code text} (SPDK's keyring_file takes no other mode). */
+    static Path secretFile(Path dir, String name, String text) throws IOException {
+        Path f = dir.resolve(name);
+        Files.createFile(f, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(f, text);
+        return f;
+    }
+
+    /** spdk_nvme_perf's command for 2 s of 4 KiB random reads and writes at depth 8 on core 1, plus {@code extra}. */
+    static List<String> perfCommand(String trid, String... extra) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(tree().resolve("build/bin/spdk_nvme_perf").toString(), "--no-huge",
+            "-s", "256", "-c", "0x2", "-q", "8", "-o", "4096", "-w", "randrw", "-M", "50", "-t", "2", "-r", trid));
+        cmd.addAll(List.of(extra));
+        return cmd;
+    }
 }
