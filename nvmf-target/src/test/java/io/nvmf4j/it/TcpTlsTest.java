@@ -6,6 +6,8 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
 import io.nvmf4j.testhost.TcpHost;
@@ -165,6 +167,43 @@ class TcpTlsTest {
             assertThat(gnutls.handshakes()).isEqualTo(2);
             assertThat(log.await("TLS 1.3 from", Duration.ofSeconds(5)).getFormattedMessage())
                 .contains(id.text(), "TLS_CHACHA20_POLY1305_SHA256", "SHA-256 binder");
+        }
+    }
+
+    /**
+     * A PSK authenticates the host and subsystem its identity names, no other pair: a Connect over that TLS
+     * connection naming another subsystem fails with Connect Invalid Parameters (IATTR/IPO at SUBNQN), naming another
+     * host with Connect Invalid Host (at HOSTNQN), each logged with the identity's NQNs; the matching Connect works.
+     */
+    @Test
+    void connectMustNameTheTlsIdentitysHostAndSubsystem() throws Exception {
+        start();
+        TlsRelay r = relay(t.port, openKey, HOSTNQN, SUBNQN, 0, null); // the identity: HOSTNQN on SUBNQN
+        try (LogCapture log = new LogCapture("io.nvmf4j")) {
+            Completion otherSubsystem = adminConnect(r, RESTRICTED_NQN, HOSTNQN);
+            assertThat(otherSubsystem.ok()).isFalse();
+            assertThat(otherSubsystem.sct() << 8 | otherSubsystem.sc()).as("Connect Invalid Parameters")
+                .isEqualTo(NvmeStatus.CONNECT_INVALID_PARAMETERS & 0x7ff);
+            assertThat(otherSubsystem.dw0()).as("IATTR 1, IPO: SUBNQN in the Connect data").isEqualTo((1 << 16) | 256);
+            assertThat(log.await("TLS PSK identity", Duration.ofSeconds(5)).getFormattedMessage())
+                .contains(RESTRICTED_NQN, "is for host " + HOSTNQN + " and subsystem " + SUBNQN);
+
+            Completion otherHost = adminConnect(r, SUBNQN, ALLOWED_HOSTNQN);
+            assertThat(otherHost.sct() << 8 | otherHost.sc()).as("Connect Invalid Host")
+                .isEqualTo(NvmeStatus.CONNECT_INVALID_HOST & 0x7ff);
+            assertThat(otherHost.dw0()).as("IATTR 1, IPO: HOSTNQN in the Connect data").isEqualTo((1 << 16) | 512);
+        }
+        NvmeController ok = controller(r, SUBNQN, HOSTNQN);
+        assertWriteReadBack(ok.io(0), 24, 4096, 14);
+    }
+
+    private Completion adminConnect(TlsRelay r, String subnqn, String hostnqn) throws IOException {
+        NvmeHost q = new NvmeHost(TcpHost.connect(ADDRESS, r.port(), TcpHostOptions.DEFAULT), 512);
+        try {
+            return q.fabricsConnect(0, NvmeController.ADMIN_SQSIZE, 0xFFFF, KATO_MS, hostnqn, subnqn,
+                NvmeController.hostIdFor(hostnqn)).completion();
+        } finally {
+            q.queue().close();
         }
     }
 

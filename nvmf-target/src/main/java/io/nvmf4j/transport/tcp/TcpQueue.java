@@ -6,6 +6,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TcpTransportConfig;
@@ -53,6 +54,8 @@ import static io.nvmf4j.transport.tcp.TcpPdu.*;
  * (a host that does not read would never take them).
  */
 final class TcpQueue extends ByteToMessageDecoder implements Queue {
+    /** The TLS PSK identity of the secure channel in front of this queue, null without TLS. */
+    private TlsPsk.Identity tlsIdentity;
     private static final Logger LOG = LoggerFactory.getLogger(TcpQueue.class);
     /** Requests available before Connect tells the queue size. */
     private static final int INITIAL_REQUESTS = 4;
@@ -193,6 +196,16 @@ final class TcpQueue extends ByteToMessageDecoder implements Queue {
     @Override
     public String peer() {
         return peer;
+    }
+
+    @Override
+    public TlsPsk.Identity secureChannelIdentity() {
+        return tlsIdentity;
+    }
+
+    /** The TLS handshake in front of this queue ended with {@code identity}'s PSK (set before any PDU arrives). */
+    void secured(TlsPsk.Identity identity) {
+        tlsIdentity = identity;
     }
 
     @Override

@@ -5,11 +5,15 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
+import io.nvmf4j.auth.TlsPsk;
+import org.bouncycastle.jcajce.util.DefaultJcaJceHelper;
+import org.bouncycastle.jce.provider.BouncyCastleProvider;
 import org.bouncycastle.tls.AbstractTlsServer;
 import org.bouncycastle.tls.AlertDescription;
 import org.bouncycastle.tls.BasicTlsPSKExternal;
 import org.bouncycastle.tls.CipherSuite;
 import org.bouncycastle.tls.ClientHello;
+import org.bouncycastle.tls.EncryptionAlgorithm;
 import org.bouncycastle.tls.HandshakeMessageInput;
 import org.bouncycastle.tls.HandshakeType;
 import org.bouncycastle.tls.OfferedPsks;
@@ -21,11 +25,8 @@ import org.bouncycastle.tls.TlsExtensionsUtils;
 import org.bouncycastle.tls.TlsFatalAlert;
 import org.bouncycastle.tls.TlsPSKExternal;
 import org.bouncycastle.tls.TlsServerProtocol;
-import org.bouncycastle.tls.crypto.TlsCrypto;
-import org.bouncycastle.jcajce.util.DefaultJcaJceHelper;
-import org.bouncycastle.jce.provider.BouncyCastleProvider;
-import org.bouncycastle.tls.EncryptionAlgorithm;
 import org.bouncycastle.tls.crypto.TlsCipher;
+import org.bouncycastle.tls.crypto.TlsCrypto;
 import org.bouncycastle.tls.crypto.TlsCryptoParameters;
 import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCrypto;
 import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
@@ -77,7 +78,7 @@ final class TlsServerHandler extends ChannelDuplexHandler {
     private String identity;
     private boolean failed;
     /** The identity whose PSK the handshake took, and the cipher suite it ended with (set by {@link Server}). */
-    private String identityOffered;
+    private TlsPsk.Identity identityOffered;
     private int cipherSuite = -1;
     /** The length of each offered identity's binder, in the ClientHello's order (null before the ClientHello). */
     private int[] binderLengths;
@@ -110,7 +111,7 @@ final class TlsServerHandler extends ChannelDuplexHandler {
             in.release();
         }
         if (identity == null && tls.isConnected() && !tls.isHandshaking()) {
-            handshakeDone();
+            handshakeDone(ctx);
         }
         writeOutput(ctx, null);
         ctx.flush();
@@ -123,8 +124,12 @@ final class TlsServerHandler extends ChannelDuplexHandler {
         }
     }
 
-    private void handshakeDone() {
-        identity = String.valueOf(identityOffered);
+    private void handshakeDone(ChannelHandlerContext ctx) {
+        identity = identityOffered.text();
+        TcpQueue queue = ctx.pipeline().get(TcpQueue.class);
+        if (queue != null) {
+            queue.secured(identityOffered); // a Connect on it must name this identity's host and subsystem
+        }
         LOG.info("TLS 1.3 from {}: PSK identity '{}', {}{}", peer, identity, suiteName(cipherSuite), sha256Binder
             ? " (a SHA-384 PSK with a SHA-256 binder: GnuTLS before 3.8.11, as tlshd of Debian 13 uses it)" : "");
     }
@@ -321,7 +326,7 @@ final class TlsServerHandler extends ChannelDuplexHandler {
                 byte[] id = ((PskIdentity) identities.get(i)).getIdentity();
                 TlsPsks.Found f = psks.find(new String(id, StandardCharsets.UTF_8), peer);
                 if (f != null) {
-                    identityOffered = f.identity().text();
+                    identityOffered = f.identity();
                     sha256Binder = f.identity().hash() == 2 && binderLengths != null && i < binderLengths.length
                         && binderLengths[i] == 32;
                     boolean sha256 = f.identity().hash() == 1 || sha256Binder;
