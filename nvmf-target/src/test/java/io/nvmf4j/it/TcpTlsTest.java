@@ -6,6 +6,7 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.ControllerLog;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
@@ -179,6 +180,7 @@ class TcpTlsTest {
     void connectMustNameTheTlsIdentitysHostAndSubsystem() throws Exception {
         start();
         TlsRelay r = relay(t.port, openKey, HOSTNQN, SUBNQN, 0, null); // the identity: HOSTNQN on SUBNQN
+        ControllerLog.resetRefusalWindow(); // other tests in this JVM refuse Connects too (the log is rate-limited)
         try (LogCapture log = new LogCapture("io.nvmf4j")) {
             Completion otherSubsystem = adminConnect(r, RESTRICTED_NQN, HOSTNQN);
             assertThat(otherSubsystem.ok()).isFalse();
