@@ -19,6 +19,9 @@
 #   --scaling           then the scaling rows (engines.sh --targets nvmf_tgt,nvmf_tgt-2c,java,java-2c --rows
 #                       qd32x2,qd64x2: 4 KiB random reads over two queue pairs against each target on one core
 #                       and on two; results in engines-scaling/)
+#   --tls               NVMe/TCP TLS 1.3 with a PSK against plaintext (engines.sh --tls, no sweep): rows 4 KiB
+#                       randread and randwrite QD32 of nvmf_tgt, nvmf_tgt+tls, java and java+tls in the same
+#                       rounds, ratios X+tls/X and java+tls/nvmf_tgt+tls
 #   --guest             then the guest rows (e2e/run.sh --only bench)
 #   --guest-only        only the guest rows
 #   --fio-runtime S     seconds per fio job in the guest (default 10)
@@ -38,7 +41,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "bench.sh: $*" >&2; exit 2; }
 log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 SCALING=0 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0
+ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 SCALING=0 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0 TLS=0
 while [ $# -gt 0 ]; do
   opt=$1; shift
   case $opt in
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
     --rounds|--time|--warmup|--java-ref) ENGINE_ARGS+=("$opt" "$1"); shift ;;
     --no-sweep) SWEEP=() ;;
     --scaling) SCALING=1 ;;
+    --tls) ENGINE_ARGS+=(--tls) SWEEP=() TLS=1 ;;
     --guest) GUEST=1 ;;
     --guest-only) GUEST=1 LOCAL=0 ;;
     --fio-runtime) FIO_RUNTIME=$1; shift ;;
@@ -64,6 +68,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $FIO_RUNTIME =~ ^[1-9][0-9]*$ ]] || die "--fio-runtime takes whole seconds, not '$FIO_RUNTIME'"
 [ "$DOCS" = 0 ] || [ "$LOCAL" = 1 ] || die "--docs needs the local rows (the plot comes from them)"
+[ "$DOCS" = 0 ] || [ "$TLS" = 0 ] || die "--docs needs the queue-depth sweep, which --tls leaves out"
 mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
 

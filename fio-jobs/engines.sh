@@ -21,11 +21,19 @@
 #   --sweep             also 4 KiB random reads at queue depth 1, 2, 4, 8, 16, 32 and 64 (rows qdN; qd1
 #                       and qd32 are measured once for both), a table and the plot qd-sweep.png
 #   --sweep-qd LIST     the same with these queue depths (comma-separated, 1-128)
-#   --targets LIST      comma-separated targets (default nvmf_tgt,spdk,java, then each --java-ref); also
-#                       nvmf_tgt-2c (nvmf_tgt -m 0x3: two reactors) and java-2c (cores 2: two poll groups, the
-#                       JVM on cores 0 and 1), for the scaling rows (qdNx2): they share core 1 with
-#                       spdk_nvme_perf, so on a 2-core machine they show what a second core gives under that
-#                       contention; their ratio columns are to the one-core target (java-2c/java)
+#   --targets LIST      comma-separated targets (default nvmf_tgt,spdk,java, then each --java-ref; with
+#                       --tls nvmf_tgt,nvmf_tgt+tls,java,java+tls); also nvmf_tgt-2c (nvmf_tgt -m 0x3: two
+#                       reactors) and java-2c (cores 2: two poll groups, the JVM on cores 0 and 1), for the
+#                       scaling rows (qdNx2): they share core 1 with spdk_nvme_perf, so on a 2-core machine they
+#                       show what a second core gives under that contention; their ratio columns are to the
+#                       one-core target (java-2c/java)
+#   --tls               NVMe/TCP TLS 1.3 with a PSK as well: targets nvmf_tgt+tls (SPDK's nvmf_tgt, listener
+#                       --secure-channel, the host's PSK in its keyring: keyring_file_add_key,
+#                       nvmf_subsystem_add_host --psk) and java+tls (listener secureChannel required,
+#                       hostKeys[].tlsKey with tlsKeyDerivation rfc8446), spdk_nvme_perf with -S ssl
+#                       --psk-path and a hostnqn; a SHA-256 PSK (TLS_AES_128_GCM_SHA256), made for the run.
+#                       Plaintext nvmf_tgt and java in the same rounds; the ratios X+tls/X and
+#                       java+tls/nvmf_tgt+tls. Default rows: qd32 and w4k
 #   --java-ref REF      also the java engine built from git commit REF (repeatable, or comma-separated):
 #                       a temporary git worktree of REF under the run's temporary directory, built with
 #                       mvn -q -o -DskipTests package -pl mgmt-api -am before the lock is taken, removed at
@@ -59,11 +67,12 @@ die() { echo "engines.sh: $*" >&2; exit 2; }
 log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 ROUNDS=3 TIME=10 WARMUP=2 ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
-MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines
+MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines TLS=0
+ROWS_SET=0
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
-    --smoke|--no-huge|--sweep|-h|--help) ;;
+    --smoke|--no-huge|--sweep|--tls|-h|--help) ;;
     --rounds|--time|--warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
@@ -72,7 +81,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=$val ;;
     --time) TIME=$val ;;
     --warmup) WARMUP=$val ;;
-    --rows) ROWS=$val ;;
+    --rows) ROWS=$val ROWS_SET=1 ;;
     --targets) TARGETS=$val ;;
     --malloc-mb) MALLOC_MB=$val ;;
     --block-size) BS=$val ;;
@@ -86,11 +95,13 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1,2,4,8,16,32,64 ;;
     --sweep-qd) SWEEP=$val ;;
     --java-ref) REFS+=${REFS:+,}$val ;;
-    --smoke) ROUNDS=1 TIME=2 WARMUP=0 ROWS=qd1 ;;
+    --smoke) ROUNDS=1 TIME=2 WARMUP=0 ROWS=qd1 ROWS_SET=1 ;;
+    --tls) TLS=1 ;;
     -h|--help) usage 0 ;;
   esac
 done
 
+[ "$TLS" = 0 ] || [ "$ROWS_SET" = 1 ] || ROWS=qd32,w4k
 # the rows: name -> spdk_nvme_perf's -w -o -q, and the label of the tables; qdN: 4 KiB random reads at QD N
 declare -A ROW_ARGS=([w4k]="randwrite 4096 32" [r128k]="randread 131072 8" [w128k]="randwrite 131072 8")
 declare -A ROW_LABEL=([w4k]="4k randwrite QD32" [r128k]="128k randread QD8" [w128k]="128k randwrite QD8")
@@ -126,7 +137,7 @@ ROWS=$(IFS=,; echo "${ROW_LIST[*]}")
 
 # the targets: nvmf_tgt, spdk, java (this tree), java@<short sha> (a --java-ref); the root each nvmf4j
 # target's launcher runs from
-declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT [java-2c]=$ROOT) REF_OF=() REF_SHA=()
+declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT [java-2c]=$ROOT [java+tls]=$ROOT) REF_OF=() REF_SHA=()
 REF_TARGETS=()
 if [ -n "$REFS" ]; then
   git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1 || die "--java-ref needs a git checkout; $ROOT is none"
@@ -139,12 +150,13 @@ if [ -n "$REFS" ]; then
   done
 fi
 if [ -n "$TARGETS" ]; then IFS=, read -ra TARGET_LIST <<< "$TARGETS"
+elif [ "$TLS" = 1 ]; then TARGET_LIST=(nvmf_tgt nvmf_tgt+tls java java+tls "${REF_TARGETS[@]}")
 else TARGET_LIST=(nvmf_tgt spdk java "${REF_TARGETS[@]}"); fi
 for t in "${TARGET_LIST[@]}"; do
   case $t in
-    nvmf_tgt|spdk|java|nvmf_tgt-2c|java-2c) ;;
+    nvmf_tgt|spdk|java|nvmf_tgt-2c|java-2c|nvmf_tgt+tls|java+tls) ;;
     java@*) [ -n "${REF_SHA[$t]:-}" ] || die "target '$t' is no --java-ref of this run (their targets: ${REF_TARGETS[*]:-none})" ;;
-    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, java@<short sha> of a --java-ref)" ;;
+    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, nvmf_tgt+tls, java+tls, java@<short sha> of a --java-ref)" ;;
   esac
 done
 [ "${#ROW_LIST[@]}" -gt 0 ] && [ "${#TARGET_LIST[@]}" -gt 0 ] || die "no rows or no targets"
@@ -168,6 +180,11 @@ HUGE_MKDIR=0         # it also created that directory
 HUGE_DIR=""          # the hugetlbfs SPDK uses
 WORKTREES=()         # the git worktrees of --java-ref commits, removed at exit
 NQN=nqn.2016-06.io.spdk:engines-bench
+# the +tls targets' host and its PSK: interchange format (NVMeTLSkey-1:01:<base64 of key || CRC-32>:), mode
+# 0600, no newline (SPDK's keyring_file takes nothing else)
+TLS_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:6e766d66-346a-4a75-8000-0000000000e1 PSK=$TMP/host.psk
+(umask 077; python3 -c 'import base64, os, struct, sys, zlib; k = os.urandom(32)
+sys.stdout.write("NVMeTLSkey-1:01:" + base64.b64encode(k + struct.pack("<I", zlib.crc32(k))).decode() + ":")' > "$PSK")
 NR_HUGE=/proc/sys/vm/nr_hugepages
 
 forget_pid() { # pid : no longer one to stop at exit
@@ -296,7 +313,7 @@ wait_for() { # pid seconds command... : until the command succeeds; 1 when the p
   done
 }
 
-start_nvmf_tgt() { # mask : sets TPID; 1 when it did not come up
+start_nvmf_tgt() { # mask [tls] : sets TPID; 1 when it did not come up
   rm -f "$TMP/spdk.sock"
   # no core lock: another SPDK process of this machine may hold core 0's (the spdk engine's test JVMs)
   "$NVMF_TGT" -m "$1" --disable-cpumask-locks -u "${MEM_ARGS[@]}" -s "$MEM_MB" -r "$TMP/spdk.sock" >> "$LOG" 2>&1 &
@@ -304,15 +321,28 @@ start_nvmf_tgt() { # mask : sets TPID; 1 when it did not come up
   wait_for "$TPID" 30 test -S "$TMP/spdk.sock" || return 1
   rpc framework_wait_init &&
   rpc nvmf_create_transport -t TCP -q 128 -m 8 -c 8192 -i 131072 &&
-  rpc bdev_malloc_create -b malloc0 "$MALLOC_MB" "$BS" &&
-  rpc nvmf_create_subsystem "$NQN" -a -s ENGINESBENCH0001 -d nvmf_tgt &&
-  rpc nvmf_subsystem_add_ns "$NQN" malloc0 &&
-  rpc nvmf_subsystem_add_listener "$NQN" -t tcp -f ipv4 -a 127.0.0.1 -s "$PORT"
+  rpc bdev_malloc_create -b malloc0 "$MALLOC_MB" "$BS" || return 1
+  if [ "${2:-}" = tls ]; then
+    rpc keyring_file_add_key psk0 "$PSK" &&
+    rpc nvmf_create_subsystem "$NQN" -s ENGINESBENCH0001 -d nvmf_tgt &&
+    rpc nvmf_subsystem_add_ns "$NQN" malloc0 &&
+    rpc nvmf_subsystem_add_listener "$NQN" -t tcp -f ipv4 -a 127.0.0.1 -s "$PORT" --secure-channel &&
+    rpc nvmf_subsystem_add_host "$NQN" "$TLS_HOSTNQN" --psk psk0
+  else
+    rpc nvmf_create_subsystem "$NQN" -a -s ENGINESBENCH0001 -d nvmf_tgt &&
+    rpc nvmf_subsystem_add_ns "$NQN" malloc0 &&
+    rpc nvmf_subsystem_add_listener "$NQN" -t tcp -f ipv4 -a 127.0.0.1 -s "$PORT"
+  fi
 }
 
 start_nvmf4j() { # target : sets TPID; 1 when it did not come up
-  local engine=${1%%@*} state=$TMP/state-${1/@/-} root=${TARGET_ROOT[$1]} extra cores=1 cpus=0
+  local engine=${1%%[@+]*} state=$TMP/state-${1/@/-} root=${TARGET_ROOT[$1]} extra hosts='"allowAnyHost": true,'
+  local secure="" cores=1 cpus=0
   [ "$1" = java-2c ] && engine=java cores=2 cpus=0,1
+  if [[ $1 == *+tls ]]; then
+    hosts="\"allowAnyHost\": false, \"hosts\": [\"$TLS_HOSTNQN\"], \"hostKeys\": [{\"host\": \"$TLS_HOSTNQN\", \"tlsKey\": \"$PSK\", \"tlsKeyDerivation\": \"rfc8446\"}],"
+    secure=', "secureChannel": "required"'
+  fi
   rm -rf "$state"; mkdir -p "$state"
   if [ "$engine" = spdk ]; then
     extra="\"spdk\": {\"coreMask\": \"0x1\", \"memSizeMb\": $MEM_MB, \"hugepages\": $([ $HUGE = 1 ] && echo true || echo false)},"
@@ -324,9 +354,9 @@ start_nvmf4j() { # target : sets TPID; 1 when it did not come up
 {"engine": "$engine", $extra
  "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072},
  "bdevs": [{"name": "malloc0", "type": "malloc", "blockSize": $BS, "numBlocks": $((MALLOC_MB * 1048576 / BS))}],
- "subsystems": [{"nqn": "$NQN", "allowAnyHost": true, "serial": "ENGINESBENCH0001",
+ "subsystems": [{"nqn": "$NQN", $hosts "serial": "ENGINESBENCH0001",
    "namespaces": [{"nsid": 1, "bdev": "malloc0"}],
-   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT}]}],
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT$secure}]}],
  "api": {"port": 0}}
 EOF
   if [ "$engine" = java ]; then # the whole JVM on core 0: one core, like the SPDK targets' reactor (java-2c: 0, 1)
@@ -339,13 +369,15 @@ EOF
 }
 
 # perf rw size qd[/qpairs] seconds warmup : one spdk_nvme_perf run on core 1, with its latency histogram
-# (-L); sets RES to "iops mib_s mean_us p99_us" (empty when it failed)
+# (-L), over TLS when TLS_PERF is set; sets RES to "iops mib_s mean_us p99_us" (empty when it failed)
+TLS_PERF=""
 perf() {
-  local p rc qd=${3%/*} np=1
+  local p rc tls=() host="" qd=${3%/*} np=1
   [[ $3 == */* ]] && np=${3#*/}
   RES=""
-  "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$qd" -P "$np" -t "$4" -a "$5" -L \
-    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN" > "$TMP/perf.out" 2>&1 &
+  [ -z "$TLS_PERF" ] || { tls=(-S ssl --psk-path "$PSK"); host=" hostnqn:$TLS_HOSTNQN"; }
+  "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$qd" -P "$np" -t "$4" -a "$5" -L "${tls[@]}" \
+    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN$host" > "$TMP/perf.out" 2>&1 &
   p=$!; PIDS+=("$p")
   wait "$p"; rc=$?
   forget_pid "$p"
@@ -369,9 +401,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
     LOG=$OUT/logs/round$round-$t.log PORT=$(free_port) TPID=""
     : > "$LOG"
     log "[round $round/$ROUNDS] $t: starting on 127.0.0.1:$PORT$([ -z "${REF_SHA[$t]:-}" ] || echo " (${REF_OF[$t]})")"
+    TLS_PERF=""; [[ $t != *+tls ]] || TLS_PERF=1
     case $t in
       nvmf_tgt) start_nvmf_tgt 0x1 ;;
       nvmf_tgt-2c) start_nvmf_tgt 0x3 ;;
+      nvmf_tgt+tls) start_nvmf_tgt 0x1 tls ;;
       *) start_nvmf4j "$t" ;;
     esac
     up=$?
@@ -438,11 +472,16 @@ stats() { # median|best iops|lat|sweep
       }
       # the ratio columns: every target over nvmf_tgt, then java over each java@<ref>
       nq = 0
-      for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt" && has["nvmf_tgt"]) { nq++; QA[nq] = T[t]; QB[nq] = "nvmf_tgt"; QH[nq] = T[t] "/tgt" }
+      for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt" && T[t] !~ /\+tls$/ && has["nvmf_tgt"]) { nq++; QA[nq] = T[t]; QB[nq] = "nvmf_tgt"; QH[nq] = T[t] "/tgt" }
       for (t = 1; t <= nt; t++) if (T[t] ~ /-2c$/ && has[substr(T[t], 1, length(T[t]) - 3)]) {
         nq++; QA[nq] = T[t]; QB[nq] = substr(T[t], 1, length(T[t]) - 3); QH[nq] = T[t] "/" QB[nq]
       }
       for (t = 1; t <= nt; t++) if (T[t] ~ /^java@/ && has["java"]) { nq++; QA[nq] = "java"; QB[nq] = T[t]; QH[nq] = "java/" T[t] }
+      # TLS: each +tls target over its plaintext self, and java+tls over nvmf_tgt+tls
+      for (t = 1; t <= nt; t++) if (T[t] ~ /\+tls$/ && has[substr(T[t], 1, length(T[t]) - 4)]) {
+        nq++; QA[nq] = T[t]; QB[nq] = substr(T[t], 1, length(T[t]) - 4); QH[nq] = T[t] "/" QB[nq]
+      }
+      if (has["java+tls"] && has["nvmf_tgt+tls"]) { nq++; QA[nq] = "java+tls"; QB[nq] = "nvmf_tgt+tls"; QH[nq] = "java+tls/tgt+tls" }
       printf "%-20s", "row"
       for (t = 1; t <= nt; t++) printf " | %-*s", (mode == "iops" ? w(T[t], 10) : w(T[t], 19)), T[t]
       if (mode == "iops") {
@@ -474,6 +513,7 @@ stats() { # median|best iops|lat|sweep
 {
   echo
   echo "spdk_nvme_perf on core 1 over NVMe/TCP 127.0.0.1, each target on core 0; memory: $MEMORY"
+  [[ ",$TARGETS," != *+tls,* ]] || echo "+tls: NVMe/TCP TLS 1.3 with a SHA-256 PSK (TLS_AES_128_GCM_SHA256), spdk_nvme_perf -S ssl (OpenSSL, no kTLS)"
   for t in "${REF_TARGETS[@]}"; do echo "$t: the java engine of ${REF_OF[$t]} (${REF_SHA[$t]}); java: this tree"; done
   echo "median of $ROUNDS round(s), ${TIME} s each: IOPS and ratios of IOPS (MiB/s gives the same)"
   stats median iops

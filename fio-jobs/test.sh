@@ -50,6 +50,7 @@ WANT_TEXT="queue depths 1-128" expect_rc "engines.sh: --sweep-qd 0 -> usage erro
 WANT_TEXT="is no commit" expect_rc "engines.sh: --java-ref of no commit -> usage error" 2 "$ENGINES" --java-ref no-such-ref-here
 WANT_TEXT="no --java-ref of this run" expect_rc "engines.sh: java@ target without its --java-ref -> usage error" 2 "$ENGINES" --targets java@1234567
 WANT_TEXT="unknown option" expect_rc "bench.sh: unknown option -> usage error" 2 "$HERE/bench.sh" --nosuch
+WANT_TEXT="leaves out" expect_rc "bench.sh: --tls with --docs (no sweep, no plot) -> usage error" 2 "$HERE/bench.sh" --tls --docs
 if ! "$HERE/../spdk-jni/spdk-build.sh" > /dev/null 2> "$TMP/spdk.err"; then
   echo "SKIP  bench.sh --smoke: no SPDK build ($(tail -n 1 "$TMP/spdk.err"))"
 elif [ ! -d "$HERE/../mgmt-api/target/lib" ]; then

@@ -12,8 +12,8 @@
 #                             the host offered in the service's log)
 #   nvmf4j/tls/fio-verify     fio verify over it
 #   nvmf4j/tls/plain-refused  a plain connect is refused, the service logs why and lives on
-#   nvmf4j/tls/sha384-*       a second host with a SHA-384 PSK (gen-tls-key --hmac=2): TLS_AES_256_GCM_SHA384
-#                             (not run: open defect, see below)
+#   nvmf4j/tls/sha384-*       a second host with a SHA-384 PSK (gen-tls-key --hmac=2): TLS_AES_256_GCM_SHA384,
+#                             or TLS_CHACHA20_POLY1305_SHA256 with trixie's GnuTLS 3.8.9 (SHA-256 binder, see below)
 TLS_HOSTID=6e766d66-346a-4a75-8000-0000000000b1
 TLS_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$TLS_HOSTID
 TLS_NVMET_PORT=4423 TLS_NVMF4J_PORT=4435 TLS_PID=""
@@ -88,15 +88,15 @@ tls_nvmf4j() { # the service with a listener that requires TLS, the same host, t
   [ $rc != 0 ] || [ -n "$BAD" ] || BAD="nvme connect without --tls exited 0"
   grep -q "plain NVMe/TCP .* on a listener that requires TLS" "$SVC_LOG" || BAD+="${BAD:+; }the service logged no refusal"
   verdict 0 "plain connect refused: rc=$rc, service: $(grep -m1 -o 'plain NVMe/TCP.*requires TLS' "$SVC_LOG")"
-  # the second host's SHA-384 PSK (the other cipher suite) is not run: OPEN DEFECT (issue 12). The Linux 6.12 host
-  # with nvme-cli 2.13 / libnvme 1.13 offers 'NVMe0R02 ...' and the service refuses its binder ("Invalid PSK
-  # binder"): our libnvme-style derivation of a SHA-384 PSK differs from libnvme's (SHA-256 matches; TcpTlsTest's
-  # SHA-384 handshakes use our own derivation on both ends). Turn this back on with the fix.
-  if false && connect nvmf4j/tls/sha384-connect --hostnqn="$TLS_HOSTNQN2" --hostid="$TLS_HOSTID2" "${CONNECT_OPTS[@]}" --tls; then
+  # the second host's SHA-384 PSK: identity 'NVMe0R02 ...', a 48-byte TLS PSK. tlshd on GnuTLS before 3.8.11
+  # (trixie: 3.8.9) computes its binder with SHA-256 and then takes only a SHA-256 suite: of the two it offers for
+  # a 48-byte key (TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256) the service picks ChaCha20 and says why;
+  # with a GnuTLS that binds with SHA-384 it is TLS_AES_256_GCM_SHA384
+  if connect nvmf4j/tls/sha384-connect --hostnqn="$TLS_HOSTNQN2" --hostid="$TLS_HOSTID2" "${CONNECT_OPTS[@]}" --tls; then
     C=nvmf4j/tls/sha384-suite OUTF=$SVC_LOG BAD=""
-    expect_true suite "no TLS_AES_256_GCM_SHA384 handshake for $TLS_HOSTNQN2 in the service log" \
-      grep -q "TLS 1.3 from .*NVMe0R02 $TLS_HOSTNQN2 $NQN.*TLS_AES_256_GCM_SHA384" "$SVC_LOG"
-    verdict 0 "$CTRL: $(grep -m1 -o "PSK identity 'NVMe0R02 [^ ]*" "$SVC_LOG")..., TLS_AES_256_GCM_SHA384"
+    expect_true suite "no TLS_AES_256_GCM_SHA384 or (SHA-256 binder) TLS_CHACHA20_POLY1305_SHA256 handshake for $TLS_HOSTNQN2 in the service log" \
+      grep -Eq "TLS 1.3 from .*NVMe0R02 $TLS_HOSTNQN2 $NQN.*(TLS_AES_256_GCM_SHA384|TLS_CHACHA20_POLY1305_SHA256 \(a SHA-384 PSK with a SHA-256 binder)" "$SVC_LOG"
+    verdict 0 "$CTRL: $(grep -m1 -o "PSK identity 'NVMe0R02 [^ ]*" "$SVC_LOG")..., $(grep "NVMe0R02 $TLS_HOSTNQN2" "$SVC_LOG" | grep -m1 -o 'TLS_[A-Z0-9_]*_SHA[0-9]*.*')"
     fio_verify nvmf4j/tls/sha384-fio-verify "${DEV[1]}" $((16 << 20))
     disconnect nvmf4j/tls/sha384-disconnect
   fi

@@ -3,6 +3,7 @@ package io.nvmf4j.cmd;
 import io.netty.buffer.ByteBuf;
 import io.nvmf4j.auth.AuthMessages;
 import io.nvmf4j.auth.HostKeys;
+import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.core.CommandHandler;
 import io.nvmf4j.core.Controller;
@@ -125,6 +126,15 @@ public final class FabricsCommands {
         if (recfmt != 0) {
             refuse(req, subnqn, hostnqn, qid, "record format " + recfmt + " (only 0 exists)",
                 NvmeStatus.CONNECT_INCOMPATIBLE_FORMAT, false, SQE_RECFMT);
+            return;
+        }
+        TlsPsk.Identity tls = queue.secureChannelIdentity();
+        if (tls != null && !(tls.hostnqn().equals(hostnqn) && tls.subnqn().equals(subnqn))) {
+            // the PSK authenticated the host it names for the subsystem it names, no other pair
+            boolean host = !tls.hostnqn().equals(hostnqn);
+            refuse(req, subnqn, hostnqn, qid, "the queue's TLS PSK identity is for host " + tls.hostnqn()
+                    + " and subsystem " + tls.subnqn(), host ? NvmeStatus.CONNECT_INVALID_HOST
+                    : NvmeStatus.CONNECT_INVALID_PARAMETERS, true, host ? DATA_HOSTNQN : DATA_SUBNQN);
             return;
         }
         Subsystem subsys = target.subsystem(subnqn);

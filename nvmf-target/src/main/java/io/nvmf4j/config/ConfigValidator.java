@@ -251,8 +251,8 @@ public final class ConfigValidator {
             return;
         }
         if (!s.hostKeys.isEmpty() && Engines.SPDK.equals(c.engine)) {
-            p.add(at + ".hostKeys: DH-HMAC-CHAP authentication is not supported by the spdk engine yet; use engine"
-                + " java");
+            p.add(at + ".hostKeys: DH-HMAC-CHAP keys and TLS PSKs are not supported by the spdk engine yet (SPDK's"
+                + " keyring is not wired); use engine java");
             return;
         }
         Set<String> keyed = new HashSet<>();

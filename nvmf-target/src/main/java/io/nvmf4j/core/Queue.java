@@ -1,5 +1,6 @@
 package io.nvmf4j.core;
 
+import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.config.ListenerConfig;
 
 import java.util.concurrent.ScheduledExecutorService;
@@ -44,4 +45,12 @@ public interface Queue {
 
     /** Peer address, for logs and the controller list. */
     String peer();
+
+    /**
+     * The TLS PSK identity this queue's secure channel was set up with (NVMe/TCP with TLS), or null for a queue
+     * without one: a Connect on it must name that identity's host and subsystem.
+     */
+    default TlsPsk.Identity secureChannelIdentity() {
+        return null;
+    }
 }

@@ -272,6 +272,16 @@ class ConfigValidatorTest {
                 secondSubsystem(c, "nqn.2024-01.io.nvmf4j:second").listeners.set(0,
                     new ListenerConfig(l.transport, l.address, l.port));
             }, "subsystems[1].listeners[0].secureChannel", "none but subsystems[0] has optional"),
+            bad("secureChannel on the spdk engine", c -> {
+                c.engine = "spdk";
+                sub(c).listeners.get(0).secureChannel = "required";
+            }, "subsystems[0].listeners[0].secureChannel", "TLS is not supported by the spdk engine"),
+            bad("a TLS PSK on the spdk engine", c -> {
+                c.engine = "spdk";
+                HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
+                k.tlsKey = "/nonexistent/host.psk";
+                sub(c).hostKeys.add(k);
+            }, "subsystems[0].hostKeys", "TLS PSKs are not supported by the spdk engine"),
             bad("hostKeys entry with no key", c -> {
                 sub(c).allowAnyHost = true;
                 sub(c).hostKeys.add(new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null));

@@ -6,11 +6,15 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.ControllerLog;
+import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
 import io.nvmf4j.testhost.TcpHost;
 import io.nvmf4j.testhost.TcpHostOptions;
 import io.nvmf4j.testhost.TlsRelay;
+import org.bouncycastle.tls.CipherSuite;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -138,6 +142,71 @@ class TcpTlsTest {
         NvmeController d = controller(sha384v1, SUBNQN, HOSTNQN);
         assertWriteReadBack(d.io(0), 8, 64 * 1024, 3);
         assertThat(sha384v1.handshakes()).isEqualTo(2);
+    }
+
+    /**
+     * The Linux host of Debian 13 with a SHA-384 PSK ({@code nvme gen-tls-key --hmac=2}): its tlshd (ktls-utils
+     * 1.0.0 on GnuTLS 3.8.9) offers the identity {@code NVMe0R02 ...} and the 48-byte TLS PSK libnvme derived, but
+     * GnuTLS before 3.8.11 computes every external PSK's binder with SHA-256, its priority for a 48-byte key offers
+     * TLS_AES_256_GCM_SHA384 and TLS_CHACHA20_POLY1305_SHA256, and it accepts only a suite of the binder's hash. The
+     * target took such a binder for SHA-384 and refused it ("Invalid PSK binder"); now it completes the one
+     * handshake that host can: the PSK with SHA-256, TLS_CHACHA20_POLY1305_SHA256.
+     */
+    @Test
+    void sha384PskWithTheSha256BinderOfGnuTlsBefore3811() throws Exception {
+        start();
+        TlsPsk.Identity id = TlsPsk.Identity.parse(openKey.identity(Derivation.LIBNVME, 0, HOSTNQN, SUBNQN));
+        byte[] psk = openKey.tlsPsk(Derivation.LIBNVME, id);
+        assertThat(id.text()).startsWith("NVMe0R02 ");
+        assertThat(psk).hasSize(48);
+        try (LogCapture log = new LogCapture("io.nvmf4j.transport.tcp")) {
+            TlsRelay gnutls = new TlsRelay(ADDRESS, t.port, id.text(), psk, 1,
+                CipherSuite.TLS_AES_256_GCM_SHA384, CipherSuite.TLS_CHACHA20_POLY1305_SHA256);
+            open.add(gnutls);
+            NvmeController c = controller(gnutls, SUBNQN, HOSTNQN);
+            assertWriteReadBack(c.io(0), 8, 64 * 1024, 13);
+            assertThat(gnutls.handshakes()).isEqualTo(2);
+            assertThat(log.await("TLS 1.3 from", Duration.ofSeconds(5)).getFormattedMessage())
+                .contains(id.text(), "TLS_CHACHA20_POLY1305_SHA256", "SHA-256 binder");
+        }
+    }
+
+    /**
+     * A PSK authenticates the host and subsystem its identity names, no other pair: a Connect over that TLS
+     * connection naming another subsystem fails with Connect Invalid Parameters (IATTR/IPO at SUBNQN), naming another
+     * host with Connect Invalid Host (at HOSTNQN), each logged with the identity's NQNs; the matching Connect works.
+     */
+    @Test
+    void connectMustNameTheTlsIdentitysHostAndSubsystem() throws Exception {
+        start();
+        TlsRelay r = relay(t.port, openKey, HOSTNQN, SUBNQN, 0, null); // the identity: HOSTNQN on SUBNQN
+        ControllerLog.resetRefusalWindow(); // other tests in this JVM refuse Connects too (the log is rate-limited)
+        try (LogCapture log = new LogCapture("io.nvmf4j")) {
+            Completion otherSubsystem = adminConnect(r, RESTRICTED_NQN, HOSTNQN);
+            assertThat(otherSubsystem.ok()).isFalse();
+            assertThat(otherSubsystem.sct() << 8 | otherSubsystem.sc()).as("Connect Invalid Parameters")
+                .isEqualTo(NvmeStatus.CONNECT_INVALID_PARAMETERS & 0x7ff);
+            assertThat(otherSubsystem.dw0()).as("IATTR 1, IPO: SUBNQN in the Connect data").isEqualTo((1 << 16) | 256);
+            assertThat(log.await("TLS PSK identity", Duration.ofSeconds(5)).getFormattedMessage())
+                .contains(RESTRICTED_NQN, "is for host " + HOSTNQN + " and subsystem " + SUBNQN);
+
+            Completion otherHost = adminConnect(r, SUBNQN, ALLOWED_HOSTNQN);
+            assertThat(otherHost.sct() << 8 | otherHost.sc()).as("Connect Invalid Host")
+                .isEqualTo(NvmeStatus.CONNECT_INVALID_HOST & 0x7ff);
+            assertThat(otherHost.dw0()).as("IATTR 1, IPO: HOSTNQN in the Connect data").isEqualTo((1 << 16) | 512);
+        }
+        NvmeController ok = controller(r, SUBNQN, HOSTNQN);
+        assertWriteReadBack(ok.io(0), 24, 4096, 14);
+    }
+
+    private Completion adminConnect(TlsRelay r, String subnqn, String hostnqn) throws IOException {
+        NvmeHost q = new NvmeHost(TcpHost.connect(ADDRESS, r.port(), TcpHostOptions.DEFAULT), 512);
+        try {
+            return q.fabricsConnect(0, NvmeController.ADMIN_SQSIZE, 0xFFFF, KATO_MS, hostnqn, subnqn,
+                NvmeController.hostIdFor(hostnqn)).completion();
+        } finally {
+            q.queue().close();
+        }
     }
 
     /**

@@ -41,6 +41,7 @@ public final class TlsRelay implements AutoCloseable {
     private final byte[] identity;
     private final byte[] psk;
     private final int prf;
+    private final int[] suites;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final AtomicInteger handshakes = new AtomicInteger();
     private final AtomicInteger failures = new AtomicInteger();
@@ -49,6 +50,18 @@ public final class TlsRelay implements AutoCloseable {
      * @param hash 1 (SHA-256) or 2 (SHA-384), the PSK's hash from its identity
      */
     public TlsRelay(String address, int targetPort, String identity, byte[] psk, int hash) throws IOException {
+        this(address, targetPort, identity, psk, hash, CipherSuite.TLS_AES_128_GCM_SHA256,
+            CipherSuite.TLS_AES_256_GCM_SHA384);
+    }
+
+    /**
+     * A client whose PSK goes with {@code hash} (the binder's and the key schedule's, whatever the identity says)
+     * and that offers {@code suites}: for example the Linux host's tlshd on GnuTLS before 3.8.11, a SHA-256 binder
+     * for every PSK.
+     */
+    public TlsRelay(String address, int targetPort, String identity, byte[] psk, int hash, int... suites)
+        throws IOException {
+        this.suites = suites.clone();
         this.address = address;
         this.targetPort = targetPort;
         this.identity = identity.getBytes(StandardCharsets.UTF_8);
@@ -154,7 +167,7 @@ public final class TlsRelay implements AutoCloseable {
 
         @Override
         protected int[] getSupportedCipherSuites() {
-            return new int[] {CipherSuite.TLS_AES_128_GCM_SHA256, CipherSuite.TLS_AES_256_GCM_SHA384};
+            return suites.clone();
         }
 
         @Override

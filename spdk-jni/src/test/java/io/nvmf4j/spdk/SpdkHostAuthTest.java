@@ -10,9 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -34,17 +32,12 @@ class SpdkHostAuthTest {
     private Path key(String name, int hash, int length) throws Exception {
         byte[] secret = new byte[length];
         new SecureRandom().nextBytes(secret);
-        Path f = dir.resolve(name);
-        Files.createFile(f, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        Files.writeString(f, DhchapKey.format(hash, secret) + "\n");
-        return f;
+        return SpdkTools.secretFile(dir, name, DhchapKey.format(hash, secret) + "\n");
     }
 
     private SpdkTools.Run perf(int port, Path hostKey, Path ctrlKey) throws Exception {
         String trid = SpdkTools.trid(TestTarget.ADDRESS, port, TestTarget.RESTRICTED_NQN, TestTarget.ALLOWED_HOSTNQN);
-        List<String> cmd = new java.util.ArrayList<>(List.of(SpdkTools.tree().resolve("build/bin/spdk_nvme_perf")
-            .toString(), "--no-huge", "-s", "256", "-c", "0x2", "-q", "8", "-o", "4096", "-w", "randrw", "-M", "50",
-            "-t", "2", "-r", trid, "--dhchap-key", hostKey.toString()));
+        List<String> cmd = SpdkTools.perfCommand(trid, "--dhchap-key", hostKey.toString());
         if (ctrlKey != null) {
             cmd.addAll(List.of("--dhchap-ctrlr-key", ctrlKey.toString()));
         }

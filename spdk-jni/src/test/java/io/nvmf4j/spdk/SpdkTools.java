@@ -83,12 +83,25 @@ final class SpdkTools {
      */
     static Run bdevperfVerify(String address, int port, String subnqn, String hostnqn, int seconds)
         throws IOException, InterruptedException {
+        return bdevperfVerify(address, port, subnqn, hostnqn, seconds, null);
+    }
+
+    /**
+     * The same over NVMe/TCP TLS when {@code psk} is not null: the PSK file (interchange format, mode 0600) in
+     * SPDK's keyring ({@code keyring_file_add_key}), named by the controller's {@code psk}, which makes bdev_nvme
+     * connect through the ssl socket implementation.
+     */
+    static Run bdevperfVerify(String address, int port, String subnqn, String hostnqn, int seconds, Path psk)
+        throws IOException, InterruptedException {
         Path json = Files.createTempFile("nvmf4j-bdevperf", ".json");
         try {
-            Files.writeString(json, "{\"subsystems\": [{\"subsystem\": \"bdev\", \"config\": [{\"method\": "
+            String keyring = psk == null ? "" : "{\"subsystem\": \"keyring\", \"config\": [{\"method\": "
+                + "\"keyring_file_add_key\", \"params\": {\"name\": \"psk0\", \"path\": \"" + psk + "\"}}]}, ";
+            Files.writeString(json, "{\"subsystems\": [" + keyring + "{\"subsystem\": \"bdev\", \"config\": [{\"method\": "
                 + "\"bdev_nvme_attach_controller\", \"params\": {\"name\": \"Nvme0\", \"trtype\": \"tcp\", "
                 + "\"adrfam\": \"IPv4\", \"traddr\": \"" + address + "\", \"trsvcid\": \"" + port + "\", "
-                + "\"subnqn\": \"" + subnqn + "\", \"hostnqn\": \"" + hostnqn + "\"}}]}]}");
+                + "\"subnqn\": \"" + subnqn + "\", \"hostnqn\": \"" + hostnqn + "\""
+                + (psk == null ? "" : ", \"psk\": \"psk0\"") + "}}]}]}");
             List<String> cmd = new ArrayList<>(List.of(tree().resolve("build/examples/bdevperf").toString(),
                 "--no-huge", "-s", "512", "-m", "0x2", "--no-rpc-server", "--disable-cpumask-locks",
                 "-c", json.toString(), "-q", "16", "-o", "4096", "-w", "verify", "-t", Integer.toString(seconds)));
@@ -106,5 +119,22 @@ final class SpdkTools {
         return run(List.of(tree().resolve("test/app/fuzz/nvme_fuzz/nvme_fuzz").toString(), "-m", "0x2", "--no-huge",
             "-s", "512", "--no-rpc-server", "--disable-cpumask-locks", "-U", "-t", Integer.toString(seconds), "-S",
             Integer.toString(seed), "-N", "-a", "-F", trid));
+    }
+
+    /** A key file of mode 0600 in {@code dir} holding {@code text} (SPDK's keyring_file takes no other mode). */
+    static Path secretFile(Path dir, String name, String text) throws IOException {
+        Path f = dir.resolve(name);
+        Files.createFile(f, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(f, text);
+        return f;
+    }
+
+    /** spdk_nvme_perf's command for 2 s of 4 KiB random reads and writes at depth 8 on core 1, plus {@code extra}. */
+    static List<String> perfCommand(String trid, String... extra) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(tree().resolve("build/bin/spdk_nvme_perf").toString(), "--no-huge",
+            "-s", "256", "-c", "0x2", "-q", "8", "-o", "4096", "-w", "randrw", "-M", "50", "-t", "2", "-r", trid));
+        cmd.addAll(List.of(extra));
+        return cmd;
     }
 }

@@ -87,6 +87,11 @@ final class TcpPduReader extends ByteToMessageDecoder {
         this.observer = observer;
     }
 
+    /** The queue whose PDUs this reader frames. */
+    TcpQueue queue() {
+        return queue;
+    }
+
     boolean ready() {
         return phase == Phase.READY;
     }

@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
+import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TcpTransportConfig;
@@ -64,6 +65,8 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     private TcpPduReader reader;
     private TcpPduWriter writer;
     private boolean sqFlowDisabled;
+    /** The TLS PSK identity of the secure channel in front of this queue, null without TLS. */
+    private TlsPsk.Identity tlsIdentity;
 
     private TcpRequest[] table = new TcpRequest[0];
     /** Ring of the ttags of RESPONDING requests, in the order their responses were queued (= sent). */
@@ -113,6 +116,16 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     @Override
     public String peer() {
         return reader.peer();
+    }
+
+    @Override
+    public TlsPsk.Identity secureChannelIdentity() {
+        return tlsIdentity;
+    }
+
+    /** The TLS handshake in front of this queue ended with {@code identity}'s PSK (set before any PDU arrives). */
+    void secured(TlsPsk.Identity identity) {
+        tlsIdentity = identity;
     }
 
     @Override

@@ -5,22 +5,35 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
+import io.nvmf4j.auth.TlsPsk;
+import org.bouncycastle.jcajce.util.DefaultJcaJceHelper;
+import org.bouncycastle.jce.provider.BouncyCastleProvider;
 import org.bouncycastle.tls.AbstractTlsServer;
 import org.bouncycastle.tls.AlertDescription;
 import org.bouncycastle.tls.BasicTlsPSKExternal;
 import org.bouncycastle.tls.CipherSuite;
+import org.bouncycastle.tls.ClientHello;
+import org.bouncycastle.tls.EncryptionAlgorithm;
+import org.bouncycastle.tls.HandshakeMessageInput;
+import org.bouncycastle.tls.HandshakeType;
+import org.bouncycastle.tls.OfferedPsks;
 import org.bouncycastle.tls.PRFAlgorithm;
 import org.bouncycastle.tls.ProtocolVersion;
 import org.bouncycastle.tls.PskIdentity;
 import org.bouncycastle.tls.TlsCredentials;
+import org.bouncycastle.tls.TlsExtensionsUtils;
 import org.bouncycastle.tls.TlsFatalAlert;
 import org.bouncycastle.tls.TlsPSKExternal;
 import org.bouncycastle.tls.TlsServerProtocol;
+import org.bouncycastle.tls.crypto.TlsCipher;
 import org.bouncycastle.tls.crypto.TlsCrypto;
+import org.bouncycastle.tls.crypto.TlsCryptoParameters;
+import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCrypto;
 import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -30,7 +43,8 @@ import java.util.Vector;
 
 /**
  * The server side of an NVMe/TCP secure channel (NVMe/TCP transport specification 3.6): TLS 1.3 with an external PSK
- * (psk_dhe_ke), cipher suites TLS_AES_128_GCM_SHA256 and TLS_AES_256_GCM_SHA384 (the PSK's hash picks the one), no
+ * (psk_dhe_ke), cipher suites TLS_AES_128_GCM_SHA256 and TLS_AES_256_GCM_SHA384 (the PSK's hash picks the one;
+ * TLS_CHACHA20_POLY1305_SHA256 for GnuTLS's SHA-256 binder of a SHA-384 PSK, see {@link Server#getExternalPSK}), no
  * certificates. It sits in front of {@link TcpQueue}: ciphertext in, the NVMe/TCP PDU stream out, and the PDUs
  * {@link TcpQueue} writes are gathered until its flush and sealed into as few records as fit.
  *
@@ -46,11 +60,11 @@ import java.util.Vector;
  */
 final class TlsServerHandler extends ChannelDuplexHandler {
     private static final Logger LOG = LoggerFactory.getLogger(TlsServerHandler.class);
-    private static final TlsCrypto CRYPTO = new JcaTlsCryptoProvider().create(new SecureRandom());
+    private static final TlsCrypto CRYPTO = new Crypto(new SecureRandom());
     /** Plaintext gathered before it is sealed (at flush, or when full): four 16 KiB records. */
     private static final int GATHER = 64 * 1024;
 
-    private final TlsServerProtocol tls = new TlsServerProtocol();
+    private final TlsServerProtocol tls = new Protocol();
     private final TlsPsks psks;
     private final byte[] chunk = new byte[GATHER];
     /**
@@ -64,8 +78,12 @@ final class TlsServerHandler extends ChannelDuplexHandler {
     private String identity;
     private boolean failed;
     /** The identity whose PSK the handshake took, and the cipher suite it ended with (set by {@link Server}). */
-    private String identityOffered;
+    private TlsPsk.Identity identityOffered;
     private int cipherSuite = -1;
+    /** The length of each offered identity's binder, in the ClientHello's order (null before the ClientHello). */
+    private int[] binderLengths;
+    /** The identity's hash is SHA-384 but its binder SHA-256 (see {@link Server#getExternalPSK}). */
+    private boolean sha256Binder;
 
     TlsServerHandler(TlsPsks psks) {
         this.psks = psks;
@@ -93,7 +111,7 @@ final class TlsServerHandler extends ChannelDuplexHandler {
             in.release();
         }
         if (identity == null && tls.isConnected() && !tls.isHandshaking()) {
-            handshakeDone();
+            handshakeDone(ctx);
         }
         writeOutput(ctx, null);
         ctx.flush();
@@ -106,10 +124,59 @@ final class TlsServerHandler extends ChannelDuplexHandler {
         }
     }
 
-    private void handshakeDone() {
-        identity = String.valueOf(identityOffered);
-        LOG.info("TLS 1.3 from {}: PSK identity '{}', {}", peer, identity,
-            cipherSuite == CipherSuite.TLS_AES_256_GCM_SHA384 ? "TLS_AES_256_GCM_SHA384" : "TLS_AES_128_GCM_SHA256");
+    private void handshakeDone(ChannelHandlerContext ctx) {
+        identity = identityOffered.text();
+        TcpPduReader reader = ctx.pipeline().get(TcpPduReader.class);
+        TcpQueue queue = reader == null ? null : reader.queue();
+        if (queue != null) {
+            queue.secured(identityOffered); // a Connect on it must name this identity's host and subsystem
+        }
+        LOG.info("TLS 1.3 from {}: PSK identity '{}', {}{}", peer, identity, suiteName(cipherSuite), sha256Binder
+            ? " (a SHA-384 PSK with a SHA-256 binder: GnuTLS before 3.8.11, as tlshd of Debian 13 uses it)" : "");
+    }
+
+    private static String suiteName(int suite) {
+        return switch (suite) {
+            case CipherSuite.TLS_AES_128_GCM_SHA256 -> "TLS_AES_128_GCM_SHA256";
+            case CipherSuite.TLS_AES_256_GCM_SHA384 -> "TLS_AES_256_GCM_SHA384";
+            case CipherSuite.TLS_CHACHA20_POLY1305_SHA256 -> "TLS_CHACHA20_POLY1305_SHA256";
+            default -> "cipher suite 0x" + Integer.toHexString(suite);
+        };
+    }
+
+    /**
+     * Notes the binder lengths of the ClientHello's pre_shared_key extension before Bouncy Castle selects a PSK: its
+     * {@link Server#getExternalPSK} sees only the identities, and the binder's length tells which hash the host took.
+     */
+    private final class Protocol extends TlsServerProtocol {
+        @Override
+        protected void handleHandshakeMessage(short type, HandshakeMessageInput buf) throws IOException {
+            if (type == HandshakeType.client_hello && binderLengths == null) {
+                int left = buf.available();
+                byte[] body = buf.readNBytes(left);
+                buf.reset(); // back to the mark, at or before where this message's body starts, and on to it
+                buf.skip(buf.available() - left);
+                binderLengths = binderLengths(body);
+            }
+            super.handleHandshakeMessage(type, buf);
+        }
+    }
+
+    private static int[] binderLengths(byte[] clientHello) {
+        try {
+            OfferedPsks offered = TlsExtensionsUtils.getPreSharedKeyClientHello(
+                ClientHello.parse(new ByteArrayInputStream(clientHello), null).getExtensions());
+            if (offered == null) {
+                return new int[0];
+            }
+            int[] lengths = new int[offered.getBinders().size()];
+            for (int i = 0; i < lengths.length; i++) {
+                lengths[i] = ((byte[]) offered.getBinders().get(i)).length;
+            }
+            return lengths;
+        } catch (IOException e) {
+            return new int[0]; // Bouncy Castle's own parse of it fails the handshake with the reason
+        }
     }
 
     /** A TLS failure: the alert Bouncy Castle queued (if any) goes out, then the connection closes. */
@@ -229,7 +296,7 @@ final class TlsServerHandler extends ChannelDuplexHandler {
 
     /** TLS 1.3 only, the two NVMe/TCP cipher suites, external PSKs only (no certificate to fall back on). */
     private final class Server extends AbstractTlsServer {
-        private int pskSuite = -1;
+        private int[] pskSuites;
 
         Server() {
             super(CRYPTO);
@@ -245,36 +312,55 @@ final class TlsServerHandler extends ChannelDuplexHandler {
             return new int[] {CipherSuite.TLS_AES_256_GCM_SHA384, CipherSuite.TLS_AES_128_GCM_SHA256};
         }
 
+        /**
+         * The PSK of the first offered identity that has one here. Its hash is the identity's, with one exception:
+         * GnuTLS before 3.8.11 computes the binder of every external PSK with SHA-256 (it has no way to be told the
+         * hash), and Debian 13's tlshd (ktls-utils 1.0.0 on GnuTLS 3.8.9) is such a host. For a SHA-384 identity
+         * ({@code NVMe0R02}, a 48-byte PSK) it offers TLS_AES_256_GCM_SHA384 and TLS_CHACHA20_POLY1305_SHA256 with
+         * a 32-byte binder, and accepts only a suite whose hash is the binder's. So a SHA-384 identity whose binder
+         * is 32 bytes long takes its 48-byte TLS PSK with SHA-256 and a SHA-256 suite it offers (the standard TLS 1.3
+         * key schedule with that hash), the only handshake that host completes.
+         */
         @Override
         public TlsPSKExternal getExternalPSK(@SuppressWarnings("rawtypes") Vector identities) {
-            for (Object o : identities) {
-                byte[] id = ((PskIdentity) o).getIdentity();
+            for (int i = 0; i < identities.size(); i++) {
+                byte[] id = ((PskIdentity) identities.get(i)).getIdentity();
                 TlsPsks.Found f = psks.find(new String(id, StandardCharsets.UTF_8), peer);
                 if (f != null) {
-                    identityOffered = f.identity().text();
-                    pskSuite = f.identity().hash() == 1 ? CipherSuite.TLS_AES_128_GCM_SHA256
-                        : CipherSuite.TLS_AES_256_GCM_SHA384;
+                    identityOffered = f.identity();
+                    sha256Binder = f.identity().hash() == 2 && binderLengths != null && i < binderLengths.length
+                        && binderLengths[i] == 32;
+                    boolean sha256 = f.identity().hash() == 1 || sha256Binder;
+                    pskSuites = sha256Binder
+                        ? new int[] {CipherSuite.TLS_AES_128_GCM_SHA256, CipherSuite.TLS_CHACHA20_POLY1305_SHA256}
+                        : new int[] {sha256 ? CipherSuite.TLS_AES_128_GCM_SHA256 : CipherSuite.TLS_AES_256_GCM_SHA384};
                     return new BasicTlsPSKExternal(id, getCrypto().createSecret(f.psk()),
-                        f.identity().hash() == 1 ? PRFAlgorithm.tls13_hkdf_sha256 : PRFAlgorithm.tls13_hkdf_sha384);
+                        sha256 ? PRFAlgorithm.tls13_hkdf_sha256 : PRFAlgorithm.tls13_hkdf_sha384);
                 }
             }
             return null;
         }
 
-        /** The suite whose hash is the PSK's (Bouncy Castle would take the client's first choice of the two). */
+        /** A suite whose hash is the PSK's (Bouncy Castle would take the client's first choice). */
         @Override
         public int getSelectedCipherSuite() throws IOException {
-            if (pskSuite < 0) {
+            if (pskSuites == null) {
                 return super.getSelectedCipherSuite();
             }
-            for (int offered : offeredCipherSuites) {
-                if (offered == pskSuite) {
-                    return pskSuite;
+            for (int suite : pskSuites) {
+                for (int offered : offeredCipherSuites) {
+                    if (offered == suite) {
+                        return suite;
+                    }
                 }
             }
-            throw new TlsFatalAlert(AlertDescription.handshake_failure, "the client does not offer "
-                + (pskSuite == CipherSuite.TLS_AES_128_GCM_SHA256 ? "TLS_AES_128_GCM_SHA256" : "TLS_AES_256_GCM_SHA384")
-                + ", the cipher suite of its PSK's hash");
+            StringBuilder names = new StringBuilder();
+            for (int suite : pskSuites) {
+                names.append(names.length() == 0 ? "" : " or ").append(suiteName(suite));
+            }
+            throw new TlsFatalAlert(AlertDescription.handshake_failure, "the client does not offer " + names
+                + ", the cipher suite" + (pskSuites.length > 1 ? "s" : "") + " of its PSK's hash"
+                + (sha256Binder ? " (SHA-256: its binder is SHA-256, although its identity says SHA-384)" : ""));
         }
 
         @Override
@@ -289,5 +375,37 @@ final class TlsServerHandler extends ChannelDuplexHandler {
             throw new TlsFatalAlert(AlertDescription.handshake_failure, "no configured PSK for the identities offered"
                 + " (a host needs hostKeys[].tlsKey on the subsystem its identity names)");
         }
+    }
+
+    /**
+     * The JDK's crypto (its AES-GCM has the CPU's instructions), except ChaCha20-Poly1305: Bouncy Castle's JCA
+     * cipher for it takes the ChaCha7539 and Poly1305 primitives the JDK does not name, so that suite (only for a
+     * SHA-384 PSK with a SHA-256 binder, see {@link Server#getExternalPSK}) takes them from Bouncy Castle's provider,
+     * handed to this crypto alone (nothing is registered in the JVM).
+     */
+    private static final class Crypto extends JcaTlsCrypto {
+        Crypto(SecureRandom random) {
+            super(new DefaultJcaJceHelper(), random, random);
+        }
+
+        @Override
+        public boolean hasEncryptionAlgorithm(int encryptionAlgorithm) {
+            return encryptionAlgorithm == EncryptionAlgorithm.CHACHA20_POLY1305 || super.hasEncryptionAlgorithm(
+                encryptionAlgorithm);
+        }
+
+        @Override
+        public TlsCipher createCipher(TlsCryptoParameters params, int encryptionAlgorithm, int macAlgorithm)
+            throws IOException {
+            return encryptionAlgorithm == EncryptionAlgorithm.CHACHA20_POLY1305
+                ? ChaCha.CRYPTO.createCipher(params, encryptionAlgorithm, macAlgorithm)
+                : super.createCipher(params, encryptionAlgorithm, macAlgorithm);
+        }
+    }
+
+    /** Made at the first ChaCha20-Poly1305 connection: the provider takes seconds to build on a loaded machine. */
+    private static final class ChaCha {
+        static final JcaTlsCrypto CRYPTO = new JcaTlsCryptoProvider().setProvider(new BouncyCastleProvider())
+            .create(new SecureRandom());
     }
 }
