@@ -26,8 +26,10 @@
 #   --only LIST         run only these parts, comma-separated: nvmet, tcp (nvmf4j over TCP),
 #                       rdma (nvmf4j over RDMA), spdk (the service with the spdk engine over TCP
 #                       and RDMA), ana (two nvmf4j instances, one namespace, the host's native
-#                       multipath failing over), powercut (two more boots: records written with FUA and
-#                       flushes, SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
+#                       multipath failing over), rbd (a Ceph cluster in the guest, two nvmf4j gateways on one
+#                       RBD image: multipath failover under fio verify with the image's lock following ANA,
+#                       reservations seen through both gateways, a second host fenced), powercut (two more
+#                       boots: records written with FUA and flushes, SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
 #                       tls (NVMe/TCP TLS with a PSK: kernel nvmet); auth and tls need --suite trixie;
 #                       bench (the benchmark kit's rows: fio latency and iops against nvmet, the java
 #                       engine and the spdk engine over TCP and RDMA, ratios to nvmet in bench-guest.tsv;
@@ -83,7 +85,7 @@ done
 # auth and tls need the 6.12 guest: part of the default only with --suite trixie
 [ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|spdk|ana|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|ana|rbd|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT in *[!0-9]*) echo "--fio-runtime and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $SUITE in ''|trixie|bookworm) ;; *) echo "--suite takes trixie or bookworm (the guest's programs run with their own C library; other suites are untried)" >&2; exit 2 ;; esac
@@ -200,7 +202,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma || want spdk || want ana || want auth || want tls || want bench; then
+if want nvmet || want tcp || want rdma || want spdk || want ana || want rbd || want auth || want tls || want bench; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"

@@ -15,6 +15,7 @@
 # env: CEPH_OBJECTSTORE=memstore keeps the OSD's objects in its memory instead (CEPH_MEMSTORE_BYTES, default
 #      1 GiB, is all it can hold): for a filesystem without O_DIRECT (BlueStore opens its file with it), such as
 #      the e2e guest's tmpfs under a 6.1 kernel. Default bluestore.
+#      CEPH_TIMEOUT: seconds one admin command may take (default 60; more under emulation).
 set -euo pipefail
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
@@ -65,7 +66,7 @@ print_env() {
 
 # ceph as the admin, with a timeout so a broken cluster fails instead of hanging
 admin() {
-  timeout 60 "$@" -c "$dir/ceph.conf" -n client.admin -k "$dir/admin.keyring"
+  timeout "${CEPH_TIMEOUT:-60}" "$@" -c "$dir/ceph.conf" -n client.admin -k "$dir/admin.keyring"
 }
 
 start() {
