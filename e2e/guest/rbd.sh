@@ -60,13 +60,10 @@ host_b_ctrl() { # the controller of the second host (its host NQN) in the subsys
   done
   return 1
 }
-io_passthru() { # ctrl read|write : one 4 KiB block at LBA 8 of nsid 1 through that controller only (its char device)
-  if [ "$2" = write ]; then
-    nvme io-passthru "/dev/$1" --opcode=0x01 --namespace-id=1 --data-len=4096 --write --cdw10=8 --cdw12=0 \
-      --input-file="$WORK/rbd-block"
-  else
-    nvme io-passthru "/dev/$1" --opcode=0x02 --namespace-id=1 --data-len=4096 --read --cdw10=8 --cdw12=0
-  fi
+passthru_args() { # ctrl read|write : nvme io-passthru of one 4 KiB block at LBA 8 of nsid 1 through that controller
+  # only (its char device); into the array PT (cli runs a program, not a function)
+  PT=(nvme io-passthru "/dev/$1" --namespace-id=1 --data-len=4096 --cdw10=8 --cdw12=0)
+  if [ "$2" = write ]; then PT+=(--opcode=0x01 --write --input-file="$WORK/rbd-block"); else PT+=(--opcode=0x02 --read); fi
 }
 
 rbd_reservations() { # A and B connected: Write Exclusive through A seen through B, a second host fenced
@@ -91,8 +88,8 @@ rbd_reservations() { # A and B connected: Write Exclusive through A seen through
   resv_cmd $p/host-b-register-via-B ok nvme resv-register "/dev/$hb" --namespace-id=1 --nrkey=0xb2 --rrega=0
   resv_report $p/report-two-registrants-via-A "$ca" 1 2 "$ida"
   resv_cmd $p/host-b-acquire-refused conflict nvme resv-acquire "/dev/$hb" --namespace-id=1 --crkey=0xb2 --rtype=1 --racqa=0
-  resv_cmd $p/host-b-write-fenced conflict io_passthru "$hb" write
-  resv_cmd $p/host-b-read-allowed ok io_passthru "$hb" read
+  passthru_args "$hb" write; resv_cmd $p/host-b-write-fenced conflict "${PT[@]}"
+  passthru_args "$hb" read; resv_cmd $p/host-b-read-allowed ok "${PT[@]}"
   # this host, the holder, releases through B; A's controller sees no reservation any more
   resv_cmd $p/release-via-B ok nvme resv-release "$cb" --namespace-id=1 --crkey=0xa1 --rtype=1 --rrela=0
   resv_report $p/report-released-via-A "$ca" 0 2 -
@@ -187,7 +184,8 @@ rbd_part() {
   metric rbd_ceph_start_s "$(secs_since "$t")" s
   ERRF=$OUTF verdict $rc "one monitor (${CEPH_MON:-?}) and one OSD (memstore) on 127.0.0.1 in the guest, pool ${CEPH_POOL:-?}, in $(secs_since "$t")s"
   if [ $rc = 0 ]; then
-    cli rbd/image rbd_admin create "$CEPH_POOL/$RBD_IMAGE" --size "${RBD_MIB}M"; rc=$?
+    cli rbd/image rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" create "$CEPH_POOL/$RBD_IMAGE" \
+      --size "${RBD_MIB}M"; rc=$?
     rbd_admin info "$CEPH_POOL/$RBD_IMAGE" > "$OUTF" 2>&1
     grep -q exclusive-lock "$OUTF" || BAD="no exclusive-lock feature: $(grep features "$OUTF")"
     verdict $rc "$CEPH_POOL/$RBD_IMAGE: $RBD_MIB MiB, $(grep -o 'features:.*' "$OUTF")"
@@ -217,7 +215,7 @@ rbd_part() {
   C=rbd/ceph-stop OUTF=$RES/rbd-ceph-stop.log BAD=""
   timeout 300 "$REPO/e2e/ceph/cluster.sh" stop "$RBD_CLUSTER" > "$OUTF" 2>&1; rc=$?
   [ ! -e "$RBD_CLUSTER" ] || BAD="$RBD_CLUSTER still there"
-  pgrep -x 'ceph-(mon|osd)' > /dev/null && BAD+="${BAD:+; }Ceph daemons still running: $(pgrep -ax 'ceph-(mon|osd)' | tr '\n' ' ')"
+  pgrep -f "$RBD_CLUSTER/ceph.conf" > /dev/null && BAD+="${BAD:+; }Ceph daemons still running: $(pgrep -af "$RBD_CLUSTER/ceph.conf" | tr '\n' ' ')"
   verdict $rc "cluster stopped and removed"
   GW=ana SVC_LOG=${saved[0]} SVC_START_TIMEOUT=${saved[4]}
   if [ -n "${saved[1]}" ]; then SVC_STATE=${saved[1]}; else unset SVC_STATE; fi
