@@ -80,7 +80,10 @@ rbd_reservations() { # A and B connected: Write Exclusive through A seen through
   resv_report $p/report-via-A "$ca" 1 1 "$ida"
 
   C=$p/connect-host-b OUTF=$RES/cli/rbd-connect-host-b.txt BAD=""
-  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $RBD_B_PORT -n "$RBD_NQN" "${hostb[@]}" "${RBD_CONNECT[@]}" > "$OUTF" 2>&1; rc=$?
+  # --duplicate-connect: nvme-cli refuses a second connection to the same port and subsystem ("already
+  # connected") whatever the host NQN; the kernel only refuses one of the same host
+  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $RBD_B_PORT -n "$RBD_NQN" "${hostb[@]}" --duplicate-connect \
+    "${RBD_CONNECT[@]}" > "$OUTF" 2>&1; rc=$?
   wait_for 20 host_b_ctrl || BAD="no controller with host NQN $RESV_B_NQN"
   hb=$(host_b_ctrl)
   verdict $rc "second host ($RESV_B_NQN, host ID $RESV_B_ID) connected to gateway B: ${hb:-none}"
@@ -187,8 +190,8 @@ rbd_part() {
     cli rbd/image rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" create "$CEPH_POOL/$RBD_IMAGE" \
       --size "${RBD_MIB}M"; rc=$?
     rbd_admin info "$CEPH_POOL/$RBD_IMAGE" > "$OUTF" 2>&1
-    grep -q exclusive-lock "$OUTF" || BAD="no exclusive-lock feature: $(grep features "$OUTF")"
-    verdict $rc "$CEPH_POOL/$RBD_IMAGE: $RBD_MIB MiB, $(grep -o 'features:.*' "$OUTF")"
+    grep -q '^[[:space:]]*features:.*exclusive-lock' "$OUTF" || BAD="no exclusive-lock feature: $(grep features "$OUTF")"
+    verdict $rc "$CEPH_POOL/$RBD_IMAGE: $RBD_MIB MiB, features $(sed -n 's/^[[:space:]]*features: //p' "$OUTF")"
   fi
   if [ $rc = 0 ]; then
     SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 4))   # two JVMs and Ceph on the guest's 2 vCPUs under TCG
