@@ -107,6 +107,8 @@ PKGS="qemu-system-x86 busybox-static kmod cpio gzip xz-utils file iproute2 procp
 [ "$need_build" = 1 ] && PKGS+=" maven"
 # the rbd part runs the host's Ceph daemons and tools in the guest (and the service's librbd)
 [[ ",$ONLY," != *,rbd,* ]] || PKGS+=" ceph-mon ceph-osd ceph-common librbd1"
+# the rbd part runs the host's Ceph daemons and tools in the guest (and the service's librbd)
+[[ ",$ONLY," != *,rbd,* ]] || PKGS+=" ceph-mon ceph-osd ceph-common librbd1"
 # shellcheck disable=SC2086
 [ "$DO_APT" = 0 ] || apt_missing "$CACHE/apt.log" $PKGS
 T_APT=$(now_us)
