@@ -83,7 +83,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 # auth and tls need the 6.12 guest: part of the default only with --suite trixie
-[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,rbd,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
+[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
   case $part in nvmet|tcp|rdma|spdk|ana|rbd|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
@@ -105,8 +105,6 @@ PKGS="qemu-system-x86 busybox-static kmod cpio gzip xz-utils file iproute2 procp
       coreutils e2fsprogs mount rdma-core ibverbs-utils rdmacm-utils ibverbs-providers nvme-cli fio jq
       openjdk-17-jdk-headless"
 [ "$need_build" = 1 ] && PKGS+=" maven"
-# the rbd part runs the host's Ceph daemons and tools in the guest (and the service's librbd)
-[[ ",$ONLY," != *,rbd,* ]] || PKGS+=" ceph-mon ceph-osd ceph-common librbd1"
 # the rbd part runs the host's Ceph daemons and tools in the guest (and the service's librbd)
 [[ ",$ONLY," != *,rbd,* ]] || PKGS+=" ceph-mon ceph-osd ceph-common librbd1"
 # shellcheck disable=SC2086
