@@ -27,8 +27,10 @@
 #   --only LIST         run only these parts, comma-separated: nvmet, tcp (nvmf4j over TCP),
 #                       rdma (nvmf4j over RDMA), spdk (the service with the spdk engine over TCP
 #                       and RDMA), ana (two nvmf4j instances, one namespace, the host's native
-#                       multipath failing over), powercut (two more boots: records written with FUA and
-#                       flushes, SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
+#                       multipath failing over), rbd (a Ceph cluster in the guest, two nvmf4j gateways on one
+#                       RBD image: multipath failover under fio verify with the image's lock following ANA,
+#                       reservations seen through both gateways, a second host fenced), powercut (two more
+#                       boots: records written with FUA and flushes, SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
 #                       tls (NVMe/TCP TLS with a PSK: kernel nvmet); auth and tls need --suite trixie;
 #                       fuzzrdma (SPDK's nvme_fuzz, then the live RDMA fuzzer of guest/RdmaHost.java, each
 #                       --fuzz-seconds against one subsystem of the service over RDMA while the Linux host
@@ -89,7 +91,7 @@ done
 # auth and tls need the 6.12 guest: part of the default only with --suite trixie
 [ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,fuzzrdma,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|spdk|ana|fuzzrdma|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, fuzzrdma, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|ana|rbd|fuzzrdma|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, fuzzrdma, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT$FUZZ_SECONDS in *[!0-9]*) echo "--fio-runtime, --fuzz-seconds and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $SUITE in ''|trixie|bookworm) ;; *) echo "--suite takes trixie or bookworm (the guest's programs run with their own C library; other suites are untried)" >&2; exit 2 ;; esac
@@ -109,6 +111,8 @@ PKGS="qemu-system-x86 busybox-static kmod cpio gzip xz-utils file iproute2 procp
       coreutils e2fsprogs mount rdma-core ibverbs-utils rdmacm-utils ibverbs-providers nvme-cli fio jq
       openjdk-17-jdk-headless"
 [ "$need_build" = 1 ] && PKGS+=" maven"
+# the rbd part runs the host's Ceph daemons and tools in the guest (and the service's librbd)
+[[ ",$ONLY," != *,rbd,* ]] || PKGS+=" ceph-mon ceph-osd ceph-common librbd1"
 # shellcheck disable=SC2086
 [ "$DO_APT" = 0 ] || apt_missing "$CACHE/apt.log" $PKGS
 T_APT=$(now_us)
@@ -207,7 +211,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma || want spdk || want ana || want fuzzrdma || want auth || want tls || want bench; then
+if want nvmet || want tcp || want rdma || want spdk || want ana || want rbd || want fuzzrdma || want auth || want tls || want bench; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"

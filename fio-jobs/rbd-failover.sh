@@ -11,7 +11,7 @@
 #   2. B steps down (non-optimized: it gives the lock up), A is started again (optimized: it takes the lock)
 #      and takes its place.
 # Passes when bdevperf ends with status 0, no failed I/O and no miscompare, and the gateways held the lock as
-# the ANA states say (their logs). Why not in the QEMU guest: see e2e/README.md, "rbd failover".
+# the ANA states say (their logs). The same with the Linux host: e2e/run.sh --only rbd (the cluster in the guest).
 #
 # usage: fio-jobs/rbd-failover.sh [options]      (build first: mvn -q -DskipTests package)
 #   --time S         seconds of verify in all (default 150: A is killed after 10 s; B takes over once Ceph lets

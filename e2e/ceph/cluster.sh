@@ -12,11 +12,15 @@
 #
 # Needs: apt-get install -y ceph (ceph-mon, ceph-osd, ceph-common). Memory stays modest: the OSD's cache is
 # fixed at 64 MiB and its memory target at the smallest Ceph allows; the OSD's file is sparse (10 GiB).
+# env: CEPH_OBJECTSTORE=memstore keeps the OSD's objects in its memory instead (CEPH_MEMSTORE_BYTES, default
+#      1 GiB, is all it can hold): for a filesystem without O_DIRECT (BlueStore opens its file with it), such as
+#      the e2e guest's tmpfs under a 6.1 kernel. Default bluestore.
+#      CEPH_TIMEOUT: seconds one admin command may take (default 60; more under emulation).
 set -euo pipefail
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
-[ $# -eq 2 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 cmd=$1
 dir=$2
 
@@ -40,6 +44,15 @@ free_port() {
   die "no free TCP port found"
 }
 
+# the [osd] lines of the object store (CEPH_OBJECTSTORE)
+osd_store_conf() {
+  case ${CEPH_OBJECTSTORE:-bluestore} in
+    bluestore) echo "osd objectstore = bluestore" ;;
+    memstore) printf 'osd objectstore = memstore\nmemstore device bytes = %s\n' "${CEPH_MEMSTORE_BYTES:-1073741824}" ;;
+    *) die "CEPH_OBJECTSTORE takes bluestore or memstore, not '$CEPH_OBJECTSTORE'" ;;
+  esac
+}
+
 print_env() {
   local d
   d=$(cd "$dir" && pwd)
@@ -53,11 +66,12 @@ print_env() {
 
 # ceph as the admin, with a timeout so a broken cluster fails instead of hanging
 admin() {
-  timeout 60 "$@" -c "$dir/ceph.conf" -n client.admin -k "$dir/admin.keyring"
+  timeout "${CEPH_TIMEOUT:-60}" "$@" -c "$dir/ceph.conf" -n client.admin -k "$dir/admin.keyring"
 }
 
 start() {
   need_binaries
+  osd_store_conf >/dev/null
   if [ -e "$dir" ] && [ -n "$(ls -A "$dir")" ]; then
     die "$dir exists and is not empty"
   fi
@@ -101,7 +115,7 @@ mon cluster log file = $dir/log/cluster.log
 
 [osd]
 osd data = $dir/osd.\$id
-osd objectstore = bluestore
+$(osd_store_conf)
 bluestore block create = true
 bluestore block size = 10737418240
 bluestore fsck on mkfs = false

@@ -17,7 +17,10 @@
 #      native multipath sees an optimized and a non-optimized path, fio verify runs while the optimized
 #      instance is killed (SIGKILL), the host fails over; it comes back and is optimized again; nvmfctl
 #      moves I/O between the paths live
-#   4c'. the RDMA fuzzers (guest/fuzzrdma.sh): SPDK's nvme_fuzz and the live RDMA fuzzer (RdmaHost.java fuzz)
+#   4c'. rbd (guest/rbd.sh): a Ceph cluster in the guest, two nvmf4j gateways on one RBD image with the exclusive
+#      lock following ANA; reservations through one path seen through the other, a second host fenced; fio verify
+#      while the optimized gateway is killed, the other made optimized through its API; the killed one comes back
+#   4c''. the RDMA fuzzers (guest/fuzzrdma.sh): SPDK's nvme_fuzz and the live RDMA fuzzer (RdmaHost.java fuzz)
 #      against one subsystem over rxe while the Linux host verifies I/O on another (nvme-rdma, fio crc32c);
 #      the service's heap, threads, fds, controllers and RDMA connections back to where they were
 #   4d. DH-HMAC-CHAP (guest/auth.sh, --suite trixie): kernel nvmet, then nvmf4j with hostKeys
@@ -775,29 +778,32 @@ ana_config() { # instance(A|B) nvme-port api-port min-cntlid state-of-group-1 : 
 JSON
   cp "$WORK/ana-$1.json" "$RES/ana-config-$1.json"
 }
+# The gateway helpers below drive the part named by GW: ana here, rbd in guest/rbd.sh. Its variables are
+# ${GW^^}_* (ANA_NQN, ANA_A_PORT, ANA_B_API, ANA_DEV, ...), its files $GW-* in WORK and RES.
+GW=ana
+gw() { local n=${GW^^}_$1; echo "${!n:-}"; }   # gw A_PORT: ANA_A_PORT (GW=ana) or RBD_A_PORT (GW=rbd)
 ana_use() { # instance : the service globals of svc_start/svc_stop/svc_alive for that instance
-  SVC_LOG=$RES/ana-service-$1.log SVC_STATE=$WORK/ana-state-$1 SVC_CONFIG=$WORK/ana-$1.json
-  if [ "$1" = A ]; then SVC_PORT=$ANA_A_PORT SVC_PID=${ANA_A_PID:-} JPID=${ANA_A_JPID:-}
-  else SVC_PORT=$ANA_B_PORT SVC_PID=${ANA_B_PID:-} JPID=${ANA_B_JPID:-}; fi
+  SVC_LOG=$RES/$GW-service-$1.log SVC_STATE=$WORK/$GW-state-$1 SVC_CONFIG=$WORK/$GW-$1.json
+  SVC_PORT=$(gw "${1}_PORT") SVC_PID=$(gw "${1}_PID") JPID=$(gw "${1}_JPID")
 }
 ana_keep() { # instance : keeps SVC_PID/JPID of that instance
-  if [ "$1" = A ]; then ANA_A_PID=$SVC_PID ANA_A_JPID=$JPID; else ANA_B_PID=$SVC_PID ANA_B_JPID=$JPID; fi
+  printf -v "${GW^^}_${1}_PID" %s "$SVC_PID"; printf -v "${GW^^}_${1}_JPID" %s "$JPID"
 }
 ana_ctl() { # instance nvmfctl-args... : nvmfctl against that instance's API
-  local api=ANA_${1}_API i=$1; shift
-  env NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS" "$REPO/bin/nvmfctl" --url "http://127.0.0.1:${!api}" \
-    --state-dir "$WORK/ana-state-$i" "$@"
+  local i=$1; shift
+  env NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS" "$REPO/bin/nvmfctl" --url "http://127.0.0.1:$(gw "${i}_API")" \
+    --state-dir "$WORK/$GW-state-$i" "$@"
 }
 ana_set() { # instance state : ANA group 1 of that instance's listener, through nvmfctl
-  local port=ANA_${1}_PORT
-  ana_ctl "$1" listener ana-state -n "$ANA_NQN" -a 127.0.0.1 -s "${!port}" --group 1 --state "$2"
+  ana_ctl "$1" listener ana-state -n "$(gw NQN)" -a 127.0.0.1 -s "$(gw "${1}_PORT")" --group 1 --state "$2"
 }
 ana_put() { # instance state : the same through the REST API with curl, as a gateway's HA agent calls it (a JVM
-  # start of nvmfctl takes half a minute under TCG)
-  local port=ANA_${1}_PORT api=ANA_${1}_API
-  curl -sS -m 20 -X PUT -H "Authorization: Bearer $(cat "$WORK/ana-state-$1/api-token")" \
+  # start of nvmfctl takes half a minute under TCG); an rbd gateway answers once it holds the image's lock, which
+  # from a dead gateway it gets after Ceph's watch timeout (30 s)
+  local nqn; nqn=$(gw NQN)
+  curl -sS -m 300 -X PUT -H "Authorization: Bearer $(cat "$WORK/$GW-state-$1/api-token")" \
     -H 'Content-Type: application/json' -d "{\"state\": \"$2\"}" -w ' HTTP %{http_code}\n' \
-    "http://127.0.0.1:${!api}/api/v1/subsystems/${ANA_NQN//:/%3A}/listeners/tcp/127.0.0.1/${!port}/ana/1" |
+    "http://127.0.0.1:$(gw "${1}_API")/api/v1/subsystems/${nqn//:/%3A}/listeners/tcp/127.0.0.1/$(gw "${1}_PORT")/ana/1" |
     tee /dev/stderr | grep -q ' HTTP 200$'
 }
 ctrl_state_of() { cat "/sys/class/nvme/$1/state" 2>/dev/null || echo gone; }
@@ -806,20 +812,19 @@ ana_path_state() { # ctrl : the ANA state the host holds for nsid 1 through that
 }
 ana_path_is() { [ "$(ana_path_state "$1")" = "$2" ]; }
 ana_written() { # instance : bytes written through that instance (nvmf_io_bytes_total, op=write, of its /metrics)
-  local api=ANA_${1}_API
-  curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/ana-state-$1/api-token" 2> /dev/null)" \
-    "http://127.0.0.1:${!api}/metrics" 2> /dev/null |
+  curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/$GW-state-$1/api-token" 2> /dev/null)" \
+    "http://127.0.0.1:$(gw "${1}_API")/metrics" 2> /dev/null |
     awk '/^nvmf_io_bytes_total\{/ && /op="write"/ {s += $NF} END {printf "%.0f", s}'
 }
 ana_write_moves() { # check-name to-instance other-instance : 16 MiB written to the head go through to-instance only
-  local before_to before_other rc d_to d_other
+  local before_to before_other rc d_to d_other dev; dev=$(gw DEV)
   C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
   before_to=$(ana_written "$2") before_other=$(ana_written "$3")
-  timeout 60 dd if=/dev/urandom of="$ANA_DEV" bs=1M count=16 seek=64 oflag=direct status=none > "$OUTF" 2>&1; rc=$?
+  timeout 60 dd if=/dev/urandom of="$dev" bs=1M count=16 seek=64 oflag=direct status=none > "$OUTF" 2>&1; rc=$?
   d_to=$(( $(ana_written "$2") - ${before_to:-0} )) d_other=$(( $(ana_written "$3") - ${before_other:-0} ))
   expect_true "bytes through $2" "$d_to, not the 16 MiB written" [ "$d_to" -ge $((16 << 20)) ]
   expect "bytes through $3" "$d_other" 0
-  verdict $rc "16 MiB written to $ANA_DEV: $d_to bytes through instance $2, $d_other through $3"
+  verdict $rc "16 MiB written to $dev: $d_to bytes through instance $2, $d_other through $3"
 }
 
 ana_scenarios() { # both instances running: paths, failover under fio verify, the way back, a live move
@@ -921,6 +926,9 @@ else
   if [ -n "${SVC_SAVED[2]}" ]; then SVC_CONFIG=${SVC_SAVED[2]}; else unset SVC_CONFIG; fi
   if [ -n "${SVC_SAVED[3]}" ]; then SVC_PORT=${SVC_SAVED[3]}; else unset SVC_PORT; fi
 fi
+# two gateways on one Ceph RBD image, the cluster in the guest (guest/rbd.sh)
+. "$HERE/rbd.sh"
+if want rbd; then rbd_part; else unselected rbd; fi
 # the RDMA fuzzers (guest/fuzzrdma.sh): SPDK's nvme_fuzz and the live RDMA fuzzer against one subsystem of the
 # service while the Linux host verifies I/O on another; resources back to where they were after each
 . "$HERE/fuzzrdma.sh"

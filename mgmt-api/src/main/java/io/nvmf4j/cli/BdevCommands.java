@@ -72,7 +72,8 @@ final class BdevCommands extends Group {
         "Example: nvmfctl bdev create malloc m1 --size 64M",
         "         nvmfctl bdev create file f1 --path /dev/sdb --block-size 4096 --direct-io",
         "         nvmfctl bdev create rbd r1 --pool rbd --image vol1 --ceph-conf /etc/ceph/ceph.conf "
-            + "--client client.nvmf4j --keyring /etc/ceph/ceph.client.nvmf4j.keyring --create --size 10G"})
+            + "--client client.nvmf4j --keyring /etc/ceph/ceph.client.nvmf4j.keyring --create --size 10G",
+        "         nvmfctl bdev create rbd gw1 --pool rbd --image vol1 --client client.nvmf4j --exclusive-lock"})
     static final class Create extends ApiCommand {
         @Parameters(index = "0", paramLabel = "TYPE", description = "malloc, null, file or rbd.")
         String type;
@@ -111,6 +112,10 @@ final class BdevCommands extends Group {
         @Option(names = "--create", description = "rbd: create the image (--size) when it does not exist.")
         boolean create;
 
+        @Option(names = "--exclusive-lock", description = "rbd: hold the image's exclusive lock while a listener is "
+            + "optimized for the namespace's ANA group, give it up when none is (two gateways on one image).")
+        boolean exclusiveLock;
+
         @Override
         public Integer call() {
             if (!type.equals("malloc") && !type.equals("null") && !type.equals("file") && !type.equals("rbd")) {
@@ -118,9 +123,9 @@ final class BdevCommands extends Group {
             }
             boolean rbd = type.equals("rbd");
             if (!rbd && (pool != null || image != null || cephConf != null || client != null || keyring != null
-                || create)) {
-                throw CliException.usage("--pool, --image, --ceph-conf, --client, --keyring and --create are for rbd"
-                    + " bdevs only");
+                || create || exclusiveLock)) {
+                throw CliException.usage("--pool, --image, --ceph-conf, --client, --keyring, --create and "
+                    + "--exclusive-lock are for rbd bdevs only");
             }
             if (rbd && (pool == null || image == null)) {
                 throw CliException.usage("an rbd bdev needs --pool and --image");
@@ -144,6 +149,9 @@ final class BdevCommands extends Group {
                 putIfSet(body, "cephConf", cephConf);
                 putIfSet(body, "clientName", client);
                 putIfSet(body, "keyring", keyring);
+                if (exclusiveLock) {
+                    body.put("exclusiveLock", true);
+                }
             }
             printOne(api().post(PATH, body));
             return 0;

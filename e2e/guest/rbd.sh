@@ -1,0 +1,227 @@
+# The rbd part (sourced by suite.sh; run.sh --only rbd): two nvmf4j gateways on one Ceph RBD image, inside the
+# guest. A one-node Ceph cluster starts in the guest (e2e/ceph/cluster.sh with the host's ceph-mon and ceph-osd
+# over 9p; the OSD keeps its objects in memory, memstore: BlueStore opens its file with O_DIRECT, which the
+# guest's tmpfs does not have under kernel 6.1). Gateways A and B (java engine, own state directories, NVMe/TCP
+# and API ports, cntlid ranges) serve the same image as one namespace (same NQN, NGUID and UUID) with
+# "exclusiveLock": A's listener optimized, B's non-optimized; the Linux host's native multipath joins them.
+#   1. two paths, one optimized; the image's exclusive lock is A's Ceph client's (rbd lock ls, rbd status)
+#   2. reservations: this host registers and acquires Write Exclusive through path A (its controller's char
+#      device: the command goes down that path only), Reservation Report through path B shows it; a second host
+#      (its own host NQN and host ID) connected to B is refused writes (Reservation Conflict) and allowed reads;
+#      the release through B is seen through A
+#   3. fio verify while A gets SIGKILL; B is made optimized through its REST API (as a cluster manager does: it
+#      breaks the dead A's lock once Ceph's watch timeout has passed) and the host fails over; 0 verify errors;
+#      the lock is B's client's
+#   4. B steps down (gives the lock up), A restarts with the same config and state directory, takes the lock
+#      and is the host's optimized path again; writes go through A
+# The cluster is stopped at the end. Uses suite.sh's gateway helpers (ana_use, ana_put, ... with GW=rbd).
+RBD_NQN=nqn.2026-12.io.nvmf4j:e2e-rbd RBD_A_PORT=4450 RBD_B_PORT=4451 RBD_A_API=8450 RBD_B_API=8451
+RBD_IMAGE=e2e RBD_MIB=256 RBD_CLUSTER=$WORK/ceph
+RBD_CONNECT=(--reconnect-delay=1 --ctrl-loss-tmo=600 --keep-alive-tmo=5)
+RBD_FIO_BYTES=$((128 << 20))          # fio verify over the first 128 MiB (through Ceph under TCG)
+
+rbd_admin() { timeout 300 rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" "$@"; }
+rbd_config() { # instance nvme-port api-port min-cntlid state-of-group-1 : writes $WORK/rbd-<instance>.json
+  cat > "$WORK/rbd-$1.json" <<JSON
+{"engine": "java", "cores": 1, "idleStrategy": "${E2E_IDLE:-backoff}", "api": {"port": $3},
+ "bdevs": [{"name": "ceph0", "type": "rbd", "blockSize": 4096, "pool": "$CEPH_POOL", "image": "$RBD_IMAGE",
+   "cephConf": "$CEPH_CONF", "clientName": "$CEPH_CLIENT", "keyring": "$CEPH_KEYRING", "timeoutSeconds": 120,
+   "exclusiveLock": true}],
+ "subsystems": [{"nqn": "$RBD_NQN", "serial": "NVMF4JRBD0001", "model": "nvmf4j-e2e-rbd", "allowAnyHost": true,
+   "maxNamespaces": 8, "minCntlid": $4, "maxCntlid": $(($4 + 99)),
+   "namespaces": [{"nsid": 1, "bdev": "ceph0", "anaGroup": 1, "nguid": "6e766d66346a0016e000000000000001",
+                   "uuid": "6e766d66-346a-4016-e000-000000000001"}],
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $2, "anaStates": {"1": "$5"}}]}]}
+JSON
+  cp "$WORK/rbd-$1.json" "$RES/rbd-config-$1.json"
+}
+rbd_clients() { # the Ceph client ids watching the image (rbd status), one a line
+  rbd_admin status "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null | jq -r '[.watchers[].client] | unique[]'
+}
+rbd_locker() { # the Ceph client holding the image's exclusive lock (client.N), or "none"
+  rbd_admin lock ls "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null | jq -r '[.[]?.locker] | first // "none"'
+}
+rbd_lock_check() { # check-name expected-locker(client.N|none) what : rbd lock ls (and rbd status) show it
+  local got
+  C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
+  { rbd_admin lock ls "$CEPH_POOL/$RBD_IMAGE"; rbd_admin status "$CEPH_POOL/$RBD_IMAGE"; } > "$OUTF" 2>&1
+  got=$(rbd_locker)
+  expect "exclusive lock owner" "$got" "$2"
+  verdict 0 "rbd lock ls: $got ($3); rbd status: $(grep -c 'watcher=' "$OUTF") watch(es) by $(rbd_clients | sed 's/^/client./' | tr '\n' ' ')"
+}
+rbd_new_client() { # clients-before : the one client id that is not in the list given
+  rbd_clients | grep -vxF -f <(tr ' ' '\n' <<< "$1" | grep .) | head -n 1
+}
+host_b_ctrl() { # the controller of the second host (its host NQN) in the subsystem
+  local c
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat "$c/subsysnqn" 2> /dev/null)" = "$RBD_NQN" ] && [ "$(cat "$c/hostnqn" 2> /dev/null)" = "$RESV_B_NQN" ] &&
+      { echo "${c##*/}"; return 0; }
+  done
+  return 1
+}
+passthru_args() { # ctrl read|write : nvme io-passthru of one 4 KiB block at LBA 8 of nsid 1 through that controller
+  # only (its char device); into the array PT (cli runs a program, not a function)
+  PT=(nvme io-passthru "/dev/$1" --namespace-id=1 --data-len=4096 --cdw10=8 --cdw12=0)
+  if [ "$2" = write ]; then PT+=(--opcode=0x01 --write --input-file="$WORK/rbd-block"); else PT+=(--opcode=0x02 --read); fi
+}
+
+rbd_reservations() { # A and B connected: Write Exclusive through A seen through B, a second host fenced
+  local p=rbd/resv ca=/dev/$RBD_CTRL_A cb=/dev/$RBD_CTRL_B ida hb rc
+  local hostb=(--hostnqn="$RESV_B_NQN" --hostid="$RESV_B_ID")
+  hdr "rbd: reservations through one gateway seen through the other, a second host fenced"
+  head -c 4096 /dev/urandom > "$WORK/rbd-block"
+  ida=$(tr -d '-' < "/sys/class/nvme/$RBD_CTRL_A/hostid")
+  # a controller's char device with one namespace takes I/O commands for it (the kernel's deprecated
+  # NVME_IOCTL_IO_CMD there): each command goes down that path, not the multipath head's choice
+  resv_cmd $p/register-via-A ok nvme resv-register "$ca" --namespace-id=1 --nrkey=0xa1 --rrega=0
+  resv_cmd $p/acquire-write-exclusive-via-A ok nvme resv-acquire "$ca" --namespace-id=1 --crkey=0xa1 --rtype=1 --racqa=0
+  resv_report $p/report-via-B "$cb" 1 1 "$ida"
+  resv_report $p/report-via-A "$ca" 1 1 "$ida"
+
+  C=$p/connect-host-b OUTF=$RES/cli/rbd-connect-host-b.txt BAD=""
+  # --duplicate-connect: nvme-cli refuses a second connection to the same port and subsystem ("already
+  # connected") whatever the host NQN; the kernel only refuses one of the same host
+  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $RBD_B_PORT -n "$RBD_NQN" "${hostb[@]}" --duplicate-connect \
+    "${RBD_CONNECT[@]}" > "$OUTF" 2>&1; rc=$?
+  wait_for 20 host_b_ctrl || BAD="no controller with host NQN $RESV_B_NQN"
+  hb=$(host_b_ctrl)
+  verdict $rc "second host ($RESV_B_NQN, host ID $RESV_B_ID) connected to gateway B: ${hb:-none}"
+  [ -n "$hb" ] || return 1
+  resv_cmd $p/host-b-register-via-B ok nvme resv-register "/dev/$hb" --namespace-id=1 --nrkey=0xb2 --rrega=0
+  resv_report $p/report-two-registrants-via-A "$ca" 1 2 "$ida"
+  resv_cmd $p/host-b-acquire-refused conflict nvme resv-acquire "/dev/$hb" --namespace-id=1 --crkey=0xb2 --rtype=1 --racqa=0
+  passthru_args "$hb" write; resv_cmd $p/host-b-write-fenced conflict "${PT[@]}"
+  passthru_args "$hb" read; resv_cmd $p/host-b-read-allowed ok "${PT[@]}"
+  # this host, the holder, releases through B; A's controller sees no reservation any more
+  resv_cmd $p/release-via-B ok nvme resv-release "$cb" --namespace-id=1 --crkey=0xa1 --rtype=1 --rrela=0
+  resv_report $p/report-released-via-A "$ca" 0 2 -
+  resv_cmd $p/host-b-unregister ok nvme resv-register "/dev/$hb" --namespace-id=1 --crkey=0xb2 --rrega=1
+  resv_cmd $p/unregister-via-A ok nvme resv-register "$ca" --namespace-id=1 --crkey=0xa1 --rrega=1
+  resv_report $p/report-empty-via-B "$cb" 0 0 -
+  cli $p/disconnect-host-b nvme disconnect -d "$hb"; rc=$?
+  wait_for 10 eval '! host_b_ctrl > /dev/null' || BAD="controller $hb still present"
+  verdict $rc "$(head -n 1 "$OUTF")"
+}
+
+rbd_scenarios() { # both gateways running
+  local t fio_pid rc base
+  T=nvmf4j TR=tcp ADDR=127.0.0.1 NQN=$RBD_NQN NS_IDS=1
+  PORT=$RBD_A_PORT; connect rbd/connect-A "${RBD_CONNECT[@]}" || return 1; RBD_CTRL_A=$CTRL
+  PORT=$RBD_B_PORT; connect rbd/connect-B "${RBD_CONNECT[@]}" || return 1; RBD_CTRL_B=$CTRL
+  RBD_DEV=${DEV[1]}
+  C=rbd/two-paths OUTF=$RES/cli/rbd-list-subsys.txt BAD=""
+  wait_for 10 ana_path_is "$RBD_CTRL_B" non-optimized
+  nvme list-subsys "$RBD_DEV" > "$OUTF" 2>&1; rc=$?
+  cat "$OUTF"
+  expect "namespace heads" "$(nvme_ns_devs "$RBD_NQN" | wc -l)" 1
+  expect "path A ($RBD_CTRL_A)" "$(ana_path_state "$RBD_CTRL_A")" optimized
+  expect "path B ($RBD_CTRL_B)" "$(ana_path_state "$RBD_CTRL_B")" non-optimized
+  grep -q "trsvcid=$RBD_A_PORT.* optimized" "$OUTF" || BAD+="${BAD:+; }list-subsys shows no optimized path A"
+  grep -q "trsvcid=$RBD_B_PORT.* non-optimized" "$OUTF" || BAD+="${BAD:+; }list-subsys shows no non-optimized path B"
+  verdict $rc "$RBD_DEV ($(($(blockdev --getsize64 "$RBD_DEV") >> 20)) MiB, RBD $CEPH_POOL/$RBD_IMAGE): one head over $RBD_CTRL_A (optimized) and $RBD_CTRL_B (non-optimized)"
+  ana_write_moves rbd/io-on-optimized A B
+
+  rbd_reservations || skip rbd/resv/remaining "not run: the second host did not connect"
+
+  hdr "rbd: fio verify while the optimized gateway A is killed (SIGKILL); B made optimized through its API"
+  t=$(now_us)
+  base=$(ana_written A)
+  ( fio_verify rbd/failover-fio-verify "$RBD_DEV" "$RBD_FIO_BYTES" ) & fio_pid=$!
+  until [ "$(ana_written A)" -gt $((${base:-0} + (8 << 20))) ] || ! kill -0 $fio_pid 2> /dev/null; do sleep 0.2; done
+  C=rbd/kill-A OUTF=$RES/cli/rbd-kill.txt BAD=""
+  kill -0 $fio_pid 2> /dev/null || BAD="fio ended before the kill"
+  ana_use A; kill -KILL "$JPID"; wait_for 10 gone "$JPID"; wait "$SVC_PID" 2> /dev/null; SVC_PID="" JPID=""; ana_keep A
+  metric rbd_kill_after_fio_start_s "$(secs_since "$t")" s
+  verdict 0 "gateway A killed (SIGKILL) $(secs_since "$t")s into fio verify; path B: $(ana_path_state "$RBD_CTRL_B")"
+  C=rbd/B-optimized OUTF=$RES/cli/rbd-b-optimized.txt BAD=""
+  local t1; t1=$(now_us)
+  ana_put B optimized > "$OUTF" 2>&1; rc=$?
+  metric rbd_b_takeover_s "$(secs_since "$t1")" s
+  wait_for 30 ana_path_is "$RBD_CTRL_B" optimized || BAD="the host still sees B as $(ana_path_state "$RBD_CTRL_B")"
+  verdict $rc "PUT .../ana/1 optimized on B answered in $(secs_since "$t1")s (B holds the lock); the host saw the change on $RBD_CTRL_B"
+  rbd_lock_check rbd/lock-moved-to-B "client.$RBD_CLIENT_B" "gateway B's client; A's broken"
+  wait $fio_pid; rc=$?
+  grep 'rbd/failover-fio-verify' "$RES/results.tsv" | tail -n 1 | grep -q PASS || rc=1
+  C=rbd/failover OUTF=$RES/cli/rbd-failover.txt BAD=""
+  { ctrl_state_of "$RBD_CTRL_A"; dmesg | tail -n 20; } > "$OUTF" 2>&1
+  expect "fio verify rc" "$rc" 0
+  expect_true "$RBD_CTRL_A state" "$(ctrl_state_of "$RBD_CTRL_A"), not reconnecting" \
+    grep -qE '^(connecting|resetting)$' <<< "$(ctrl_state_of "$RBD_CTRL_A")"
+  verdict 0 "fio verify finished with 0 errors through gateway B after A died ($(secs_since "$t")s)"
+  ana_write_moves rbd/io-on-B B A
+
+  hdr "rbd: B steps down (gives the lock up), A comes back and takes its place"
+  C=rbd/B-steps-down OUTF=$RES/cli/rbd-b-down.txt BAD=""
+  ana_put B non-optimized > "$OUTF" 2>&1; rc=$?
+  expect "exclusive lock owner" "$(rbd_locker)" none
+  verdict $rc "PUT .../ana/1 non-optimized on B: B released the lock"
+  local before; before=$(rbd_clients | tr '\n' ' ')
+  ana_use A; svc_start rbd/restart-A || return 1; ana_keep A
+  t=$(now_us)
+  RBD_CLIENT_A=$(rbd_new_client "$before")
+  C=rbd/A-back OUTF=$RES/cli/rbd-a-back.txt BAD=""
+  wait_for 120 eval '[ "$(ctrl_state_of "$RBD_CTRL_A")" = live ]' || BAD="$RBD_CTRL_A is $(ctrl_state_of "$RBD_CTRL_A")"
+  wait_for 30 ana_path_is "$RBD_CTRL_A" optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$RBD_CTRL_A")"
+  ana_path_is "$RBD_CTRL_B" non-optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$RBD_CTRL_B")"
+  svc_log_now | grep -q 'breaking its lock' && BAD+="${BAD:+; }A broke a lock on its return"
+  verdict 0 "$RBD_CTRL_A live and optimized again $(secs_since "$t")s after A restarted (same config and state directory); B non-optimized"
+  rbd_lock_check rbd/lock-back-on-A "client.${RBD_CLIENT_A:-?}" "the restarted gateway A's new client, taken without breaking"
+  ana_write_moves rbd/io-back-on-A A B
+  cli rbd/disconnect nvme disconnect -n "$RBD_NQN"; rc=$?
+  wait_for 10 eval '[ -z "$(nvme_ns_devs "$RBD_NQN")" ]' || BAD="namespace head still present"
+  verdict $rc "$(head -n 1 "$OUTF")"
+}
+
+rbd_part() {
+  local saved=("$SVC_LOG" "${SVC_STATE:-}" "${SVC_CONFIG:-}" "${SVC_PORT:-}" "$SVC_START_TIMEOUT") t rc before
+  GW=rbd
+  hdr "rbd: a Ceph cluster in the guest, two nvmf4j gateways on one RBD image, native multipath"
+  C=rbd/ceph-start OUTF=$RES/rbd-ceph-start.log BAD=""
+  t=$(now_us)
+  rm -rf "$RBD_CLUSTER"
+  CEPH_OBJECTSTORE=memstore CEPH_MEMSTORE_BYTES=$((768 << 20)) CEPH_TIMEOUT=300 timeout 900 \
+    "$REPO/e2e/ceph/cluster.sh" start "$RBD_CLUSTER" > "$WORK/rbd-ceph.env" 2> "$OUTF"; rc=$?
+  # shellcheck disable=SC1091 # KEY=VALUE lines of cluster.sh
+  [ $rc != 0 ] || . "$WORK/rbd-ceph.env"
+  metric rbd_ceph_start_s "$(secs_since "$t")" s
+  ERRF=$OUTF verdict $rc "one monitor (${CEPH_MON:-?}) and one OSD (memstore) on 127.0.0.1 in the guest, pool ${CEPH_POOL:-?}, in $(secs_since "$t")s"
+  if [ $rc = 0 ]; then
+    cli rbd/image rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" create "$CEPH_POOL/$RBD_IMAGE" \
+      --size "${RBD_MIB}M"; rc=$?
+    rbd_admin info "$CEPH_POOL/$RBD_IMAGE" > "$OUTF" 2>&1
+    grep -q '^[[:space:]]*features:.*exclusive-lock' "$OUTF" || BAD="no exclusive-lock feature: $(grep features "$OUTF")"
+    verdict $rc "$CEPH_POOL/$RBD_IMAGE: $RBD_MIB MiB, features $(sed -n 's/^[[:space:]]*features: //p' "$OUTF")"
+  fi
+  if [ $rc = 0 ]; then
+    SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 4))   # two JVMs and Ceph on the guest's 2 vCPUs under TCG
+    rbd_config A $RBD_A_PORT $RBD_A_API 1 optimized
+    rbd_config B $RBD_B_PORT $RBD_B_API 101 non-optimized
+    rm -rf "$WORK/rbd-state-A" "$WORK/rbd-state-B"
+    ana_use A; : > "$SVC_LOG"
+    if svc_start rbd/start-A; then
+      ana_keep A
+      RBD_CLIENT_A=$(rbd_clients | head -n 1)
+      rbd_lock_check rbd/lock-on-A "client.${RBD_CLIENT_A:-?}" "gateway A's client: it started optimized"
+      before=$(rbd_clients | tr '\n' ' ')
+      ana_use B; : > "$SVC_LOG"
+      if svc_start rbd/start-B; then
+        ana_keep B
+        RBD_CLIENT_B=$(rbd_new_client "$before")
+        rbd_scenarios || skip rbd/remaining "not run: an earlier rbd check failed (see above)"
+        timeout 60 nvme disconnect -n "$RBD_NQN" > /dev/null 2>&1
+        ana_use B; [ -z "$SVC_PID" ] || svc_stop rbd/stop-B
+      fi
+      ana_use A; [ -z "$SVC_PID" ] || svc_stop rbd/stop-A
+    fi
+  fi
+  C=rbd/ceph-stop OUTF=$RES/rbd-ceph-stop.log BAD=""
+  timeout 300 "$REPO/e2e/ceph/cluster.sh" stop "$RBD_CLUSTER" > "$OUTF" 2>&1; rc=$?
+  [ ! -e "$RBD_CLUSTER" ] || BAD="$RBD_CLUSTER still there"
+  pgrep -f "$RBD_CLUSTER/ceph.conf" > /dev/null && BAD+="${BAD:+; }Ceph daemons still running: $(pgrep -af "$RBD_CLUSTER/ceph.conf" | tr '\n' ' ')"
+  verdict $rc "cluster stopped and removed"
+  GW=ana SVC_LOG=${saved[0]} SVC_START_TIMEOUT=${saved[4]}
+  if [ -n "${saved[1]}" ]; then SVC_STATE=${saved[1]}; else unset SVC_STATE; fi
+  if [ -n "${saved[2]}" ]; then SVC_CONFIG=${saved[2]}; else unset SVC_CONFIG; fi
+  if [ -n "${saved[3]}" ]; then SVC_PORT=${saved[3]}; else unset SVC_PORT; fi
+}
