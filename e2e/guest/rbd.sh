@@ -79,29 +79,39 @@ rbd_reservations() { # A and B connected: Write Exclusive through A seen through
   resv_report $p/report-via-B "$cb" 1 1 "$ida"
   resv_report $p/report-via-A "$ca" 1 1 "$ida"
 
+  # one host at a time on gateway B's port, as in the main suite's reservation checks: nvme-cli 2.3 refuses
+  # a second connection to one address, port and subsystem ("already connected") whatever the host NQN, so
+  # this host's path through B goes while the second host uses B; path A and the reservation stay
+  cli $p/disconnect-path-B nvme disconnect -d "$RBD_CTRL_B"; rc=$?
+  wait_for 10 eval '[ ! -e "/sys/class/nvme/$RBD_CTRL_B" ]' || BAD="controller $RBD_CTRL_B still present"
+  verdict $rc "this host's path through gateway B ($RBD_CTRL_B) disconnected; path A holds the reservation"
   C=$p/connect-host-b OUTF=$RES/cli/rbd-connect-host-b.txt BAD=""
-  # --duplicate-connect: nvme-cli refuses a second connection to the same port and subsystem ("already
-  # connected") whatever the host NQN; the kernel only refuses one of the same host
-  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $RBD_B_PORT -n "$RBD_NQN" "${hostb[@]}" --duplicate-connect \
+  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $RBD_B_PORT -n "$RBD_NQN" "${hostb[@]}" \
     "${RBD_CONNECT[@]}" > "$OUTF" 2>&1; rc=$?
   wait_for 20 host_b_ctrl || BAD="no controller with host NQN $RESV_B_NQN"
   hb=$(host_b_ctrl)
   verdict $rc "second host ($RESV_B_NQN, host ID $RESV_B_ID) connected to gateway B: ${hb:-none}"
   [ -n "$hb" ] || return 1
+  resv_report $p/report-via-B-host-b "/dev/$hb" 1 1 "$ida"
   resv_cmd $p/host-b-register-via-B ok nvme resv-register "/dev/$hb" --namespace-id=1 --nrkey=0xb2 --rrega=0
   resv_report $p/report-two-registrants-via-A "$ca" 1 2 "$ida"
   resv_cmd $p/host-b-acquire-refused conflict nvme resv-acquire "/dev/$hb" --namespace-id=1 --crkey=0xb2 --rtype=1 --racqa=0
   passthru_args "$hb" write; resv_cmd $p/host-b-write-fenced conflict "${PT[@]}"
   passthru_args "$hb" read; resv_cmd $p/host-b-read-allowed ok "${PT[@]}"
-  # this host, the holder, releases through B; A's controller sees no reservation any more
-  resv_cmd $p/release-via-B ok nvme resv-release "$cb" --namespace-id=1 --crkey=0xa1 --rtype=1 --rrela=0
-  resv_report $p/report-released-via-A "$ca" 0 2 -
   resv_cmd $p/host-b-unregister ok nvme resv-register "/dev/$hb" --namespace-id=1 --crkey=0xb2 --rrega=1
-  resv_cmd $p/unregister-via-A ok nvme resv-register "$ca" --namespace-id=1 --crkey=0xa1 --rrega=1
-  resv_report $p/report-empty-via-B "$cb" 0 0 -
-  cli $p/disconnect-host-b nvme disconnect -d "$hb"; rc=$?
+  resv_report $p/report-one-registrant-via-A "$ca" 1 1 "$ida"
+  C=$p/disconnect-host-b OUTF=$RES/cli/rbd-disconnect-host-b.txt BAD=""
+  nvme disconnect -d "$hb" > "$OUTF" 2>&1; rc=$?
   wait_for 10 eval '! host_b_ctrl > /dev/null' || BAD="controller $hb still present"
   verdict $rc "$(head -n 1 "$OUTF")"
+  # this host's path through B again; the holder releases through it, A's controller sees no reservation
+  PORT=$RBD_B_PORT; connect $p/reconnect-path-B "${RBD_CONNECT[@]}" || return 1; RBD_CTRL_B=$CTRL
+  cb=/dev/$RBD_CTRL_B
+  wait_for 10 ana_path_is "$RBD_CTRL_B" non-optimized
+  resv_cmd $p/release-via-B ok nvme resv-release "$cb" --namespace-id=1 --crkey=0xa1 --rtype=1 --rrela=0
+  resv_report $p/report-released-via-A "$ca" 0 1 -
+  resv_cmd $p/unregister-via-A ok nvme resv-register "$ca" --namespace-id=1 --crkey=0xa1 --rrega=1
+  resv_report $p/report-empty-via-B "$cb" 0 0 -
 }
 
 rbd_scenarios() { # both gateways running
