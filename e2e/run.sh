@@ -89,7 +89,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 # auth and tls need the 6.12 guest: part of the default only with --suite trixie
-[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,fuzzrdma,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
+[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
   case $part in nvmet|tcp|rdma|spdk|ana|rbd|fuzzrdma|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, fuzzrdma, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done

@@ -46,7 +46,7 @@ LAUNCHER=${E2E_LAUNCHER:-$REPO/bin/nvmf4j-target}
 SVC_LOG=$RES/nvmf4j-service.log
 SVC_START_TIMEOUT=180
 mkdir -p "$WORK"
-want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana,fuzzrdma}," == *",$1,"* ]]; }   # part selected (run.sh --only)
+want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma}," == *",$1,"* ]]; }   # part selected (run.sh --only)
 # a part left out with --only leaves no row: only what was meant to run is counted (a skip is for what could not)
 unselected() { echo "$1: not selected (--only $E2E_ONLY)"; }
 # a tmpfs of its own: nvmet's file backend takes the block size from the filesystem (9p/overlay report 1)
