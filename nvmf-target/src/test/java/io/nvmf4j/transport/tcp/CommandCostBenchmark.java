@@ -112,13 +112,13 @@ public class CommandCostBenchmark {
         }
     }
 
-    private static void send(EmbeddedChannel ch, byte[] pdu) {
+    static void send(EmbeddedChannel ch, byte[] pdu) {
         ch.writeInbound(Unpooled.wrappedBuffer(pdu));
         drain(ch);
     }
 
     /** Sends a Connect and returns the controller id of its response. */
-    private static int connect(EmbeddedChannel ch, int qid, int cntlid) {
+    static int connect(EmbeddedChannel ch, int qid, int cntlid) {
         ch.writeInbound(Unpooled.wrappedBuffer(PduCodec.encode(TcpPdu.CAPSULE_CMD, 0, TcpPduFuzz.connect(qid, 31, cntlid),
             TcpPduFuzz.connectData(cntlid), false, false)));
         ByteBuf resp = ch.readOutbound();
@@ -134,7 +134,7 @@ public class CommandCostBenchmark {
         }
     }
 
-    private static int drain(EmbeddedChannel ch) {
+    static int drain(EmbeddedChannel ch) {
         int n = 0;
         for (Object o = ch.readOutbound(); o != null; o = ch.readOutbound()) {
             ReferenceCountUtil.release(o);

@@ -3,7 +3,6 @@ package io.nvmf4j.transport.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.util.ReferenceCountUtil;
 import io.nvmf4j.NvmfTarget;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
@@ -30,6 +29,10 @@ import org.openjdk.jmh.annotations.Warmup;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.nvmf4j.transport.tcp.CommandCostBenchmark.connect;
+import static io.nvmf4j.transport.tcp.CommandCostBenchmark.drain;
+import static io.nvmf4j.transport.tcp.CommandCostBenchmark.send;
 
 /**
  * Scaling over poll groups without a load generator (issue 11, item 5): one running target (one controller,
@@ -125,36 +128,5 @@ public class PollGroupScalingBenchmark {
     @Benchmark
     public int read4k(IoQueue q) {
         return q.read4k();
-    }
-
-    private static void send(EmbeddedChannel ch, byte[] pdu) {
-        ch.writeInbound(Unpooled.wrappedBuffer(pdu));
-        drain(ch);
-    }
-
-    private static int connect(EmbeddedChannel ch, int qid, int cntlid) {
-        ch.writeInbound(Unpooled.wrappedBuffer(PduCodec.encode(TcpPdu.CAPSULE_CMD, 0,
-            TcpPduFuzz.connect(qid, 31, cntlid), TcpPduFuzz.connectData(cntlid), false, false)));
-        ByteBuf resp = ch.readOutbound();
-        try {
-            int status = resp.getUnsignedShortLE(TcpPdu.CH_SIZE + 14) >> 1;
-            if (resp.getUnsignedByte(0) != TcpPdu.CAPSULE_RESP || status != 0) {
-                throw new IllegalStateException("Connect of queue " + qid + " refused: status 0x"
-                    + Integer.toHexString(status));
-            }
-            return resp.getUnsignedShortLE(TcpPdu.CH_SIZE);
-        } finally {
-            resp.release();
-            drain(ch);
-        }
-    }
-
-    private static int drain(EmbeddedChannel ch) {
-        int n = 0;
-        for (Object o = ch.readOutbound(); o != null; o = ch.readOutbound()) {
-            ReferenceCountUtil.release(o);
-            n++;
-        }
-        return n;
     }
 }
