@@ -14,6 +14,13 @@
 #   --rounds N          rounds (default 3)
 #   --time S            seconds per measurement (default 10)
 #   --warmup S          spdk_nvme_perf warm-up before each measurement, seconds (default 2)
+#   --syscalls          also count, in each measurement, the system calls of the target and of spdk_nvme_perf
+#                       per I/O (Linux perf's syscall tracepoints, needs root and linux-perf): epoll, socket
+#                       reads and writes, all; a table of the medians (syscalls.tsv holds every count)
+#   --start-warmup S    after each target starts, S seconds of 4 KiB random reads and S of 4 KiB random
+#                       writes at QD 32 that are not measured (default 4; every target gets it): a JVM target
+#                       runs interpreted and compiles its hot paths in its first seconds, and without this
+#                       the first row measured (QD 1) would measure the JIT, not the target
 #   --rows LIST         comma-separated rows (default qd1,qd32,w4k,r128k,w128k): qd1 (4 KiB randread
 #                       QD1), qd32 (4 KiB randread QD32), w4k (4 KiB randwrite QD32), r128k (128 KiB
 #                       randread QD8), w128k (128 KiB randwrite QD8); qdN: 4 KiB randread at QD N (1-128);
@@ -66,14 +73,14 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"
 die() { echo "engines.sh: $*" >&2; exit 2; }
 log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ROUNDS=3 TIME=10 WARMUP=2 ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
+ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
 MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines TLS=0
 ROWS_SET=0
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
-    --smoke|--no-huge|--sweep|--tls|-h|--help) ;;
-    --rounds|--time|--warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref)
+    --smoke|--no-huge|--sweep|--tls|--syscalls|-h|--help) ;;
+    --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
   esac
@@ -81,6 +88,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=$val ;;
     --time) TIME=$val ;;
     --warmup) WARMUP=$val ;;
+    --start-warmup) START_WARMUP=$val ;;
     --rows) ROWS=$val ROWS_SET=1 ;;
     --targets) TARGETS=$val ;;
     --malloc-mb) MALLOC_MB=$val ;;
@@ -95,7 +103,8 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1,2,4,8,16,32,64 ;;
     --sweep-qd) SWEEP=$val ;;
     --java-ref) REFS+=${REFS:+,}$val ;;
-    --smoke) ROUNDS=1 TIME=2 WARMUP=0 ROWS=qd1 ROWS_SET=1 ;;
+    --syscalls) SYSCALLS=1 ;;
+    --smoke) ROUNDS=1 TIME=2 WARMUP=0 START_WARMUP=0 ROWS=qd1 ROWS_SET=1 ;;
     --tls) TLS=1 ;;
     -h|--help) usage 0 ;;
   esac
@@ -119,6 +128,7 @@ for n in rounds:ROUNDS time:TIME malloc-mb:MALLOC_MB block-size:BS mem-mb:MEM_MB
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${n%%:*} takes a positive whole number, not '${!v}'"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "--warmup takes whole seconds, not '$WARMUP'"
+[[ $START_WARMUP =~ ^[0-9]+$ ]] || die "--start-warmup takes whole seconds, not '$START_WARMUP'"
 [ $((BS & (BS - 1))) = 0 ] && [ "$BS" -ge 512 ] || die "--block-size must be a power of two of at least 512"
 IFS=, read -ra ROW_LIST <<< "$ROWS"
 for r in "${ROW_LIST[@]}"; do row_known "$r" || die "unknown row '$r' (rows: qd1, qd32, w4k, r128k, w128k, qdN with N 1-128, qdNxP with P 1-8)"; done
@@ -171,6 +181,7 @@ for f in "$PERF" "$NVMF_TGT" "$RPC_PY"; do [ -x "$f" ] || die "$f is missing (an
 [ -d "$ROOT/mgmt-api/target/classes" ] && [ -d "$ROOT/mgmt-api/target/lib" ] ||
   die "no nvmf4j build under $ROOT/mgmt-api/target: build first (mvn -q -DskipTests package)"
 command -v python3 > /dev/null && command -v taskset > /dev/null || die "needs python3 (rpc.py) and taskset"
+[ -z "$SYSCALLS" ] || type -P perf > /dev/null || die "--syscalls needs Linux perf (apt-get install linux-perf)"
 
 TMP=$(mktemp -d)
 PIDS=()              # every process this script started and has not yet seen exit
@@ -376,11 +387,16 @@ perf() {
   [[ $3 == */* ]] && np=${3#*/}
   RES=""
   [ -z "$TLS_PERF" ] || { tls=(-S ssl --psk-path "$PSK"); host=" hostnqn:$TLS_HOSTNQN"; }
-  "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$qd" -P "$np" -t "$4" -a "$5" -L "${tls[@]}" \
+  local lb=()          # --syscalls watches for the start of the I/O in its output: line-buffered
+  [ -z "$SYSCALLS" ] || lb=(stdbuf -oL)
+  "${lb[@]}" "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$qd" -P "$np" -t "$4" -a "$5" -L "${tls[@]}" \
     -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN$host" > "$TMP/perf.out" 2>&1 &
   p=$!; PIDS+=("$p")
+  local c=""
+  if [ -n "$SYSCALLS" ] && [ -n "${ROW:-}" ]; then count_syscalls "$p" "$4" "$5" & c=$!; fi
   wait "$p"; rc=$?
   forget_pid "$p"
+  [ -z "$c" ] || wait "$c"
   cat "$TMP/perf.out" >> "$LOG"
   [ $rc = 0 ] || return 0
   # "Total : IOPS MiB/s Average min max", then -L's "Summary latency data" with lines " 99.00000% :  45.123us"
@@ -389,10 +405,31 @@ perf() {
              END {if (t != "") print t, (p == "" ? "-" : p)}' "$TMP/perf.out")
 }
 
+# count_syscalls PERF_PID SECONDS WARMUP: with --syscalls, once spdk_nvme_perf has begun its I/O and its
+# warm-up is over, counts for SECONDS - 1 seconds the system calls of the target ($TPID) and of spdk_nvme_perf,
+# each by Linux perf's tracepoints; appends "round target row side event count seconds" to syscalls.tsv
+SYSCALL_EVENTS=raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait
+SYSCALL_EVENTS+=,syscalls:sys_enter_read,syscalls:sys_enter_readv,syscalls:sys_enter_recvfrom,syscalls:sys_enter_recvmsg
+SYSCALL_EVENTS+=,syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_sendto,syscalls:sys_enter_sendmsg
+count_syscalls() {
+  local w=$(( $2 > 2 ? $2 - 1 : 1 )) i side pid
+  for ((i = 0; i < 200; i++)); do grep -q "Initialization complete" "$TMP/perf.out" 2> /dev/null && break; sleep 0.05; done
+  sleep "$3"; sleep 0.3
+  command perf stat -x, -e "$SYSCALL_EVENTS" -p "$TPID" -o "$TMP/sc-target.csv" -- sleep "$w" 2> /dev/null &
+  command perf stat -x, -e "$SYSCALL_EVENTS" -p "$1" -o "$TMP/sc-host.csv" -- sleep "$w" 2> /dev/null
+  wait
+  for side in target host; do
+    awk -F, -v pre="$ROUND_NO	$TARGET	$ROW	$side" -v w="$w" '$3 ~ /sys_enter/ && $1 ~ /^[0-9]+$/ {
+        e = $3; sub(/^.*sys_enter_?/, "", e); if (e == "") e = "all"; printf "%s\t%s\t%s\t%s\n", pre, e, $1, w }' \
+      "$TMP/sc-$side.csv" >> "$OUT/syscalls.tsv"
+  done
+}
+
 # ---------------------------------------------------------------------------------------------- measure
 log "SPDK $SPDK; memory: $MEMORY ($MEM_MB MiB per target, $PERF_MEM_MB MiB for spdk_nvme_perf)"
-log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) (${TARGET_LIST[*]}) x ${#ROW_LIST[@]} row(s) (${ROW_LIST[*]}), ${TIME} s each after ${WARMUP} s warm-up; malloc $MALLOC_MB MiB, ${BS}-byte blocks"
+log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) (${TARGET_LIST[*]}) x ${#ROW_LIST[@]} row(s) (${ROW_LIST[*]}), ${TIME} s each after ${WARMUP} s warm-up (and ${START_WARMUP} s of reads and of writes after each start); malloc $MALLOC_MB MiB, ${BS}-byte blocks"
 printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\tp99_us\n' > "$OUT/raw.tsv"
+[ -z "$SYSCALLS" ] || printf 'round\ttarget\trow\tside\tsyscall\tcount\tseconds\n' > "$OUT/syscalls.tsv"
 FAILED=0
 for ((round = 1; round <= ROUNDS; round++)); do
   n=${#TARGET_LIST[@]}
@@ -409,10 +446,15 @@ for ((round = 1; round <= ROUNDS; round++)); do
       *) start_nvmf4j "$t" ;;
     esac
     up=$?
+    if [ $up = 0 ] && [ "$START_WARMUP" -gt 0 ]; then     # not measured: see --start-warmup
+      perf randread 4096 32 "$START_WARMUP" 0
+      perf randwrite 4096 32 "$START_WARMUP" 0
+    fi
     for r in "${ROW_LIST[@]}"; do
-      RES=""
+      RES="" ROUND_NO=$round TARGET=$t ROW=$r
       # shellcheck disable=SC2086 # ROW_ARGS holds three words
       [ $up = 0 ] && perf ${ROW_ARGS[$r]} "$TIME" "$WARMUP"
+      ROW=""
       res=$RES
       if [ -z "$res" ]; then
         FAILED=1
@@ -510,6 +552,38 @@ stats() { # median|best iops|lat|sweep
       }
     }' "$OUT/raw.tsv"
 }
+# syscall_table: from syscalls.tsv and raw.tsv, per row and target the median over the rounds of each side's
+# system calls per I/O (count / (IOPS x seconds counted)): all, epoll_wait+epoll_pwait, read+readv+recvfrom+
+# recvmsg, write+writev+sendto+sendmsg
+syscall_table() {
+  awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
+      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" '
+    function med(k,   n, v, i, j, x) {
+      n = split(vals[k], v, " "); if (n == 0) return "-"
+      for (i = 2; i <= n; i++) { x = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+      return sprintf("%.2f", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
+    }
+    FNR == 1 { f++; next }
+    f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }
+    {
+      io = iops[$1 SUBSEP $2 SUBSEP $3] * $7; if (io <= 0) next
+      g = $5 == "all" ? "all" : $5 ~ /^epoll/ ? "poll" : $5 ~ /^(read|readv|recvfrom|recvmsg)$/ ? "rd" : "wr"
+      sum[$1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP g] += $6 / io; seen[$1 SUBSEP $2 SUBSEP $3] = 1
+    }
+    END {
+      for (k in seen) { split(k, a, SUBSEP); for (s = 1; s <= 2; s++) for (gi = 1; gi <= 4; gi++) {
+        side = s == 1 ? "target" : "host"; g = gi == 1 ? "all" : gi == 2 ? "poll" : gi == 3 ? "rd" : "wr"
+        vals[a[2] SUBSEP a[3] SUBSEP side SUBSEP g] = vals[a[2] SUBSEP a[3] SUBSEP side SUBSEP g] " " (sum[k SUBSEP side SUBSEP g] + 0) } }
+      nr = split(rows, R, ","); nt = split(targets, T, ","); split(labels, L, ",")
+      printf "%-20s %-14s | %-31s | %s\n", "row", "target", "target: all / epoll / rd / wr", "spdk_nvme_perf: all / epoll / rd / wr"
+      for (r = 1; r <= nr; r++) for (t = 1; t <= nt; t++) {
+        b = T[t] SUBSEP R[r] SUBSEP
+        printf "%-20s %-14s | %6s / %6s / %6s / %6s | %6s / %6s / %6s / %6s\n", L[r], T[t],
+          med(b "target" SUBSEP "all"), med(b "target" SUBSEP "poll"), med(b "target" SUBSEP "rd"), med(b "target" SUBSEP "wr"),
+          med(b "host" SUBSEP "all"), med(b "host" SUBSEP "poll"), med(b "host" SUBSEP "rd"), med(b "host" SUBSEP "wr")
+      }
+    }' "$OUT/raw.tsv" "$OUT/syscalls.tsv"
+}
 {
   echo
   echo "spdk_nvme_perf on core 1 over NVMe/TCP 127.0.0.1, each target on core 0; memory: $MEMORY"
@@ -526,6 +600,11 @@ stats() { # median|best iops|lat|sweep
   echo
   echo "best of $ROUNDS round(s): mean / p99 latency, us"
   stats best lat
+  if [ -n "$SYSCALLS" ]; then
+    echo
+    echo "system calls per I/O, median of $ROUNDS round(s): all of them / epoll waits / socket reads / socket writes, of the target and of spdk_nvme_perf"
+    syscall_table
+  fi
   if [ ${#SWEEP_LIST[@]} -gt 0 ]; then
     stats median sweep > "$OUT/sweep.tsv"
     echo

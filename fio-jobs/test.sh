@@ -49,6 +49,7 @@ WANT_TEXT="needs a value" expect_rc "engines.sh: option without its value -> usa
 WANT_TEXT="queue depths 1-128" expect_rc "engines.sh: --sweep-qd 0 -> usage error" 2 "$ENGINES" --sweep-qd 1,0
 WANT_TEXT="is no commit" expect_rc "engines.sh: --java-ref of no commit -> usage error" 2 "$ENGINES" --java-ref no-such-ref-here
 WANT_TEXT="no --java-ref of this run" expect_rc "engines.sh: java@ target without its --java-ref -> usage error" 2 "$ENGINES" --targets java@1234567
+WANT_TEXT="whole seconds" expect_rc "engines.sh: --start-warmup 1.5 -> usage error" 2 "$ENGINES" --start-warmup 1.5
 WANT_TEXT="unknown option" expect_rc "bench.sh: unknown option -> usage error" 2 "$HERE/bench.sh" --nosuch
 WANT_TEXT="leaves out" expect_rc "bench.sh: --tls with --docs (no sweep, no plot) -> usage error" 2 "$HERE/bench.sh" --tls --docs
 if ! "$HERE/../spdk-jni/spdk-build.sh" > /dev/null 2> "$TMP/spdk.err"; then
@@ -99,6 +100,24 @@ else
   if grep -q "built java@$head in" "$TMP/bench.log" && ! git -C "$HERE/.." worktree list | grep -q "$TMP"
   then ok "bench.sh --smoke: java@$head built in a worktree that is gone after the run"
   else bad "bench.sh --smoke: worktree: $(grep -m1 'java@' "$TMP/bench.log"); $(git -C "$HERE/.." worktree list | grep "$TMP")"; fi
+  # --syscalls: the counts of both sides in syscalls.tsv, and the table of system calls per I/O
+  if ! type -P perf > /dev/null; then
+    echo "SKIP  engines.sh --syscalls: no Linux perf here (apt-get install linux-perf)"
+  else
+    "$ENGINES" --smoke --time 3 --targets nvmf_tgt,java --syscalls --out "$TMP/sc" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/sc.log" 2>&1
+    rc=$?
+    [ $rc = 0 ] && ok "engines.sh --syscalls: exit 0" || bad "engines.sh --syscalls: exit $rc: $(tail -n 5 "$TMP/sc.log" | tr '\n' ' ')"
+    for t in nvmf_tgt java; do
+      for side in target host; do
+        if awk -F'\t' -v t="$t" -v s="$side" '$2 == t && $4 == s && $5 == "all" && $6 > 0 {f = 1} END {exit !f}' "$TMP/sc/syscalls.tsv" 2> /dev/null
+        then ok "engines.sh --syscalls: $t's $side made system calls that were counted"
+        else bad "engines.sh --syscalls: no count of $t's $side: $(tr '\n' '|' < "$TMP/sc/syscalls.tsv" 2> /dev/null)"; fi
+      done
+    done
+    if awk '/^4k randread QD1 +java +\|/ && $6 + 0 > 0 {f = 1} END {exit !f}' "$TMP/sc/table.txt" 2> /dev/null
+    then ok "engines.sh --syscalls: the table of system calls per I/O printed"
+    else bad "engines.sh --syscalls: no table: $(grep -A 3 'system calls per I/O' "$TMP/sc/table.txt" 2> /dev/null | tr '\n' '|')"; fi
+  fi
 fi
 
 for i in 0 1; do
