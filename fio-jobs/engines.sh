@@ -33,7 +33,9 @@
 #                       reactors) and java-2c (cores 2: two poll groups, the JVM on cores 0 and 1), for the
 #                       scaling rows (qdNx2): they share core 1 with spdk_nvme_perf, so on a 2-core machine they
 #                       show what a second core gives under that contention; their ratio columns are to the
-#                       one-core target (java-2c/java)
+#                       one-core target (java-2c/java); and java+c2h: the java engine with tcp
+#                       c2hSuccessWithSqFlowControl, which ends a read with SUCCESS on its C2HData and no
+#                       CapsuleResp as nvmf_tgt does for spdk_nvme_perf (a host that keeps SQ flow control on)
 #   --tls               NVMe/TCP TLS 1.3 with a PSK as well: targets nvmf_tgt+tls (SPDK's nvmf_tgt, listener
 #                       --secure-channel, the host's PSK in its keyring: keyring_file_add_key,
 #                       nvmf_subsystem_add_host --psk) and java+tls (listener secureChannel required,
@@ -147,7 +149,7 @@ ROWS=$(IFS=,; echo "${ROW_LIST[*]}")
 
 # the targets: nvmf_tgt, spdk, java (this tree), java@<short sha> (a --java-ref); the root each nvmf4j
 # target's launcher runs from
-declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT [java-2c]=$ROOT [java+tls]=$ROOT) REF_OF=() REF_SHA=()
+declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT [java-2c]=$ROOT [java+tls]=$ROOT [java+c2h]=$ROOT) REF_OF=() REF_SHA=()
 REF_TARGETS=()
 if [ -n "$REFS" ]; then
   git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1 || die "--java-ref needs a git checkout; $ROOT is none"
@@ -164,9 +166,9 @@ elif [ "$TLS" = 1 ]; then TARGET_LIST=(nvmf_tgt nvmf_tgt+tls java java+tls "${RE
 else TARGET_LIST=(nvmf_tgt spdk java "${REF_TARGETS[@]}"); fi
 for t in "${TARGET_LIST[@]}"; do
   case $t in
-    nvmf_tgt|spdk|java|nvmf_tgt-2c|java-2c|nvmf_tgt+tls|java+tls) ;;
+    nvmf_tgt|spdk|java|nvmf_tgt-2c|java-2c|nvmf_tgt+tls|java+tls|java+c2h) ;;
     java@*) [ -n "${REF_SHA[$t]:-}" ] || die "target '$t' is no --java-ref of this run (their targets: ${REF_TARGETS[*]:-none})" ;;
-    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, nvmf_tgt+tls, java+tls, java@<short sha> of a --java-ref)" ;;
+    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, nvmf_tgt+tls, java+tls, java+c2h, java@<short sha> of a --java-ref)" ;;
   esac
 done
 [ "${#ROW_LIST[@]}" -gt 0 ] && [ "${#TARGET_LIST[@]}" -gt 0 ] || die "no rows or no targets"
@@ -350,6 +352,8 @@ start_nvmf4j() { # target : sets TPID; 1 when it did not come up
   local engine=${1%%[@+]*} state=$TMP/state-${1/@/-} root=${TARGET_ROOT[$1]} extra hosts='"allowAnyHost": true,'
   local secure="" cores=1 cpus=0
   [ "$1" = java-2c ] && engine=java cores=2 cpus=0,1
+  local c2h=""
+  [ "$1" = java+c2h ] && c2h=', "c2hSuccessWithSqFlowControl": true'
   if [[ $1 == *+tls ]]; then
     hosts="\"allowAnyHost\": false, \"hosts\": [\"$TLS_HOSTNQN\"], \"hostKeys\": [{\"host\": \"$TLS_HOSTNQN\", \"tlsKey\": \"$PSK\", \"tlsKeyDerivation\": \"rfc8446\"}],"
     secure=', "secureChannel": "required"'
@@ -363,7 +367,7 @@ start_nvmf4j() { # target : sets TPID; 1 when it did not come up
   # the transport limits of nvmf_tgt's nvmf_create_transport above (-q 128 -m 8 -c 8192 -i 131072)
   cat > "$state/config.json" << EOF
 {"engine": "$engine", $extra
- "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072},
+ "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072$c2h},
  "bdevs": [{"name": "malloc0", "type": "malloc", "blockSize": $BS, "numBlocks": $((MALLOC_MB * 1048576 / BS))}],
  "subsystems": [{"nqn": "$NQN", $hosts "serial": "ENGINESBENCH0001",
    "namespaces": [{"nsid": 1, "bdev": "malloc0"}],
@@ -519,8 +523,8 @@ stats() { # median|best iops|lat|sweep
         nq++; QA[nq] = T[t]; QB[nq] = substr(T[t], 1, length(T[t]) - 3); QH[nq] = T[t] "/" QB[nq]
       }
       for (t = 1; t <= nt; t++) if (T[t] ~ /^java@/ && has["java"]) { nq++; QA[nq] = "java"; QB[nq] = T[t]; QH[nq] = "java/" T[t] }
-      # TLS: each +tls target over its plaintext self, and java+tls over nvmf_tgt+tls
-      for (t = 1; t <= nt; t++) if (T[t] ~ /\+tls$/ && has[substr(T[t], 1, length(T[t]) - 4)]) {
+      # TLS: each +tls target over its plaintext self, and java+tls over nvmf_tgt+tls; java+c2h over java
+      for (t = 1; t <= nt; t++) if (T[t] ~ /\+(tls|c2h)$/ && has[substr(T[t], 1, length(T[t]) - 4)]) {
         nq++; QA[nq] = T[t]; QB[nq] = substr(T[t], 1, length(T[t]) - 4); QH[nq] = T[t] "/" QB[nq]
       }
       if (has["java+tls"] && has["nvmf_tgt+tls"]) { nq++; QA[nq] = "java+tls"; QB[nq] = "nvmf_tgt+tls"; QH[nq] = "java+tls/tgt+tls" }

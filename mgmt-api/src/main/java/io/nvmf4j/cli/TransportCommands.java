@@ -68,6 +68,11 @@ final class TransportCommands extends Group {
             description = "Send C2HData with the SUCCESS flag (no CapsuleResp) unless the host disabled it.")
         Boolean c2hSuccess;
 
+        @Option(names = "--c2h-success-with-sq-flow-control", paramLabel = "true|false", arity = "1",
+            description = "Also SUCCESS to hosts that did not disable SQ flow control, as SPDK's nvmf_tgt does"
+                + " (one PDU less per read; those reads report no SQHD).")
+        Boolean c2hSuccessWithSqFlowControl;
+
         @Option(names = "--connect-timeout-ms", paramLabel = "MS", description = "Close a connection without ICReq and Connect within MS; 0 = no limit.")
         Integer connectTimeoutMs;
 
@@ -85,6 +90,9 @@ final class TransportCommands extends Group {
             put(tcp, "connectTimeoutMs", connectTimeoutMs);
             if (c2hSuccess != null) {
                 tcp.put("c2hSuccess", c2hSuccess);
+            }
+            if (c2hSuccessWithSqFlowControl != null) {
+                tcp.put("c2hSuccessWithSqFlowControl", c2hSuccessWithSqFlowControl);
             }
             JsonNode answer = api().put(PATH + "/tcp", tcp);
             if (json()) {

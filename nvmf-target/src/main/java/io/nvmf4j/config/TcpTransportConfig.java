@@ -18,6 +18,13 @@ public final class TcpTransportConfig {
     /** Send C2HData with the SUCCESS flag (no CapsuleResp) when the host did not disable it. */
     public boolean c2hSuccess = true;
     /**
+     * Also send C2HData with the SUCCESS flag to a host that did not disable SQ flow control, as SPDK's nvmf_tgt
+     * does ({@code c2h_success}): one PDU less per read, but that host gets no SQHD for those reads. The Linux
+     * host and SPDK's host accept it; the NVMe/TCP specification and the kernel's nvmet keep SUCCESS for hosts
+     * that disabled SQ flow control, hence off by default.
+     */
+    public boolean c2hSuccessWithSqFlowControl = false;
+    /**
      * A connection that has not sent ICReq and completed a Fabrics Connect within this many milliseconds is
      * closed (logged, counted); 0 disables the limit. nvmet's TLS handshake limit defaults to 10 s too.
      */

@@ -462,7 +462,11 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
         boolean success = NvmeStatus.isSuccess(req.status);
         boolean successFlag = false;
         if (success && req.xferDir == Request.XFER_C2H && req.dataLength > 0) {
-            successFlag = config.c2hSuccess && sqFlowDisabled;
+            // SUCCESS stands for a CapsuleResp whose DW0 and DW1 are 0; the spec lets a target send it to a host
+            // that disabled SQ flow control (no SQHD to report); with c2hSuccessWithSqFlowControl to every host,
+            // as SPDK's nvmf_tgt does
+            successFlag = config.c2hSuccess && req.dw0 == 0 && req.dw1 == 0
+                && (sqFlowDisabled || config.c2hSuccessWithSqFlowControl);
             writer.c2hData(req.cid(), req.data, req.dataLength, successFlag);
         }
         if (!successFlag) {
