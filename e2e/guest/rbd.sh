@@ -8,7 +8,8 @@
 #   2. reservations: this host registers and acquires Write Exclusive through path A (its controller's char
 #      device: the command goes down that path only), Reservation Report through path B shows it; a second host
 #      (its own host NQN and host ID) connected to B is refused writes (Reservation Conflict) and allowed reads;
-#      the release through B is seen through A
+#      this host preempts it through A and the second host finds the Registration Preempted page in log page
+#      80h of its controller on B; the release through B is seen through A
 #   3. fio verify while A gets SIGKILL; B is made optimized through its REST API (as a cluster manager does: it
 #      breaks the dead A's lock once Ceph's watch timeout has passed) and the host fails over; 0 verify errors;
 #      the lock is B's client's
@@ -60,6 +61,18 @@ host_b_ctrl() { # the controller of the second host (its host NQN) in the subsys
   done
   return 1
 }
+rbd_notice_check() { # check-name ctrl type : the oldest page of the controller's log page 80h is that type for nsid 1
+  local rc b
+  C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
+  timeout 60 nvme get-log "/dev/$2" --log-id=0x80 --log-len=64 --raw-binary > "$WORK/rbd-log80.bin" 2> "$OUTF"; rc=$?
+  read -r -a b <<< "$(od -An -tu1 -v "$WORK/rbd-log80.bin" | tr -s ' \n' ' ')"
+  echo "log page 80h: ${b[*]}" >> "$OUTF"
+  expect "log page count" "${b[0]:-}" 1
+  expect "reservation notification log page type" "${b[8]:-}" "$3"
+  expect "available log pages after it" "${b[9]:-}" 0
+  expect "nsid" "$(( ${b[12]:-0} | ${b[13]:-0} << 8 | ${b[14]:-0} << 16 | ${b[15]:-0} << 24 ))" 1
+  verdict $rc "nvme get-log --log-id=0x80 on $2: count ${b[0]:-?}, type ${b[8]:-?} (1: registration preempted), nsid ${b[12]:-?}, ${b[9]:-?} more"
+}
 passthru_args() { # ctrl read|write : nvme io-passthru of one 4 KiB block at LBA 8 of nsid 1 through that controller
   # only (its char device); into the array PT (cli runs a program, not a function)
   PT=(nvme io-passthru "/dev/$1" --namespace-id=1 --data-len=4096 --cdw10=8 --cdw12=0)
@@ -98,7 +111,9 @@ rbd_reservations() { # A and B connected: Write Exclusive through A seen through
   resv_cmd $p/host-b-acquire-refused conflict nvme resv-acquire "/dev/$hb" --namespace-id=1 --crkey=0xb2 --rtype=1 --racqa=0
   passthru_args "$hb" write; resv_cmd $p/host-b-write-fenced conflict "${PT[@]}"
   passthru_args "$hb" read; resv_cmd $p/host-b-read-allowed ok "${PT[@]}"
-  resv_cmd $p/host-b-unregister ok nvme resv-register "/dev/$hb" --namespace-id=1 --crkey=0xb2 --rrega=1
+  # this host preempts the second host through gateway A; B posts the notice to the second host's controller
+  resv_cmd $p/preempt-host-b-via-A ok nvme resv-acquire "$ca" --namespace-id=1 --crkey=0xa1 --prkey=0xb2 --rtype=1 --racqa=1
+  rbd_notice_check $p/host-b-registration-preempted-via-B "$hb" 1
   resv_report $p/report-one-registrant-via-A "$ca" 1 1 "$ida"
   C=$p/disconnect-host-b OUTF=$RES/cli/rbd-disconnect-host-b.txt BAD=""
   nvme disconnect -d "$hb" > "$OUTF" 2>&1; rc=$?

@@ -309,7 +309,23 @@ public final class NvmfTarget implements Engine {
             }
             ns.reservation(new Reservation(ReservationFiles.store(file), kept));
         }
+        ns.reservation().onRemoteNotices(notices -> tellHosts(ns, notices));
         return ns;
+    }
+
+    /**
+     * Notices of a shared reservation changed through another target (ReservationMetadata): to this target's
+     * controllers of the hosts they name, in the subsystem that serves {@code ns} now (none while it is being
+     * added or after it left). Any thread; takes no lock of the engine (a watch callback calls it).
+     */
+    private void tellHosts(Namespace ns, List<Reservation.Notice> notices) {
+        for (Subsystem s : target.nvmSubsystems()) {
+            if (s.namespace(ns.nsid()) == ns) {
+                LOG.info("namespace {} of {}: {} reservation notice(s) from another gateway", ns.nsid(), s.nqn(),
+                    notices.size());
+                s.reservationNotices(ns.nsid(), notices);
+            }
+        }
     }
 
     @Override
