@@ -8,12 +8,17 @@
 #   2. reservations: this host registers and acquires Write Exclusive through path A (its controller's char
 #      device: the command goes down that path only), Reservation Report through path B shows it; a second host
 #      (its own host NQN and host ID) connected to B is refused writes (Reservation Conflict) and allowed reads;
-#      the release through B is seen through A
+#      this host preempts it through A and the second host finds the Registration Preempted page in log page
+#      80h of its controller on B; the release through B is seen through A
 #   3. fio verify while A gets SIGKILL; B is made optimized through its REST API (as a cluster manager does: it
 #      breaks the dead A's lock once Ceph's watch timeout has passed) and the host fails over; 0 verify errors;
 #      the lock is B's client's
 #   4. B steps down (gives the lock up), A restarts with the same config and state directory, takes the lock
 #      and is the host's optimized path again; writes go through A
+#   5. B is made optimized while A keeps the lock: B breaks it and Ceph blocklists A's client; A (not restarted)
+#      notices at its next write, is inaccessible to the host while it reconnects as a new Ceph client, then
+#      serves as non-optimized (its /metrics count the blocklist and the reconnect); B steps down and A, made
+#      optimized through its API, takes the lock without breaking it; writes go through A again
 # The cluster is stopped at the end. Uses suite.sh's gateway helpers (ana_use, ana_put, ... with GW=rbd).
 RBD_NQN=nqn.2026-12.io.nvmf4j:e2e-rbd RBD_A_PORT=4450 RBD_B_PORT=4451 RBD_A_API=8450 RBD_B_API=8451
 RBD_IMAGE=e2e RBD_MIB=256 RBD_CLUSTER=$WORK/ceph
@@ -60,6 +65,22 @@ host_b_ctrl() { # the controller of the second host (its host NQN) in the subsys
   done
   return 1
 }
+rbd_metric() { # instance name : the value of that unlabelled counter in the instance's /metrics
+  curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/$GW-state-$1/api-token" 2> /dev/null)" \
+    "http://127.0.0.1:$(gw "${1}_API")/metrics" 2> /dev/null | awk -v m="$2" '$1 == m {printf "%.0f", $2}'
+}
+rbd_notice_check() { # check-name ctrl type : the oldest page of the controller's log page 80h is that type for nsid 1
+  local rc b
+  C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
+  timeout 60 nvme get-log "/dev/$2" --log-id=0x80 --log-len=64 --raw-binary > "$WORK/rbd-log80.bin" 2> "$OUTF"; rc=$?
+  read -r -a b <<< "$(od -An -tu1 -v "$WORK/rbd-log80.bin" | tr -s ' \n' ' ')"
+  echo "log page 80h: ${b[*]}" >> "$OUTF"
+  expect "log page count" "${b[0]:-}" 1
+  expect "reservation notification log page type" "${b[8]:-}" "$3"
+  expect "available log pages after it" "${b[9]:-}" 0
+  expect "nsid" "$(( ${b[12]:-0} | ${b[13]:-0} << 8 | ${b[14]:-0} << 16 | ${b[15]:-0} << 24 ))" 1
+  verdict $rc "nvme get-log --log-id=0x80 on $2: count ${b[0]:-?}, type ${b[8]:-?} (1: registration preempted), nsid ${b[12]:-?}, ${b[9]:-?} more"
+}
 passthru_args() { # ctrl read|write : nvme io-passthru of one 4 KiB block at LBA 8 of nsid 1 through that controller
   # only (its char device); into the array PT (cli runs a program, not a function)
   PT=(nvme io-passthru "/dev/$1" --namespace-id=1 --data-len=4096 --cdw10=8 --cdw12=0)
@@ -98,7 +119,9 @@ rbd_reservations() { # A and B connected: Write Exclusive through A seen through
   resv_cmd $p/host-b-acquire-refused conflict nvme resv-acquire "/dev/$hb" --namespace-id=1 --crkey=0xb2 --rtype=1 --racqa=0
   passthru_args "$hb" write; resv_cmd $p/host-b-write-fenced conflict "${PT[@]}"
   passthru_args "$hb" read; resv_cmd $p/host-b-read-allowed ok "${PT[@]}"
-  resv_cmd $p/host-b-unregister ok nvme resv-register "/dev/$hb" --namespace-id=1 --crkey=0xb2 --rrega=1
+  # this host preempts the second host through gateway A; B posts the notice to the second host's controller
+  resv_cmd $p/preempt-host-b-via-A ok nvme resv-acquire "$ca" --namespace-id=1 --crkey=0xa1 --prkey=0xb2 --rtype=1 --racqa=1
+  rbd_notice_check $p/host-b-registration-preempted-via-B "$hb" 1
   resv_report $p/report-one-registrant-via-A "$ca" 1 1 "$ida"
   C=$p/disconnect-host-b OUTF=$RES/cli/rbd-disconnect-host-b.txt BAD=""
   nvme disconnect -d "$hb" > "$OUTF" 2>&1; rc=$?
@@ -112,6 +135,46 @@ rbd_reservations() { # A and B connected: Write Exclusive through A seen through
   resv_report $p/report-released-via-A "$ca" 0 1 -
   resv_cmd $p/unregister-via-A ok nvme resv-register "$ca" --namespace-id=1 --crkey=0xa1 --rrega=1
   resv_report $p/report-empty-via-B "$cb" 0 0 -
+}
+
+rbd_blocklist() { # A optimized with the lock, B non-optimized: B breaks A's lock, A reconnects by itself
+  local t rc before breaks_a breaks_b client jpid logs=$RES/rbd-service
+  hdr "rbd: B made optimized while A keeps the lock: Ceph blocklists A, which reconnects without a restart"
+  before=$(rbd_clients | tr '\n' ' ') breaks_a=$(grep -c 'breaking its lock' "$logs-A.log")
+  breaks_b=$(grep -c 'breaking its lock' "$logs-B.log") jpid=$RBD_A_JPID
+  C=rbd/B-breaks-A OUTF=$RES/cli/rbd-b-breaks-a.txt BAD=""
+  t=$(now_us)
+  ana_put B optimized > "$OUTF" 2>&1; rc=$?
+  expect "breaks logged by B" "$(grep -c 'breaking its lock' "$logs-B.log")" $((breaks_b + 1))
+  wait_for 30 ana_path_is "$RBD_CTRL_B" optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$RBD_CTRL_B")"
+  verdict $rc "PUT .../ana/1 optimized on B while A keeps the lock: B broke it ($(secs_since "$t")s)"
+  rbd_lock_check rbd/lock-broken-to-B "client.$RBD_CLIENT_B" "B's; A's client blocklisted"
+  # a write down path A only (its controller's char device): refused with a path status, and A notices
+  passthru_args "$RBD_CTRL_A" write
+  C=rbd/A-write-refused OUTF=$RES/cli/rbd-a-write-refused.txt BAD=""
+  timeout 60 "${PT[@]}" > "$OUTF" 2>&1; rc=$?
+  expect_true "write through A" "succeeded; a path error was expected" [ $rc != 0 ]
+  verdict 0 "refused: $(head -n 1 "$OUTF")"
+  C=rbd/A-reconnects OUTF=$RES/cli/rbd-a-reconnects.txt BAD=""
+  wait_for 120 eval 'grep -q "again as a new client" "$logs-A.log"' || BAD="A's log shows no reconnect"
+  wait_for 30 ana_path_is "$RBD_CTRL_A" non-optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$RBD_CTRL_A")"
+  grep -E 'blocklisted|again as a new client|ANA group 1 is' "$logs-A.log" | tail -n 4 > "$OUTF"
+  ana_path_is "$RBD_CTRL_B" optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$RBD_CTRL_B")"
+  expect "A's java process" "$(kill -0 "$jpid" 2> /dev/null && echo "$jpid")" "$jpid"
+  expect "A's nvmf_rbd_blocklisted_total" "$(rbd_metric A nvmf_rbd_blocklisted_total)" 1
+  expect "A's nvmf_rbd_reconnected_total" "$(rbd_metric A nvmf_rbd_reconnected_total)" 1
+  client=$(rbd_new_client "$before")
+  [ -n "$client" ] || BAD+="${BAD:+; }no new Ceph client watches the image"
+  metric rbd_a_reconnected_s "$(secs_since "$t")" s
+  verdict 0 "A (pid $jpid, not restarted) reconnected as client.${client:-?} $(secs_since "$t")s after the break; path A $(ana_path_state "$RBD_CTRL_A"), B $(ana_path_state "$RBD_CTRL_B"); A's /metrics: blocklisted 1, reconnected 1"
+  C=rbd/A-optimized-again OUTF=$RES/cli/rbd-a-optimized-again.txt BAD=""
+  { ana_put B non-optimized && ana_put A optimized; } > "$OUTF" 2>&1; rc=$?
+  wait_for 30 ana_path_is "$RBD_CTRL_A" optimized || BAD="path A is $(ana_path_state "$RBD_CTRL_A")"
+  wait_for 30 ana_path_is "$RBD_CTRL_B" non-optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$RBD_CTRL_B")"
+  expect "breaks logged by A" "$(grep -c 'breaking its lock' "$logs-A.log")" "$breaks_a"
+  verdict $rc "B stepped down, A made optimized through its API: A optimized again, nothing broken"
+  rbd_lock_check rbd/lock-back-on-reconnected-A "client.${client:-?}" "A's new client, taken without breaking"
+  ana_write_moves rbd/io-on-reconnected-A A B
 }
 
 rbd_scenarios() { # both gateways running
@@ -178,6 +241,7 @@ rbd_scenarios() { # both gateways running
   verdict 0 "$RBD_CTRL_A live and optimized again $(secs_since "$t")s after A restarted (same config and state directory); B non-optimized"
   rbd_lock_check rbd/lock-back-on-A "client.${RBD_CLIENT_A:-?}" "the restarted gateway A's new client, taken without breaking"
   ana_write_moves rbd/io-back-on-A A B
+  rbd_blocklist
   cli rbd/disconnect nvme disconnect -n "$RBD_NQN"; rc=$?
   wait_for 10 eval '[ -z "$(nvme_ns_devs "$RBD_NQN")" ]' || BAD="namespace head still present"
   verdict $rc "$(head -n 1 "$OUTF")"

@@ -135,7 +135,7 @@ public final class NvmfTarget implements Engine {
 
     private void open() throws IOException {
         for (BdevConfig b : config.bdevs) {
-            bdevs.put(b.name, BlockDevices.create(b, config.storage, bdevs::get));
+            bdevs.put(b.name, watchHealth(b, BlockDevices.create(b, config.storage, bdevs::get)));
         }
         for (SubsystemConfig s : config.subsystems) {
             target.addSubsystem(buildSubsystem(s));
@@ -280,6 +280,56 @@ public final class NvmfTarget implements Engine {
         }
     }
 
+    /**
+     * Follows an rbd bdev's health: while Ceph has blocklisted its client (another gateway broke its exclusive lock)
+     * the ANA groups of its namespaces are inaccessible on every listener here, and once it has reconnected they are
+     * at most non-optimized when the bdev has {@code exclusiveLock} (the lock is another gateway's now: this one does
+     * not take it back by itself, so two gateways never break each other's lock in turn) until the next state set
+     * for the group through the API; without it they are as configured again. Hosts get the ANA change event.
+     */
+    private BlockDevice watchHealth(BdevConfig c, BlockDevice d) {
+        if (d instanceof RbdBdev rbd) {
+            boolean exclusiveLock = c.exclusiveLockOrDefault();
+            rbd.onHealth(h -> limitGroupsOf(rbd, h == RbdBdev.Health.FENCED ? AnaState.INACCESSIBLE
+                : exclusiveLock ? AnaState.NON_OPTIMIZED : AnaState.OPTIMIZED));
+        }
+        return d;
+    }
+
+    /**
+     * Limits the ANA groups of the namespaces on {@code bdev} to {@code limit} on every listener of their subsystems
+     * and tells the hosts whose state changed. The reconnect thread of the bdev; takes no lock of the engine.
+     */
+    private void limitGroupsOf(BlockDevice bdev, AnaState limit) {
+        for (Subsystem s : target.nvmSubsystems()) {
+            java.util.Set<Integer> groups = new java.util.TreeSet<>();
+            for (Namespace ns : s.namespaces()) {
+                if (ns.bdev() == bdev) {
+                    groups.add(ns.anaGroup());
+                }
+            }
+            for (int g : groups) {
+                for (ListenerConfig l : s.listeners()) {
+                    if (s.anaPort(l).limit(g, limit)) {
+                        LOG.warn("subsystem {}: ANA group {} is {} through listener {} (bdev {} {})", s.nqn(), g,
+                            s.anaPort(l).state(g).configName(), l, bdev.name(), limit == AnaState.INACCESSIBLE
+                                ? "blocklisted, reconnecting" : "reconnected");
+                        anaChanged(s, l);
+                    }
+                }
+            }
+        }
+    }
+
+    /** The ANA change event to the controllers connected through {@code l}. */
+    private static void anaChanged(Subsystem s, ListenerConfig l) {
+        for (Controller c : s.controllers()) {
+            if (l.equals(c.adminQueue().listener())) {
+                c.anaChanged();
+            }
+        }
+    }
+
     /** The live namespace, with its kept reservation; conflict when that cannot be read (see ReservationFiles#load). */
     private Namespace namespaceOf(NamespaceConfig n) {
         Namespace ns = new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid), uuidBytes(n.uuid),
@@ -309,7 +359,23 @@ public final class NvmfTarget implements Engine {
             }
             ns.reservation(new Reservation(ReservationFiles.store(file), kept));
         }
+        ns.reservation().onRemoteNotices(notices -> tellHosts(ns, notices));
         return ns;
+    }
+
+    /**
+     * Notices of a shared reservation changed through another target (ReservationMetadata): to this target's
+     * controllers of the hosts they name, in the subsystem that serves {@code ns} now (none while it is being
+     * added or after it left). Any thread; takes no lock of the engine (a watch callback calls it).
+     */
+    private void tellHosts(Namespace ns, List<Reservation.Notice> notices) {
+        for (Subsystem s : target.nvmSubsystems()) {
+            if (s.namespace(ns.nsid()) == ns) {
+                LOG.info("namespace {} of {}: {} reservation notice(s) from another gateway", ns.nsid(), s.nqn(),
+                    notices.size());
+                s.reservationNotices(ns.nsid(), notices);
+            }
+        }
     }
 
     @Override
@@ -382,7 +448,7 @@ public final class NvmfTarget implements Engine {
         } catch (BdevException e) {
             throw ControlException.invalid(e.getMessage());
         }
-        bdevs.put(b.name, d);
+        bdevs.put(b.name, watchHealth(b, d));
         config = next;
         return next.bdev(b.name);
     }
@@ -732,11 +798,24 @@ public final class NvmfTarget implements Engine {
             ConfigDocument.listener(subsystemConfig(c, nqn), l), group, state));
         Subsystem live = liveSubsystem(nqn);
         AnaState before = live.anaPort(l).state(group);
-        if (live.anaPort(l).set(group, AnaState.byName(state))) {
+        AnaState configured = live.anaPort(l).configured(group);
+        // a state set through the API ends a reconnected rbd gateway's non-optimized limit (see watchHealth)
+        List<ListenerConfig> lifted = new ArrayList<>();
+        List<ListenerConfig> changed = new ArrayList<>();
+        for (ListenerConfig x : live.listeners()) {
+            if (live.anaPort(x).limit(group) == AnaState.NON_OPTIMIZED) {
+                if (live.anaPort(x).limit(group, AnaState.OPTIMIZED) && !x.equals(l)) {
+                    changed.add(x);
+                }
+                lifted.add(x);
+            }
+        }
+        if (live.anaPort(l).set(group, AnaState.byName(state)) || !lifted.isEmpty()) {
             try {
                 syncExclusiveLocks(subsystemConfig(config, nqn));
             } catch (IOException e) {
-                live.anaPort(l).set(group, before);
+                live.anaPort(l).set(group, configured);
+                lifted.forEach(x -> live.anaPort(x).limit(group, AnaState.NON_OPTIMIZED));
                 throw ControlException.conflict("subsystem " + nqn + ": ANA group " + group + " stays " +
                     before.configName() + " through " + l + ": " + e.getMessage());
             }
@@ -744,12 +823,9 @@ public final class NvmfTarget implements Engine {
         config = next;
         if (live.anaPort(l).state(group) != before) {
             LOG.info("subsystem {}: ANA group {} is {} through listener {}", nqn, group, state, l);
-            for (Controller c : live.controllers()) {
-                if (l.equals(c.adminQueue().listener())) {
-                    c.anaChanged();
-                }
-            }
+            anaChanged(live, l);
         }
+        changed.forEach(x -> anaChanged(live, x));
     }
 
     @Override

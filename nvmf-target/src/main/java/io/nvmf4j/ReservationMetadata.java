@@ -1,13 +1,17 @@
 package io.nvmf4j;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.core.Reservation;
 import io.nvmf4j.engine.ReservationInfo;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.function.IntConsumer;
 
 /**
@@ -22,12 +26,22 @@ import java.util.function.IntConsumer;
  * again and runs again (Reservation#run). After a change the target notifies the header object and waits (up to
  * {@value #ANNOUNCE_TIMEOUT_MS} ms) until every watcher acknowledged; the other targets watch it and read the
  * state again before they acknowledge, so the command completes only once they check I/O against the new state.
+ *
+ * <p>Notices travel with the state: the value also holds {@value #NOTICES}, the latest {@value #JOURNAL} notices
+ * the changes caused ({@code {"last": n, "pages": [{"hostid", "type"}, ...]}}, oldest first, the last numbered
+ * {@code n}). The target that made a change tells its own controllers; every other target, when it reads the
+ * value (the watch's callback, its next command, a watch made again), tells its controllers of the notices
+ * numbered after the last it had seen (Reservation#adopt). A notice is thus posted once per controller whichever
+ * target a host is connected through, and one that a missed announcement would lose is found at the next read.
  */
 final class ReservationMetadata implements Reservation.Shared {
     /** The image metadata key. */
     static final String KEY = "nvmf4j.reservation";
     /** How long a change waits for the other targets to acknowledge that they read it. */
     static final int ANNOUNCE_TIMEOUT_MS = 5000;
+    /** The field of the value that holds the journal of notices, and how many notices it keeps. */
+    static final String NOTICES = "notices";
+    static final int JOURNAL = 64;
     private static final ObjectMapper MAPPER = ConfigStore.mapper();
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ReservationMetadata.class);
 
@@ -47,6 +61,14 @@ final class ReservationMetadata implements Reservation.Shared {
         return r;
     }
 
+    /** The journal of notices kept with the state: {@code pages} oldest first, the last of them numbered {@code last}. */
+    record Journal(long last, List<Page> pages) {
+    }
+
+    /** One notice: its type (Reservation.NOTICE_*) for every controller of host {@code hostid} (32 hex digits). */
+    record Page(String hostid, int type) {
+    }
+
     @Override
     public Reservation.Kept read() throws IOException {
         byte[] raw = bdev.metadata(KEY);
@@ -54,18 +76,59 @@ final class ReservationMetadata implements Reservation.Shared {
             return new Reservation.Kept(Reservation.State.EMPTY, null);
         }
         try {
-            return new Reservation.Kept(MAPPER.readValue(raw, ReservationInfo.class).toState(), raw);
-        } catch (IOException | IllegalArgumentException e) {
+            return parse(raw);
+        } catch (IOException | IllegalArgumentException | ClassCastException e) {
             throw new IOException("the reservation kept in image " + bdev.options().pool() + "/"
                 + bdev.options().image() + " (metadata " + KEY + ") is unreadable (" + e.getMessage() + "); fix or "
                 + "remove it (rbd image-meta remove; that drops the namespace's registrations and reservation)", e);
         }
     }
 
+    /** The state and journal of a value (a value without {@value #NOTICES}, from before the journal: none). */
+    static Reservation.Kept parse(byte[] raw) throws IOException {
+        ObjectNode node = (ObjectNode) MAPPER.readTree(raw);
+        JsonNode notices = node.remove(NOTICES);
+        Reservation.State state = MAPPER.treeToValue(node, ReservationInfo.class).toState();
+        if (notices == null || notices.isNull()) {
+            return new Reservation.Kept(state, raw);
+        }
+        Journal j = MAPPER.treeToValue(notices, Journal.class);
+        List<Reservation.Notice> pages = new ArrayList<>();
+        for (Page p : j.pages() == null ? List.<Page>of() : j.pages()) {
+            if (p.type() < Reservation.NOTICE_REGISTRATION_PREEMPTED || p.type() > Reservation.NOTICE_RESERVATION_PREEMPTED) {
+                throw new IllegalArgumentException(NOTICES + ": notice type " + p.type() + " is not 1-3");
+            }
+            if (p.hostid() == null || !p.hostid().matches("[0-9a-fA-F]{32}")) {
+                throw new IllegalArgumentException(NOTICES + ": hostid: 32 hex digits expected");
+            }
+            pages.add(new Reservation.Notice(Long.parseUnsignedLong(p.hostid().substring(0, 16), 16),
+                Long.parseUnsignedLong(p.hostid().substring(16), 16), p.type()));
+        }
+        return new Reservation.Kept(state, raw, j.last(), pages);
+    }
+
+    /** The value that holds {@code next} and the journal of {@code before} with {@code notices} added. */
+    static byte[] format(Reservation.Kept before, Reservation.State next, List<Reservation.Notice> notices)
+        throws IOException {
+        ObjectNode node = MAPPER.valueToTree(ReservationInfo.of(next));
+        List<Reservation.Notice> all = new ArrayList<>(before.notices());
+        all.addAll(notices);
+        List<Page> pages = new ArrayList<>();
+        for (Reservation.Notice n : all.subList(Math.max(0, all.size() - JOURNAL), all.size())) {
+            pages.add(new Page(HexFormat.of().toHexDigits(n.hostHi()) + HexFormat.of().toHexDigits(n.hostLo()),
+                n.type()));
+        }
+        long last = before.noticeSeq() + notices.size();
+        if (last > 0) {
+            node.set(NOTICES, MAPPER.valueToTree(new Journal(last, pages)));
+        }
+        return MAPPER.writeValueAsBytes(node);
+    }
+
     @Override
-    public boolean compareAndSet(byte[] expected, Reservation.State next) throws IOException {
-        byte[] value = MAPPER.writeValueAsString(ReservationInfo.of(next)).getBytes(StandardCharsets.UTF_8);
-        return bdev.compareAndSetMetadata(KEY, expected, value);
+    public boolean compareAndSet(Reservation.Kept expected, Reservation.State next, List<Reservation.Notice> notices)
+        throws IOException {
+        return bdev.compareAndSetMetadata(KEY, expected.raw(), format(expected, next, notices));
     }
 
     @Override

@@ -21,6 +21,16 @@ import org.slf4j.LoggerFactory;
  * block reads back as zeros; whole objects are freed. Write Zeroes is {@code rbd_aio_write_zeroes}.
  * Compare is the command layer's read-and-compare (the engine has no fused Compare and Write, so
  * {@code rbd_aio_compare_and_write} is not needed).
+ *
+ * <p>Blocklisted: when another gateway breaks this client's exclusive lock, Ceph blocklists the client and every
+ * operation of it fails with ESHUTDOWN (EBLOCKLISTED). The device notices that (an I/O or control call returning it;
+ * a write refused with EROFS while it holds the lock explicitly, which it then checks with a read of the header; the
+ * header watch failing to come back), is <em>fenced</em> ({@link Health#FENCED}: I/O completes at once with ANA
+ * Inaccessible) and reconnects at once on a thread of its own ({@code rbd-reconnect-<name>}): a new RADOS client
+ * (a new address, not on the blocklist), the pool and the image opened again, the header watched again; retried
+ * after 1 s, doubling up to 30 s, while it fails. Then {@link Health#RECOVERED}: it serves again, without the
+ * exclusive lock (taking it is the control plane's decision). Requests already in librbd end on the old client
+ * (failing); it is closed once they have.
  */
 public final class RbdBdev extends AbstractBdev {
     private static final Logger LOG = LoggerFactory.getLogger(RbdBdev.class);
@@ -46,16 +56,63 @@ public final class RbdBdev extends AbstractBdev {
     /** Open rbd bdevs by index (the high half of a tag); replaced whole on open and close. */
     private static volatile RbdBdev[] registry = new RbdBdev[0];
 
+    /** What a gateway's device tells the control plane: blocklisted and reconnecting, or serving again. */
+    public enum Health { FENCED, RECOVERED }
+
+    /**
+     * One connection to the image (what a blocklisted client loses and {@link #reconnect} replaces) and how many
+     * requests are in librbd on it (guarded by the device's monitor).
+     */
+    private static final class Conn {
+        final long cluster;
+        final long ioctx;
+        final long image;
+        int outstanding;
+
+        Conn(long cluster, long ioctx, long image) {
+            this.cluster = cluster;
+            this.ioctx = ioctx;
+            this.image = image;
+        }
+
+        void close() {
+            RbdNative.close(image);
+            RbdNative.closePool(ioctx);
+            RbdNative.shutdown(cluster);
+        }
+    }
+
+    /** Blocklist events and reconnects of every rbd bdev of this process (the service's metrics). */
+    private static final java.util.concurrent.atomic.LongAdder BLOCKLISTED = new java.util.concurrent.atomic.LongAdder();
+    private static final java.util.concurrent.atomic.LongAdder RECONNECTED = new java.util.concurrent.atomic.LongAdder();
+    private static final long RECONNECT_FIRST_MS = 1000;
+    private static final long RECONNECT_MAX_MS = 30_000;
+
     private final Options options;
-    private final long cluster;
-    private final long ioctx;
-    private final long image;
+    /** The current connection; replaced by {@link #reconnect} under the write half of {@link #connLock}. */
+    private volatile Conn conn;
+    /**
+     * Control calls (metadata, watch, notify, lock, size) hold the read half while they use {@link #conn}; a
+     * reconnect swaps it under the write half, so no control call still uses the old connection when it is closed.
+     * The I/O path does not take it (each request keeps the connection it went to, see {@link #conns}).
+     */
+    private final java.util.concurrent.locks.ReentrantReadWriteLock connLock =
+        new java.util.concurrent.locks.ReentrantReadWriteLock();
     private final int index;
     private final DiscardLimits limits;
     private volatile boolean writeCache = true;
-    // the outstanding requests: slot -> io and op; free slots on a stack; guarded by this
+    /** Blocklisted and not reconnected yet: I/O ends with ANA Inaccessible. Written under this, read anywhere. */
+    private volatile boolean fenced;
+    /** This gateway took the exclusive lock (acquireExclusiveLock) and has not given it up. */
+    private volatile boolean lockHeld;
+    /** A check whether an EROFS means blocklisted runs now. */
+    private final java.util.concurrent.atomic.AtomicBoolean probing = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile java.util.function.Consumer<Health> health = h -> { };
+    private final java.util.concurrent.atomic.LongAdder blocklistedCount = new java.util.concurrent.atomic.LongAdder();
+    // the outstanding requests: slot -> io, op and the connection it went to; free slots on a stack; guarded by this
     private BdevIo[] ios = new BdevIo[INITIAL_SLOTS];
     private int[] ops = new int[INITIAL_SLOTS];
+    private Conn[] conns = new Conn[INITIAL_SLOTS];
     private int[] free = new int[INITIAL_SLOTS];
     private int freeCount;
     private int outstanding;
@@ -73,13 +130,10 @@ public final class RbdBdev extends AbstractBdev {
     /** The header watch's handle, 0 when none. Guarded by control. */
     private long watch;
 
-    private RbdBdev(String name, int blockSize, long numBlocks, Options options, long cluster, long ioctx,
-                    long image) {
+    private RbdBdev(String name, int blockSize, long numBlocks, Options options, Conn conn) {
         super(name, blockSize, numBlocks);
         this.options = options;
-        this.cluster = cluster;
-        this.ioctx = ioctx;
-        this.image = image;
+        this.conn = conn;
         this.limits = new DiscardLimits(true, true, true, true, 256, GIB / blockSize, 16 * GIB / blockSize);
         for (int i = 0; i < INITIAL_SLOTS; i++) {
             free[i] = INITIAL_SLOTS - 1 - i;
@@ -97,28 +151,15 @@ public final class RbdBdev extends AbstractBdev {
     public static RbdBdev open(String name, int blockSize, long numBlocks, Options o) {
         RbdNative.ensureLoaded(name);
         String what = "rbd bdev " + name + ": ";
-        long cluster = RbdNative.connect(o.cephConf(), o.clientName(), o.keyring(), o.timeoutSeconds());
-        if (cluster < 0) {
-            throw new BdevException(what + "cannot connect to the Ceph cluster of " + o.cephConf() + " as "
-                + o.clientName() + " (keyring " + o.keyring() + "): " + RbdNative.strerror((int) cluster)
-                + hint((int) cluster));
-        }
-        long ioctx = 0;
-        long image = 0;
+        Conn c = connect(what, blockSize, numBlocks, o);
         try {
-            ioctx = RbdNative.openPool(cluster, o.pool());
-            if (ioctx < 0) {
-                throw new BdevException(what + "cannot open pool '" + o.pool() + "': "
-                    + RbdNative.strerror((int) ioctx));
-            }
-            image = openOrCreate(what, ioctx, blockSize, numBlocks, o);
-            long bytes = RbdNative.size(image);
+            long bytes = RbdNative.size(c.image);
             if (bytes < 0) {
                 throw new BdevException(what + "cannot read the size of " + o.pool() + "/" + o.image() + ": "
                     + RbdNative.strerror((int) bytes));
             }
             if (bytes < numBlocks * blockSize) {
-                int rc = RbdNative.resize(image, numBlocks * blockSize);
+                int rc = RbdNative.resize(c.image, numBlocks * blockSize);
                 if (rc < 0) {
                     throw new BdevException(what + "cannot grow " + o.pool() + "/" + o.image() + " to "
                         + numBlocks * blockSize + " bytes: " + RbdNative.strerror(rc));
@@ -129,14 +170,33 @@ public final class RbdBdev extends AbstractBdev {
                 throw new BdevException(what + "image " + o.pool() + "/" + o.image() + " has " + bytes
                     + " bytes, less than one block of " + blockSize);
             }
-            RbdBdev b = new RbdBdev(name, blockSize, bytes / blockSize, o, cluster, ioctx, image);
+            RbdBdev b = new RbdBdev(name, blockSize, bytes / blockSize, o, c);
             LOG.info("rbd bdev {}: {}/{} as {}, {} blocks of {} bytes", name, o.pool(), o.image(), o.clientName(),
                 bytes / blockSize, blockSize);
             return b;
         } catch (RuntimeException e) {
-            if (image > 0) {
-                RbdNative.close(image);
+            c.close();
+            throw e;
+        }
+    }
+
+    /** A new client of the cluster with the pool and the image open (created when asked and absent). */
+    private static Conn connect(String what, int blockSize, long numBlocks, Options o) {
+        long cluster = RbdNative.connect(o.cephConf(), o.clientName(), o.keyring(), o.timeoutSeconds());
+        if (cluster < 0) {
+            throw new BdevException(what + "cannot connect to the Ceph cluster of " + o.cephConf() + " as "
+                + o.clientName() + " (keyring " + o.keyring() + "): " + RbdNative.strerror((int) cluster)
+                + hint((int) cluster));
+        }
+        long ioctx = 0;
+        try {
+            ioctx = RbdNative.openPool(cluster, o.pool());
+            if (ioctx < 0) {
+                throw new BdevException(what + "cannot open pool '" + o.pool() + "': "
+                    + RbdNative.strerror((int) ioctx));
             }
+            return new Conn(cluster, ioctx, openOrCreate(what, ioctx, blockSize, numBlocks, o));
+        } catch (RuntimeException e) {
             if (ioctx > 0) {
                 RbdNative.closePool(ioctx);
             }
@@ -222,40 +282,39 @@ public final class RbdBdev extends AbstractBdev {
 
     /** The value of the image's metadata {@code key}, or null when it has none. */
     public byte[] metadata(String key) throws java.io.IOException {
-        byte[] out = new byte[4096];
-        while (true) {
-            int n = RbdNative.metadataGet(ioctx, headerOid(), key, out);
-            if (n == -RbdNative.ENOENT) {
-                return null;
-            }
-            if (n == -RbdNative.ERANGE && out.length < (1 << 24)) {
-                out = new byte[out.length * 4];
-                continue;
-            }
-            if (n < 0) {
-                throw new java.io.IOException("rbd bdev " + name() + ": cannot read metadata " + key + " of "
-                    + options.pool() + "/" + options.image() + ": " + RbdNative.strerror(n));
-            }
-            return java.util.Arrays.copyOf(out, n);
+        return metadata(key, 4096);
+    }
+
+    private byte[] metadata(String key, int size) throws java.io.IOException {
+        byte[] out = new byte[size];
+        int n = withConn(c -> RbdNative.metadataGet(c.ioctx, headerOid(), key, out));
+        if (n == -RbdNative.ENOENT) {
+            return null;
         }
+        if (n == -RbdNative.ERANGE && size < (1 << 24)) {
+            return metadata(key, size * 4);
+        }
+        if (n < 0) {
+            throw ioFailure("read metadata " + key + " of", n);
+        }
+        return java.util.Arrays.copyOf(out, n);
     }
 
     /**
      * Sets the image's metadata {@code key} to {@code value} if it is still {@code expected} (null: the key is
      * absent), atomically on the OSD (compare and set in one operation on the header object): true, or false when
-     * another client changed it since it was read. Does not notify: see {@link #notifyHeader()}.
+     * another client changed it since it was read. Does not notify: see {@link #notifyHeader}.
      */
     public boolean compareAndSetMetadata(String key, byte[] expected, byte[] value) throws java.io.IOException {
         if (value.length == 0) {
             throw new IllegalArgumentException("an empty value cannot be told from an absent one");
         }
-        int rc = RbdNative.metadataCas(ioctx, headerOid(), key, expected, value);
+        int rc = withConn(c -> RbdNative.metadataCas(c.ioctx, headerOid(), key, expected, value));
         if (rc == -RbdNative.ECANCELED) {
             return false;
         }
         if (rc < 0) {
-            throw new java.io.IOException("rbd bdev " + name() + ": cannot write metadata " + key + " of "
-                + options.pool() + "/" + options.image() + ": " + RbdNative.strerror(rc));
+            throw ioFailure("write metadata " + key + " of", rc);
         }
         return true;
     }
@@ -267,13 +326,12 @@ public final class RbdBdev extends AbstractBdev {
      * again when it opens the image).
      */
     public boolean notifyHeader(int timeoutMs) throws java.io.IOException {
-        int rc = RbdNative.notify(ioctx, headerOid(), timeoutMs);
+        int rc = withConn(c -> RbdNative.notify(c.ioctx, headerOid(), timeoutMs));
         if (rc == -RbdNative.ETIMEDOUT) {
             return false;
         }
         if (rc < 0) {
-            throw new java.io.IOException("rbd bdev " + name() + ": cannot notify the header of " + options.pool()
-                + "/" + options.image() + ": " + RbdNative.strerror(rc));
+            throw ioFailure("notify the header of", rc);
         }
         return true;
     }
@@ -281,17 +339,17 @@ public final class RbdBdev extends AbstractBdev {
     /**
      * Calls {@code listener} (on a librados thread) whenever another client notifies the image's header, before
      * that client's notify returns, with 0; or with a negative errno when the watch broke (it is made again
-     * here; what was kept may have changed meanwhile). Watches the header from the first listener on.
+     * here; what was kept may have changed meanwhile). Watches the header from the first listener on; after a
+     * reconnect (blocklisted) the listeners are called with 0 once the new client watches.
      */
     public void watchHeader(java.util.function.IntConsumer listener) throws java.io.IOException {
         headerListeners.add(listener);
         synchronized (control) {
             if (watch == 0 && !isClosed()) {
-                long w = RbdNative.watch(ioctx, headerOid(), index);
+                long w = withConnLong(c -> RbdNative.watch(c.ioctx, headerOid(), index));
                 if (w < 0) {
                     headerListeners.remove(listener);
-                    throw new java.io.IOException("rbd bdev " + name() + ": cannot watch the header of "
-                        + options.pool() + "/" + options.image() + ": " + RbdNative.strerror((int) w));
+                    throw ioFailure("watch the header of", (int) w);
                 }
                 watch = w;
             }
@@ -302,6 +360,44 @@ public final class RbdBdev extends AbstractBdev {
         headerListeners.remove(listener);
     }
 
+    /** A control call on the current connection, which no reconnect replaces meanwhile. */
+    @FunctionalInterface
+    private interface ConnCall {
+        long call(Conn c) throws java.io.IOException;
+    }
+
+    /**
+     * Runs {@code call}, which returns a status (0, a count or -errno), on the current connection (read half of
+     * connLock); a blocklisted result starts recovery. Calls that return a handle use {@link #withConnLong}.
+     */
+    private int withConn(ConnCall call) throws java.io.IOException {
+        long rc = withConnLong(call);
+        if (rc != (int) rc) {
+            throw new IllegalStateException("rbd bdev " + name() + ": a handle where a status was expected");
+        }
+        return (int) rc;
+    }
+
+    private long withConnLong(ConnCall call) throws java.io.IOException {
+        connLock.readLock().lock();
+        long rc;
+        try {
+            rc = call.call(conn);
+        } finally {
+            connLock.readLock().unlock();
+        }
+        if (rc == -RbdNative.ESHUTDOWN) {
+            blocklisted("a control call");
+        }
+        return rc;
+    }
+
+    private java.io.IOException ioFailure(String what, int rc) {
+        return new java.io.IOException("rbd bdev " + name() + ": cannot " + what + " " + options.pool() + "/"
+            + options.image() + ": " + RbdNative.strerror(rc)
+            + (rc == -RbdNative.ESHUTDOWN ? " (this client was blocklisted; reconnecting)" : ""));
+    }
+
     private String headerOid() throws java.io.IOException {
         String known = headerOid;
         if (known != null) {
@@ -310,10 +406,9 @@ public final class RbdBdev extends AbstractBdev {
         synchronized (control) {
             if (headerOid == null) {
                 byte[] out = new byte[128];
-                int n = RbdNative.headerOid(image, out);
+                int n = RbdNative.headerOid(conn.image, out);
                 if (n < 0) {
-                    throw new java.io.IOException("rbd bdev " + name() + ": cannot read the id of " + options.pool()
-                        + "/" + options.image() + ": " + RbdNative.strerror(n));
+                    throw ioFailure("read the id of", n);
                 }
                 headerOid = new String(out, 0, n, java.nio.charset.StandardCharsets.US_ASCII);
             }
@@ -331,13 +426,17 @@ public final class RbdBdev extends AbstractBdev {
     }
 
     private void onHeaderUpdated(int err) {
-        if (err < 0) {
+        if (err < 0 && !fenced) {
             LOG.warn("rbd bdev {}: the watch of {}/{} broke ({}); watching again", name(), options.pool(),
                 options.image(), RbdNative.strerror(err));
             Thread t = new Thread(this::rewatch, "rbd-rewatch-" + name());
             t.setDaemon(true);
             t.start();
         }
+        tellHeaderListeners(err);
+    }
+
+    private void tellHeaderListeners(int err) {
         for (java.util.function.IntConsumer l : headerListeners) {
             try {
                 l.accept(err);
@@ -350,13 +449,13 @@ public final class RbdBdev extends AbstractBdev {
     /** Makes a broken watch again (its own thread: a watch cannot end inside its own callback). */
     private void rewatch() {
         synchronized (control) {
-            if (isClosed() || watch == 0) {
+            if (isClosed() || watch == 0 || fenced) {
                 return;
             }
             RbdNative.unwatch(watch);
             watch = 0;
             try {
-                long w = RbdNative.watch(ioctx, headerOid(), index);
+                long w = withConnLong(c -> RbdNative.watch(c.ioctx, headerOid(), index));
                 if (w < 0) {
                     LOG.error("rbd bdev {}: cannot watch the header again: {}", name(), RbdNative.strerror((int) w));
                     return;
@@ -366,6 +465,203 @@ public final class RbdBdev extends AbstractBdev {
             } catch (java.io.IOException e) {
                 LOG.error("rbd bdev {}: {}", name(), e.getMessage());
             }
+        }
+    }
+
+    // ------------------------------------------------------------------ blocklisted: fence and reconnect
+
+    /** Tells {@code listener} (on the reconnect thread) when the device is fenced and when it serves again. */
+    public void onHealth(java.util.function.Consumer<Health> listener) {
+        health = listener;
+    }
+
+    /** Whether the device is blocklisted and not reconnected yet (its I/O ends with ANA Inaccessible). */
+    public boolean isFenced() {
+        return fenced;
+    }
+
+    /** How often this device's client was found blocklisted. */
+    public long blocklistedCount() {
+        return blocklistedCount.sum();
+    }
+
+    /** Blocklist events of every rbd bdev of this process since it started. */
+    public static long blocklistedTotal() {
+        return BLOCKLISTED.sum();
+    }
+
+    /** Reconnects after a blocklist of every rbd bdev of this process since it started. */
+    public static long reconnectedTotal() {
+        return RECONNECTED.sum();
+    }
+
+    /** {@code what} failed with ESHUTDOWN: this client was blocklisted; fence the device and reconnect (once). */
+    private void blocklisted(String what) {
+        synchronized (this) {
+            if (fenced || closed) {
+                return;
+            }
+            fenced = true;
+        }
+        lockHeld = false;
+        blocklistedCount.increment();
+        BLOCKLISTED.increment();
+        LOG.error("rbd bdev {}: Ceph blocklisted this gateway's client of {}/{} ({} failed with ESHUTDOWN; another"
+            + " gateway broke its exclusive lock?): its I/O ends with ANA Inaccessible while it reconnects as a new"
+            + " client", name(), options.pool(), options.image(), what);
+        Thread t = new Thread(this::reconnect, "rbd-reconnect-" + name());
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /**
+     * A write was refused with EROFS although this gateway took the exclusive lock: either the lock was broken and
+     * this client blocklisted, or it lost the lock otherwise. A read of the header tells (ESHUTDOWN: blocklisted);
+     * on its own thread, one at a time.
+     */
+    private void suspectBlocklisted() {
+        if (fenced || !probing.compareAndSet(false, true)) {
+            return;
+        }
+        Thread t = new Thread(() -> {
+            try {
+                int rc = withConn(c -> RbdNative.metadataGet(c.ioctx, headerOid(), "nvmf4j.probe", new byte[8]));
+                if (rc != -RbdNative.ESHUTDOWN) {
+                    LOG.warn("rbd bdev {}: a write was refused (EROFS) while this gateway held the exclusive lock of"
+                        + " {}/{}, but its client is not blocklisted", name(), options.pool(), options.image());
+                }
+            } catch (java.io.IOException e) {
+                LOG.warn("rbd bdev {}: {}", name(), e.getMessage());
+            } finally {
+                probing.set(false);
+            }
+        }, "rbd-probe-" + name());
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /**
+     * The reconnect thread: tells the control plane (FENCED), makes a new client and opens the image (again after
+     * 1 s, doubling up to 30 s, while that fails), swaps it in, watches the header again, tells the control plane
+     * (RECOVERED) and the header listeners (what is kept in the image may have changed meanwhile), and closes the
+     * old client once the requests still on it have ended.
+     */
+    private void reconnect() {
+        long started = System.nanoTime();
+        tellHealth(Health.FENCED);
+        long delay = RECONNECT_FIRST_MS;
+        String what = "rbd bdev " + name() + ": ";
+        while (!isClosed()) {
+            Conn fresh;
+            try {
+                fresh = connect(what, blockSize(), 0, options);
+            } catch (BdevException e) {
+                LOG.warn("{}reconnecting failed ({}); again in {} ms", what, e.getMessage(), delay);
+                if (!sleep(delay)) {
+                    return;
+                }
+                delay = Math.min(delay * 2, RECONNECT_MAX_MS);
+                continue;
+            }
+            Conn old = swap(fresh);
+            if (old == null) {
+                fresh.close(); // closed meanwhile
+                return;
+            }
+            synchronized (this) {
+                fenced = false;
+            }
+            RECONNECTED.increment();
+            LOG.info("{}serves {}/{} again as a new client, {} ms after it was blocklisted (without the exclusive"
+                + " lock)", what, options.pool(), options.image(), (System.nanoTime() - started) / 1_000_000);
+            tellHealth(Health.RECOVERED);
+            tellHeaderListeners(0);
+            retire(old); // after: closing a blocklisted client may take its time
+            LOG.info("{}closed the blocklisted client", what);
+            return;
+        }
+    }
+
+    /** Puts {@code fresh} in place of the current connection and watches the header on it; the old one, or null. */
+    private Conn swap(Conn fresh) {
+        long oldWatch;
+        synchronized (control) {
+            if (isClosed()) {
+                return null;
+            }
+            oldWatch = watch;
+            watch = 0;
+        }
+        if (oldWatch != 0) {
+            RbdNative.unwatch(oldWatch); // fails on a blocklisted client; frees the watch and waits for its callbacks
+        }
+        Conn old;
+        connLock.writeLock().lock();
+        try {
+            synchronized (this) {
+                if (closed) {
+                    return null; // close() closes the current one
+                }
+                old = conn;
+                conn = fresh;
+            }
+        } finally {
+            connLock.writeLock().unlock();
+        }
+        synchronized (control) {
+            if (oldWatch != 0 && watch == 0 && !isClosed()) {
+                try {
+                    long w = RbdNative.watch(fresh.ioctx, headerOid(), index);
+                    if (w < 0) {
+                        LOG.error("rbd bdev {}: cannot watch the header on the new client: {}", name(),
+                            RbdNative.strerror((int) w));
+                    } else {
+                        watch = w;
+                    }
+                } catch (java.io.IOException e) {
+                    LOG.error("rbd bdev {}: {}", name(), e.getMessage());
+                }
+            }
+        }
+        return old;
+    }
+
+    /** Closes a replaced connection once the requests still in librbd on it have ended. */
+    private void retire(Conn old) {
+        synchronized (this) {
+            boolean interrupted = false;
+            while (old.outstanding > 0) {
+                try {
+                    wait(10_000);
+                    if (old.outstanding > 0) {
+                        LOG.warn("rbd bdev {}: {} requests still on the blocklisted client", name(), old.outstanding);
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        old.close();
+    }
+
+    private void tellHealth(Health h) {
+        try {
+            health.accept(h);
+        } catch (RuntimeException e) {
+            LOG.error("rbd bdev {}: the control plane's health listener failed", name(), e);
+        }
+    }
+
+    private static boolean sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 
@@ -380,8 +676,12 @@ public final class RbdBdev extends AbstractBdev {
      */
     public void acquireExclusiveLock() throws java.io.IOException {
         synchronized (control) {
-            int rc = RbdNative.lockAcquire(image);
+            if (fenced) {
+                throw lockFailure("take", -RbdNative.ESHUTDOWN);
+            }
+            int rc = withConn(c -> RbdNative.lockAcquire(c.image));
             if (rc == 0) {
+                lockHeld = true;
                 LOG.info("rbd bdev {}: holds the exclusive lock of {}/{}", name(), options.pool(), options.image());
                 return;
             }
@@ -390,26 +690,28 @@ public final class RbdBdev extends AbstractBdev {
             }
             LOG.warn("rbd bdev {}: the owner of the exclusive lock of {}/{} did not hand it over ({}); breaking its"
                 + " lock (Ceph blocklists it)", name(), options.pool(), options.image(), RbdNative.strerror(rc));
-            int broken = RbdNative.lockBreakOthers(image);
+            int broken = withConn(c -> RbdNative.lockBreakOthers(c.image));
             if (broken < 0) {
                 throw lockFailure("break the previous owner's", broken);
             }
-            rc = RbdNative.lockAcquire(image);
+            rc = withConn(c -> RbdNative.lockAcquire(c.image));
             if (rc < 0) {
                 throw lockFailure("take", rc);
             }
+            lockHeld = true;
             LOG.info("rbd bdev {}: holds the exclusive lock of {}/{} (broke {} other owner(s))", name(),
                 options.pool(), options.image(), broken);
         }
     }
 
-    /** Gives the exclusive lock up (a no-op when not held). */
+    /** Gives the exclusive lock up (a no-op when not held, and while blocklisted: the client holds nothing then). */
     public void releaseExclusiveLock() throws java.io.IOException {
         synchronized (control) {
-            if (RbdNative.lockOwned(image) != 1) {
+            lockHeld = false;
+            if (fenced || withConn(c -> RbdNative.lockOwned(c.image)) != 1) {
                 return;
             }
-            int rc = RbdNative.lockRelease(image);
+            int rc = withConn(c -> RbdNative.lockRelease(c.image));
             if (rc < 0) {
                 throw lockFailure("release", rc);
             }
@@ -419,7 +721,7 @@ public final class RbdBdev extends AbstractBdev {
 
     /** Whether this client owns the image's exclusive lock now. */
     public boolean ownsExclusiveLock() throws java.io.IOException {
-        int rc = RbdNative.lockOwned(image);
+        int rc = withConn(c -> RbdNative.lockOwned(c.image));
         if (rc < 0) {
             throw lockFailure("query", rc);
         }
@@ -427,8 +729,7 @@ public final class RbdBdev extends AbstractBdev {
     }
 
     private java.io.IOException lockFailure(String what, int rc) {
-        return new java.io.IOException("rbd bdev " + name() + ": cannot " + what + " the exclusive lock of "
-            + options.pool() + "/" + options.image() + ": " + RbdNative.strerror(rc));
+        return ioFailure(what + " the exclusive lock of", rc);
     }
 
     @Override
@@ -495,9 +796,10 @@ public final class RbdBdev extends AbstractBdev {
         }
         int slot = take(io, op);
         if (slot < 0) {
-            io.bdevComplete(NvmeStatus.ABORTED_SQ_DELETION);
+            io.bdevComplete(slot == FENCED ? NvmeStatus.ANA_INACCESSIBLE : NvmeStatus.ABORTED_SQ_DELETION);
             return;
         }
+        long image = connOf(slot).image;
         long tag = ((long) index << 32) | slot;
         int rc = switch (kind) {
             case OP_READ -> RbdNative.aioRead(image, tag, io.offset(), io.length(), address);
@@ -512,20 +814,27 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
+    /** The connection the request in {@code slot} went to. */
+    private synchronized Conn connOf(int slot) {
+        return conns[slot];
+    }
+
     /** librbd ended the request in {@code slot}: a flush follows where asked, else the submitter hears of it. */
     private void onCompleted(int slot, long tag, long rc) {
         BdevIo io;
         int op;
+        long image;
         synchronized (this) {
             io = ios[slot];
             op = ops[slot];
+            image = conns[slot].image;
             if (rc >= 0 && (op & THEN_FLUSH) != 0) {
                 ops[slot] = (op & ~THEN_FLUSH) | FLUSHING;
             }
         }
         int kind = op & OP_MASK;
         if (rc >= 0 && (op & THEN_FLUSH) != 0) {
-            int f = RbdNative.aioFlush(image, tag);
+            int f = RbdNative.aioFlush(image, tag); // on the connection the write went to
             if (f >= 0) {
                 return; // completes when the flush does
             }
@@ -536,20 +845,34 @@ public final class RbdBdev extends AbstractBdev {
     }
 
     /**
-     * The status of a failed operation: {@link BdevErrors#status} but for what only librbd's exclusive lock
-     * causes. EROFS: another client keeps the lock (the optimized gateway, see acquireExclusiveLock), so this
-     * path cannot write now: Asymmetric Access Transition, a path error the host retries on another path.
-     * ESHUTDOWN: this client was blocklisted (another gateway broke its lock): Asymmetric Access Persistent Loss,
-     * as no write through this gateway can succeed again.
+     * The status of a failed operation: {@link BdevErrors#status} but for what only librbd's exclusive lock and
+     * Ceph's blocklist cause. EROFS: another client keeps the lock (the optimized gateway, see
+     * acquireExclusiveLock), so this path cannot write now: Asymmetric Access Transition, a path error the host
+     * retries on another path (and, when this gateway thought it held the lock, a check whether it was
+     * blocklisted). ESHUTDOWN: this client was blocklisted (another gateway broke its lock): the device is fenced
+     * and reconnects; a read or write that did not land ends with Asymmetric Access Inaccessible (the host sends it
+     * through another path); a flush ends with Internal Error and DNR, because writes this client's cache had
+     * acknowledged may never have reached the OSDs, and a host that resent the flush elsewhere would take them
+     * for durable.
      */
     private int failed(int kind, int rc, BdevIo io) {
         LOG.warn("rbd bdev {}: {} of {} bytes at {} failed: {}", name(), opName(kind), io.length(), io.offset(),
             RbdNative.strerror(rc));
-        return switch (-rc) {
-            case RbdNative.EROFS -> NvmeStatus.ANA_TRANSITION;
-            case RbdNative.ESHUTDOWN -> NvmeStatus.ANA_PERSISTENT_LOSS;
-            default -> BdevErrors.status(kind, rc);
-        };
+        switch (-rc) {
+            case RbdNative.EROFS -> {
+                if (lockHeld) {
+                    suspectBlocklisted();
+                }
+                return NvmeStatus.ANA_TRANSITION;
+            }
+            case RbdNative.ESHUTDOWN -> {
+                blocklisted("a " + opName(kind));
+                return kind == OP_FLUSH ? NvmeStatus.DNR | NvmeStatus.INTERNAL_ERROR : NvmeStatus.ANA_INACCESSIBLE;
+            }
+            default -> {
+                return BdevErrors.status(kind, rc);
+            }
+        }
     }
 
     private static String opName(int kind) {
@@ -562,10 +885,16 @@ public final class RbdBdev extends AbstractBdev {
         };
     }
 
-    /** A free slot holding {@code io} and {@code op}, or -1 once the device is closed. */
+    /** {@link #take}: the device is fenced (blocklisted, reconnecting). */
+    private static final int FENCED = -2;
+
+    /** A free slot holding {@code io}, {@code op} and the current connection; -1 once closed, FENCED while fenced. */
     private synchronized int take(BdevIo io, int op) {
         if (closed) {
             return -1;
+        }
+        if (fenced) {
+            return FENCED;
         }
         if (freeCount == 0) {
             growSlots();
@@ -573,15 +902,21 @@ public final class RbdBdev extends AbstractBdev {
         int slot = free[--freeCount];
         ios[slot] = io;
         ops[slot] = op;
+        Conn c = conn;
+        conns[slot] = c;
+        c.outstanding++;
         outstanding++;
         return slot;
     }
 
     private synchronized void release(int slot) {
         ios[slot] = null;
+        Conn c = conns[slot];
+        conns[slot] = null;
+        c.outstanding--;
         free[freeCount++] = slot;
         outstanding--;
-        if (closed && outstanding == 0) {
+        if ((closed && outstanding == 0) || (c != conn && c.outstanding == 0)) {
             notifyAll();
         }
     }
@@ -591,6 +926,7 @@ public final class RbdBdev extends AbstractBdev {
         int n = ios.length;
         ios = java.util.Arrays.copyOf(ios, n * 2);
         ops = java.util.Arrays.copyOf(ops, n * 2);
+        conns = java.util.Arrays.copyOf(conns, n * 2);
         free = new int[n * 2];
         for (int i = 0; i < n; i++) {
             free[i] = n * 2 - 1 - i;
@@ -609,21 +945,27 @@ public final class RbdBdev extends AbstractBdev {
     }
 
     @Override
-    public synchronized void grow(long newNumBlocks) {
+    public void grow(long newNumBlocks) {
         long bytes = newNumBlocks * blockSize();
-        long size = RbdNative.size(image);
-        if (size < 0) {
-            throw new BdevException("rbd bdev " + name() + ": cannot read the image's size: "
-                + RbdNative.strerror((int) size));
-        }
-        if (size < bytes) {
-            int rc = RbdNative.resize(image, bytes);
-            if (rc < 0) {
-                throw new BdevException("rbd bdev " + name() + ": cannot grow " + options.pool() + "/"
-                    + options.image() + " to " + bytes + " bytes: " + RbdNative.strerror(rc));
+        try {
+            synchronized (control) {
+                long size = withConnLong(c -> RbdNative.size(c.image));
+                if (size < 0) {
+                    throw new BdevException("rbd bdev " + name() + ": cannot read the image's size: "
+                        + RbdNative.strerror((int) size));
+                }
+                if (size < bytes) {
+                    int rc = withConn(c -> RbdNative.resize(c.image, bytes));
+                    if (rc < 0) {
+                        throw new BdevException("rbd bdev " + name() + ": cannot grow " + options.pool() + "/"
+                            + options.image() + " to " + bytes + " bytes: " + RbdNative.strerror(rc));
+                    }
+                }
+                setNumBlocks(newNumBlocks);
             }
+        } catch (java.io.IOException e) {
+            throw new BdevException(e.getMessage());
         }
-        setNumBlocks(newNumBlocks);
     }
 
     /** Waits for every outstanding request, flushes librbd's cache, and closes image, pool and connection. */
@@ -656,8 +998,10 @@ public final class RbdBdev extends AbstractBdev {
             }
         }
         headerListeners.clear();
+        connLock.writeLock().lock();
+        Conn c = conn;
         try {
-            int rc = RbdNative.flush(image);
+            int rc = RbdNative.flush(c.image);
             if (rc == -RbdNative.EROFS) {
                 // another gateway keeps the exclusive lock: this one gave it up, and flushed its cache then
                 LOG.info("rbd bdev {}: not the exclusive lock's owner at close; nothing of it is cached", name());
@@ -665,10 +1009,9 @@ public final class RbdBdev extends AbstractBdev {
                 LOG.error("rbd bdev {}: the final flush of {}/{} failed: {}", name(), options.pool(), options.image(),
                     RbdNative.strerror(rc));
             }
-            RbdNative.close(image);
         } finally {
-            RbdNative.closePool(ioctx);
-            RbdNative.shutdown(cluster);
+            c.close();
+            connLock.writeLock().unlock();
             unregister(index);
         }
     }

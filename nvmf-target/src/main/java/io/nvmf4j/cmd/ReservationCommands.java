@@ -216,7 +216,7 @@ public final class ReservationCommands {
             req.fail(status, Sqe.CDW10);
             return;
         }
-        notify(req.controller().subsystem(), req.ns.nsid(), notices);
+        req.controller().subsystem().reservationNotices(req.ns.nsid(), notices);
         if (!abort) {
             req.complete(status);
             return;
@@ -233,16 +233,6 @@ public final class ReservationCommands {
             t.setDaemon(true);
             return t;
         });
-
-    static void notify(Subsystem s, int nsid, List<Reservation.Notice> notices) {
-        for (Reservation.Notice n : notices) {
-            for (Controller c : s.controllers()) {
-                if (c.isHost(n.hostHi(), n.hostLo())) {
-                    c.reservationNotice(n.type(), nsid);
-                }
-            }
-        }
-    }
 
     private void executeReport(Request req) {
         if ((req.sqe.cdw11() & 1) == 0) {

@@ -66,13 +66,21 @@ public final class Reservation {
      * or reads it again and starts over; then {@link #announce}s the change to the other targets, which
      * {@link #refresh()} before they acknowledge. Kept whatever PTPL says: the other targets still serve the
      * namespace, so one target's restart is no power loss of it.
+     *
+     * <p>With the state it keeps a journal of the notices the changes caused, numbered: a target that reads a
+     * state hands the notices numbered after the last it knew to its controllers ({@link #onRemoteNotices}),
+     * so the hosts connected through it hear of changes made through another target, also of those whose
+     * announcement it missed (a broken watch: it reads the state again).
      */
     public interface Shared {
-        /** The state kept now and the bytes it was read from (null bytes, EMPTY state: none kept yet). */
+        /** The state kept now, the bytes it was read from (null bytes, EMPTY state: none kept yet) and the journal. */
         Kept read() throws java.io.IOException;
 
-        /** Writes {@code next} if what is kept is still {@code expected}; false when another target changed it. */
-        boolean compareAndSet(byte[] expected, State next) throws java.io.IOException;
+        /**
+         * Writes {@code next}, with {@code expected}'s journal plus {@code notices} (numbered on from its last), if
+         * what is kept is still {@code expected}'s bytes; false when another target changed it.
+         */
+        boolean compareAndSet(Kept expected, State next, List<Notice> notices) throws java.io.IOException;
 
         /** Tells the other targets that the state changed, waiting (bounded) until they have read it. */
         void announce() throws java.io.IOException;
@@ -81,8 +89,23 @@ public final class Reservation {
         void close();
     }
 
-    /** A kept state and the bytes it was read from (the token {@link Shared#compareAndSet} compares). */
-    public record Kept(State state, byte[] raw) {
+    /**
+     * A kept state, the bytes it was read from (the token {@link Shared#compareAndSet} compares) and the journal:
+     * the latest notices, oldest first, the last of them numbered {@code noticeSeq} (0: none ever).
+     */
+    public record Kept(State state, byte[] raw, long noticeSeq, List<Notice> notices) {
+        public Kept {
+            notices = List.copyOf(notices);
+            if (noticeSeq < notices.size()) {
+                throw new IllegalArgumentException("notice number " + noticeSeq + " below the journal's length "
+                    + notices.size());
+            }
+        }
+
+        /** A state without notices. */
+        public Kept(State state, byte[] raw) {
+            this(state, raw, 0, List.of());
+        }
     }
 
     /** What a change tells other hosts: notice {@code type} for every controller of host (hi, lo). */
@@ -161,8 +184,14 @@ public final class Reservation {
 
     private final Store store;
     private final Shared shared;
-    /** The bytes the shared state was last read from (the compare-and-set token). Guarded by this. */
-    private byte[] sharedRaw;
+    /** What the shared state was last read as (the compare-and-set token). Guarded by this. */
+    private Kept kept;
+    /** The number of the last shared notice this target handed on or made itself. Guarded by this. */
+    private long noticesSeen;
+    /** The notices of the command running now (its list; null: it causes none). Guarded by this. */
+    private List<Notice> commandNotices;
+    /** Where notices of changes made through other targets go (this target's controllers of their hosts). */
+    private volatile java.util.function.Consumer<List<Notice>> remoteNotices = n -> { };
     private volatile State state;
     /** Set by {@link #forget}: the namespace is gone, its state is written nowhere any more. */
     private boolean forgotten;
@@ -179,25 +208,60 @@ public final class Reservation {
         this.store = null;
         this.shared = shared;
         Kept k = shared.read();
-        this.sharedRaw = k.raw();
+        this.kept = k;
         this.state = k.state();
+        this.noticesSeen = k.noticeSeq(); // what was noticed before this target served the namespace is not news
     }
 
     /**
-     * Reads the shared state again (another target announced a change, or the watch broke). Takes the monitor,
-     * so it never publishes something older than a command of this target that ran meanwhile.
+     * Where the notices of changes made through other targets go, from now on: {@code sink} gets them (on the
+     * thread that read the state: a watch callback or the reservation store's) in journal order, and tells this
+     * target's controllers of the hosts they name. Set once the namespace is in its subsystem.
+     */
+    public void onRemoteNotices(java.util.function.Consumer<List<Notice>> sink) {
+        remoteNotices = sink;
+    }
+
+    /**
+     * Reads the shared state again (another target announced a change, or the watch broke) and hands on the
+     * notices made since the last read. Takes the monitor, so it never publishes something older than a command
+     * of this target that ran meanwhile.
      */
     public synchronized void refresh() {
         if (shared == null || forgotten) {
             return;
         }
         try {
-            Kept k = shared.read();
-            sharedRaw = k.raw();
-            state = k.state();
+            adopt(shared.read());
         } catch (java.io.IOException e) {
             org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
                 "cannot read the shared reservation state again: {}", e.getMessage());
+        }
+    }
+
+    /**
+     * Takes a state read from the shared store as the current one, and hands the journal's notices numbered after
+     * {@link #noticesSeen} (another target's changes) to {@link #remoteNotices}. Under the monitor.
+     */
+    private void adopt(Kept k) {
+        kept = k;
+        state = k.state();
+        long seen = noticesSeen;
+        noticesSeen = k.noticeSeq();
+        if (k.noticeSeq() <= seen) {
+            return; // nothing new; or the journal started over (the metadata was removed): nothing to tell
+        }
+        List<Notice> journal = k.notices();
+        long fresh = k.noticeSeq() - seen;
+        if (fresh > journal.size()) {
+            org.slf4j.LoggerFactory.getLogger(Reservation.class).warn("{} reservation notice(s) of other targets"
+                + " were dropped from the shared journal before this target read it", fresh - journal.size());
+        }
+        List<Notice> news = journal.subList(journal.size() - (int) Math.min(fresh, journal.size()), journal.size());
+        try {
+            remoteNotices.accept(news);
+        } catch (RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(Reservation.class).error("cannot hand on reservation notices", e);
         }
     }
 
@@ -220,10 +284,9 @@ public final class Reservation {
                     notices.clear();
                 }
                 try {
-                    Kept k = shared.read();
-                    sharedRaw = k.raw();
-                    state = k.state();
+                    adopt(shared.read());
                     State before = state;
+                    commandNotices = notices;
                     status = once.getAsInt();
                     changed = state != before;
                 } catch (java.io.IOException e) {
@@ -235,6 +298,8 @@ public final class Reservation {
                         throw e;
                     }
                     continue;
+                } finally {
+                    commandNotices = null;
                 }
             }
             if (changed) {
@@ -458,8 +523,9 @@ public final class Reservation {
             return NvmeStatus.INVALID_NAMESPACE; // removed meanwhile: never write its file again
         }
         if (shared != null) {
+            List<Notice> notices = commandNotices == null ? List.of() : commandNotices;
             try {
-                if (!shared.compareAndSet(sharedRaw, next)) {
+                if (!shared.compareAndSet(kept, next, notices)) {
                     throw CHANGED_MEANWHILE;
                 }
             } catch (java.io.IOException e) {
@@ -467,6 +533,7 @@ public final class Reservation {
                     "cannot keep the shared reservation state: {}", e.getMessage());
                 return NvmeStatus.INTERNAL_ERROR;
             }
+            noticesSeen = kept.noticeSeq() + notices.size(); // this target tells its own controllers of these
             state = next;
             return NvmeStatus.SUCCESS;
         }

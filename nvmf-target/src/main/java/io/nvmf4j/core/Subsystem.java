@@ -228,6 +228,20 @@ public final class Subsystem {
         return controllers.values();
     }
 
+    /**
+     * Tells every controller of each host a notice names (log page 80h and its event, unless that controller masked
+     * the type for {@code nsid}); any thread.
+     */
+    public void reservationNotices(int nsid, List<Reservation.Notice> notices) {
+        for (Reservation.Notice n : notices) {
+            for (Controller c : controllers.values()) {
+                if (c.isHost(n.hostHi(), n.hostLo())) {
+                    c.reservationNotice(n.type(), nsid);
+                }
+            }
+        }
+    }
+
     /** Marks the subsystem gone: no new controller from now on (a Connect racing the removal fails). */
     public synchronized void markRemoved() {
         removed = true;

@@ -96,7 +96,7 @@ class AnaTest {
     }
 
     /** The whole ANA log page: header, then descriptors with their NSID lists. */
-    private static byte[] anaLog(NvmeHost admin, boolean groupsOnly) {
+    static byte[] anaLog(NvmeHost admin, boolean groupsOnly) {
         Completion c = admin.executeRead(Sqe.of(NvmeHost.OPC_GET_LOG_PAGE).nsid(0)
             .cdw(10, LID_ANA | (groupsOnly ? 1 << 8 : 0) | (1 << 15) | ((4096 / 4 - 1) << 16)), 4096);
         assertThat(c.ok()).as("Get Log Page 0Ch: %s", c).isTrue();
@@ -104,7 +104,7 @@ class AnaTest {
     }
 
     /** Descriptor i's (group, state, nsids...) from a log read without RGO. */
-    private static List<int[]> groups(byte[] log) {
+    static List<int[]> groups(byte[] log) {
         List<int[]> out = new ArrayList<>();
         int off = 16;
         for (int i = 0; i < u16(log, 8); i++) {

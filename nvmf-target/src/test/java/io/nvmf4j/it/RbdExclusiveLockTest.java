@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RbdExclusiveLockTest extends RbdGateways {
     static final int SCT_PATH = 3;
-    static final int SC_ANA_PERSISTENT_LOSS = 1;
+    static final int SC_ANA_INACCESSIBLE = 2;
     static final int SC_ANA_TRANSITION = 3;
     private final ListenerConfig[] listener = new ListenerConfig[2];
 
@@ -115,8 +115,60 @@ class RbdExclusiveLockTest extends RbdGateways {
         // Ceph blocklisted gateway 1's client when its lock was broken: nothing it sends lands any more
         Completion fenced = a.io(0).write(1, 31, block(8));
         assertThat(fenced.sct()).as("%s", fenced).isEqualTo(SCT_PATH);
-        assertThat(fenced.sc()).as("%s", fenced).isIn(SC_ANA_TRANSITION, SC_ANA_PERSISTENT_LOSS);
+        assertThat(fenced.sc()).as("%s", fenced).isIn(SC_ANA_TRANSITION, SC_ANA_INACCESSIBLE);
         assertThat(b.io(0).read(1, 31, 1).data()).as("gateway 1's write did not land").isEqualTo(block(7));
+    }
+
+    @Test
+    void aBlocklistedGatewayReconnectsAndServesAgainWithoutARestart() throws Exception {
+        start(0, "optimized");
+        start(1, "non-optimized");
+        RbdBdev bdev0 = (RbdBdev) gw[0].bdev("r0");
+        NvmeController a = connect(0, ReservationTest.HOST_A);
+        NvmeController b = connect(1, ReservationTest.HOST_B);
+        ok(a.admin().setFeatures(AnaTest.FID_ASYNC_EVENT_CONFIG, AnaTest.AEC_ANA_CHANGE));
+        ok(a.io(0).write(1, 40, block(9)));
+        long reconnected = RbdBdev.reconnectedTotal();
+        java.util.concurrent.CompletableFuture<Completion> aen = a.admin().asyncEventRequest();
+
+        // gateway 2 takes the lock from gateway 1, which does not step down: Ceph blocklists gateway 1's client
+        gw[1].setAnaState(TestTarget.SUBNQN, listener[1], 1, "optimized");
+        ok(b.io(0).write(1, 41, block(10)));
+        Completion refused = a.io(0).write(1, 41, block(11));
+        assertThat(refused.sct()).as("a path error, no data error: %s", refused).isEqualTo(SCT_PATH);
+        assertThat(refused.sc()).as("%s", refused).isIn(SC_ANA_TRANSITION, SC_ANA_INACCESSIBLE);
+
+        // gateway 1 notices, is fenced (its ANA group inaccessible), reconnects as a new client by itself
+        assertThat(aen.get(60, TimeUnit.SECONDS).dw0()).as("ANA change event on gateway 1's controller")
+            .isEqualTo(AnaTest.AEN_ANA_CHANGE);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (RbdBdev.reconnectedTotal() == reconnected && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        assertThat(RbdBdev.reconnectedTotal()).as("gateway 1 reconnected").isGreaterThan(reconnected);
+        assertThat(bdev0.isFenced()).isFalse();
+        assertThat(bdev0.blocklistedCount()).isEqualTo(1);
+        assertThat(RbdBdev.blocklistedTotal()).isGreaterThanOrEqualTo(1);
+        // it serves again, as a non-optimized path: the lock stays gateway 2's (it does not take it back by itself)
+        assertThat(gw[0].anaGroups(TestTarget.SUBNQN, listener[0]).get(0).state()).isEqualTo("non-optimized");
+        assertThat(AnaTest.groups(AnaTest.anaLog(a.admin(), false)).get(0)).as("the ANA log through gateway 1")
+            .containsExactly(1, AnaTest.ANAS_NON_OPTIMIZED, 1);
+        Completion read = a.io(0).read(1, 40, 2);
+        ok(read);
+        assertThat(read.data()).as("gateway 1 reads through its new client what both wrote")
+            .isEqualTo(concat(block(9), block(10)));
+        pathError(a.io(0).write(1, 42, block(12)), SC_ANA_TRANSITION);
+        assertThat(owns(1)).isTrue();
+        assertThat(owns(0)).isFalse();
+
+        // the operator moves the optimized path back: gateway 2 steps down, gateway 1 takes the lock, nothing broken
+        gw[1].setAnaState(TestTarget.SUBNQN, listener[1], 1, "non-optimized");
+        gw[0].setAnaState(TestTarget.SUBNQN, listener[0], 1, "optimized");
+        assertThat(owns(0)).isTrue();
+        assertThat(gw[0].anaGroups(TestTarget.SUBNQN, listener[0]).get(0).state()).isEqualTo("optimized");
+        ok(a.io(0).write(1, 42, block(13)));
+        assertThat(b.io(0).read(1, 42, 1).data()).isEqualTo(block(13));
+        assertThat(bdev0.blocklistedCount()).as("taken back without a break").isEqualTo(1);
     }
 
     @Test

@@ -72,11 +72,101 @@ class RbdReservationTest extends RbdGateways {
         return connectPort(config[i].subsystems.get(0).listeners.get(0).port, hostnqn);
     }
 
-    /** What the image's metadata holds, read by Ceph's own rbd tool. */
+    /** What the image's metadata holds, read by Ceph's own rbd tool (without its journal of notices). */
     private ReservationInfo kept() throws Exception {
+        com.fasterxml.jackson.databind.node.ObjectNode value = keptValue();
+        value.remove("notices");
+        return io.nvmf4j.config.ConfigStore.mapper().treeToValue(value, ReservationInfo.class);
+    }
+
+    private com.fasterxml.jackson.databind.node.ObjectNode keptValue() throws Exception {
         String json = CephCluster.get().rbd("image-meta", "get", CephCluster.get().pool() + "/" + image,
             "nvmf4j.reservation");
-        return io.nvmf4j.config.ConfigStore.mapper().readValue(json.trim(), ReservationInfo.class);
+        return (com.fasterxml.jackson.databind.node.ObjectNode) io.nvmf4j.config.ConfigStore.mapper()
+            .readTree(json.trim());
+    }
+
+    /** Takes the oldest page of {@code c}'s log page 80h: {type, nsid, pages still available after it}. */
+    private static int[] takeNotice(NvmeController c) {
+        byte[] page = c.admin().getLogPage(0x80, -1, 0, 64).data();
+        return new int[] {u8(page, 8), (int) u32(page, 12), u8(page, 9)};
+    }
+
+    @Test
+    void aChangeThroughOneGatewayNotifiesTheHostsConnectedThroughTheOther() throws Exception {
+        start(0);
+        start(1);
+        NvmeController a = connect(0, HOST_A);
+        NvmeController b = connect(1, HOST_B);
+        ok(a.io(0).resvRegister(1, 0, false, 0, 0, KEY_A));
+        ok(b.io(0).resvRegister(1, 0, false, 0, 0, KEY_B));
+        ok(a.io(0).resvAcquire(1, 0, WRITE_EXCLUSIVE, KEY_A, 0));
+
+        // Registration Preempted: A preempts B through gateway 1; B, connected through gateway 2 only, hears it
+        CompletableFuture<Completion> aer = b.admin().asyncEventRequest();
+        ok(a.io(0).resvAcquire(1, 1, WRITE_EXCLUSIVE, KEY_A, KEY_B));
+        assertThat(aer.get(10, TimeUnit.SECONDS).dw0()).as("AEN on gateway 2: reservation log page available")
+            .isEqualTo(ReservationTest.AEN_RESERVATION);
+        assertThat(takeNotice(b)).as("registration preempted, nsid 1, no more pages")
+            .containsExactly(ReservationTest.NOTICE_REG_PREEMPTED, 1, 0);
+        assertThat(takeNotice(b)[0]).as("read once").isZero();
+        assertThat(takeNotice(a)[0]).as("A, the preempting host, hears nothing").isZero();
+        conflict(b.io(0).write(1, 10, block(1)));
+
+        // Reservation Released: B registers again; A's Write Exclusive - Registrants Only ends through gateway 1
+        ok(b.io(0).resvRegister(1, 0, false, 0, 0, KEY_B));
+        ok(a.io(0).resvRelease(1, 0, WRITE_EXCLUSIVE, KEY_A));
+        ok(a.io(0).resvAcquire(1, 0, 3, KEY_A, 0));
+        ok(a.io(0).resvRelease(1, 0, 3, KEY_A));
+        assertThat(takeNotice(b)).as("reservation released (none for the plain Write Exclusive release)")
+            .containsExactly(ReservationTest.NOTICE_RELEASED, 1, 0);
+
+        // the mask B's controller set on gateway 2 holds for changes through gateway 1 too
+        ok(b.admin().execute(io.nvmf4j.testhost.Sqe.of(io.nvmf4j.testhost.NvmeHost.OPC_SET_FEATURES).nsid(1)
+            .cdw(10, ReservationTest.FID_NOTIFICATION_MASK).cdw(11, 1 << ReservationTest.NOTICE_RELEASED)));
+        ok(a.io(0).resvAcquire(1, 0, 3, KEY_A, 0));
+        ok(a.io(0).resvRelease(1, 0, 3, KEY_A));
+        assertThat(takeNotice(b)[0]).as("reservation released, masked on B's controller").isZero();
+
+        // Reservation Preempted: A clears through gateway 1
+        ok(a.io(0).resvAcquire(1, 0, 2, KEY_A, 0));
+        ok(a.io(0).resvRelease(1, 1, 0, KEY_A));
+        assertThat(takeNotice(b)).as("reservation preempted by the clear").containsExactly(
+            ReservationTest.NOTICE_PREEMPTED, 1, 0);
+        assertThat(keptValue().path("notices").path("last").asLong())
+            .as("notices kept with the image: preempted, released, released (masked on B's controller only), clear")
+            .isEqualTo(4);
+    }
+
+    @Test
+    void aHostConnectedThroughBothGatewaysHearsEachNoticeOncePerController() throws Exception {
+        start(0);
+        start(1);
+        NvmeController a0 = connect(0, HOST_A);
+        NvmeController a1 = connect(1, HOST_A);
+        NvmeController b = connect(1, HOST_B);
+        ok(a0.io(0).resvRegister(1, 0, false, 0, 0, KEY_A));
+        ok(b.io(0).resvRegister(1, 0, false, 0, 0, KEY_B));
+        ok(a1.io(0).resvAcquire(1, 0, 2, KEY_A, 0)); // A holds Exclusive Access, taken through gateway 2
+        CompletableFuture<Completion> aer0 = a0.admin().asyncEventRequest();
+        CompletableFuture<Completion> aer1 = a1.admin().asyncEventRequest();
+
+        // B preempts A through gateway 2: gateway 2 tells its controller of A, gateway 1 its own; one page each
+        ok(b.io(0).resvAcquire(1, 1, WRITE_EXCLUSIVE, KEY_B, KEY_A));
+        assertThat(aer0.get(10, TimeUnit.SECONDS).dw0()).isEqualTo(ReservationTest.AEN_RESERVATION);
+        assertThat(aer1.get(10, TimeUnit.SECONDS).dw0()).isEqualTo(ReservationTest.AEN_RESERVATION);
+        for (NvmeController c : List.of(a0, a1)) {
+            byte[] page = c.admin().getLogPage(0x80, -1, 0, 64).data();
+            assertThat(u64(page, 0)).as("log page count: the first page of this controller").isEqualTo(1);
+            assertThat(u8(page, 8)).isEqualTo(ReservationTest.NOTICE_REG_PREEMPTED);
+            assertThat(u8(page, 9)).as("no second copy waits").isZero();
+            assertThat(takeNotice(c)[0]).isZero();
+        }
+        // gateway 2 re-reads the state at its next command, and gateway 1 at the next announcement: still one each
+        ok(b.io(0).resvRelease(1, 0, WRITE_EXCLUSIVE, KEY_B));
+        ok(a0.io(0).resvRegister(1, 0, false, 0, 0, KEY_A));
+        assertThat(takeNotice(a0)[0]).isZero();
+        assertThat(takeNotice(a1)[0]).isZero();
     }
 
     @Test

@@ -56,6 +56,13 @@ public final class MetricNames {
      * threads since they started; its growth per I/O shows whether the data path allocates (it should not).
      */
     public static final String POLLGROUP_ALLOCATED_BYTES = "nvmf.pollgroup.allocated";
+    /**
+     * {@code nvmf_rbd_blocklisted_total} (counter, java engine): times an rbd bdev found its Ceph client blocklisted
+     * (another gateway broke its exclusive lock); each fences the bdev until it has reconnected.
+     */
+    public static final String RBD_BLOCKLISTED = "nvmf.rbd.blocklisted";
+    /** {@code nvmf_rbd_reconnected_total} (counter, java engine): rbd bdevs serving again after a blocklist. */
+    public static final String RBD_RECONNECTED = "nvmf.rbd.reconnected";
     /** {@code nvmf4j_build_info{version,revision,java,engine}} (gauge, always 1). */
     public static final String BUILD_INFO = "nvmf4j.build.info";
 

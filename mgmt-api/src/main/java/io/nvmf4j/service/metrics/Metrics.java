@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.config.MetricsConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
@@ -152,10 +153,17 @@ public final class Metrics implements AutoCloseable {
                 unknownNamespace.remove();
             }
             spdk = new SpdkMeters(registry, s);
-        } else if (pollThreadAllocatedBytes() >= 0) {
-            FunctionCounter.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, this, m -> pollThreadAllocatedBytes())
-                .description("heap bytes allocated by the poll-group threads since they started")
-                .baseUnit("bytes").register(registry);
+        } else {
+            if (pollThreadAllocatedBytes() >= 0) {
+                FunctionCounter.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, this, m -> pollThreadAllocatedBytes())
+                    .description("heap bytes allocated by the poll-group threads since they started")
+                    .baseUnit("bytes").register(registry);
+            }
+            FunctionCounter.builder(MetricNames.RBD_BLOCKLISTED, this, m -> RbdBdev.blocklistedTotal())
+                .description("times an rbd bdev found its Ceph client blocklisted (fenced until it reconnected)")
+                .register(registry);
+            FunctionCounter.builder(MetricNames.RBD_RECONNECTED, this, m -> RbdBdev.reconnectedTotal())
+                .description("rbd bdevs serving again as a new Ceph client after a blocklist").register(registry);
         }
         FunctionCounter.builder(MetricNames.POLLGROUP_BUSY, target, Engine::busySeconds)
             .description("seconds the poll-group threads spent working (not idle), summed over them")
