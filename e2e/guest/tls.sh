@@ -14,6 +14,9 @@
 #   nvmf4j/tls/plain-refused  a plain connect is refused, the service logs why and lives on
 #   nvmf4j/tls/sha384-*       a second host with a SHA-384 PSK (gen-tls-key --hmac=2): TLS_AES_256_GCM_SHA384,
 #                             or TLS_CHACHA20_POLY1305_SHA256 with trixie's GnuTLS 3.8.9 (SHA-256 binder, see below)
+#   nvmf4j/tls/discover       nvme discover --tls on that listener: the identity names the discovery NQN and the
+#                             service has that host's PSK in discovery.hostKeys; the entries say sectype tls13
+#   nvmf4j/tls/discover-plain-refused  nvme discover without --tls there fails
 TLS_HOSTID=6e766d66-346a-4a75-8000-0000000000b1
 TLS_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$TLS_HOSTID
 TLS_NVMET_PORT=4423 TLS_NVMF4J_PORT=4435 TLS_PID=""
@@ -36,9 +39,11 @@ tls_insert_key() { # check-name hostnqn subnqn hmac keyfile : gen-tls-key, the c
   verdict 0 "PSK ${key:0:16}... (in $(basename "$5"), mode $(stat -c %a "$5" 2> /dev/null)) for $2 -> $3 in .nvme"
 }
 
-nvmf4j_tls_config() { # file keyfile keyfile384 : one RAM namespace for two hosts, each with its PSK file, TLS required
+nvmf4j_tls_config() { # file keyfile keyfile384 discoverykey : one RAM namespace for two hosts, each with its PSK
+  # file, TLS required; the first host's PSK for the discovery subsystem
   cat > "$1" <<EOF
 {"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
+ "discovery": {"hostKeys": [{"host": "$TLS_HOSTNQN", "tlsKey": "$4"}]},
  "tcp": {"connectTimeoutMs": 60000},
  "bdevs": [{"name": "malloc0", "type": "malloc", "blockSize": ${NS_BS[1]}, "numBlocks": ${NS_BLOCKS[1]}}],
  "subsystems": [{"nqn": "$NQN", "serial": "NVMF4JTLS00001", "model": "nvmf4j-e2e-tls",
@@ -58,8 +63,9 @@ tls_nvmf4j() { # the service with a listener that requires TLS, the same host, t
   mkdir -p -m 0700 "$keys"
   tls_insert_key nvmf4j/tls/psk "$TLS_HOSTNQN" "$NQN" 1 "$keys/host.psk"
   tls_insert_key nvmf4j/tls/psk-sha384 "$TLS_HOSTNQN2" "$NQN" 2 "$keys/host384.psk"
+  tls_insert_key nvmf4j/tls/psk-discovery "$TLS_HOSTNQN" "$DISC_NQN" 1 "$keys/discovery.psk"
   SVC_LOG=$RES/tls-service.log SVC_STATE=$WORK/tls-state SVC_CONFIG=$WORK/tls-config.json SVC_PORT=$PORT
-  nvmf4j_tls_config "$SVC_CONFIG" "$keys/host.psk" "$keys/host384.psk"
+  nvmf4j_tls_config "$SVC_CONFIG" "$keys/host.psk" "$keys/host384.psk" "$keys/discovery.psk"
   : > "$SVC_LOG"
   if ! svc_start nvmf4j/tls/start; then
     skip nvmf4j/tls/all "not run: the service did not start with the TLS config (see nvmf4j/tls/start, tls-service.log)"
@@ -88,6 +94,7 @@ tls_nvmf4j() { # the service with a listener that requires TLS, the same host, t
   [ $rc != 0 ] || [ -n "$BAD" ] || BAD="nvme connect without --tls exited 0"
   grep -q "plain NVMe/TCP .* on a listener that requires TLS" "$SVC_LOG" || BAD+="${BAD:+; }the service logged no refusal"
   verdict 0 "plain connect refused: rc=$rc, service: $(grep -m1 -o 'plain NVMe/TCP.*requires TLS' "$SVC_LOG")"
+  tls_discover
   # the second host's SHA-384 PSK: identity 'NVMe0R02 ...', a 48-byte TLS PSK. tlshd on GnuTLS before 3.8.11
   # (trixie: 3.8.9) computes its binder with SHA-256 and then takes only a SHA-256 suite: of the two it offers for
   # a 48-byte key (TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256) the service picks ChaCha20 and says why;
@@ -104,6 +111,24 @@ tls_nvmf4j() { # the service with a listener that requires TLS, the same host, t
   timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
   [ -z "$SVC_PID" ] || svc_stop nvmf4j/tls/stop
   SVC_LOG=$svc_log; unset SVC_STATE SVC_CONFIG SVC_PORT
+}
+
+DISC_NQN=nqn.2014-08.org.nvmexpress.discovery
+
+tls_discover() { # nvme discover --tls against the service's listener that requires TLS, then without --tls
+  local rc
+  C=nvmf4j/tls/discover
+  cli "$C" nvme discover -t tcp -a "$ADDR" -s "$PORT" --hostnqn="$TLS_HOSTNQN" --hostid="$TLS_HOSTID" --tls; rc=$?
+  [ $rc = 0 ] || BAD="nvme discover --tls exited $rc: $(tail -n 1 "$OUTF")"
+  expect_true entry "no discovery log entry for $NQN" grep -Eq "subnqn: +$NQN\$" "$OUTF"
+  expect_true sectype "no entry says sectype tls13" grep -Eq "sectype: +tls13" "$OUTF"
+  expect_true service-log "the service logged no TLS handshake with the discovery identity of $TLS_HOSTNQN" \
+    grep -q "PSK identity 'NVMe0R01 $TLS_HOSTNQN $DISC_NQN'" "$SVC_LOG"
+  verdict 0 "$(grep -c '^=====Discovery Log Entry' "$OUTF") entries, $(grep -Em1 -o 'treq: .*' "$OUTF"), $(grep -Em1 -o 'sectype: +tls13' "$OUTF"), service: $(grep -m1 -o "PSK identity 'NVMe0R01 [^ ]* $DISC_NQN'" "$SVC_LOG")"
+  C=nvmf4j/tls/discover-plain-refused
+  cli "$C" nvme discover -t tcp -a "$ADDR" -s "$PORT" --hostnqn="$TLS_HOSTNQN" --hostid="$TLS_HOSTID"; rc=$?
+  [ $rc != 0 ] || BAD="nvme discover without --tls exited 0 on a listener that requires TLS"
+  verdict 0 "refused: rc=$rc, $(grep -v '^$' "$OUTF" | tail -n 1)"
 }
 
 tls_part() {

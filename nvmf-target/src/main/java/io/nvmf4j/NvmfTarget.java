@@ -148,6 +148,11 @@ public final class NvmfTarget implements Engine {
         dispatcher = new CommandDispatcher(target);
         transport(TcpTransport.TYPE);
         target.setReferrals(referralListeners(config));
+        if (config.discovery != null) {
+            for (HostKeyConfig k : config.discovery.hostKeys) {
+                target.discovery().setHostKey(k.host, k);
+            }
+        }
         for (SubsystemConfig s : config.subsystems) {
             for (ListenerConfig l : s.listeners) {
                 if (!bound.containsKey(l) && !failed.containsKey(l)) {
@@ -707,6 +712,43 @@ public final class NvmfTarget implements Engine {
         live.setHostKey(hostnqn, k);
         live.hosts().add(hostnqn);
         target.discoveryChanged();
+    }
+
+    /** Gives a host a TLS PSK for the discovery subsystem (its key file is checked before anything changes). */
+    @Override
+    public synchronized void addDiscoveryHostKey(HostKeyConfig keys) {
+        if (config.discovery != null && config.discovery.hostKey(keys.host) != null) {
+            throw ControlException.conflict("host " + keys.host + " already has a key on the discovery subsystem");
+        }
+        HostKeyConfig k = keys.forHost(keys.host);
+        config = validatedWith(c -> {
+            if (c.discovery == null) {
+                c.discovery = new io.nvmf4j.config.DiscoveryConfig();
+            }
+            c.discovery.hostKeys.add(k);
+        });
+        target.discovery().setHostKey(k.host, k);
+    }
+
+    /**
+     * Takes a host's TLS PSK off the discovery subsystem: its next handshake to it fails; its discovery controllers
+     * are disconnected (they may have come in with that key).
+     */
+    @Override
+    public synchronized void removeDiscoveryHostKey(String hostnqn) {
+        if (config.discovery == null || config.discovery.hostKey(hostnqn) == null) {
+            throw ControlException.notFound("host " + hostnqn + " has no key on the discovery subsystem");
+        }
+        config.discovery.hostKeys.removeIf(k -> hostnqn.equals(k.host));
+        if (config.discovery.hostKeys.isEmpty()) {
+            config.discovery = null;
+        }
+        target.discovery().setHostKey(hostnqn, null);
+        for (Controller c : target.discovery().controllers()) {
+            if (c.hostnqn().equals(hostnqn)) {
+                c.destroy("host " + hostnqn + "'s discovery key removed");
+            }
+        }
     }
 
     /** Disallows a host; its controllers on this subsystem are disconnected. */

@@ -31,6 +31,9 @@ import java.util.regex.Pattern;
  *       are treated as unset, so nvmf4j generates them).</li>
  *   <li>{@code attr}: allow_any_host, serial, model, cntlid_min/cntlid_max are kept;
  *       {@code allowed_hosts} become the subsystem's hosts.</li>
+ *   <li>A tcp port's {@code addr.tsas tls1.3} becomes its listeners' secureChannel ({@code required}, or
+ *       {@code optional} with {@code addr.treq not required}); the TLS PSKs are in the kernel's keyring, not in
+ *       the file (a warning says so).</li>
  *   <li>Each tcp or rdma port becomes a listener of every subsystem linked to it (rdma is kept even
  *       though this build's target accepts only tcp listeners); a port's referrals become discovery
  *       referrals (nvmf4j has one discovery log for all listeners).</li>
@@ -53,14 +56,17 @@ final class NvmetcliConverter {
     }
 
     private final int blockSize;
+    /** Where hosts' DH-HMAC-CHAP keys are written (absolute), or null: not imported. */
+    private final Path keyDir;
     private final TargetConfig out = new TargetConfig();
     private final List<String> warnings = new ArrayList<>();
     private final Map<String, SubsystemConfig> subsystems = new LinkedHashMap<>();
     private final Set<String> bdevNames = new HashSet<>();
     private final Set<String> allowedHosts = new HashSet<>();
 
-    private NvmetcliConverter(int blockSize) {
+    private NvmetcliConverter(int blockSize, Path keyDir) {
         this.blockSize = blockSize;
+        this.keyDir = keyDir == null ? null : keyDir.toAbsolutePath().normalize();
     }
 
     /**
@@ -68,11 +74,19 @@ final class NvmetcliConverter {
      * @param blockSize the block size of every file bdev (512 or 4096)
      */
     static Result convert(JsonNode root, int blockSize) {
+        return convert(root, blockSize, null);
+    }
+
+    /**
+     * @param keyDir where each host's DH-HMAC-CHAP keys (inline in nvmetcli's file) are written, one file of mode 0600
+     *               per key, for the subsystems that allow the host to name; null: not imported (a warning)
+     */
+    static Result convert(JsonNode root, int blockSize, Path keyDir) {
         if (root == null || !root.isObject()) {
             throw CliException.usage("not an nvmetcli configuration: expected a JSON object with hosts, ports "
                 + "and subsystems");
         }
-        NvmetcliConverter c = new NvmetcliConverter(blockSize);
+        NvmetcliConverter c = new NvmetcliConverter(blockSize, keyDir);
         root.fieldNames().forEachRemaining(k -> {
             if (!Set.of("hosts", "ports", "subsystems").contains(k)) {
                 c.warn(k + ": not an nvmetcli section, ignored");
@@ -278,7 +292,9 @@ final class NvmetcliConverter {
                 if (s == null) {
                     warn(at + ": links subsystem " + nqn.asText() + ", which is not in the file; skipped");
                 } else if (!s.listeners.contains(l)) {
-                    s.listeners.add(new ListenerConfig(l.transport, l.address, l.port));
+                    ListenerConfig copy = new ListenerConfig(l.transport, l.address, l.port);
+                    copy.secureChannel = l.secureChannel;
+                    s.listeners.add(copy);
                 }
             }
         }
@@ -332,16 +348,45 @@ final class NvmetcliConverter {
             String k = e.getKey();
             String v = e.getValue().asText();
             switch (k) {
-                case "trtype", "adrfam", "traddr", "trsvcid" -> { }
-                case "treq" -> quietIf(v.equals("not specified"), at + ": addr.treq=" + v
-                    + ": secure channel requirements are not supported, not imported");
-                case "tsas" -> quietIf(v.equals("none") || v.isEmpty(), at + ": addr.tsas=" + v
-                    + ": NVMe/TCP TLS is not supported, not imported");
+                case "trtype", "adrfam", "traddr", "trsvcid", "treq", "tsas" -> { }
                 case "portid" -> quietIf(!isPort, at + ": addr.portid=" + v + " is not supported, not imported");
                 default -> warn(at + ": addr." + k + "=" + v + " is not supported, not imported");
             }
         });
-        return new ListenerConfig(trtype, traddr, port);
+        ListenerConfig l = new ListenerConfig(trtype, traddr, port);
+        l.secureChannel = secureChannel(addr, trtype, at, isPort);
+        return l;
+    }
+
+    /**
+     * A port's secure channel from nvmet's {@code addr_tsas} and {@code addr_treq}: TSAS {@code tls1.3} on a tcp port
+     * is TLS, required unless TREQ says {@code not required} (nvmet makes TREQ required when TLS is set and it was not
+     * specified); null (none) otherwise. TLS PSKs live in the kernel's keyring, not in nvmetcli's file, so the
+     * warning says how to give the hosts theirs. Anything else (TLS on rdma or on a referral, TREQ without TLS) is a
+     * warning.
+     */
+    private String secureChannel(JsonNode addr, String trtype, String at, boolean isPort) {
+        String treq = addr.path("treq").asText("not specified");
+        String tsas = addr.path("tsas").asText("none");
+        boolean tls = tsas.equals("tls1.3");
+        if (!tls) {
+            quietIf(tsas.equals("none") || tsas.isEmpty(), at + ": addr.tsas=" + tsas + " is not supported, not "
+                + "imported");
+            quietIf(treq.equals("not specified"), at + ": addr.treq=" + treq + " without addr.tsas tls1.3: a "
+                + "secure channel other than TLS is not supported, not imported");
+            return null;
+        }
+        if (!isPort || !trtype.equals("tcp")) {
+            warn(at + ": addr.tsas=tls1.3: TLS " + (isPort ? "on " + trtype + " ports" : "on a referral")
+                + " is not supported, not imported");
+            return null;
+        }
+        String channel = treq.equals("not required") ? ListenerConfig.SECURE_OPTIONAL : ListenerConfig.SECURE_REQUIRED;
+        warn(at + ": addr.tsas=tls1.3 (addr.treq " + treq + ") imported as secureChannel " + channel + "; the "
+            + "hosts' TLS PSKs are in the kernel keyring, not in nvmetcli's file: give each host its PSK with nvmfctl "
+            + "host add -n NQN -q HOSTNQN --tls-key FILE (the key nvme gen-tls-key printed), and -n "
+            + io.nvmf4j.config.Nqn.DISCOVERY + " for nvme discover --tls");
+        return channel;
     }
 
     private void host(JsonNode h, String slot) {
@@ -352,10 +397,7 @@ final class NvmetcliConverter {
                 return;
             }
             if (e.getKey().equals("dhchap") && e.getValue().isObject()) {
-                String key = e.getValue().path("key").asText("");
-                String ctrlKey = e.getValue().path("ctrl_key").asText("");
-                quietIf(key.isEmpty() && ctrlKey.isEmpty(), at + ": DH-HMAC-CHAP keys are not supported; "
-                    + "the host is allowed without authentication");
+                dhchap(nqn, e.getValue(), at);
             } else {
                 warn(at + ": " + e.getKey() + " is not supported, not imported");
             }
@@ -363,6 +405,80 @@ final class NvmetcliConverter {
         if (!nqn.isEmpty() && !allowedHosts.contains(nqn)) {
             warn(at + ": not allowed on any subsystem (nvmf4j keeps hosts per subsystem), not imported");
         }
+    }
+
+    /**
+     * A host's DH-HMAC-CHAP settings (nvmet's {@code dhchap_key}, {@code dhchap_ctrl_key}, {@code dhchap_hash},
+     * {@code dhchap_dhgroup}): with {@code --key-dir} the keys are written there and every subsystem that allows the
+     * host gets a hostKeys entry naming them (nvmet authenticates a host on the subsystems it is linked to); the
+     * hash and DH group restrictions are not nvmf4j's (it takes what the host offers) and are warnings unless
+     * nvmet's defaults.
+     */
+    private void dhchap(String nqn, JsonNode d, String at) {
+        String key = d.path("key").asText("");
+        String ctrlKey = d.path("ctrl_key").asText("");
+        String hash = d.path("hash").asText("");
+        String dhgroup = d.path("dhgroup").asText("");
+        quietIf(hash.isEmpty() || hash.equals("hmac(sha256)"), at + ": dhchap.hash=" + hash + ": per-host hash "
+            + "restrictions are not supported (nvmf4j takes the host's choice), not imported");
+        quietIf(dhgroup.isEmpty() || dhgroup.equals("null"), at + ": dhchap.dhgroup=" + dhgroup + ": per-host DH "
+            + "group restrictions are not supported (nvmf4j takes the host's choice), not imported");
+        unknown(d, at + " dhchap", "key", "ctrl_key", "hash", "dhgroup");
+        if (key.isEmpty()) {
+            quietIf(ctrlKey.isEmpty(), at + ": dhchap.ctrl_key without dhchap.key (the controller authenticates to a "
+                + "host that authenticated), not imported");
+            return;
+        }
+        if (keyDir == null) {
+            warn(at + ": DH-HMAC-CHAP keys are imported only with --key-dir DIR (nvmf4j reads keys from files of mode "
+                + "0600); the host is allowed without authentication");
+            return;
+        }
+        String keyFile;
+        String ctrlKeyFile = null;
+        try {
+            io.nvmf4j.auth.DhchapKey.parse(key);
+            if (!ctrlKey.isEmpty()) {
+                io.nvmf4j.auth.DhchapKey.parse(ctrlKey);
+            }
+            String base = nqn.replaceAll("[^A-Za-z0-9._-]", "_");
+            keyFile = writeKey(base + ".key", key);
+            if (!ctrlKey.isEmpty()) {
+                ctrlKeyFile = writeKey(base + ".ctrl-key", ctrlKey);
+            }
+        } catch (IllegalArgumentException | java.io.IOException e) {
+            warn(at + ": DH-HMAC-CHAP keys not imported (" + e.getMessage() + "); the host is allowed without "
+                + "authentication");
+            return;
+        }
+        for (SubsystemConfig s : subsystems.values()) {
+            if (s.hosts.contains(nqn)) {
+                s.hostKeys.add(new io.nvmf4j.config.HostKeyConfig(nqn, keyFile, ctrlKeyFile));
+            }
+        }
+    }
+
+    /**
+     * Writes {@code text} to {@code name} in the key directory, mode 0600 (the directory made 0700 if absent); a file
+     * there already is kept when it holds the same key and refused otherwise (an import never overwrites a key).
+     */
+    private String writeKey(String name, String text) throws java.io.IOException {
+        var owner = java.nio.file.attribute.PosixFilePermissions.fromString("rw-------");
+        if (!Files.isDirectory(keyDir)) {
+            Files.createDirectories(keyDir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        }
+        Path f = keyDir.resolve(name);
+        if (Files.exists(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            if (!Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                || !Files.readString(f).strip().equals(text.strip())) {
+                throw new java.io.IOException(f + " exists and holds another key; not overwritten");
+            }
+            return f.toString();
+        }
+        Files.createFile(f, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(owner));
+        Files.writeString(f, text.strip() + "\n");
+        return f.toString();
     }
 
     // ------------------------------------------------------------------ helpers

@@ -39,6 +39,11 @@ abstract class NvmetcliImport extends ApiCommand {
     @Option(names = "--apply", description = "Apply the result to the running target (PUT /api/v1/config).")
     boolean apply;
 
+    @Option(names = "--key-dir", paramLabel = "DIR", description = "Write the hosts' DH-HMAC-CHAP keys (inline in "
+        + "nvmetcli's file) here, one file of mode 0600 each, and name them in the subsystems' hostKeys; the service "
+        + "must be able to read them there. Without it the keys are not imported (a warning).")
+    Path keyDir;
+
     @Option(names = "--block-size", paramLabel = "BYTES", defaultValue = "512",
         description = "Block size of the file bdevs: 512 or 4096 (default: ${DEFAULT-VALUE}).")
     int blockSize;
@@ -86,7 +91,7 @@ abstract class NvmetcliImport extends ApiCommand {
         } catch (IOException e) {
             throw CliException.usage("cannot read " + file + ": " + e.getMessage().lines().findFirst().orElse(""));
         }
-        NvmetcliConverter.Result r = NvmetcliConverter.convert(nvmetcli, blockSize);
+        NvmetcliConverter.Result r = NvmetcliConverter.convert(nvmetcli, blockSize, keyDir);
         r.warnings().forEach(this::warn);
         if (!apply) {
             out().print(ConfigStore.toJson(r.config()));

@@ -198,16 +198,15 @@ class NvmetcliImportTest {
                 + "not imported",
             "nvmfctl: warning: ports[0] (portid 1): transport 'loop' is not supported (tcp and rdma are), "
                 + "loop : not imported",
-            "nvmfctl: warning: ports[1] (portid 2): addr.treq=required: secure channel requirements are not "
-                + "supported, not imported",
-            "nvmfctl: warning: ports[1] (portid 2): addr.tsas=tls1.3: NVMe/TCP TLS is not supported, not imported",
+            "nvmfctl: warning: ports[1] (portid 2): " + tlsImported("required", "required"),
             "nvmfctl: warning: ports[1] (portid 2): ANA group 2 (inaccessible) is not supported (ANA), not imported",
             "nvmfctl: warning: ports[1] (portid 2): param.max_queue_size=64 is not supported, not imported",
             "nvmfctl: warning: ports[1] (portid 2): exports no subsystem; nvmf4j's discovery service listens only "
                 + "on subsystem listeners, not imported",
             "nvmfctl: warning: ports[1] (portid 2) referrals[0] r1: disabled in nvmetcli (enable=0), not imported",
-            "nvmfctl: warning: hosts[0] nqn.2014-08.org.nvmexpress:uuid:h1: DH-HMAC-CHAP keys are not supported; "
-                + "the host is allowed without authentication",
+            "nvmfctl: warning: hosts[0] nqn.2014-08.org.nvmexpress:uuid:h1: DH-HMAC-CHAP keys are imported only with "
+                + "--key-dir DIR (nvmf4j reads keys from files of mode 0600); the host is allowed without "
+                + "authentication",
             "nvmfctl: warning: hosts[1] nqn.2014-08.org.nvmexpress:uuid:h2: not allowed on any subsystem (nvmf4j "
                 + "keeps hosts per subsystem), not imported");
         JsonNode doc = Http.parse(r.out());
@@ -216,6 +215,85 @@ class NvmetcliImportTest {
         assertThat(sub.get("hosts")).hasSize(1);
         assertThat(sub.get("listeners")).isEmpty();
         assertThat(doc.get("referrals")).isEmpty();
+    }
+
+    /** The warning of a TLS port imported as a secure channel (the PSKs stay in the kernel keyring). */
+    private static String tlsImported(String treq, String channel) {
+        return "addr.tsas=tls1.3 (addr.treq " + treq + ") imported as secureChannel " + channel + "; the hosts' TLS "
+            + "PSKs are in the kernel keyring, not in nvmetcli's file: give each host its PSK with nvmfctl host add -n "
+            + "NQN -q HOSTNQN --tls-key FILE (the key nvme gen-tls-key printed), and -n "
+            + "nqn.2014-08.org.nvmexpress.discovery for nvme discover --tls";
+    }
+
+    /**
+     * nvmet's TLS ports (addr_tsas tls1.3) become listeners with a secure channel: required, as nvmet makes TREQ when
+     * it is not specified or says required; optional with TREQ not required. A host's inline DH-HMAC-CHAP keys go
+     * with --key-dir into files of mode 0600 that the hostKeys of the subsystems allowing it name; nvmet's default
+     * hash and DH group say nothing, others are warnings; an existing file with another key is never overwritten.
+     */
+    @Test
+    void tlsPortsBecomeSecureChannelsAndHostKeysGoToTheKeyDirectory() throws Exception {
+        String key = io.nvmf4j.auth.DhchapKey.format(1, "nvmf4j-import-dhchap-key-32-byte".getBytes(
+            StandardCharsets.US_ASCII));
+        String ctrlKey = io.nvmf4j.auth.DhchapKey.format(0, "nvmf4j-import-dhchap-ctrl-32-byt".getBytes(
+            StandardCharsets.US_ASCII));
+        String h1 = "nqn.2014-08.org.nvmexpress:uuid:h1";
+        String h2 = "nqn.2014-08.org.nvmexpress:uuid:h2";
+        String sub = "nqn.2014-08.org.example:tls";
+        Path file = dir.resolve("tls.json");
+        Files.writeString(file, """
+            {
+              "hosts": [{"nqn": "%s", "dhchap": {"key": "%s", "ctrl_key": "%s", "hash": "hmac(sha256)", "dhgroup": "null"}},
+                        {"nqn": "%s", "dhchap": {"key": "", "ctrl_key": "", "hash": "hmac(sha512)", "dhgroup": "ffdhe2048"}}],
+              "ports": [
+                {"portid": 1, "addr": {"trtype": "tcp", "adrfam": "ipv4", "traddr": "10.0.0.1", "trsvcid": "4420",
+                 "treq": "not specified", "tsas": "tls1.3"}, "subsystems": ["%s"], "referrals": [], "ana_groups": []},
+                {"portid": 2, "addr": {"trtype": "tcp", "adrfam": "ipv4", "traddr": "10.0.0.1", "trsvcid": "4421",
+                 "treq": "not required", "tsas": "tls1.3"}, "subsystems": ["%s"], "referrals": [], "ana_groups": []},
+                {"portid": 3, "addr": {"trtype": "tcp", "adrfam": "ipv4", "traddr": "10.0.0.1", "trsvcid": "4422",
+                 "treq": "required", "tsas": "tls1.3"}, "subsystems": ["%s"], "referrals": [], "ana_groups": []},
+                {"portid": 4, "addr": {"trtype": "tcp", "adrfam": "ipv4", "traddr": "10.0.0.1", "trsvcid": "4423",
+                 "treq": "not specified", "tsas": "none"}, "subsystems": ["%s"], "referrals": [], "ana_groups": []}
+              ],
+              "subsystems": [{"nqn": "%s", "allowed_hosts": ["%s", "%s"], "attr": {"allow_any_host": "0"},
+                              "namespaces": []}]
+            }
+            """.formatted(h1, key, ctrlKey, h2, sub, sub, sub, sub, sub, h1, h2));
+        Path keys = dir.resolve("keys");
+        Run r = Cli.runBare(Map.of(), "import-nvmetcli", file.toString(), "--key-dir", keys.toString());
+        assertThat(r.code()).as("%s", r).isZero();
+        assertThat(lines(r.err())).containsExactly(
+            "nvmfctl: warning: ports[0] (portid 1): " + tlsImported("not specified", "required"),
+            "nvmfctl: warning: ports[1] (portid 2): " + tlsImported("not required", "optional"),
+            "nvmfctl: warning: ports[2] (portid 3): " + tlsImported("required", "required"),
+            "nvmfctl: warning: hosts[1] " + h2 + ": dhchap.hash=hmac(sha512): per-host hash restrictions are not "
+                + "supported (nvmf4j takes the host's choice), not imported",
+            "nvmfctl: warning: hosts[1] " + h2 + ": dhchap.dhgroup=ffdhe2048: per-host DH group restrictions are not "
+                + "supported (nvmf4j takes the host's choice), not imported");
+        JsonNode s = Http.parse(r.out()).get("subsystems").get(0);
+        assertThat(s.get("listeners").findValuesAsText("port")).containsExactly("4420", "4421", "4422", "4423");
+        assertThat(s.get("listeners").get(0).get("secureChannel").asText()).isEqualTo("required");
+        assertThat(s.get("listeners").get(1).get("secureChannel").asText()).isEqualTo("optional");
+        assertThat(s.get("listeners").get(2).get("secureChannel").asText()).isEqualTo("required");
+        assertThat(s.get("listeners").get(3).has("secureChannel")).as("tsas none: plain").isFalse();
+        Path keyFile = keys.resolve("nqn.2014-08.org.nvmexpress_uuid_h1.key");
+        Path ctrlKeyFile = keys.resolve("nqn.2014-08.org.nvmexpress_uuid_h1.ctrl-key");
+        assertThat(s.get("hostKeys")).isEqualTo(Http.parse("[{\"host\": \"" + h1 + "\", \"dhchapKey\": \""
+            + keyFile + "\", \"dhchapCtrlKey\": \"" + ctrlKeyFile + "\"}]"));
+        assertThat(Files.readString(keyFile).strip()).isEqualTo(key);
+        assertThat(Files.readString(ctrlKeyFile).strip()).isEqualTo(ctrlKey);
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(keyFile)))
+            .isEqualTo("rw-------");
+        assertThat(io.nvmf4j.auth.KeyFiles.problem(keyFile.toString())).as("the service's own key file checks")
+            .isNull();
+
+        Run again = Cli.runBare(Map.of(), "import-nvmetcli", file.toString(), "--key-dir", keys.toString());
+        assertThat(again.out()).as("the same keys there already: kept").isEqualTo(r.out());
+        Files.writeString(keyFile, io.nvmf4j.auth.DhchapKey.format(1, new byte[32]));
+        Run other = Cli.runBare(Map.of(), "import-nvmetcli", file.toString(), "--key-dir", keys.toString());
+        assertThat(lines(other.err())).contains("nvmfctl: warning: hosts[0] " + h1 + ": DH-HMAC-CHAP keys not imported ("
+            + keyFile + " exists and holds another key; not overwritten); the host is allowed without authentication");
+        assertThat(Http.parse(other.out()).get("subsystems").get(0).has("hostKeys")).as("none imported").isFalse();
     }
 
     @Test

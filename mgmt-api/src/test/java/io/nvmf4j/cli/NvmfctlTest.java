@@ -212,6 +212,49 @@ class NvmfctlTest {
         ok("subsystem", "delete", "-n", nqn);
     }
 
+    /**
+     * host add/list/remove with the discovery NQN: a host's TLS PSK for the discovery subsystem (nvme discover --tls),
+     * stored as discovery.hostKeys; no DH-HMAC-CHAP keys there, a tlsKey needed, a bad key file named.
+     */
+    @Test
+    void discoveryHostTlsKeys() throws Exception {
+        String disc = io.nvmf4j.config.Nqn.DISCOVERY;
+        String host = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000d1";
+        Path key = dir.resolve("cli-discovery.psk");
+        String psk = io.nvmf4j.auth.TlsPsk.format(1, "nvmf4j-discovery-psk-32-bytes!!!".getBytes(
+            StandardCharsets.US_ASCII));
+        Files.writeString(key, psk, StandardCharsets.US_ASCII);
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+        assertThat(ok("host", "list", "-n", disc).out()).isEqualTo("HOSTNQN  TLSKEY\n");
+        assertThat(ok("host", "add", "-n", disc, "-q", host, "--tls-key", key.toString()).out())
+            .isEqualTo("host " + host + " has a TLS PSK for the discovery subsystem\n");
+        assertThat(ok("host", "list", "-n", disc).out()).isEqualTo("HOSTNQN" + " ".repeat(host.length() - 5)
+            + "TLSKEY\n" + host + "  " + key + "\n");
+        assertThat(json(ok("host", "list", "-n", disc, "--json"))).isEqualTo(Http.parse(
+            "[{\"host\":\"" + host + "\",\"tlsKey\":\"" + key + "\"}]"));
+        String document = ok("config", "export").out();
+        assertThat(document).contains("\"discovery\"").doesNotContain(psk.substring(16, 40));
+
+        assertThat(fails(1, "host", "add", "-n", disc, "-q", host, "--tls-key", key.toString()).err())
+            .isEqualTo("nvmfctl: host " + host + " already has a key on the discovery subsystem\n");
+        assertThat(fails(2, "host", "add", "-n", disc, "-q", host, "--dhchap-key", key.toString()).err())
+            .isEqualTo("nvmfctl: --dhchap-key, --dhchap-ctrl-key: the discovery subsystem takes a TLS PSK only "
+                + "(--tls-key)\n");
+        assertThat(fails(2, "host", "add", "-n", disc, "-q", host).err()).startsWith(
+            "nvmfctl: the discovery subsystem needs --tls-key");
+        String other = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000d2";
+        assertThat(fails(1, "host", "add", "-n", disc, "-q", other, "--tls-key", dir.resolve("absent.psk")
+            .toString()).err()).startsWith("nvmfctl: tlsKey: ").contains("does not exist");
+        assertThat(fails(1, "host", "add", "-n", disc, "-q", "host1", "--tls-key", key.toString()).err())
+            .startsWith("nvmfctl: nqn: ").contains("allowLegacyNqns");
+
+        assertThat(ok("host", "remove", "-n", disc, "-q", host).out())
+            .isEqualTo("removed the TLS PSK of host " + host + " for the discovery subsystem\n");
+        assertThat(ok("host", "list", "-n", disc).out()).isEqualTo("HOSTNQN  TLSKEY\n");
+        assertThat(fails(1, "host", "remove", "-n", disc, "-q", host).err())
+            .isEqualTo("nvmfctl: host " + host + " has no key on the discovery subsystem\n");
+    }
+
     @Test
     void listenerAnaState() {
         String port = String.valueOf(t.nvmePort);

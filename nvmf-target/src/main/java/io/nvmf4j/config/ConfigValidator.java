@@ -104,6 +104,7 @@ public final class ConfigValidator {
             }
             secureChannelsAgree(c.subsystems, p);
         }
+        validateDiscovery(c, p);
         if (c.referrals == null) {
             p.add("referrals: must be a list (may be empty)");
         } else {
@@ -275,19 +276,63 @@ public final class ConfigValidator {
             if (problem != null) {
                 p.add(kat + ".dhchapKey: " + problem);
             }
-            problem = k.tlsKey == null ? null : KeyFiles.tlsPskProblem(k.tlsKey);
-            if (problem != null) {
-                p.add(kat + ".tlsKey: " + problem);
-            }
-            try {
-                TlsPsk.Derivation.of(k.tlsKeyDerivation);
-            } catch (IllegalArgumentException e) {
-                p.add(kat + ".tlsKeyDerivation: " + e.getMessage());
-            }
+            tlsKeyProblems(k, kat, p);
             problem = k.dhchapCtrlKey == null ? null : KeyFiles.problem(k.dhchapCtrlKey);
             if (problem != null) {
                 p.add(kat + ".dhchapCtrlKey: " + problem);
             }
+        }
+    }
+
+    /** A host key entry's TLS PSK file (when it names one) and its derivation. */
+    private static void tlsKeyProblems(HostKeyConfig k, String kat, List<String> p) {
+        String problem = k.tlsKey == null ? null : KeyFiles.tlsPskProblem(k.tlsKey);
+        if (problem != null) {
+            p.add(kat + ".tlsKey: " + problem);
+        }
+        try {
+            TlsPsk.Derivation.of(k.tlsKeyDerivation);
+        } catch (IllegalArgumentException e) {
+            p.add(kat + ".tlsKeyDerivation: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The discovery subsystem's host keys: TLS PSKs only (a host NQN and a tlsKey each; DH-HMAC-CHAP to the discovery
+     * subsystem is not supported), one entry per host; java engine only.
+     */
+    private static void validateDiscovery(TargetConfig c, List<String> p) {
+        if (c.discovery == null) {
+            return;
+        }
+        List<HostKeyConfig> keys = c.discovery.hostKeys;
+        if (keys == null) {
+            p.add("discovery.hostKeys: must be a list (may be empty)");
+            return;
+        }
+        if (!keys.isEmpty() && Engines.SPDK.equals(c.engine)) {
+            p.add("discovery.hostKeys: TLS PSKs for the discovery subsystem are not supported by the spdk engine yet;"
+                + " use engine java");
+            return;
+        }
+        Set<String> keyed = new HashSet<>();
+        for (int i = 0; i < keys.size(); i++) {
+            HostKeyConfig k = keys.get(i);
+            String kat = "discovery.hostKeys[" + i + "]";
+            if (k == null || k.host == null || k.tlsKey == null) {
+                p.add(kat + ": needs host and tlsKey");
+                continue;
+            }
+            if (k.dhchapKey != null || k.dhchapCtrlKey != null) {
+                p.add(kat + ": DH-HMAC-CHAP keys (dhchapKey, dhchapCtrlKey) are not supported on the discovery"
+                    + " subsystem; it takes tlsKey only");
+            }
+            if (Nqn.DISCOVERY.equals(k.host)) {
+                p.add(kat + ".host: the discovery NQN is not a host NQN");
+            } else if (!nqnProblem(c, k.host, kat + ".host", p) && !keyed.add(k.host)) {
+                p.add(kat + ": duplicate host " + k.host);
+            }
+            tlsKeyProblems(k, kat, p);
         }
     }
 

@@ -51,6 +51,11 @@ public final class TargetConfig {
     public List<SubsystemConfig> subsystems = new ArrayList<>();
     /** Other discovery services to list in the discovery log. */
     public List<ReferralConfig> referrals = new ArrayList<>();
+    /**
+     * The discovery subsystem's TLS PSKs per host ({@link DiscoveryConfig}); absent: none (a host discovers over a
+     * listener whose secure channel is not {@code required}, or not at all over TLS).
+     */
+    public DiscoveryConfig discovery;
     /** Management API settings (read by the service). */
     public ApiConfig api = new ApiConfig();
     /**

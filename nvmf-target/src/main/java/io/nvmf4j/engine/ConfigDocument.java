@@ -204,7 +204,7 @@ public final class ConfigDocument {
     /**
      * Puts the lists of the live document {@code live} in the order of {@code order} (after an import that made
      * them hold the same items): bdevs by name, subsystems by NQN and, inside each, hosts, host keys, namespaces
-     * (by nsid) and listeners, then referrals. An import keeps what stays in place and appends what it adds, so
+     * (by nsid) and listeners, then referrals and the discovery subsystem's host keys. An import keeps what stays in place and appends what it adds, so
      * without this the document read back would depend on what was there before; items {@code order} lacks keep
      * their place after the others. The document's rule that an error bdev follows its base holds, since
      * {@code order} was validated.
@@ -213,6 +213,9 @@ public final class ConfigDocument {
         sortLike(live.bdevs, order.bdevs, b -> b.name);
         sortLike(live.subsystems, order.subsystems, s -> s.nqn);
         sortLike(live.referrals, order.referrals, r -> r);
+        if (live.discovery != null && order.discovery != null) {
+            sortLike(live.discovery.hostKeys, order.discovery.hostKeys, k -> k.host);
+        }
         for (SubsystemConfig s : live.subsystems) {
             SubsystemConfig o = order.subsystems.stream().filter(x -> java.util.Objects.equals(x.nqn, s.nqn))
                 .findFirst().orElse(null);

@@ -97,6 +97,20 @@ public interface Engine extends AutoCloseable {
     void removeHost(String nqn, String hostnqn);
 
     /**
+     * Gives host {@code keys.host} the TLS PSK {@code keys.tlsKey} for the discovery subsystem (a host that discovers
+     * over TLS offers an identity naming the discovery NQN). Conflict when that host has one already.
+     */
+    default void addDiscoveryHostKey(HostKeyConfig keys) {
+        throw ControlException.invalid("TLS PSKs for the discovery subsystem are not supported by the " + name()
+            + " engine yet; use engine java");
+    }
+
+    /** Takes a host's TLS PSK off the discovery subsystem (not found when it has none). */
+    default void removeDiscoveryHostKey(String hostnqn) {
+        throw ControlException.notFound("host " + hostnqn + " has no key on the discovery subsystem");
+    }
+
+    /**
      * Makes masked namespace {@code nsid} visible to {@code hostnqn} (per-host masking); that host's controllers get
      * the changed-namespace AEN. Invalid for a namespace without a hosts list, conflict when the host sees it.
      */

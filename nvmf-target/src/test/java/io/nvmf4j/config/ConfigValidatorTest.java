@@ -299,10 +299,60 @@ class ConfigValidatorTest {
                 k.tlsKeyDerivation = "openssl";
                 sub(c).hostKeys.add(k);
             }, "subsystems[0].hostKeys[0].tlsKeyDerivation", "libnvme or rfc8446"),
+            bad("discovery hostKeys null", c -> discovery(c).hostKeys = null, "discovery.hostKeys", "must be a list"),
+            bad("discovery key without tlsKey", c -> discovery(c).hostKeys.add(new HostKeyConfig(
+                H1, null, null)), "discovery.hostKeys[0]", "needs host and tlsKey"),
+            bad("discovery key with a DH-HMAC-CHAP key", c -> discoveryKey(c, H1)
+                .dhchapKey = "/nonexistent/host.key", "discovery.hostKeys[0]", "DH-HMAC-CHAP", "tlsKey only"),
+            bad("discovery key for the discovery NQN", c -> discoveryKey(c, Nqn.DISCOVERY),
+                "discovery.hostKeys[0].host", "not a host NQN"),
+            bad("discovery key for a malformed host NQN", c -> discoveryKey(c, "host1"),
+                "discovery.hostKeys[0].host", "allowLegacyNqns"),
+            bad("discovery key twice for one host", c -> {
+                discoveryKey(c, H1);
+                discoveryKey(c, H1);
+            }, "discovery.hostKeys[1]", "duplicate host"),
+            bad("discovery tlsKey file missing", c -> discoveryKey(c, H1).tlsKey =
+                images.resolve("no-such.psk").toString(), "discovery.hostKeys[0].tlsKey", "does not exist"),
+            bad("discovery tlsKeyDerivation unknown", c -> discoveryKey(c, H1)
+                .tlsKeyDerivation = "openssl", "discovery.hostKeys[0].tlsKeyDerivation", "libnvme or rfc8446"),
+            bad("a discovery TLS PSK on the spdk engine", c -> {
+                c.engine = "spdk";
+                discoveryKey(c, H1);
+            }, "discovery.hostKeys", "not supported by the spdk engine"),
             bad("duplicate referral in another spelling", c -> {
                 c.referrals.add(new ReferralConfig("tcp", "2001:db8::1", 8009));
                 c.referrals.add(new ReferralConfig("tcp", "2001:DB8:0:0:0:0:0:1", 8009));
             }, "referrals[1]", "duplicate referral"));
+    }
+
+    /** Host NQNs of the discovery keys (valid: a UUID after the prefix). */
+    private static final String H1 = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000d1";
+    private static final String H2 = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000d2";
+
+    private static DiscoveryConfig discovery(TargetConfig c) {
+        if (c.discovery == null) {
+            c.discovery = new DiscoveryConfig();
+        }
+        return c.discovery;
+    }
+
+    /** A discovery key entry for {@code host} with a valid TLS PSK file. */
+    private static HostKeyConfig discoveryKey(TargetConfig c, String host) {
+        HostKeyConfig k = new HostKeyConfig(host, null, null);
+        k.tlsKey = tlsKeyFile();
+        discovery(c).hostKeys.add(k);
+        return k;
+    }
+
+    @Test
+    void discoveryTlsPsksAreValid() {
+        TargetConfig c = base();
+        discoveryKey(c, H1);
+        discoveryKey(c, H2).tlsKeyDerivation = "rfc8446";
+        ConfigValidator.validate(c);
+        c.discovery.hostKeys.clear();
+        ConfigValidator.validate(c);
     }
 
     /** A valid TLS PSK file (mode 0600) in {@link #images}. */

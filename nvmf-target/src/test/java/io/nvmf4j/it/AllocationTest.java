@@ -97,23 +97,32 @@ class AllocationTest {
     }
 
     /**
-     * Over NVMe/TCP TLS (Bouncy Castle's client through {@link io.nvmf4j.testhost.TlsRelay}, a SHA-256 PSK): the
-     * record cipher allocates per record (Bouncy Castle's AEAD encodes and decodes into a new array, plus its
-     * record objects), nothing of the handler's own does per PDU (a per-connection array, pooled buffers). Printed;
-     * bounded at the payload twice over (a copy each way) plus 1 KiB per I/O, where a per-PDU allocation of the
-     * handler, a view or a lambda, would not change the figure much but a copy of each buffer would show.
+     * Over NVMe/TCP TLS (Bouncy Castle's client through {@link io.nvmf4j.testhost.TlsRelay}, a SHA-256 PSK), 4 KiB
+     * writes and reads at QD 1: each I/O is one TLS record in (the command capsule, with the write's data in it) and
+     * one out (the response, with the read's data), and the record layer allocates per record: Bouncy Castle seals
+     * each record into a new array (as long as the record) with its result objects, and the JDK's AES-GCM builds its
+     * per-record state at every init. {@link io.nvmf4j.transport.tcp.TlsRecordCost} measures exactly that for these
+     * records, with nothing of ours around it; the poll-group threads may allocate that plus {@link #TLS_OURS} bytes
+     * per I/O (room for Netty's buffer caches refilling now and then), where one object of ours per PDU or record, or
+     * a copy of a buffer, would not fit. Both figures are printed.
      */
     @Test
-    void tlsAllocatesOnlyTheCiphersRecords(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    void tlsAllocatesOnlyWhatTheRecordLayerDoes(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+        throws Exception {
         String key = io.nvmf4j.auth.TlsPsk.format(1, Le.random(32, 21));
         java.nio.file.Path file = dir.resolve("host.psk");
         java.nio.file.Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
             java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
         java.nio.file.Files.writeString(file, key);
         com.sun.management.ThreadMXBean threads = PollThreadAllocation.threads();
-        Assumptions.assumeTrue(threads.isThreadAllocatedMemorySupported(),
+        Assumptions.assumeTrue(threads != null && threads.isThreadAllocatedMemorySupported(),
             "this JVM cannot count allocated bytes per thread");
-        threads.setThreadAllocatedMemoryEnabled(true);
+        // the record layer alone, for the same records: a write's capsule in (72 + 4096) and its response out (24),
+        // a read's capsule in (72) and its C2HData with the data and the response out (24 + 4096 + 24)
+        double recordLayer = io.nvmf4j.transport.tcp.TlsRecordCost.serverBytesPerRound(
+            new int[] {72 + 4096, 72}, new int[] {24, 24 + 4096 + 24}, 6000, 8000);
+        double smallRecord = io.nvmf4j.transport.tcp.TlsRecordCost.serverBytesPerRound(
+            new int[] {72}, new int[] {24}, 2000, 4000);
         try (TestTarget target = TestTarget.start(c -> {
             c.subsystems.forEach(s -> s.listeners.get(0).secureChannel = "required");
             io.nvmf4j.config.HostKeyConfig k = new io.nvmf4j.config.HostKeyConfig(TestTarget.ALLOWED_HOSTNQN, null, null);
@@ -131,15 +140,35 @@ class AllocationTest {
                 NvmeHost io = c.io(0);
                 byte[] data = Le.random(4096, 22);
                 tlsRounds(io, data, 3000);
-                long before = PollThreadAllocation.pollThreadBytes(threads);
-                int ios = tlsRounds(io, data, 4000);
-                double perIo = (double) (PollThreadAllocation.pollThreadBytes(threads) - before) / ios;
-                System.out.printf("TLS, 4 KiB writes and reads at QD 1: poll-group threads allocated %.0f bytes per"
-                    + " I/O over %d I/Os%n", perIo, ios);
-                assertThat(perIo).isLessThan(2 * 4096 + 1024);
+                List<String> windows = new ArrayList<>();
+                for (int w = 0; w < MAX_WINDOWS; w++) {
+                    long records = relay.recordsUp();
+                    long before = PollThreadAllocation.pollThreadBytes(threads);
+                    int ios = tlsRounds(io, data, 4000);
+                    double perIo = (double) (PollThreadAllocation.pollThreadBytes(threads) - before) / ios;
+                    // a capsule the relay happened to read in two pieces came as two records: one small record more
+                    double extraRecords = Math.max(0, relay.recordsUp() - records - ios) / (double) ios;
+                    double bound = recordLayer + extraRecords * smallRecord + TLS_OURS;
+                    System.out.printf("TLS, 4 KiB writes and reads at QD 1: poll-group threads allocated %.0f bytes per"
+                        + " I/O over %d I/Os; Bouncy Castle's record layer and the JDK's AES-GCM alone, for the same"
+                        + " records: %.0f (extra records from the host per I/O: %.3f); the difference: %.0f%n", perIo, ios,
+                        recordLayer, extraRecords, perIo - recordLayer - extraRecords * smallRecord);
+                    windows.add(String.format("%.0f (bound %.0f)", perIo, bound));
+                    if (perIo < bound) {
+                        return;
+                    }
+                }
+                org.junit.jupiter.api.Assertions.fail("poll-group threads allocated more per I/O over TLS than the"
+                    + " record layer alone plus " + TLS_OURS + " bytes in every window: " + windows);
             }
         }
     }
+
+    /**
+     * Bytes per I/O over TLS the poll-group threads may allocate beyond what the record layer alone does (see
+     * {@link #tlsAllocatesOnlyWhatTheRecordLayerDoes}).
+     */
+    private static final int TLS_OURS = 32;
 
     /** Rounds of a 4 KiB write and its read back, QD 1. Returns I/Os. */
     private static int tlsRounds(NvmeHost io, byte[] data, int rounds) {

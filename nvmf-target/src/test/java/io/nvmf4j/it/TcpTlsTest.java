@@ -2,6 +2,7 @@ package io.nvmf4j.it;
 
 import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.auth.TlsPsk.Derivation;
+import io.nvmf4j.config.DiscoveryConfig;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -64,6 +65,9 @@ class TcpTlsTest {
     private final String openKeyText = TlsPsk.format(2, Le.random(48, 12));
     private final TlsPsk restrictedKey = TlsPsk.parse(restrictedKeyText);
     private final TlsPsk openKey = TlsPsk.parse(openKeyText);
+    /** HOSTNQN's PSK for the discovery subsystem (discovery.hostKeys). */
+    private final String discoveryKeyText = TlsPsk.format(1, Le.random(32, 13));
+    private final TlsPsk discoveryKey = TlsPsk.parse(discoveryKeyText);
 
     @AfterEach
     void stop() throws Exception {
@@ -84,6 +88,7 @@ class TcpTlsTest {
         optionalPort = TestTarget.freePort();
         Path rk = writeKey("restricted.psk", restrictedKeyText);
         Path ok = writeKey("open.psk", openKeyText);
+        Path dk = writeKey("discovery.psk", discoveryKeyText);
         t = TestTarget.start(c -> {
             c.tcp.connectTimeoutMs = connectTimeoutMs;
             for (SubsystemConfig s : c.subsystems) {
@@ -94,6 +99,8 @@ class TcpTlsTest {
             }
             subsystem(c, RESTRICTED_NQN).hostKeys.add(tlsKey(ALLOWED_HOSTNQN, rk));
             subsystem(c, SUBNQN).hostKeys.add(tlsKey(HOSTNQN, ok));
+            c.discovery = new DiscoveryConfig();
+            c.discovery.hostKeys.add(tlsKey(HOSTNQN, dk));
         });
     }
 
@@ -353,7 +360,44 @@ class TcpTlsTest {
         NvmeController d = NvmeController.open(ADDRESS, optionalPort, NvmeHost.DISCOVERY_NQN, HOSTNQN, 0, 0,
             TcpHostOptions.DEFAULT);
         open.add(d);
-        io.nvmf4j.testhost.Completion header = d.admin().getLogPage(0x70, 0, 0, 16);
+        assertDiscoveryLogTellsTheSecureChannel(d);
+    }
+
+    /**
+     * {@code nvme discover --tls} on a listener that requires TLS: the host's identity names the discovery NQN
+     * ({@code NVMe0R01 <hostnqn> nqn.2014-08.org.nvmexpress.discovery}) and the PSK configured for that host on the
+     * discovery subsystem ({@code discovery.hostKeys}) completes the handshake; the log read through it tells the
+     * secure channel. A host whose only key is on a subsystem is refused at the handshake, and the discovery
+     * identity does not open a subsystem (Connect Invalid Parameters at SUBNQN).
+     */
+    @Test
+    void discoveryOverTlsOnARequiredListener() throws Exception {
+        start();
+        TlsRelay r = relay(t.port, discoveryKey, HOSTNQN, NvmeHost.DISCOVERY_NQN, 0, null);
+        NvmeController d = NvmeController.open(ADDRESS, r.port(), NvmeHost.DISCOVERY_NQN, HOSTNQN, 0, 0,
+            TcpHostOptions.DEFAULT);
+        open.add(d);
+        assertDiscoveryLogTellsTheSecureChannel(d);
+        assertThat(r.handshakes()).isEqualTo(1);
+
+        TlsRelay noKey = relay(t.port, restrictedKey, ALLOWED_HOSTNQN, NvmeHost.DISCOVERY_NQN, 0, null);
+        try (LogCapture log = new LogCapture("io.nvmf4j.transport.tcp")) {
+            assertThatThrownBy(() -> NvmeController.open(ADDRESS, noKey.port(), NvmeHost.DISCOVERY_NQN,
+                ALLOWED_HOSTNQN, 0, 0, TcpHostOptions.DEFAULT)).isInstanceOf(IOException.class);
+            assertThat(log.await("handshake failed", Duration.ofSeconds(5)).getFormattedMessage())
+                .contains("no configured PSK");
+        }
+        assertThat(noKey.failures()).isEqualTo(1);
+
+        ControllerLog.resetRefusalWindow(); // other tests in this JVM refuse Connects too (the log is rate-limited)
+        Completion subsystem = adminConnect(r, SUBNQN, HOSTNQN);
+        assertThat(subsystem.sct() << 8 | subsystem.sc()).as("Connect Invalid Parameters")
+            .isEqualTo(NvmeStatus.CONNECT_INVALID_PARAMETERS & 0x7ff);
+        assertThat(d.admin().getLogPage(0x70, 0, 0, 16).ok()).as("the discovery controller carries on").isTrue();
+    }
+
+    private void assertDiscoveryLogTellsTheSecureChannel(NvmeController d) {
+        Completion header = d.admin().getLogPage(0x70, 0, 0, 16);
         int numrec = (int) Le.u64(header.data(), 8);
         byte[] log = d.admin().getLogPage(0x70, 0, 0, 1024 * (numrec + 1)).data();
         int seen = 0;

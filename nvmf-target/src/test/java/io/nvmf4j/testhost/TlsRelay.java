@@ -45,6 +45,8 @@ public final class TlsRelay implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final AtomicInteger handshakes = new AtomicInteger();
     private final AtomicInteger failures = new AtomicInteger();
+    /** TLS records written to the target: Bouncy Castle's client seals a write into records of up to 16 KiB. */
+    private final java.util.concurrent.atomic.AtomicLong recordsUp = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param hash 1 (SHA-256) or 2 (SHA-384), the PSK's hash from its identity
@@ -87,6 +89,11 @@ public final class TlsRelay implements AutoCloseable {
         return failures.get();
     }
 
+    /** TLS records sent to the target so far (a write of up to 16 KiB is one record), all connections together. */
+    public long recordsUp() {
+        return recordsUp.get();
+    }
+
     private void acceptLoop() {
         while (!listener.isClosed()) {
             try {
@@ -115,10 +122,10 @@ public final class TlsRelay implements AutoCloseable {
             }
             handshakes.incrementAndGet();
             InputStream plainIn = plain.getInputStream();
-            Thread up = new Thread(() -> pump(plainIn, tls.getOutputStream(), plain, s), "tls-relay-up");
+            Thread up = new Thread(() -> pump(plainIn, tls.getOutputStream(), plain, s, true), "tls-relay-up");
             up.setDaemon(true);
             up.start();
-            pump(tls.getInputStream(), plain.getOutputStream(), plain, s);
+            pump(tls.getInputStream(), plain.getOutputStream(), plain, s, false);
         } catch (IOException e) {
             // the connection ends: the host sees its socket close
         } finally {
@@ -126,12 +133,15 @@ public final class TlsRelay implements AutoCloseable {
         }
     }
 
-    private static void pump(InputStream in, OutputStream out, Socket a, Socket b) {
+    private void pump(InputStream in, OutputStream out, Socket a, Socket b, boolean up) {
         byte[] buf = new byte[64 * 1024];
         try {
             for (int n; (n = in.read(buf)) > 0; ) {
                 out.write(buf, 0, n);
                 out.flush();
+                if (up) {
+                    recordsUp.addAndGet((n + (1 << 14) - 1) >> 14);
+                }
             }
         } catch (IOException e) {
             // either side closed
@@ -179,18 +189,23 @@ public final class TlsRelay implements AutoCloseable {
 
         @Override
         public TlsAuthentication getAuthentication() {
-            return new TlsAuthentication() {
-                @Override
-                public void notifyServerCertificate(TlsServerCertificate c) throws IOException {
-                    throw new TlsFatalAlert(AlertDescription.unexpected_message, "NVMe/TCP TLS is PSK only");
-                }
-
-                @Override
-                public TlsCredentials getClientCredentials(org.bouncycastle.tls.CertificateRequest r) {
-                    return null;
-                }
-            };
+            return pskOnly();
         }
+    }
+
+    /** A TLS client's authentication for NVMe/TCP: PSK only, so a server certificate is refused. */
+    public static TlsAuthentication pskOnly() {
+        return new TlsAuthentication() {
+            @Override
+            public void notifyServerCertificate(TlsServerCertificate c) throws IOException {
+                throw new TlsFatalAlert(AlertDescription.unexpected_message, "NVMe/TCP TLS is PSK only");
+            }
+
+            @Override
+            public TlsCredentials getClientCredentials(org.bouncycastle.tls.CertificateRequest r) {
+                return null;
+            }
+        };
     }
 
     private static final TlsCrypto CRYPTO = new BcTlsCrypto(new SecureRandom());

@@ -2,6 +2,7 @@ package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
@@ -153,6 +154,7 @@ final class ApiContract {
     private static final String HOSTS = V1 + "/subsystems/:nqn/hosts";
     private static final String LISTENERS = V1 + "/subsystems/:nqn/listeners";
     private static final String REFERRALS = V1 + "/discovery/referrals";
+    private static final String DISCOVERY_HOSTS = V1 + "/discovery/hosts";
     private static final String RESTART_NOTE = "Stored at once and applied at the next start; restartRequired and "
         + "restartFields say which stored settings differ from the ones in effect (GET /transports shows both).";
 
@@ -249,6 +251,19 @@ final class ApiContract {
         new Op("POST", REFERRALS, "addReferral", "Add a referral").body(ReferralConfig.class)
             .ok(201, ReferralConfig.class).fails(409, "The referral exists"),
         new Op("DELETE", REFERRALS + "/:transport/:address/:port", "removeReferral", "Remove a referral")
+            .ok(204, null),
+        new Op("GET", DISCOVERY_HOSTS, "listDiscoveryHosts", "Hosts with a TLS PSK for the discovery subsystem")
+            .describe("Each host and the path of its key file (never the key).")
+            .ok(200, new Many(HostKeyConfig.class)),
+        new Op("POST", DISCOVERY_HOSTS, "addDiscoveryHost",
+            "Give a host a TLS PSK for the discovery subsystem (nvme discover --tls)")
+            .describe("Every host may discover; over TLS (a listener with secureChannel required or optional) its "
+                + "PSK identity names the discovery NQN, so it needs a key here as on a subsystem (tlsKey, "
+                + "tlsKeyDerivation; no DH-HMAC-CHAP keys). java engine only (spdk: 400).")
+            .body(Bodies.DiscoveryHost.class).ok(201, HostKeyConfig.class)
+            .fails(409, "The host has a key on the discovery subsystem already"),
+        new Op("DELETE", DISCOVERY_HOSTS + "/:hostnqn", "removeDiscoveryHost",
+            "Take a host's TLS PSK off the discovery subsystem (its discovery controllers are disconnected)")
             .ok(204, null),
 
         new Op("GET", V1 + "/transports", "getTransports", "Transport options: stored (pending) and live")

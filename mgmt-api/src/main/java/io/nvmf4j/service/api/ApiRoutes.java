@@ -181,6 +181,16 @@ public final class ApiRoutes {
             change(ctx, 204, () -> service.removeReferral(new ReferralConfig(ctx.pathParam("transport"),
                 ctx.pathParam("address"), port(ctx))), x -> null));
 
+        String discoveryHosts = V1 + "/discovery/hosts";
+        r.get(discoveryHosts).handler(ctx -> read(ctx, () -> {
+            TargetConfig c = service.snapshot();
+            return c.discovery == null ? List.of() : c.discovery.hostKeys;
+        }));
+        r.post(discoveryHosts).handler(this::requireJson).handler(ctx ->
+            change(ctx, 201, () -> addDiscoveryHost(ctx), x -> x));
+        r.delete(discoveryHosts + "/:hostnqn").handler(ctx ->
+            change(ctx, 204, () -> service.removeDiscoveryHost(ctx.pathParam("hostnqn")), x -> null));
+
         r.get(V1 + "/transports").handler(ctx -> read(ctx, this::transports));
         r.put(V1 + "/transports/tcp").handler(this::requireJson).handler(ctx ->
             change(ctx, 200, () -> service.setTcpOptions(body(ctx, TcpTransportConfig.class)), c -> {
@@ -384,6 +394,15 @@ public final class ApiRoutes {
             keys.tlsKeyDerivation = b.tlsKeyDerivation;
         }
         return service.addHost(ctx.pathParam("nqn"), nqn, keys);
+    }
+
+    /** POST /discovery/hosts: a host NQN and a tlsKey (the discovery subsystem takes TLS PSKs only). */
+    private CompletionStage<HostKeyConfig> addDiscoveryHost(RoutingContext ctx) {
+        Bodies.DiscoveryHost b = body(ctx, Bodies.DiscoveryHost.class);
+        HostKeyConfig keys = new HostKeyConfig(required(b.nqn, "nqn"), null, null);
+        keys.tlsKey = required(b.tlsKey, "tlsKey");
+        keys.tlsKeyDerivation = b.tlsKeyDerivation;
+        return service.addDiscoveryHost(keys);
     }
 
     private static <T> T required(T value, String field) {

@@ -42,6 +42,16 @@ final class Bodies {
         public String tlsKeyDerivation;
     }
 
+    /** POST /discovery/hosts: a host's TLS PSK for the discovery subsystem. */
+    @JsonIgnoreProperties(ignoreUnknown = false)
+    public static final class DiscoveryHost {
+        public String nqn;
+        /** Absolute path of the file with the host's NVMe/TCP TLS PSK (NVMeTLSkey-1 interchange format, mode 0600). */
+        public String tlsKey;
+        /** How the host derives its TLS PSK: {@code libnvme} (the default) or {@code rfc8446}. */
+        public String tlsKeyDerivation;
+    }
+
     /** POST /bdevs/{name}/errors: an injection into an error bdev (see io.nvmf4j.bdev.ErrorBdev). */
     @JsonIgnoreProperties(ignoreUnknown = false)
     public static final class ErrorInjection {

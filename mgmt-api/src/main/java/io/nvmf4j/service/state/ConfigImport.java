@@ -21,8 +21,9 @@ import java.util.Set;
  * Applies a whole (validated) document to the live target as a diff of control calls: first everything
  * that disappears or changes is removed, then everything new or changed is added, so names, nsids and
  * ports are free when they are reused. A changed bdev, namespace or subsystem identity (serial, model,
- * maxNamespaces, cntlid range) is removed and added again; hosts, listeners, allowAnyHost and referrals
- * change in place; engine, cores, idleStrategy, tcp, rdma, spdk, api and metrics are stored for the next start.
+ * maxNamespaces, cntlid range) is removed and added again; hosts, listeners, allowAnyHost, referrals and the
+ * discovery subsystem's host keys change in place; engine, cores, idleStrategy, tcp, rdma, spdk, api and metrics
+ * are stored for the next start.
  * Identities the import leaves out (serial, NGUID, UUID) are kept from the live object of the same NQN / nsid and
  * bdev. The lists end in the imported document's order, and an undone import puts them back in theirs.
  *
@@ -165,6 +166,12 @@ final class ConfigImport {
                 undo.push(() -> t.addReferral(r));
             }
         }
+        for (HostKeyConfig k : discoveryKeys(have)) {
+            if (!discoveryKeys(want).contains(k)) {
+                t.removeDiscoveryHostKey(k.host);
+                undo.push(() -> t.addDiscoveryHostKey(k));
+            }
+        }
         for (BdevConfig b : have.bdevs) {
             if (changedBdevs.contains(b.name)) {
                 t.removeBdev(b.name);
@@ -218,6 +225,12 @@ final class ConfigImport {
                 undo.push(() -> t.removeReferral(r));
             }
         }
+        for (HostKeyConfig k : discoveryKeys(want)) {
+            if (!discoveryKeys(have).contains(k)) {
+                t.addDiscoveryHostKey(k);
+                undo.push(() -> t.removeDiscoveryHostKey(k.host));
+            }
+        }
         if (!Objects.equals(want.engine, have.engine) || want.cores != have.cores || !Objects.equals(want.idleStrategy, have.idleStrategy)
             || !same(want.tcp, have.tcp) || !same(want.rdma, have.rdma) || !same(want.spdk, have.spdk)
             || !same(want.api, have.api)
@@ -244,6 +257,11 @@ final class ConfigImport {
         return !Objects.equals(h.serial, w.serial) || !Objects.equals(h.model, w.model)
             || h.maxNamespaces != w.maxNamespaces || h.minCntlid != w.minCntlid || h.maxCntlid != w.maxCntlid
             || !unlistedKeys(h).equals(unlistedKeys(w));
+    }
+
+    /** The discovery subsystem's host keys (TLS PSKs) of a document; none when it has no discovery section. */
+    private static java.util.List<HostKeyConfig> discoveryKeys(TargetConfig c) {
+        return c.discovery == null ? java.util.List.of() : c.discovery.hostKeys;
     }
 
     /** The DH-HMAC-CHAP keys of a host, or null. */

@@ -441,6 +441,29 @@ public final class ConfigService implements AutoCloseable {
         });
     }
 
+    /** Gives a host a TLS PSK for the discovery subsystem (its key file checked first). */
+    public CompletableFuture<HostKeyConfig> addDiscoveryHost(HostKeyConfig keys) {
+        return submit("add discovery TLS PSK of host " + keys.host, t -> {
+            TargetConfig c = t.configSnapshot();
+            String at = "discovery.hostKeys[" + (c.discovery == null ? 0 : c.discovery.hostKeys.size()) + "]";
+            labeled(at, () -> labeled(at + ".host", "nqn", () -> {
+                t.addDiscoveryHostKey(keys);
+                return null;
+            }));
+            return new Applied<>(keys, () -> t.removeDiscoveryHostKey(keys.host));
+        });
+    }
+
+    /** Takes a host's TLS PSK off the discovery subsystem. */
+    public CompletableFuture<Void> removeDiscoveryHost(String hostnqn) {
+        return submit("remove discovery TLS PSK of host " + hostnqn, t -> {
+            TargetConfig c = t.configSnapshot();
+            HostKeyConfig keys = c.discovery == null ? null : c.discovery.hostKey(hostnqn);
+            t.removeDiscoveryHostKey(hostnqn);
+            return new Applied<>(null, () -> t.addDiscoveryHostKey(keys));
+        });
+    }
+
     public CompletableFuture<ReferralConfig> addReferral(ReferralConfig r) {
         return submit("add referral " + r, t -> {
             labeled("referrals[" + t.configSnapshot().referrals.size() + "]", () -> {

@@ -238,6 +238,17 @@ class ApiContractTest {
         check(204, "DELETE", refs + "/tcp/10.0.0.9/8009", null);
         check(404, "DELETE", refs + "/tcp/10.0.0.9/8009", null);
 
+        String discoveryHosts = "/api/v1/discovery/hosts";
+        java.nio.file.Path psk = dir.resolve("discovery.psk");
+        java.nio.file.Files.createFile(psk, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        java.nio.file.Files.writeString(psk, io.nvmf4j.auth.TlsPsk.format(1, new byte[32]));
+        String discoveryHost = "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"tlsKey\":\"" + psk + "\"}";
+        crud(discoveryHosts, discoveryHost, "{\"nqn\":\"" + TestService.HOSTNQN + "\"}", discoveryHost);
+        check(401, anon, "DELETE", discoveryHosts + "/" + enc(TestService.HOSTNQN), null, null);
+        check(204, "DELETE", discoveryHosts + "/" + enc(TestService.HOSTNQN), null);
+        check(404, "DELETE", discoveryHosts + "/" + enc(TestService.HOSTNQN), null);
+
         check(200, "GET", "/api/v1/transports", null);
         check(401, anon, "GET", "/api/v1/transports", null, null);
         body("/api/v1/transports/tcp", "PUT", "{\"maxQueueDepth\":256}", "{\"maxQueueDepth\":2}");

@@ -13,7 +13,8 @@ import java.io.IOException;
 /**
  * Finds the TLS PSK for an identity a host offers: the identity names the host and subsystem NQNs, the subsystem's
  * {@code hostKeys} entry for that host names the key file, read again at every handshake (so a rotated file applies to
- * the next connection, as the DH-HMAC-CHAP keys do).
+ * the next connection, as the DH-HMAC-CHAP keys do). An identity naming the discovery NQN takes the host's entry in
+ * the config's {@code discovery.hostKeys} (the discovery subsystem holds them as a subsystem holds its own).
  */
 final class TlsPsks {
     private static final Logger LOG = LoggerFactory.getLogger(TlsPsks.class);

@@ -28,6 +28,7 @@ import org.bouncycastle.tls.TlsServerProtocol;
 import org.bouncycastle.tls.crypto.TlsCipher;
 import org.bouncycastle.tls.crypto.TlsCrypto;
 import org.bouncycastle.tls.crypto.TlsCryptoParameters;
+import org.bouncycastle.tls.crypto.impl.TlsAEADCipherImpl;
 import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCrypto;
 import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
 import org.slf4j.Logger;
@@ -36,6 +37,7 @@ import org.slf4j.LoggerFactory;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,8 +52,10 @@ import java.util.Vector;
  *
  * <p>Bouncy Castle's TLS does the protocol through its non-blocking API ({@link TlsServerProtocol#offerInput},
  * {@link TlsServerProtocol#readOutput}); it is the maintained Java TLS with TLS 1.3 external PSKs (the JDK's has
- * only resumption PSKs). Bytes move between Netty's pooled buffers and it through one per-connection array; its
- * record cipher (the JDK's AES-GCM through {@code JcaTlsCrypto}) allocates per record, nothing else here does per PDU.
+ * only resumption PSKs). Bytes move between Netty's pooled buffers and it through two per-connection arrays (whole
+ * records in, plaintext gathered out); its record layer allocates per record (an output array per sealed record, its
+ * result objects) and so does the JDK's AES-GCM ({@link TlsAesGcm}: the cipher's per-record state), nothing of
+ * ours does per PDU or record (AllocationTest shows it).
  *
  * <p>Failures close this connection only: a handshake that fails (unknown identity, wrong PSK: the binder does not
  * verify, garbage instead of a ClientHello) sends the TLS alert and closes; a handshake not finished within
@@ -67,11 +71,20 @@ final class TlsServerHandler extends ChannelDuplexHandler {
     private final TlsServerProtocol tls = new Protocol();
     private final TlsPsks psks;
     private final byte[] chunk = new byte[GATHER];
+    /** A TLS record: 5 header bytes, at most 2^14 + 256 ciphertext bytes (RFC 8446 5.2). */
+    static final int RECORD_HEADER = 5;
+    static final int MAX_RECORD = RECORD_HEADER + (1 << 14) + 256;
     /**
-     * Ciphertext on its way into Bouncy Castle. Its own array: input arrives while plaintext is gathered in
-     * {@link #chunk} (responses of a batch wait there for the flush), and sharing one array overwrote them.
+     * The TLS record coming in, gathered whole before Bouncy Castle gets it: offered one whole record at a time, it
+     * decrypts the record in this array (its {@code readFullRecord}); offered pieces, it queues them, copies each
+     * record out into a new array and allocates a header and a preview per record. Its own array: input arrives
+     * while plaintext is gathered in {@link #chunk} (responses of a batch wait there for the flush), and sharing one
+     * array overwrote them.
      */
-    private final byte[] inChunk = new byte[16 * 1024];
+    private final byte[] inChunk = new byte[MAX_RECORD];
+    /** Bytes of the current record in {@link #inChunk}, and its length once its header is in (0 before). */
+    private int inFill;
+    private int inRecord;
     private final List<ChannelPromise> gatheredPromises = new ArrayList<>();
     private int gathered;
     private String peer;
@@ -89,6 +102,11 @@ final class TlsServerHandler extends ChannelDuplexHandler {
         this.psks = psks;
     }
 
+    /** The crypto every connection's TLS uses (tests measure what its record layer costs alone). */
+    static TlsCrypto crypto() {
+        return CRYPTO;
+    }
+
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) throws Exception {
         peer = TcpQueue.hostPort(ctx.channel().remoteAddress());
@@ -100,9 +118,7 @@ final class TlsServerHandler extends ChannelDuplexHandler {
         ByteBuf in = (ByteBuf) msg;
         try {
             while (in.isReadable() && !failed) {
-                int n = Math.min(in.readableBytes(), inChunk.length);
-                in.readBytes(inChunk, 0, n);
-                tls.offerInput(inChunk, 0, n);
+                offerRecords(in);
             }
         } catch (IOException e) {
             fail(ctx, e);
@@ -121,6 +137,29 @@ final class TlsServerHandler extends ChannelDuplexHandler {
             tls.readInput(plain.internalNioBuffer(0, n), n);
             plain.writerIndex(n);
             ctx.fireChannelRead(plain);
+        }
+    }
+
+    /**
+     * Moves bytes of {@code in} into the record being gathered and offers it to Bouncy Castle when it is whole. A header
+     * announcing more than a TLS record can hold is offered alone: Bouncy Castle refuses it (record_overflow).
+     */
+    private void offerRecords(ByteBuf in) throws IOException {
+        int want = inRecord == 0 ? RECORD_HEADER : inRecord;
+        int n = Math.min(in.readableBytes(), want - inFill);
+        in.readBytes(inChunk, inFill, n);
+        inFill += n;
+        if (inRecord == 0 && inFill == RECORD_HEADER) {
+            inRecord = RECORD_HEADER + ((inChunk[3] & 0xff) << 8 | inChunk[4] & 0xff);
+            if (inRecord > MAX_RECORD) {
+                inRecord = RECORD_HEADER;
+            }
+        }
+        if (inRecord != 0 && inFill == inRecord) {
+            int whole = inFill;
+            inFill = 0;
+            inRecord = 0;
+            tls.offerInput(inChunk, 0, whole);
         }
     }
 
@@ -373,7 +412,8 @@ final class TlsServerHandler extends ChannelDuplexHandler {
         public TlsCredentials getCredentials() throws IOException {
             // reached only when no offered identity has a PSK here: NVMe/TCP has no certificate handshake
             throw new TlsFatalAlert(AlertDescription.handshake_failure, "no configured PSK for the identities offered"
-                + " (a host needs hostKeys[].tlsKey on the subsystem its identity names)");
+                + " (a host needs hostKeys[].tlsKey on the subsystem its identity names; for the discovery NQN,"
+                + " discovery.hostKeys[].tlsKey)");
         }
     }
 
@@ -392,6 +432,14 @@ final class TlsServerHandler extends ChannelDuplexHandler {
         public boolean hasEncryptionAlgorithm(int encryptionAlgorithm) {
             return encryptionAlgorithm == EncryptionAlgorithm.CHACHA20_POLY1305 || super.hasEncryptionAlgorithm(
                 encryptionAlgorithm);
+        }
+
+        /** AES-GCM initialised with a GCMParameterSpec per record ({@link TlsAesGcm}); other AEADs as Bouncy Castle's. */
+        @Override
+        protected TlsAEADCipherImpl createAEADCipher(String cipherName, String algorithm, int keySize,
+                                                     boolean isEncrypting) throws GeneralSecurityException {
+            return "AES/GCM/NoPadding".equals(cipherName) ? new TlsAesGcm(isEncrypting)
+                : super.createAEADCipher(cipherName, algorithm, keySize, isEncrypting);
         }
 
         @Override
