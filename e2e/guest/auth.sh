@@ -5,6 +5,8 @@
 #                    kernel host, nvme-cli and the scenarios themselves
 #   nvmf4j/auth/...  the service, the subsystem's "hostKeys": [{"host", "dhchapKey", "dhchapCtrlKey"}] naming
 #                    key files of mode 0600
+#   spdk/auth/...    the service with the spdk engine and the same config: the key files in SPDK's keyring,
+#                    SPDK's target authenticating
 # Scenarios (auth_scenarios): unidirectional connect (the host's AUTH_Send/AUTH_Receive commands counted in the
 # kernel trace), a connect without a secret and one with a wrong secret refused, bidirectional connect with the
 # controller key and fio verify over it, a wrong controller secret refused by the host, the key rotated on the
@@ -12,14 +14,17 @@
 # secret refused afterwards and the new one accepted. Every connect is bounded by NVME_T (lib.sh).
 AUTH_HOSTID=6e766d66-346a-4a75-8000-0000000000a1
 AUTH_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$AUTH_HOSTID
-AUTH_NVMET_PORT=4422 AUTH_NVMF4J_PORT=4434
+AUTH_NVMET_PORT=4422 AUTH_NVMF4J_PORT=4434 AUTH_SPDK_PORT=4436
 AUTH_KEYS=$WORK/auth-keys                    # the guest's copies of the secrets, and the service's key files
 
-auth_profile() { # nvmet|nvmf4j : the target under test (globals of lib.sh), one namespace of 64 MiB RAM
+auth_profile() { # nvmet|nvmf4j|spdk : the target under test (globals of lib.sh), one namespace of 64 MiB RAM
   T=$1 TR=tcp ADDR=127.0.0.1 NS_IDS=1
   NS_BLOCKS[1]=131072 NS_BS[1]=512
-  if [ "$T" = nvmet ]; then PORT=$AUTH_NVMET_PORT NQN=nqn.2026-11.io.nvmf4j:nvmet-auth
-  else PORT=$AUTH_NVMF4J_PORT NQN=nqn.2026-11.io.nvmf4j:e2e-auth; fi
+  case $T in
+    nvmet) PORT=$AUTH_NVMET_PORT NQN=nqn.2026-11.io.nvmf4j:nvmet-auth ;;
+    spdk) PORT=$AUTH_SPDK_PORT NQN=nqn.2026-11.io.nvmf4j:e2e-auth-spdk ;;
+    *) PORT=$AUTH_NVMF4J_PORT NQN=nqn.2026-11.io.nvmf4j:e2e-auth ;;
+  esac
 }
 gen_key() { # nqn hmac(0-3) : a DH-HMAC-CHAP secret (DHHC-1:0h:<base64>:) from nvme-cli
   nvme gen-dhchap-key --nqn="$1" --hmac="$2" 2> /dev/null | grep -m1 '^DHHC-1:'
@@ -152,10 +157,11 @@ nvmet_auth_setup() { # AUTH_HOSTNQN with both keys, hmac(sha256) and ffdhe2048; 
 # ---------------------------------------------------------------- nvmf4j
 nvmf4j_auth_key() { printf '%s\n' "$1" > "$AUTH_KEYS/nvmf4j-host.key"; }     # the same file, rewritten
 nvmf4j_auth_ctrl_key() { printf '%s\n' "$1" > "$AUTH_KEYS/nvmf4j-ctrl.key"; }
-nvmf4j_auth_config() { # file : one malloc namespace, only AUTH_HOSTNQN admitted, its keys in files of mode 0600
+nvmf4j_auth_config() { # file [engine-fields] : one malloc namespace, only AUTH_HOSTNQN admitted, its keys in files
+  # of mode 0600; engine-fields (the spdk engine's "engine" and "spdk") go first into the document
   (umask 077; nvmf4j_auth_key "$(cat "$AUTH_KEYS/host.key")"; nvmf4j_auth_ctrl_key "$(cat "$AUTH_KEYS/ctrl.key")")
   cat > "$1" <<EOF
-{"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
+{${2:-}"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
  "bdevs": [{"name": "malloc0", "type": "malloc", "blockSize": ${NS_BS[1]}, "numBlocks": ${NS_BLOCKS[1]}}],
  "subsystems": [{"nqn": "$NQN", "serial": "NVMF4JAUTH0001", "model": "nvmf4j-e2e-auth",
    "allowAnyHost": false, "hosts": ["$AUTH_HOSTNQN"],
@@ -163,7 +169,29 @@ nvmf4j_auth_config() { # file : one malloc namespace, only AUTH_HOSTNQN admitted
    "namespaces": [{"nsid": 1, "bdev": "malloc0"}],
    "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT}]}]}
 EOF
-  cp "$1" "$RES/auth-config.json"
+  cp "$1" "$RES/$(basename "$1")"
+}
+
+auth_nvmf4j() { # nvmf4j|spdk : the service with that engine, the scenarios against it
+  local engine_fields="" huge=true svc_log=$SVC_LOG
+  auth_profile "$1"
+  SVC_LOG=$RES/auth-$1-service.log SVC_STATE=$WORK/auth-$1-state SVC_CONFIG=$WORK/auth-$1-config.json SVC_PORT=$PORT
+  if [ "$1" = spdk ]; then
+    spdk_hugepages spdk/auth/hugepages-reserve || huge=false
+    engine_fields="\"engine\": \"spdk\", \"spdk\": {\"coreMask\": \"0x1\", \"memSizeMb\": $SPDK_MEM_MB, \"hugepages\": $huge}, "
+  fi
+  nvmf4j_auth_config "$SVC_CONFIG" "$engine_fields"
+  : > "$SVC_LOG"
+  if svc_start "$T/auth/start"; then
+    [ "$1" != spdk ] || spdk_engine_check spdk/auth/engine $huge
+    auth_scenarios nvmf4j_auth_key nvmf4j_auth_ctrl_key
+    svc_alive "$T/auth/service-alive"
+    timeout "$NVME_T" nvme disconnect -n "$NQN" > /dev/null 2>&1
+    [ -z "$SVC_PID" ] || svc_stop "$T/auth/stop"
+  else
+    skip "$T/auth/all" "not run: the service did not start with the hostKeys config (see $T/auth/start, $(basename "$SVC_LOG"))"
+  fi
+  SVC_LOG=$svc_log; unset SVC_STATE SVC_CONFIG SVC_PORT
 }
 
 auth_part() {
@@ -194,18 +222,7 @@ auth_part() {
   nvmet_single_remove "$NQN" "$AUTH_HOSTNQN" 20
 
   hdr "nvmf4j: DH-HMAC-CHAP (subsystem hostKeys)"
-  auth_profile nvmf4j
-  local svc_log=$SVC_LOG
-  SVC_LOG=$RES/auth-service.log SVC_STATE=$WORK/auth-state SVC_CONFIG=$WORK/auth-config.json SVC_PORT=$PORT
-  nvmf4j_auth_config "$SVC_CONFIG"
-  : > "$SVC_LOG"
-  if svc_start nvmf4j/auth/start; then
-    auth_scenarios nvmf4j_auth_key nvmf4j_auth_ctrl_key
-    svc_alive nvmf4j/auth/service-alive
-    timeout "$NVME_T" nvme disconnect -n "$NQN" > /dev/null 2>&1
-    [ -z "$SVC_PID" ] || svc_stop nvmf4j/auth/stop
-  else
-    skip nvmf4j/auth/all "not run: the service did not start with the hostKeys config (see nvmf4j/auth/start, auth-service.log)"
-  fi
-  SVC_LOG=$svc_log; unset SVC_STATE SVC_CONFIG SVC_PORT
+  auth_nvmf4j nvmf4j
+  hdr "nvmf4j, spdk engine: DH-HMAC-CHAP (the same hostKeys in SPDK's keyring, SPDK's target authenticating)"
+  auth_nvmf4j spdk
 }

@@ -19,6 +19,9 @@
 #include "spdk/bdev_module.h"
 #include "spdk/env.h"
 #include "spdk/event.h"
+#include "spdk/json.h"
+#include "spdk/keyring.h"
+#include "spdk/keyring_module.h"
 #include "spdk/log.h"
 #include "spdk/nvmf.h"
 #include "spdk/nvmf_transport.h"
@@ -41,7 +44,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal SpdkNative.ABI_VERSION. */
-#define NVMF4J_SPDK_ABI_VERSION 2
+#define NVMF4J_SPDK_ABI_VERSION 3
 #define NATIVE_CLASS "io/nvmf4j/spdk/SpdkNative"
 #define EXCEPTION_CLASS "io/nvmf4j/spdk/SpdkException"
 
@@ -321,6 +324,30 @@ static jstring take_out(JNIEnv *env, struct call *c)
 	jstring s = (*env)->NewStringUTF(env, c->out ? c->out : "");
 	call_put(c);
 	return s;
+}
+
+/*
+ * Runs fn with n (at most 5) string arguments copied into s1..s5, what[i] naming each in errors; bit i of optional
+ * lets a null args[i] stand for an empty string.
+ */
+static void strings_call(JNIEnv *env, call_fn fn, int n, const jstring *args, const char *const *what,
+			 unsigned optional)
+{
+	struct call *c = call_new(fn);
+	if (!c)
+		return;
+	char *slot[5] = {c->s1, c->s2, c->s3, c->s4, c->s5};
+	for (int i = 0; i < n && i < 5; i++) {
+		if (!args[i] && (optional & (1u << i)))
+			continue; /* calloc left it empty */
+		if (!jstr(env, args[i], slot[i], STR_LEN, what[i])) {
+			call_put(c);
+			call_put(c);
+			return;
+		}
+	}
+	if (run_call(env, c) == 0)
+		call_put(c);
 }
 
 /* ------------------------------------------------------------------ start and stop */
@@ -749,6 +776,157 @@ static void JNICALL n_resize_bdev(JNIEnv *env, jclass cls, jstring type, jstring
 	bdev_call(env, do_resize_bdev, type, name, num_blocks);
 }
 
+/* ------------------------------------------------------------------ key files */
+
+/*
+ * nvmf4j's keyring module: a key names a file (DH-HMAC-CHAP's DHHC-1, a TLS PSK's NVMeTLSkey-1), read again each
+ * time SPDK asks for the key: its DH-HMAC-CHAP code at every authentication (so a replaced file applies to the
+ * next one), its TCP transport when a host is added. The file must be what the java engine's KeyFiles accepts:
+ * no symbolic link (O_NOFOLLOW), a regular file owned by this process's user or root, no permission for group or
+ * others. White space around the key is dropped: nvme gen-dhchap-key and gen-tls-key end their line with a
+ * newline, which SPDK's own keyring_file would pass on and SPDK's PSK parser refuses. Key material is never
+ * logged; it is wiped from the buffers here once copied out.
+ */
+struct key_file {
+	char path[PATH_MAX];
+};
+
+static struct spdk_keyring_module g_key_files;
+
+/* Opens a key file after the checks above; the descriptor, or a negative errno (logged without the key). */
+static int key_file_open(const char *name, const char *path)
+{
+	/* O_NONBLOCK: a FIFO put where the file was must not stall the reactor that asks (regular files ignore it) */
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		int e = errno;
+		SPDK_ERRLOG("key %s: cannot open %s: %s\n", name, path, spdk_strerror(e));
+		return -e;
+	}
+	struct stat st;
+	const char *problem = NULL;
+	if (fstat(fd, &st) != 0)
+		problem = "cannot be examined (fstat failed)";
+	else if (!S_ISREG(st.st_mode))
+		problem = "is not a regular file";
+	else if (st.st_mode & 077)
+		problem = "is readable or writable by group or others (mode 0600 or 0400 needed)";
+	else if (st.st_uid != getuid() && st.st_uid != 0)
+		problem = "is owned by another user (not this process's user or root)";
+	if (problem) {
+		close(fd);
+		SPDK_ERRLOG("key %s: %s %s\n", name, path, problem);
+		return -EPERM;
+	}
+	return fd;
+}
+
+static int key_file_add(struct spdk_key *key, void *ctx)
+{
+	struct key_file *k = spdk_key_get_ctx(key);
+	const char *path = ctx;
+	if (strlen(path) >= sizeof(k->path))
+		return -ENAMETOOLONG;
+	int fd = key_file_open(spdk_key_get_name(key), path);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	return 0;
+}
+
+static void key_file_remove(struct spdk_key *key)
+{
+	(void)key;
+}
+
+static int key_file_get(struct spdk_key *key, void *buf, int len)
+{
+	struct key_file *k = spdk_key_get_ctx(key);
+	const char *name = spdk_key_get_name(key);
+	int fd = key_file_open(name, k->path);
+	if (fd < 0)
+		return fd;
+	char text[4096];
+	size_t n = 0;
+	int rc = 0;
+	while (n < sizeof(text)) {
+		ssize_t r = read(fd, text + n, sizeof(text) - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	size_t from = 0, to = n;
+	while (from < to && isspace((unsigned char)text[from]))
+		from++;
+	while (to > from && isspace((unsigned char)text[to - 1]))
+		to--;
+	if (rc == 0 && n == sizeof(text))
+		rc = -EFBIG;
+	else if (rc == 0 && to - from > (size_t)len)
+		rc = -ENOBUFS;
+	if (rc == 0) {
+		memcpy(buf, text + from, to - from);
+		rc = (int)(to - from);
+	} else {
+		SPDK_ERRLOG("key %s: cannot read %s: %s\n", name, k->path, spdk_strerror(-rc));
+	}
+	spdk_memset_s(text, sizeof(text), 0, sizeof(text));
+	return rc;
+}
+
+static size_t key_file_ctx_size(void)
+{
+	return sizeof(struct key_file);
+}
+
+static struct spdk_keyring_module g_key_files = {
+	.name = "nvmf4j_key_files",
+	.add_key = key_file_add,
+	.remove_key = key_file_remove,
+	.get_key = key_file_get,
+	.get_ctx_size = key_file_ctx_size,
+};
+
+SPDK_KEYRING_REGISTER_MODULE(nvmf4j_key_files, &g_key_files);
+
+static void do_add_key(struct call *c)
+{
+	struct spdk_key_opts o;
+	memset(&o, 0, sizeof(o));
+	o.size = SPDK_SIZEOF(&o, ctx);
+	o.name = c->s1;
+	o.module = &g_key_files;
+	o.ctx = c->s2;
+	int rc = spdk_keyring_add_key(&o);
+	finish(c, rc, rc ? "SPDK's keyring refused key %s (file %s)" : NULL, c->s1, c->s2);
+}
+
+static void do_remove_key(struct call *c)
+{
+	int rc = spdk_keyring_remove_key(c->s1, &g_key_files);
+	finish(c, rc, rc ? "SPDK's keyring could not remove key %s" : NULL, c->s1);
+}
+
+static void JNICALL n_add_key(JNIEnv *env, jclass cls, jstring name, jstring path)
+{
+	(void)cls;
+	strings_call(env, do_add_key, 2, (jstring[]){name, path}, (const char *const[]){"key name", "key file"}, 0);
+}
+
+static void JNICALL n_remove_key(JNIEnv *env, jclass cls, jstring name)
+{
+	(void)cls;
+	strings_call(env, do_remove_key, 1, (jstring[]){name}, (const char *const[]){"key name"}, 0);
+}
+
 /* ------------------------------------------------------------------ subsystems */
 
 static struct spdk_nvmf_subsystem *find_subsystem(struct call *c)
@@ -905,19 +1083,100 @@ static void JNICALL n_set_allow_any_host(JNIEnv *env, jclass cls, jstring nqn, j
 	nqn_call(env, do_set_allow_any_host, nqn, NULL, NULL, 0, allow);
 }
 
+/* A key of nvmf4j's keyring (see key files above), or NULL with the call finished when it is missing. */
+static struct spdk_key *keyring_key(struct call *c, const char *name, const char *what)
+{
+	struct spdk_key *k = spdk_keyring_get_key(name);
+	if (!k)
+		finish(c, -ENOKEY, "SPDK's keyring has no %s key %s", what, name);
+	return k;
+}
+
+/* The TCP transport's host parameters {"psk": name} (parsed in place in json); false when name is no plain name. */
+struct psk_params {
+	char json[STR_LEN + 16];
+	struct spdk_json_val vals[4];
+};
+
+static bool psk_params(struct psk_params *p, const char *name)
+{
+	int n = snprintf(p->json, sizeof(p->json), "{\"psk\":\"%s\"}", name);
+	return spdk_json_parse(p->json, (size_t)n, p->vals, SPDK_COUNTOF(p->vals), NULL,
+			       SPDK_JSON_PARSE_FLAG_DECODE_IN_PLACE) == 4;
+}
+
+/*
+ * Allows host s2 on subsystem s1 with keys named s3 (DH-HMAC-CHAP), s4 (controller key) and s5 (TLS PSK), each
+ * empty for none, as SPDK's nvmf_subsystem_add_host RPC does: the DH-HMAC-CHAP keys in the host's options, the
+ * PSK as the TCP transport's "psk" parameter (it reads the key now and derives the retained PSK).
+ */
 static void do_add_host(struct call *c)
 {
 	struct spdk_nvmf_subsystem *s = find_subsystem(c);
 	if (!s)
 		return;
-	int rc = spdk_nvmf_subsystem_add_host(s, c->s2, NULL);
+	struct psk_params params;
+	if (c->s5[0] && !psk_params(&params, c->s5)) {
+		finish(c, -EINVAL, "PSK key name %s: not a plain name", c->s5);
+		return;
+	}
+	struct spdk_key *key = NULL, *ckey = NULL;
+	if ((c->s3[0] && !(key = keyring_key(c, c->s3, "DH-HMAC-CHAP"))) ||
+	    (c->s4[0] && !(ckey = keyring_key(c, c->s4, "DH-HMAC-CHAP controller")))) {
+		spdk_keyring_put_key(key);
+		return;
+	}
+	struct spdk_nvmf_host_opts o;
+	memset(&o, 0, sizeof(o));
+	o.size = SPDK_SIZEOF(&o, dhchap_ctrlr_key);
+	o.dhchap_key = key;
+	o.dhchap_ctrlr_key = ckey;
+	o.params = c->s5[0] ? params.vals : NULL;
+	int rc = spdk_nvmf_subsystem_add_host_ext(s, c->s2, &o);
+	spdk_keyring_put_key(ckey);
+	spdk_keyring_put_key(key);
 	finish(c, rc, rc ? "SPDK refused host %s on %s" : NULL, c->s2, c->s1);
 }
 
-static void JNICALL n_add_host(JNIEnv *env, jclass cls, jstring nqn, jstring hostnqn)
+/*
+ * Makes SPDK's TCP transport read host s2's PSK (key s3) on subsystem s1 again: its entry (the retained PSK it
+ * derived when the host was added) is dropped and made anew from the key file, as the add_host RPC makes it, on
+ * the app thread where SPDK's own RPCs change that list. Connections already up keep their TLS session.
+ */
+static void do_reload_psk(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	struct spdk_nvmf_transport *t = spdk_nvmf_tgt_get_transport(g_tgt, "TCP");
+	if (!t || !t->ops->subsystem_add_host || !t->ops->subsystem_remove_host) {
+		finish(c, -ENOTSUP, "SPDK's TCP transport takes no PSKs here");
+		return;
+	}
+	struct psk_params params;
+	if (!psk_params(&params, c->s3)) {
+		finish(c, -EINVAL, "PSK key name %s: not a plain name", c->s3);
+		return;
+	}
+	t->ops->subsystem_remove_host(t, s, c->s2);
+	int rc = t->ops->subsystem_add_host(t, s, c->s2, params.vals);
+	finish(c, rc, rc ? "SPDK could not read the PSK of host %s on %s again (TLS refused for it until the file is "
+	       "right)" : NULL, c->s2, c->s1);
+}
+
+static void JNICALL n_add_host(JNIEnv *env, jclass cls, jstring nqn, jstring hostnqn, jstring key, jstring ckey,
+			       jstring psk)
 {
 	(void)cls;
-	nqn_call(env, do_add_host, nqn, hostnqn, "hostnqn", 0, false);
+	strings_call(env, do_add_host, 5, (jstring[]){nqn, hostnqn, key, ckey, psk},
+		     (const char *const[]){"nqn", "hostnqn", "dhchapKey", "dhchapCtrlKey", "tlsKey"}, 0x1C);
+}
+
+static void JNICALL n_reload_psk(JNIEnv *env, jclass cls, jstring nqn, jstring hostnqn, jstring psk)
+{
+	(void)cls;
+	strings_call(env, do_reload_psk, 3, (jstring[]){nqn, hostnqn, psk},
+		     (const char *const[]){"nqn", "hostnqn", "tlsKey"}, 0);
 }
 
 static void host_disconnected(void *arg, int status)
@@ -1153,6 +1412,7 @@ static void do_listen(struct call *c)
 		return;
 	struct spdk_nvmf_listen_opts o;
 	spdk_nvmf_listen_opts_init(&o, sizeof(o));
+	o.secure_channel = c->b1; /* TCP: SPDK's ssl socket (TLS 1.3 with the hosts' PSKs) instead of posix */
 	int rc = spdk_nvmf_tgt_listen_ext(g_tgt, &c->trid, &o);
 	finish(c, rc, rc ? "SPDK could not listen on %s %s:%s: %s" : NULL, c->s3, c->s4, c->s5, spdk_strerror(-rc));
 }
@@ -1191,13 +1451,17 @@ static void listener_add_paused(struct spdk_nvmf_subsystem *s, void *arg, int st
 	c->subsystem = s;
 	struct spdk_nvmf_listen_opts o;
 	spdk_nvmf_listen_opts_init(&o, sizeof(o));
+	o.secure_channel = c->b1;
 	int rc = spdk_nvmf_tgt_listen_ext(g_tgt, &c->trid, &o);
 	if (rc) {
 		resume_with(s, c, rc, "SPDK could not listen on %s %s:%s for %s: %s", c->s3, c->s4, c->s5, c->s1,
 			    spdk_strerror(-rc));
 		return;
 	}
-	spdk_nvmf_subsystem_add_listener(s, &c->trid, listener_added, c);
+	struct spdk_nvmf_listener_opts lo;
+	spdk_nvmf_subsystem_listener_opts_init(&lo, sizeof(lo));
+	lo.secure_channel = c->b1;
+	spdk_nvmf_subsystem_add_listener_ext(s, &c->trid, listener_added, c, &lo);
 }
 
 static void listener_stopped(void *arg, int status)
@@ -1253,7 +1517,8 @@ static void referral_call(struct call *c)
 	finish(c, rc, rc ? "SPDK could not %s referral %s %s:%s" : NULL, c->i1 ? "add" : "remove", c->s3, c->s4, c->s5);
 }
 
-static void addr_call(JNIEnv *env, call_fn fn, jstring nqn, jstring trtype, jstring traddr, jstring trsvcid, int i1)
+static void addr_call(JNIEnv *env, call_fn fn, jstring nqn, jstring trtype, jstring traddr, jstring trsvcid, int i1,
+		      bool secure)
 {
 	struct call *c = call_new(fn);
 	if (!c)
@@ -1267,41 +1532,43 @@ static void addr_call(JNIEnv *env, call_fn fn, jstring nqn, jstring trtype, jstr
 		return;
 	}
 	c->i1 = i1;
+	c->b1 = secure;
 	if (run_call(env, c) == 0)
 		call_put(c);
 }
 
-static void JNICALL n_listen(JNIEnv *env, jclass cls, jstring trtype, jstring traddr, jstring trsvcid)
+static void JNICALL n_listen(JNIEnv *env, jclass cls, jstring trtype, jstring traddr, jstring trsvcid,
+			     jboolean secure)
 {
 	(void)cls;
-	addr_call(env, do_listen, NULL, trtype, traddr, trsvcid, 0);
+	addr_call(env, do_listen, NULL, trtype, traddr, trsvcid, 0, secure);
 }
 
 static void JNICALL n_stop_listen(JNIEnv *env, jclass cls, jstring trtype, jstring traddr, jstring trsvcid)
 {
 	(void)cls;
-	addr_call(env, do_stop_listen, NULL, trtype, traddr, trsvcid, 0);
+	addr_call(env, do_stop_listen, NULL, trtype, traddr, trsvcid, 0, false);
 }
 
 static void JNICALL n_add_listener(JNIEnv *env, jclass cls, jstring nqn, jstring trtype, jstring traddr,
-				   jstring trsvcid)
+				   jstring trsvcid, jboolean secure)
 {
 	(void)cls;
-	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 1);
+	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 1, secure);
 }
 
 static void JNICALL n_remove_listener(JNIEnv *env, jclass cls, jstring nqn, jstring trtype, jstring traddr,
 				      jstring trsvcid)
 {
 	(void)cls;
-	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 0);
+	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 0, false);
 }
 
 static void JNICALL n_referral(JNIEnv *env, jclass cls, jboolean add, jstring trtype, jstring traddr,
 			       jstring trsvcid)
 {
 	(void)cls;
-	addr_call(env, referral_call, NULL, trtype, traddr, trsvcid, add ? 1 : 0);
+	addr_call(env, referral_call, NULL, trtype, traddr, trsvcid, add ? 1 : 0, false);
 }
 
 /* ------------------------------------------------------------------ state and statistics */
@@ -1507,15 +1774,18 @@ static const JNINativeMethod methods[] = {
 	{"createSubsystem", "(" S S S "IIIZ)V", (void *)n_create_subsystem},
 	{"deleteSubsystem", "(" S ")V", (void *)n_delete_subsystem},
 	{"setAllowAnyHost", "(" S "Z)V", (void *)n_set_allow_any_host},
-	{"addHost", "(" S S ")V", (void *)n_add_host},
+	{"addHost", "(" S S S S S ")V", (void *)n_add_host},
+	{"addKey", "(" S S ")V", (void *)n_add_key},
+	{"removeKey", "(" S ")V", (void *)n_remove_key},
+	{"reloadPsk", "(" S S S ")V", (void *)n_reload_psk},
 	{"removeHost", "(" S S ")V", (void *)n_remove_host},
 	{"disconnectHost", "(" S S ")V", (void *)n_disconnect_host},
 	{"addNamespace", "(" S "I" S "[B[B[BZ)I", (void *)n_add_namespace},
 	{"namespaceHost", "(" S "I" S "Z)V", (void *)n_namespace_host},
 	{"removeNamespace", "(" S "I)V", (void *)n_remove_namespace},
-	{"listen", "(" S S S ")V", (void *)n_listen},
+	{"listen", "(" S S S "Z)V", (void *)n_listen},
 	{"stopListen", "(" S S S ")V", (void *)n_stop_listen},
-	{"addListener", "(" S S S S ")V", (void *)n_add_listener},
+	{"addListener", "(" S S S S "Z)V", (void *)n_add_listener},
 	{"removeListener", "(" S S S S ")V", (void *)n_remove_listener},
 	{"referral", "(Z" S S S ")V", (void *)n_referral},
 	{"controllers", "(" S ")" S, (void *)n_controllers},

@@ -243,17 +243,13 @@ public final class ConfigValidator {
     }
 
     /**
-     * DH-HMAC-CHAP keys: one entry per allowed host, each naming readable key files ({@link KeyFiles}: absolute, a
-     * regular file of mode 0600, a valid DHHC-1 key); java engine only.
+     * DH-HMAC-CHAP keys and TLS PSKs: one entry per allowed host, each naming readable key files ({@link KeyFiles}:
+     * absolute, a regular file of mode 0600, a valid DHHC-1 or NVMeTLSkey-1 key). The spdk engine takes the same
+     * entries; its TLS PSKs must say {@code tlsKeyDerivation: rfc8446} ({@link #spdkTlsKeyProblem}).
      */
     private static void validateHostKeys(TargetConfig c, SubsystemConfig s, String at, List<String> p) {
         if (s.hostKeys == null) {
             p.add(at + ".hostKeys: must be a list (may be empty)");
-            return;
-        }
-        if (!s.hostKeys.isEmpty() && Engines.SPDK.equals(c.engine)) {
-            p.add(at + ".hostKeys: DH-HMAC-CHAP keys and TLS PSKs are not supported by the spdk engine yet (SPDK's"
-                + " keyring is not wired); use engine java");
             return;
         }
         Set<String> keyed = new HashSet<>();
@@ -276,7 +272,7 @@ public final class ConfigValidator {
             if (problem != null) {
                 p.add(kat + ".dhchapKey: " + problem);
             }
-            tlsKeyProblems(k, kat, p);
+            tlsKeyProblems(c, k, kat, p);
             problem = k.dhchapCtrlKey == null ? null : KeyFiles.problem(k.dhchapCtrlKey);
             if (problem != null) {
                 p.add(kat + ".dhchapCtrlKey: " + problem);
@@ -285,13 +281,16 @@ public final class ConfigValidator {
     }
 
     /** A host key entry's TLS PSK file (when it names one) and its derivation. */
-    private static void tlsKeyProblems(HostKeyConfig k, String kat, List<String> p) {
+    private static void tlsKeyProblems(TargetConfig c, HostKeyConfig k, String kat, List<String> p) {
         String problem = k.tlsKey == null ? null : KeyFiles.tlsPskProblem(k.tlsKey);
         if (problem != null) {
             p.add(kat + ".tlsKey: " + problem);
         }
         try {
-            TlsPsk.Derivation.of(k.tlsKeyDerivation);
+            TlsPsk.Derivation d = TlsPsk.Derivation.of(k.tlsKeyDerivation);
+            if (k.tlsKey != null && Engines.SPDK.equals(c.engine) && d != TlsPsk.Derivation.RFC8446) {
+                p.add(kat + ".tlsKeyDerivation: " + spdkTlsKeyProblem(k.tlsKeyDerivation));
+            }
         } catch (IllegalArgumentException e) {
             p.add(kat + ".tlsKeyDerivation: " + e.getMessage());
         }
@@ -332,8 +331,20 @@ public final class ConfigValidator {
             } else if (!nqnProblem(c, k.host, kat + ".host", p) && !keyed.add(k.host)) {
                 p.add(kat + ": duplicate host " + k.host);
             }
-            tlsKeyProblems(k, kat, p);
+            tlsKeyProblems(c, k, kat, p);
         }
+    }
+
+    /**
+     * SPDK's target derives a host's TLS PSK from the configured one as RFC 8446 encodes HKDF-Expand-Label
+     * ({@code nvme_tcp_derive_retained_psk} / {@code nvme_tcp_derive_tls_psk}) and knows version 0 identities only;
+     * a host that derives as libnvme up to 1.15 does would fail every handshake, so the spdk engine takes only keys
+     * that say {@code rfc8446}.
+     */
+    private static String spdkTlsKeyProblem(String given) {
+        return "the spdk engine (SPDK's target) derives TLS PSKs as RFC 8446 does (SPDK's host, nvme-cli 2.16 /"
+            + " libnvme 1.16 and later); set \"rfc8446\" (got " + (given == null ? "none, meaning libnvme" : given)
+            + "), or use engine java for hosts that derive as libnvme up to 1.15 (nvme-cli 2.13 of Debian 13)";
     }
 
     private static void validateSpdk(SpdkConfig s, List<String> p) {
@@ -639,7 +650,10 @@ public final class ConfigValidator {
         }
     }
 
-    /** {@code secureChannel}: none, optional or required; TCP listeners of the java engine only. */
+    /**
+     * {@code secureChannel}: none, optional or required; TCP listeners only. The spdk engine has no {@code optional}:
+     * SPDK's target listens either with its posix socket (plain) or its ssl one (TLS only) on an address.
+     */
     private static void secureChannelProblem(TargetConfig c, ListenerConfig l, String at, List<String> p) {
         if (l.secureChannel == null || ListenerConfig.SECURE_NONE.equals(l.secureChannel)) {
             return;
@@ -649,8 +663,9 @@ public final class ConfigValidator {
             p.add(at + ": must be none, optional or required, got " + l.secureChannel);
         } else if (!"tcp".equals(l.transport)) {
             p.add(at + ": a secure channel (TLS) is for tcp listeners only");
-        } else if (Engines.SPDK.equals(c.engine)) {
-            p.add(at + ": TLS is not supported by the spdk engine yet; use engine java");
+        } else if (Engines.SPDK.equals(c.engine) && ListenerConfig.SECURE_OPTIONAL.equals(l.secureChannel)) {
+            p.add(at + ": optional (TLS or plain on one port) is java engine only: SPDK's target listens with its"
+                + " ssl socket (TLS only) or its posix one (plain only); use required or none, or engine java");
         }
     }
 

@@ -272,16 +272,25 @@ class ConfigValidatorTest {
                 secondSubsystem(c, "nqn.2024-01.io.nvmf4j:second").listeners.set(0,
                     new ListenerConfig(l.transport, l.address, l.port));
             }, "subsystems[1].listeners[0].secureChannel", "none but subsystems[0] has optional"),
-            bad("secureChannel on the spdk engine", c -> {
+            bad("secureChannel optional on the spdk engine", c -> {
                 c.engine = "spdk";
-                sub(c).listeners.get(0).secureChannel = "required";
-            }, "subsystems[0].listeners[0].secureChannel", "TLS is not supported by the spdk engine"),
-            bad("a TLS PSK on the spdk engine", c -> {
+                sub(c).listeners.get(0).secureChannel = "optional";
+            }, "subsystems[0].listeners[0].secureChannel", "optional (TLS or plain on one port) is java engine only"),
+            bad("a TLS PSK on the spdk engine without a derivation", c -> {
                 c.engine = "spdk";
+                sub(c).allowAnyHost = true;
                 HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
-                k.tlsKey = "/nonexistent/host.psk";
+                k.tlsKey = tlsKeyFile();
                 sub(c).hostKeys.add(k);
-            }, "subsystems[0].hostKeys", "TLS PSKs are not supported by the spdk engine"),
+            }, "subsystems[0].hostKeys[0].tlsKeyDerivation", "set \"rfc8446\" (got none, meaning libnvme)"),
+            bad("a TLS PSK on the spdk engine derived as libnvme", c -> {
+                c.engine = "spdk";
+                sub(c).allowAnyHost = true;
+                HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
+                k.tlsKey = tlsKeyFile();
+                k.tlsKeyDerivation = "libnvme";
+                sub(c).hostKeys.add(k);
+            }, "subsystems[0].hostKeys[0].tlsKeyDerivation", "RFC 8446"),
             bad("hostKeys entry with no key", c -> {
                 sub(c).allowAnyHost = true;
                 sub(c).hostKeys.add(new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null));
@@ -357,17 +366,40 @@ class ConfigValidatorTest {
 
     /** A valid TLS PSK file (mode 0600) in {@link #images}. */
     private static String tlsKeyFile() {
+        return keyFile("host.psk", io.nvmf4j.auth.TlsPsk.format(1, new byte[32]));
+    }
+
+    /** A key file of mode 0600 in {@link #images} holding {@code text}, written once. */
+    private static String keyFile(String name, String text) {
         try {
-            Path f = images.resolve("host.psk");
+            Path f = images.resolve(name);
             if (!java.nio.file.Files.exists(f)) {
                 java.nio.file.Files.createFile(f, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
                     java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
-                java.nio.file.Files.writeString(f, io.nvmf4j.auth.TlsPsk.format(1, new byte[32]));
+                java.nio.file.Files.writeString(f, text);
             }
             return f.toString();
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+    }
+
+    @Test
+    void theSpdkEngineTakesHostKeysAndRequiredTls() {
+        TargetConfig c = base();
+        c.engine = "spdk";
+        c.bdevs.remove(1); // the file bdev: not what this is about
+        sub(c).allowAnyHost = false;
+        String host = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-000000000001";
+        sub(c).hosts.add(host);
+        HostKeyConfig k = new HostKeyConfig(host,
+            keyFile("host.key", io.nvmf4j.auth.DhchapKey.format(1, new byte[32]) + "\n"),
+            keyFile("ctrl.key", io.nvmf4j.auth.DhchapKey.format(3, new byte[64]) + "\n"));
+        k.tlsKey = tlsKeyFile();
+        k.tlsKeyDerivation = "rfc8446";
+        sub(c).hostKeys.add(k);
+        sub(c).listeners.get(0).secureChannel = "required";
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
     }
 
     private static Arguments bad(String name, Consumer<TargetConfig> breakIt, String path, String... mentions) {

@@ -6,6 +6,7 @@ import io.nvmf4j.bdev.StorageFile;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
@@ -34,8 +35,10 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,6 +70,15 @@ public final class SpdkEngine implements Engine {
      */
     private final Map<ListenerConfig, String> failed = new LinkedHashMap<>();
     private boolean rdmaTransport;
+    /**
+     * Subsystem NQN and host NQN ({@link #hostId}) → the names of the host's keys in SPDK's keyring
+     * ({@link #addHostToSpdk}), removed from it with the host.
+     */
+    private final Map<String, List<String>> hostKeyNames = new HashMap<>();
+    /** The number in the next keyring key's name ({@code nvmf4j-<n>-dhchap}): names are never reused. */
+    private long nextKey;
+    /** Host ({@link #hostId}) → its TLS PSK file as SPDK last read it ({@link #rereadChangedPsks}). */
+    private final Map<String, PskFile> pskFiles = new HashMap<>();
     private boolean closed;
     /** How often the controller lists are read to log controllers coming and going ({@link ControllerWatch}). */
     static final long CONTROLLER_POLL_MS = 500;
@@ -301,14 +313,138 @@ public final class SpdkEngine implements Engine {
         SpdkNative.createSubsystem(s.nqn, s.serial, s.model, s.maxNamespaces, s.minCntlid, s.maxCntlid,
             s.allowAnyHost);
         for (String h : s.hosts) {
-            SpdkNative.addHost(s.nqn, h);
+            addHostToSpdk(s.nqn, h, hostKey(s, h));
+        }
+        for (HostKeyConfig k : s.hostKeys) {
+            if (!s.hosts.contains(k.host)) {
+                addHostToSpdk(s.nqn, k.host, k); // allowAnyHost: SPDK keeps a host's keys in its host entry
+            }
         }
         for (NamespaceConfig n : s.namespaces) {
             addNamespaceToSpdk(s.nqn, n);
         }
         for (ListenerConfig l : s.listeners) {
             if (bind(l)) {
-                SpdkNative.addListener(s.nqn, trtype(l.transport), l.address, Integer.toString(bound.get(l).getPort()));
+                SpdkNative.addListener(s.nqn, trtype(l.transport), l.address, Integer.toString(bound.get(l).getPort()),
+                    secure(l));
+            }
+        }
+    }
+
+    /** Whether {@code l} takes TLS only (SPDK's ssl socket); {@code optional} is refused by the validator. */
+    private static boolean secure(ListenerConfig l) {
+        return ListenerConfig.SECURE_REQUIRED.equals(l.secureChannelOrDefault());
+    }
+
+    private static HostKeyConfig hostKey(SubsystemConfig s, String hostnqn) {
+        for (HostKeyConfig k : s.hostKeys) {
+            if (hostnqn.equals(k.host)) {
+                return k;
+            }
+        }
+        return null;
+    }
+
+    private static String hostId(String nqn, String hostnqn) {
+        return nqn + "\n" + hostnqn;
+    }
+
+    /**
+     * Allows {@code hostnqn} on subsystem {@code nqn} in SPDK with its key files ({@code keys} null: none), as SPDK's
+     * {@code keyring_file_add_key} and {@code nvmf_subsystem_add_host} RPCs would: each file becomes a key of SPDK's
+     * keyring (libnvmf4j_spdk's own key-file module, which reads the file whenever SPDK uses the key, so a replaced
+     * DH-HMAC-CHAP key applies to the next authentication), then the host is added with the DH-HMAC-CHAP key,
+     * controller key and TLS PSK. On a failure the keys added are removed again.
+     */
+    private void addHostToSpdk(String nqn, String hostnqn, HostKeyConfig keys) {
+        List<String> names = new ArrayList<>();
+        String psk;
+        try {
+            String key = keys == null ? null : addKey(keys.dhchapKey, "dhchap", names);
+            String ctrlKey = keys == null ? null : addKey(keys.dhchapCtrlKey, "ctrl", names);
+            psk = keys == null ? null : addKey(keys.tlsKey, "psk", names);
+            SpdkNative.addHost(nqn, hostnqn, key, ctrlKey, psk);
+        } catch (RuntimeException e) {
+            removeKeys(names);
+            throw e;
+        }
+        if (!names.isEmpty()) {
+            hostKeyNames.put(hostId(nqn, hostnqn), names);
+        }
+        if (psk != null) {
+            Path file = Paths.get(keys.tlsKey);
+            pskFiles.put(hostId(nqn, hostnqn), new PskFile(nqn, hostnqn, psk, file, PskFile.stamp(file)));
+        }
+    }
+
+    /**
+     * A host's TLS PSK file and what it looked like when SPDK read it: SPDK's TCP transport reads a PSK only when
+     * the host is added, the java engine at every handshake; {@link #rereadChangedPsks} closes that gap.
+     */
+    private record PskFile(String nqn, String hostnqn, String keyName, Path path, String stamp) {
+        /** Modification time, size and inode of {@code p} (the file itself, not a link), or why they are unknown. */
+        static String stamp(Path p) {
+            try {
+                BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                return a.lastModifiedTime() + " " + a.size() + " " + a.fileKey();
+            } catch (IOException e) {
+                return "unreadable: " + e.getMessage();
+            }
+        }
+
+        PskFile now(String stamp) {
+            return new PskFile(nqn, hostnqn, keyName, path, stamp);
+        }
+    }
+
+    /**
+     * Has SPDK read again every TLS PSK file replaced or rewritten since it last read it (run every
+     * {@link #CONTROLLER_POLL_MS}), so a rotated PSK applies to the next connection as with the java engine, at most
+     * that long later. A file SPDK refuses then is logged; that host's TLS connections fail until it is right.
+     */
+    private synchronized void rereadChangedPsks() {
+        if (closed) {
+            return;
+        }
+        for (Map.Entry<String, PskFile> e : pskFiles.entrySet()) {
+            PskFile f = e.getValue();
+            String stamp = PskFile.stamp(f.path());
+            if (stamp.equals(f.stamp())) {
+                continue;
+            }
+            e.setValue(f.now(stamp));
+            try {
+                SpdkNative.reloadPsk(f.nqn(), f.hostnqn(), f.keyName());
+                LOG.info("TLS PSK of host {} on {}: {} changed, SPDK read it again", f.hostnqn(), f.nqn(), f.path());
+            } catch (SpdkException ex) {
+                LOG.warn("TLS PSK of host {} on {}: {} changed and SPDK refused it: {}", f.hostnqn(), f.nqn(),
+                    f.path(), ex.getMessage());
+            }
+        }
+    }
+
+    private String addKey(String path, String kind, List<String> names) {
+        if (path == null) {
+            return null;
+        }
+        String name = "nvmf4j-" + ++nextKey + "-" + kind;
+        SpdkNative.addKey(name, path);
+        names.add(name);
+        return name;
+    }
+
+    /** Takes the keys of a host that SPDK no longer has out of SPDK's keyring. */
+    private void removeHostKeys(String nqn, String hostnqn) {
+        pskFiles.remove(hostId(nqn, hostnqn));
+        removeKeys(hostKeyNames.remove(hostId(nqn, hostnqn)));
+    }
+
+    private static void removeKeys(List<String> names) {
+        for (String name : names == null ? List.<String>of() : names) {
+            try {
+                SpdkNative.removeKey(name);
+            } catch (SpdkException e) {
+                LOG.warn("remove key {} from SPDK's keyring: {}", name, e.getMessage());
             }
         }
     }
@@ -361,19 +497,19 @@ public final class SpdkEngine implements Engine {
         String trtype = trtype(l.transport);
         String svcid = Integer.toString(port);
         try {
-            SpdkNative.listen(trtype, l.address, svcid);
+            SpdkNative.listen(trtype, l.address, svcid, secure(l));
         } catch (SpdkException e) {
             throw ControlException.conflict("cannot listen on " + l + ": " + e.getMessage());
         }
         try {
-            SpdkNative.addListener(DISCOVERY_NQN, trtype, l.address, svcid);
+            SpdkNative.addListener(DISCOVERY_NQN, trtype, l.address, svcid, secure(l));
         } catch (SpdkException e) {
             stopListening(l, port);
             throw mapped(e);
         }
         bound.put(l, new InetSocketAddress(l.address, port));
-        LOG.info("listening on {} {}{}", l.transport, BindFailures.hostPort(l.address, port),
-            l.port == 0 ? " (port 0: picked " + port + ")" : "");
+        LOG.info("listening on {} {}{}{}", l.transport, BindFailures.hostPort(l.address, port),
+            l.port == 0 ? " (port 0: picked " + port + ")" : "", secure(l) ? " (TLS required)" : "");
         return true;
     }
 
@@ -554,6 +690,7 @@ public final class SpdkEngine implements Engine {
             } catch (SpdkException ignored) {
                 // it may not have been created at all
             }
+            removeSubsystemKeys(added);
             for (ListenerConfig l : added.listeners) {
                 if (!before.contains(l)) {
                     unbindIfUnused(l);
@@ -574,14 +711,26 @@ public final class SpdkEngine implements Engine {
             throw mapped(e);
         }
         config.subsystems.remove(sc);
+        removeSubsystemKeys(sc);
         for (ListenerConfig l : sc.listeners) {
             unbindIfUnused(l);
+        }
+    }
+
+    private void removeSubsystemKeys(SubsystemConfig s) {
+        for (String h : s.hosts) {
+            removeHostKeys(s.nqn, h);
+        }
+        for (HostKeyConfig k : s.hostKeys) {
+            removeHostKeys(s.nqn, k.host);
         }
     }
 
     @Override
     public synchronized void setAllowAnyHost(String nqn, boolean allow) {
         SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        // a host with keys but not in hosts is allowed only by allowAnyHost: the validator says so
+        ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).allowAnyHost = allow);
         try {
             SpdkNative.setAllowAnyHost(nqn, allow);
             sc.allowAnyHost = allow;
@@ -631,14 +780,44 @@ public final class SpdkEngine implements Engine {
     }
 
     @Override
-    public synchronized void addHost(String nqn, String hostnqn) {
+    public void addHost(String nqn, String hostnqn) {
+        addHost(nqn, hostnqn, null);
+    }
+
+    /**
+     * Allows a host; with {@code keys} it must authenticate (DH-HMAC-CHAP) and its TLS connections use its PSK
+     * (the key files are checked by the validator, then by SPDK's keyring, before anything changes). A host that
+     * {@code allowAnyHost} let in with keys of its own is replaced in SPDK by the new entry.
+     */
+    @Override
+    public synchronized void addHost(String nqn, String hostnqn, HostKeyConfig keys) {
         SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
         if (sc.hosts.contains(hostnqn)) {
             throw ControlException.conflict("host " + hostnqn + " is already allowed on " + nqn);
         }
-        TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).hosts.add(hostnqn));
+        HostKeyConfig k = keys == null ? null : keys.forHost(hostnqn);
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> {
+            SubsystemConfig s = ConfigDocument.subsystem(c, nqn);
+            s.hosts.add(hostnqn);
+            s.hostKeys.removeIf(h -> hostnqn.equals(h.host));
+            if (k != null) {
+                s.hostKeys.add(k);
+            }
+        });
+        HostKeyConfig before = hostKey(sc, hostnqn);
         try {
-            SpdkNative.addHost(nqn, hostnqn);
+            if (before != null) {
+                SpdkNative.removeHost(nqn, hostnqn);
+                removeHostKeys(nqn, hostnqn);
+            }
+            try {
+                addHostToSpdk(nqn, hostnqn, k);
+            } catch (SpdkException e) {
+                if (before != null) {
+                    addHostToSpdk(nqn, hostnqn, before); // as it was
+                }
+                throw e;
+            }
         } catch (SpdkException e) {
             throw mapped(e);
         }
@@ -659,7 +838,9 @@ public final class SpdkEngine implements Engine {
         } catch (SpdkException e) {
             throw mapped(e);
         }
+        removeHostKeys(nqn, hostnqn);
         sc.hosts.remove(hostnqn);
+        sc.hostKeys.removeIf(h -> hostnqn.equals(h.host));
     }
 
     @Override
@@ -708,7 +889,7 @@ public final class SpdkEngine implements Engine {
         boolean wasBound = bound.containsKey(l) || failed.containsKey(l);
         try {
             if (bind(l)) {
-                SpdkNative.addListener(nqn, trtype(l.transport), l.address, port(l));
+                SpdkNative.addListener(nqn, trtype(l.transport), l.address, port(l), secure(l));
             }
         } catch (SpdkException | ControlException e) {
             if (!wasBound) {
@@ -844,6 +1025,11 @@ public final class SpdkEngine implements Engine {
             pollControllers();
         } catch (RuntimeException e) {
             LOG.debug("reading SPDK's controller lists failed: {}", e.toString()); // a subsystem removed meanwhile
+        }
+        try {
+            rereadChangedPsks();
+        } catch (RuntimeException e) {
+            LOG.warn("checking the TLS PSK files failed: {}", e.toString());
         }
     }
 

@@ -14,7 +14,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class SpdkNative {
     /** Must equal {@code NVMF4J_SPDK_ABI_VERSION} in {@code nvmf4j_spdk.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 2;
+    static final int ABI_VERSION = 3;
     static final String NAME = "nvmf4j_spdk";
     /** Written by build-native.sh instead of the library when no SPDK was found to build against. */
     static final String UNAVAILABLE_RESOURCE = "META-INF/native/" + NAME + ".unavailable";
@@ -107,7 +107,27 @@ final class SpdkNative {
 
     static native void setAllowAnyHost(String nqn, boolean allow);
 
-    static native void addHost(String nqn, String hostnqn);
+    /**
+     * Allows a host; {@code dhchapKey}, {@code ctrlKey}: names of keys ({@link #addKey}) it and the controller
+     * authenticate with (DH-HMAC-CHAP), {@code psk}: the key its TLS connections use (SPDK's TCP transport reads it
+     * now); each null for none.
+     */
+    static native void addHost(String nqn, String hostnqn, String dhchapKey, String ctrlKey, String psk);
+
+    /**
+     * Adds key {@code name} to SPDK's keyring, backed by key file {@code path} (checked now: no symbolic link, a
+     * regular file of this user or root, mode 0600 or 0400) and read again whenever SPDK uses the key.
+     */
+    static native void addKey(String name, String path);
+
+    /** Removes key {@code name} from SPDK's keyring (hosts added with it keep their reference until removed). */
+    static native void removeKey(String name);
+
+    /**
+     * Makes SPDK's TCP transport read host {@code hostnqn}'s PSK (key {@code psk}) on subsystem {@code nqn} again
+     * (it reads it only when the host is added); TLS connections already up are not touched.
+     */
+    static native void reloadPsk(String nqn, String hostnqn, String psk);
 
     /** Removes a host from the allow-list (its controllers stay: {@link #disconnectHost} ends them). */
     static native void removeHost(String nqn, String hostnqn);
@@ -127,12 +147,16 @@ final class SpdkNative {
 
     static native void removeNamespace(String nqn, int nsid);
 
-    /** The target listens on an address ({@code trtype}: TCP or RDMA). */
-    static native void listen(String trtype, String traddr, String trsvcid);
+    /**
+     * The target listens on an address ({@code trtype}: TCP or RDMA); {@code secure}: TLS only (SPDK's ssl socket,
+     * the PSKs of the hosts added with one).
+     */
+    static native void listen(String trtype, String traddr, String trsvcid, boolean secure);
 
     static native void stopListen(String trtype, String traddr, String trsvcid);
 
-    static native void addListener(String nqn, String trtype, String traddr, String trsvcid);
+    /** Adds a listener to a subsystem ({@code secure} as the address was bound with, see {@link #listen}). */
+    static native void addListener(String nqn, String trtype, String traddr, String trsvcid, boolean secure);
 
     /** Removes a listener from a subsystem and disconnects the hosts connected through it. */
     static native void removeListener(String nqn, String trtype, String traddr, String trsvcid);

@@ -13,7 +13,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.security.SecureRandom;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -66,13 +65,7 @@ class SpdkHostTlsTest {
         try (NvmfTarget target = NvmfTarget.start(cfg)) {
             SpdkTools.Run verify = SpdkTools.bdevperfVerify(TestTarget.ADDRESS, port, TestTarget.RESTRICTED_NQN,
                 TestTarget.ALLOWED_HOSTNQN, 3, sha256);
-            assertThat(verify.exitCode()).as("bdevperf over TLS; it printed:\n%s", verify.output()).isZero();
-            assertThat(verify.output()).contains("Nvme0n1").doesNotContainIgnoringCase("miscompare");
-            List<double[]> totals = TestData.bdevperfTotals(verify.output());
-            assertThat(totals).as("bdevperf's Total line in:\n%s", verify.output()).hasSize(1);
-            assertThat(totals.get(0)[0]).as("IOPS in:\n%s", verify.output()).isPositive();
-            assertThat(totals.get(0)[2]).as("failed/s in:\n%s", verify.output()).isZero();
-            assertThat(totals.get(0)[3]).as("timed out/s in:\n%s", verify.output()).isZero();
+            SpdkTools.assertVerified(verify, "bdevperf over TLS");
 
             SpdkTools.Run perf = perf(port, TestTarget.SUBNQN, TestTarget.HOSTNQN, sha384);
             assertThat(perf.exitCode()).as("spdk_nvme_perf over TLS; it printed:\n%s", perf.output()).isZero();

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -83,7 +85,7 @@ final class SpdkTools {
      */
     static Run bdevperfVerify(String address, int port, String subnqn, String hostnqn, int seconds)
         throws IOException, InterruptedException {
-        return bdevperfVerify(address, port, subnqn, hostnqn, seconds, null);
+        return bdevperfVerify(address, port, subnqn, hostnqn, seconds, (Path) null);
     }
 
     /**
@@ -93,15 +95,32 @@ final class SpdkTools {
      */
     static Run bdevperfVerify(String address, int port, String subnqn, String hostnqn, int seconds, Path psk)
         throws IOException, InterruptedException {
+        return bdevperfVerify(address, port, subnqn, hostnqn, seconds, psk == null ? Map.of() : Map.of("psk", psk));
+    }
+
+    /**
+     * The same with keys: {@code keys} maps bdev_nvme_attach_controller's key parameters ({@code psk},
+     * {@code dhchap_key}, {@code dhchap_ctrlr_key}) to key files (mode 0600), each added to SPDK's keyring
+     * ({@code keyring_file_add_key}) and named by that parameter.
+     */
+    static Run bdevperfVerify(String address, int port, String subnqn, String hostnqn, int seconds,
+                              Map<String, Path> keys) throws IOException, InterruptedException {
         Path json = Files.createTempFile("nvmf4j-bdevperf", ".json");
         try {
-            String keyring = psk == null ? "" : "{\"subsystem\": \"keyring\", \"config\": [{\"method\": "
-                + "\"keyring_file_add_key\", \"params\": {\"name\": \"psk0\", \"path\": \"" + psk + "\"}}]}, ";
-            Files.writeString(json, "{\"subsystems\": [" + keyring + "{\"subsystem\": \"bdev\", \"config\": [{\"method\": "
+            StringBuilder keyring = new StringBuilder();
+            StringBuilder params = new StringBuilder();
+            for (Map.Entry<String, Path> k : new TreeMap<>(keys).entrySet()) {
+                keyring.append(keyring.length() == 0 ? "" : ", ").append("{\"method\": \"keyring_file_add_key\", ")
+                    .append("\"params\": {\"name\": \"").append(k.getKey()).append("\", \"path\": \"")
+                    .append(k.getValue()).append("\"}}");
+                params.append(", \"").append(k.getKey()).append("\": \"").append(k.getKey()).append('"');
+            }
+            Files.writeString(json, "{\"subsystems\": ["
+                + (keys.isEmpty() ? "" : "{\"subsystem\": \"keyring\", \"config\": [" + keyring + "]}, ")
+                + "{\"subsystem\": \"bdev\", \"config\": [{\"method\": "
                 + "\"bdev_nvme_attach_controller\", \"params\": {\"name\": \"Nvme0\", \"trtype\": \"tcp\", "
                 + "\"adrfam\": \"IPv4\", \"traddr\": \"" + address + "\", \"trsvcid\": \"" + port + "\", "
-                + "\"subnqn\": \"" + subnqn + "\", \"hostnqn\": \"" + hostnqn + "\""
-                + (psk == null ? "" : ", \"psk\": \"psk0\"") + "}}]}]}");
+                + "\"subnqn\": \"" + subnqn + "\", \"hostnqn\": \"" + hostnqn + "\"" + params + "}}]}]}");
             List<String> cmd = new ArrayList<>(List.of(tree().resolve("build/examples/bdevperf").toString(),
                 "--no-huge", "-s", "512", "-m", "0x2", "--no-rpc-server", "--disable-cpumask-locks",
                 "-c", json.toString(), "-q", "16", "-o", "4096", "-w", "verify", "-t", Integer.toString(seconds)));
@@ -128,6 +147,28 @@ final class SpdkTools {
             java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
         Files.writeString(f, text);
         return f;
+    }
+
+    /** spdk_nvme_perf attached a controller and ran its workload ({@code what} says which run, for the message). */
+    static void assertPerfRan(Run r, String what) {
+        assertThat(r.exitCode()).as("%s; it printed:%n%s", what, r.output()).isZero();
+        assertThat(r.output()).as(what).contains("Total").doesNotContain("No valid NVMe controllers found");
+    }
+
+    /** spdk_nvme_perf attached nothing: it exits 0 even then, its output says what happened. */
+    static void assertPerfAttachedNothing(Run r, String what) {
+        assertThat(r.output()).as(what).contains("No valid NVMe controllers found").doesNotContain("Total");
+    }
+
+    /** bdevperf's verify workload ran on Nvme0n1 without a failed or timed-out I/O or a miscompare. */
+    static void assertVerified(Run r, String what) {
+        assertThat(r.exitCode()).as("%s; it printed:%n%s", what, r.output()).isZero();
+        assertThat(r.output()).contains("Nvme0n1").doesNotContainIgnoringCase("miscompare");
+        List<double[]> totals = TestData.bdevperfTotals(r.output());
+        assertThat(totals).as("bdevperf's Total line in:%n%s", r.output()).hasSize(1);
+        assertThat(totals.get(0)[0]).as("IOPS in:%n%s", r.output()).isPositive();
+        assertThat(totals.get(0)[2]).as("failed/s in:%n%s", r.output()).isZero();
+        assertThat(totals.get(0)[3]).as("timed out/s in:%n%s", r.output()).isZero();
     }
 
     /** spdk_nvme_perf's command for 2 s of 4 KiB random reads and writes at depth 8 on core 1, plus {@code extra}. */
