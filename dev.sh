@@ -102,10 +102,11 @@ setup_cross() {
   fi
 }
 
-# fio and jq for fio-jobs/ (the runner and its test).
+# fio and jq for fio-jobs/ (the runner and its test); Linux perf for the kit's --syscalls and --profile.
 setup_bench_tools() {
   local missing=()
   command -v fio >/dev/null 2>&1 || missing+=(fio)
+  type -P perf >/dev/null 2>&1 || missing+=(linux-perf)
   command -v jq >/dev/null 2>&1 || missing+=(jq)
   command -v losetup >/dev/null 2>&1 || missing+=(mount)
   install_missing "${missing[@]}"

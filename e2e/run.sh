@@ -13,6 +13,9 @@
 # usage: e2e/run.sh [options]
 #   --quiet             do not echo the guest console (it is always in OUT/console.log)
 #   --fio-runtime N     seconds per fio latency job (default 10)
+#   --bench-warmup N    the bench part: seconds of 4 KiB random reads and writes at QD 32, not measured,
+#                       after each connect and before the measured jobs (default 15; 0: none), so that a JVM
+#                       target's first job (QD 1) does not measure its interpreter and its JIT
 #   --fuzz-seconds N    seconds per fuzzer of the fuzzrdma part (default 20; the issue's long run: 600)
 #   --timeout S         hard limit for the main VM run in seconds (default 3600; each power-cut
 #                       boot has 600)
@@ -60,7 +63,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE=backoff ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 FUZZ_SECONDS=20 VM_TIMEOUT=3600 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE=backoff ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 BENCH_WARMUP=15 FUZZ_SECONDS=20 VM_TIMEOUT=3600 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
@@ -70,6 +73,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --quiet) QUIET=1 ;;
     --fio-runtime) FIO_RUNTIME=$2; shift ;;
+    --bench-warmup) BENCH_WARMUP=$2; shift ;;
     --fuzz-seconds) FUZZ_SECONDS=$2; shift ;;
     --timeout) VM_TIMEOUT=$2; shift ;;
     --out) OUT=$2; shift ;;
@@ -93,7 +97,7 @@ done
 for part in ${ONLY//,/ }; do
   case $part in nvmet|tcp|rdma|spdk|ana|rbd|fuzzrdma|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, fuzzrdma, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
-case $FIO_RUNTIME$VM_TIMEOUT$FUZZ_SECONDS in *[!0-9]*) echo "--fio-runtime, --fuzz-seconds and --timeout take whole seconds" >&2; exit 2 ;; esac
+case $FIO_RUNTIME$VM_TIMEOUT$FUZZ_SECONDS$BENCH_WARMUP in *[!0-9]*) echo "--fio-runtime, --bench-warmup, --fuzz-seconds and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $SUITE in ''|trixie|bookworm) ;; *) echo "--suite takes trixie or bookworm (the guest's programs run with their own C library; other suites are untried)" >&2; exit 2 ;; esac
 case $PC_CUT_AFTER in ''|*[!0-9]*) echo "--cut-after takes a number of records" >&2; exit 2 ;; esac
 . "$HERE/lib/common.sh"
@@ -174,6 +178,7 @@ params() { # results-dir [NAME=value...] : parameters for the guest, read by gue
     printf 'E2E_REPO=%q\n' "$REPO"
     printf 'E2E_KROOT=%q\n' "$KROOT"
     printf 'E2E_FIO_RUNTIME=%q\n' "$FIO_RUNTIME"
+    printf 'E2E_BENCH_WARMUP=%q\n' "$BENCH_WARMUP"
     printf 'E2E_FUZZ_SECONDS=%q\n' "$FUZZ_SECONDS"
     printf 'E2E_JVM_OPTS=%q\n' "$JVM_OPTS"
     printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"

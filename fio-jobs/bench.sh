@@ -19,6 +19,11 @@
 #   --scaling           then the scaling rows (engines.sh --targets nvmf_tgt,nvmf_tgt-2c,java,java-2c --rows
 #                       qd32x2,qd64x2: 4 KiB random reads over two queue pairs against each target on one core
 #                       and on two; results in engines-scaling/)
+#   --profile           then the profile rows (engines.sh --profile --targets nvmf_tgt,java, the five rows):
+#                       where the target's core and spdk_nvme_perf's core go per I/O, by category (system
+#                       calls by kind, Netty, nvmf4j, copies, time, the JVM; SPDK's layers), both sides
+#                       sampled by Linux perf; a run of its own, as the profiler slows what it watches
+#                       (results in engines-profile/)
 #   --tls               NVMe/TCP TLS 1.3 with a PSK against plaintext (engines.sh --tls, no sweep): rows 4 KiB
 #                       randread and randwrite QD32 of nvmf_tgt, nvmf_tgt+tls, java and java+tls in the same
 #                       rounds, ratios X+tls/X and java+tls/nvmf_tgt+tls
@@ -41,7 +46,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "bench.sh: $*" >&2; exit 2; }
 log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 SCALING=0 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0 TLS=0
+ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 SCALING=0 PROFILE=0 FIO_RUNTIME=10 LOCK="" OUT=$HERE/out/bench DOCS=0 TLS=0
 while [ $# -gt 0 ]; do
   opt=$1; shift
   case $opt in
@@ -52,6 +57,7 @@ while [ $# -gt 0 ]; do
     --rounds|--time|--warmup|--java-ref) ENGINE_ARGS+=("$opt" "$1"); shift ;;
     --no-sweep) SWEEP=() ;;
     --scaling) SCALING=1 ;;
+    --profile) PROFILE=1 ;;
     --tls) ENGINE_ARGS+=(--tls) SWEEP=() TLS=1 ;;
     --guest) GUEST=1 ;;
     --guest-only) GUEST=1 LOCAL=0 ;;
@@ -88,19 +94,30 @@ if [ "$LOCAL" = 1 ]; then
   fi
 fi
 
+# the runs after the first: the --java-ref targets and the sweep are the first table's business; rounds, time
+# and warm-up are shared
+scale_args=()
+for ((i = 0; i < ${#ENGINE_ARGS[@]}; i++)); do
+  case ${ENGINE_ARGS[$i]} in
+    --rounds|--time|--warmup) scale_args+=("${ENGINE_ARGS[$i]}" "${ENGINE_ARGS[$((i + 1))]}"); i=$((i + 1)) ;;
+    --java-ref) i=$((i + 1)) ;;
+    --smoke) scale_args+=(--rounds 1 --time 2 --warmup 0) ;;
+  esac
+done
 if [ "$LOCAL" = 1 ] && [ "$SCALING" = 1 ]; then
-  # the --java-ref targets and the sweep are the first table's business; rounds, time and warm-up are shared
-  scale_args=()
-  for ((i = 0; i < ${#ENGINE_ARGS[@]}; i++)); do
-    case ${ENGINE_ARGS[$i]} in
-      --rounds|--time|--warmup) scale_args+=("${ENGINE_ARGS[$i]}" "${ENGINE_ARGS[$((i + 1))]}"); i=$((i + 1)) ;;
-      --java-ref) i=$((i + 1)) ;;
-      --smoke) scale_args+=(--rounds 1 --time 2 --warmup 0) ;;
-    esac
-  done
   log "scaling rows: fio-jobs/engines.sh --targets nvmf_tgt,nvmf_tgt-2c,java,java-2c --rows qd32x2,qd64x2 ${scale_args[*]} (results in $OUT/engines-scaling)"
   "$HERE/engines.sh" --targets nvmf_tgt,nvmf_tgt-2c,java,java-2c --rows qd32x2,qd64x2 ${LOCK:+--lock "$LOCK"} \
     --out "$OUT/engines-scaling" "${scale_args[@]}"
+  rc=$?
+  [ $rc = 2 ] && exit 2
+  [ $rc = 0 ] || RC=1
+fi
+
+if [ "$LOCAL" = 1 ] && [ "$PROFILE" = 1 ]; then
+  rows=(); [[ " ${ENGINE_ARGS[*]} " == *" --smoke "* ]] && rows=(--rows qd1)
+  log "profile rows: fio-jobs/engines.sh --profile --targets nvmf_tgt,java ${rows[*]} ${scale_args[*]} (results in $OUT/engines-profile)"
+  "$HERE/engines.sh" --profile --targets nvmf_tgt,java "${rows[@]}" ${LOCK:+--lock "$LOCK"} \
+    --out "$OUT/engines-profile" "${scale_args[@]}"
   rc=$?
   [ $rc = 2 ] && exit 2
   [ $rc = 0 ] || RC=1

@@ -17,6 +17,13 @@
 #   --syscalls          also count, in each measurement, the system calls of the target and of spdk_nvme_perf
 #                       per I/O (Linux perf's syscall tracepoints, needs root and linux-perf): epoll, socket
 #                       reads and writes, all; a table of the medians (syscalls.tsv holds every count)
+#   --profile           also record, in each measurement, where the target's core and spdk_nvme_perf's core
+#                       go: Linux perf samples both (cpu-clock, 999 Hz, call graphs; the JVM's JIT symbols
+#                       from jcmd Compiler.perfmap) and fio-jobs/profile-categories.py sorts the samples into
+#                       categories (system calls by kind, Netty, nvmf4j, copies, time, the JVM; SPDK's
+#                       layers); per row a table of nanoseconds of each side's core per I/O by category,
+#                       median of the rounds (profiles.tsv holds every count, profiles/ each recording's top
+#                       leaf symbols)
 #   --start-warmup S    after each target starts, S seconds of 4 KiB random reads and S of 4 KiB random
 #                       writes at QD 32 that are not measured (default 4; every target gets it): a JVM target
 #                       runs interpreted and compiles its hot paths in its first seconds, and without this
@@ -75,13 +82,13 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"
 die() { echo "engines.sh: $*" >&2; exit 2; }
 log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
+ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" PROFILE_HZ=999 ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
 MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines TLS=0
 ROWS_SET=0
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
-    --smoke|--no-huge|--sweep|--tls|--syscalls|-h|--help) ;;
+    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|-h|--help) ;;
     --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
@@ -106,6 +113,7 @@ while [ $# -gt 0 ]; do
     --sweep-qd) SWEEP=$val ;;
     --java-ref) REFS+=${REFS:+,}$val ;;
     --syscalls) SYSCALLS=1 ;;
+    --profile) PROFILE=1 ;;
     --smoke) ROUNDS=1 TIME=2 WARMUP=0 START_WARMUP=0 ROWS=qd1 ROWS_SET=1 ;;
     --tls) TLS=1 ;;
     -h|--help) usage 0 ;;
@@ -184,6 +192,8 @@ for f in "$PERF" "$NVMF_TGT" "$RPC_PY"; do [ -x "$f" ] || die "$f is missing (an
   die "no nvmf4j build under $ROOT/mgmt-api/target: build first (mvn -q -DskipTests package)"
 command -v python3 > /dev/null && command -v taskset > /dev/null || die "needs python3 (rpc.py) and taskset"
 [ -z "$SYSCALLS" ] || type -P perf > /dev/null || die "--syscalls needs Linux perf (apt-get install linux-perf)"
+[ -z "$PROFILE" ] || type -P perf > /dev/null || die "--profile needs Linux perf (apt-get install linux-perf)"
+[ -z "$PROFILE" ] || type -P jcmd > /dev/null || die "--profile needs the JDK's jcmd (the JIT's symbols)"
 
 TMP=$(mktemp -d)
 PIDS=()              # every process this script started and has not yet seen exit
@@ -215,6 +225,7 @@ stop_pid() { # pid : SIGTERM, up to 20 s, then SIGKILL; forgets it; removes its 
   fi
   wait "$p" 2> /dev/null
   [ -n "$HUGE_DIR" ] && rm -f "$HUGE_DIR/spdk_pid${p}map_"* 2> /dev/null
+  [ -z "$PROFILE" ] || rm -f "/tmp/perf-$p.map"
   forget_pid "$p"
 }
 cleanup() {
@@ -392,15 +403,18 @@ perf() {
   RES=""
   [ -z "$TLS_PERF" ] || { tls=(-S ssl --psk-path "$PSK"); host=" hostnqn:$TLS_HOSTNQN"; }
   local lb=()          # --syscalls watches for the start of the I/O in its output: line-buffered
-  [ -z "$SYSCALLS" ] || lb=(stdbuf -oL)
+  [ -z "$SYSCALLS$PROFILE" ] || lb=(stdbuf -oL)
   "${lb[@]}" "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$qd" -P "$np" -t "$4" -a "$5" -L "${tls[@]}" \
     -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN$host" > "$TMP/perf.out" 2>&1 &
   p=$!; PIDS+=("$p")
   local c=""
   if [ -n "$SYSCALLS" ] && [ -n "${ROW:-}" ]; then count_syscalls "$p" "$4" "$5" & c=$!; fi
+  local pr=""
+  if [ -n "$PROFILE" ] && [ -n "${ROW:-}" ]; then record_profile "$p" "$4" "$5" & pr=$!; fi
   wait "$p"; rc=$?
   forget_pid "$p"
   [ -z "$c" ] || wait "$c"
+  [ -z "$pr" ] || wait "$pr"
   cat "$TMP/perf.out" >> "$LOG"
   [ $rc = 0 ] || return 0
   # "Total : IOPS MiB/s Average min max", then -L's "Summary latency data" with lines " 99.00000% :  45.123us"
@@ -429,11 +443,46 @@ count_syscalls() {
   done
 }
 
+# record_profile PERF_PID SECONDS WARMUP: with --profile, once spdk_nvme_perf has begun its I/O and its
+# warm-up is over, samples the target ($TPID) and spdk_nvme_perf for SECONDS - 1 seconds into
+# $TMP/profile-target.data and $TMP/profile-host.data (see profile_row); the seconds recorded go to
+# $TMP/profile.seconds
+record_profile() {
+  local w=$(( $2 > 2 ? $2 - 1 : 1 )) i rc=0
+  rm -f "$TMP"/profile-*.data "$TMP/profile.seconds"
+  for ((i = 0; i < 200; i++)); do grep -q "Initialization complete" "$TMP/perf.out" 2> /dev/null && break; sleep 0.05; done
+  sleep "$3"; sleep 0.3
+  command perf record -q -e cpu-clock -F "$PROFILE_HZ" -g -p "$TPID" -o "$TMP/profile-target.data" -- sleep "$w" > /dev/null 2>&1 &
+  command perf record -q -e cpu-clock -F "$PROFILE_HZ" -g -p "$1" -o "$TMP/profile-host.data" -- sleep "$w" > /dev/null 2>&1 || rc=1
+  wait $! || rc=1
+  [ $rc = 0 ] && echo "$w" > "$TMP/profile.seconds"
+}
+
+# profile_row: after a measurement with --profile, the JIT's symbols of a JVM target (jcmd Compiler.perfmap,
+# /tmp/perf-<pid>.map, removed when the target stops), then each side's samples by category appended to
+# profiles.tsv as "round target row side category samples hz seconds", and its top leaf symbols to profiles/
+profile_row() {
+  [ -s "$TMP/profile.seconds" ] || { log "[round $ROUND_NO/$ROUNDS] $TARGET $ROW: no profile recorded"; return 0; }
+  local w side name
+  w=$(cat "$TMP/profile.seconds")
+  [[ $TARGET == nvmf_tgt* ]] || jcmd "$TPID" Compiler.perfmap > /dev/null 2>&1 || log "jcmd $TPID Compiler.perfmap failed: Java frames stay unnamed"
+  mkdir -p "$OUT/profiles"
+  for side in target host; do
+    name=$OUT/profiles/round$ROUND_NO-$TARGET-$ROW-$side.txt
+    command perf script -F comm,tid,ip,sym,dso -i "$TMP/profile-$side.data" 2> /dev/null |
+      python3 "$HERE/profile-categories.py" --top 30 > "$name"
+    awk -F'\t' -v pre="$ROUND_NO $TARGET $ROW $side" -v hz="$PROFILE_HZ" -v w="$w" \
+      'BEGIN {gsub(/ /, "\t", pre)} $1 != "top" {printf "%s\t%s\t%s\t%s\t%s\n", pre, $1, $2, hz, w}' "$name" >> "$OUT/profiles.tsv"
+  done
+  rm -f "$TMP"/profile-*.data "$TMP/profile.seconds"
+}
+
 # ---------------------------------------------------------------------------------------------- measure
 log "SPDK $SPDK; memory: $MEMORY ($MEM_MB MiB per target, $PERF_MEM_MB MiB for spdk_nvme_perf)"
 log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) (${TARGET_LIST[*]}) x ${#ROW_LIST[@]} row(s) (${ROW_LIST[*]}), ${TIME} s each after ${WARMUP} s warm-up (and ${START_WARMUP} s of reads and of writes after each start); malloc $MALLOC_MB MiB, ${BS}-byte blocks"
 printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\tp99_us\n' > "$OUT/raw.tsv"
 [ -z "$SYSCALLS" ] || printf 'round\ttarget\trow\tside\tsyscall\tcount\tseconds\n' > "$OUT/syscalls.tsv"
+[ -z "$PROFILE" ] || printf 'round\ttarget\trow\tside\tcategory\tsamples\thz\tseconds\n' > "$OUT/profiles.tsv"
 FAILED=0
 for ((round = 1; round <= ROUNDS; round++)); do
   n=${#TARGET_LIST[@]}
@@ -458,6 +507,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
       RES="" ROUND_NO=$round TARGET=$t ROW=$r
       # shellcheck disable=SC2086 # ROW_ARGS holds three words
       [ $up = 0 ] && perf ${ROW_ARGS[$r]} "$TIME" "$WARMUP"
+      [ $up = 0 ] && [ -n "$PROFILE" ] && profile_row
       ROW=""
       res=$RES
       if [ -z "$res" ]; then
@@ -556,17 +606,21 @@ stats() { # median|best iops|lat|sweep
       }
     }' "$OUT/raw.tsv"
 }
+# the awk function both tables take the median of the rounds with: med(key) of the numbers in vals[key]
+# (space-separated), "-" for none; the mean of the middle two for an even count
+AWK_MEDIAN='
+    function med(k,   n, v, i, j, x) {
+      n = split(vals[k], v, " "); if (n == 0) return "-"
+      for (i = 2; i <= n; i++) { x = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    }'
 # syscall_table: from syscalls.tsv and raw.tsv, per row and target the median over the rounds of each side's
 # system calls per I/O (count / (IOPS x seconds counted)): all, epoll_wait+epoll_pwait, read+readv+recvfrom+
 # recvmsg, write+writev+sendto+sendmsg
 syscall_table() {
   awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
-      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" '
-    function med(k,   n, v, i, j, x) {
-      n = split(vals[k], v, " "); if (n == 0) return "-"
-      for (i = 2; i <= n; i++) { x = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
-      return sprintf("%.2f", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
-    }
+      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" "$AWK_MEDIAN"'
+    function med2(k,   x) { x = med(k); return x == "-" ? x : sprintf("%.2f", x) }
     FNR == 1 { f++; next }
     f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }
     {
@@ -583,10 +637,52 @@ syscall_table() {
       for (r = 1; r <= nr; r++) for (t = 1; t <= nt; t++) {
         b = T[t] SUBSEP R[r] SUBSEP
         printf "%-20s %-14s | %6s / %6s / %6s / %6s | %6s / %6s / %6s / %6s\n", L[r], T[t],
-          med(b "target" SUBSEP "all"), med(b "target" SUBSEP "poll"), med(b "target" SUBSEP "rd"), med(b "target" SUBSEP "wr"),
-          med(b "host" SUBSEP "all"), med(b "host" SUBSEP "poll"), med(b "host" SUBSEP "rd"), med(b "host" SUBSEP "wr")
+          med2(b "target" SUBSEP "all"), med2(b "target" SUBSEP "poll"), med2(b "target" SUBSEP "rd"), med2(b "target" SUBSEP "wr"),
+          med2(b "host" SUBSEP "all"), med2(b "host" SUBSEP "poll"), med2(b "host" SUBSEP "rd"), med2(b "host" SUBSEP "wr")
       }
     }' "$OUT/raw.tsv" "$OUT/syscalls.tsv"
+}
+# with --profile: per row and side (the target's core, spdk_nvme_perf's core), nanoseconds per I/O by category
+# (samples / Hz / (IOPS x seconds recorded)), median of the rounds, the categories by their largest value;
+# "all" is the core's whole time per I/O, "busy" the same less the epoll waits (a polling process's idle time)
+profile_table() {
+  awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
+      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" "$AWK_MEDIAN"'
+    FNR == 1 { f++; next }
+    f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }
+    {
+      io = iops[$1 SUBSEP $2 SUBSEP $3] * $8; if (io <= 0) next
+      ns = $6 / $7 / io * 1e9; k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4
+      cell[k SUBSEP $5] += ns; all[k] += ns; if ($5 !~ /epoll wait/) busy[k] += ns
+      runs[k] = 1; cats[$3 SUBSEP $4 SUBSEP $5] = 1
+    }
+    END {
+      for (k in runs) {
+        split(k, a, SUBSEP); b = a[2] SUBSEP a[3] SUBSEP a[4] SUBSEP
+        vals[b "all"] = vals[b "all"] " " all[k]; vals[b "busy"] = vals[b "busy"] " " busy[k]
+      }
+      for (kc in cats) { split(kc, c, SUBSEP); for (k in runs) { split(k, a, SUBSEP); if (a[3] != c[1] || a[4] != c[2]) continue
+        b = a[2] SUBSEP a[3] SUBSEP a[4] SUBSEP c[3]; vals[b] = vals[b] " " (cell[k SUBSEP c[3]] + 0) } }
+      nr = split(rows, R, ","); nt = split(targets, T, ","); split(labels, L, ",")
+      for (r = 1; r <= nr; r++) for (s = 1; s <= 2; s++) {
+        side = s == 1 ? "target" : "host"
+        nc = 0; delete C; delete M
+        for (kc in cats) { split(kc, c, SUBSEP); if (c[1] != R[r] || c[2] != side) continue
+          m = 0; for (t = 1; t <= nt; t++) { x = med(T[t] SUBSEP R[r] SUBSEP side SUBSEP c[3]); if (x != "-" && x > m) m = x }
+          C[++nc] = c[3]; M[nc] = m }
+        if (nc == 0) continue
+        for (i = 2; i <= nc; i++) { x = M[i]; y = C[i]; for (j = i - 1; j >= 1 && M[j] < x; j--) { M[j + 1] = M[j]; C[j + 1] = C[j] } M[j + 1] = x; C[j + 1] = y }
+        printf "\n%-58s", L[r] ", " (s == 1 ? "the target" : "spdk_nvme_perf") ": ns per I/O"
+        for (t = 1; t <= nt; t++) printf " | %12s", T[t]; printf "\n"
+        for (i = 0; i <= nc + 1; i++) {
+          name = i == 0 ? "all (the core per I/O)" : i == 1 ? "busy (all less epoll waits)" : C[i - 1]
+          key = i == 0 ? "all" : i == 1 ? "busy" : C[i - 1]
+          printf "%-58s", (i >= 2 ? "  " : "") name
+          for (t = 1; t <= nt; t++) { x = med(T[t] SUBSEP R[r] SUBSEP side SUBSEP key); printf " | %12s", x == "-" ? "-" : sprintf("%.0f", x) }
+          printf "\n"
+        }
+      }
+    }' "$OUT/raw.tsv" "$OUT/profiles.tsv"
 }
 {
   echo
@@ -608,6 +704,11 @@ syscall_table() {
     echo
     echo "system calls per I/O, median of $ROUNDS round(s): all of them / epoll waits / socket reads / socket writes, of the target and of spdk_nvme_perf"
     syscall_table
+  fi
+  if [ -n "$PROFILE" ]; then
+    echo
+    echo "where the target's core and spdk_nvme_perf's core go, in ns per I/O, median of $ROUNDS round(s) (Linux perf, $PROFILE_HZ Hz, during the measurement; the IOPS under the profiler)"
+    profile_table
   fi
   if [ ${#SWEEP_LIST[@]} -gt 0 ]; then
     stats median sweep > "$OUT/sweep.tsv"

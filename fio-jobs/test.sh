@@ -100,23 +100,39 @@ else
   if grep -q "built java@$head in" "$TMP/bench.log" && ! git -C "$HERE/.." worktree list | grep -q "$TMP"
   then ok "bench.sh --smoke: java@$head built in a worktree that is gone after the run"
   else bad "bench.sh --smoke: worktree: $(grep -m1 'java@' "$TMP/bench.log"); $(git -C "$HERE/.." worktree list | grep "$TMP")"; fi
-  # --syscalls: the counts of both sides in syscalls.tsv, and the table of system calls per I/O
+  # --syscalls (the counts of both sides in syscalls.tsv, the table of system calls per I/O) and --profile (each
+  # side's samples by category in profiles.tsv, the JVM's frames named through its JIT's map and SPDK's by their
+  # symbols; the tables of ns per I/O)
   if ! type -P perf > /dev/null; then
-    echo "SKIP  engines.sh --syscalls: no Linux perf here (apt-get install linux-perf)"
+    echo "SKIP  engines.sh --syscalls, --profile: no Linux perf here (apt-get install linux-perf)"
   else
-    "$ENGINES" --smoke --time 3 --targets nvmf_tgt,java --syscalls --out "$TMP/sc" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/sc.log" 2>&1
-    rc=$?
-    [ $rc = 0 ] && ok "engines.sh --syscalls: exit 0" || bad "engines.sh --syscalls: exit $rc: $(tail -n 5 "$TMP/sc.log" | tr '\n' ' ')"
+    for opt in syscalls profile; do
+      "$ENGINES" --smoke --time 3 --targets nvmf_tgt,java --$opt --out "$TMP/$opt" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/$opt.log" 2>&1
+      rc=$?
+      [ $rc = 0 ] && ok "engines.sh --$opt: exit 0" || bad "engines.sh --$opt: exit $rc: $(tail -n 5 "$TMP/$opt.log" | tr '\n' ' ')"
+    done
     for t in nvmf_tgt java; do
       for side in target host; do
-        if awk -F'\t' -v t="$t" -v s="$side" '$2 == t && $4 == s && $5 == "all" && $6 > 0 {f = 1} END {exit !f}' "$TMP/sc/syscalls.tsv" 2> /dev/null
+        if awk -F'\t' -v t="$t" -v s="$side" '$2 == t && $4 == s && $5 == "all" && $6 > 0 {f = 1} END {exit !f}' "$TMP/syscalls/syscalls.tsv" 2> /dev/null
         then ok "engines.sh --syscalls: $t's $side made system calls that were counted"
-        else bad "engines.sh --syscalls: no count of $t's $side: $(tr '\n' '|' < "$TMP/sc/syscalls.tsv" 2> /dev/null)"; fi
+        else bad "engines.sh --syscalls: no count of $t's $side: $(tr '\n' '|' < "$TMP/syscalls/syscalls.tsv" 2> /dev/null)"; fi
+        if awk -F'\t' -v t="$t" -v s="$side" '$2 == t && $4 == s && $6 > 0 {n += $6} END {exit !(n > 100)}' "$TMP/profile/profiles.tsv" 2> /dev/null
+        then ok "engines.sh --profile: $t's $side was sampled ($(awk -F'\t' -v t="$t" -v s="$side" '$2 == t && $4 == s {n += $6} END {print n + 0}' "$TMP/profile/profiles.tsv") samples)"
+        else bad "engines.sh --profile: no samples of $t's $side: $(grep -P "\t$t\t" "$TMP/profile/profiles.tsv" 2> /dev/null | tr '\n' '|')"; fi
       done
     done
-    if awk '/^4k randread QD1 +java +\|/ && $6 + 0 > 0 {f = 1} END {exit !f}' "$TMP/sc/table.txt" 2> /dev/null
+    if awk '/^4k randread QD1 +java +\|/ && $6 + 0 > 0 {f = 1} END {exit !f}' "$TMP/syscalls/table.txt" 2> /dev/null
     then ok "engines.sh --syscalls: the table of system calls per I/O printed"
-    else bad "engines.sh --syscalls: no table: $(grep -A 3 'system calls per I/O' "$TMP/sc/table.txt" 2> /dev/null | tr '\n' '|')"; fi
+    else bad "engines.sh --syscalls: no table: $(grep -A 3 'system calls per I/O' "$TMP/syscalls/table.txt" 2> /dev/null | tr '\n' '|')"; fi
+    if awk -F'\t' '$2 == "java" && $4 == "target" && $5 ~ /^nvmf4j: / && $6 > 0 {f = 1} END {exit !f}' "$TMP/profile/profiles.tsv" 2> /dev/null &&
+       awk -F'\t' '$2 == "nvmf_tgt" && $4 == "target" && $5 ~ /^SPDK: / && $6 > 0 {f = 1} END {exit !f}' "$TMP/profile/profiles.tsv" 2> /dev/null
+    then ok "engines.sh --profile: the JVM's compiled nvmf4j methods and SPDK's functions are named"
+    else bad "engines.sh --profile: categories: $(cut -f2,4,5 "$TMP/profile/profiles.tsv" 2> /dev/null | sort -u | tr '\n' '|')"; fi
+    if grep -q '^4k randread QD1, the target: ns per I/O .*| *nvmf_tgt *| *java' "$TMP/profile/table.txt" 2> /dev/null &&
+       grep -q '^4k randread QD1, spdk_nvme_perf: ns per I/O' "$TMP/profile/table.txt" &&
+       grep -Eq '^all \(the core per I/O\) +\| +[0-9]+ +\| +[0-9]+' "$TMP/profile/table.txt"
+    then ok "engines.sh --profile: the tables of ns per I/O by category printed, for the target and spdk_nvme_perf"
+    else bad "engines.sh --profile: no tables: $(grep -A 3 'ns per I/O' "$TMP/profile/table.txt" 2> /dev/null | tr '\n' '|')"; fi
   fi
 fi
 

@@ -13,8 +13,15 @@
 BENCH_TARGETS="nvmet java spdk"
 
 bench_fio() { # check-name label : latency and iops on nsid 1 (${DEV[1]}); rows into $RES/bench-<label>.tsv
-  local name=$1 label=$2 dev=${DEV[1]} job rc=0 rows
+  local name=$1 label=$2 dev=${DEV[1]} job rc=0 rows w=${E2E_BENCH_WARMUP:-15}
   : > "$RES/bench-$label.tsv"
+  if [ "$w" -gt 0 ]; then
+    # not measured, every target alike: a JVM target starts interpreted and compiles its hot paths in its
+    # first seconds (longer under TCG), and the first measured job is QD 1
+    hdr "bench: $label, warm-up: ${w} s of 4 KiB random reads and writes at QD 32"
+    fio_json "bench-$label-warmup" $((w + 120)) --name=warmup --filename="$dev" --ioengine=libaio --direct=1 \
+      --bs=4k --rw=randrw --iodepth=32 --time_based --runtime="$w" > /dev/null || true
+  fi
   for job in latency iops; do
     hdr "bench: $label, fio $job"
     DEV=$dev RUNTIME=$E2E_FIO_RUNTIME fio_json "bench-$label-$job" $((4 * E2E_FIO_RUNTIME + 300)) \

@@ -58,7 +58,8 @@ public final class CommandDispatcher {
             // until DH-HMAC-CHAP succeeds on this queue only Fabrics commands run (nvmet_check_auth_status)
             return NvmeStatus.AUTH_REQUIRED;
         }
-        c.touch();
+        // the transport read the clock when the command arrived (Request.startNanos): no second reading
+        c.touch(req.startNanos != 0 ? req.startNanos : System.nanoTime());
         if (req.queue().qid() == 0) {
             if (!c.enabledAndReady() && opcode != Opcodes.ADMIN_KEEP_ALIVE) {
                 return NvmeStatus.COMMAND_SEQUENCE_ERROR;

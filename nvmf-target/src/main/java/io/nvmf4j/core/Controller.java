@@ -324,7 +324,12 @@ public final class Controller {
 
     /** Marks traffic (Traffic Based Keep Alive): any command on any queue of this controller. */
     public void touch() {
-        LAST_ACTIVITY.setOpaque(this, System.nanoTime());
+        touch(System.nanoTime());
+    }
+
+    /** {@link #touch()} with a clock reading the caller already has ({@link System#nanoTime()}). */
+    public void touch(long nowNanos) {
+        LAST_ACTIVITY.setOpaque(this, nowNanos);
     }
 
     /** Starts the keep-alive timer on the admin queue's thread; kato 0 disables it. */

@@ -10,7 +10,9 @@ import io.netty.util.UncheckedBooleanSupplier;
  * The receive buffers of one NVMe/TCP connection: while the queue awaits the data of an H2CData PDU and
  * nothing else is buffered, the socket reads straight into the request's data buffer (a slice of it from
  * {@link TcpPduReader#inPlaceTarget()}), so write data is copied once, by the kernel, instead of into Netty's
- * cumulation buffer and again into the request. Otherwise the channel's usual allocator decides.
+ * cumulation buffer and again into the request. When a read ended inside a PDU, the next buffer starts with
+ * the bytes of that PDU already read ({@link TcpPduReader#carryTarget}), so what the socket reads after them
+ * is not copied again to join them. Otherwise the channel's usual allocator decides.
  *
  * <p>Netty's epoll channel reads again while a read fills its buffer, so a slice sized to exactly the data
  * left ends the in-place reads at the PDU's end; the next read (digest, next PDU) gets an ordinary buffer.
@@ -42,6 +44,9 @@ final class InPlaceReads implements RecvByteBufAllocator {
         @Override
         public ByteBuf allocate(ByteBufAllocator alloc) {
             ByteBuf target = queue.inPlaceTarget();
+            if (target == null) {
+                target = queue.carryTarget(alloc, delegate.guess());
+            }
             return target != null ? target : delegate.allocate(alloc);
         }
 

@@ -1,6 +1,7 @@
 package io.nvmf4j.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.nvmf4j.config.TcpTransportConfig;
@@ -39,6 +40,8 @@ final class TcpPduReader extends ByteToMessageDecoder {
     private static final Logger LOG = LoggerFactory.getLogger(TcpQueue.class);
     /** H2CData left to receive from which the socket reads into the request's buffer itself. */
     static final int IN_PLACE_MIN = 2048;
+    /** The most unread bytes {@link #carryTarget} moves to the front of the next receive buffer (a PDU or two). */
+    static final int CARRY_MAX = 32 * 1024;
     /** How long a terminated connection waits for its C2HTermReq to be written before it is closed anyway. */
     static final long TERMINATE_LINGER_MS = 5000;
     /** Our decode never emits messages (it dispatches in place); the output list it is given stays empty. */
@@ -80,11 +83,16 @@ final class TcpPduReader extends ByteToMessageDecoder {
     private int rxDataLeft;
     /** The buffer last handed to the socket by {@link #inPlaceTarget()} (identifies its read), else null. */
     private ByteBuf inPlace;
+    /** The buffer last handed to the socket by {@link #carryTarget} (identifies its read), else null. */
+    private ByteBuf carried;
+    /** When the bytes being decoded were read from the socket: the arrival time of their commands. */
+    private long readNanos;
 
     TcpPduReader(TcpQueue queue, TcpTransportConfig config, IoObserver observer) {
         this.queue = queue;
         this.config = config;
         this.observer = observer;
+        setCumulator(this::cumulate);
     }
 
     /** The queue whose PDUs this reader frames. */
@@ -145,8 +153,17 @@ final class TcpPduReader extends ByteToMessageDecoder {
         }
     }
 
+    /**
+     * When the bytes being decoded were read ({@link System#nanoTime()}): one clock reading per socket read
+     * serves as the arrival time of every command in it, for the latency metrics and the keep-alive timer.
+     */
+    long readNanos() {
+        return readNanos;
+    }
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+        readNanos = System.nanoTime();
         writer.batching(true);
         try {
             if (msg == inPlace && msg != null) {
@@ -196,6 +213,7 @@ final class TcpPduReader extends ByteToMessageDecoder {
         readPaused = false;
         ByteBuf buffered = internalBuffer();
         if (buffered.isReadable()) {
+            readNanos = System.nanoTime();
             writer.batching(true);
             try {
                 decode(ctx, buffered, NO_OUTPUT);
@@ -423,6 +441,38 @@ final class TcpPduReader extends ByteToMessageDecoder {
         }
         inPlace = rxReq.data.retainedSlice(rxReq.h2cReceived, rxDataLeft).clear();
         return inPlace;
+    }
+
+    /**
+     * A receive buffer that starts with the unread bytes of the cumulation (the start of a PDU that a read cut
+     * off), with room for {@code guess} more after them, or null when there are none. The socket appends to
+     * them, and {@link #cumulate} then takes the buffer as the new cumulation: only the cut-off bytes are copied,
+     * where Netty's cumulator would copy everything the socket read after them (and a cumulation that in-capsule
+     * data slices share is copied whole into a new one).
+     */
+    ByteBuf carryTarget(ByteBufAllocator alloc, int guess) {
+        carried = null;
+        ByteBuf cumulation = internalBuffer();
+        int tail = cumulation.readableBytes();
+        if (tail == 0 || tail > CARRY_MAX || readPaused || state == RecvState.ERROR || phase == Phase.CLOSED
+            || ctx.pipeline().first() != this) {
+            return null;
+        }
+        ByteBuf b = alloc.ioBuffer(tail + guess);
+        b.writeBytes(cumulation, cumulation.readerIndex(), tail);
+        carried = b;
+        return b;
+    }
+
+    /** Netty's cumulator, except for a read into {@link #carryTarget}, which holds the old cumulation's unread bytes. */
+    private ByteBuf cumulate(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
+        if (in == carried && in != null) {
+            carried = null;
+            TcpQueue.CARRIED_READS.incrementAndGet();
+            cumulation.release(); // its unread bytes are at the start of in; slices of it keep their own references
+            return in;
+        }
+        return MERGE_CUMULATOR.cumulate(alloc, cumulation, in);
     }
 
     /** A read into {@link #inPlaceTarget()}: the data is where it belongs already; counts it. */

@@ -55,6 +55,8 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     private static final int INITIAL_REQUESTS = 4;
     /** Socket reads that went straight into a request's buffer, all queues together (tests look at it). */
     static final java.util.concurrent.atomic.AtomicLong IN_PLACE_READS = new java.util.concurrent.atomic.AtomicLong();
+    /** Socket reads appended to the cut-off start of a PDU ({@link TcpPduReader#carryTarget}), all queues together (tests). */
+    static final java.util.concurrent.atomic.AtomicLong CARRIED_READS = new java.util.concurrent.atomic.AtomicLong();
     /** The transport name the observer gets (the registry's, never a second spelling). */
     static final String TRANSPORT = TcpTransport.TYPE.name();
 
@@ -304,7 +306,7 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             return;
         }
         req.reset(in, idx + CMD_SQE);
-        req.startNanos = System.nanoTime();
+        req.startNanos = reader.readNanos();
         req.state = TcpRequest.State.EXECUTING;
         req.digestFailed = false;
         advanceSqhd();

@@ -113,6 +113,57 @@ class H2cDataPiecesTest {
         }
     }
 
+    /**
+     * Command capsules with 4 KiB of in-capsule data each, sent as one byte stream cut in random places: a
+     * socket read that ends inside a capsule leaves its start in the decoder, and the next receive buffer
+     * begins with those bytes ({@link TcpPduReader#carryTarget}) so the socket appends the rest. Every write
+     * must land its own bytes, with and without digests, and the cut-off path must have been taken.
+     */
+    @ParameterizedTest(name = "digests {0}, pieces up to {1} bytes")
+    @CsvSource({"false, 9000, 40000", "true, 9000, 42000", "false, 300, 44000", "true, 70000, 46000"})
+    void capsulesCutAcrossReads(boolean digests, int maxPiece, long slba) throws Exception {
+        long carriedBefore = TcpQueue.CARRIED_READS.get();
+        int commands = 24;
+        int bytes = 4096;
+        try (NvmeController c = target.controller(1, digests ? TcpHostOptions.DIGESTS : TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            TcpHost q = io.queue();
+            SplittableRandom rnd = new SplittableRandom(maxPiece * 7L + (digests ? 1 : 0));
+            byte[][] data = new byte[commands][bytes];
+            ByteArrayOutputStream stream = new ByteArrayOutputStream();
+            for (int i = 0; i < commands; i++) {
+                rnd.nextBytes(data[i]);
+                Sqe write = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, slba + (long) i * bytes / TestTarget.BLOCK_SIZE,
+                    bytes / TestTarget.BLOCK_SIZE).cid(CID + i).sgl(Sqe.SGL_IN_CAPSULE, 0, bytes);
+                stream.writeBytes(q.encodeCapsule(write, data[i]));
+            }
+            byte[] all = stream.toByteArray();
+            for (int i = 0; i < all.length; ) {
+                int n = Math.min(all.length - i, 1 + rnd.nextInt(maxPiece));
+                send(q, all, i, n);
+                i += n;
+            }
+            boolean[] answered = new boolean[commands];
+            for (int i = 0; i < commands; i++) {
+                Pdu resp = q.readPdu(WAIT);
+                assertThat(resp.type()).as("PDU type of %s", resp).isEqualTo(Pdu.CAPSULE_RESP);
+                Completion cqe = Completion.fromCapsuleResp(resp, null);
+                assertThat(cqe.ok()).as("write completion %s", cqe).isTrue();
+                assertThat(cqe.cid() - CID).as("cid of %s", cqe).isBetween(0, commands - 1);
+                answered[cqe.cid() - CID] = true;
+            }
+            assertThat(answered).as("every write answered once").containsOnly(true);
+            for (int i = 0; i < commands; i++) {
+                Completion back = io.read(1, slba + (long) i * bytes / TestTarget.BLOCK_SIZE, bytes / TestTarget.BLOCK_SIZE);
+                assertThat(back.ok()).as("read back %s", back).isTrue();
+                assertThat(back.data()).as("the bytes of write %d", i).isEqualTo(data[i]);
+            }
+            TestTarget.assertWriteReadBack(io, slba + 1000, 8192, maxPiece);
+        }
+        assertThat(TcpQueue.CARRIED_READS.get()).as("reads appended to the cut-off start of a capsule")
+            .isGreaterThan(carriedBefore);
+    }
+
     /** Sends bytes [from, from + n) of {@code pdu} and pauses, so the target reads them on their own. */
     private static void send(TcpHost q, byte[] pdu, int from, int n) throws Exception {
         q.sendRaw(Arrays.copyOfRange(pdu, from, from + n));
