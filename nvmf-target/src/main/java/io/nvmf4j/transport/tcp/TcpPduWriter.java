@@ -14,10 +14,11 @@ import static io.nvmf4j.transport.tcp.TcpPdu.*;
  * The send side of one NVMe/TCP connection: builds the PDUs the controller sends (ICResp, CapsuleResp,
  * R2T, C2HData, C2HTermReq) and queues them on the channel, counting what it queued.
  *
- * <p>Headers and data digests of consecutive PDUs are staged in one pooled buffer ({@link #stage}) that is
- * handed to the channel as one write when data from elsewhere must follow (a C2HData's payload is the
- * request's own buffer, written as a slice) and at every flush; so a batch of responses costs one buffer,
- * not one per PDU. While a read batch is processed ({@link #batching}) flushes are deferred to its end.
+ * <p>Headers and data digests of consecutive PDUs are staged in one pooled buffer ({@link #stage}); what is
+ * staged is handed to the channel as one write (a slice of the staging buffer) when data from elsewhere must
+ * follow (a C2HData's payload is the request's own buffer) and at every flush, and the next headers are staged
+ * after it in the same buffer until it is full. So a pooled buffer serves many batches of responses, not one
+ * PDU or one batch. While a read batch is processed ({@link #batching}) flushes are deferred to its end.
  *
  * <p>{@link #queuedBytes()} is how many bytes the channel's outbound buffer counted for everything queued
  * here: the queue compares it with what is still pending to learn which responses the socket has taken
@@ -42,8 +43,10 @@ final class TcpPduWriter {
     private boolean hdgst;
     private boolean ddgst;
     private int hpda;
-    /** PDU headers (and digests) staged for one write, or null; see {@link #stage}. */
+    /** The staging buffer of PDU headers (and digests), or null; see {@link #stage}. */
     private ByteBuf tx;
+    /** Where the bytes of {@link #tx} not yet handed to the channel start (they end at its writer index). */
+    private int txStart;
     /** Bytes handed to the channel so far, as its outbound buffer counts them (entry overhead included). */
     private long queuedBytes;
     private boolean batching;
@@ -63,7 +66,7 @@ final class TcpPduWriter {
 
     /** Bytes are staged that the channel has not been given yet. */
     boolean staging() {
-        return tx != null && tx.isReadable();
+        return tx != null && tx.writerIndex() > txStart;
     }
 
     long queuedBytes() {
@@ -127,7 +130,8 @@ final class TcpPduWriter {
             if (pad > 0) {
                 b.writeZero(pad);
             }
-            write(data.retainedSlice(off, len)); // the device's buffer itself, after the staged headers
+            // the device's buffer itself, after the staged headers: the whole buffer when one PDU carries it all
+            write(off == 0 && len == data.capacity() ? data.retain().setIndex(0, len) : data.retainedSlice(off, len));
             if (ddgst) {
                 stage(DIGEST_SIZE).writeIntLE(crc32c(crc, data, off, len));
             }
@@ -180,8 +184,8 @@ final class TcpPduWriter {
     // ---------------------------------------------------------------- staging, queueing, flushing
 
     /**
-     * The staging buffer with room for {@code bytes} more: the one being filled, or a new one once that is
-     * handed to the channel. One pooled buffer per batch of responses instead of one per PDU header.
+     * The staging buffer with room for {@code bytes} more: the one being filled, or a new one once it is full
+     * (what it staged is handed to the channel first; the slices the channel holds keep it until written).
      */
     private ByteBuf stage(int bytes) {
         ByteBuf b = tx;
@@ -189,18 +193,30 @@ final class TcpPduWriter {
             return b;
         }
         writeStaged();
+        if (b != null) {
+            b.release(); // ours; the channel's slices of it hold their own references
+        }
         b = tx = ctx.alloc().directBuffer(STAGE_SIZE);
+        txStart = 0;
         return b;
     }
 
-    /** Hands the staged PDUs to the channel (before anything else is written, and at every flush). */
+    /**
+     * Hands the staged PDUs to the channel as a slice of the staging buffer (before anything else is written,
+     * and at every flush); the buffer goes on staging after them.
+     */
     void writeStaged() {
         ByteBuf b = tx;
-        if (b == null || !b.isReadable()) {
+        if (b == null) {
             return;
         }
-        tx = null;
-        queue(b);
+        int end = b.writerIndex();
+        if (end == txStart) {
+            return;
+        }
+        ByteBuf staged = b.retainedSlice(txStart, end - txStart);
+        txStart = end;
+        queue(staged);
         listener.stagedQueued(queuedBytes);
     }
 

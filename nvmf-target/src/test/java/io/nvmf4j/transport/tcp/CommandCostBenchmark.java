@@ -1,7 +1,9 @@
 package io.nvmf4j.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.nvmf4j.NvmfTarget;
@@ -55,6 +57,7 @@ import java.util.concurrent.TimeUnit;
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"-Dio.netty.leakDetection.level=disabled", "-Dio.netty.recycler.chunkSize=1024",
+    "-Dio.netty.allocator.useCacheForAllThreads=true",
     "-Xmx1g"})
 public class CommandCostBenchmark {
     private static final int BYTES = 4096;
@@ -71,7 +74,7 @@ public class CommandCostBenchmark {
     @Setup(Level.Trial)
     public void start() throws IOException {
         if (command.equals("harness")) {
-            io = new EmbeddedChannel(new Echo());
+            io = channel(new Echo());
             capsule = Unpooled.directBuffer(72).writeZero(72);
             if (run() != 1) {
                 throw new IllegalStateException("harness: no response");
@@ -84,8 +87,8 @@ public class CommandCostBenchmark {
         CommandDispatcher dispatcher = new CommandDispatcher(nvmf.target());
         TransportLimits limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize,
             cfg.tcp.mdtsBytes, cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
-        admin = new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
-        io = new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        admin = channel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        io = channel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
         send(admin, TcpPduFuzz.icReq(0));
         int cntlid = connect(admin, 0, 0xFFFF);
         send(admin, PduCodec.encode(TcpPdu.CAPSULE_CMD, 0, TcpPduFuzz.propertySet(0x14, TcpPduFuzz.CC_ENABLE), null,
@@ -110,6 +113,16 @@ public class CommandCostBenchmark {
         if (run() == 0) {
             throw new IllegalStateException(command + ": no response");
         }
+    }
+
+    /**
+     * A channel for {@code handler} with the allocator the service's NVMe/TCP connections have
+     * ({@link TcpTransport}: the pooled allocator, not Netty's default, which 4.2 made the adaptive one).
+     */
+    static EmbeddedChannel channel(ChannelHandler handler) {
+        EmbeddedChannel ch = new EmbeddedChannel(handler);
+        ch.config().setAllocator(PooledByteBufAllocator.DEFAULT);
+        return ch;
     }
 
     static void send(EmbeddedChannel ch, byte[] pdu) {

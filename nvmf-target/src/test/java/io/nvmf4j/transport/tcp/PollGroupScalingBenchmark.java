@@ -73,7 +73,7 @@ public class PollGroupScalingBenchmark {
             dispatcher = new CommandDispatcher(nvmf.target());
             limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize, cfg.tcp.mdtsBytes,
                 cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
-            admin = new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+            admin = CommandCostBenchmark.channel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
             send(admin, TcpPduFuzz.icReq(0));
             cntlid = connect(admin, 0, 0xFFFF);
             send(admin, PduCodec.encode(TcpPdu.CAPSULE_CMD, 0, TcpPduFuzz.propertySet(0x14, TcpPduFuzz.CC_ENABLE),
@@ -96,7 +96,7 @@ public class PollGroupScalingBenchmark {
         @Setup(Level.Trial)
         public void start(Target t) {
             int qid = t.nextQid.incrementAndGet();
-            io = new EmbeddedChannel(TcpQueue.handler(t.dispatcher, t.cfg.tcp, t.limits, t.listener, IoObserver.NONE));
+            io = CommandCostBenchmark.channel(TcpQueue.handler(t.dispatcher, t.cfg.tcp, t.limits, t.listener, IoObserver.NONE));
             send(io, TcpPduFuzz.icReq(0));
             connect(io, qid, t.cntlid);
             byte[] pdu = PduCodec.encode(TcpPdu.CAPSULE_CMD, 0, NvmeHost.rw(NvmeHost.OPC_READ, 1, 8L * qid,
