@@ -52,9 +52,8 @@ class SpdkEngineTlsTest extends SpdkEngineSecurity {
 
     /** A PSK as nvme gen-tls-key prints it (with its newline) for the target, and the host's copy without it. */
     static Path psk(String name, int hash, int length) throws Exception {
-        byte[] secret = new byte[length];
-        RANDOM.nextBytes(secret);
-        String text = TlsPsk.format(hash, secret);
+        String text = SpdkTools.spdkHostPsk(RANDOM, hash, length, TestTarget.HOSTNQN, TestTarget.ALLOWED_HOSTNQN,
+            RUNTIME_HOST, OTHER_HOST, ROTATING_HOST);
         hostCopies.put(name, SpdkTools.secretFile(dir, name + ".host", text));
         return SpdkTools.secretFile(dir, name, text + "\n");
     }

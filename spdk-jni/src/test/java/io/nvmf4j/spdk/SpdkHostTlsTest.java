@@ -31,9 +31,8 @@ class SpdkHostTlsTest {
 
     /** A PSK file as SPDK's keyring_file takes it: mode 0600, the interchange format without a newline. */
     private Path key(String name, int hash, int length) throws Exception {
-        byte[] secret = new byte[length];
-        new SecureRandom().nextBytes(secret);
-        return SpdkTools.secretFile(dir, name, TlsPsk.format(hash, secret));
+        return SpdkTools.secretFile(dir, name, SpdkTools.spdkHostPsk(new SecureRandom(), hash, length,
+            TestTarget.HOSTNQN, TestTarget.ALLOWED_HOSTNQN));
     }
 
     private static HostKeyConfig tlsKey(String host, Path file) {

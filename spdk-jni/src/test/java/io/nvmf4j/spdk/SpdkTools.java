@@ -1,5 +1,7 @@
 package io.nvmf4j.spdk;
 
+import io.nvmf4j.auth.TlsPsk;
+import io.nvmf4j.it.TestTarget;
 import org.junit.jupiter.api.Assumptions;
 
 import java.io.IOException;
@@ -7,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -141,6 +144,34 @@ final class SpdkTools {
     }
 
     /** A key file of mode 0600 in {@code dir} holding {@code text} (SPDK's keyring_file takes no other mode). */
+    /**
+     * A random configured PSK in the interchange format ({@code hash}: its retained-PSK hash, 1 or 2; {@code length}
+     * 32 or 48 bytes) whose TLS PSK, as SPDK derives it (RFC 8446 labels, identity version 0), does not start with a
+     * zero byte for any of {@code hosts} with {@link TestTarget#SUBNQN} or
+     * {@link TestTarget#RESTRICTED_NQN}. SPDK's host (lib/nvme/nvme_tcp.c) opens the TLS socket only
+     * {@code if (tcp_ctrlr->psk[0])}, so one such key in 256 made it connect without its PSK ("PSK is not set") and a
+     * test fail now and then; such keys are drawn again.
+     */
+    static String spdkHostPsk(SecureRandom random, int hash, int length, String... hosts) {
+        while (true) {
+            byte[] secret = new byte[length];
+            random.nextBytes(secret);
+            String text = TlsPsk.format(hash, secret);
+            TlsPsk key = TlsPsk.parse(text);
+            boolean usable = true;
+            for (String host : hosts) {
+                for (String subnqn : new String[] {TestTarget.SUBNQN, TestTarget.RESTRICTED_NQN}) {
+                    TlsPsk.Derivation d = TlsPsk.Derivation.RFC8446;
+                    byte[] psk = key.tlsPsk(d, TlsPsk.Identity.parse(key.identity(d, 0, host, subnqn)));
+                    usable &= psk != null && psk[0] != 0;
+                }
+            }
+            if (usable) {
+                return text;
+            }
+        }
+    }
+
     static Path secretFile(Path dir, String name, String text) throws IOException {
         Path f = dir.resolve(name);
         Files.createFile(f, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
