@@ -204,10 +204,9 @@ HUGE_DIR=""          # the hugetlbfs SPDK uses
 WORKTREES=()         # the git worktrees of --java-ref commits, removed at exit
 NQN=nqn.2016-06.io.spdk:engines-bench
 # the +tls targets' host and its PSK: interchange format (NVMeTLSkey-1:01:<base64 of key || CRC-32>:), mode
-# 0600, no newline (SPDK's keyring_file takes nothing else)
+# 0600, no newline, drawn so that SPDK's host uses it (fio-jobs/tls-psk.py says why)
 TLS_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:6e766d66-346a-4a75-8000-0000000000e1 PSK=$TMP/host.psk
-(umask 077; python3 -c 'import base64, os, struct, sys, zlib; k = os.urandom(32)
-sys.stdout.write("NVMeTLSkey-1:01:" + base64.b64encode(k + struct.pack("<I", zlib.crc32(k))).decode() + ":")' > "$PSK")
+(umask 077; python3 "$HERE/tls-psk.py" "$TLS_HOSTNQN" "$NQN" > "$PSK") || die "cannot make the +tls PSK"
 NR_HUGE=/proc/sys/vm/nr_hugepages
 
 forget_pid() { # pid : no longer one to stop at exit

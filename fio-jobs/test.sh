@@ -52,6 +52,22 @@ WANT_TEXT="no --java-ref of this run" expect_rc "engines.sh: java@ target withou
 WANT_TEXT="whole seconds" expect_rc "engines.sh: --start-warmup 1.5 -> usage error" 2 "$ENGINES" --start-warmup 1.5
 WANT_TEXT="unknown option" expect_rc "bench.sh: unknown option -> usage error" 2 "$HERE/bench.sh" --nosuch
 WANT_TEXT="leaves out" expect_rc "bench.sh: --tls with --docs (no sweep, no plot) -> usage error" 2 "$HERE/bench.sh" --tls --docs
+# tls-psk.py (the +tls targets' PSK): the TLS PSK it derives is what nvmf4j's TlsPsk (RFC 8446 labels) derives
+# for the kit's NQNs (vector computed with TlsPsk), and a key whose TLS PSK starts with a zero byte (which
+# SPDK's host takes for no PSK) is drawn again
+PSKH=nqn.2014-08.org.nvmexpress:uuid:6e766d66-346a-4a75-8000-0000000000e1 PSKS=nqn.2016-06.io.spdk:engines-bench
+got=$(python3 "$HERE/tls-psk.py" "$PSKH" "$PSKS" --key "$(printf '%02x' $(seq 0 31))" --tls-psk)
+[ "$got" = ec861ab551ec26077169c03ab7240c1f24a85890d23d0258060b719b3db2177e ] &&
+  ok "tls-psk.py: the TLS PSK of a test key is nvmf4j TlsPsk's" || bad "tls-psk.py: TLS PSK of the test key is $got"
+got=$(cd "$HERE" && python3 -c '
+import importlib, os, sys
+m = importlib.import_module("tls-psk")
+keys = [bytes(31) + bytes([0x2c]), bytes(range(32))]   # the first one derives a TLS PSK starting with 00
+assert m.tls_psk(keys[0], sys.argv[1], sys.argv[2])[0] == 0
+os.urandom = lambda n: keys.pop(0)
+m.main([sys.argv[1], sys.argv[2]])' "$PSKH" "$PSKS" 2>&1)
+[ "$got" = "NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:" ] &&
+  ok "tls-psk.py: a key SPDK's host would not use is drawn again" || bad "tls-psk.py: drew $got"
 if ! "$HERE/../spdk-jni/spdk-build.sh" > /dev/null 2> "$TMP/spdk.err"; then
   echo "SKIP  bench.sh --smoke: no SPDK build ($(tail -n 1 "$TMP/spdk.err"))"
 elif [ ! -d "$HERE/../mgmt-api/target/lib" ]; then

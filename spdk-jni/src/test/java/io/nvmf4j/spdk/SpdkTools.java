@@ -143,7 +143,6 @@ final class SpdkTools {
             Integer.toString(seed), "-N", "-a", "-F", trid));
     }
 
-    /** A key file of mode 0600 in {@code dir} holding {@code text} (SPDK's keyring_file takes no other mode). */
     /**
      * A random configured PSK in the interchange format ({@code hash}: its retained-PSK hash, 1 or 2; {@code length}
      * 32 or 48 bytes) whose TLS PSK, as SPDK derives it (RFC 8446 labels, identity version 0), does not start with a
@@ -172,6 +171,7 @@ final class SpdkTools {
         }
     }
 
+    /** A key file of mode 0600 in {@code dir} holding {@code text} (SPDK's keyring_file takes no other mode). */
     static Path secretFile(Path dir, String name, String text) throws IOException {
         Path f = dir.resolve(name);
         Files.createFile(f, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
