@@ -24,6 +24,12 @@
 #                       layers); per row a table of nanoseconds of each side's core per I/O by category,
 #                       median of the rounds (profiles.tsv holds every count, profiles/ each recording's top
 #                       leaf symbols)
+#   --io-path           also trace, for 1 s of each measurement, the system calls of the target and of
+#                       spdk_nvme_perf together (Linux perf's raw_syscalls tracepoints, one clock): socket reads,
+#                       writes and epoll waits that returned events; fio-jobs/io-path.py cuts each round trip of
+#                       an I/O into segments (the host's send, to the target, the target's read, work and send,
+#                       to the host, the host's reads and work) and a table shows the mean of each, median of the
+#                       rounds (iopath.tsv holds every figure). For QD 1 rows: it assumes one I/O in flight
 #   --start-warmup S    after each target starts, S seconds of 4 KiB random reads and S of 4 KiB random
 #                       writes at QD 32 that are not measured (default 4; every target gets it): a JVM target
 #                       runs interpreted and compiles its hot paths in its first seconds, and without this
@@ -82,13 +88,13 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"
 die() { echo "engines.sh: $*" >&2; exit 2; }
 log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" PROFILE_HZ=999 ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
+ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" IO_PATH="" PROFILE_HZ=999 ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
 MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines TLS=0
 ROWS_SET=0
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
-    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|-h|--help) ;;
+    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--io-path|-h|--help) ;;
     --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
@@ -114,6 +120,7 @@ while [ $# -gt 0 ]; do
     --java-ref) REFS+=${REFS:+,}$val ;;
     --syscalls) SYSCALLS=1 ;;
     --profile) PROFILE=1 ;;
+    --io-path) IO_PATH=1 ;;
     --smoke) ROUNDS=1 TIME=2 WARMUP=0 START_WARMUP=0 ROWS=qd1 ROWS_SET=1 ;;
     --tls) TLS=1 ;;
     -h|--help) usage 0 ;;
@@ -193,6 +200,7 @@ for f in "$PERF" "$NVMF_TGT" "$RPC_PY"; do [ -x "$f" ] || die "$f is missing (an
 command -v python3 > /dev/null && command -v taskset > /dev/null || die "needs python3 (rpc.py) and taskset"
 [ -z "$SYSCALLS" ] || type -P perf > /dev/null || die "--syscalls needs Linux perf (apt-get install linux-perf)"
 [ -z "$PROFILE" ] || type -P perf > /dev/null || die "--profile needs Linux perf (apt-get install linux-perf)"
+[ -z "$IO_PATH" ] || type -P perf > /dev/null || die "--io-path needs Linux perf (apt-get install linux-perf)"
 [ -z "$PROFILE" ] || type -P jcmd > /dev/null || die "--profile needs the JDK's jcmd (the JIT's symbols)"
 
 TMP=$(mktemp -d)
@@ -402,7 +410,7 @@ perf() {
   RES=""
   [ -z "$TLS_PERF" ] || { tls=(-S ssl --psk-path "$PSK"); host=" hostnqn:$TLS_HOSTNQN"; }
   local lb=()          # --syscalls watches for the start of the I/O in its output: line-buffered
-  [ -z "$SYSCALLS$PROFILE" ] || lb=(stdbuf -oL)
+  [ -z "$SYSCALLS$PROFILE$IO_PATH" ] || lb=(stdbuf -oL)
   "${lb[@]}" "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$qd" -P "$np" -t "$4" -a "$5" -L "${tls[@]}" \
     -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN$host" > "$TMP/perf.out" 2>&1 &
   p=$!; PIDS+=("$p")
@@ -410,10 +418,13 @@ perf() {
   if [ -n "$SYSCALLS" ] && [ -n "${ROW:-}" ]; then count_syscalls "$p" "$4" "$5" & c=$!; fi
   local pr=""
   if [ -n "$PROFILE" ] && [ -n "${ROW:-}" ]; then record_profile "$p" "$4" "$5" & pr=$!; fi
+  local ip=""
+  if [ -n "$IO_PATH" ] && [ -n "${ROW:-}" ]; then record_io_path "$p" "$4" "$5" & ip=$!; fi
   wait "$p"; rc=$?
   forget_pid "$p"
   [ -z "$c" ] || wait "$c"
   [ -z "$pr" ] || wait "$pr"
+  [ -z "$ip" ] || wait "$ip"
   cat "$TMP/perf.out" >> "$LOG"
   [ $rc = 0 ] || return 0
   # "Total : IOPS MiB/s Average min max", then -L's "Summary latency data" with lines " 99.00000% :  45.123us"
@@ -457,6 +468,34 @@ record_profile() {
   [ $rc = 0 ] && echo "$w" > "$TMP/profile.seconds"
 }
 
+# record_io_path PERF_PID SECONDS WARMUP: with --io-path, once spdk_nvme_perf has begun its I/O and its
+# warm-up is over, traces for 1 s the socket reads and writes (entry and exit) and the epoll waits that
+# returned events (exit) of the target ($TPID) and spdk_nvme_perf into $TMP/iopath.data (see io_path_row);
+# the two PIDs go to $TMP/iopath.pids
+IO_RW="id == 0 || id == 1 || id == 17 || id == 18 || id == 19 || id == 20 || id == 44 || id == 45 || id == 46 || id == 47 || id == 295 || id == 296"
+IO_POLL="id == 7 || id == 23 || id == 232 || id == 281 || id == 441"
+record_io_path() {
+  local i
+  rm -f "$TMP/iopath.data" "$TMP/iopath.pids"
+  for ((i = 0; i < 200; i++)); do grep -q "Initialization complete" "$TMP/perf.out" 2> /dev/null && break; sleep 0.05; done
+  sleep "$3"; sleep 0.3
+  command perf record -q -m 2048 -e raw_syscalls:sys_enter --filter "$IO_RW" \
+      -e raw_syscalls:sys_exit --filter "$IO_RW || ($IO_POLL) && ret > 0" \
+      -p "$TPID,$1" -o "$TMP/iopath.data" -- sleep 1 > /dev/null 2>&1 && echo "$1 $TPID" > "$TMP/iopath.pids"
+}
+
+# io_path_row: after a measurement with --io-path, the round trip's segments (fio-jobs/io-path.py) appended
+# to iopath.tsv as "round target row segment mean_ns median_ns repetitions"
+io_path_row() {
+  [ -s "$TMP/iopath.pids" ] || { log "[round $ROUND_NO/$ROUNDS] $TARGET $ROW: no system-call trace recorded"; return 0; }
+  local pids
+  read -ra pids < "$TMP/iopath.pids"
+  command perf script --ns -F pid,tid,time,event,trace -i "$TMP/iopath.data" 2> /dev/null |
+    python3 "$HERE/io-path.py" "${pids[0]}" "${pids[1]}" 2>> "$LOG" |
+    awk -F'\t' -v pre="$ROUND_NO	$TARGET	$ROW" '{printf "%s\t%s\t%s\t%s\t%s\n", pre, $1, $2, $3, $4}' >> "$OUT/iopath.tsv"
+  rm -f "$TMP/iopath.data" "$TMP/iopath.pids"
+}
+
 # profile_row: after a measurement with --profile, the JIT's symbols of a JVM target (jcmd Compiler.perfmap,
 # /tmp/perf-<pid>.map, removed when the target stops), then each side's samples by category appended to
 # profiles.tsv as "round target row side category samples hz seconds", and its top leaf symbols to profiles/
@@ -482,6 +521,7 @@ log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) (${TARGET_LIST[*]}) x ${#RO
 printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\tp99_us\n' > "$OUT/raw.tsv"
 [ -z "$SYSCALLS" ] || printf 'round\ttarget\trow\tside\tsyscall\tcount\tseconds\n' > "$OUT/syscalls.tsv"
 [ -z "$PROFILE" ] || printf 'round\ttarget\trow\tside\tcategory\tsamples\thz\tseconds\n' > "$OUT/profiles.tsv"
+[ -z "$IO_PATH" ] || printf 'round\ttarget\trow\tsegment\tmean_ns\tmedian_ns\trepetitions\n' > "$OUT/iopath.tsv"
 FAILED=0
 for ((round = 1; round <= ROUNDS; round++)); do
   n=${#TARGET_LIST[@]}
@@ -507,6 +547,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
       # shellcheck disable=SC2086 # ROW_ARGS holds three words
       [ $up = 0 ] && perf ${ROW_ARGS[$r]} "$TIME" "$WARMUP"
       [ $up = 0 ] && [ -n "$PROFILE" ] && profile_row
+      [ $up = 0 ] && [ -n "$IO_PATH" ] && io_path_row
       ROW=""
       res=$RES
       if [ -z "$res" ]; then
@@ -708,6 +749,11 @@ profile_table() {
     echo
     echo "where the target's core and spdk_nvme_perf's core go, in ns per I/O, median of $ROUNDS round(s) (Linux perf, $PROFILE_HZ Hz, during the measurement; the IOPS under the profiler)"
     profile_table
+  fi
+  if [ -n "$IO_PATH" ]; then
+    echo
+    echo "an I/O's round trip by segment, us: the mean over 1 s of each measurement, median of $ROUNDS round(s) (system calls traced: slower than untraced; see fio-jobs/io-path.py)"
+    python3 "$HERE/io-path.py" --table "$OUT/iopath.tsv" "$TARGETS"
   fi
   if [ ${#SWEEP_LIST[@]} -gt 0 ]; then
     stats median sweep > "$OUT/sweep.tsv"

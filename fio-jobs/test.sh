@@ -68,6 +68,24 @@ os.urandom = lambda n: keys.pop(0)
 m.main([sys.argv[1], sys.argv[2]])' "$PSKH" "$PSKS" 2>&1)
 [ "$got" = "NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:" ] &&
   ok "tls-psk.py: a key SPDK's host would not use is drawn again" || bad "tls-psk.py: drew $got"
+# io-path.py (--io-path): a made-up trace of 5 round trips of known segments, in perf script's format (and another
+# of the target's threads that writes in two of them, which is not its busiest)
+got=$(python3 -c '
+for k in range(5):
+    T = 1000 + k * 30000
+    for pid, tid, t, kind, nr, ret in [(100, 100, 0, "enter", 46, None), (100, 100, 1000, "exit", 46, 72),
+            (200, 201, 1200, "exit", 232, 1), (200, 201, 1500, "enter", 0, None), (200, 201, 2000, "exit", 0, 72),
+            (200, 201, 3000, "enter", 20, None), (200, 201, 5000, "exit", 20, 4144), (100, 100, 5500, "exit", 232, 1),
+            (100, 100, 5600, "enter", 19, None), (100, 100, 6000, "exit", 19, 4144),
+            (100, 100, 6100, "enter", 19, None), (100, 100, 6200, "exit", 19, -11), (200, 202, 7000, "enter", 1, None),
+            (200, 202, 7100, "exit", 1, 8)][:12 if k > 1 else 14]:
+        ns = T + t
+        tail = " = %d" % ret if kind == "exit" else " (3, 7f00, 72, 0, 0, 0)"
+        print("%8d/%-8d %d.%09d: %s raw_syscalls:sys_%s: NR %d%s" % (pid, tid, 40000 + ns // 10**9, ns % 10**9,
+              " " if kind == "exit" else "", kind, nr, tail))
+' | python3 "$HERE/io-path.py" 100 200 | awk -F'\t' '{printf "%s=%s;", $1, $2}')
+want="host send=1000;to the target=200;target: to read=300;target: read=500;target: work=1000;target: send=2000;to the host=500;host: read=500;host: work=24000;round trip=30000;host reads=1.00;host empty reads=1.00;"
+[ "$got" = "$want" ] && ok "io-path.py: the segments of a made-up trace" || bad "io-path.py: got $got"
 if ! "$HERE/../spdk-jni/spdk-build.sh" > /dev/null 2> "$TMP/spdk.err"; then
   echo "SKIP  bench.sh --smoke: no SPDK build ($(tail -n 1 "$TMP/spdk.err"))"
 elif [ ! -d "$HERE/../mgmt-api/target/lib" ]; then
@@ -120,9 +138,9 @@ else
   # side's samples by category in profiles.tsv, the JVM's frames named through its JIT's map and SPDK's by their
   # symbols; the tables of ns per I/O)
   if ! type -P perf > /dev/null; then
-    echo "SKIP  engines.sh --syscalls, --profile: no Linux perf here (apt-get install linux-perf)"
+    echo "SKIP  engines.sh --syscalls, --profile, --io-path: no Linux perf here (apt-get install linux-perf)"
   else
-    for opt in syscalls profile; do
+    for opt in syscalls profile io-path; do
       "$ENGINES" --smoke --time 3 --targets nvmf_tgt,java --$opt --out "$TMP/$opt" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/$opt.log" 2>&1
       rc=$?
       [ $rc = 0 ] && ok "engines.sh --$opt: exit 0" || bad "engines.sh --$opt: exit $rc: $(tail -n 5 "$TMP/$opt.log" | tr '\n' ' ')"
@@ -144,6 +162,15 @@ else
        awk -F'\t' '$2 == "nvmf_tgt" && $4 == "target" && $5 ~ /^SPDK: / && $6 > 0 {f = 1} END {exit !f}' "$TMP/profile/profiles.tsv" 2> /dev/null
     then ok "engines.sh --profile: the JVM's compiled nvmf4j methods and SPDK's functions are named"
     else bad "engines.sh --profile: categories: $(cut -f2,4,5 "$TMP/profile/profiles.tsv" 2> /dev/null | sort -u | tr '\n' '|')"; fi
+    # --io-path: the round trip of each target cut into segments that add up to it
+    for t in nvmf_tgt java; do
+      if awk -F'\t' -v t="$t" '$2 == t && $4 == "round trip" && $5 > 0 && $7 > 100 {r = $5}
+           $2 == t && $4 ~ /^(host|to|target)/ && $4 !~ /reads$/ {s += $5} END {exit !(r > 0 && s - r < 10 && r - s < 10)}' "$TMP/io-path/iopath.tsv" 2> /dev/null
+      then ok "engines.sh --io-path: $t's round trips cut into segments that add up to them"
+      else bad "engines.sh --io-path: $t: $(grep -P "\t$t\t" "$TMP/io-path/iopath.tsv" 2> /dev/null | tr '\n' '|')"; fi
+    done
+    grep -Eq '^round trip +\| +[0-9.]+ +\| +[0-9.]+$' "$TMP/io-path/table.txt" 2> /dev/null &&
+      ok "engines.sh --io-path: the table of segments printed" || bad "engines.sh --io-path: no table: $(grep -A 12 'round trip by segment' "$TMP/io-path/table.txt" 2> /dev/null | tr '\n' '|')"
     if grep -q '^4k randread QD1, the target: ns per I/O .*| *nvmf_tgt *| *java' "$TMP/profile/table.txt" 2> /dev/null &&
        grep -q '^4k randread QD1, spdk_nvme_perf: ns per I/O' "$TMP/profile/table.txt" &&
        grep -Eq '^all \(the core per I/O\) +\| +[0-9]+ +\| +[0-9]+' "$TMP/profile/table.txt"
