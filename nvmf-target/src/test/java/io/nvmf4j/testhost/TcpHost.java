@@ -93,7 +93,7 @@ public final class TcpHost implements AutoCloseable {
         return new TcpHost(s, options);
     }
 
-    /** Opens the connection and exchanges ICReq/ICResp (PFV 0, HPDA 0, MAXR2T 0). */
+    /** Opens the connection and exchanges ICReq/ICResp (PFV 0, the options' HPDA, MAXR2T 0). */
     public static TcpHost connect(String host, int port, TcpHostOptions options) throws IOException {
         TcpHost h = open(host, port, options);
         try {
@@ -107,7 +107,7 @@ public final class TcpHost implements AutoCloseable {
 
     /** Sends ICReq with the digests from the options and waits for ICResp. */
     public IcResp handshake() throws IOException {
-        sendRaw(icReq(0, options.headerDigest(), options.dataDigest()));
+        sendRaw(icReq(0, options.hpda(), options.headerDigest(), options.dataDigest()));
         Pdu p = readPdu(options.timeout());
         if (p.type() != Pdu.IC_RESP) {
             throw new ProtocolException("expected ICResp, got " + p + (termReq != null ? " " + termReq : ""));
@@ -118,8 +118,13 @@ public final class TcpHost implements AutoCloseable {
 
     /** A 128-byte ICReq: PFV u16 at 8, HPDA 0 at 10, DGST at 11, MAXR2T 0 at 12. */
     public static byte[] icReq(int pfv, boolean headerDigest, boolean dataDigest) {
+        return icReq(pfv, 0, headerDigest, dataDigest);
+    }
+
+    /** A 128-byte ICReq: PFV u16 at 8, HPDA at 10, DGST at 11, MAXR2T 0 at 12. */
+    public static byte[] icReq(int pfv, int hpda, boolean headerDigest, boolean dataDigest) {
         ByteBuffer psh = ByteBuffer.allocate(120).order(ByteOrder.LITTLE_ENDIAN);
-        psh.putShort(0, (short) pfv).put(3, (byte) ((headerDigest ? 1 : 0) | (dataDigest ? 2 : 0)));
+        psh.putShort(0, (short) pfv).put(2, (byte) hpda).put(3, (byte) ((headerDigest ? 1 : 0) | (dataDigest ? 2 : 0)));
         return PduCodec.encode(Pdu.IC_REQ, 0, psh.array(), null, false, false);
     }
 
@@ -417,6 +422,11 @@ public final class TcpHost implements AutoCloseable {
         }
         if (ic != null && p.type() == Pdu.C2H_DATA && ic.dataDigest() && p.dataDigestOk() == null) {
             protocolErrors.add("data digest missing on " + p);
+        }
+        int align = (options.hpda() + 1) * 4;
+        if (p.type() == Pdu.C2H_DATA && p.pdo() % align != 0) {
+            protocolErrors.add("C2HData PDO " + p.pdo() + " is not a multiple of " + align + " (HPDA " + options.hpda()
+                + ") on " + p);
         }
     }
 

@@ -138,6 +138,62 @@ final class TcpPduWriter {
         }
     }
 
+    /** Bytes a read's frame holds before its data: the C2HData header, its digest and the padding (HPDA). */
+    int frameHead() {
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int align = (hpda + 1) * 4;
+        return ((DATA_HLEN + hd + align - 1) / align) * align;
+    }
+
+    /** Bytes a read's frame holds after its data: the data digest and a CapsuleResp with its digest. */
+    int frameTail() {
+        return (ddgst ? DIGEST_SIZE : 0) + RESP_HLEN + (hdgst ? DIGEST_SIZE : 0);
+    }
+
+    /**
+     * The response of a read whose data, {@code length} bytes, sits in {@code frame} after {@link #frameHead()}
+     * bytes of room, with {@link #frameTail()} bytes of room after it: the C2HData header, the data digest and,
+     * unless {@code successFlag}, the CapsuleResp are written around the data and the frame goes to the channel as
+     * one buffer (after what is staged), so a 4 KiB read is one write, not a staged header, the data and a staged
+     * CapsuleResp. {@code length} is at most {@link #C2H_CHUNK}: one C2HData PDU.
+     */
+    void c2hFrame(ByteBuf frame, int length, boolean successFlag, int dw0, int dw1, int sqhd, int sqid, int cid,
+                  int status) {
+        int hd = hdgst ? DIGEST_SIZE : 0;
+        int dd = ddgst ? DIGEST_SIZE : 0;
+        int pdo = frameHead();
+        int flags = (ddgst ? FLAG_DDGST : 0) | FLAG_LAST_PDU | (successFlag ? FLAG_SUCCESS : 0) | (hdgst ? FLAG_HDGST : 0);
+        frame.setZero(0, pdo);
+        frame.setByte(TYPE, C2H_DATA);
+        frame.setByte(FLAGS, flags);
+        frame.setByte(HLEN, DATA_HLEN);
+        frame.setByte(PDO, pdo);
+        frame.setIntLE(PLEN, pdo + length + dd);
+        frame.setShortLE(DATA_CCCID, cid);
+        frame.setIntLE(DATA_DATAL, length);
+        if (hdgst) {
+            frame.setIntLE(DATA_HLEN, crc32c(crc, frame, 0, DATA_HLEN));
+        }
+        int end = pdo + length;
+        if (ddgst) {
+            frame.setIntLE(end, crc32c(crc, frame, pdo, length));
+            end += DIGEST_SIZE;
+        }
+        if (!successFlag) {
+            frame.setZero(end, RESP_HLEN);
+            frame.setByte(end + TYPE, CAPSULE_RESP);
+            frame.setByte(end + FLAGS, hdgst ? FLAG_HDGST : 0);
+            frame.setByte(end + HLEN, RESP_HLEN);
+            frame.setIntLE(end + PLEN, RESP_HLEN + hd);
+            Cqe.write(frame, end + CH_SIZE, dw0, dw1, sqhd, sqid, cid, status);
+            if (hdgst) {
+                frame.setIntLE(end + RESP_HLEN, crc32c(crc, frame, end, RESP_HLEN));
+            }
+            end += RESP_HLEN + hd;
+        }
+        write(frame.retain().setIndex(0, end));
+    }
+
     /**
      * A C2HTermReq carrying FES, FEI and up to {@link TcpPdu#TERM_MAX_DATA} bytes of the offending PDU from
      * {@code idx} of {@code in}, after everything staged; the channel is closed once it is written.

@@ -174,6 +174,10 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
 
     private void recycle(TcpRequest req) {
         req.releaseBuffers();
+        if (req.frame != null) {
+            req.frame.release();
+            req.frame = null;
+        }
         if (req.state != TcpRequest.State.FREE) {
             req.state = TcpRequest.State.FREE;
             freeSlot(req.ttag);
@@ -389,6 +393,13 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             req.data = in.retainedSlice(dataIndex, length);
             return NvmeStatus.SUCCESS;
         }
+        if (req.xferDir == Request.XFER_C2H && length > 0 && length <= TcpPduWriter.C2H_CHUNK) {
+            // a read that one C2HData carries: its data goes where the response will be built around it
+            int head = writer.frameHead();
+            req.frame = ctx.alloc().directBuffer(head + length + writer.frameTail());
+            req.data = req.frame.retainedSlice(head, length);
+            return NvmeStatus.SUCCESS;
+        }
         req.data = ctx.alloc().directBuffer(Math.max(length, 1));
         if (sglId == Sgl.DATA_BLOCK_OFFSET) {
             req.data.setBytes(0, in, dataIndex, length);
@@ -469,6 +480,13 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             // as SPDK's nvmf_tgt does
             successFlag = config.c2hSuccess && req.dw0 == 0 && req.dw1 == 0
                 && (sqFlowDisabled || config.c2hSuccessWithSqFlowControl);
+            if (req.frame != null) {
+                writer.c2hFrame(req.frame, req.dataLength, successFlag, req.dw0, req.dw1, sqhd, qid, req.cid(),
+                    req.status);
+                responded(req);
+                flushUnlessBatching();
+                return;
+            }
             writer.c2hData(req.cid(), req.data, req.dataLength, successFlag);
         }
         if (!successFlag) {

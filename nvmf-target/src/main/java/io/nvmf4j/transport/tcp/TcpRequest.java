@@ -29,6 +29,11 @@ final class TcpRequest extends Request {
     boolean digestFailed;
     /** In RESPONDING: the queue's count of bytes handed to the channel once this response was queued. */
     long wireEnd;
+    /**
+     * A read's whole response buffer, or null: {@link #data} is a slice of it, with room before the data for the
+     * C2HData header and after it for the digest and CapsuleResp ({@link TcpPduWriter#c2hFrame}).
+     */
+    io.netty.buffer.ByteBuf frame;
 
     TcpRequest(Queue queue, int ttag) {
         super(queue);
