@@ -7,6 +7,14 @@ package io.nvmf4j.bdev;
  * asynchronous ones call {@link BdevIo#bdevCompleteAsync(int)} from their own thread.
  */
 public interface BlockDevice extends AutoCloseable {
+    /**
+     * The alignment of a data buffer's address that every device can use in place: a file opened with O_DIRECT
+     * needs its buffers at a multiple of the logical block size of the disk under it (512 bytes for the disks
+     * we serve from); other buffers cost it a copy through a bounce buffer. Transports that lay out a buffer
+     * (NVMe/TCP reads) align the data to it.
+     */
+    int BUFFER_ALIGNMENT = 512;
+
     String name();
 
     /** Logical block size in bytes (512 or 4096). */

@@ -53,7 +53,7 @@ public final class FileBdev extends AbstractBdev {
     static final int STICKY_STATUS = NvmeStatus.WRITE_FAULT | NvmeStatus.DNR;
 
     /** O_DIRECT buffers at this alignment are used in place; others go through the worker's bounce buffer. */
-    private static final int DIRECT_ALIGNMENT = 512;
+    private static final int DIRECT_ALIGNMENT = BUFFER_ALIGNMENT;
     /** Zeros written at once where the file system can neither punch holes nor zero ranges. */
     private static final int ZERO_CHUNK = 1 << 20;
     private static final long GIB = 1L << 30;
@@ -75,6 +75,8 @@ public final class FileBdev extends AbstractBdev {
     private final Path path;
     private final int fd;
     private final boolean directIo;
+    /** Reads and writes that went through a worker's bounce buffer (see {@link #bouncedIos()}). */
+    private final AtomicLong bounced = new AtomicLong();
     private final boolean blockDevice;
     private final FileIoQueue queue;
     /** Deallocate and Write Zeroes limits while hole punching works, and after it turned out not to. */
@@ -388,6 +390,15 @@ public final class FileBdev extends AbstractBdev {
         };
     }
 
+    /**
+     * Reads and writes so far that went through a worker's bounce buffer and its extra copy, because the buffer
+     * had no address or, with {@code directIo}, was not aligned to {@value #DIRECT_ALIGNMENT} bytes (NVMe/TCP
+     * reads of up to 128 KiB come in aligned buffers; write data is where the socket put it).
+     */
+    public long bouncedIos() {
+        return bounced.get();
+    }
+
     /** The buffer's own address when the kernel can use it in place, else 0 (go through the bounce buffer). */
     private long directAddress(ByteBuf b) {
         if (!b.hasMemoryAddress()) {
@@ -414,6 +425,7 @@ public final class FileBdev extends AbstractBdev {
     }
 
     private int readBounced(ByteBuf dst, long off, int len, FileIoQueue.Worker w) {
+        bounced.incrementAndGet();
         ByteBuffer b = w.bounce();
         int done = 0;
         while (done < len) {
@@ -457,6 +469,7 @@ public final class FileBdev extends AbstractBdev {
     }
 
     private int writeBounced(ByteBuf src, long off, int len, boolean durable, FileIoQueue.Worker w) {
+        bounced.incrementAndGet();
         ByteBuffer b = w.bounce();
         int done = 0;
         while (done < len) {

@@ -177,4 +177,52 @@ class FileNamespaceTest {
             return b.array();
         }
     }
+
+    /**
+     * With O_DIRECT (blocks of 4 KiB), an NVMe/TCP read of up to 128 KiB lands in a buffer whose data is aligned,
+     * so the file is read into it in place: no read goes through a worker's bounce buffer and its extra copy. Write
+     * data sits where the socket put it (in the capsule or the receive buffer), so writes may still bounce.
+     */
+    @Test
+    void directIoReadsNeedNoBounceBuffer() throws Exception {
+        int bs = 4096;
+        TargetConfig cfg = config(0);
+        BdevConfig b = cfg.bdevs.get(0);
+        b.blockSize = bs;
+        b.numBlocks = 2048; // 8 MiB
+        b.directIo = true;
+        NvmfTarget t;
+        try {
+            t = NvmfTarget.start(cfg);
+        } catch (RuntimeException e) {
+            org.junit.jupiter.api.Assumptions.assumeFalse(String.valueOf(e.getMessage()).contains("Invalid argument"),
+                "the filesystem under " + dir + " refuses O_DIRECT: " + e.getMessage());
+            throw e;
+        }
+        try (t; NvmeController c = NvmeController.open(TestTarget.ADDRESS, t.tcpListenAddresses().get(0).getPort(),
+                NQN, TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT.withHpda(7))) {
+            NvmeHost io = new NvmeHost(c.io(0).queue(), bs); // the test host's default is 512-byte blocks
+            int[] blocks = {1, 2, 8, 32}; // 4 KiB to 128 KiB
+            long lba = 0;
+            byte[][] data = new byte[blocks.length][];
+            for (int i = 0; i < blocks.length; i++) {
+                data[i] = Le.random(blocks[i] * bs, 4400 + i);
+                assertThat(io.write(1, lba, data[i]).ok()).isTrue();
+                lba += blocks[i];
+            }
+            assertThat(io.flush(1).ok()).isTrue();
+            long bouncedBefore = ((io.nvmf4j.bdev.FileBdev) t.bdev("f0")).bouncedIos();
+            for (int round = 0; round < 3; round++) {
+                lba = 0;
+                for (int i = 0; i < blocks.length; i++) {
+                    Completion r = io.read(1, lba, blocks[i]);
+                    assertThat(r.ok()).as("read of %d blocks: %s", blocks[i], r).isTrue();
+                    assertThat(r.data()).isEqualTo(data[i]);
+                    lba += blocks[i];
+                }
+            }
+            assertThat(((io.nvmf4j.bdev.FileBdev) t.bdev("f0")).bouncedIos() - bouncedBefore)
+                .as("reads that went through the bounce buffer").isZero();
+        }
+    }
 }

@@ -151,32 +151,32 @@ final class TcpPduWriter {
     }
 
     /**
-     * The response of a read whose data, {@code length} bytes, sits in {@code frame} after {@link #frameHead()}
-     * bytes of room, with {@link #frameTail()} bytes of room after it: the C2HData header, the data digest and,
+     * The response of a read whose data, {@code length} bytes, sits in {@code frame} at {@code start} plus
+     * {@link #frameHead()}, with {@link #frameTail()} bytes of room after it: the C2HData header, the data digest and,
      * unless {@code successFlag}, the CapsuleResp are written around the data and the frame goes to the channel as
      * one buffer (after what is staged), so a 4 KiB read is one write, not a staged header, the data and a staged
      * CapsuleResp. {@code length} is at most {@link #C2H_CHUNK}: one C2HData PDU.
      */
-    void c2hFrame(ByteBuf frame, int length, boolean successFlag, int dw0, int dw1, int sqhd, int sqid, int cid,
-                  int status) {
+    void c2hFrame(ByteBuf frame, int start, int length, boolean successFlag, int dw0, int dw1, int sqhd, int sqid,
+                  int cid, int status) {
         int hd = hdgst ? DIGEST_SIZE : 0;
         int dd = ddgst ? DIGEST_SIZE : 0;
         int pdo = frameHead();
         int flags = (ddgst ? FLAG_DDGST : 0) | FLAG_LAST_PDU | (successFlag ? FLAG_SUCCESS : 0) | (hdgst ? FLAG_HDGST : 0);
-        frame.setZero(0, pdo);
-        frame.setByte(TYPE, C2H_DATA);
-        frame.setByte(FLAGS, flags);
-        frame.setByte(HLEN, DATA_HLEN);
-        frame.setByte(PDO, pdo);
-        frame.setIntLE(PLEN, pdo + length + dd);
-        frame.setShortLE(DATA_CCCID, cid);
-        frame.setIntLE(DATA_DATAL, length);
+        frame.setZero(start, pdo);
+        frame.setByte(start + TYPE, C2H_DATA);
+        frame.setByte(start + FLAGS, flags);
+        frame.setByte(start + HLEN, DATA_HLEN);
+        frame.setByte(start + PDO, pdo);
+        frame.setIntLE(start + PLEN, pdo + length + dd);
+        frame.setShortLE(start + DATA_CCCID, cid);
+        frame.setIntLE(start + DATA_DATAL, length);
         if (hdgst) {
-            frame.setIntLE(DATA_HLEN, crc32c(crc, frame, 0, DATA_HLEN));
+            frame.setIntLE(start + DATA_HLEN, crc32c(crc, frame, start, DATA_HLEN));
         }
-        int end = pdo + length;
+        int end = start + pdo + length;
         if (ddgst) {
-            frame.setIntLE(end, crc32c(crc, frame, pdo, length));
+            frame.setIntLE(end, crc32c(crc, frame, start + pdo, length));
             end += DIGEST_SIZE;
         }
         if (!successFlag) {
@@ -191,7 +191,7 @@ final class TcpPduWriter {
             }
             end += RESP_HLEN + hd;
         }
-        write(frame.retain().setIndex(0, end));
+        write(frame.retain().setIndex(start, end));
     }
 
     /**

@@ -6,6 +6,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.nvmf4j.auth.TlsPsk;
+import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TcpTransportConfig;
@@ -394,10 +395,20 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             return NvmeStatus.SUCCESS;
         }
         if (req.xferDir == Request.XFER_C2H && length > 0 && length <= TcpPduWriter.C2H_CHUNK) {
-            // a read that one C2HData carries: its data goes where the response will be built around it
+            // a read that one C2HData carries: its data goes where the response will be built around it, at an
+            // address a device can read into in place (O_DIRECT); the slack does not change the pool's size class
+            // of the usual sizes (4 KiB + headers and 4 KiB + 511 + headers are both 5 KiB)
             int head = writer.frameHead();
-            req.frame = ctx.alloc().directBuffer(head + length + writer.frameTail());
-            req.data = req.frame.retainedSlice(head, length);
+            int align = BlockDevice.BUFFER_ALIGNMENT;
+            ByteBuf frame = ctx.alloc().directBuffer(head + align - 1 + length + writer.frameTail());
+            int dataAt = head;
+            if (frame.hasMemoryAddress()) {
+                long a = frame.memoryAddress();
+                dataAt = (int) (((a + head + align - 1) & -align) - a);
+            }
+            req.frame = frame;
+            req.frameStart = dataAt - head;
+            req.data = frame.retainedSlice(dataAt, length);
             return NvmeStatus.SUCCESS;
         }
         req.data = ctx.alloc().directBuffer(Math.max(length, 1));
@@ -481,7 +492,7 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             successFlag = config.c2hSuccess && req.dw0 == 0 && req.dw1 == 0
                 && (sqFlowDisabled || config.c2hSuccessWithSqFlowControl);
             if (req.frame != null) {
-                writer.c2hFrame(req.frame, req.dataLength, successFlag, req.dw0, req.dw1, sqhd, qid, req.cid(),
+                writer.c2hFrame(req.frame, req.frameStart, req.dataLength, successFlag, req.dw0, req.dw1, sqhd, qid, req.cid(),
                     req.status);
                 responded(req);
                 flushUnlessBatching();

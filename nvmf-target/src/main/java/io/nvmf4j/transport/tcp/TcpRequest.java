@@ -34,6 +34,8 @@ final class TcpRequest extends Request {
      * C2HData header and after it for the digest and CapsuleResp ({@link TcpPduWriter#c2hFrame}).
      */
     io.netty.buffer.ByteBuf frame;
+    /** Where the response starts in {@link #frame}: its data is at this index plus the C2HData's PDO. */
+    int frameStart;
 
     TcpRequest(Queue queue, int ttag) {
         super(queue);
