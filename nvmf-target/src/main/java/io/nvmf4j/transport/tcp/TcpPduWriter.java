@@ -162,7 +162,8 @@ final class TcpPduWriter {
         int hd = hdgst ? DIGEST_SIZE : 0;
         int dd = ddgst ? DIGEST_SIZE : 0;
         int pdo = frameHead();
-        int flags = (ddgst ? FLAG_DDGST : 0) | FLAG_LAST_PDU | (successFlag ? FLAG_SUCCESS : 0) | (hdgst ? FLAG_HDGST : 0);
+        int flags = (ddgst ? FLAG_DDGST : 0) | FLAG_LAST_PDU | (successFlag ? FLAG_SUCCESS : 0)
+            | (hdgst ? FLAG_HDGST : 0);
         frame.setZero(start, pdo);
         frame.setByte(start + TYPE, C2H_DATA);
         frame.setByte(start + FLAGS, flags);

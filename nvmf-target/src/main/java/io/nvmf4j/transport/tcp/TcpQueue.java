@@ -492,8 +492,8 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             successFlag = config.c2hSuccess && req.dw0 == 0 && req.dw1 == 0
                 && (sqFlowDisabled || config.c2hSuccessWithSqFlowControl);
             if (req.frame != null) {
-                writer.c2hFrame(req.frame, req.frameStart, req.dataLength, successFlag, req.dw0, req.dw1, sqhd, qid, req.cid(),
-                    req.status);
+                writer.c2hFrame(req.frame, req.frameStart, req.dataLength, successFlag, req.dw0, req.dw1, sqhd, qid,
+                    req.cid(), req.status);
                 responded(req);
                 flushUnlessBatching();
                 return;
