@@ -17,6 +17,14 @@ public interface BlockDevice extends AutoCloseable {
 
     String name();
 
+    /**
+     * Whether data buffers at {@link #BUFFER_ALIGNMENT} save this device a copy (a file opened with O_DIRECT):
+     * transports then align the buffers they allocate for its write data too, at the price of a larger buffer.
+     */
+    default boolean wantsAlignedBuffers() {
+        return false;
+    }
+
     /** Logical block size in bytes (512 or 4096). */
     int blockSize();
 

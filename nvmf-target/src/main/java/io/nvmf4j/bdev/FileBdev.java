@@ -393,10 +393,15 @@ public final class FileBdev extends AbstractBdev {
     /**
      * Reads and writes so far that went through a worker's bounce buffer and its extra copy, because the buffer
      * had no address or, with {@code directIo}, was not aligned to {@value #DIRECT_ALIGNMENT} bytes (NVMe/TCP
-     * reads of up to 128 KiB come in aligned buffers; write data is where the socket put it).
+     * reads and writes with R2T come in aligned buffers; in-capsule write data is where the socket put it).
      */
     public long bouncedIos() {
         return bounced.get();
+    }
+
+    @Override
+    public boolean wantsAlignedBuffers() {
+        return directIo;
     }
 
     /** The buffer's own address when the kernel can use it in place, else 0 (go through the bounce buffer). */

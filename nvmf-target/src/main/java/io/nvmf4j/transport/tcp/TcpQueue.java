@@ -411,7 +411,7 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             req.data = frame.retainedSlice(dataAt, length);
             return NvmeStatus.SUCCESS;
         }
-        req.data = ctx.alloc().directBuffer(Math.max(length, 1));
+        req.data = dataBuffer(req, length);
         if (sglId == Sgl.DATA_BLOCK_OFFSET) {
             req.data.setBytes(0, in, dataIndex, length);
         } else if (req.xferDir == Request.XFER_H2C && length > 0) {
@@ -419,6 +419,26 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             req.h2cReceived = 0;
         }
         return NvmeStatus.SUCCESS;
+    }
+
+    /**
+     * A data buffer of {@code length} bytes for {@code req}: where its namespace's device saves a copy with aligned
+     * buffers (O_DIRECT), a slice at {@link BlockDevice#BUFFER_ALIGNMENT} of a buffer 511 bytes longer.
+     */
+    private ByteBuf dataBuffer(TcpRequest req, int length) {
+        if (length == 0 || req.ns == null || !req.ns.bdev().wantsAlignedBuffers()) {
+            return ctx.alloc().directBuffer(Math.max(length, 1));
+        }
+        int align = BlockDevice.BUFFER_ALIGNMENT;
+        ByteBuf b = ctx.alloc().directBuffer(length + align - 1);
+        int at = 0;
+        if (b.hasMemoryAddress()) {
+            long a = b.memoryAddress();
+            at = (int) (((a + align - 1) & -align) - a);
+        }
+        ByteBuf data = b.retainedSlice(at, length);
+        b.release(); // the slice holds it now
+        return data;
     }
 
     /**
