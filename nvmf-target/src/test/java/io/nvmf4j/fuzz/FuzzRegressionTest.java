@@ -29,4 +29,15 @@ class FuzzRegressionTest {
         assertThat(e.problems()).anyMatch(p -> p.startsWith("bdevs: must be a list"))
             .anyMatch(p -> p.contains(".bdev: no bdev named 'm0'"));
     }
+
+    /**
+     * Auth fuzz, case auth:6169559066701285945 of a fresh-seed run (2026-12-03): the case's Negotiate chose SHA-384
+     * and ffdhe3072, so the Challenge is 16 + 48 + 384 = 448 bytes, and the controller rightly refused a Receive of
+     * 410. The fuzz's oracle took 16 + 64 + 256 bytes for the longest Challenge and reported an escape; its bound is
+     * now the longest a Challenge can be (SHA-512, ffdhe8192: 16 + 64 + 1024), and the case runs through.
+     */
+    @Test
+    void aReceiveShorterThanAnFfdhe3072ChallengeIsNoEscape() {
+        new io.nvmf4j.auth.AuthFuzz().run(6169559066701285945L);
+    }
 }
