@@ -13,8 +13,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The parser fuzz in the normal suite: a few thousand cases per parser with fixed seeds (jqwik's seed
- * and tries below; CI replays exactly these), then one short run from a fresh seed, printed so a failure
- * replays with {@code ./dev.sh fuzz --seed S}. The long run is {@code ./dev.sh fuzz} ({@link ParserFuzz}).
+ * and tries below; CI replays exactly these), then one short run from a fresh seed (printed), whose escapes
+ * each replay with {@code ./dev.sh fuzz --replay TARGET:SEED} from their ESCAPE line. The long run is
+ * {@code ./dev.sh fuzz} ({@link ParserFuzz}).
  * A case's seed comes from jqwik; the case itself is built from it by the target (see {@link FuzzTarget}).
  */
 class ParserFuzzTest {
@@ -67,10 +68,13 @@ class ParserFuzzTest {
     @Property(tries = 1)
     void freshSeedRun() {
         long seed = System.nanoTime();
-        System.out.println("ParserFuzzTest: fresh seed " + seed + " (replay: ./dev.sh fuzz --seed " + seed
-            + " --cases 4000)");
+        // this run gives the parsers their cases in turn; ./dev.sh fuzz --seed shares them out by the time each has
+        // used, so it runs other cases: one case replays exactly with the TARGET:SEED of its ESCAPE line
+        System.out.println("ParserFuzzTest: fresh seed " + seed + " (replay a case: ./dev.sh fuzz --replay TARGET:SEED"
+            + " from its ESCAPE line)");
         ParserFuzz.Result r = ParserFuzz.run(List.of(tcp, SGL, CM, CONFIG, AUTH), 4000, seed, System.out);
-        assertThat(r.firstEscapes()).as("escapes from seed %d", seed).isEmpty();
+        assertThat(r.firstEscapes()).as("escapes from seed %d (replay one: ./dev.sh fuzz --replay TARGET:SEED)", seed)
+            .isEmpty();
         assertThat(r.hangs()).as("hangs from seed %d", seed).isZero();
         assertThat(r.cases()).isEqualTo(4000);
     }
