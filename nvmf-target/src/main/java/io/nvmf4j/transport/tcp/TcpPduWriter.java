@@ -114,8 +114,7 @@ final class TcpPduWriter {
     void c2hData(int cid, ByteBuf data, int length, boolean successFlag) {
         int hd = hdgst ? DIGEST_SIZE : 0;
         int dd = ddgst ? DIGEST_SIZE : 0;
-        int align = (hpda + 1) * 4;
-        int pdo = ((DATA_HLEN + hd + align - 1) / align) * align;
+        int pdo = frameHead();
         int pad = pdo - DATA_HLEN - hd;
         for (int off = 0; off < length; off += C2H_CHUNK) {
             int len = Math.min(C2H_CHUNK, length - off);
@@ -162,14 +161,9 @@ final class TcpPduWriter {
         int hd = hdgst ? DIGEST_SIZE : 0;
         int dd = ddgst ? DIGEST_SIZE : 0;
         int pdo = frameHead();
-        int flags = (ddgst ? FLAG_DDGST : 0) | FLAG_LAST_PDU | (successFlag ? FLAG_SUCCESS : 0)
-            | (hdgst ? FLAG_HDGST : 0);
-        frame.setZero(start, pdo);
-        frame.setByte(start + TYPE, C2H_DATA);
-        frame.setByte(start + FLAGS, flags);
-        frame.setByte(start + HLEN, DATA_HLEN);
-        frame.setByte(start + PDO, pdo);
-        frame.setIntLE(start + PLEN, pdo + length + dd);
+        int flags = (ddgst ? FLAG_DDGST : 0) | FLAG_LAST_PDU | (successFlag ? FLAG_SUCCESS : 0);
+        frame.setZero(start + DATA_HLEN, pdo - DATA_HLEN); // the header digest's place and the padding
+        commonHeader(frame, start, C2H_DATA, flags, DATA_HLEN, pdo, pdo + length + dd);
         frame.setShortLE(start + DATA_CCCID, cid);
         frame.setIntLE(start + DATA_DATAL, length);
         if (hdgst) {
@@ -181,11 +175,7 @@ final class TcpPduWriter {
             end += DIGEST_SIZE;
         }
         if (!successFlag) {
-            frame.setZero(end, RESP_HLEN);
-            frame.setByte(end + TYPE, CAPSULE_RESP);
-            frame.setByte(end + FLAGS, hdgst ? FLAG_HDGST : 0);
-            frame.setByte(end + HLEN, RESP_HLEN);
-            frame.setIntLE(end + PLEN, RESP_HLEN + hd);
+            commonHeader(frame, end, CAPSULE_RESP, 0, RESP_HLEN, 0, RESP_HLEN + hd);
             Cqe.write(frame, end + CH_SIZE, dw0, dw1, sqhd, sqid, cid, status);
             if (hdgst) {
                 frame.setIntLE(end + RESP_HLEN, crc32c(crc, frame, end, RESP_HLEN));
@@ -223,13 +213,22 @@ final class TcpPduWriter {
     private int header(int type, int flags, int hlen, int pdo, int plen) {
         ByteBuf b = stage(hlen + DIGEST_SIZE + MAX_PAD);
         int at = b.writerIndex();
-        b.writeZero(hlen);
+        b.writerIndex(at + hlen);
+        commonHeader(b, at, type, flags, hlen, pdo, plen);
+        return at;
+    }
+
+    /**
+     * A PDU header of {@code hlen} bytes at {@code at} of {@code b}: zeroed, then the common header (HDGSTF added
+     * when header digests are on); the caller fills in the PDU-specific fields.
+     */
+    private void commonHeader(ByteBuf b, int at, int type, int flags, int hlen, int pdo, int plen) {
+        b.setZero(at, hlen);
         b.setByte(at + TYPE, type);
         b.setByte(at + FLAGS, flags | (hdgst ? FLAG_HDGST : 0));
         b.setByte(at + HLEN, hlen);
         b.setByte(at + PDO, pdo);
         b.setIntLE(at + PLEN, plen);
-        return at;
     }
 
     private void sealHeader(int at, int hlen) {

@@ -399,13 +399,9 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             // address a device can read into in place (O_DIRECT); the slack does not change the pool's size class
             // of the usual sizes (4 KiB + headers and 4 KiB + 511 + headers are both 5 KiB)
             int head = writer.frameHead();
-            int align = BlockDevice.BUFFER_ALIGNMENT;
-            ByteBuf frame = ctx.alloc().directBuffer(head + align - 1 + length + writer.frameTail());
-            int dataAt = head;
-            if (frame.hasMemoryAddress()) {
-                long a = frame.memoryAddress();
-                dataAt = (int) (((a + head + align - 1) & -align) - a);
-            }
+            ByteBuf frame = ctx.alloc().directBuffer(head + BlockDevice.BUFFER_ALIGNMENT - 1 + length
+                + writer.frameTail());
+            int dataAt = alignedIndex(frame, head);
             req.frame = frame;
             req.frameStart = dataAt - head;
             req.data = frame.retainedSlice(dataAt, length);
@@ -422,6 +418,20 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     }
 
     /**
+     * The first index at or after {@code from} of {@code b} whose address is a multiple of
+     * {@link BlockDevice#BUFFER_ALIGNMENT} ({@code from} itself for a buffer without an address); {@code b} has
+     * {@code BUFFER_ALIGNMENT - 1} bytes of slack for it.
+     */
+    private static int alignedIndex(ByteBuf b, int from) {
+        if (!b.hasMemoryAddress()) {
+            return from;
+        }
+        long align = BlockDevice.BUFFER_ALIGNMENT;
+        long a = b.memoryAddress();
+        return (int) (((a + from + align - 1) & -align) - a);
+    }
+
+    /**
      * A data buffer of {@code length} bytes for {@code req}: where its namespace's device saves a copy with aligned
      * buffers (O_DIRECT), a slice at {@link BlockDevice#BUFFER_ALIGNMENT} of a buffer 511 bytes longer.
      */
@@ -429,14 +439,8 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
         if (length == 0 || req.ns == null || !req.ns.bdev().wantsAlignedBuffers()) {
             return ctx.alloc().directBuffer(Math.max(length, 1));
         }
-        int align = BlockDevice.BUFFER_ALIGNMENT;
-        ByteBuf b = ctx.alloc().directBuffer(length + align - 1);
-        int at = 0;
-        if (b.hasMemoryAddress()) {
-            long a = b.memoryAddress();
-            at = (int) (((a + align - 1) & -align) - a);
-        }
-        ByteBuf data = b.retainedSlice(at, length);
+        ByteBuf b = ctx.alloc().directBuffer(length + BlockDevice.BUFFER_ALIGNMENT - 1);
+        ByteBuf data = b.retainedSlice(alignedIndex(b, 0), length);
         b.release(); // the slice holds it now
         return data;
     }
