@@ -183,7 +183,11 @@ def table(path, targets):
 
 def main(argv):
     if len(argv) == 3 and argv[0] == '--table':
-        return table(argv[1], argv[2].split(','))
+        try:
+            return table(argv[1], argv[2].split(','))
+        except OSError as e:
+            sys.stderr.write('io-path.py: %s\n' % e)
+            return 2
     if len(argv) == 2 and all(a.isdigit() for a in argv):
         return analyse(sys.stdin, int(argv[0]), int(argv[1]))
     sys.stderr.write(__doc__)

@@ -86,6 +86,14 @@ for k in range(5):
 ' | python3 "$HERE/io-path.py" 100 200 | awk -F'\t' '{printf "%s=%s;", $1, $2}')
 want="host send=1000;to the target=200;target: to read=300;target: read=500;target: work=1000;target: send=2000;to the host=500;host: read=500;host: work=24000;round trip=30000;host reads=1.00;host empty reads=1.00;"
 [ "$got" = "$want" ] && ok "io-path.py: the segments of a made-up trace" || bad "io-path.py: got $got"
+# the two scripts' bad input: a clear message and exit 2 (1 for a trace without a round trip)
+WANT_TEXT="64 hex digits" expect_rc "tls-psk.py: a --key that is not hex -> usage error" 2 python3 "$HERE/tls-psk.py" a b --key zz
+WANT_TEXT="got 2 bytes" expect_rc "tls-psk.py: a 2-byte --key -> usage error" 2 python3 "$HERE/tls-psk.py" a b --key 00ff
+WANT_TEXT="usage" expect_rc "tls-psk.py: one NQN only -> usage error" 2 python3 "$HERE/tls-psk.py" nqn.only
+WANT_TEXT="no complete round trip" expect_rc "io-path.py: a trace of garbage -> exit 1, said why" 1 \
+  bash -c 'echo "not a trace" | python3 "$1" 100 200' _ "$HERE/io-path.py"
+WANT_TEXT="No such file" expect_rc "io-path.py: --table of a missing file -> exit 2" 2 python3 "$HERE/io-path.py" --table "$TMP/none.tsv" java
+WANT_TEXT="usage" expect_rc "io-path.py: no arguments -> usage error" 2 python3 "$HERE/io-path.py"
 if ! "$HERE/../spdk-jni/spdk-build.sh" > /dev/null 2> "$TMP/spdk.err"; then
   echo "SKIP  bench.sh --smoke: no SPDK build ($(tail -n 1 "$TMP/spdk.err"))"
 elif [ ! -d "$HERE/../mgmt-api/target/lib" ]; then

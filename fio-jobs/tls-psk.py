@@ -42,9 +42,16 @@ def main(argv):
     key = None
     if "--key" in args:
         i = args.index("--key")
-        key = bytes.fromhex(args[i + 1])
+        try:
+            key = bytes.fromhex(args[i + 1])
+        except (IndexError, ValueError):
+            sys.stderr.write("tls-psk.py: --key needs 64 hex digits (32 bytes)\n")
+            return 2
         del args[i:i + 2]
-    if len(args) != 2 or (key is not None and len(key) != 32):
+    if key is not None and len(key) != 32:
+        sys.stderr.write("tls-psk.py: --key needs 64 hex digits (32 bytes), got %d bytes\n" % len(key))
+        return 2
+    if len(args) != 2:
         sys.stderr.write(__doc__)
         return 2
     host, sub = args
