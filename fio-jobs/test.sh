@@ -59,7 +59,7 @@ PSKH=nqn.2014-08.org.nvmexpress:uuid:6e766d66-346a-4a75-8000-0000000000e1 PSKS=n
 got=$(python3 "$HERE/tls-psk.py" "$PSKH" "$PSKS" --key "$(printf '%02x' $(seq 0 31))" --tls-psk)
 [ "$got" = ec861ab551ec26077169c03ab7240c1f24a85890d23d0258060b719b3db2177e ] &&
   ok "tls-psk.py: the TLS PSK of a test key is nvmf4j TlsPsk's" || bad "tls-psk.py: TLS PSK of the test key is $got"
-got=$(cd "$HERE" && python3 -c '
+got=$(cd "$HERE" && python3 -B -c '
 import importlib, os, sys
 m = importlib.import_module("tls-psk")
 keys = [bytes(31) + bytes([0x2c]), bytes(range(32))]   # the first one derives a TLS PSK starting with 00
