@@ -12,6 +12,10 @@ NVME_T=60                       # timeout of one nvme-cli command, seconds
 FAILS=0
 : > "$RES/results.tsv"; : > "$RES/metrics.tsv"; : > "$RES/bench.tsv"
 mkdir -p "$RES/cli"
+# The JVM of the guest's Java helpers (rdma-cm self-test, BadConnect, RdmaHost): C1 only, as the service
+# (run.sh --jvm-opts): under multi-threaded TCG, C2 replacing C1 code has crashed the JVM (SIGABRT, 134);
+# a crash report lands in the results share, and verdict() names its problematic frame.
+GUEST_JAVA=(java -XX:TieredStopAtLevel=1 "-XX:ErrorFile=$RES/hs_err_pid%p.log")
 
 pass() { printf '%s\tPASS\t%s\n' "$1" "${2:-}" | tee -a "$RES/results.tsv"; }
 skip() { printf '%s\tSKIP\t%s\n' "$1" "${2:-}" | tee -a "$RES/results.tsv"; }
@@ -48,8 +52,14 @@ expect_true() { # label condition-text test-args...
   local l=$1 what=$2; shift 2
   "$@" || BAD+="${BAD:+; }$l: $what"
 }
-verdict() { # rc pass-detail ; on rc != 0 the detail is the tail of $ERRF (default $OUTF)
-  if [ "$1" != 0 ]; then fail "$C" "rc=$1: $(tail -n 3 "${ERRF:-$OUTF}" | tr '\n' ' ')"
+jvm_crash() { # file : the problematic frame and report of a JVM crash printed into file; false when none
+  grep -q '^# A fatal error has been detected by the Java Runtime' "$1" 2> /dev/null || return 1
+  printf 'JVM crash: %s %s; %s' "$(grep -m1 -E '^#  (SIG[A-Z]+|Internal Error)' "$1" | tr -s ' #' ' ')" \
+    "$(grep -m1 -A1 '^# Problematic frame:' "$1" | tail -n 1 | tr -s ' #' ' ')" \
+    "$(grep -m1 -E 'hs_err_pid[0-9]+\.log' "$1" | sed 's|.*/||')"
+}
+verdict() { # rc pass-detail ; on rc != 0 the detail is the tail of $ERRF (default $OUTF), or a JVM crash's frame
+  if [ "$1" != 0 ]; then fail "$C" "rc=$1: $(jvm_crash "${ERRF:-$OUTF}" || tail -n 3 "${ERRF:-$OUTF}" | tr '\n' ' ')"
   elif [ -n "$BAD" ]; then fail "$C" "$BAD"
   else pass "$C" "$2"; fi
   ERRF=""

@@ -349,9 +349,8 @@ hugepages_check() { # check-name : every RDMA poll group of the current service 
 
 # guest/RdmaHost.java: a Java NVMe/RDMA host sending what the Linux host never does, Last Segment SGLs
 # of up to 16 keyed descriptors in the capsule (and bad ones); one "case PASS|FAIL detail" line per case
-# C1 only, as the service (run.sh --jvm-opts): under multi-threaded TCG C2 replacing C1 code crashed the JVM
 # (nvmf-target's test classes: the fuzzer's byte mutator, io.nvmf4j.fuzz.Mutator)
-RDMA_HOST=(java -XX:TieredStopAtLevel=1 -cp "$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" "$HERE/RdmaHost.java")
+RDMA_HOST=("${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" "$HERE/RdmaHost.java")
 rdma_host() { # mode [java-args...] : the Java host in the foreground, output into $OUTF
   local mode=$1; shift
   timeout 300 "${RDMA_HOST[@]}" "$mode" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" "$@" > "$OUTF" 2>&1
@@ -643,7 +642,7 @@ if ! want rdma; then
 elif [ $RXE_OK = 1 ]; then
   hdr "rdma-cm binding self-test on rxe0"
   C=nvmf4j/rdma/binding-selftest OUTF=$RES/cli/rdma-selftest.txt BAD=""
-  timeout 120 java -cp "$REPO/rdma-cm/target/classes" io.nvmf4j.rdma.SelfTest "$RXE_ADDR" > "$OUTF" 2>&1; rc=$?
+  timeout 120 "${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes" io.nvmf4j.rdma.SelfTest "$RXE_ADDR" > "$OUTF" 2>&1; rc=$?
   cat "$OUTF"
   verdict $rc "$(tail -n 1 "$OUTF")"
 
@@ -658,7 +657,7 @@ elif [ $RXE_OK = 1 ]; then
     verdict 0 "service announced rdma $RXE_ADDR:$NVMF4J_RDMA_PORT"
     hdr "nvmf4j over RDMA: connects with bad CM private data"
     C=nvmf4j/rdma/cm-reject OUTF=$RES/cli/rdma-bad-connect.txt BAD=""
-    timeout 120 java -cp "$REPO/rdma-cm/target/classes" "$HERE/BadConnect.java" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" > "$OUTF" 2>&1; rc=$?
+    timeout 120 "${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes" "$HERE/BadConnect.java" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" > "$OUTF" 2>&1; rc=$?
     cat "$OUTF"
     verdict $rc "$(tr '\n' ' ' < "$OUTF")"
     svc_alive nvmf4j/rdma/service-alive-after-rejects

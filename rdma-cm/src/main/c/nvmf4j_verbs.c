@@ -379,10 +379,17 @@ static jlong create_qp(JNIEnv *env, jclass cls, jlong id, jlong pd, jlong send_c
 	return P2H(cm->qp);
 }
 
+/*
+ * Destroys the QP of a CM id, if it has one: rdma_destroy_qp passes id->qp to ibv_destroy_qp, which
+ * dereferences it, so an id whose QP was never created (or was destroyed already) is left alone. A
+ * cleanup path can therefore call this whatever step failed.
+ */
 static jint destroy_qp(JNIEnv *env, jclass cls, jlong id)
 {
 	REQUIRE(id);
-	rdma_destroy_qp(H2P(struct rdma_cm_id, id));
+	struct rdma_cm_id *cm = H2P(struct rdma_cm_id, id);
+	if (cm->qp)
+		rdma_destroy_qp(cm);
 	return 0;
 }
 

@@ -51,6 +51,7 @@ public final class SelfTest {
         checks.put("rdma-read-write-chained-send", () -> checkRdmaReadWrite(address, port + 3));
         checks.put("cq-interrupt-arm-wait", () -> checkInterrupt(address, port + 4));
         checks.put("qp-error-flushes", () -> checkFlush(address, port + 5));
+        checks.put("destroy-qp-without-qp", () -> checkDestroyQpWithoutQp(address, port + 6));
         int failed = 0;
         for (Map.Entry<String, Check> c : checks.entrySet()) {
             long t0 = System.nanoTime();
@@ -121,6 +122,23 @@ public final class SelfTest {
             check(len >= 4 && pd.get(0) == 0 && pd.get(1) == 0 && pd.get(2) == 3 && pd.get(3) == 0,
                     "reject private data " + len + " bytes");
             ev.ack();
+        }
+    }
+
+    /**
+     * {@code Verbs.destroyQp} on an id with no QP (before one is created, and a second time after it is
+     * destroyed) returns 0 and leaves the id as it is: a cleanup path calls it whatever step failed, and
+     * rdma_destroy_qp itself would dereference the missing QP.
+     */
+    static void checkDestroyQpWithoutQp(InetAddress address, int port) throws Exception {
+        try (Side target = Side.listen(address, port); Side host = Side.resolve(address, port)) {
+            check(RdmaCm.qp(host.id) == 0, "a resolved id has no QP yet");
+            check(Verbs.destroyQp(host.id) == 0, "destroyQp before a QP exists");
+            host.createQp(0, false);
+            check(Verbs.destroyQp(host.id) == 0, "destroyQp");
+            check(RdmaCm.qp(host.id) == 0, "rdma_cm_id->qp cleared by destroyQp");
+            host.qp = 0;
+            check(Verbs.destroyQp(host.id) == 0, "destroyQp a second time");
         }
     }
 

@@ -165,7 +165,10 @@ public final class Verbs {
                 maxInlineData, signalAll, caps == null ? null : caps.values);
     }
 
-    /** {@code rdma_destroy_qp} of the QP on a CM id. */
+    /**
+     * {@code rdma_destroy_qp} of the QP on a CM id. An id without a QP (never created, or destroyed
+     * already) is left as it is and 0 returned, so a cleanup path may call this whatever step failed.
+     */
     public static int destroyQp(long id) {
         return Native.destroyQp(id);
     }
