@@ -30,6 +30,11 @@
 #                       an I/O into segments (the host's send, to the target, the target's read, work and send,
 #                       to the host, the host's reads and work) and a table shows the mean of each, median of the
 #                       rounds (iopath.tsv holds every figure). For QD 1 rows: it assumes one I/O in flight
+#   --interleave        start every target once and keep it: the targets not being measured are stopped
+#                       (SIGSTOP: no CPU time), and each row is measured for every target in turn (the order
+#                       rotating by round and row), so a row's figures of two targets lie seconds apart rather
+#                       than minutes: the machine's drift cancels better in their ratio. Needs every target's
+#                       memory at once (SPDK targets: --mem-mb each). See also the paired table below
 #   --start-warmup S    after each target starts, S seconds of 4 KiB random reads and S of 4 KiB random
 #                       writes at QD 32 that are not measured (default 4; every target gets it): a JVM target
 #                       runs interpreted and compiles its hot paths in its first seconds, and without this
@@ -88,13 +93,13 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"
 die() { echo "engines.sh: $*" >&2; exit 2; }
 log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" IO_PATH="" PROFILE_HZ=999 ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
+ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" IO_PATH="" PROFILE_HZ=999 INTERLEAVE="" ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
 MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines TLS=0
 ROWS_SET=0
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
-    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--io-path|-h|--help) ;;
+    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--io-path|--interleave|-h|--help) ;;
     --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
@@ -121,6 +126,7 @@ while [ $# -gt 0 ]; do
     --syscalls) SYSCALLS=1 ;;
     --profile) PROFILE=1 ;;
     --io-path) IO_PATH=1 ;;
+    --interleave) INTERLEAVE=1 ;;
     --smoke) ROUNDS=1 TIME=2 WARMUP=0 START_WARMUP=0 ROWS=qd1 ROWS_SET=1 ;;
     --tls) TLS=1 ;;
     -h|--help) usage 0 ;;
@@ -227,6 +233,7 @@ stop_pid() { # pid : SIGTERM, up to 20 s, then SIGKILL; forgets it; removes its 
   local p=$1 n=0
   if kill -0 "$p" 2> /dev/null; then
     kill -TERM "$p" 2> /dev/null
+    kill -CONT "$p" 2> /dev/null     # --interleave stops targets between their measurements
     while kill -0 "$p" 2> /dev/null && [ $n -lt 200 ]; do sleep 0.1; n=$((n + 1)); done
     kill -0 "$p" 2> /dev/null && { log "PID $p did not stop within 20 s: SIGKILL"; kill -KILL "$p" 2> /dev/null; }
   fi
@@ -299,7 +306,12 @@ huge_setup() { # reserves 2 MiB pages and finds (or mounts) hugetlbfs; returns 1
   local need have total mnt
   WHY=""
   [ "$(meminfo Hugepagesize)" = 2048 ] || { WHY="the default hugepage size is not 2 MiB"; return 1; }
-  need=$(( (MEM_MB + PERF_MEM_MB) / 2 + 64 ))     # one target and perf at a time, plus slack
+  local spdk_targets=1 t
+  if [ -n "$INTERLEAVE" ]; then   # every SPDK target (nvmf_tgt*, spdk) holds its memory for the whole run
+    spdk_targets=0
+    for t in "${TARGET_LIST[@]}"; do [[ $t == nvmf_tgt* || $t == spdk ]] && spdk_targets=$((spdk_targets + 1)); done
+  fi
+  need=$(( (spdk_targets * MEM_MB + PERF_MEM_MB) / 2 + 64 ))     # the targets' and perf's memory, plus slack
   have=$(meminfo HugePages_Free)
   if [ "${have:-0}" -lt "$need" ]; then
     [ -w "$NR_HUGE" ] || { WHY="$((need - ${have:-0})) more 2 MiB pages needed and $NR_HUGE is not writable (not root?)"; return 1; }
@@ -334,7 +346,7 @@ else MEM_ARGS=(--no-huge) MEMORY="ordinary memory (--no-huge)"; fi
 
 # ---------------------------------------------------------------------------------------------- targets
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-rpc() { PYTHONPATH=$SPDK/python PATH=/usr/bin:$PATH "$RPC_PY" -s "$TMP/spdk.sock" -t 30 "$@" >> "$LOG" 2>&1; }
+rpc() { PYTHONPATH=$SPDK/python PATH=/usr/bin:$PATH "$RPC_PY" -s "$SPDK_SOCK" -t 30 "$@" >> "$LOG" 2>&1; }
 wait_for() { # pid seconds command... : until the command succeeds; 1 when the pid died or time ran out
   local p=$1 n=$(($2 * 10)); shift 2
   until "$@"; do
@@ -345,11 +357,11 @@ wait_for() { # pid seconds command... : until the command succeeds; 1 when the p
 }
 
 start_nvmf_tgt() { # mask [tls] : sets TPID; 1 when it did not come up
-  rm -f "$TMP/spdk.sock"
+  rm -f "$SPDK_SOCK"
   # no core lock: another SPDK process of this machine may hold core 0's (the spdk engine's test JVMs)
-  "$NVMF_TGT" -m "$1" --disable-cpumask-locks -u "${MEM_ARGS[@]}" -s "$MEM_MB" -r "$TMP/spdk.sock" >> "$LOG" 2>&1 &
+  "$NVMF_TGT" -m "$1" --disable-cpumask-locks -u "${MEM_ARGS[@]}" -s "$MEM_MB" -r "$SPDK_SOCK" >> "$LOG" 2>&1 &
   TPID=$!; PIDS+=("$TPID")
-  wait_for "$TPID" 30 test -S "$TMP/spdk.sock" || return 1
+  wait_for "$TPID" 30 test -S "$SPDK_SOCK" || return 1
   rpc framework_wait_init &&
   rpc nvmf_create_transport -t TCP -q 128 -m 8 -c 8192 -i 131072 &&
   rpc bdev_malloc_create -b malloc0 "$MALLOC_MB" "$BS" || return 1
@@ -523,49 +535,86 @@ printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\tp99_us\n' > "$OUT/raw.tsv"
 [ -z "$PROFILE" ] || printf 'round\ttarget\trow\tside\tcategory\tsamples\thz\tseconds\n' > "$OUT/profiles.tsv"
 [ -z "$IO_PATH" ] || printf 'round\ttarget\trow\tsegment\tmean_ns\tmedian_ns\trepetitions\n' > "$OUT/iopath.tsv"
 FAILED=0
-for ((round = 1; round <= ROUNDS; round++)); do
-  n=${#TARGET_LIST[@]}
-  for ((i = 0; i < n; i++)); do
-    t=${TARGET_LIST[$(( (i + round - 1) % n ))]}    # the order rotates: each target leads a round
-    LOG=$OUT/logs/round$round-$t.log PORT=$(free_port) TPID=""
-    : > "$LOG"
-    log "[round $round/$ROUNDS] $t: starting on 127.0.0.1:$PORT$([ -z "${REF_SHA[$t]:-}" ] || echo " (${REF_OF[$t]})")"
-    TLS_PERF=""; [[ $t != *+tls ]] || TLS_PERF=1
-    case $t in
-      nvmf_tgt) start_nvmf_tgt 0x1 ;;
-      nvmf_tgt-2c) start_nvmf_tgt 0x3 ;;
-      nvmf_tgt+tls) start_nvmf_tgt 0x1 tls ;;
-      *) start_nvmf4j "$t" ;;
-    esac
-    up=$?
-    if [ $up = 0 ] && [ "$START_WARMUP" -gt 0 ]; then     # not measured: see --start-warmup
-      perf randread 4096 32 "$START_WARMUP" 0
-      perf randwrite 4096 32 "$START_WARMUP" 0
-    fi
-    for r in "${ROW_LIST[@]}"; do
-      RES="" ROUND_NO=$round TARGET=$t ROW=$r
-      # shellcheck disable=SC2086 # ROW_ARGS holds three words
-      [ $up = 0 ] && perf ${ROW_ARGS[$r]} "$TIME" "$WARMUP"
-      [ $up = 0 ] && [ -n "$PROFILE" ] && profile_row
-      [ $up = 0 ] && [ -n "$IO_PATH" ] && io_path_row
-      ROW=""
-      res=$RES
-      if [ -z "$res" ]; then
-        FAILED=1
-        [ $up = 0 ] && log "[round $round/$ROUNDS] $t $r: spdk_nvme_perf gave no number (see $LOG)"
-        res="- - - -"
-      else
-        read -r iops mibs lat p99 <<< "$res"
-        log "[round $round/$ROUNDS] $t $r: ${iops%.*} IOPS, $mibs MiB/s, mean $lat us, p99 $p99 us (${ROW_LABEL[$r]})"
-      fi
-      printf '%s\t%s\t%s\t%s\n' "$round" "$t" "$r" "${res// /$'\t'}" >> "$OUT/raw.tsv"
+start_target() { # target : starts it on a free port (PORT, LOG, TPID, SPDK_SOCK), then its start warm-up; 1 when it did not come up
+  local t=$1 up
+  PORT=$(free_port) TPID="" SPDK_SOCK=$TMP/spdk-$t.sock
+  : > "$LOG"
+  log "$ROUND_TAG $t: starting on 127.0.0.1:$PORT$([ -z "${REF_SHA[$t]:-}" ] || echo " (${REF_OF[$t]})")"
+  TLS_PERF=""; [[ $t != *+tls ]] || TLS_PERF=1
+  case $t in
+    nvmf_tgt) start_nvmf_tgt 0x1 ;;
+    nvmf_tgt-2c) start_nvmf_tgt 0x3 ;;
+    nvmf_tgt+tls) start_nvmf_tgt 0x1 tls ;;
+    *) start_nvmf4j "$t" ;;
+  esac
+  up=$?
+  if [ $up = 0 ] && [ "$START_WARMUP" -gt 0 ]; then     # not measured: see --start-warmup
+    perf randread 4096 32 "$START_WARMUP" 0
+    perf randwrite 4096 32 "$START_WARMUP" 0
+  fi
+  if [ $up != 0 ]; then
+    log "$ROUND_TAG $t did not start; the end of $LOG:"; tail -n 8 "$LOG" | sed 's/^/    /'
+  fi
+  return $up
+}
+measure() { # round target row up(0|1) : one measurement of a started target (up 0) into raw.tsv
+  local round=$1 t=$2 r=$3 up=$4 res iops mibs lat p99
+  RES="" ROUND_NO=$round TARGET=$t ROW=$r
+  # shellcheck disable=SC2086 # ROW_ARGS holds three words
+  [ "$up" = 0 ] && perf ${ROW_ARGS[$r]} "$TIME" "$WARMUP"
+  [ "$up" = 0 ] && [ -n "$PROFILE" ] && profile_row
+  [ "$up" = 0 ] && [ -n "$IO_PATH" ] && io_path_row
+  ROW=""
+  res=$RES
+  if [ -z "$res" ]; then
+    FAILED=1
+    [ "$up" = 0 ] && log "[round $round/$ROUNDS] $t $r: spdk_nvme_perf gave no number (see $LOG)"
+    res="- - - -"
+  else
+    read -r iops mibs lat p99 <<< "$res"
+    log "[round $round/$ROUNDS] $t $r: ${iops%.*} IOPS, $mibs MiB/s, mean $lat us, p99 $p99 us (${ROW_LABEL[$r]})"
+  fi
+  printf '%s\t%s\t%s\t%s\n' "$round" "$t" "$r" "${res// /$'\t'}" >> "$OUT/raw.tsv"
+}
+if [ -z "$INTERLEAVE" ]; then
+  for ((round = 1; round <= ROUNDS; round++)); do
+    n=${#TARGET_LIST[@]}
+    for ((i = 0; i < n; i++)); do
+      t=${TARGET_LIST[$(( (i + round - 1) % n ))]}    # the order rotates: each target leads a round
+      LOG=$OUT/logs/round$round-$t.log ROUND_TAG="[round $round/$ROUNDS]"
+      start_target "$t"; up=$?
+      [ $up = 0 ] || FAILED=1
+      for r in "${ROW_LIST[@]}"; do measure "$round" "$t" "$r" "$up"; done
+      [ -n "$TPID" ] && stop_pid "$TPID"
     done
-    if [ $up != 0 ]; then
-      log "[round $round/$ROUNDS] $t did not start; the end of $LOG:"; tail -n 8 "$LOG" | sed 's/^/    /'
-    fi
-    [ -n "$TPID" ] && stop_pid "$TPID"
   done
-done
+else
+  # --interleave: every target up at once, all but the one measured stopped (SIGSTOP: a stopped SPDK reactor
+  # or JVM takes no CPU time); a row is measured for each target in turn, the order rotating by round and row
+  declare -A TPIDS=() UP=() LOGS=() PORTS=() SOCKS=()
+  for t in "${TARGET_LIST[@]}"; do
+    LOG=$OUT/logs/$t.log ROUND_TAG="[start]"
+    start_target "$t"; UP[$t]=$?
+    [ "${UP[$t]}" = 0 ] || FAILED=1
+    TPIDS[$t]=$TPID LOGS[$t]=$LOG PORTS[$t]=$PORT SOCKS[$t]=$SPDK_SOCK
+    [ -n "$TPID" ] && kill -STOP "$TPID" 2> /dev/null
+  done
+  n=${#TARGET_LIST[@]} k=0
+  for ((round = 1; round <= ROUNDS; round++)); do
+    for r in "${ROW_LIST[@]}"; do
+      for ((i = 0; i < n; i++)); do
+        t=${TARGET_LIST[$(( (i + k) % n ))]}
+        TPID=${TPIDS[$t]} LOG=${LOGS[$t]} PORT=${PORTS[$t]} SPDK_SOCK=${SOCKS[$t]}
+        TLS_PERF=""; [[ $t != *+tls ]] || TLS_PERF=1
+        [ -n "$TPID" ] && kill -CONT "$TPID" 2> /dev/null
+        measure "$round" "$t" "$r" "${UP[$t]}"
+        [ -n "$TPID" ] && kill -STOP "$TPID" 2> /dev/null
+      done
+      k=$((k + 1))
+    done
+  done
+  for t in "${TARGET_LIST[@]}"; do [ -n "${TPIDS[$t]}" ] && stop_pid "${TPIDS[$t]}"; done
+fi
 [ -n "$LOCK" ] && exec {LOCK_FD}>&-
 
 # ---------------------------------------------------------------------------------------------- tables
@@ -586,7 +635,16 @@ stats() { # median|best iops|lat|sweep
     }
     function w(s, n) { return length(s) > n ? length(s) : n }
     function ratio(a, b) { return (b > 0 && a != "") ? sprintf("%.3f", a / b) : "-" }
-    NR > 1 { for (c = 4; c <= 7; c++) if ($c != "-") vals[$2 SUBSEP $3 SUBSEP c] = vals[$2 SUBSEP $3 SUBSEP c] " " $c }
+    NR > 1 { for (c = 4; c <= 7; c++) if ($c != "-") vals[$2 SUBSEP $3 SUBSEP c] = vals[$2 SUBSEP $3 SUBSEP c] " " $c
+             if ($4 != "-") ri[$1 SUBSEP $2 SUBSEP $3] = $4; if ($1 > nround) nround = $1 }
+    function paired(a, b, row,   n, v, i, j, x, k) { # median [lower quartile, upper quartile] of the rounds ratios a/b
+      n = 0
+      for (i = 1; i <= nround; i++) if ((i SUBSEP a SUBSEP row) in ri && ri[i SUBSEP b SUBSEP row] > 0) v[++n] = ri[i SUBSEP a SUBSEP row] / ri[i SUBSEP b SUBSEP row]
+      if (n == 0) return "-"
+      for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+      k = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+      return n < 4 ? sprintf("%.3f (%d)", k, n) : sprintf("%.3f [%.3f, %.3f]", k, v[int((n + 3) / 4)], v[n + 1 - int((n + 3) / 4)])
+    }
     END {
       nr = split(rows, R, ","); nt = split(targets, T, ","); split(labels, L, ","); ns = split(sweep, S, " ")
       for (r = 1; r <= nr + ns; r++) for (t = 1; t <= nt; t++) {
@@ -618,6 +676,11 @@ stats() { # median|best iops|lat|sweep
         nq++; QA[nq] = T[t]; QB[nq] = substr(T[t], 1, length(T[t]) - 4); QH[nq] = T[t] "/" QB[nq]
       }
       if (has["java+tls"] && has["nvmf_tgt+tls"]) { nq++; QA[nq] = "java+tls"; QB[nq] = "nvmf_tgt+tls"; QH[nq] = "java+tls/tgt+tls" }
+      if (mode == "paired") {
+        printf "%-20s", "row"; for (q = 1; q <= nq; q++) printf " | %-21s", QH[q]; printf "\n"
+        for (r = 1; r <= nr; r++) { printf "%-20s", L[r]; for (q = 1; q <= nq; q++) printf " | %-21s", paired(QA[q], QB[q], R[r]); printf "\n" }
+        exit
+      }
       printf "%-20s", "row"
       for (t = 1; t <= nt; t++) printf " | %-*s", (mode == "iops" ? w(T[t], 10) : w(T[t], 19)), T[t]
       if (mode == "iops") {
@@ -740,6 +803,9 @@ profile_table() {
   echo
   echo "best of $ROUNDS round(s): mean / p99 latency, us"
   stats best lat
+  echo
+  echo "paired: each round's ratio of IOPS (the two targets measured in the same round$([ -z "$INTERLEAVE" ] || echo ", seconds apart")), median [quartiles] of $ROUNDS round(s)"
+  stats median paired
   if [ -n "$SYSCALLS" ]; then
     echo
     echo "system calls per I/O, median of $ROUNDS round(s): all of them / epoll waits / socket reads / socket writes, of the target and of spdk_nvme_perf"

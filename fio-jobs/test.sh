@@ -142,6 +142,22 @@ else
   if grep -q "built java@$head in" "$TMP/bench.log" && ! git -C "$HERE/.." worktree list | grep -q "$TMP"
   then ok "bench.sh --smoke: java@$head built in a worktree that is gone after the run"
   else bad "bench.sh --smoke: worktree: $(grep -m1 'java@' "$TMP/bench.log"); $(git -C "$HERE/.." worktree list | grep "$TMP")"; fi
+  # --interleave: each target started once, stopped while another is measured; the paired table's ratio is the
+  # median of the rounds' ratios in raw.tsv
+  I=$TMP/interleave
+  "$ENGINES" --smoke --rounds 3 --interleave --targets nvmf_tgt,java --out "$I" ${BENCH_LOCK:+--lock "$BENCH_LOCK"} > "$TMP/interleave.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] && ok "engines.sh --interleave: exit 0" || bad "engines.sh --interleave: exit $rc: $(tail -n 5 "$TMP/interleave.log" | tr '\n' ' ')"
+  starts=$(grep -c '\[start\] [a-z_]*: starting' "$TMP/interleave.log")
+  measured=$(awk -F'\t' 'NR > 1 && $4 > 0 {n++} END {print n + 0}' "$I/raw.tsv" 2> /dev/null)
+  [ "$starts" = 2 ] && [ "$measured" = 6 ] && ok "engines.sh --interleave: 2 targets started once each, 3 rounds measured of both" ||
+    bad "engines.sh --interleave: $starts starts, $measured measurements (want 2 and 6)"
+  want=$(awk -F'\t' 'NR > 1 {v[$1 " " $2] = $4} END {for (r = 1; r <= 3; r++) x[r] = v[r " java"] / v[r " nvmf_tgt"]
+    for (i = 1; i <= 3; i++) for (j = i + 1; j <= 3; j++) if (x[j] < x[i]) {t = x[i]; x[i] = x[j]; x[j] = t}
+    printf "%.3f (3)", x[2]}' "$I/raw.tsv" 2> /dev/null)
+  grep -A 1 '^row .*| java/tgt' "$I/table.txt" 2> /dev/null | grep -q "^4k randread QD1 *| $want" &&
+    ok "engines.sh --interleave: the paired table's java/tgt is the median of the rounds' ratios ($want)" ||
+    bad "engines.sh --interleave: paired table: want $want: $(grep -A 1 -F 'paired' "$I/table.txt" 2> /dev/null | tr '\n' '|')"
   # --syscalls (the counts of both sides in syscalls.tsv, the table of system calls per I/O) and --profile (each
   # side's samples by category in profiles.tsv, the JVM's frames named through its JIT's map and SPDK's by their
   # symbols; the tables of ns per I/O)
