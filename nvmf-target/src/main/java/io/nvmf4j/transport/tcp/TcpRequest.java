@@ -36,6 +36,12 @@ final class TcpRequest extends Request {
     io.netty.buffer.ByteBuf frame;
     /** Where the response starts in {@link #frame}: its data is at this index plus the C2HData's PDO. */
     int frameStart;
+    /**
+     * This request slot's own response buffer for reads of up to {@link TcpQueue#OWN_FRAME_DATA} bytes, kept from
+     * one command to the next (the queue's release it when it closes), or null. The slot holds one reference;
+     * the buffer is reused only when that is the only one left (the channel has written and released it).
+     */
+    io.netty.buffer.ByteBuf ownFrame;
 
     TcpRequest(Queue queue, int ttag) {
         super(queue);

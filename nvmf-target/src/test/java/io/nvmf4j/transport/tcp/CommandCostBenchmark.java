@@ -83,18 +83,9 @@ public class CommandCostBenchmark {
         }
         TargetConfig cfg = TestTarget.config(TestTarget.freePort());
         nvmf = NvmfTarget.start(cfg);
-        ListenerConfig listener = cfg.subsystems.get(0).listeners.get(0);
-        CommandDispatcher dispatcher = new CommandDispatcher(nvmf.target());
-        TransportLimits limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize,
-            cfg.tcp.mdtsBytes, cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
-        admin = channel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
-        io = channel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
-        send(admin, TcpPduFuzz.icReq(0));
-        int cntlid = connect(admin, 0, 0xFFFF);
-        send(admin, PduCodec.encode(TcpPdu.CAPSULE_CMD, 0, TcpPduFuzz.propertySet(0x14, TcpPduFuzz.CC_ENABLE), null,
-            false, false));
-        send(io, TcpPduFuzz.icReq(0));
-        connect(io, 1, cntlid);
+        EmbeddedChannel[] queues = connectedQueues(nvmf, cfg, PooledByteBufAllocator.DEFAULT);
+        admin = queues[0];
+        io = queues[1];
         int nlb = BYTES / TestTarget.BLOCK_SIZE;
         byte[] pdu = switch (command) {
             case "read4k" -> PduCodec.encode(TcpPdu.CAPSULE_CMD, 0,
@@ -123,6 +114,27 @@ public class CommandCostBenchmark {
         EmbeddedChannel ch = new EmbeddedChannel(handler);
         ch.config().setAllocator(PooledByteBufAllocator.DEFAULT);
         return ch;
+    }
+
+    /**
+     * An admin queue and one I/O queue of a controller of {@code nvmf}'s first subsystem, connected, the
+     * controller enabled: NVMe/TCP queues on {@link EmbeddedChannel}s, the I/O queue's allocator {@code ioAlloc}.
+     */
+    static EmbeddedChannel[] connectedQueues(NvmfTarget nvmf, TargetConfig cfg, io.netty.buffer.ByteBufAllocator ioAlloc) {
+        ListenerConfig listener = cfg.subsystems.get(0).listeners.get(0);
+        CommandDispatcher dispatcher = new CommandDispatcher(nvmf.target());
+        TransportLimits limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize,
+            cfg.tcp.mdtsBytes, cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
+        EmbeddedChannel admin = channel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        EmbeddedChannel io = new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        io.config().setAllocator(ioAlloc);
+        send(admin, TcpPduFuzz.icReq(0));
+        int cntlid = connect(admin, 0, 0xFFFF);
+        send(admin, PduCodec.encode(TcpPdu.CAPSULE_CMD, 0, TcpPduFuzz.propertySet(0x14, TcpPduFuzz.CC_ENABLE), null,
+            false, false));
+        send(io, TcpPduFuzz.icReq(0));
+        connect(io, 1, cntlid);
+        return new EmbeddedChannel[] {admin, io};
     }
 
     static void send(EmbeddedChannel ch, byte[] pdu) {

@@ -1,0 +1,206 @@
+package io.nvmf4j.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.it.TestTarget;
+import io.nvmf4j.testhost.NvmeHost;
+import io.nvmf4j.testhost.PduCodec;
+import io.nvmf4j.testhost.Sqe;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A read of up to {@link TcpQueue#OWN_FRAME_DATA} bytes is answered from its request slot's own buffer, kept
+ * from one command to the next: no pool allocation per read, never written into while the channel still holds it
+ * (a response the socket took but a handler in front has not let go of), released when the connection closes.
+ * An {@link EmbeddedChannel} stands in for the socket: it keeps what is written until the test reads it, and its
+ * allocator counts and keeps every buffer handed out.
+ */
+class OwnFrameTest {
+    private static final int BYTES = 4096;
+    private static final int NLB = BYTES / TestTarget.BLOCK_SIZE;
+
+    private NvmfTarget nvmf;
+    private CountingAllocator alloc;
+    private EmbeddedChannel admin;
+    private EmbeddedChannel io;
+    private int cid;
+
+    @BeforeEach
+    void start() throws Exception {
+        TargetConfig cfg = TestTarget.config(TestTarget.freePort());
+        nvmf = NvmfTarget.start(cfg);
+        alloc = new CountingAllocator();
+        EmbeddedChannel[] queues = CommandCostBenchmark.connectedQueues(nvmf, cfg, alloc);
+        admin = queues[0];
+        io = queues[1];
+        for (int i = 0; i < 4; i++) { // block i holds the byte i + 1 throughout
+            io.writeInbound(Unpooled.wrappedBuffer(PduCodec.encode(TcpPdu.CAPSULE_CMD, 0,
+                NvmeHost.rw(NvmeHost.OPC_WRITE, 1, (long) i * NLB, NLB).cid(++cid)
+                    .sgl(Sqe.SGL_IN_CAPSULE, 0, BYTES).toBytes(), filled(i + 1), false, false)));
+        }
+        assertThat(CommandCostBenchmark.drain(io)).isEqualTo(4);
+    }
+
+    @AfterEach
+    void stop() {
+        if (io != null) {
+            io.finishAndReleaseAll();
+        }
+        if (admin != null) {
+            admin.finishAndReleaseAll();
+        }
+        if (nvmf != null) {
+            nvmf.close();
+        }
+    }
+
+    @Test
+    void readsOneAfterAnotherReuseTheSlotsBuffer() {
+        int before = alloc.large();
+        for (int i = 0; i < 200; i++) {
+            sendRead(i % 4);
+            List<ByteBuf> out = outbound();
+            try {
+                assertThat(out).hasSize(1);
+                assertThat(fill(readData(out.get(0)))).as("read %d", i).isEqualTo(i % 4 + 1);
+            } finally {
+                out.forEach(ReferenceCountUtil::release);
+            }
+        }
+        assertThat(alloc.large() - before).as("buffers of 4 KiB or more allocated for 200 reads").isEqualTo(1);
+    }
+
+    @Test
+    void aBufferTheChannelStillHoldsIsNeverWrittenInto() {
+        // the first read's response stays in the channel's hands (not read out), so its slot is free again but its
+        // buffer is not: the next read, which takes the same slot, must answer from another buffer
+        sendRead(0);
+        sendRead(1);
+        sendRead(2);
+        List<ByteBuf> out = outbound();
+        try {
+            assertThat(out).hasSize(3);
+            assertThat(fill(readData(out.get(0)))).as("first read").isEqualTo(1);
+            assertThat(fill(readData(out.get(1)))).as("second read").isEqualTo(2);
+            assertThat(fill(readData(out.get(2)))).as("third read").isEqualTo(3);
+        } finally {
+            out.forEach(ReferenceCountUtil::release);
+        }
+        // once the channel let go, the slot's own buffer serves again
+        int before = alloc.large();
+        for (int i = 0; i < 20; i++) {
+            sendRead(3);
+            outbound().forEach(ReferenceCountUtil::release);
+        }
+        assertThat(alloc.large() - before).as("buffers allocated for 20 reads after the channel let go").isZero();
+    }
+
+    @Test
+    void closingReleasesEveryBuffer() {
+        for (int i = 0; i < 8; i++) {
+            sendRead(i % 4); // a few slots get their own buffer: the responses are read out together
+        }
+        outbound().forEach(ReferenceCountUtil::release);
+        io.finishAndReleaseAll();
+        io = null;
+        assertThat(alloc.leaked()).as("buffers of the queue still referenced after it closed").isEmpty();
+    }
+
+    private void sendRead(int block) {
+        io.writeInbound(Unpooled.wrappedBuffer(PduCodec.encode(TcpPdu.CAPSULE_CMD, 0,
+            NvmeHost.rw(NvmeHost.OPC_READ, 1, (long) block * NLB, NLB).cid(++cid & 0x7fff)
+                .sgl(Sqe.SGL_TRANSPORT, 0, BYTES).toBytes(), null, false, false)));
+    }
+
+    private List<ByteBuf> outbound() {
+        List<ByteBuf> out = new ArrayList<>();
+        for (Object o = io.readOutbound(); o != null; o = io.readOutbound()) {
+            out.add((ByteBuf) o);
+        }
+        return out;
+    }
+
+    /** The data of the C2HData PDU a read's response starts with. */
+    private static byte[] readData(ByteBuf b) {
+        int at = b.readerIndex();
+        assertThat((int) b.getUnsignedByte(at + TcpPdu.TYPE)).isEqualTo(TcpPdu.C2H_DATA);
+        int pdo = b.getUnsignedByte(at + TcpPdu.PDO);
+        int datal = b.getIntLE(at + TcpPdu.CH_SIZE + 8);
+        byte[] data = new byte[datal];
+        b.getBytes(at + pdo, data);
+        return data;
+    }
+
+    /** The byte every position of {@code data} holds, or -1 when they differ (or for a length other than 4 KiB). */
+    private static int fill(byte[] data) {
+        for (byte b : data) {
+            if (b != data[0]) {
+                return -1;
+            }
+        }
+        return data.length == BYTES ? data[0] : -1;
+    }
+
+    private static byte[] filled(int value) {
+        byte[] b = new byte[BYTES];
+        Arrays.fill(b, (byte) value);
+        return b;
+    }
+
+    /** The pooled allocator, counting the buffers of 4 KiB or more and keeping every buffer it gives. */
+    private static final class CountingAllocator extends AbstractByteBufAllocator {
+        private final ByteBufAllocator pool = PooledByteBufAllocator.DEFAULT;
+        private final List<ByteBuf> given = new ArrayList<>();
+        private int large;
+
+        CountingAllocator() {
+            super(true);
+        }
+
+        int large() {
+            return large;
+        }
+
+        List<ByteBuf> leaked() {
+            return given.stream().filter(b -> b.refCnt() > 0).toList();
+        }
+
+        private ByteBuf keep(ByteBuf b) {
+            given.add(b);
+            if (b.capacity() >= BYTES) {
+                large++;
+            }
+            return b;
+        }
+
+        @Override
+        protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+            return keep(pool.heapBuffer(initialCapacity, maxCapacity));
+        }
+
+        @Override
+        protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+            return keep(pool.directBuffer(initialCapacity, maxCapacity));
+        }
+
+        @Override
+        public boolean isDirectBufferPooled() {
+            return true;
+        }
+    }
+}
