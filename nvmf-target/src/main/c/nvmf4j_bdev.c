@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -29,7 +30,7 @@
 #endif
 
 /* Bumped whenever a native signature or an exported constant changes; must equal FileNative.ABI_VERSION. */
-#define NVMF4J_BDEV_ABI_VERSION 2
+#define NVMF4J_BDEV_ABI_VERSION 3
 #define NATIVE_CLASS "io/nvmf4j/bdev/FileNative"
 
 #define H2P(type, h) ((type *)(uintptr_t)(h))
@@ -312,6 +313,46 @@ static jint blk_zeroout(JNIEnv *env, jclass cls, jint fd, jlong off, jlong len)
 	return block_range_ioctl(fd, BLKZEROOUT, off, len);
 }
 
+#define HUGE_ALIGN ((size_t)2 << 20)
+
+/*
+ * An anonymous private mapping of len bytes (rounded up to a page) at a 2 MiB-aligned address, with
+ * MADV_HUGEPAGE when huge is set: transparent huge pages in the kernel's "madvise" mode (Debian's default)
+ * back it with 2 MiB pages as it is first touched, so a random 4 KiB access of a large RAM device does not
+ * miss the TLB every time. The address, or a negative errno. An madvise the kernel refuses (no THP) is ignored.
+ */
+static jlong map_anonymous(JNIEnv *env, jclass cls, jlong len, jboolean huge)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (len <= 0 || (uint64_t)len > SIZE_MAX - HUGE_ALIGN - (size_t)page)
+		return -EINVAL;
+	size_t want = ((size_t)len + (size_t)page - 1) & ~((size_t)page - 1);
+	size_t total = want + HUGE_ALIGN;
+	uint8_t *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NEG_ERRNO();
+	uintptr_t start = ((uintptr_t)p + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1);
+	size_t head = start - (uintptr_t)p;
+	size_t tail = total - head - want;
+	if (head)
+		munmap(p, head);
+	if (tail)
+		munmap((uint8_t *)start + want, tail);
+	if (huge)
+		(void)madvise((void *)start, want, MADV_HUGEPAGE);
+	return (jlong)start;
+}
+
+/* munmap of what map_anonymous returned (len as given to it). */
+static jint unmap(JNIEnv *env, jclass cls, jlong address, jlong len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (!address || len <= 0)
+		return -EINVAL;
+	size_t want = ((size_t)len + (size_t)page - 1) & ~((size_t)page - 1);
+	return munmap((void *)(uintptr_t)address, want) < 0 ? NEG_ERRNO() : 0;
+}
+
 /* Address of a direct ByteBuffer (control path: once per buffer). */
 static jlong buffer_address(JNIEnv *env, jclass cls, jobject buf)
 {
@@ -337,6 +378,8 @@ static const JNINativeMethod methods[] = {
 	{ "blkDiscard", "(IJJ)I", (void *)blk_discard },
 	{ "blkZeroout", "(IJJ)I", (void *)blk_zeroout },
 	{ "bufferAddress", "(Ljava/nio/ByteBuffer;)J", (void *)buffer_address },
+	{ "mapAnonymous", "(JZ)J", (void *)map_anonymous },
+	{ "unmap", "(JJ)I", (void *)unmap },
 };
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)

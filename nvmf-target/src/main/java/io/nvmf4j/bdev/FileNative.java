@@ -14,7 +14,7 @@ import java.nio.ByteBuffer;
  */
 final class FileNative {
     /** Must equal {@code NVMF4J_BDEV_ABI_VERSION} in {@code nvmf4j_bdev.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 2;
+    static final int ABI_VERSION = 3;
     static final String NAME = "nvmf4j_bdev";
 
     static final int OPEN_CREATE = 1;
@@ -78,4 +78,17 @@ final class FileNative {
     static native int blkDiscard(int fd, long offset, long length);
     static native int blkZeroout(int fd, long offset, long length);
     static native long bufferAddress(ByteBuffer buffer);
+    /**
+     * An anonymous mapping of {@code length} bytes at a 2 MiB-aligned address, with transparent huge pages
+     * asked for ({@code MADV_HUGEPAGE}) when {@code hugePages}; the address or a negative errno. Its pages read
+     * zero and are allocated as they are first touched.
+     */
+    static native long mapAnonymous(long length, boolean hugePages);
+    /** Unmaps what {@link #mapAnonymous} returned ({@code length} as given to it); 0 or a negative errno. */
+    static native int unmap(long address, long length);
+
+    /** Whether the library loaded (else {@link #ensureLoaded} says why). */
+    static boolean loaded() {
+        return FAILURE == null;
+    }
 }

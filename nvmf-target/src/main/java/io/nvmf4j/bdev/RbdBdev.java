@@ -129,6 +129,8 @@ public final class RbdBdev extends AbstractBdev {
     private volatile String headerOid;
     /** The header watch's handle, 0 when none. Guarded by control. */
     private long watch;
+    /** The connection {@link #watch} was made on (its ioctx must outlive the watch). Guarded by control. */
+    private Conn watchConn;
 
     private RbdBdev(String name, int blockSize, long numBlocks, Options options, Conn conn) {
         super(name, blockSize, numBlocks);
@@ -346,7 +348,7 @@ public final class RbdBdev extends AbstractBdev {
         headerListeners.add(listener);
         synchronized (control) {
             if (watch == 0 && !isClosed()) {
-                long w = withConnLong(c -> RbdNative.watch(c.ioctx, headerOid(), index));
+                long w = withConnLong(c -> watchOn(c));
                 if (w < 0) {
                     headerListeners.remove(listener);
                     throw ioFailure("watch the header of", (int) w);
@@ -455,7 +457,7 @@ public final class RbdBdev extends AbstractBdev {
             RbdNative.unwatch(watch);
             watch = 0;
             try {
-                long w = withConnLong(c -> RbdNative.watch(c.ioctx, headerOid(), index));
+                long w = withConnLong(c -> watchOn(c));
                 if (w < 0) {
                     LOG.error("rbd bdev {}: cannot watch the header again: {}", name(), RbdNative.strerror((int) w));
                     return;
@@ -582,6 +584,15 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
+    /** rados_watch2 of the header on {@code c}, remembered as the watch's connection: the handle or -errno. Under control. */
+    private long watchOn(Conn c) throws java.io.IOException {
+        long w = RbdNative.watch(c.ioctx, headerOid(), index);
+        if (w > 0) {
+            watchConn = c;
+        }
+        return w;
+    }
+
     /** Puts {@code fresh} in place of the current connection and watches the header on it; the old one, or null. */
     private Conn swap(Conn fresh) {
         long oldWatch;
@@ -595,6 +606,7 @@ public final class RbdBdev extends AbstractBdev {
         if (oldWatch != 0) {
             RbdNative.unwatch(oldWatch); // fails on a blocklisted client; frees the watch and waits for its callbacks
         }
+        boolean watchAgain = oldWatch != 0;
         Conn old;
         connLock.writeLock().lock();
         try {
@@ -609,9 +621,16 @@ public final class RbdBdev extends AbstractBdev {
             connLock.writeLock().unlock();
         }
         synchronized (control) {
-            if (oldWatch != 0 && watch == 0 && !isClosed()) {
+            if (watch != 0 && watchConn != fresh) {
+                // made on the old client between the two steps above (a first header listener): the old client is
+                // retired next, and a watch must end before its ioctx does (else its unwatch reads freed memory)
+                RbdNative.unwatch(watch);
+                watch = 0;
+                watchAgain = true;
+            }
+            if (watchAgain && watch == 0 && !isClosed()) {
                 try {
-                    long w = RbdNative.watch(fresh.ioctx, headerOid(), index);
+                    long w = watchOn(fresh);
                     if (w < 0) {
                         LOG.error("rbd bdev {}: cannot watch the header on the new client: {}", name(),
                             RbdNative.strerror((int) w));

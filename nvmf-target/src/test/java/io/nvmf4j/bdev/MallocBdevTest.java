@@ -33,6 +33,61 @@ class MallocBdevTest {
         dev.close();
     }
 
+    /**
+     * The memory is one 2 MiB-aligned mapping that the kernel backs with transparent huge pages where it gives
+     * them ("always" or "madvise" in /sys/kernel/mm/transparent_hugepage/enabled; this project's machines have
+     * "madvise"): a random 4 KiB read then does not miss the TLB each time. Where THP is off ("never") the
+     * device must still work on ordinary pages, which is what is checked there.
+     */
+    @Test
+    void memoryIsInTransparentHugePages() throws Exception {
+        long size = 64L << 20;
+        MallocBdev big = new MallocBdev("m1", 4096, size / 4096);
+        try {
+            byte[] data = random(4096, 7);
+            write(big, 4096L * 1000, data);
+            assertThat(read(big, 4096L * 1000, 4096)).isEqualTo(data);
+            java.nio.file.Path thp = java.nio.file.Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
+            String mode = java.nio.file.Files.exists(thp) ? java.nio.file.Files.readString(thp).trim() : "absent";
+            if (mode.contains("[never]") || mode.equals("absent")) {
+                System.out.println("transparent huge pages " + mode + ": ordinary pages, the device works on them");
+                return;
+            }
+            assertThat(big.address() % (2 << 20)).as("address 2 MiB-aligned").isZero();
+            long hugeKb = anonHugeKb(big.address());
+            assertThat(hugeKb).as("AnonHugePages of the mapping (THP %s)", mode).isGreaterThanOrEqualTo(size / 2 / 1024);
+        } finally {
+            big.close();
+        }
+    }
+
+    @Test
+    void aSizeThatIsNoWholePageWorks() {
+        MallocBdev odd = new MallocBdev("m2", 512, 3);
+        try {
+            byte[] data = random(1536, 9);
+            write(odd, 0, data);
+            assertThat(read(odd, 0, 1536)).isEqualTo(data);
+        } finally {
+            odd.close();
+        }
+        assertThat(odd.address()).isZero();
+    }
+
+    /** The AnonHugePages of the mapping of /proc/self/smaps that starts at {@code address}, in kB. */
+    private static long anonHugeKb(long address) throws java.io.IOException {
+        String start = Long.toHexString(address) + "-";
+        boolean in = false;
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/smaps"))) {
+            if (line.matches("^[0-9a-f]+-[0-9a-f]+ .*")) {
+                in = line.startsWith(start);
+            } else if (in && line.startsWith("AnonHugePages:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", ""));
+            }
+        }
+        throw new AssertionError("no mapping at 0x" + Long.toHexString(address) + " in /proc/self/smaps");
+    }
+
     @Test
     void reportsItsGeometry() {
         assertThat(dev.name()).isEqualTo("m0");
