@@ -74,6 +74,21 @@ class MallocBdevTest {
         assertThat(odd.address()).isZero();
     }
 
+    /** The mapping calls refuse a length or address that cannot be right with -EINVAL, and nothing is mapped. */
+    @Test
+    void mappingRefusesBadLengthsAndAddresses() {
+        FileNative.ensureLoaded("m3");
+        assertThat(FileNative.mapAnonymous(0, true)).isEqualTo(-FileNative.EINVAL);
+        assertThat(FileNative.mapAnonymous(-4096, false)).isEqualTo(-FileNative.EINVAL);
+        assertThat(FileNative.mapAnonymous(Long.MAX_VALUE, true)).as("more than the address space (ENOMEM)").isNegative();
+        assertThat(FileNative.unmap(0, 4096)).isEqualTo(-FileNative.EINVAL);
+        assertThat(FileNative.unmap(dev.address(), 0)).isEqualTo(-FileNative.EINVAL);
+        // the device those calls named is untouched
+        byte[] data = random(BS, 11);
+        write(dev, 0, data);
+        assertThat(read(dev, 0, BS)).isEqualTo(data);
+    }
+
     /** The AnonHugePages of the mapping of /proc/self/smaps that starts at {@code address}, in kB. */
     private static long anonHugeKb(long address) throws java.io.IOException {
         String start = Long.toHexString(address) + "-";
