@@ -29,4 +29,46 @@ class BusyAccountingTest {
         Thread.sleep(20);
         assertThat(a.busyNanos()).as("counts again with work").isGreaterThan(idleFrom + 15_000_000L);
     }
+
+    /**
+     * A pass that continues what the last one did reads no clock: a busy loop's idle passes between two stretches of
+     * work still count as idle, its working passes as busy.
+     */
+    @Test
+    void busyCountsRunsOfIdlePassesAsIdleAndRunsOfWorkingPassesAsBusy() throws Exception {
+        List<IdleStrategies.Accounting> made = new ArrayList<>();
+        SelectStrategy s = IdleStrategies.factory("busy", made).newSelectStrategy();
+        IdleStrategies.Accounting a = made.get(0);
+        s.calculateStrategy(() -> 1, false);
+        Thread.sleep(10);
+        s.calculateStrategy(() -> 1, false); // still working
+        Thread.sleep(20);
+        assertThat(s.calculateStrategy(() -> 0, false)).as("busy: poll again").isZero();
+        long idleFrom = a.busyNanos();
+        assertThat(idleFrom).isBetween(25_000_000L, 1_000_000_000L);
+        for (int i = 0; i < 5; i++) {
+            Thread.sleep(10);
+            assertThat(s.calculateStrategy(() -> 0, false)).isZero();
+        }
+        assertThat(a.busyNanos()).as("idle passes add nothing").isEqualTo(idleFrom);
+        s.calculateStrategy(() -> 1, false);
+        long idle = a.idleNanos();
+        assertThat(idle).as("idle from the first idle pass to the pass with work").isBetween(50_000_000L, 1_000_000_000L);
+        Thread.sleep(10);
+        assertThat(a.idleNanos()).as("closed by the work").isEqualTo(idle);
+        Thread.sleep(20);
+        assertThat(a.busyNanos()).as("counts again with work").isGreaterThan(idleFrom + 15_000_000L);
+    }
+
+    /** Backoff times its idling on every idle pass: after its spin and yield phases it blocks. */
+    @Test
+    void backoffBlocksOnceItHasIdledPastItsSpinAndYieldPhases() throws Exception {
+        SelectStrategy s = IdleStrategies.factory("backoff").newSelectStrategy();
+        s.calculateStrategy(() -> 1, false);
+        assertThat(s.calculateStrategy(() -> 0, false)).as("first idle pass: spin").isZero();
+        Thread.sleep(IdleStrategies.YIELD_NANOS / 1_000_000 + 5);
+        assertThat(s.calculateStrategy(() -> 0, false)).as("idle longer than spin and yield").isEqualTo(SelectStrategy.SELECT);
+        s.calculateStrategy(() -> 1, false);
+        assertThat(s.calculateStrategy(() -> 0, false)).as("work resets it: spin again").isZero();
+    }
 }
