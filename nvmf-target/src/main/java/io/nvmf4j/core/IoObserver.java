@@ -15,7 +15,8 @@ public interface IoObserver {
      * @param ns           the namespace, or null when the command named none that exists
      * @param opcode       NVM opcode
      * @param bytes        data bytes moved (0 for commands without data or that failed before moving any)
-     * @param latencyNanos from capsule arrival to the response being queued
+     * @param latencyNanos from capsule arrival to the response being sent (NVMe/TCP: flushed to the socket, with one
+     *                     clock reading for a read batch's commands; RDMA: its send being built)
      * @param status       NVMe status (0 = success)
      */
     default void ioCompleted(Namespace ns, int opcode, int bytes, long latencyNanos, int status) {

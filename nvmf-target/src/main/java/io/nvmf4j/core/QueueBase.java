@@ -82,13 +82,18 @@ public abstract class QueueBase implements Queue {
 
     /** The metrics of a completed command: an I/O's size and latency, an admin command's error. */
     protected final void observe(Request req) {
+        observe(req, System.nanoTime());
+    }
+
+    /** {@link #observe(Request)} with the clock reading ({@link System#nanoTime()}) at which its response went out. */
+    protected final void observe(Request req, long nowNanos) {
         if (controller == null) {
             return;
         }
         boolean ok = NvmeStatus.isSuccess(req.status);
         if (qid > 0) {
             int bytes = ok && req.xferDir != Request.XFER_NONE ? req.dataLength : 0;
-            observer.ioCompleted(req.ns, req.sqe.opcode(), bytes, System.nanoTime() - req.startNanos, req.status);
+            observer.ioCompleted(req.ns, req.sqe.opcode(), bytes, nowNanos - req.startNanos, req.status);
         } else if (!ok) {
             observer.adminError(controller.subsystem(), req.sqe.opcode(), req.status);
         }

@@ -46,7 +46,7 @@ final class LatencyBuckets {
     /** The latency timer of one namespace and opcode, with these buckets (plus +Inf), count, sum and max. */
     Timer timer(MeterRegistry registry, Tags tags) {
         Timer.Builder b = Timer.builder(MetricNames.IO_LATENCY)
-            .description("I/O command latency, from capsule arrival to the response being queued")
+            .description("I/O command latency, from capsule arrival to the response being sent (NVMe/TCP: flushed to the socket; RDMA: its send being built)")
             .tags(tags);
         if (bounds == null) {
             b.publishPercentileHistogram()

@@ -297,6 +297,11 @@ final class TcpPduWriter {
         batching = on;
     }
 
+    /** Whether a read batch is being processed (flushes wait for its end). */
+    boolean batching() {
+        return batching;
+    }
+
     /**
      * Flushes what is queued, or notes it for the end of the read batch; true when it flushed.
      */

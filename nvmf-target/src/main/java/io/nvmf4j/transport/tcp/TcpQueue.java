@@ -88,6 +88,12 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     private int stagedResponses;
     /** The connection closed: request slots release their own buffers as they are freed. */
     private boolean closedDown;
+    /**
+     * The ttags of requests completed in the current read batch whose latency is recorded at its flush
+     * ({@link TcpRequest#unobserved}; an entry whose request was freed and recorded meanwhile is skipped).
+     */
+    private int[] unobserved = new int[0];
+    private int unobservedCount;
 
     private TcpQueue(CommandDispatcher dispatcher, TcpTransportConfig config, TransportLimits limits,
                      ListenerConfig listener, IoObserver observer) {
@@ -176,6 +182,7 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
         table = t;
         responding = ring;
         respondingHead = 0;
+        unobserved = java.util.Arrays.copyOf(unobserved, size);
     }
 
     private TcpRequest allocate() {
@@ -184,6 +191,10 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     }
 
     private void recycle(TcpRequest req) {
+        if (req.unobserved) {
+            req.unobserved = false;
+            observe(req); // freed before its batch's flush (the connection closed): recorded now, never lost
+        }
         req.releaseBuffers();
         if (req.frame != null) {
             if (req.frame != req.ownFrame) {
@@ -265,10 +276,37 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
         }
     }
 
-    /** Flushes the responses a read batch queued, then frees the requests the socket took. */
+    /**
+     * Flushes the responses a read batch queued, records the latencies of its commands with one clock reading
+     * (capsule arrival to this flush), then frees the requests the socket took.
+     */
     void flushBatch() {
         writer.flushBatch();
+        if (unobservedCount > 0) {
+            long now = System.nanoTime();
+            for (int i = 0; i < unobservedCount; i++) {
+                TcpRequest r = table[unobserved[i]];
+                if (r.unobserved) {
+                    r.unobserved = false;
+                    observe(r, now);
+                }
+            }
+            unobservedCount = 0;
+        }
         reapWritten();
+    }
+
+    /**
+     * Records {@code req}'s latency now or, completed inside a read batch, at the batch's flush: one clock reading
+     * for all the batch's commands instead of one each (26 ns here; at QD 32 a batch holds a dozen or more).
+     */
+    private void observeSoon(TcpRequest req) {
+        if (writer.batching() && unobservedCount < unobserved.length) {
+            req.unobserved = true;
+            unobserved[unobservedCount++] = req.ttag;
+        } else {
+            observe(req);
+        }
     }
 
     void flushUnlessBatching() {
@@ -544,11 +582,12 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     @Override
     public void complete(Request r) {
         TcpRequest req = (TcpRequest) r;
-        observe(req);
         if (!reader.ready()) {
+            observe(req);
             recycle(req);
             return;
         }
+        observeSoon(req);
         boolean success = NvmeStatus.isSuccess(req.status);
         boolean successFlag = false;
         if (success && req.xferDir == Request.XFER_C2H && req.dataLength > 0) {

@@ -27,6 +27,11 @@ final class TcpRequest extends Request {
     int h2cReceived;
     /** A data digest failed during this command's transfer: complete with Transient Transport Error. */
     boolean digestFailed;
+    /**
+     * Completed in a read batch, its latency not yet recorded: it is, with one clock reading for the batch, when the
+     * batch's responses are flushed ({@link TcpQueue#flushBatch}), or when the request is freed before that.
+     */
+    boolean unobserved;
     /** In RESPONDING: the queue's count of bytes handed to the channel once this response was queued. */
     long wireEnd;
     /**

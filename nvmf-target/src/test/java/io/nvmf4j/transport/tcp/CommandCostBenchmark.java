@@ -121,12 +121,18 @@ public class CommandCostBenchmark {
      * controller enabled: NVMe/TCP queues on {@link EmbeddedChannel}s, the I/O queue's allocator {@code ioAlloc}.
      */
     static EmbeddedChannel[] connectedQueues(NvmfTarget nvmf, TargetConfig cfg, io.netty.buffer.ByteBufAllocator ioAlloc) {
+        return connectedQueues(nvmf, cfg, ioAlloc, IoObserver.NONE);
+    }
+
+    /** {@link #connectedQueues(NvmfTarget, TargetConfig, io.netty.buffer.ByteBufAllocator)}, the I/O queue observed by {@code ioObserver}. */
+    static EmbeddedChannel[] connectedQueues(NvmfTarget nvmf, TargetConfig cfg, io.netty.buffer.ByteBufAllocator ioAlloc,
+                                             IoObserver ioObserver) {
         ListenerConfig listener = cfg.subsystems.get(0).listeners.get(0);
         CommandDispatcher dispatcher = new CommandDispatcher(nvmf.target());
         TransportLimits limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize,
             cfg.tcp.mdtsBytes, cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
         EmbeddedChannel admin = channel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
-        EmbeddedChannel io = new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
+        EmbeddedChannel io = new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, ioObserver));
         io.config().setAllocator(ioAlloc);
         send(admin, TcpPduFuzz.icReq(0));
         int cntlid = connect(admin, 0, 0xFFFF);
