@@ -4,8 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.nvmf4j.NvmfTarget;
-import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.it.TestTarget;
@@ -33,39 +31,27 @@ class BatchLatencyTest {
     private static final int NLB = BYTES / TestTarget.BLOCK_SIZE;
 
     private final List<Long> readLatencies = new ArrayList<>();
-    private NvmfTarget nvmf;
-    private EmbeddedChannel admin;
+    private EmbeddedQueues queues;
     private EmbeddedChannel io;
     private int cid;
 
     @BeforeEach
     void start() throws Exception {
-        TargetConfig cfg = TestTarget.config(TestTarget.freePort());
-        nvmf = NvmfTarget.start(cfg);
-        IoObserver observer = new IoObserver() {
+        queues = EmbeddedQueues.start(PooledByteBufAllocator.DEFAULT, new IoObserver() {
             @Override
             public void ioCompleted(Namespace ns, int opcode, int bytes, long latencyNanos, int status) {
                 if (opcode == Opcodes.IO_READ) {
                     readLatencies.add(latencyNanos);
                 }
             }
-        };
-        EmbeddedChannel[] queues = CommandCostBenchmark.connectedQueues(nvmf, cfg, PooledByteBufAllocator.DEFAULT,
-            observer);
-        admin = queues[0];
-        io = queues[1];
+        });
+        io = queues.io;
     }
 
     @AfterEach
     void stop() {
-        if (io != null) {
-            io.finishAndReleaseAll();
-        }
-        if (admin != null) {
-            admin.finishAndReleaseAll();
-        }
-        if (nvmf != null) {
-            nvmf.close();
+        if (queues != null) {
+            queues.close();
         }
     }
 
@@ -99,8 +85,7 @@ class BatchLatencyTest {
         batch.writeBytes(bad);
         io.writeInbound(batch);
         CommandCostBenchmark.drain(io);
-        io.finishAndReleaseAll();
-        io = null;
+        queues.closeIo();
         assertThat(readLatencies).as("the read before the bad PDU").hasSize(1);
         assertThat(readLatencies.get(0)).isPositive();
     }

@@ -7,8 +7,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
-import io.nvmf4j.NvmfTarget;
-import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.it.TestTarget;
 import io.nvmf4j.testhost.NvmeHost;
 import io.nvmf4j.testhost.PduCodec;
@@ -34,20 +33,16 @@ class OwnFrameTest {
     private static final int BYTES = 4096;
     private static final int NLB = BYTES / TestTarget.BLOCK_SIZE;
 
-    private NvmfTarget nvmf;
     private CountingAllocator alloc;
-    private EmbeddedChannel admin;
+    private EmbeddedQueues queues;
     private EmbeddedChannel io;
     private int cid;
 
     @BeforeEach
     void start() throws Exception {
-        TargetConfig cfg = TestTarget.config(TestTarget.freePort());
-        nvmf = NvmfTarget.start(cfg);
         alloc = new CountingAllocator();
-        EmbeddedChannel[] queues = CommandCostBenchmark.connectedQueues(nvmf, cfg, alloc);
-        admin = queues[0];
-        io = queues[1];
+        queues = EmbeddedQueues.start(alloc, IoObserver.NONE);
+        io = queues.io;
         for (int i = 0; i < 4; i++) { // block i holds the byte i + 1 throughout
             io.writeInbound(Unpooled.wrappedBuffer(PduCodec.encode(TcpPdu.CAPSULE_CMD, 0,
                 NvmeHost.rw(NvmeHost.OPC_WRITE, 1, (long) i * NLB, NLB).cid(++cid)
@@ -58,14 +53,8 @@ class OwnFrameTest {
 
     @AfterEach
     void stop() {
-        if (io != null) {
-            io.finishAndReleaseAll();
-        }
-        if (admin != null) {
-            admin.finishAndReleaseAll();
-        }
-        if (nvmf != null) {
-            nvmf.close();
+        if (queues != null) {
+            queues.close();
         }
     }
 
@@ -116,8 +105,7 @@ class OwnFrameTest {
             sendRead(i % 4); // a few slots get their own buffer: the responses are read out together
         }
         outbound().forEach(ReferenceCountUtil::release);
-        io.finishAndReleaseAll();
-        io = null;
+        queues.closeIo();
         assertThat(alloc.leaked()).as("buffers of the queue still referenced after it closed").isEmpty();
     }
 
