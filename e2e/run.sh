@@ -27,6 +27,11 @@
 #                       bin/nvmf4j-target; default "-XX:TieredStopAtLevel=1": C1 only, which
 #                       avoids a JVM crash seen under multi-threaded TCG; "" for C1+C2)
 #   --idle-strategy S   idleStrategy of the service config: backoff (default), busy, interrupt
+#   --cores N           cores (poll groups) of the service config of the tcp, rdma, spdk and bench
+#                       parts (default 2). The bench part's java engine runs with 1 and busy, pinned
+#                       to vCPU 0, unless these two options say otherwise (--cores: not pinned): one
+#                       busy-polling core, as the spdk engine's one reactor (and the host rows of
+#                       fio-jobs/engines.sh) have, leaving fio a vCPU
 #   --only LIST         run only these parts, comma-separated: nvmet, tcp (nvmf4j over TCP),
 #                       rdma (nvmf4j over RDMA), spdk (the service with the spdk engine over TCP
 #                       and RDMA), ana (two nvmf4j instances, one namespace, the host's native
@@ -63,7 +68,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE=backoff ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 BENCH_WARMUP=15 FUZZ_SECONDS=20 VM_TIMEOUT=3600 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE="" CORES="" ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 BENCH_WARMUP=15 FUZZ_SECONDS=20 VM_TIMEOUT=3600 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
@@ -82,6 +87,7 @@ while [ $# -gt 0 ]; do
     --no-build) DO_BUILD=0 ;;
     --jvm-opts) JVM_OPTS=$2; shift ;;
     --idle-strategy) IDLE=$2; shift ;;
+    --cores) CORES=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --kernel-pkg) KPKG=$2; shift ;;
     --suite) SUITE=$2; shift ;;
@@ -98,6 +104,8 @@ for part in ${ONLY//,/ }; do
   case $part in nvmet|tcp|rdma|spdk|ana|rbd|fuzzrdma|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, fuzzrdma, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT$FUZZ_SECONDS$BENCH_WARMUP in *[!0-9]*) echo "--fio-runtime, --bench-warmup, --fuzz-seconds and --timeout take whole seconds" >&2; exit 2 ;; esac
+case $IDLE in ''|backoff|busy|interrupt) ;; *) echo "--idle-strategy takes backoff, busy or interrupt, not '$IDLE'" >&2; exit 2 ;; esac
+case $CORES in '') ;; *[!0-9]*|0*) echo "--cores takes a whole number of at least 1, not '$CORES'" >&2; exit 2 ;; esac
 case $SUITE in ''|trixie|bookworm) ;; *) echo "--suite takes trixie or bookworm (the guest's programs run with their own C library; other suites are untried)" >&2; exit 2 ;; esac
 case $PC_CUT_AFTER in ''|*[!0-9]*) echo "--cut-after takes a number of records" >&2; exit 2 ;; esac
 . "$HERE/lib/common.sh"
@@ -183,6 +191,7 @@ params() { # results-dir [NAME=value...] : parameters for the guest, read by gue
     printf 'E2E_JVM_OPTS=%q\n' "$JVM_OPTS"
     printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"
     printf 'E2E_IDLE=%q\n' "$IDLE"
+    printf 'E2E_CORES=%q\n' "$CORES"
     printf 'E2E_ONLY=%q\n' "$ONLY"
     printf 'E2E_SUITE=%q\n' "${SUITE:-host}"
     printf 'E2E_USERLAND=%q\n' "$USERLAND"
@@ -303,7 +312,8 @@ NPASS=$(count PASS) NFAIL=$(count FAIL) NSKIP=$(count SKIP)
   echo "accel	$ACCEL cpu=$CPU smp=$SMP mem=$MEM kernel=$(basename "$KERNEL")"
   echo "qemu	$(qemu-system-x86_64 --version | head -1)"
   echo "jvm_opts	$JVM_OPTS"
-  echo "idle_strategy	$IDLE"
+  echo "idle_strategy	${IDLE:-backoff (bench part, java engine: busy)}"
+  echo "cores	${CORES:-2 (bench part, java engine: 1)}"
   echo "host_loadavg_before_after	$LOAD0 / $LOAD1"
   echo "qemu_exit	$QRC"
   echo "guest_rc	$GRC"

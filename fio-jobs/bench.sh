@@ -30,8 +30,9 @@
 #   --guest             then the guest rows (e2e/run.sh --only bench)
 #   --guest-only        only the guest rows
 #   --fio-runtime S     seconds per fio job in the guest (default 10)
-#   --e2e-args "ARGS"   more e2e/run.sh options for the guest rows, e.g. "--idle-strategy busy" (the service
-#                       in the guest runs with run.sh's defaults: idleStrategy backoff, C1 only)
+#   --e2e-args "ARGS"   more e2e/run.sh options for the guest rows, e.g. "--cores 2 --idle-strategy backoff"
+#                       (the java engine in the guest runs with the bench part's defaults: one poll group,
+#                       busy, on vCPU 0, as the spdk engine's one reactor; C1 only)
 #   --lock FILE         hold flock FILE while measuring and while the guest runs (the lock QEMU guests of a
 #                       shared machine take)
 #   --out DIR           results (default fio-jobs/out/bench): engines/ (engines.sh's raw.tsv, table.txt,

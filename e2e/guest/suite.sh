@@ -195,7 +195,7 @@ write_config() { # file copy-in-results tcp-port rdma-port image [top-level memb
   [ -z "${NS_EUI64[1]:-}" ] || e1=", \"eui64\": \"${NS_EUI64[1]}\""
   [ -z "${NS_EUI64[2]:-}" ] || e2=", \"eui64\": \"${NS_EUI64[2]}\""
   cat > "$file" <<EOF
-{$top"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}", "storage": {"fileDirectories": ["$(dirname "$img")"]},
+{$top"cores": ${E2E_CORES:-2}, "idleStrategy": "${E2E_IDLE:-backoff}", "storage": {"fileDirectories": ["$(dirname "$img")"]},
  "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072,
          "maxH2cData": 131072, "c2hSuccess": true},
  "rdma": {"inCapsuleDataSize": 4096, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072,
