@@ -47,6 +47,11 @@ WANT_TEXT="unknown target" expect_rc "engines.sh: java-3c -> usage error" 2 "$EN
 WANT_TEXT="positive whole number" expect_rc "engines.sh: --time 0 -> usage error" 2 "$ENGINES" --time 0
 WANT_TEXT="needs a value" expect_rc "engines.sh: option without its value -> usage error" 2 "$ENGINES" --rounds
 WANT_TEXT="queue depths 1-128" expect_rc "engines.sh: --sweep-qd 0 -> usage error" 2 "$ENGINES" --sweep-qd 1,0
+# e2e/run.sh (the kit's guest rows): its poll-group options are checked before anything is installed or booted
+E2E_RUN=$HERE/../e2e/run.sh
+WANT_TEXT="--cores takes a whole number of at least 1, not '0'" expect_rc "e2e/run.sh: --cores 0 -> usage error" 2 "$E2E_RUN" --cores 0
+WANT_TEXT="--cores takes a whole number of at least 1, not 'two'" expect_rc "e2e/run.sh: --cores two -> usage error" 2 "$E2E_RUN" --cores two
+WANT_TEXT="--idle-strategy takes backoff, busy or interrupt, not 'spin'" expect_rc "e2e/run.sh: --idle-strategy spin -> usage error" 2 "$E2E_RUN" --idle-strategy spin
 WANT_TEXT="is no commit" expect_rc "engines.sh: --java-ref of no commit -> usage error" 2 "$ENGINES" --java-ref no-such-ref-here
 WANT_TEXT="no --java-ref of this run" expect_rc "engines.sh: java@ target without its --java-ref -> usage error" 2 "$ENGINES" --targets java@1234567
 WANT_TEXT="whole seconds" expect_rc "engines.sh: --start-warmup 1.5 -> usage error" 2 "$ENGINES" --start-warmup 1.5
