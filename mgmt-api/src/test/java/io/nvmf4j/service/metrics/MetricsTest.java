@@ -101,7 +101,11 @@ class MetricsTest {
             for (int i = 0; i < 3; i++) {
                 assertThat(io.write(2, i, random(512, i)).ok()).isTrue();
             }
-            Scrape after = scrape();
+            // a command is recorded when its batch's responses are flushed, just after the host can have its
+            // completion: wait until the last ones are in (then every count must be exact)
+            Scrape after = awaitScrape(s -> commands(s, 2, "write") - commands(before, 2, "write") >= 3
+                && latencyCount(s, 2, "write") - latencyCount(before, 2, "write") >= 3
+                && commands(s, 1, "other") - commands(before, 1, "other") >= 2);
 
             assertThat(commands(after, 1, "write") - commands(before, 1, "write")).isEqualTo(10);
             assertThat(commands(after, 1, "read") - commands(before, 1, "read")).isEqualTo(5);
@@ -137,7 +141,13 @@ class MetricsTest {
             assertThat(badNsid.sc()).isEqualTo(0x0B);
             Completion badLog = c.admin().getLogPage(0x55, 0, 0, 512);
             assertThat(badLog.sct()).isEqualTo(1);
-            Scrape after = scrape();
+            // each command is recorded when its response is flushed (see countersMove...): wait for the three
+            String lid = StatusCounters.statusTag(badLog.status() >>> 1);
+            Scrape after = awaitScrape(s -> commands(s, 2, "read") - commands(before, 2, "read") >= 1
+                && s.value("nvmf_io_errors_total", SUB, "unknown", NSID, "0", "status", "0/0x0b")
+                    - before.value("nvmf_io_errors_total", SUB, "unknown", NSID, "0", "status", "0/0x0b") >= 1
+                && s.value("nvmf_admin_errors_total", SUB, SUBNQN, "status", lid)
+                    - before.value("nvmf_admin_errors_total", SUB, SUBNQN, "status", lid) >= 1);
 
             String lbaOutOfRange = "0/0x80";
             assertThat(after.value("nvmf_io_errors_total", SUB, SUBNQN, NSID, "2", "status", lbaOutOfRange)
@@ -146,7 +156,6 @@ class MetricsTest {
             assertThat(bytes(after, 2, "read") - bytes(before, 2, "read")).as("but move no bytes").isZero();
             assertThat(after.value("nvmf_io_errors_total", SUB, "unknown", NSID, "0", "status", "0/0x0b")
                 - before.value("nvmf_io_errors_total", SUB, "unknown", NSID, "0", "status", "0/0x0b")).isEqualTo(1);
-            String lid = StatusCounters.statusTag(badLog.status() >>> 1);
             assertThat(after.value("nvmf_admin_errors_total", SUB, SUBNQN, "status", lid)
                 - before.value("nvmf_admin_errors_total", SUB, SUBNQN, "status", lid)).isEqualTo(1);
             assertThat(lid).isEqualTo("1/0x09");
@@ -228,7 +237,7 @@ class MetricsTest {
         target.nvmf.addNamespace(SUBNQN, new NamespaceConfig(9, "m9"));
         try (NvmeController c = target.controller(1, 0)) {
             assertThat(c.io(0).write(9, 0, random(512, 9)).ok()).isTrue();
-            Scrape with = scrape();
+            Scrape with = awaitScrape(s -> commands(s, 9, "write") >= 1); // recorded at the flush, see above
             assertThat(commands(with, 9, "write")).isEqualTo(1);
             assertThat(with.value("nvmf_subsystem_namespaces", SUB, SUBNQN)).isEqualTo(3);
             target.nvmf.removeNamespace(SUBNQN, 9);
