@@ -385,6 +385,10 @@ public final class ConfigValidator {
             p.add("tcp.connectTimeoutMs: must be 0 (no limit) or 100..3600000, got " + t.connectTimeoutMs);
         }
         validateConnectionLimits("tcp", t.maxConnectionsPerListener, t.maxConnectionsPerHost, p);
+        if (t.socketBufferBytes != 0 && (t.socketBufferBytes < 4096 || t.socketBufferBytes > 1 << 30)) {
+            p.add("tcp.socketBufferBytes: must be 0 (the kernel's autotuning) or 4096..1073741824, got "
+                + t.socketBufferBytes);
+        }
     }
 
     private static void validateConnectionLimits(String transport, int perListener, int perHost, List<String> p) {

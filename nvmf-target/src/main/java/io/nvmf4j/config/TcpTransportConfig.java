@@ -36,4 +36,12 @@ public final class TcpTransportConfig {
     public int maxConnectionsPerListener = 4096;
     /** Connections one host address may hold on a TCP listener at once; beyond it likewise. 1..1048576. */
     public int maxConnectionsPerHost = 1024;
+    /**
+     * SO_SNDBUF and SO_RCVBUF of every connection in bytes, as SPDK's posix sock sets them ({@code send_buf_size},
+     * {@code recv_buf_size}, 2 MiB there); the kernel caps them at {@code net.core.wmem_max} / {@code rmem_max},
+     * doubles them for its bookkeeping and stops autotuning them. 0 (the default) leaves the kernel's autotuning
+     * ({@code net.ipv4.tcp_wmem}, {@code tcp_rmem}): SPDK's 2 MiB changed none of the benchmark rows here
+     * (docs/BENCHMARKS.md, "Socket buffers"). 0 or 4096..1073741824.
+     */
+    public int socketBufferBytes = 0;
 }

@@ -124,6 +124,8 @@ class ConfigValidatorTest {
             bad("connectTimeoutMs negative", c -> c.tcp.connectTimeoutMs = -1, "tcp.connectTimeoutMs"),
             bad("maxConnectionsPerListener 0", c -> c.tcp.maxConnectionsPerListener = 0, "tcp.maxConnectionsPerListener"),
             bad("maxConnectionsPerHost 0", c -> c.tcp.maxConnectionsPerHost = 0, "tcp.maxConnectionsPerHost"),
+            bad("socketBufferBytes 1024", c -> c.tcp.socketBufferBytes = 1024, "tcp.socketBufferBytes"),
+            bad("socketBufferBytes negative", c -> c.tcp.socketBufferBytes = -1, "tcp.socketBufferBytes"),
             bad("rdma maxConnectionsPerListener 0", c -> c.rdma.maxConnectionsPerListener = 0,
                 "rdma.maxConnectionsPerListener"),
             bad("rdma maxConnectionsPerHost above 1048576", c -> c.rdma.maxConnectionsPerHost = (1 << 20) + 1,

@@ -80,6 +80,7 @@ final class ApiSchemas {
         BOUNDS.put(key(TcpTransportConfig.class, "mdtsBytes"), Bound.of(4096, 8 << 20));
         BOUNDS.put(key(TcpTransportConfig.class, "maxH2cData"), new Bound(4096L, (long) 8 << 20, 4L));
         BOUNDS.put(key(TcpTransportConfig.class, "connectTimeoutMs"), Bound.of(0, 3_600_000));
+        BOUNDS.put(key(TcpTransportConfig.class, "socketBufferBytes"), Bound.of(0, 1 << 30));
         BOUNDS.put(key(RdmaTransportConfig.class, "mdtsBytes"), Bound.of(4096, 1 << 20));
         BOUNDS.put(key(RdmaTransportConfig.class, "srqDepth"), Bound.of(16, 16384));
         BOUNDS.put(key(RdmaTransportConfig.class, "dataBuffers"), Bound.of(4, 16384));

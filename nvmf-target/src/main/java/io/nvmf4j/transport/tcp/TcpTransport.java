@@ -133,25 +133,32 @@ public final class TcpTransport implements Transport {
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.SO_KEEPALIVE, true)
             .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
-            .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
-            .childHandler(new ChannelInitializer<>() {
-                @Override
-                protected void initChannel(Channel ch) {
-                    InetAddress host = ((InetSocketAddress) ch.remoteAddress()).getAddress();
-                    if (connections.admit(host) != null) {
-                        ch.close();
-                        return;
-                    }
-                    ch.closeFuture().addListener(x -> connections.release(host));
-                    if (secure != null) {
-                        ch.pipeline().addLast("secure-channel", new SecureChannelSelector(
-                            ListenerConfig.SECURE_REQUIRED.equals(secure), psks));
-                    }
-                    TcpPduReader reader = TcpQueue.handler(dispatcher, config, limits, listener, observer);
-                    ch.config().setRecvByteBufAllocator(new InPlaceReads(reader, ch.config().getRecvByteBufAllocator()));
-                    ch.pipeline().addLast("nvme-tcp", reader);
+            .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK);
+        if (config.socketBufferBytes > 0) {
+            // the receive buffer on the listening socket, so that accepted ones start with it (the window scale of
+            // the handshake follows it); the send buffer on each accepted one
+            b.option(ChannelOption.SO_RCVBUF, config.socketBufferBytes)
+                .childOption(ChannelOption.SO_RCVBUF, config.socketBufferBytes)
+                .childOption(ChannelOption.SO_SNDBUF, config.socketBufferBytes);
+        }
+        b.childHandler(new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                InetAddress host = ((InetSocketAddress) ch.remoteAddress()).getAddress();
+                if (connections.admit(host) != null) {
+                    ch.close();
+                    return;
                 }
-            });
+                ch.closeFuture().addListener(x -> connections.release(host));
+                if (secure != null) {
+                    ch.pipeline().addLast("secure-channel", new SecureChannelSelector(
+                        ListenerConfig.SECURE_REQUIRED.equals(secure), psks));
+                }
+                TcpPduReader reader = TcpQueue.handler(dispatcher, config, limits, listener, observer);
+                ch.config().setRecvByteBufAllocator(new InPlaceReads(reader, ch.config().getRecvByteBufAllocator()));
+                ch.pipeline().addLast("nvme-tcp", reader);
+            }
+        });
         ChannelFuture f = b.bind(listener.address, listener.port).awaitUninterruptibly();
         if (!f.isSuccess()) {
             throw new IOException(BindFailures.describe(listener.address, listener.port, f.cause()), f.cause());
