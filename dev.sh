@@ -230,6 +230,7 @@ case "$cmd" in
   test)
     setup
     setup_bench_tools
+    setup_plot_tools  # fio-jobs/test.sh checks the kit's smoke run draws its PNG
     setup_ceph
     mvn_cmd verify
     # the fio runner against two loop devices (no target needed)
