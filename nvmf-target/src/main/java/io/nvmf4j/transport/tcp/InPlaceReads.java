@@ -12,7 +12,10 @@ import io.netty.util.UncheckedBooleanSupplier;
  * {@link TcpPduReader#inPlaceTarget()}), so write data is copied once, by the kernel, instead of into Netty's
  * cumulation buffer and again into the request. When a read ended inside a PDU, the next buffer starts with
  * the bytes of that PDU already read ({@link TcpPduReader#carryTarget}), so what the socket reads after them
- * is not copied again to join them. Otherwise the channel's usual allocator decides.
+ * is not copied again to join them. At a PDU boundary with nothing buffered, while a write of 64 KiB or more
+ * awaits its H2CData, the socket reads an H2CData header's length alone ({@link TcpPduReader#headerReadSize()}),
+ * so that the data after it is read in place whole instead of partly into a receive buffer and copied.
+ * Otherwise the channel's usual allocator decides.
  *
  * <p>Netty's epoll channel reads again while a read fills its buffer, so a slice sized to exactly the data
  * left ends the in-place reads at the PDU's end; the next read (digest, next PDU) gets an ordinary buffer.
@@ -46,6 +49,13 @@ final class InPlaceReads implements RecvByteBufAllocator {
             ByteBuf target = queue.inPlaceTarget();
             if (target == null) {
                 target = queue.carryTarget(alloc, delegate.guess());
+            }
+            if (target == null) {
+                int header = queue.headerReadSize();
+                if (header > 0) {
+                    TcpQueue.HEADER_READS.incrementAndGet();
+                    target = alloc.ioBuffer(header, header);
+                }
             }
             return target != null ? target : delegate.allocate(alloc);
         }

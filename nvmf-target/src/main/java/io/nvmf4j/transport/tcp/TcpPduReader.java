@@ -40,6 +40,12 @@ final class TcpPduReader extends ByteToMessageDecoder {
     private static final Logger LOG = LoggerFactory.getLogger(TcpQueue.class);
     /** H2CData left to receive from which the socket reads into the request's buffer itself. */
     static final int IN_PLACE_MIN = 2048;
+    /**
+     * Writes at least this long make the socket read an H2CData header alone ({@link #headerReadSize()}): one
+     * read more for a capsule that comes instead, against up to a receive buffer's worth (64 KiB) of the data
+     * copied once more.
+     */
+    static final int HEADER_READ_MIN_DATA = 64 * 1024;
     /** The most unread bytes {@link #carryTarget} moves to the front of the next receive buffer (a PDU or two). */
     static final int CARRY_MAX = 32 * 1024;
     /** How long a terminated connection waits for its C2HTermReq to be written before it is closed anyway. */
@@ -441,6 +447,22 @@ final class TcpPduReader extends ByteToMessageDecoder {
         }
         inPlace = rxReq.data.retainedSlice(rxReq.h2cReceived, rxDataLeft).clear();
         return inPlace;
+    }
+
+    /**
+     * How many bytes the next socket read should take, or 0 for the usual receive buffer: at a PDU boundary with
+     * nothing buffered, while a write of {@link #HEADER_READ_MIN_DATA} bytes or more awaits its H2CData, an
+     * H2CData header (and its digest). The PDU's data then goes to {@link #inPlaceTarget()} whole; read with the
+     * header into a receive buffer, as much of it as the buffer held was copied into the request once more (a
+     * 128 KiB write: 2.2 µs of copies per I/O more than nvmf_tgt's, 7.0 against 4.8). A capsule that comes
+     * instead is read on by {@link #carryTarget}.
+     */
+    int headerReadSize() {
+        if (state != RecvState.HEADER || phase != Phase.READY || readPaused || queue.awaitingLargeH2c() == 0
+            || internalBuffer().isReadable() || ctx.pipeline().first() != this) {
+            return 0;
+        }
+        return DATA_HLEN + (hdgst ? DIGEST_SIZE : 0);
     }
 
     /**

@@ -64,6 +64,8 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     static final int OWN_FRAME_DATA = 8192;
     /** Socket reads that went straight into a request's buffer, all queues together (tests look at it). */
     static final java.util.concurrent.atomic.AtomicLong IN_PLACE_READS = new java.util.concurrent.atomic.AtomicLong();
+    /** Socket reads of an H2CData header alone ({@link TcpPduReader#headerReadSize()}), all queues together (tests). */
+    static final java.util.concurrent.atomic.AtomicLong HEADER_READS = new java.util.concurrent.atomic.AtomicLong();
     /** Socket reads appended to the cut-off start of a PDU ({@link TcpPduReader#carryTarget}), all queues together (tests). */
     static final java.util.concurrent.atomic.AtomicLong CARRIED_READS = new java.util.concurrent.atomic.AtomicLong();
     /** The transport name the observer gets (the registry's, never a second spelling). */
@@ -88,6 +90,11 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     private int stagedResponses;
     /** The connection closed: request slots release their own buffers as they are freed. */
     private boolean closedDown;
+    /**
+     * Requests AWAITING_H2C_DATA of at least {@link TcpPduReader#HEADER_READ_MIN_DATA} bytes: while there are any,
+     * the reader has the socket read an H2CData header alone ({@link TcpPduReader#headerReadSize()}).
+     */
+    private int awaitingLargeH2c;
     /**
      * The ttags of requests completed in the current read batch whose latency is recorded at its flush
      * ({@link TcpRequest#unobserved}; an entry whose request was freed and recorded meanwhile is skipped).
@@ -207,13 +214,27 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             req.ownFrame = null;
         }
         if (req.state != TcpRequest.State.FREE) {
+            leaving(req);
             req.state = TcpRequest.State.FREE;
             freeSlot(req.ttag);
         }
     }
 
+    /** {@code req} is about to leave its state: counted out of {@link #awaitingLargeH2c} if it was in it. */
+    private void leaving(TcpRequest req) {
+        if (req.state == TcpRequest.State.AWAITING_H2C_DATA && req.dataLength >= TcpPduReader.HEADER_READ_MIN_DATA) {
+            awaitingLargeH2c--;
+        }
+    }
+
+    /** Writes of at least {@link TcpPduReader#HEADER_READ_MIN_DATA} bytes whose data the host is still to send. */
+    int awaitingLargeH2c() {
+        return awaitingLargeH2c;
+    }
+
     /** The whole response of {@code req} is queued: it stays RESPONDING until those bytes are written. */
     private void responded(TcpRequest req) {
+        leaving(req);
         req.state = TcpRequest.State.RESPONDING;
         if (writer.staging()) {
             // its last bytes are staged: counted once they are handed to the channel (stagedQueued)
@@ -471,6 +492,9 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
         } else if (req.xferDir == Request.XFER_H2C && length > 0) {
             req.state = TcpRequest.State.AWAITING_H2C_DATA;
             req.h2cReceived = 0;
+            if (length >= TcpPduReader.HEADER_READ_MIN_DATA) {
+                awaitingLargeH2c++;
+            }
         }
         return NvmeStatus.SUCCESS;
     }
@@ -564,6 +588,7 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     /** An H2CData PDU of {@code req} is complete: once it was the transfer's last, the command runs. */
     void finishH2cData(TcpRequest req) {
         if (req.h2cReceived == req.dataLength) {
+            leaving(req);
             req.state = TcpRequest.State.EXECUTING;
             if (req.digestFailed) {
                 req.complete(NvmeStatus.TRANSIENT_TRANSPORT_ERROR);

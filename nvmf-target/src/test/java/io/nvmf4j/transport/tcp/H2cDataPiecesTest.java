@@ -61,13 +61,7 @@ class H2cDataPiecesTest {
             long slba = 20_000 + pduBytes / 512 + (digests ? 1000 : 0);
             byte[] data = new byte[BYTES];
             new SplittableRandom(pattern.hashCode() * 31L + pduBytes + (digests ? 1 : 0)).nextBytes(data);
-            Sqe write = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, slba, BYTES / TestTarget.BLOCK_SIZE).cid(CID)
-                .sgl(Sqe.SGL_TRANSPORT, 0, BYTES);
-            q.sendRaw(q.encodeCapsule(write, null));
-            Pdu r2t = q.readPdu(WAIT);
-            assertThat(r2t.type()).as("PDU type of %s", r2t).isEqualTo(Pdu.R2T);
-            int ttag = r2t.u16(10);
-            assertThat(r2t.u32(16)).as("R2TL").isEqualTo(BYTES);
+            int ttag = startWrite(q, slba);
 
             SplittableRandom rnd = new SplittableRandom(pduBytes);
             for (int off = 0; off < BYTES; off += pduBytes) {
@@ -110,6 +104,60 @@ class H2cDataPiecesTest {
         if (pattern.equals("header")) {
             assertThat(TcpQueue.IN_PLACE_READS.get()).as("socket reads straight into the request's buffer")
                 .isGreaterThan(inPlaceBefore);
+        }
+    }
+
+    /**
+     * A 128 KiB write's H2CData sent whole, as hosts send it: the socket reads its header alone (a write of 64 KiB
+     * or more awaits its data, nothing is buffered) and then the data in place, none of it through a receive
+     * buffer. And a capsule that comes while such a write waits (a 4 KiB write with its data in the capsule):
+     * the header-sized read takes its first bytes, the rest is read on, and both writes land their bytes.
+     */
+    @ParameterizedTest(name = "digests {0}")
+    @CsvSource({"false", "true"})
+    void largeWriteDataIsReadInPlaceAfterItsHeaderAlone(boolean digests) throws Exception {
+        long headersBefore = TcpQueue.HEADER_READS.get();
+        long inPlaceBefore = TcpQueue.IN_PLACE_READS.get();
+        try (NvmeController c = target.controller(1, digests ? TcpHostOptions.DIGESTS : TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            TcpHost q = io.queue();
+            long slba = 60_000 + (digests ? 1000 : 0);
+            byte[] data = new byte[BYTES];
+            new SplittableRandom(digests ? 11 : 12).nextBytes(data);
+            int ttag = startWrite(q, slba);
+
+            // a capsule while the large write waits for its data
+            byte[] small = new byte[4096];
+            new SplittableRandom(digests ? 13 : 14).nextBytes(small);
+            long smallLba = slba + BYTES / TestTarget.BLOCK_SIZE;
+            Sqe smallWrite = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, smallLba, small.length / TestTarget.BLOCK_SIZE)
+                .cid(CID + 1).sgl(Sqe.SGL_IN_CAPSULE, 0, small.length);
+            q.sendRaw(q.encodeCapsule(smallWrite, small));
+            Pdu smallResp = q.readPdu(WAIT);
+            assertThat(smallResp.type()).as("PDU type of %s", smallResp).isEqualTo(Pdu.CAPSULE_RESP);
+            Completion smallCqe = Completion.fromCapsuleResp(smallResp, null);
+            assertThat(smallCqe.cid()).isEqualTo(CID + 1);
+            assertThat(smallCqe.ok()).as("in-capsule write completion %s", smallCqe).isTrue();
+            long headersAfterCapsule = TcpQueue.HEADER_READS.get();
+            assertThat(headersAfterCapsule).as("the capsule's start read as if it were an H2CData header")
+                .isGreaterThan(headersBefore);
+
+            q.sendRaw(q.encodeH2cData(CID, ttag, 0, data, true));
+            Pdu resp = q.readPdu(WAIT);
+            assertThat(resp.type()).as("PDU type of %s", resp).isEqualTo(Pdu.CAPSULE_RESP);
+            Completion cqe = Completion.fromCapsuleResp(resp, null);
+            assertThat(cqe.cid()).isEqualTo(CID);
+            assertThat(cqe.ok()).as("write completion %s", cqe).isTrue();
+            assertThat(TcpQueue.HEADER_READS.get()).as("the H2CData header read alone")
+                .isGreaterThan(headersAfterCapsule);
+            assertThat(TcpQueue.IN_PLACE_READS.get()).as("its data read straight into the request's buffer")
+                .isGreaterThan(inPlaceBefore);
+
+            assertThat(io.read(1, slba, BYTES / TestTarget.BLOCK_SIZE).data()).as("the large write's bytes")
+                .isEqualTo(data);
+            assertThat(io.read(1, smallLba, small.length / TestTarget.BLOCK_SIZE).data()).as("the small write's bytes")
+                .isEqualTo(small);
+            TestTarget.assertWriteReadBack(io, slba + 2000, 8192, 3);
         }
     }
 
@@ -162,6 +210,17 @@ class H2cDataPiecesTest {
         }
         assertThat(TcpQueue.CARRIED_READS.get()).as("reads appended to the cut-off start of a capsule")
             .isGreaterThan(carriedBefore);
+    }
+
+    /** Sends a {@link #BYTES} write (cid {@link #CID}) with a transport SGL; returns the TTAG of its R2T. */
+    private static int startWrite(TcpHost q, long slba) throws Exception {
+        Sqe write = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, slba, BYTES / TestTarget.BLOCK_SIZE).cid(CID)
+            .sgl(Sqe.SGL_TRANSPORT, 0, BYTES);
+        q.sendRaw(q.encodeCapsule(write, null));
+        Pdu r2t = q.readPdu(WAIT);
+        assertThat(r2t.type()).as("PDU type of %s", r2t).isEqualTo(Pdu.R2T);
+        assertThat(r2t.u32(16)).as("R2TL").isEqualTo(BYTES);
+        return r2t.u16(10);
     }
 
     /** Sends bytes [from, from + n) of {@code pdu} and pauses, so the target reads them on their own. */
