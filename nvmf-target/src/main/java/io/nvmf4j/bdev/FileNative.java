@@ -14,7 +14,7 @@ import java.nio.ByteBuffer;
  */
 final class FileNative {
     /** Must equal {@code NVMF4J_BDEV_ABI_VERSION} in {@code nvmf4j_bdev.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 3;
+    static final int ABI_VERSION = 4;
     static final String NAME = "nvmf4j_bdev";
 
     static final int OPEN_CREATE = 1;
@@ -86,6 +86,12 @@ final class FileNative {
     static native long mapAnonymous(long length, boolean hugePages);
     /** Unmaps what {@link #mapAnonymous} returned ({@code length} as given to it); 0 or a negative errno. */
     static native int unmap(long address, long length);
+
+    /**
+     * Copies {@code length} bytes from native address {@code src} to {@code dst} with libc's {@code memcpy}; the
+     * caller has checked both ranges (nothing is checked here) and that they do not overlap.
+     */
+    static native void copy(long dst, long src, int length);
 
     /** Whether the library loaded (else {@link #ensureLoaded} says why). */
     static boolean loaded() {

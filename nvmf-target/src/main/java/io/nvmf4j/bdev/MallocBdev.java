@@ -39,6 +39,16 @@ public final class MallocBdev extends AbstractBdev {
         PlatformDependent.setMemory(address, size, (byte) 0); // every page touched now, not during I/O
     }
 
+    /**
+     * Copies of this many bytes up to {@link #NATIVE_COPY_MAX} go through libc's {@code memcpy}
+     * ({@link FileNative#copy}) instead of the JVM's copy stub ({@code Unsafe.copyMemory}): a 4 KiB write into the
+     * device (a cold destination) took 230-300 ns against 340-380, 8 KiB 500 against 705, 16 KiB 1030 against
+     * 1280, a 4 KiB read 345-365 against 360-410, the JNI call included; at 2 KiB and below the call costs more
+     * than it saves, from 32 KiB on the two are level or the stub is ahead (128 KiB writes 6.2 against 7.8 µs).
+     */
+    static final int NATIVE_COPY_MIN = 4096;
+    static final int NATIVE_COPY_MAX = 16384;
+
     private static final DiscardLimits LIMITS = new DiscardLimits(true, false, true, false, 256, 0, 0);
 
     @Override
@@ -66,7 +76,7 @@ public final class MallocBdev extends AbstractBdev {
             return;
         }
         if (dst.hasMemoryAddress()) {
-            PlatformDependent.copyMemory(address + io.offset(), dst.memoryAddress(), io.length());
+            copy(address + io.offset(), dst.memoryAddress(), io.length());
         } else {
             for (int i = 0; i < io.length(); i++) {
                 dst.setByte(i, PlatformDependent.getByte(address + io.offset() + i));
@@ -83,13 +93,22 @@ public final class MallocBdev extends AbstractBdev {
             return;
         }
         if (src.hasMemoryAddress()) {
-            PlatformDependent.copyMemory(src.memoryAddress(), address + io.offset(), io.length());
+            copy(src.memoryAddress(), address + io.offset(), io.length());
         } else {
             for (int i = 0; i < io.length(); i++) {
                 PlatformDependent.putByte(address + io.offset() + i, src.getByte(i));
             }
         }
         io.bdevComplete(NvmeStatus.SUCCESS);
+    }
+
+    /** {@code length} bytes from {@code src} to {@code dst}, both checked; see {@link #NATIVE_COPY_MIN}. */
+    private void copy(long src, long dst, int length) {
+        if (mapped && length >= NATIVE_COPY_MIN && length <= NATIVE_COPY_MAX) {
+            FileNative.copy(dst, src, length); // mapped: the library is loaded
+        } else {
+            PlatformDependent.copyMemory(src, dst, length);
+        }
     }
 
     @Override
@@ -118,6 +137,11 @@ public final class MallocBdev extends AbstractBdev {
     }
 
     /** The device's memory (tests: where it is mapped); 0 once closed. */
+    /** The memory is the native library's mapping (so copies of 4-16 KiB use its memcpy). */
+    boolean mapped() {
+        return mapped;
+    }
+
     long address() {
         return address;
     }

@@ -133,6 +133,41 @@ class MallocBdevTest {
         }
     }
 
+    /**
+     * Copies of {@link MallocBdev#NATIVE_COPY_MIN} to {@link MallocBdev#NATIVE_COPY_MAX} bytes go through libc's
+     * memcpy, the rest through the JVM's stub: lengths on both sides of both bounds, written next to each other
+     * (a copy one byte too long, or in the wrong direction, shows in a neighbour or in what is read back), each
+     * read back whole and in pieces that cross the bounds the other way.
+     */
+    @Test
+    void copiesOnBothSidesOfTheNativeCopyBoundsKeepTheirBytes() {
+        assertThat(dev.mapped()).as("the native library maps the device, so the native copy is used").isTrue();
+        int min = MallocBdev.NATIVE_COPY_MIN;
+        int max = MallocBdev.NATIVE_COPY_MAX;
+        int[] lengths = {min - BS, min, min + BS, 3 * min, max - BS, max, max + BS, 2 * max};
+        long at = 0;
+        long[] offsets = new long[lengths.length];
+        for (int i = 0; i < lengths.length; i++) {
+            offsets[i] = at;
+            assertThat(write(dev, at, random(lengths[i], 300 + i))).isEqualTo(NvmeStatus.SUCCESS);
+            at += lengths[i];
+        }
+        assertThat(at).isLessThanOrEqualTo(BLOCKS * BS);
+        for (int i = 0; i < lengths.length; i++) {
+            byte[] expected = random(lengths[i], 300 + i);
+            assertThat(read(dev, offsets[i], lengths[i])).as("%d bytes at %d", lengths[i], offsets[i])
+                .isEqualTo(expected);
+            // the first min + BS bytes (a native copy), then the rest (native or stub, by its length)
+            int head = Math.min(lengths[i], min + BS);
+            assertThat(read(dev, offsets[i], head)).isEqualTo(java.util.Arrays.copyOf(expected, head));
+            if (head < lengths[i]) {
+                assertThat(read(dev, offsets[i] + head, lengths[i] - head))
+                    .isEqualTo(java.util.Arrays.copyOfRange(expected, head, lengths[i]));
+            }
+        }
+        assertThat(read(dev, at, BS)).as("the block after the last write").isEqualTo(new byte[BS]);
+    }
+
     @Test
     void completesSynchronouslyExactlyOnce() {
         try (TestIo io = TestIo.of(0, random(BS, 1))) {
