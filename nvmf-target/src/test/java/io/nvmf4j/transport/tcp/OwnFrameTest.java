@@ -99,6 +99,37 @@ class OwnFrameTest {
         assertThat(alloc.large() - before).as("buffers allocated for 20 reads after the channel let go").isZero();
     }
 
+    /**
+     * Up to 128 KiB (the default MDTS) a read answers from the slot's own buffer too; a slot whose buffer is too small
+     * for a longer read (a 4 KiB read first) lets it go for a larger one, and closing releases that one.
+     */
+    @Test
+    void readsOf128KiBReuseTheSlotsBufferToo() {
+        assertThat(TcpQueue.OWN_FRAME_DATA).isGreaterThanOrEqualTo(128 * 1024);
+        int big = 128 * 1024;
+        sendRead(0); // the slot's buffer sized for 4 KiB
+        outbound().forEach(ReferenceCountUtil::release);
+        int before = alloc.large();
+        for (int i = 0; i < 50; i++) {
+            sendRead(0, big);
+            List<ByteBuf> out = outbound();
+            try {
+                assertThat(out).hasSize(1);
+                byte[] data = readData(out.get(0));
+                assertThat(data).hasSize(big);
+                for (int b = 0; b < big / BYTES; b++) { // blocks 0-3 hold 1-4, the rest was never written
+                    byte[] block = Arrays.copyOfRange(data, b * BYTES, (b + 1) * BYTES);
+                    assertThat(block).as("read %d, 4 KiB block %d", i, b).isEqualTo(b < 4 ? filled(b + 1) : new byte[BYTES]);
+                }
+            } finally {
+                out.forEach(ReferenceCountUtil::release);
+            }
+        }
+        assertThat(alloc.large() - before).as("buffers of 4 KiB or more allocated for 50 reads of 128 KiB").isEqualTo(1);
+        queues.closeIo();
+        assertThat(alloc.leaked()).as("buffers of the queue still referenced after it closed").isEmpty();
+    }
+
     @Test
     void closingReleasesEveryBuffer() {
         for (int i = 0; i < 8; i++) {
@@ -110,9 +141,13 @@ class OwnFrameTest {
     }
 
     private void sendRead(int block) {
+        sendRead(block, BYTES);
+    }
+
+    private void sendRead(int block, int bytes) {
         io.writeInbound(Unpooled.wrappedBuffer(PduCodec.encode(TcpPdu.CAPSULE_CMD, 0,
-            NvmeHost.rw(NvmeHost.OPC_READ, 1, (long) block * NLB, NLB).cid(++cid & 0x7fff)
-                .sgl(Sqe.SGL_TRANSPORT, 0, BYTES).toBytes(), null, false, false)));
+            NvmeHost.rw(NvmeHost.OPC_READ, 1, (long) block * NLB, bytes / TestTarget.BLOCK_SIZE).cid(++cid & 0x7fff)
+                .sgl(Sqe.SGL_TRANSPORT, 0, bytes).toBytes(), null, false, false)));
     }
 
     private List<ByteBuf> outbound() {
