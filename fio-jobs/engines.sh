@@ -24,6 +24,8 @@
 #                       layers); per row a table of nanoseconds of each side's core per I/O by category,
 #                       median of the rounds (profiles.tsv holds every count, profiles/ each recording's top
 #                       leaf symbols)
+#   --keep-perf-data    --profile, and keep each recording (profiles/<round>-<target>-<row>-{target,host}.data,
+#                       and a JVM target's perf map beside it) for perf report's call graphs
 #   --io-path           also trace, for 1 s of each measurement, the system calls of the target and of
 #                       spdk_nvme_perf together (Linux perf's raw_syscalls tracepoints, one clock): socket reads,
 #                       writes and epoll waits that returned events; fio-jobs/io-path.py cuts each round trip of
@@ -93,13 +95,13 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-0}"
 die() { echo "engines.sh: $*" >&2; exit 2; }
 log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
-ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" IO_PATH="" PROFILE_HZ=999 INTERLEAVE="" ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
+ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" KEEP_PERF_DATA="" IO_PATH="" PROFILE_HZ=999 INTERLEAVE="" ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
 MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines TLS=0
 ROWS_SET=0
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
-    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--io-path|--interleave|-h|--help) ;;
+    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--keep-perf-data|--io-path|--interleave|-h|--help) ;;
     --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
@@ -125,6 +127,7 @@ while [ $# -gt 0 ]; do
     --java-ref) REFS+=${REFS:+,}$val ;;
     --syscalls) SYSCALLS=1 ;;
     --profile) PROFILE=1 ;;
+    --keep-perf-data) PROFILE=1 KEEP_PERF_DATA=1 ;;
     --io-path) IO_PATH=1 ;;
     --interleave) INTERLEAVE=1 ;;
     --smoke) ROUNDS=1 TIME=2 WARMUP=0 START_WARMUP=0 ROWS=qd1 ROWS_SET=1 ;;
@@ -524,6 +527,12 @@ profile_row() {
     awk -F'\t' -v pre="$ROUND_NO $TARGET $ROW $side" -v hz="$PROFILE_HZ" -v w="$w" \
       'BEGIN {gsub(/ /, "\t", pre)} $1 != "top" {printf "%s\t%s\t%s\t%s\t%s\n", pre, $1, $2, hz, w}' "$name" >> "$OUT/profiles.tsv"
   done
+  if [ -n "$KEEP_PERF_DATA" ]; then
+    for side in target host; do
+      mv "$TMP/profile-$side.data" "$OUT/profiles/round$ROUND_NO-$TARGET-$ROW-$side.data"
+    done
+    [[ $TARGET == nvmf_tgt* ]] || cp "/tmp/perf-$TPID.map" "$OUT/profiles/round$ROUND_NO-$TARGET-$ROW-perf-$TPID.map" 2> /dev/null || true
+  fi
   rm -f "$TMP"/profile-*.data "$TMP/profile.seconds"
 }
 
