@@ -24,7 +24,7 @@
 #                       layers); per row a table of nanoseconds of each side's core per I/O by category,
 #                       median of the rounds (profiles.tsv holds every count, profiles/ each recording's top
 #                       leaf symbols)
-#   --keep-perf-data    --profile, and keep each recording (profiles/<round>-<target>-<row>-{target,host}.data,
+#   --keep-perf-data    --profile, and keep each recording (profiles/round<N>-<target>-<row>-{target,host}.data,
 #                       and a JVM target's perf map beside it) for perf report's call graphs
 #   --io-path           also trace, for 1 s of each measurement, the system calls of the target and of
 #                       spdk_nvme_perf together (Linux perf's raw_syscalls tracepoints, one clock): socket reads,
