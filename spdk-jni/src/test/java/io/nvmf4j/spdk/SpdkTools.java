@@ -2,6 +2,7 @@ package io.nvmf4j.spdk;
 
 import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.it.TestTarget;
+import io.nvmf4j.it.ToolOutput;
 import org.junit.jupiter.api.Assumptions;
 
 import java.io.IOException;
@@ -14,7 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -50,24 +51,26 @@ final class SpdkTools {
         return tree;
     }
 
-    /** What a finished tool printed (stdout and stderr together) and its exit status. */
-    record Run(int exitCode, String output) {
+    /**
+     * What a finished tool printed (stdout and stderr together, its beginning and end when longer than
+     * {@link ToolOutput}'s bound), the whole lines its caller asked to keep, and its exit status.
+     */
+    record Run(int exitCode, String output, List<String> kept) {
     }
 
     /** Runs {@code command}, failing the test when it does not finish within a minute. */
     static Run run(List<String> command) throws IOException, InterruptedException {
-        Path log = Files.createTempFile("nvmf4j-spdk-tool", ".log");
-        try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            if (!p.waitFor(TOOL_TIMEOUT_S, TimeUnit.SECONDS)) {
-                p.destroyForcibly().waitFor();
-                throw new AssertionError(command.get(0) + " did not finish within " + TOOL_TIMEOUT_S + " s:\n"
-                    + Files.readString(log, StandardCharsets.UTF_8));
-            }
-            return new Run(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
-        } finally {
-            Files.deleteIfExists(log);
+        return run(command, l -> false);
+    }
+
+    /** The same, keeping whole every line of the output for which {@code keep} is true. */
+    static Run run(List<String> command, Predicate<String> keep) throws IOException, InterruptedException {
+        ToolOutput.Finished f = ToolOutput.run(command, TOOL_TIMEOUT_S, keep);
+        if (f.timedOut()) {
+            throw new AssertionError(command.get(0) + " did not finish within " + TOOL_TIMEOUT_S + " s:\n"
+                + f.output().text());
         }
+        return new Run(f.exitCode(), f.output().text(), f.output().keptLines());
     }
 
     /** SPDK's transport ID string for a TCP subsystem on IPv4. */
@@ -135,12 +138,15 @@ final class SpdkTools {
 
     /**
      * SPDK's nvme_fuzz for {@code seconds} with a fixed seed: random admin and I/O commands on the subsystem's
-     * valid namespaces, on core 1 with no RPC server and no core lock files.
+     * valid namespaces, on core 1 with no RPC server and no core lock files. It prints each command it sends as a
+     * JSON block (hundreds of MB in a few seconds), so the run keeps only its summary lines whole ("Fuzzing
+     * completed", and each queue's "Total commands completed: N").
      */
     static Run fuzz(String trid, int seconds, int seed) throws IOException, InterruptedException {
         return run(List.of(tree().resolve("test/app/fuzz/nvme_fuzz/nvme_fuzz").toString(), "-m", "0x2", "--no-huge",
             "-s", "512", "--no-rpc-server", "--disable-cpumask-locks", "-U", "-t", Integer.toString(seconds), "-S",
-            Integer.toString(seed), "-N", "-a", "-F", trid));
+            Integer.toString(seed), "-N", "-a", "-F", trid),
+            l -> l.startsWith("Fuzzing completed") || l.contains("Total commands completed:"));
     }
 
     /**
