@@ -577,8 +577,9 @@ static jint JNICALL n_stop(JNIEnv *env, jclass cls)
 }
 
 /*
- * Runs at the process's exit (exit(): System.exit, Runtime.halt, the end of main; not _exit, which
- * -XX:+ExitOnOutOfMemoryError uses) before the shared libraries' destructors, and stops SPDK if it still runs.
+ * Runs at the process's exit (exit(): System.exit, Runtime.halt, the end of main, and
+ * -XX:+ExitOnOutOfMemoryError, which runs no Java shutdown hook) before the shared libraries' destructors, and
+ * stops SPDK if it still runs.
  * One of those destructors is SPDK's env library's dpdk_cleanup(): rte_eal_cleanup() unmaps DPDK's memory
  * (from 0x200000000000), where the reactors' rings, message pools and pollers live, so a reactor still
  * polling then faults. A start in progress is waited for, then stopped. When SPDK does not stop within the
