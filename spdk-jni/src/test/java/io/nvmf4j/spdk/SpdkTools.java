@@ -54,11 +54,16 @@ final class SpdkTools {
     record Run(int exitCode, String output) {
     }
 
-    /** Runs {@code command}, failing the test when it does not finish within a minute. */
+    /**
+     * Runs {@code command}, failing the test when it does not finish within a minute. It runs with no core file
+     * (ulimit -c 0): a tool that crashes says so in its status and output, and leaves nothing in the module.
+     */
     static Run run(List<String> command) throws IOException, InterruptedException {
         Path log = Files.createTempFile("nvmf4j-spdk-tool", ".log");
+        List<String> noCore = new ArrayList<>(List.of("sh", "-c", "ulimit -c 0 && exec \"$@\"", "sh"));
+        noCore.addAll(command);
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Process p = new ProcessBuilder(noCore).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             if (!p.waitFor(TOOL_TIMEOUT_S, TimeUnit.SECONDS)) {
                 p.destroyForcibly().waitFor();
                 throw new AssertionError(command.get(0) + " did not finish within " + TOOL_TIMEOUT_S + " s:\n"
