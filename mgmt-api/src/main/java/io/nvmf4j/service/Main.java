@@ -46,6 +46,8 @@ public final class Main implements Callable<Integer> {
      * hook logs it as the reason it stops and exits with {@link #FATAL}.
      */
     private static final AtomicReference<String> FATAL_ERROR = new AtomicReference<>();
+    /** {@link #FATAL_ERROR}'s text when the heap has no room left to describe the error. */
+    private static final String FATAL_WITHOUT_HEAP = "a fatal error (no heap left to describe it)";
     /** Whether the shutdown hook that stops the service is in place; before, a fatal error logs its line itself. */
     private static volatile boolean stopHook;
 
@@ -76,13 +78,23 @@ public final class Main implements Callable<Integer> {
             e.printStackTrace();
             return;
         }
-        if (!FATAL_ERROR.compareAndSet(null, "a fatal error in thread " + t.getName() + ": " + e)) {
+        String why;
+        try {
+            why = "a fatal error in thread " + t.getName() + ": " + e;
+        } catch (Throwable noHeap) {
+            why = FATAL_WITHOUT_HEAP;
+        }
+        if (!FATAL_ERROR.compareAndSet(null, why)) {
             return;  // the service is stopping already; System.exit here would wait for a hook that waits for it
         }
         try {
             if (!stopHook) {
-                LOG.error("stopping on {}", FATAL_ERROR.get());
+                LOG.error("stopping on {}", why);
             }
+        } catch (Throwable noLog) {
+            // the exit matters more than its line
+        }
+        try {
             System.exit(FATAL);
         } catch (Throwable again) {
             Runtime.getRuntime().halt(FATAL);
