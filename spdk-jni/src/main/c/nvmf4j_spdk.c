@@ -12,6 +12,9 @@
  *
  * A call that SPDK does not finish within the timeout given to start() throws ETIMEDOUT; its struct is
  * reference-counted, so the app thread may still finish it later without touching freed memory.
+ *
+ * A process that exits with SPDK running (System.exit, an uncaught OutOfMemoryError ending main) has SPDK
+ * stopped by an exit handler (stop_at_exit) before the destructors unmap DPDK's memory under the reactors.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_* */
 #include "spdk/stdinc.h"
@@ -99,9 +102,11 @@ static void errlog_reset(void)
 enum { ST_NONE, ST_STARTING, ST_RUNNING, ST_STOPPING, ST_STOPPED, ST_FAILED };
 
 static atomic_int g_state = ST_NONE;
+/* Held while the app thread changes g_state; g_state_changed is broadcast after each change. */
+static pthread_mutex_t g_state_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_state_changed;
 static pthread_t g_app_pthread;
 static sem_t g_started;
-static sem_t g_exited;
 static int g_start_rc;
 static int g_app_rc;
 static struct spdk_thread *g_app_thread;
@@ -118,6 +123,43 @@ struct app_args {
 	cpu_set_t allowed; /* the CPUs the process could use before SPDK pinned anything */
 };
 static struct app_args g_args;
+
+/* The time on clock ms milliseconds from now, for the timed waits. */
+static struct timespec deadline_after(clockid_t clock, int ms)
+{
+	struct timespec t;
+	clock_gettime(clock, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+/* Sets g_state from the app thread and wakes await_state_leaves(). */
+static void set_state(int state)
+{
+	pthread_mutex_lock(&g_state_lock);
+	atomic_store(&g_state, state);
+	pthread_cond_broadcast(&g_state_changed);
+	pthread_mutex_unlock(&g_state_lock);
+}
+
+/* Waits until g_state is no longer state, at most timeout_ms (negative: no limit); whether it left it. */
+static bool await_state_leaves(int state, int timeout_ms)
+{
+	struct timespec deadline = deadline_after(CLOCK_MONOTONIC, timeout_ms);
+	pthread_mutex_lock(&g_state_lock);
+	int rc = 0;
+	while (atomic_load(&g_state) == state && rc != ETIMEDOUT)
+		rc = timeout_ms < 0 ? pthread_cond_wait(&g_state_changed, &g_state_lock)
+		     : pthread_cond_timedwait(&g_state_changed, &g_state_lock, &deadline);
+	bool left = atomic_load(&g_state) != state;
+	pthread_mutex_unlock(&g_state_lock);
+	return left;
+}
 
 struct call;
 typedef void (*call_fn)(struct call *c);
@@ -260,14 +302,8 @@ static int run_call(JNIEnv *env, struct call *c)
 		throw_spdk(env, rc, "SPDK's app thread refused the message (its queue is full)");
 		return -1;
 	}
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += g_timeout_ms / 1000;
-	ts.tv_nsec += (long)(g_timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	/* sem_timedwait measures against CLOCK_REALTIME */
+	struct timespec ts = deadline_after(CLOCK_REALTIME, g_timeout_ms);
 	while (sem_timedwait(&c->done, &ts) != 0) {
 		if (errno == EINTR)
 			continue;
@@ -427,7 +463,7 @@ static void app_started(void *arg)
 		return;
 	}
 	g_start_rc = 0;
-	atomic_store(&g_state, ST_RUNNING);
+	set_state(ST_RUNNING);
 	sem_post(&g_started);
 }
 
@@ -456,16 +492,14 @@ static void *app_main(void *arg)
 		if (g_start_rc == 0 || g_start_rc == -EIO)
 			g_start_rc = g_app_rc ? (g_app_rc < 0 ? g_app_rc : -g_app_rc) : -EIO;
 		spdk_app_fini();
-		atomic_store(&g_state, ST_FAILED);
+		set_state(ST_FAILED);
 		sem_post(&g_started);
-		sem_post(&g_exited);
 		return NULL;
 	}
 	spdk_app_fini();
 	if (g_isolated)
 		set_jvm_threads_affinity(&g_args.allowed);
-	atomic_store(&g_state, ST_STOPPED);
-	sem_post(&g_exited);
+	set_state(ST_STOPPED);
 	return NULL;
 }
 
@@ -493,7 +527,6 @@ static void JNICALL n_start(JNIEnv *env, jclass cls, jstring name, jstring mask,
 		g_args.isolate = false;
 	g_timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
 	sem_init(&g_started, 0, 0);
-	sem_init(&g_exited, 0, 0);
 	errlog_reset();
 	int rc = pthread_create(&g_app_pthread, NULL, app_main, NULL);
 	if (rc != 0) {
@@ -538,10 +571,47 @@ static jint JNICALL n_stop(JNIEnv *env, jclass cls)
 		throw_spdk(env, rc, "could not ask SPDK to shut down");
 		return rc;
 	}
-	while (sem_wait(&g_exited) != 0 && errno == EINTR) {
-	}
+	await_state_leaves(ST_STOPPING, -1);
 	pthread_join(g_app_pthread, NULL);
 	return g_app_rc;
+}
+
+/*
+ * Runs at the process's exit (exit(): System.exit, Runtime.halt, the end of main, and
+ * -XX:+ExitOnOutOfMemoryError, which runs no Java shutdown hook) before the shared libraries' destructors, and
+ * stops SPDK if it still runs.
+ * One of those destructors is SPDK's env library's dpdk_cleanup(): rte_eal_cleanup() unmaps DPDK's memory
+ * (from 0x200000000000), where the reactors' rings, message pools and pollers live, so a reactor still
+ * polling then faults. A start in progress is waited for, then stopped. When SPDK does not stop within the
+ * call timeout, the process ends here with _exit(EXIT_FAILURE), before the destructors can unmap anything.
+ */
+static void stop_at_exit(void)
+{
+	int state = atomic_load(&g_state);
+	if (state == ST_NONE || state == ST_STOPPED || state == ST_FAILED)
+		return;
+	if (pthread_equal(pthread_self(), g_app_pthread))
+		return; /* SPDK's own thread exiting the process: it cannot wait for itself */
+	bool stopped = await_state_leaves(ST_STARTING, g_timeout_ms);
+	int expected = ST_RUNNING;
+	if (stopped && atomic_compare_exchange_strong(&g_state, &expected, ST_STOPPING)) {
+		fprintf(stderr, "nvmf4j_spdk: the process is exiting with SPDK running: stopping SPDK first\n");
+		stopped = spdk_thread_send_msg(g_app_thread, do_shutdown, NULL) == 0 &&
+			  await_state_leaves(ST_STOPPING, g_timeout_ms);
+		if (stopped) {
+			pthread_join(g_app_pthread, NULL);
+			fprintf(stderr, "nvmf4j_spdk: SPDK stopped (exit status %d)\n", g_app_rc);
+		}
+	} else if (stopped) {
+		/* stopping already (close() on another thread) or never started */
+		stopped = await_state_leaves(ST_STOPPING, g_timeout_ms);
+	}
+	if (!stopped) {
+		fprintf(stderr, "nvmf4j_spdk: SPDK did not stop within %d ms of the process's exit: ending the "
+			"process now, before its memory is unmapped under SPDK's threads\n", g_timeout_ms);
+		fflush(stderr);
+		_exit(EXIT_FAILURE);
+	}
 }
 
 static jboolean JNICALL n_running(JNIEnv *env, jclass cls)
@@ -1805,6 +1875,15 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 	if (!cls)
 		return JNI_ERR;
 	if ((*env)->RegisterNatives(env, cls, methods, sizeof(methods) / sizeof(methods[0])) != JNI_OK)
+		return JNI_ERR;
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&g_state_changed, &attr);
+	pthread_condattr_destroy(&attr);
+	/* exit() runs its handlers last registered first; the one that runs the shared libraries' destructors
+	 * (the dynamic loader's) was registered at the process's start, so this one runs before them */
+	if (atexit(stop_at_exit) != 0)
 		return JNI_ERR;
 	return JNI_VERSION_1_8;
 }

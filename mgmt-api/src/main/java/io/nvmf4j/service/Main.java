@@ -12,11 +12,14 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The nvmf4j service launcher: starts the {@link Service} (target and management API) from the state
  * directory and runs in the foreground until SIGTERM or SIGINT, then stops the API, disconnects hosts
- * and flushes the block devices.
+ * and flushes the block devices. An {@link Error} that no code catches, in any thread (an
+ * {@link OutOfMemoryError} most likely), stops it the same way with exit status {@link #FATAL}: the JVM must
+ * not go on with a thread missing, nor exit with the engine's threads still running.
  */
 @Command(name = "nvmf4j-target", mixinStandardHelpOptions = true, version = "nvmf4j 0.1.0",
     description = {"NVMe-over-Fabrics target (NVMe/TCP and NVMe/RDMA). Runs in the foreground; stop with SIGTERM "
@@ -26,13 +29,27 @@ import java.util.concurrent.CountDownLatch;
         io.nvmf4j.service.profile.ProfileCommands.Setup.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:stopped cleanly (SIGTERM or Ctrl-C)", "1:cannot start (a port taken, an engine that cannot "
-        + "run here)", "2:bad usage or a bad configuration (every bad field is named)"})
+        + "run here)", "2:bad usage or a bad configuration (every bad field is named)", "3:stopped after a fatal "
+        + "error (an OutOfMemoryError or another Error no code caught, in any thread), named in one log line"})
 public final class Main implements Callable<Integer> {
     static {
         NettyDefaults.apply(); // before anything loads Netty
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+
+    /** The exit status after a fatal error: an {@link Error} that ended a thread. */
+    static final int FATAL = 3;
+
+    /**
+     * The first fatal error ({@link #uncaught}) as its log line's text, null while there is none. The shutdown
+     * hook logs it as the reason it stops and exits with {@link #FATAL}.
+     */
+    private static final AtomicReference<String> FATAL_ERROR = new AtomicReference<>();
+    /** {@link #FATAL_ERROR}'s text when the heap has no room left to describe the error. */
+    private static final String FATAL_WITHOUT_HEAP = "a fatal error (no heap left to describe it)";
+    /** Whether the shutdown hook that stops the service is in place; before, a fatal error logs its line itself. */
+    private static volatile boolean stopHook;
 
     @Option(names = "--state-dir", paramLabel = "DIR",
         description = "State directory (default: /var/lib/nvmf4j for root, ~/.local/state/nvmf4j otherwise).")
@@ -44,7 +61,44 @@ public final class Main implements Callable<Integer> {
     Path configFile;
 
     public static void main(String[] args) {
+        Thread.setDefaultUncaughtExceptionHandler(Main::uncaught);
         System.exit(new CommandLine(new Main()).execute(args));
+    }
+
+    /**
+     * Every thread's uncaught exceptions. An {@link Error} is fatal: the first one is kept for the shutdown hook,
+     * which logs it in one line, stops the service and exits with {@link #FATAL}. Each step is guarded: with the
+     * heap exhausted the log line may fail, the exit still happens (Runtime.halt as the last resort; SPDK's
+     * threads are then stopped by the spdk engine's exit handler). An exception other than an Error ends only
+     * its thread, printed as the JVM would.
+     */
+    private static void uncaught(Thread t, Throwable e) {
+        if (!(e instanceof Error)) {
+            System.err.print("Exception in thread \"" + t.getName() + "\" ");
+            e.printStackTrace();
+            return;
+        }
+        String why;
+        try {
+            why = "a fatal error in thread " + t.getName() + ": " + e;
+        } catch (Throwable noHeap) {
+            why = FATAL_WITHOUT_HEAP;
+        }
+        if (!FATAL_ERROR.compareAndSet(null, why)) {
+            return;  // the service is stopping already; System.exit here would wait for a hook that waits for it
+        }
+        try {
+            if (!stopHook) {
+                LOG.error("stopping on {}", why);
+            }
+        } catch (Throwable noLog) {
+            // the exit matters more than its line
+        }
+        try {
+            System.exit(FATAL);
+        } catch (Throwable again) {
+            Runtime.getRuntime().halt(FATAL);
+        }
     }
 
     /** The configuration file: --config, else {@code <state-dir>/config.json}. */
@@ -114,13 +168,21 @@ public final class Main implements Callable<Integer> {
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            LOG.info("stopping: management API, then disconnecting hosts and flushing block devices");
-            int status = 0;
+            String fatal = FATAL_ERROR.get();
+            int status = fatal == null ? 0 : FATAL;
             try {
+                if (fatal == null) {
+                    LOG.info("stopping: management API, then disconnecting hosts and flushing block devices");
+                } else {
+                    LOG.error("stopping on {}: management API, then disconnecting hosts and flushing block devices",
+                        fatal);
+                }
                 service.close();
             } catch (RuntimeException e) {
                 LOG.error("stopping failed: {}", e.toString());
-                status = 1;
+                status = Math.max(status, 1);
+            } catch (Error e) {
+                status = FATAL;  // the service's own threads are stopped at exit (the spdk engine's exit handler)
             }
             stopped.countDown();
             // a stop by SIGTERM/SIGINT is the normal end: exit 0 (the JVM would report 128+signal)
@@ -128,6 +190,7 @@ public final class Main implements Callable<Integer> {
             System.err.flush();
             Runtime.getRuntime().halt(status);
         }, "nvmf4j-shutdown"));
+        stopHook = true;
         service.announce();
         stopped.await();
         return 0;

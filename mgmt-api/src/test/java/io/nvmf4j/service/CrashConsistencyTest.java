@@ -126,7 +126,7 @@ class CrashConsistencyTest {
             "-cp", classesDir() + File.pathSeparator + System.getProperty("java.class.path"),
             Main.class.getName(), "--state-dir", dir.toString(), "--config", file.toString());
         return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("service.log").toFile())
-            .start();
+            .directory(dir.toFile()).start();
     }
 
     private static String classesDir() throws Exception {

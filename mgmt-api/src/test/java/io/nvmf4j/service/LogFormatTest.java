@@ -130,7 +130,7 @@ class LogFormatTest {
             "-Dlogback.configurationFile=" + classes.resolve("logback.xml"),
             "-cp", classes + File.pathSeparator + System.getProperty("java.class.path"),
             Main.class.getName(), "--state-dir", dir.toString(), "--config", file.toString())
-            .redirectErrorStream(true).redirectOutput(log.toFile());
+            .redirectErrorStream(true).redirectOutput(log.toFile()).directory(dir.toFile());
         pb.environment().remove("NVMF4J_LOG_FORMAT");
         pb.environment().put("NVMF4J_LOG_LEVEL", "INFO");
         if (format != null) {

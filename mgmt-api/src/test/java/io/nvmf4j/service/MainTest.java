@@ -233,6 +233,39 @@ class MainTest {
         assertThat(s2.namespaces.get(0).uuid).isEqualTo(s1.namespaces.get(0).uuid);
     }
 
+    /**
+     * An OutOfMemoryError in a thread of the service running the spdk engine: one log line names it, the target
+     * stops as for SIGTERM (SPDK's threads before the JVM's exit frees their memory) and the exit status is 3, with
+     * no crash report (hs_err_pid*.log) and no core file written into the working directory.
+     */
+    @Test
+    void anOutOfMemoryErrorWithTheSpdkEngineRunningIsOneLineAStopAndStatus3WithoutACrash() throws Exception {
+        SpdkRequirement.assumeBuilt();
+        int port = freePort();
+        Path file = dir.resolve("spdk.json");
+        ConfigStore.save(file, spdkConfig(port, "0x1", false));
+        Service s = start(OutOfMemoryMain.class, "-Xmx96m", "--state-dir", dir.toString(), "--config",
+            file.toString());
+        String connect = "nvme connect -t tcp -a 127.0.0.1 -s " + port + " -n " + NQN;  // announced: the service is up
+        assertThat(s.awaitLine(l -> l.contains(connect))).as("output:%n%s", s.output()).isTrue();
+        s.process.getOutputStream().write('\n');  // OutOfMemoryMain's allocator starts
+        s.process.getOutputStream().flush();
+
+        assertThat(s.awaitExit()).as("exit status; output:%n%s", s.output()).isEqualTo(Main.FATAL);
+        String out = s.output();
+        assertThat(out).as("no native crash").doesNotContain("A fatal error has been detected");
+        assertThat(out.lines().filter(l -> l.contains("OutOfMemoryError")))
+            .as("one line names the error; output:%n%s", out)
+            .singleElement().asString().contains("stopping on a fatal error in thread " + OutOfMemoryMain.THREAD
+                + ": java.lang.OutOfMemoryError: Java heap space");
+        assertThat(out).contains("spdk engine stopped (SPDK's exit status 0)");
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString()))
+                .as("crash reports and core files in the working directory")
+                .noneMatch(n -> n.startsWith("hs_err_pid") || n.equals("core") || n.startsWith("core."));
+        }
+    }
+
     @Test
     void anUnknownEngineIsABadConfigurationNamingTheField() throws Exception {
         TargetConfig c = config(freePort());
@@ -401,14 +434,23 @@ class MainTest {
     }
 
     private Service start(String... args) throws IOException {
+        return start(Main.class, "-Xmx256m", args);
+    }
+
+    /**
+     * {@code main} (Main or a test's variant of it) in a child JVM with heap {@code xmx}, working in {@link #dir},
+     * where the JVM writes a crash report or a core file if it crashes.
+     */
+    private Service start(Class<?> main, String xmx, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
+            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", xmx,
             "-cp", classesDir() + File.pathSeparator + System.getProperty("java.class.path"),
-            Main.class.getName()));
+            main.getName()));
         cmd.addAll(List.of(args));
         Path log = dir.resolve("service-" + started.size() + ".log");
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
+            .directory(dir.toFile());
         pb.environment().put("NVMF4J_LOG_LEVEL", "INFO");
         Service s = new Service(pb.start(), log);
         started.add(s);

@@ -69,7 +69,7 @@ class SpdkApiTest {
             "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
             "-cp", classesDir() + File.pathSeparator + System.getProperty("java.class.path"),
             Main.class.getName(), "--state-dir", dir.toString(), "--config", file.toString())
-            .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            .redirectErrorStream(true).redirectOutput(log.toFile()).directory(dir.toFile()).start();
         http = new Http(c.api.port, TOKEN);
         awaitApi();
     }

@@ -58,14 +58,19 @@ final class SpdkTools {
     record Run(int exitCode, String output, List<String> kept) {
     }
 
-    /** Runs {@code command}, failing the test when it does not finish within a minute. */
+    /**
+     * Runs {@code command}, failing the test when it does not finish within a minute. It runs with no core file
+     * (ulimit -c 0): a tool that crashes says so in its status and output, and leaves nothing in the module.
+     */
     static Run run(List<String> command) throws IOException, InterruptedException {
         return run(command, l -> false);
     }
 
     /** The same, keeping whole every line of the output for which {@code keep} is true. */
     static Run run(List<String> command, Predicate<String> keep) throws IOException, InterruptedException {
-        ToolOutput.Finished f = ToolOutput.run(command, TOOL_TIMEOUT_S, keep);
+        List<String> noCore = new ArrayList<>(List.of("sh", "-c", "ulimit -c 0 && exec \"$@\"", "sh"));
+        noCore.addAll(command);
+        ToolOutput.Finished f = ToolOutput.run(noCore, TOOL_TIMEOUT_S, keep);
         if (f.timedOut()) {
             throw new AssertionError(command.get(0) + " did not finish within " + TOOL_TIMEOUT_S + " s:\n"
                 + f.output().text());
