@@ -300,7 +300,8 @@ class MainTest {
     void withoutConfigTheDefaultIsWrittenAndServedOrPort4420IsReportedBusy() throws Exception {
         Service s = start("--state-dir", dir.toString());
         String listening = "nvme connect -t tcp -a 127.0.0.1 -s 4420 -n " + ConfigStore.DEFAULT_NQN;
-        String busy = "cannot listen on tcp 127.0.0.1:4420";
+        // BindFailures' words for a taken port (another target of this machine's may hold 4420)
+        String busy = "cannot start: address 127.0.0.1:4420 is already in use";
         String apiBusy = "cannot start the management API on 127.0.0.1:8420";
         assertThat(s.awaitLine(l -> l.contains(listening) || l.contains(busy) || l.contains(apiBusy)))
             .as("either the listener line or a clear 'cannot listen'; output:%n%s", s.output()).isTrue();
