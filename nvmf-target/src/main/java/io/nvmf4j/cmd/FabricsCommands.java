@@ -19,6 +19,7 @@ import io.nvmf4j.nvme.Opcodes;
 import java.io.IOException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Fabrics commands: Connect, Property Get, Property Set, Disconnect (NVMe-oF 1.1 section 3); Authentication Send
@@ -215,15 +216,16 @@ public final class FabricsCommands {
 
     private void connectIo(Request req, Subsystem subsys, int qid, int sqsize, int cattr, int cntlid,
                            String hostnqn, byte[] hostid) {
-        connectIo(req, subsys, qid, sqsize, cattr, cntlid, hostnqn, hostid, true);
+        connectIo(req, subsys, qid, sqsize, cattr, cntlid, hostnqn, hostid, null);
     }
 
     /**
-     * An I/O queue's Connect; {@code mayWait}: when the qid is held, by a queue whose connection the host may have
-     * closed already, the Connect waits for that queue to be detached ({@link QidWait}) and then runs again.
+     * An I/O queue's Connect. When the qid is held, by a queue whose connection the host may have closed already,
+     * the Connect waits for that queue to be detached ({@link QidWait}) and then runs again, with the wait that
+     * ended as {@code waited} (null: it has not waited).
      */
     private void connectIo(Request req, Subsystem subsys, int qid, int sqsize, int cattr, int cntlid,
-                           String hostnqn, byte[] hostid, boolean mayWait) {
+                           String hostnqn, byte[] hostid, QidWait waited) {
         Queue queue = req.queue();
         if (queue.isClosed()) {
             // the host closed this connection while its Connect waited for the qid: no response goes out
@@ -258,16 +260,18 @@ public final class FabricsCommands {
                 NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
             return;
         }
-        QidWait wait = mayWait ? new QidWait(req, qid,
-            () -> connectIo(req, subsys, qid, sqsize, cattr, cntlid, hostnqn, hostid, false)) : null;
+        QidWait wait = waited != null ? null : new QidWait(req, qid,
+            w -> connectIo(req, subsys, qid, sqsize, cattr, cntlid, hostnqn, hostid, w));
         int attached = c.attachIoQueue(qid, queue, wait);
         if (attached == Controller.QID_WAITING) {
             wait.start(c);
             return;
         }
         if (attached != Controller.ATTACHED) {
-            refuse(req, nqn, hostnqn, qid, "qid already connected", NvmeStatus.CONNECT_INVALID_PARAMETERS, false,
-                SQE_QID);
+            Queue holder = c.ioQueue(qid);
+            refuse(req, nqn, hostnqn, qid, "qid already connected" + (holder == null ? "" : " (the queue from "
+                    + holder.peer() + (waited == null ? "" : ", still there after " + waited.waitedMillis() + " ms")
+                    + ")"), NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_QID);
             return;
         }
         c.clearAuthSession(qid);
@@ -298,13 +302,14 @@ public final class FabricsCommands {
 
         private final Request req;
         private final int qid;
-        /** The Connect once more, without waiting again. */
-        private final Runnable again;
+        /** The Connect once more, given this wait. */
+        private final Consumer<QidWait> again;
+        private final long startNanos = System.nanoTime();
         private Controller controller;
         private ScheduledFuture<?> timer;
         private boolean over;
 
-        QidWait(Request req, int qid, Runnable again) {
+        QidWait(Request req, int qid, Consumer<QidWait> again) {
             this.req = req;
             this.qid = qid;
             this.again = again;
@@ -326,7 +331,7 @@ public final class FabricsCommands {
             if (!over) {
                 over = true;
                 timer.cancel(false);
-                again.run();
+                again.accept(this);
             }
         }
 
@@ -334,8 +339,12 @@ public final class FabricsCommands {
             if (!over) {
                 over = true;
                 controller.stopWaiting(qid, this);
-                again.run();
+                again.accept(this);
             }
+        }
+
+        long waitedMillis() {
+            return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
         }
     }
 

@@ -355,6 +355,11 @@ public final class Controller {
         }
     }
 
+    /** The I/O queue that holds {@code qid}, or null. */
+    public synchronized Queue ioQueue(int qid) {
+        return qid > 0 && qid < ioQueues.length ? ioQueues[qid] : null;
+    }
+
     public synchronized List<Queue> ioQueues() {
         List<Queue> out = new ArrayList<>();
         for (Queue q : ioQueues) {
