@@ -17,6 +17,9 @@ import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
 
 import java.io.IOException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Fabrics commands: Connect, Property Get, Property Set, Disconnect (NVMe-oF 1.1 section 3); Authentication Send
@@ -213,7 +216,22 @@ public final class FabricsCommands {
 
     private void connectIo(Request req, Subsystem subsys, int qid, int sqsize, int cattr, int cntlid,
                            String hostnqn, byte[] hostid) {
+        connectIo(req, subsys, qid, sqsize, cattr, cntlid, hostnqn, hostid, null);
+    }
+
+    /**
+     * An I/O queue's Connect. When the qid is held, by a queue whose connection the host may have closed already,
+     * the Connect waits for that queue to be detached ({@link QidWait}) and then runs again, with the wait that
+     * ended as {@code waited} (null: it has not waited).
+     */
+    private void connectIo(Request req, Subsystem subsys, int qid, int sqsize, int cattr, int cntlid,
+                           String hostnqn, byte[] hostid, QidWait waited) {
         Queue queue = req.queue();
+        if (queue.isClosed()) {
+            // the host closed this connection while its Connect waited for the qid: no response goes out
+            req.complete(NvmeStatus.ABORTED_SQ_DELETION);
+            return;
+        }
         Controller c = subsys.isDiscovery() ? null : subsys.controller(cntlid);
         String nqn = subsys.nqn();
         if (c == null || !c.hostnqn().equals(hostnqn) || c.isDestroyed()) {
@@ -242,9 +260,18 @@ public final class FabricsCommands {
                 NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
             return;
         }
-        if (!c.attachIoQueue(qid, queue)) {
-            refuse(req, nqn, hostnqn, qid, "qid already connected", NvmeStatus.CONNECT_INVALID_PARAMETERS, false,
-                SQE_QID);
+        QidWait wait = waited != null ? null : new QidWait(req, qid,
+            w -> connectIo(req, subsys, qid, sqsize, cattr, cntlid, hostnqn, hostid, w));
+        int attached = c.attachIoQueue(qid, queue, wait);
+        if (attached == Controller.QID_WAITING) {
+            wait.start(c);
+            return;
+        }
+        if (attached != Controller.ATTACHED) {
+            Queue holder = c.ioQueue(qid);
+            refuse(req, nqn, hostnqn, qid, "qid already connected" + (holder == null ? "" : " (the queue from "
+                    + holder.peer() + (waited == null ? "" : ", still there after " + waited.waitedMillis() + " ms")
+                    + ")"), NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_QID);
             return;
         }
         c.clearAuthSession(qid);
@@ -252,6 +279,73 @@ public final class FabricsCommands {
         c.touch();
         req.dw0 = c.cntlid() | (c.authRequired() ? AUTHREQ_ATR : 0);
         req.complete(NvmeStatus.SUCCESS);
+    }
+
+    /**
+     * An I/O queue's Connect whose qid another queue of the controller holds. A host may connect a qid again as soon
+     * as it has deleted its queue, and over TCP deleting is closing the connection; the target learns of the close
+     * on the old connection's poll group, when that thread reads the end of the stream and then runs the channel's
+     * inactive event, which detaches the queue. The new connection's Connect runs on another poll group and can
+     * come first. So the Connect's completion waits, without blocking its poll group, until the holder is detached
+     * ({@link Controller#detachIoQueue} runs {@link #run()}), then runs again; a holder that is still there after
+     * {@link #QID_WAIT_MS} (the host connected a qid that is in use) gets the Connect refused. SPDK's target
+     * likewise looks at a duplicate qid again, once, 1 ms later (DUPLICATE_QID_RETRY_US), before it refuses it.
+     *
+     * <p>{@link #freed} and {@link #expired} run on the Connect's queue thread, so {@link #over} needs no lock.
+     */
+    private static final class QidWait implements Runnable {
+        /**
+         * How long a Connect waits for the qid's holder to go. Above what a poll group that is not scheduled at once
+         * on a busy machine takes to see a close (milliseconds), below SPDK's host's Connect timeout (500 ms).
+         */
+        static final long QID_WAIT_MS = 100;
+
+        private final Request req;
+        private final int qid;
+        /** The Connect once more, given this wait. */
+        private final Consumer<QidWait> again;
+        private final long startNanos = System.nanoTime();
+        private Controller controller;
+        private ScheduledFuture<?> timer;
+        private boolean over;
+
+        QidWait(Request req, int qid, Consumer<QidWait> again) {
+            this.req = req;
+            this.qid = qid;
+            this.again = again;
+        }
+
+        /** Registered with {@code c}: the deadline starts (the Connect's queue thread). */
+        void start(Controller c) {
+            controller = c;
+            timer = req.queue().executor().schedule(this::expired, QID_WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+
+        /** The holder was detached, or the controller destroyed (that thread): on to the Connect's queue thread. */
+        @Override
+        public void run() {
+            req.queue().executor().execute(this::freed);
+        }
+
+        private void freed() {
+            if (!over) {
+                over = true;
+                timer.cancel(false);
+                again.accept(this);
+            }
+        }
+
+        private void expired() {
+            if (!over) {
+                over = true;
+                controller.stopWaiting(qid, this);
+                again.accept(this);
+            }
+        }
+
+        long waitedMillis() {
+            return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        }
     }
 
     /** Logs a refused Connect (rate-limited) and fails it as {@link #rejectConnect} does. */

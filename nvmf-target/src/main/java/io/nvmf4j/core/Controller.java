@@ -62,6 +62,11 @@ public final class Controller {
     private final Queue adminQueue;
     private final TransportLimits limits;
     private final Queue[] ioQueues;
+    /**
+     * Per qid, the Connect waiting for the queue that holds the qid to be detached, or null (under the monitor):
+     * see {@link #attachIoQueue}.
+     */
+    private final Runnable[] qidWaiters;
     /** The ANA states of the listener the host connected through (read by every queue of this controller). */
     private final AnaPort ana;
     private final AtomicBoolean destroyed = new AtomicBoolean();
@@ -132,6 +137,7 @@ public final class Controller {
         this.adminQueue = adminQueue;
         this.limits = adminQueue.limits();
         this.ioQueues = new Queue[limits.maxIoQueues() + 1];
+        this.qidWaiters = new Runnable[ioQueues.length];
         this.authSessions = new AuthSession[ioQueues.length];
         this.grantedIoQueues = limits.maxIoQueues();
         this.kato = kato;
@@ -294,20 +300,64 @@ public final class Controller {
         return grantedIoQueues;
     }
 
-    /** Attaches an I/O queue; returns false if that qid is taken. */
-    public synchronized boolean attachIoQueue(int qid, Queue q) {
-        if (destroyed.get() || ioQueues[qid] != null) {
-            return false;
+    /** {@link #attachIoQueue}: the queue holds its qid now. */
+    public static final int ATTACHED = 0;
+    /** {@link #attachIoQueue}: another queue holds the qid (or the controller is destroyed); nothing waits. */
+    public static final int QID_TAKEN = 1;
+    /** {@link #attachIoQueue}: another queue holds the qid; {@code whenFree} runs once that queue is detached. */
+    public static final int QID_WAITING = 2;
+
+    /**
+     * Attaches I/O queue {@code q} as {@code qid}: {@link #ATTACHED}. When another queue holds the qid and
+     * {@code whenFree} is given and no other Connect waits for that qid, {@link #QID_WAITING}: {@code whenFree}
+     * runs once, on the thread that detaches the holder (its poll group when its connection closed) or destroys the
+     * controller, unless {@link #stopWaiting} withdraws it first. Else {@link #QID_TAKEN}.
+     *
+     * <p>A host may use a qid again as soon as it has deleted the queue; the target learns of the deletion (the
+     * connection's close) on the old queue's poll group, which may run after the new Connect arrived on another.
+     */
+    public synchronized int attachIoQueue(int qid, Queue q, Runnable whenFree) {
+        if (destroyed.get()) {
+            return QID_TAKEN;
         }
-        ioQueues[qid] = q;
-        ioQueuesConnected++;
-        return true;
+        if (ioQueues[qid] == null) {
+            ioQueues[qid] = q;
+            ioQueuesConnected++;
+            return ATTACHED;
+        }
+        if (whenFree == null || qidWaiters[qid] != null) {
+            return QID_TAKEN;
+        }
+        qidWaiters[qid] = whenFree;
+        return QID_WAITING;
     }
 
-    public synchronized void detachIoQueue(int qid, Queue q) {
-        if (qid > 0 && qid < ioQueues.length && ioQueues[qid] == q) {
-            ioQueues[qid] = null;
+    /** Withdraws {@code whenFree} if it still waits for {@code qid} (it then does not run). */
+    public synchronized void stopWaiting(int qid, Runnable whenFree) {
+        if (qidWaiters[qid] == whenFree) {
+            qidWaiters[qid] = null;
         }
+    }
+
+    /** Frees {@code qid} if {@code q} holds it, and runs the Connect waiting for it, if any (any thread). */
+    public void detachIoQueue(int qid, Queue q) {
+        Runnable waiter;
+        synchronized (this) {
+            if (qid <= 0 || qid >= ioQueues.length || ioQueues[qid] != q) {
+                return;
+            }
+            ioQueues[qid] = null;
+            waiter = qidWaiters[qid];
+            qidWaiters[qid] = null;
+        }
+        if (waiter != null) {
+            waiter.run();
+        }
+    }
+
+    /** The I/O queue that holds {@code qid}, or null. */
+    public synchronized Queue ioQueue(int qid) {
+        return qid > 0 && qid < ioQueues.length ? ioQueues[qid] : null;
     }
 
     public synchronized List<Queue> ioQueues() {
@@ -564,13 +614,22 @@ public final class Controller {
             abortAers();
         });
         List<Queue> queues;
+        List<Runnable> waiters = new ArrayList<>();
         synchronized (this) {
             queues = ioQueues();
             java.util.Arrays.fill(ioQueues, null);
+            for (Runnable w : qidWaiters) {
+                if (w != null) {
+                    waiters.add(w);
+                }
+            }
+            java.util.Arrays.fill(qidWaiters, null);
         }
         for (Queue q : queues) {
             q.disconnect(reason);
         }
+        // the Connects waiting for a qid look again, and find the controller gone
+        waiters.forEach(Runnable::run);
         adminQueue.disconnect(reason);
         int connected;
         synchronized (this) {

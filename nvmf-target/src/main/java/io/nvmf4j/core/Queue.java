@@ -31,6 +31,12 @@ public interface Queue {
     /** Sends the response of a completed request and recycles it. */
     void complete(Request req);
 
+    /**
+     * Whether the connection has closed and the queue has let its controller go (or had none): a queue that
+     * binds a controller after that would hold its qid with nothing left to free it.
+     */
+    boolean isClosed();
+
     /** Closes the connection (thread-safe; runs on the poll group). */
     void disconnect(String reason);
 

@@ -186,6 +186,11 @@ final class RdmaQueue extends QueueBase {
     }
 
     @Override
+    public boolean isClosed() {
+        return closing;
+    }
+
+    @Override
     public void disconnect(String reason) {
         executor.execute(() -> close(reason));
     }

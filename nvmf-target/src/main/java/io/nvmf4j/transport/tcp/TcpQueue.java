@@ -158,6 +158,11 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
     }
 
     @Override
+    public boolean isClosed() {
+        return closedDown;
+    }
+
+    @Override
     public void disconnect(String reason) {
         if (ctx != null && ctx.channel().isOpen()) {
             LOG.debug("queue {} from {}: closing: {}", qid, peer(), reason);
