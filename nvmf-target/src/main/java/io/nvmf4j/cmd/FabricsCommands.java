@@ -295,10 +295,11 @@ public final class FabricsCommands {
      */
     private static final class QidWait implements Runnable {
         /**
-         * How long a Connect waits for the qid's holder to go. Above what a poll group that is not scheduled at once
-         * on a busy machine takes to see a close (milliseconds), below SPDK's host's Connect timeout (500 ms).
+         * How long a Connect waits for the qid's holder to go. Well above what a poll group that is not scheduled at
+         * once on a busy machine takes to see a close (tens of milliseconds on two loaded cores), below half of
+         * SPDK's host's Connect timeout (500 ms).
          */
-        static final long QID_WAIT_MS = 100;
+        static final long QID_WAIT_MS = 250;
 
         private final Request req;
         private final int qid;
