@@ -151,6 +151,28 @@ setup() {
   setup_spdk
 }
 
+# After the tests, green or red: a JVM crash report or a core file anywhere in the checkout fails the run. Each is
+# named, the head of each crash report printed, and all are moved out of the tree to
+# ${TMPDIR:-/tmp}/nvmf4j-crash-reports/<time>/ (a core of a JVM that ran SPDK holds gigabytes).
+check_crash_reports() {
+  local rc=$? found=()
+  mapfile -t found < <(find . -path ./e2e/cache -prune -o -type f \( -name 'hs_err_pid*' -o -name core \
+    -o -name 'core.[0-9]*' \) -print 2>/dev/null)
+  if [ ${#found[@]} -gt 0 ]; then
+    local dest="${TMPDIR:-/tmp}/nvmf4j-crash-reports/$(date +%Y%m%dT%H%M%S)"
+    mkdir -p "$dest"
+    echo "dev.sh: ${#found[@]} crash report(s) or core file(s) written during the tests (moved to $dest):" >&2
+    local f
+    for f in "${found[@]}"; do
+      echo "  $f" >&2
+      case "$f" in *hs_err_pid*) head -n 20 "$f" | sed 's/^/    /' >&2 ;; esac
+      mv "$f" "$dest/$(echo "${f#./}" | tr / _)"
+    done
+    [ "$rc" = 0 ] && rc=1
+  fi
+  exit "$rc"
+}
+
 mvn_cmd() {
   mvn -B -ntp "$@"
 }
@@ -228,6 +250,7 @@ case "$cmd" in
     exec fio-jobs/bench.sh "$@"
     ;;
   test)
+    trap check_crash_reports EXIT
     setup
     setup_bench_tools
     setup_plot_tools  # fio-jobs/test.sh checks the kit's smoke run draws its PNG
