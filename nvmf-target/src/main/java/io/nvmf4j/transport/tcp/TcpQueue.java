@@ -164,6 +164,15 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
 
     @Override
     public void disconnect(String reason) {
+        if (ctx != null && !ctx.executor().inEventLoop()) {
+            // the writer is the poll group's alone (Controller.destroy runs on the caller's thread)
+            try {
+                ctx.executor().execute(() -> disconnect(reason));
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                LOG.debug("queue {} from {}: poll group stopped; its shutdown closes the connection", qid, peer());
+            }
+            return;
+        }
         if (ctx != null && ctx.channel().isOpen()) {
             LOG.debug("queue {} from {}: closing: {}", qid, peer(), reason);
             // flush what is queued (e.g. the response to a Disconnect command) before closing

@@ -1,6 +1,7 @@
 package io.nvmf4j.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -266,6 +267,12 @@ final class TlsServerHandler extends ChannelDuplexHandler {
                 fail(ctx, e);
                 return;
             }
+        } else if (!gatheredPromises.isEmpty()) {
+            // empty writes since the last seal (TcpQueue.disconnect's, whose listener closes the connection): they
+            // complete when the records written before them are sent, not at some later seal
+            List<ChannelPromise> p = takePromises();
+            ctx.write(Unpooled.EMPTY_BUFFER).addListener(f -> p.forEach(f.isSuccess() ? ChannelPromise::trySuccess
+                : q -> q.tryFailure(f.cause())));
         }
         ctx.flush();
     }
