@@ -102,8 +102,10 @@ class MetricsTest {
                 assertThat(io.write(2, i, random(512, i)).ok()).isTrue();
             }
             // a command is recorded when its batch's responses are flushed, just after the host can have its
-            // completion: wait until the last ones are in (then every count must be exact)
+            // completion: wait until the last ones are in (then every count must be exact). A scrape reads one
+            // meter after another while the poll group records, so each of the last commands' meters is awaited.
             Scrape after = awaitScrape(s -> commands(s, 2, "write") - commands(before, 2, "write") >= 3
+                && bytes(s, 2, "write") - bytes(before, 2, "write") >= 3 * 512
                 && latencyCount(s, 2, "write") - latencyCount(before, 2, "write") >= 3
                 && commands(s, 1, "other") - commands(before, 1, "other") >= 2);
 
