@@ -191,11 +191,12 @@ class RbdBdevTest {
         Path wrong = c.dir().resolve("wrong.keyring");
         Files.writeString(wrong, "[client.nvmf4j]\n\tkey = AQBSdFVkAAAAABAAp7VDMx8oFKyW0Wm8sQXzvQ==\n");
         long t0 = System.nanoTime();
+        // a timeout of 30 s, twice the bound: a refusal that is slow on a busy machine is still told from a timeout
         assertThatThrownBy(() -> RbdBdev.open("r0", BS, 2048, new RbdBdev.Options(c.pool(), newImage(), c.conf(),
-            c.client(), wrong.toString(), true, 10))).isInstanceOf(BdevException.class)
+            c.client(), wrong.toString(), true, 30))).isInstanceOf(BdevException.class)
             .hasMessageStartingWith("rbd bdev r0: cannot connect to the Ceph cluster of " + c.conf()
                 + " as client.nvmf4j (keyring " + wrong + "): ");
-        assertThat((System.nanoTime() - t0) / 1e9).as("refused, not timed out").isLessThan(9);
+        assertThat((System.nanoTime() - t0) / 1e9).as("refused, not timed out").isLessThan(15);
     }
 
     @Test

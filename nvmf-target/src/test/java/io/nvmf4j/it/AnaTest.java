@@ -212,11 +212,12 @@ class AnaTest {
         byte[] log = anaLog(a.admin(), false); // RAE set: the event stays masked
         assertThat(u64(log, 0)).as("change count").isGreaterThan(before);
         assertThat(groups(log).get(0)).containsExactly(1, ANAS_CHANGE, 1);
+        TestTarget.settleAdmin(b.admin());
         assertThat(aerB).as("listener B's states did not change").isNotDone();
 
         CompletableFuture<Completion> next = a.admin().asyncEventRequest();
         target.setAnaState(TestTarget.SUBNQN, listenerA, 1, "inaccessible");
-        Thread.sleep(200);
+        TestTarget.settleAdmin(a.admin());
         assertThat(next).as("masked until the log is read without RAE").isNotDone();
         assertThat(a.admin().getLogPage(LID_ANA, 0, 0, 4096).ok()).isTrue(); // RAE 0
         target.setAnaState(TestTarget.SUBNQN, listenerA, 1, "optimized");
@@ -227,7 +228,7 @@ class AnaTest {
         CompletableFuture<Completion> quiet = a.admin().asyncEventRequest();
         target.setAnaState(TestTarget.SUBNQN, listenerA, 1, "optimized");
         assertThat(a.admin().getLogPage(LID_ANA, 0, 0, 4096).ok()).isTrue();
-        Thread.sleep(200);
+        TestTarget.settleAdmin(a.admin());
         assertThat(quiet).as("setting the state it has is no change").isNotDone();
     }
 
@@ -236,7 +237,7 @@ class AnaTest {
         NvmeController a = connect(portA(), TestTarget.HOSTNQN);
         CompletableFuture<Completion> aer = a.admin().asyncEventRequest();
         target.setAnaState(TestTarget.SUBNQN, listenerA, 2, "inaccessible");
-        Thread.sleep(200);
+        TestTarget.settleAdmin(a.admin());
         assertThat(aer).as("Async Event Configuration bit 11 clear").isNotDone();
         assertThat(groups(anaLog(a.admin(), false)).get(1)).containsExactly(2, ANAS_INACCESSIBLE, 3);
     }

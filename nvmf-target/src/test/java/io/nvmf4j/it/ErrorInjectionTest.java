@@ -131,7 +131,9 @@ class ErrorInjectionTest {
      */
     @Test
     void keepAliveExpiryWithIoInFlightLeavesNothingBehind() throws Exception {
-        target.nvmf().injectError(ERR, new Injection("write", "timeout", 1, 2500));
+        // held 6 s: keep-alive expiry (KATO 1 s, checked every 250 ms) closes the queues seconds before it ends,
+        // on a busy machine too
+        target.nvmf().injectError(ERR, new Injection("write", "timeout", 1, 6000));
         try (NvmeController c = target.controller(1, TcpHostOptions.DEFAULT, 1000)) {
             CompletableFuture<Completion> w = c.io(0).writeAsync(NSID, 16, new byte[4096]);
             assertThat(c.admin().queue().awaitClosed(Duration.ofSeconds(5)))
@@ -139,7 +141,7 @@ class ErrorInjectionTest {
             assertThat(c.io(0).queue().awaitClosed(Duration.ofSeconds(5))).as("I/O queue closed").isTrue();
             assertThat(w).as("the held write gets no completion on a closed queue").isNotCompleted();
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (!target.nvmf().target().allControllers().isEmpty() || target.nvmf().errorInjections(ERR).size() != 0
             || inFlight() != 0) {
             assertThat(System.nanoTime()).as("controllers %s, in flight %d", target.nvmf().target().allControllers(),

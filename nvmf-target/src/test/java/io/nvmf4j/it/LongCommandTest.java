@@ -2,6 +2,7 @@ package io.nvmf4j.it;
 
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.core.Namespace;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
@@ -41,8 +42,15 @@ class LongCommandTest {
         return io.deallocateAsync(NSID, 4096, ranges);
     }
 
-    private static void assertStillRunning(CompletableFuture<Completion> dsm) throws InterruptedException {
-        Thread.sleep(200);
+    /** Waits (up to 10 s) for the DSM to reach the device, then checks that it is still running there. */
+    private static void assertStillRunning(TestTarget t, CompletableFuture<Completion> dsm)
+            throws InterruptedException {
+        Namespace ns = t.nvmf().target().subsystem(TestTarget.SUBNQN).namespace(NSID);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (ns.inFlight() == 0 && !dsm.isDone() && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(ns.inFlight()).as("the DSM on the device within 10 s").isPositive();
         assertThat(dsm).as("precondition: the DSM runs long enough to overlap (else this test proves nothing)")
             .isNotDone();
     }
@@ -59,7 +67,7 @@ class LongCommandTest {
             long idleReadNanos = System.nanoTime() - idle0;
             long dsmStart = System.nanoTime();
             CompletableFuture<Completion> dsm = wholeDeviceDsm(a.io(0));
-            assertStillRunning(dsm);
+            assertStillRunning(t, dsm);
             long t0 = System.nanoTime();
             Completion read = b.io(0).read(NSID, 0, 8);
             long readNanos = System.nanoTime() - t0;
@@ -83,7 +91,7 @@ class LongCommandTest {
             byte[] data = Le.random(4096, 21);
             assertThat(b.io(0).write(1, 0, data).ok()).isTrue();
             CompletableFuture<Completion> dsm = wholeDeviceDsm(a.io(0));
-            assertStillRunning(dsm);
+            assertStillRunning(t, dsm);
             t.nvmf().removeNamespace(TestTarget.SUBNQN, NSID);
             t.nvmf().removeBdev("big"); // waits for the DSM to stop; frees the memory only then
             Completion d = a.io(0).await(dsm);

@@ -538,22 +538,21 @@ class ReservationTest {
         ok(b.io(0).resvRegister(HELD_NSID, 0, false, 0, 0, KEY_B));
         ok(a.io(0).resvAcquire(HELD_NSID, 0, 3, KEY_A, 0)); // Write Exclusive - Registrants Only: B may write
 
-        // Preempt (no abort) does not wait for B's write on the device
+        // Preempt (no abort) does not wait for B's write on the device: it completes while the write is held
         CompletableFuture<Completion> w1 = heldWriteOf(b);
-        long t0 = System.nanoTime();
         ok(a.io(0).resvAcquire(HELD_NSID, 1, 3, KEY_A, KEY_B));
         assertThat(w1.isDone()).as("B's write still held after a plain preempt").isFalse();
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(HOLD_MS / 2);
         w1.get(10, TimeUnit.SECONDS);
 
         // Preempt and Abort: the command completes only once B's write has left the device
         ok(b.io(0).resvRegister(HELD_NSID, 0, false, 0, 0, KEY_B));
+        long sent = System.nanoTime(); // the hold starts after this, when the write reaches the device
         CompletableFuture<Completion> w2 = heldWriteOf(b);
-        long t1 = System.nanoTime();
         Completion abort = a.io(0).resvAcquireRaw(HELD_NSID, 2 | (3 << 8), KEY_A, KEY_B);
-        long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t1);
+        long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
         ok(abort);
-        assertThat(waited).as("Preempt and Abort waited for B's held write (ms)").isGreaterThanOrEqualTo(HOLD_MS / 2);
+        assertThat(waited).as("Preempt and Abort waited for B's held write: ms from the write's submission")
+            .isGreaterThanOrEqualTo(HOLD_MS);
         Completion held = w2.get(10, TimeUnit.SECONDS);
         assertThat(held.ok()).as("B's write ended by its injected timeout: %s", held).isFalse();
         conflict(b.io(0).write(HELD_NSID, 0, block(4))); // and B, preempted, is fenced out now

@@ -73,7 +73,8 @@ class RateLimitTest {
     void aClientBeyondItsRateGets429WithRetryAfterAndOthersCarryOn() throws Exception {
         int ok = 0;
         String[] refused = null;
-        for (int i = 0; i < 10 && refused == null; i++) {
+        long start = System.nanoTime();
+        for (int i = 0; i < 50 && refused == null; i++) {
             String[] r = get("127.0.0.1");
             if (r[0].equals("200")) {
                 ok++;
@@ -81,8 +82,11 @@ class RateLimitTest {
                 refused = r;
             }
         }
-        assertThat(refused).as("refused within 10 requests").isNotNull();
-        assertThat(ok).as("the burst (3), and perhaps a refill").isBetween(3, 5);
+        // the bucket refills while the requests go out, and how many refills that is depends on their speed
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(refused).as("refused within 50 requests").isNotNull();
+        assertThat(ok).as("the burst (3) and the refills (2/s) of %d ms", millis)
+            .isBetween(3, 3 + (int) (millis * 2 / 1000));
         assertThat(refused[0]).isEqualTo("429");
         assertThat(Long.parseLong(refused[1])).as("Retry-After").isBetween(1L, 2L);
         JsonNode body = Http.parse(refused[2]);

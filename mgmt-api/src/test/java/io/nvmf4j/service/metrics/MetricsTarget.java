@@ -24,7 +24,11 @@ final class MetricsTarget implements AutoCloseable {
     static final String HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:6d0e5d1c-4a8b-4f3e-9c11-000000000001";
     static final long NS1_BLOCKS = 32768;
     static final long NS2_BLOCKS = 16384;
-    static final int CONNECT_TIMEOUT_MS = 1000;
+    /**
+     * The time a connection gets to send its ICReq and then its Connect, for every test's connections: short enough
+     * for a test to wait out, long enough for a host whose JVM is cold or whose core is busy.
+     */
+    static final int CONNECT_TIMEOUT_MS = 5000;
 
     final Metrics metrics;
     final NvmfTarget nvmf;
