@@ -60,6 +60,12 @@ final class ControllerWatch {
         }
     }
 
+    /** The most I/O queues the polls have seen on controller {@code cntlid} of {@code subnqn}; -1: not seen. */
+    synchronized int ioQueuesSeen(String subnqn, int cntlid) {
+        return seen.values().stream().filter(s -> s.first.subnqn().equals(subnqn) && s.first.cntlid() == cntlid)
+            .mapToInt(s -> s.ioQueues).max().orElse(-1);
+    }
+
     /** The target stops: every controller still seen is logged as disconnected for {@code reason}. */
     synchronized void closeAll(String reason, long nanos) {
         seen.values().forEach(s -> disconnected(s, nanos, reason));

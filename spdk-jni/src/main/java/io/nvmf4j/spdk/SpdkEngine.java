@@ -1020,6 +1020,11 @@ public final class SpdkEngine implements Engine {
         return out;
     }
 
+    /** What the controller watch has seen of a controller's I/O queues so far ({@link ControllerWatch}); for tests. */
+    int ioQueuesSeen(String subnqn, int cntlid) {
+        return watch.ioQueuesSeen(subnqn, cntlid);
+    }
+
     private void pollControllersLogged() {
         try {
             pollControllers();

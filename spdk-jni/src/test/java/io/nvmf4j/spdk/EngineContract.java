@@ -123,7 +123,15 @@ abstract class EngineContract {
                     .containsEntry("hostnqn", TestTarget.HOSTNQN).containsEntry("host", host)
                     .containsEntry("transport", "tcp").containsEntry("cntlid", cntlid)
                     .containsEntry("kato_ms", TestTarget.KATO_MS);
-                Thread.sleep(3 * SpdkEngine.CONTROLLER_POLL_MS); // the spdk engine sees the I/O queues at a poll
+                if (engine() instanceof SpdkEngine spdk) {
+                    // the spdk engine learns of I/O queues at its controller watch's polls: wait for one that saw both
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (spdk.ioQueuesSeen(TestTarget.SUBNQN, cntlid) < 2) {
+                        assertThat(System.nanoTime()).as("the controller watch saw 2 I/O queues within 30 s")
+                            .isLessThan(deadline);
+                        Thread.sleep(SpdkEngine.CONTROLLER_POLL_MS / 5);
+                    }
+                }
             }
             ILoggingEvent out = log.await("controller " + cntlid + " of " + TestTarget.SUBNQN + " disconnected: host "
                 + TestTarget.HOSTNQN + " at " + host + " over tcp, 2 I/O queue(s), up ", Duration.ofSeconds(5));
