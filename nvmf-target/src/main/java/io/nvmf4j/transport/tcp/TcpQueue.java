@@ -60,9 +60,8 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
      * still holds (the free slots are a stack, so the few slots a queue depth uses keep being reused; the pool's
      * thread cache hands its buffers out first in, first out). A queue keeps at most one such buffer per slot that
      * served a read (about 5 KiB for 4 KiB reads, 133 KiB for 128 KiB ones) until it closes: what the slots in use
-     * at the deepest moment held anyway, kept. 128 KiB (the default MDTS) since session 12: 128 KiB reads went
-     * 1.10x paired [1.05, 1.22] over 8 interleaved rounds against 8 KiB, the pool's buffer for each such read
-     * being the one thing their profile still had above nvmf_tgt's (the copy into it, 7.8 against 5.9 us).
+     * at the deepest moment held anyway, kept. The bound is 128 KiB, the default MDTS: a pool buffer for each
+     * such read was what their profile still had above nvmf_tgt's (docs/BENCHMARKS.md has the figures).
      */
     static final int OWN_FRAME_DATA = 131072;
     /** Socket reads that went straight into a request's buffer, all queues together (tests look at it). */
