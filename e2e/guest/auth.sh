@@ -189,7 +189,7 @@ auth_nvmf4j() { # nvmf4j|spdk : the service with that engine, the scenarios agai
   # under TCG holds up the keep-alive of the suite's 5 s KATO while the I/O queues authenticate: the spdk
   # scenarios connect with one I/O queue and a 30 s KATO (what they check does not depend on either)
   local -a CONNECT_OPTS=("${CONNECT_OPTS[@]}")
-  [ "$1" != spdk ] || CONNECT_OPTS=(--reconnect-delay=1 --ctrl-loss-tmo=60 --keep-alive-tmo=30 --nr-io-queues=1)
+  [ "$1" != spdk ] || CONNECT_OPTS=(--reconnect-delay=1 --ctrl-loss-tmo=600 --keep-alive-tmo=30 --nr-io-queues=1)
   auth_profile "$1"
   SVC_LOG=$RES/auth-$1-service.log SVC_STATE=$WORK/auth-$1-state SVC_CONFIG=$WORK/auth-$1-config.json SVC_PORT=$PORT
   if [ "$1" = spdk ]; then

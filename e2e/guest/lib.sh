@@ -285,7 +285,7 @@ fio_latency() { # check-name dev label
 # ---------------------------------------------------------------- the nvmf4j service
 # Globals of the caller: LAUNCHER, WORK (its working directory), SVC_STATE (its state dir, default
 # $WORK/state), SVC_CONFIG (default $WORK/config.json), SVC_LOG, SVC_PORT (its TCP listener, default NVMF4J_PORT),
-# SVC_START_TIMEOUT, E2E_JVM_OPTS, SVC_EXIT_OK (the exit statuses a SIGTERM may give, default "0 143").
+# SVC_START_TIMEOUT, SVC_STOP_TIMEOUT (default 120), E2E_JVM_OPTS, SVC_EXIT_OK (the exit statuses a SIGTERM may give, default "0 143").
 # Sets SVC_PID and JPID.
 java_pid() { # the java process: the launcher itself when it execs java, else its java child
   local parent=$1 c st state ppid
@@ -300,31 +300,51 @@ java_pid() { # the java process: the launcher itself when it execs java, else it
 svc_log_now() { # the service log since the last start
   sed -n "$(grep -n '^=====' "$SVC_LOG" | tail -n 1 | cut -d: -f1),\$p" "$SVC_LOG"
 }
+port_open() { (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
+svc_api_port() { # the management API's port in a config document (8420 when it sets none)
+  local p
+  p=$(grep -o '"api": *{ *"port": *[0-9]*' "$1" 2> /dev/null | grep -o '[0-9]*$')
+  echo "${p:-8420}"
+}
+ports_free() { local p; for p; do ! port_open "$p" || return 1; done; }
+svc_abort() { # stops what svc_start started after a failed start: SIGTERM, then SIGKILL after SVC_STOP_TIMEOUT
+  local j
+  [ -n "$SVC_PID" ] || return 0
+  j=$(java_pid "$SVC_PID")
+  kill -TERM "$j" "$SVC_PID" 2> /dev/null
+  wait_for "${SVC_STOP_TIMEOUT:-120}" gone "$j" || kill -KILL "$j" "$SVC_PID" 2> /dev/null
+  wait "$SVC_PID" 2> /dev/null; SVC_PID="" JPID=""
+}
 svc_start() { # check-name : starts the service, PASS when its TCP listener accepts
-  local t rc
-  local state=${SVC_STATE:-$WORK/state} config=${SVC_CONFIG:-$WORK/config.json} port=${SVC_PORT:-$NVMF4J_PORT}
+  # The bound, SVC_START_TIMEOUT, only decides a failure: a start on a loaded machine under TCG may take
+  # several times the usual ~35 s. A start that fails stops what it started, so that the next start is
+  # not refused by a port the failed instance still holds.
+  local t rc holders
+  local state=${SVC_STATE:-$WORK/state} config=${SVC_CONFIG:-$WORK/config.json} port=${SVC_PORT:-$NVMF4J_PORT} api
+  api=$(svc_api_port "$config")
   echo "===== $(date -u +%T) e2e: $LAUNCHER --state-dir $state --config $config (NVMF4J_JAVA_OPTS=$E2E_JVM_OPTS)" >> "$SVC_LOG"
   SVC_PID="" JPID=""
   if [ ! -x "$LAUNCHER" ]; then fail "$1" "$LAUNCHER does not exist: the service is not built yet"; return 1; fi
   t=$(now_us)
+  # the previous instance is gone (svc_stop waited for it), but its sockets may linger for a moment
+  if ! wait_for 30 ports_free "$port" "$api"; then
+    holders=$(ss -Hltnp "( sport = :$port or sport = :$api )" 2> /dev/null | tr -s ' ' | tr '\n' ';')
+    fail "$1" "127.0.0.1:$port or :$api is still in use before the start: ${holders:-?}"; return 1
+  fi
   # a JVM crash report (hs_err) lands in the results share
   (cd "$WORK" && NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS -XX:ErrorFile=$RES/hs_err_pid%p.log" \
     exec "$LAUNCHER" --state-dir "$state" --config "$config") >> "$SVC_LOG" 2>&1 < /dev/null &
   SVC_PID=$!
-  until (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; do
+  # ready once its TCP listener accepts and it has announced its listeners (after the management API is up)
+  until port_open "$port" && svc_log_now | grep -q 'nvme connect'; do
     if ! kill -0 "$SVC_PID" 2> /dev/null; then
       wait "$SVC_PID"; rc=$?; SVC_PID=""
       fail "$1" "service exited with rc=$rc before listening: $(grep -v '^=====' "$SVC_LOG" | tail -n 3 | tr '\n' ' ')"; return 1
     fi
     if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
-      fail "$1" "127.0.0.1:$port not accepting ${SVC_START_TIMEOUT}s after start"; return 1
-    fi
-    sleep 0.2
-  done
-  # ready once it has announced its listeners (after the management API is up)
-  until svc_log_now | grep -q 'nvme connect'; do
-    if [ $(($(now_us) - t)) -gt $((SVC_START_TIMEOUT * 1000000)) ]; then
-      fail "$1" "no listener announcement in the service log ${SVC_START_TIMEOUT}s after start"; return 1
+      svc_abort
+      fail "$1" "$(port_open "$port" && echo "no listener announcement in the service log" || echo "127.0.0.1:$port not accepting") ${SVC_START_TIMEOUT}s after start (stopped)"
+      return 1
     fi
     sleep 0.2
   done
@@ -340,19 +360,20 @@ svc_alive() { # check-name : the service is still running; else FAIL with its ex
   fail "$1" "the service died (exit status ${rc:-?}$([ "${rc:-0}" -gt 128 ] && echo ", signal $((rc - 128))")): $(grep -v '^=====' "$SVC_LOG" | grep -m3 -E 'SIGSEGV|Problematic frame|Exception|ERROR' | tr '\n' ' ')$(ls "$RES"/hs_err_pid*.log 2> /dev/null | sed 's|.*/| see |')"
   return 1
 }
-svc_stop() { # check-name : SIGTERM to the java process, PASS when it exits within 30 s with one of SVC_EXIT_OK
-  local t rc ok=" ${SVC_EXIT_OK:-0 143} "
+svc_stop() { # check-name : SIGTERM to the java process, PASS when it exits within SVC_STOP_TIMEOUT (120 s)
+  # with one of SVC_EXIT_OK (a bound for a failure only: a stop takes ~1 s, the spdk engine's ~8 s, under TCG)
+  local t rc ok=" ${SVC_EXIT_OK:-0 143} " bound=${SVC_STOP_TIMEOUT:-120}
   svc_alive "$1" || return 1
   t=$(now_us)
   kill -TERM "$JPID"
-  if wait_for 30 gone "$JPID"; then
+  if wait_for "$bound" gone "$JPID"; then
     wait "$SVC_PID"; rc=$?; SVC_PID=""
     C=$1 OUTF=$SVC_LOG BAD=""
     [[ $ok == *" $rc "* ]] || BAD="exit status $rc after SIGTERM (want${ok% })"
     verdict 0 "SIGTERM: pid $JPID exited in $(secs_since "$t")s, exit status $rc"
   else
     kill -KILL "$JPID" "$SVC_PID" 2> /dev/null; wait "$SVC_PID"; SVC_PID=""
-    fail "$1" "pid $JPID still running 30 s after SIGTERM (killed)"; return 1
+    fail "$1" "pid $JPID still running $bound s after SIGTERM (killed)"; return 1
   fi
 }
 

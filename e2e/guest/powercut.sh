@@ -22,7 +22,7 @@ HERE=$(dirname "$(readlink -f "$0")")
 REPO=${E2E_REPO:?} MODE=${E2E_PC_MODE:?} TAG=${E2E_PC_TAG:?}
 WORK=/tmp/nvmf4j-e2e NVMF4J_PORT=4430
 LAUNCHER=${E2E_LAUNCHER:-$REPO/bin/nvmf4j-target}
-SVC_LOG=$RES/nvmf4j-service.log SVC_START_TIMEOUT=180
+SVC_LOG=$RES/nvmf4j-service.log SVC_START_TIMEOUT=480
 DISK=/dev/vda PC=/pc                       # the virtio disk (cache=directsync on the host) and its mount
 SVC_STATE=$PC/state SVC_CONFIG=$PC/config.json
 PC_DSYNC=100                               # records of phase 1

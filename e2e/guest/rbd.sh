@@ -234,7 +234,7 @@ rbd_scenarios() { # both gateways running
   t=$(now_us)
   RBD_CLIENT_A=$(rbd_new_client "$before")
   C=rbd/A-back OUTF=$RES/cli/rbd-a-back.txt BAD=""
-  wait_for 120 eval '[ "$(ctrl_state_of "$RBD_CTRL_A")" = live ]' || BAD="$RBD_CTRL_A is $(ctrl_state_of "$RBD_CTRL_A")"
+  wait_for 300 eval '[ "$(ctrl_state_of "$RBD_CTRL_A")" = live ]' || BAD="$RBD_CTRL_A is $(ctrl_state_of "$RBD_CTRL_A")"
   wait_for 30 ana_path_is "$RBD_CTRL_A" optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$RBD_CTRL_A")"
   ana_path_is "$RBD_CTRL_B" non-optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$RBD_CTRL_B")"
   svc_log_now | grep -q 'breaking its lock' && BAD+="${BAD:+; }A broke a lock on its return"
@@ -268,7 +268,7 @@ rbd_part() {
     verdict $rc "$CEPH_POOL/$RBD_IMAGE: $RBD_MIB MiB, features $(sed -n 's/^[[:space:]]*features: //p' "$OUTF")"
   fi
   if [ $rc = 0 ]; then
-    SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 4))   # two JVMs and Ceph on the guest's 2 vCPUs under TCG
+    SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 2))   # two JVMs and Ceph on the guest's 2 vCPUs under TCG
     rbd_config A $RBD_A_PORT $RBD_A_API 1 optimized
     rbd_config B $RBD_B_PORT $RBD_B_API 101 non-optimized
     rm -rf "$WORK/rbd-state-A" "$WORK/rbd-state-B"
