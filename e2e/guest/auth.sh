@@ -36,6 +36,7 @@ auth_cmds() { # trace-file : the AUTH_Send and AUTH_Receive commands the host se
   echo "$(grep nvme_setup_cmd "$1" | grep -ci 'auth_send') send, $(grep nvme_setup_cmd "$1" | grep -ci 'auth_receive') receive"
 }
 auth_trace_count() { grep nvme_setup_cmd "$1" 2> /dev/null | grep -ciE 'auth_(send|receive)'; }
+auth_live_trace_at_least() { [ "$(auth_trace_count "$TRACE/trace")" -ge "$1" ]; } # n : AUTH commands traced so far
 
 auth_connect() { # check-name trace-name secret-options... : connect as AUTH_HOSTNQN with those options; must work
   local name=$1 tn=$2 n; shift 2
@@ -109,8 +110,9 @@ auth_scenarios() {
     if [ -z "$BAD" ]; then
       trace_on
       printf '%s' "$k2" > "/sys/class/nvme/$CTRL/dhchap_secret" 2>> "$OUTF" || BAD="writing the new secret to sysfs failed: $(tail -n 1 "$OUTF")"
-      # re-authentication runs in the background: give it time, then the controller must be live, I/O must work
-      sleep 5; wait_for 30 ctrl_live
+      # re-authentication runs in the background: await one whole bidirectional exchange in the trace
+      # (Negotiate, Challenge, Reply, Success1, Success2), then the controller must be live, I/O must work
+      wait_for 120 auth_live_trace_at_least 5; wait_for 30 ctrl_live
       trace_off "$T-auth-reauth" >> "$OUTF"
       dmesg | tail -n 8 >> "$OUTF"
       expect "$CTRL state" "$(ctrl_state)" live

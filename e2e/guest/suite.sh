@@ -268,13 +268,17 @@ identity_sysfs() { # check-name : identity as the host sees it in sysfs is still
   verdict 0 "serial, model, nguid, uuid$([ ${#NS_EUI64[@]} = 0 ] || echo ", eui64") and size of $(for n in $NS_IDS; do printf '%s ' "${DEV[$n]}"; done)unchanged"
 }
 
+nvme_in_flight() { # requests in flight on any NVMe block device (the multipath head or its paths, whichever counts)
+  [ "$(cat /sys/block/nvme*/inflight 2> /dev/null | awk '{n += $1 + $2} END {print n + 0}')" -gt 0 ]
+}
 midio_disconnect() { # check-name : the host drops its controller while I/O is in flight; the target carries on
   local pid dev=${DEV[1]}
   C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
   fio --name=midio --filename="$dev" --ioengine=libaio --direct=1 --rw=randrw --bs=16k --iodepth=32 \
     --time_based --runtime=120 > "$OUTF" 2>&1 &
   pid=$!
-  sleep 15 # fio starts slowly under TCG; it runs for 120 s, so I/O is in flight at the disconnect
+  # fio starts slowly under TCG (and slower on a loaded machine): the disconnect waits for I/O in flight
+  wait_for 120 eval "gone $pid || nvme_in_flight" || BAD="no I/O in flight 120 s after fio started"
   gone "$pid" && BAD="fio ended before the disconnect"
   nvme disconnect -n "$NQN" >> "$OUTF" 2>&1 || BAD="${BAD:+$BAD; }nvme disconnect failed"
   if ! wait_for 60 gone "$pid"; then
