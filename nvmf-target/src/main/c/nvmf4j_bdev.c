@@ -354,9 +354,8 @@ static jint unmap(JNIEnv *env, jclass cls, jlong address, jlong len)
 }
 
 /*
- * memcpy of len bytes between native addresses the caller checked (the malloc device's copies of 4-16 KiB: glibc's
- * vector copy beat the JVM's copy stub by 80-250 ns per 4-16 KiB into a cold destination here, the JNI call
- * included).
+ * memcpy of len bytes between native addresses the caller checked (the malloc device's copies of 4-16 KiB, where
+ * glibc's vector copy is faster than the JVM's copy stub into a cold destination, the JNI call included).
  */
 static void copy_memory(JNIEnv *env, jclass cls, jlong dst, jlong src, jint len)
 {

@@ -27,8 +27,8 @@ public final class MallocBdev extends AbstractBdev {
         }
         this.size = Math.multiplyExact((long) blockSize, numBlocks);
         // transparent huge pages where the kernel gives them (as SPDK's malloc bdev lives in hugepages): a random
-        // 4 KiB read of ordinary pages misses the TLB and walks the page tables (twice over in a VM); a 4 KiB copy
-        // from a 256 MiB region took 770-870 ns against 650-665 ns with huge pages here
+        // 4 KiB read of ordinary pages misses the TLB and walks the page tables (twice over in a VM), which makes
+        // the copy slower (docs/BENCHMARKS.md, "A malloc namespace in huge pages", has the figures)
         long a = FileNative.loaded() ? FileNative.mapAnonymous(size, true) : -1;
         this.mapped = a > 0;
         try {
@@ -41,10 +41,10 @@ public final class MallocBdev extends AbstractBdev {
 
     /**
      * Copies of this many bytes up to {@link #NATIVE_COPY_MAX} go through libc's {@code memcpy}
-     * ({@link FileNative#copy}) instead of the JVM's copy stub ({@code Unsafe.copyMemory}): a 4 KiB write into the
-     * device (a cold destination) took 230-300 ns against 340-380, 8 KiB 500 against 705, 16 KiB 1030 against
-     * 1280, a 4 KiB read 345-365 against 360-410, the JNI call included; at 2 KiB and below the call costs more
-     * than it saves, from 32 KiB on the two are level or the stub is ahead (128 KiB writes 6.2 against 7.8 µs).
+     * ({@link FileNative#copy}) instead of the JVM's copy stub ({@code Unsafe.copyMemory}): between these lengths
+     * glibc's vector copy is the faster of the two into the device (a cold destination), and about level out of it,
+     * the JNI call included; at 2 KiB and below the call costs more than it saves, from 32 KiB on the two are level
+     * or the stub is ahead (docs/BENCHMARKS.md, "Copies of 4–16 KiB with libc's memcpy", has the figures).
      */
     static final int NATIVE_COPY_MIN = 4096;
     static final int NATIVE_COPY_MAX = 16384;

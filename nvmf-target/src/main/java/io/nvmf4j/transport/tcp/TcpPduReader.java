@@ -453,8 +453,8 @@ final class TcpPduReader extends ByteToMessageDecoder {
      * How many bytes the next socket read should take, or 0 for the usual receive buffer: at a PDU boundary with
      * nothing buffered, while a write of {@link #HEADER_READ_MIN_DATA} bytes or more awaits its H2CData, an
      * H2CData header (and its digest). The PDU's data then goes to {@link #inPlaceTarget()} whole; read with the
-     * header into a receive buffer, as much of it as the buffer held was copied into the request once more (a
-     * 128 KiB write: 2.2 µs of copies per I/O more than nvmf_tgt's, 7.0 against 4.8). A capsule that comes
+     * header into a receive buffer, as much of it as the buffer held would be copied into the request once more,
+     * a copy of up to 64 KiB per H2CData (docs/BENCHMARKS.md, "A large write's H2CData"). A capsule that comes
      * instead is read on by {@link #carryTarget}.
      */
     int headerReadSize() {

@@ -60,8 +60,10 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
      * still holds (the free slots are a stack, so the few slots a queue depth uses keep being reused; the pool's
      * thread cache hands its buffers out first in, first out). A queue keeps at most one such buffer per slot that
      * served a read (about 5 KiB for 4 KiB reads, 133 KiB for 128 KiB ones) until it closes: what the slots in use
-     * at the deepest moment held anyway, kept. The bound is 128 KiB, the default MDTS: a pool buffer for each
-     * such read was what their profile still had above nvmf_tgt's (docs/BENCHMARKS.md has the figures).
+     * at the deepest moment held anyway, kept. The bound is 128 KiB, the default MDTS, so that reads of every length
+     * a host sends by default copy into a warm buffer; a pool buffer per large read makes the copy out of the
+     * namespace land in memory the cache no longer holds (docs/BENCHMARKS.md, "Copies of 4–16 KiB with libc's
+     * memcpy", has the figures).
      */
     static final int OWN_FRAME_DATA = 131072;
     /** Socket reads that went straight into a request's buffer, all queues together (tests look at it). */
