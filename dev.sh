@@ -151,11 +151,36 @@ setup() {
   setup_spdk
 }
 
+# The test run's stages and the time each took, printed at the end, green or red: `stage NAME` ends the stage
+# before it and starts NAME; the EXIT trap closes the last one (marked failed when the run fails in it).
+STAGE_NAMES=() STAGE_SECONDS=() STAGE_OPEN="" STAGE_T0=0 RUN_T0=$SECONDS
+stage() {
+  stage_close
+  STAGE_OPEN=$1 STAGE_T0=$SECONDS
+  echo "dev.sh: stage $1 ($(date -u +%H:%M:%S) UTC)" >&2
+}
+stage_close() {
+  [ -n "$STAGE_OPEN" ] || return 0
+  STAGE_NAMES+=("$STAGE_OPEN") STAGE_SECONDS+=($((SECONDS - STAGE_T0)))
+  STAGE_OPEN=""
+}
+stage_times() { # exit status of the run
+  local failed=$STAGE_OPEN i
+  stage_close
+  [ ${#STAGE_NAMES[@]} -gt 0 ] || return 0
+  echo "dev.sh: time per stage (total $(((SECONDS - RUN_T0) / 60)) min $(((SECONDS - RUN_T0) % 60)) s):" >&2
+  for i in "${!STAGE_NAMES[@]}"; do
+    printf '  %-24s %4d min %2d s%s\n' "${STAGE_NAMES[$i]}" $((STAGE_SECONDS[i] / 60)) $((STAGE_SECONDS[i] % 60)) \
+      "$([ "$1" != 0 ] && [ "${STAGE_NAMES[$i]}" = "$failed" ] && echo "  (failed: exit status $1)")" >&2
+  done
+}
+
 # After the tests, green or red: a JVM crash report or a core file anywhere in the checkout fails the run. Each is
 # named, the head of each crash report printed, and all are moved out of the tree to
 # ${TMPDIR:-/tmp}/nvmf4j-crash-reports/<time>/ (a core of a JVM that ran SPDK holds gigabytes).
 check_crash_reports() {
   local rc=$? found=()
+  stage_times "$rc"
   mapfile -t found < <(find . -path ./e2e/cache -prune -o -type f \( -name 'hs_err_pid*' -o -name core \
     -o -name 'core.[0-9]*' \) -print 2>/dev/null)
   if [ ${#found[@]} -gt 0 ]; then
@@ -251,23 +276,31 @@ case "$cmd" in
     ;;
   test)
     trap check_crash_reports EXIT
+    stage setup
     setup
     setup_bench_tools
     setup_plot_tools  # fio-jobs/test.sh checks the kit's smoke run draws its PNG
     setup_ceph
+    stage "maven verify"
     mvn_cmd verify
     # the fio runner against two loop devices (no target needed)
+    stage fio-jobs
     fio-jobs/test.sh
     # the .deb installed into a clean Debian 12 root, the unit's command serving there (mvn verify packaged it)
+    stage packages
     setup_package_tools
     dpu-profile/test.sh --no-build
     # the arm64 packages: layout, AArch64 libraries registering every native, Depends resolvable for arm64
+    stage "arm64 packages"
     dpu-profile/test-arm64.sh --no-build
     # the Linux host in a QEMU guest against the service just built (installs its own packages)
+    stage "e2e (kernel 6.1)"
     e2e/run.sh --quiet --no-build
     # DH-HMAC-CHAP and TLS need Debian 13's kernel 6.12 and nvme-cli 2.13 (6.1 and nvme-cli 2.3 have neither):
     # the auth and tls parts in a second boot (~12 min; fetched into e2e/cache, nothing installed)
+    stage "e2e (kernel 6.12)"
     e2e/run.sh --quiet --no-build --suite trixie --only auth,tls --out e2e/out-trixie
+    stage_close
     ;;
   *)
     awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
