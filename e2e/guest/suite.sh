@@ -44,6 +44,8 @@ CFG=/sys/kernel/config/nvmet
 CONNECT_OPTS=(--reconnect-delay=1 --ctrl-loss-tmo=600 --keep-alive-tmo=5)
 LAUNCHER=${E2E_LAUNCHER:-$REPO/bin/nvmf4j-target}
 SVC_LOG=$RES/nvmf4j-service.log
+# a JVM run in the guest (a Java source file compiled at launch, a self-test): a bound for a failure only
+GUEST_JVM_TIMEOUT=600
 SVC_START_TIMEOUT=480   # a bound for a failure only: a start takes ~35 s under TCG, several times that on a loaded machine
 mkdir -p "$WORK"
 want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma}," == *",$1,"* ]]; }   # part selected (run.sh --only)
@@ -357,15 +359,15 @@ hugepages_check() { # check-name : every RDMA poll group of the current service 
 RDMA_HOST=("${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" "$HERE/RdmaHost.java")
 rdma_host() { # mode [java-args...] : the Java host in the foreground, output into $OUTF
   local mode=$1; shift
-  timeout 300 "${RDMA_HOST[@]}" "$mode" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" "$@" > "$OUTF" 2>&1
+  timeout $((GUEST_JVM_TIMEOUT + 180)) "${RDMA_HOST[@]}" "$mode" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" "$@" > "$OUTF" 2>&1
 }
 rdma_connections() { # the service's open RDMA connections (queue pairs not yet destroyed), from its /metrics
   curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/state/api-token" 2> /dev/null)" \
     http://127.0.0.1:8420/metrics 2> /dev/null | awk '/^nvmf_transport_connections\{/ && /transport="rdma"/ {printf "%.0f", $2}'
 }
-wait_rdma_connections() { # want seconds : polls the gauge every second; prints what it saw last
-  local n=0 c
-  while c=$(rdma_connections); [ "$c" != "$1" ] && [ $n -lt "$2" ]; do sleep 1; n=$((n + 1)); done
+wait_rdma_connections() { # want seconds : polls the gauge for that many seconds of wall-clock time; prints what it saw last
+  local end=$(( $(now_us) + $2 * 1000000 )) c
+  while c=$(rdma_connections); [ "$c" != "$1" ] && [ "$(now_us)" -lt "$end" ]; do sleep 1; done
   echo "${c:-?}"
   [ "$c" = "$1" ]
 }
@@ -646,7 +648,7 @@ if ! want rdma; then
 elif [ $RXE_OK = 1 ]; then
   hdr "rdma-cm binding self-test on rxe0"
   C=nvmf4j/rdma/binding-selftest OUTF=$RES/cli/rdma-selftest.txt BAD=""
-  timeout 120 "${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes" io.nvmf4j.rdma.SelfTest "$RXE_ADDR" > "$OUTF" 2>&1; rc=$?
+  timeout "$GUEST_JVM_TIMEOUT" "${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes" io.nvmf4j.rdma.SelfTest "$RXE_ADDR" > "$OUTF" 2>&1; rc=$?
   cat "$OUTF"
   verdict $rc "$(tail -n 1 "$OUTF")"
 
@@ -661,7 +663,7 @@ elif [ $RXE_OK = 1 ]; then
     verdict 0 "service announced rdma $RXE_ADDR:$NVMF4J_RDMA_PORT"
     hdr "nvmf4j over RDMA: connects with bad CM private data"
     C=nvmf4j/rdma/cm-reject OUTF=$RES/cli/rdma-bad-connect.txt BAD=""
-    timeout 120 "${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes" "$HERE/BadConnect.java" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" > "$OUTF" 2>&1; rc=$?
+    timeout "$GUEST_JVM_TIMEOUT" "${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes" "$HERE/BadConnect.java" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" > "$OUTF" 2>&1; rc=$?
     cat "$OUTF"
     verdict $rc "$(tr '\n' ' ' < "$OUTF")"
     svc_alive nvmf4j/rdma/service-alive-after-rejects
