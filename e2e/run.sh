@@ -17,8 +17,8 @@
 #                       after each connect and before the measured jobs (default 15; 0: none), so that a JVM
 #                       target's first job (QD 1) does not measure its interpreter and its JIT
 #   --fuzz-seconds N    seconds per fuzzer of the fuzzrdma part (default 20; the issue's long run: 600)
-#   --timeout S         hard limit for the main VM run in seconds (default 3600; each power-cut
-#                       boot has 600)
+#   --timeout S         hard limit for the main VM run in seconds (default 5400; each power-cut
+#                       boot has 1200; bounds for a failure only: the clean run takes ~42 and ~3 min)
 #   --out DIR           results folder (default: e2e/out, wiped at each run)
 #   --cache DIR         kernel + initramfs cache (default: e2e/cache)
 #   --no-apt            do not apt-get install missing host packages
@@ -68,12 +68,12 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE="" CORES="" ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 BENCH_WARMUP=15 FUZZ_SECONDS=20 VM_TIMEOUT=3600 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE="" CORES="" ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 BENCH_WARMUP=15 FUZZ_SECONDS=20 VM_TIMEOUT=5400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
 OUT=$HERE/out CACHE=$HERE/cache KPKG=${E2E_KERNEL_PKG:-} SUITE=${E2E_SUITE:-}
-PC_CUT_AFTER=150 PC_TIMEOUT=600   # power cut: FUA records before the SIGKILL; limit per boot (s)
+PC_CUT_AFTER=150 PC_TIMEOUT=1200   # power cut: FUA records before the SIGKILL; limit per boot (s)
 while [ $# -gt 0 ]; do
   case $1 in
     --quiet) QUIET=1 ;;
