@@ -142,7 +142,7 @@ public final class LiveFuzz {
             t.start();
         }
         for (int w = 0; w < o.workers(); w++) {
-            long workerSeed = ParserFuzz.caseSeed(o.seed(), w);
+            long workerSeed = Tries.seed(o.seed(), w);
             Thread t = new Thread(() -> worker(workerSeed), "live-fuzz-" + w);
             threads.add(t);
             t.start();
@@ -460,7 +460,7 @@ public final class LiveFuzz {
 
     private void worker(long seed) {
         for (long i = 0; !stop.get(); i++) {
-            long caseSeed = ParserFuzz.caseSeed(seed, i);
+            long caseSeed = Tries.seed(seed, i);
             int scenario = new SplittableRandom(caseSeed).nextInt(SCENARIOS.length);
             try {
                 runCase(caseSeed);

@@ -9,14 +9,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
  * The long parser fuzz run ({@code ./dev.sh fuzz}): each target gets an equal share of the time (see
  * {@link #run(List, long, long, boolean, PrintStream, long[])}), case {@code i}'s seed derived from the base
- * seed; any case replays with {@code --replay TARGET:SEED}. A watchdog counts
+ * seed ({@link Tries#seed}); any case replays with {@code --replay TARGET:SEED}. A watchdog counts
  * a case that runs longer than {@link #HANG_MS} as a hang (and ends the run: the parser is stuck). Prints
  * progress every 10 s and a summary: cases, escapes, hangs, time.
  *
@@ -44,11 +43,6 @@ public final class ParserFuzz {
         m.put("config", ConfigFuzz::new);
         m.put("auth", io.nvmf4j.auth.AuthFuzz::new);
         return m;
-    }
-
-    /** The seed of case {@code i} of a run with {@code base} (SplitMix64 of the pair: independent and cheap). */
-    public static long caseSeed(long base, long i) {
-        return new SplittableRandom(base ^ (i * 0x9E3779B97F4A7C15L)).nextLong();
     }
 
     /** Result of a run. */
@@ -79,7 +73,7 @@ public final class ParserFuzz {
             for (long i = 0; i < cases; i++) {
                 int k = fairTime ? leastUsed(nanos) : (int) (i % targets.size());
                 FuzzTarget t = targets.get(k);
-                long s = caseSeed(seed, i);
+                long s = Tries.seed(seed, i);
                 current.set(k);
                 long t0 = System.nanoTime();
                 try {
@@ -128,7 +122,7 @@ public final class ParserFuzz {
             } else if ((now - lastProgress) / 1_000_000 > HANG_MS) {
                 hangs++;
                 out.println("HANG in case " + d + " (" + targets.get(current.get()).name() + ":"
-                    + caseSeed(seed, d) + "), no progress for " + HANG_MS + " ms:");
+                    + Tries.seed(seed, d) + "), no progress for " + HANG_MS + " ms:");
                 for (StackTraceElement e : worker.getStackTrace()) {
                     out.println("    at " + e);
                 }
@@ -221,11 +215,18 @@ public final class ParserFuzz {
         System.exit(r.escapes() == 0 && r.hangs() == 0 && r.cases() == cases ? 0 : 1);
     }
 
-    /** The target logs every refused Connect and termination at INFO: millions of lines. Only errors remain. */
-    static void quietLogs() {
+    /**
+     * The target logs every refused Connect and termination at INFO: millions of lines. Only errors remain until
+     * the returned action puts the root logger's level back (a test JVM runs other classes after the fuzz, and
+     * those that await a log line need INFO).
+     */
+    static Runnable quietLogs() {
         org.slf4j.Logger root = org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         if (root instanceof ch.qos.logback.classic.Logger l) {
+            ch.qos.logback.classic.Level before = l.getLevel();
             l.setLevel(ch.qos.logback.classic.Level.ERROR);
+            return () -> l.setLevel(before);
         }
+        return () -> { };
     }
 }

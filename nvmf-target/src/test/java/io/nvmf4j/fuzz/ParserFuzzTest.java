@@ -2,70 +2,81 @@ package io.nvmf4j.fuzz;
 
 import io.nvmf4j.transport.rdma.RdmaParserFuzz;
 import io.nvmf4j.transport.tcp.TcpPduFuzz;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The parser fuzz in the normal suite: a few thousand cases per parser with fixed seeds (jqwik's seed
+ * The parser fuzz in the normal suite: a few thousand cases per parser from fixed base seeds (the base seeds
  * and tries below; CI replays exactly these), then one short run from a fresh seed (printed), whose escapes
  * each replay with {@code ./dev.sh fuzz --replay TARGET:SEED} from their ESCAPE line. The long run is
  * {@code ./dev.sh fuzz} ({@link ParserFuzz}).
- * A case's seed comes from jqwik; the case itself is built from it by the target (see {@link FuzzTarget}).
+ * Case {@code i}'s seed is {@link Tries#seed}(base, i); the case itself is built from it by the target (see
+ * {@link FuzzTarget}). A failing case names its seed and the {@code ./dev.sh fuzz --replay} that runs it alone.
  */
 class ParserFuzzTest {
     private static TcpPduFuzz tcp;
+    private static Runnable restoreLogs = () -> { };
     private static final FuzzTarget SGL = new RdmaParserFuzz.Sgl();
     private static final FuzzTarget CM = new RdmaParserFuzz.CmPrivateData();
     private static final FuzzTarget CONFIG = new ConfigFuzz();
     private static final FuzzTarget AUTH = new io.nvmf4j.auth.AuthFuzz();
 
-    @BeforeContainer
+    @BeforeAll
     static void start() throws Exception {
-        ParserFuzz.quietLogs();
+        restoreLogs = ParserFuzz.quietLogs();
         tcp = new TcpPduFuzz();
     }
 
-    @AfterContainer
+    @AfterAll
     static void stop() {
-        if (tcp != null) {
-            tcp.checkStillServes();
-            tcp.close();
+        try {
+            if (tcp != null) {
+                tcp.checkStillServes();
+                tcp.close();
+            }
+        } finally {
+            restoreLogs.run();
         }
     }
 
-    @Property(tries = 3000, seed = "4420")
-    void tcpPdusNeverEscape(@ForAll long seed) {
-        tcp.run(seed);
+    @Test
+    void tcpPdusNeverEscape() {
+        check(tcp, "tcpPdusNeverEscape", 4420, 3000);
     }
 
-    @Property(tries = 20000, seed = "4791")
-    void rdmaSglsNeverEscape(@ForAll long seed) {
-        SGL.run(seed);
+    @Test
+    void rdmaSglsNeverEscape() {
+        check(SGL, "rdmaSglsNeverEscape", 4791, 20000);
     }
 
-    @Property(tries = 5000, seed = "4791")
-    void rdmaCmPrivateDataNeverEscapes(@ForAll long seed) {
-        CM.run(seed);
+    @Test
+    void rdmaCmPrivateDataNeverEscapes() {
+        check(CM, "rdmaCmPrivateDataNeverEscapes", 4791, 5000);
     }
 
-    @Property(tries = 3000, seed = "8009")
-    void configDocumentsNeverEscape(@ForAll long seed) {
-        CONFIG.run(seed);
+    @Test
+    void configDocumentsNeverEscape() {
+        check(CONFIG, "configDocumentsNeverEscape", 8009, 3000);
     }
 
-    @Property(tries = 1000, seed = "2817")
-    void authMessagesNeverEscape(@ForAll long seed) {
-        AUTH.run(seed);
+    @Test
+    void authMessagesNeverEscape() {
+        check(AUTH, "authMessagesNeverEscape", 2817, 1000);
+    }
+
+    /** {@code tries} cases of {@code target} from {@code base}; a failing one names its replay command. */
+    private static void check(FuzzTarget target, String property, long base, int tries) {
+        Tries.of(property, base, tries).replay(s -> "./dev.sh fuzz --replay " + target.name() + ":" + s)
+            .forEachSeed(target::run);
     }
 
     /** A fresh seed each run (printed), through the long run's own loop, watchdog and health check. */
-    @Property(tries = 1)
+    @Test
     void freshSeedRun() {
         long seed = System.nanoTime();
         // this run gives the parsers their cases in turn; ./dev.sh fuzz --seed shares them out by the time each has

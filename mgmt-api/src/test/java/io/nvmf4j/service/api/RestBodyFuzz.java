@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.fuzz.Tries;
 import io.nvmf4j.service.api.Http.Res;
 
 import java.io.IOException;
@@ -482,7 +483,7 @@ public final class RestBodyFuzz implements AutoCloseable {
         java.util.SortedMap<Integer, Long> statuses = new java.util.TreeMap<>();
         long lastPrint = start;
         for (long i = 0; i < cases; i++) {
-            long caseSeed = new SplittableRandom(seed ^ (i * 0x9E3779B97F4A7C15L)).nextLong();
+            long caseSeed = Tries.seed(seed, i);
             Outcome o = runCase(caseSeed);
             statuses.merge(o.status(), 1L, Long::sum);
             if (!o.ok()) {

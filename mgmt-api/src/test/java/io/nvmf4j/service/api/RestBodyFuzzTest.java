@@ -1,11 +1,10 @@
 package io.nvmf4j.service.api;
 
+import io.nvmf4j.fuzz.Tries;
 import io.nvmf4j.service.api.Http.Res;
-import net.jqwik.api.Example;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,8 +13,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The REST body fuzz in the normal suite (issue 15): a few hundred mutated bodies over every mutating route with
- * a fixed seed (jqwik's seed and tries; CI replays exactly these), then a short run from a fresh seed, printed so
- * a failure replays with {@code ./dev.sh fuzz --rest --replay SEED}. Each case: 2xx or 4xx with a JSON error
+ * a fixed base seed (the seed and tries below, case {@code i}'s seed {@link Tries#seed}(base, i); CI replays exactly
+ * these), then a short run from a fresh seed, printed; a failing case replays with
+ * {@code ./dev.sh fuzz --rest --replay SEED}. Each case: 2xx or 4xx with a JSON error
  * message, never 5xx or silence, and a refused request leaves the configuration (live and saved) as it was.
  * The long run is {@code ./dev.sh fuzz --rest} ({@link RestBodyFuzz#main}).
  */
@@ -23,13 +23,13 @@ class RestBodyFuzzTest {
     private static RestBodyFuzz fuzz;
     private static Path dir;
 
-    @BeforeContainer
+    @BeforeAll
     static void start() throws Exception {
         dir = Files.createTempDirectory("nvmf4j-restfuzz");
         fuzz = new RestBodyFuzz(dir.resolve("state"));
     }
 
-    @AfterContainer
+    @AfterAll
     static void stop() throws Exception {
         if (fuzz != null) {
             try {
@@ -44,7 +44,7 @@ class RestBodyFuzzTest {
     }
 
     /** The templates are valid: each is accepted as it is (else the fuzz would only ever test refusals). */
-    @Example
+    @Test
     void everyTemplateIsAcceptedUnmutated() {
         for (RestBodyFuzz.Route r : fuzz.routes()) {
             Res res = fuzz.service().http.send(r.method(), r.path(), r.body(), "application/json");
@@ -58,7 +58,7 @@ class RestBodyFuzzTest {
      * Found by the fuzz (seed -1326028938713721326 of ./dev.sh fuzz --rest --seed 20261202): a subsystem whose
      * "namespaces" held a JSON null answered 500 (identities were assigned before validation and read the null).
      */
-    @Example
+    @Test
     void aNullNamespaceEntryIsA400NotA500() {
         Res r = fuzz.service().http.post("/api/v1/subsystems", "{\"nqn\":\"nqn.2026-11.io.nvmf4j:fz-null\","
             + "\"namespaces\":[null]}");
@@ -74,7 +74,7 @@ class RestBodyFuzzTest {
      * document back), an import put the bdevs back in another order, a refused import undone put them back in
      * another order, and an import did not put the RDMA settings back (see ConfigImportTest).
      */
-    @Example
+    @Test
     void foundCasesPass() {
         for (long seed : new long[] {3504604729062765688L, -2418598554171413449L, -3590731011370978634L,
             -5882953080853560722L}) {
@@ -84,14 +84,18 @@ class RestBodyFuzzTest {
         assertThat(fuzz.stillServes()).isNull();
     }
 
-    @Property(tries = 200, seed = "1521")
-    void mutatedBodiesGetA4xxWithAMessageAndChangeNothing(@ForAll long seed) {
-        RestBodyFuzz.Outcome o = fuzz.runCase(seed);
-        assertThat(o.problem()).as("case %d: %s -> %d", seed, o.route(), o.status()).isNull();
+    @Test
+    void mutatedBodiesGetA4xxWithAMessageAndChangeNothing() {
+        Tries.of("mutatedBodiesGetA4xxWithAMessageAndChangeNothing", 1521, 200)
+            .replay(s -> "./dev.sh fuzz --rest --replay " + s)
+            .forEachSeed(seed -> {
+                RestBodyFuzz.Outcome o = fuzz.runCase(seed);
+                assertThat(o.problem()).as("case %d: %s -> %d", seed, o.route(), o.status()).isNull();
+            });
     }
 
     /** A fresh seed each run (printed), through the long run's loop and its final health check. */
-    @Example
+    @Test
     void freshSeedRun() {
         long seed = System.nanoTime();
         System.out.println("RestBodyFuzzTest: fresh seed " + seed + " (replay: ./dev.sh fuzz --rest --seed " + seed
