@@ -12,6 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -24,8 +26,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * per call. Measured: 0 bytes over 112 500 calls. Runs in its own surefire execution without Netty's leak
  * detector, whose access records would swamp the count of the poll-group threads.
  */
-@Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class MetricsAllocationTest {
+    /** Measured windows at most after the warm-up (see pollGroupsWithMetricsDoNotAllocatePerIo). */
+    private static final int MAX_WINDOWS = 8;
     /** A real per-call allocation (a boxed status, a tag list, a lambda) costs 16 bytes or more. */
     private static final double MAX_BYTES_PER_CALL = 0.5;
     private static final int CALLS = 100_000;
@@ -74,18 +78,29 @@ class MetricsAllocationTest {
             byte[] small = new byte[4096];
             byte[] large = new byte[16384];
             // warm-up: until C2 has compiled the metrics path, interpreted and C1 code allocates a little
-            // (measured: ~45 KB over the first window after 2000 rounds, 0 B from about 8000 rounds on)
-            ioRounds(io, small, large, 8000);
-            long before = PollThreadAllocation.pollThreadBytes(threads);
-            int ios = ioRounds(io, small, large, 3000);
-            long allocated = PollThreadAllocation.pollThreadBytes(threads) - before;
-            double perIo = (double) allocated / ios;
-            System.out.printf("poll groups with metrics allocated %d bytes over %d I/Os (%.2f bytes/I/O)%n",
-                allocated, ios, perIo);
-            assertThat(perIo).as("bytes allocated by poll-group threads per I/O").isLessThan(MAX_BYTES_PER_IO);
+            // (measured: ~45 KB over the first window after 2000 rounds, 0 B from about 8000 rounds on). On a
+            // loaded machine the compiler threads lag further behind: windows are measured until one stays
+            // under the bound (a real per-I/O allocation shows in every window), at most MAX_WINDOWS.
+            int rounds = 8000;
+            ioRounds(io, small, large, rounds);
+            List<String> windows = new ArrayList<>();
+            double perIo = Double.MAX_VALUE;
+            for (int w = 1; w <= MAX_WINDOWS && perIo >= MAX_BYTES_PER_IO; w++) {
+                long before = PollThreadAllocation.pollThreadBytes(threads);
+                int ios = ioRounds(io, small, large, 3000);
+                rounds += 3000;
+                long allocated = PollThreadAllocation.pollThreadBytes(threads) - before;
+                perIo = (double) allocated / ios;
+                String line = String.format("poll groups with metrics, window %d: allocated %d bytes over %d I/Os"
+                    + " (%.2f bytes/I/O)", w, allocated, ios, perIo);
+                System.out.println(line);
+                windows.add(line);
+            }
+            assertThat(perIo).as("bytes allocated by poll-group threads per I/O in every one of %d windows: %s",
+                windows.size(), windows).isLessThan(MAX_BYTES_PER_IO);
             Scrape s = new Scrape(target.metrics.scrape());
             assertThat(s.value("nvmf_io_latency_seconds_count", "subsystem", MetricsTarget.SUBNQN, "nsid", "1",
-                "op", "write")).isEqualTo(2 * 11000);
+                "op", "write")).isEqualTo(2.0 * rounds);
         }
     }
 
