@@ -151,6 +151,15 @@ public final class FabricsCommands {
             refuse(req, subnqn, hostnqn, qid, "host not allowed", NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
             return;
         }
+        HostKeyConfig hostKey = subsys.hostKey(hostnqn);
+        if (tls == null && hostKey != null && hostKey.tlsKey != null) {
+            // the host is known by its PSK: a queue without TLS has proved nothing, whatever listener it came
+            // through. Connect Invalid Host (the host may not associate over this channel), not Authentication
+            // Required: no in-band authentication can stand in for the missing TLS here
+            refuse(req, subnqn, hostnqn, qid, "the host has a TLS PSK (hostKeys tlsKey) and this queue is not over"
+                + " TLS (listener " + queue.listener() + ")", NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
+            return;
+        }
         if (sqsize == 0) {
             refuse(req, subnqn, hostnqn, qid, "SQSIZE 0", NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
             return;

@@ -273,11 +273,22 @@ public final class ConfigValidator {
                 p.add(kat + ".dhchapKey: " + problem);
             }
             tlsKeyProblems(c, k, kat, p);
+            if (k.tlsKey != null && !s.listeners.isEmpty() && s.listeners.stream().noneMatch(ConfigValidator::takesTls)) {
+                // the Connect of a PSK host over a plain queue is refused: on plain listeners only it never connects
+                p.add(kat + ".tlsKey: host " + k.host + " has a TLS PSK, so it must connect over TLS, but every"
+                    + " listener of this subsystem is plain; add a tcp listener with secureChannel required (or"
+                    + " optional), or remove the tlsKey");
+            }
             problem = k.dhchapCtrlKey == null ? null : KeyFiles.problem(k.dhchapCtrlKey);
             if (problem != null) {
                 p.add(kat + ".dhchapCtrlKey: " + problem);
             }
         }
+    }
+
+    /** Whether {@code l} takes TLS connections (a tcp listener whose secure channel is optional or required). */
+    private static boolean takesTls(ListenerConfig l) {
+        return l != null && "tcp".equals(l.transport) && !ListenerConfig.SECURE_NONE.equals(l.secureChannelOrDefault());
     }
 
     /** A host key entry's TLS PSK file (when it names one) and its derivation. */

@@ -281,6 +281,7 @@ class ConfigValidatorTest {
             bad("a TLS PSK on the spdk engine without a derivation", c -> {
                 c.engine = "spdk";
                 sub(c).allowAnyHost = true;
+                sub(c).listeners.get(0).secureChannel = "required"; // a PSK host needs a TLS listener
                 HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
                 k.tlsKey = tlsKeyFile();
                 sub(c).hostKeys.add(k);
@@ -288,6 +289,7 @@ class ConfigValidatorTest {
             bad("a TLS PSK on the spdk engine derived as libnvme", c -> {
                 c.engine = "spdk";
                 sub(c).allowAnyHost = true;
+                sub(c).listeners.get(0).secureChannel = "required"; // a PSK host needs a TLS listener
                 HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
                 k.tlsKey = tlsKeyFile();
                 k.tlsKeyDerivation = "libnvme";
@@ -299,17 +301,27 @@ class ConfigValidatorTest {
             }, "subsystems[0].hostKeys[0]", "dhchapKey or tlsKey"),
             bad("tlsKey file missing", c -> {
                 sub(c).allowAnyHost = true;
+                sub(c).listeners.get(0).secureChannel = "required"; // a PSK host needs a TLS listener
                 HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
                 k.tlsKey = images.resolve("no-such.psk").toString();
                 sub(c).hostKeys.add(k);
             }, "subsystems[0].hostKeys[0].tlsKey", "does not exist"),
             bad("tlsKeyDerivation unknown", c -> {
                 sub(c).allowAnyHost = true;
+                sub(c).listeners.get(0).secureChannel = "required"; // a PSK host needs a TLS listener
                 HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
                 k.tlsKey = tlsKeyFile();
                 k.tlsKeyDerivation = "openssl";
                 sub(c).hostKeys.add(k);
             }, "subsystems[0].hostKeys[0].tlsKeyDerivation", "libnvme or rfc8446"),
+            bad("a TLS PSK host on a subsystem with plain listeners only", c -> {
+                sub(c).allowAnyHost = true;
+                sub(c).listeners.add(new ListenerConfig("rdma", "127.0.0.1", 4420));
+                HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
+                k.tlsKey = tlsKeyFile();
+                sub(c).hostKeys.add(k);
+            }, "subsystems[0].hostKeys[0].tlsKey", "host nqn.2014-08.org.nvmexpress:uuid:1 has a TLS PSK",
+                "must connect over TLS", "every listener of this subsystem is plain"),
             bad("discovery hostKeys null", c -> discovery(c).hostKeys = null, "discovery.hostKeys", "must be a list"),
             bad("discovery key without tlsKey", c -> discovery(c).hostKeys.add(new HostKeyConfig(
                 H1, null, null)), "discovery.hostKeys[0]", "needs host and tlsKey"),
@@ -364,6 +376,26 @@ class ConfigValidatorTest {
         ConfigValidator.validate(c);
         c.discovery.hostKeys.clear();
         ConfigValidator.validate(c);
+    }
+
+    /**
+     * A host with a TLS PSK is refused at a Connect without TLS, so its subsystem needs a listener that takes TLS:
+     * one {@code optional} or {@code required} tcp listener among plain ones will do (the plain ones refuse that
+     * host at Connect), and so does no listener yet.
+     */
+    @Test
+    void aTlsPskHostNeedsOneListenerThatTakesTls() {
+        TargetConfig c = base();
+        sub(c).allowAnyHost = true;
+        HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
+        k.tlsKey = tlsKeyFile();
+        sub(c).hostKeys.add(k);
+        ListenerConfig optional = new ListenerConfig("tcp", "127.0.0.1", 4421);
+        optional.secureChannel = ListenerConfig.SECURE_OPTIONAL;
+        sub(c).listeners.add(optional);
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        sub(c).listeners.clear();
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
     }
 
     /** A valid TLS PSK file (mode 0600) in {@link #images}. */
