@@ -96,6 +96,7 @@ public final class NvmfTarget implements Engine {
         this.config = config;
         this.started = ConfigDocument.copy(config);
         this.target = new Target(observer);
+        target.setAuthTimeoutMs(config.authTimeoutMs);
     }
 
     /**
