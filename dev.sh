@@ -27,6 +27,9 @@
 #                                                     over loopback TCP; prints heap after GC, direct memory,
 #                                                     threads, open fds and controllers before and after; exit 1
 #                                                     unless each is back to its baseline (mvn verify runs 200)
+#   ./dev.sh authflood [SECONDS]                      a benchmark line: a QD1 4 KiB read host's p99 latency on
+#                                                     one poll group alone and beside a host looping ffdhe8192
+#                                                     DH-HMAC-CHAP Negotiate/Receive (SECONDS per phase, 10)
 #   ./dev.sh jmh [JMH options]                        JMH: the engine's cost per command without sockets
 #                                                     (CommandCostBenchmark: 4 KiB read, 4 KiB write, flush
 #                                                     through a real NVMe/TCP queue), ns per command
@@ -59,6 +62,19 @@ install_missing() {
   echo "dev.sh: installing $*" >&2
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# A main in nvmf-target's test classes (the leak soak, the auth flood line) on their classpath: test_main CLASS ARGS...
+test_main() {
+  local cls=$1
+  shift
+  setup_build_tools
+  setup_native_tools
+  mvn_cmd -q test-compile dependency:build-classpath -Dmdep.outputFile=target/test-main.classpath \
+    -Dmdep.includeScope=test -pl nvmf-target -am
+  exec java -Xmx1g -Dio.netty.leakDetection.level=disabled \
+    -cp "nvmf-target/target/test-classes:nvmf-target/target/classes:$(cat nvmf-target/target/test-main.classpath)" \
+    "$cls" "$@"
 }
 
 # JDK 17 and Maven, from Debian's packages when missing.
@@ -241,13 +257,11 @@ case "$cmd" in
       org.openjdk.jmh.Main "$@"
     ;;
   soak)
-    setup_build_tools
-    setup_native_tools
-    mvn_cmd -q test-compile dependency:build-classpath -Dmdep.outputFile=target/soak.classpath \
-      -Dmdep.includeScope=test -pl nvmf-target -am
-    exec java -Xmx1g -Dio.netty.leakDetection.level=disabled \
-      -cp "nvmf-target/target/test-classes:nvmf-target/target/classes:$(cat nvmf-target/target/soak.classpath)" \
-      io.nvmf4j.it.Soak "$@"
+    test_main io.nvmf4j.it.Soak "$@"
+    ;;
+  authflood)
+    # the benchmark line of DH-HMAC-CHAP off the poll threads: QD1 read p99 alone and beside a ffdhe8192 flood
+    test_main io.nvmf4j.it.AuthFloodLatency "$@"
     ;;
   package)
     arch=()

@@ -12,6 +12,9 @@
 #                             the host offered in the service's log)
 #   nvmf4j/tls/fio-verify     fio verify over it
 #   nvmf4j/tls/plain-refused  a plain connect is refused, the service logs why and lives on
+#   nvmf4j/tls/psk-host-plain-listener-refused  the subsystem also has a plain listener (secureChannel none): a
+#                             plain connect there as the PSK host is refused at Connect (Connect Invalid Host), the
+#                             service logs that the host has a TLS PSK and the queue is not over TLS
 #   nvmf4j/tls/sha384-*       a second host with a SHA-384 PSK (gen-tls-key --hmac=2): TLS_AES_256_GCM_SHA384,
 #                             or TLS_CHACHA20_POLY1305_SHA256 with trixie's GnuTLS 3.8.9 (SHA-256 binder, see below)
 #   nvmf4j/tls/discover       nvme discover --tls on that listener: the identity names the discovery NQN and the
@@ -19,7 +22,7 @@
 #   nvmf4j/tls/discover-plain-refused  nvme discover without --tls there fails
 TLS_HOSTID=6e766d66-346a-4a75-8000-0000000000b1
 TLS_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$TLS_HOSTID
-TLS_NVMET_PORT=4423 TLS_NVMF4J_PORT=4435 TLS_PID=""
+TLS_NVMET_PORT=4423 TLS_NVMF4J_PORT=4435 TLS_NVMF4J_PLAIN_PORT=4436 TLS_PID=""
 TLS_HOSTID2=6e766d66-346a-4a75-8000-0000000000b2
 TLS_HOSTNQN2=nqn.2014-08.org.nvmexpress:uuid:$TLS_HOSTID2
 
@@ -40,7 +43,7 @@ tls_insert_key() { # check-name hostnqn subnqn hmac keyfile : gen-tls-key, the c
 }
 
 nvmf4j_tls_config() { # file keyfile keyfile384 discoverykey : one RAM namespace for two hosts, each with its PSK
-  # file, TLS required; the first host's PSK for the discovery subsystem
+  # file, on a listener that requires TLS and on a plain one; the first host's PSK for the discovery subsystem
   cat > "$1" <<EOF
 {"cores": 2, "idleStrategy": "${E2E_IDLE:-backoff}",
  "discovery": {"hostKeys": [{"host": "$TLS_HOSTNQN", "tlsKey": "$4"}]},
@@ -50,7 +53,8 @@ nvmf4j_tls_config() { # file keyfile keyfile384 discoverykey : one RAM namespace
    "allowAnyHost": false, "hosts": ["$TLS_HOSTNQN", "$TLS_HOSTNQN2"],
    "hostKeys": [{"host": "$TLS_HOSTNQN", "tlsKey": "$2"}, {"host": "$TLS_HOSTNQN2", "tlsKey": "$3"}],
    "namespaces": [{"nsid": 1, "bdev": "malloc0"}],
-   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT, "secureChannel": "required"}]}]}
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT, "secureChannel": "required"},
+                 {"transport": "tcp", "address": "127.0.0.1", "port": $TLS_NVMF4J_PLAIN_PORT}]}]}
 EOF
   cp "$1" "$RES/tls-config.json"
 }
@@ -94,6 +98,7 @@ tls_nvmf4j() { # the service with a listener that requires TLS, the same host, t
   [ $rc != 0 ] || [ -n "$BAD" ] || BAD="nvme connect without --tls exited 0"
   grep -q "plain NVMe/TCP .* on a listener that requires TLS" "$SVC_LOG" || BAD+="${BAD:+; }the service logged no refusal"
   verdict 0 "plain connect refused: rc=$rc, service: $(grep -m1 -o 'plain NVMe/TCP.*requires TLS' "$SVC_LOG")"
+  tls_psk_host_plain_listener
   tls_discover
   # the second host's SHA-384 PSK: identity 'NVMe0R02 ...', a 48-byte TLS PSK. tlshd on GnuTLS before 3.8.11
   # (trixie: 3.8.9) computes its binder with SHA-256 and then takes only a SHA-256 suite: of the two it offers for
@@ -114,6 +119,21 @@ tls_nvmf4j() { # the service with a listener that requires TLS, the same host, t
 }
 
 DISC_NQN=nqn.2014-08.org.nvmexpress.discovery
+
+tls_psk_host_plain_listener() { # a plain nvme connect as the PSK host through the subsystem's plain listener: the
+  # listener takes plain NVMe/TCP, the Connect naming a host with a TLS PSK is refused (Connect Invalid Host)
+  local rc ctrl
+  C=nvmf4j/tls/psk-host-plain-listener-refused
+  cli "$C" nvme connect -t tcp -a "$ADDR" -s "$TLS_NVMF4J_PLAIN_PORT" -n "$NQN" --hostnqn="$TLS_HOSTNQN" \
+    --hostid="$TLS_HOSTID" "${CONNECT_OPTS[@]}"; rc=$?
+  sleep 1
+  ctrl=$(nvme_ctrl "$TR" "$ADDR" "$TLS_NVMF4J_PLAIN_PORT" "$NQN")
+  if [ -n "$ctrl" ]; then BAD="a plain connect as the PSK host got controller $ctrl"; timeout 60 nvme disconnect -d "$ctrl" > /dev/null 2>&1; fi
+  [ $rc != 0 ] || [ -n "$BAD" ] || BAD="nvme connect without --tls through the plain listener exited 0"
+  grep -q "connect refused: host $TLS_HOSTNQN .* the host has a TLS PSK (hostKeys tlsKey) and this queue is not over TLS" "$SVC_LOG" ||
+    BAD+="${BAD:+; }the service logged no Connect refused for the PSK host"
+  verdict 0 "refused: rc=$rc, $(grep -v '^$' "$OUTF" | tail -n 1); service: $(grep -m1 -o 'the host has a TLS PSK.*not over TLS' "$SVC_LOG")"
+}
 
 tls_discover() { # nvme discover --tls against the service's listener that requires TLS, then without --tls
   local rc

@@ -96,6 +96,7 @@ public final class NvmfTarget implements Engine {
         this.config = config;
         this.started = ConfigDocument.copy(config);
         this.target = new Target(observer);
+        target.setAuthTimeoutMs(config.authTimeoutMs);
     }
 
     /**
@@ -806,9 +807,11 @@ public final class NvmfTarget implements Engine {
     @Override
     public synchronized void removeListener(String nqn, ListenerConfig l) {
         SubsystemConfig sc = subsystemConfig(config, nqn);
-        if (!sc.listeners.remove(l)) {
+        if (!sc.listeners.contains(l)) {
             throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
         }
+        // validated: the last listener that takes TLS of a subsystem with a PSK host may not go
+        config = validatedWith(c -> subsystemConfig(c, nqn).listeners.remove(l));
         Subsystem live = liveSubsystem(nqn);
         live.listeners().remove(l);
         live.removeAnaPort(l);

@@ -24,15 +24,59 @@ import static io.nvmf4j.auth.AuthMessages.*;
  * </pre>
  *
  * A Negotiate restarts the exchange at any step (re-authentication; on the admin queue the key files are read
- * again). A transaction left unfinished for the controller's KATO (120 s without one) is forgotten, as nvmet's
- * {@code auth_expired_work} does. Owned by the queue's poll-group thread; every method allocates (not the I/O path).
+ * again); a Negotiate that restarts an exchange that has not finished counts against the controller's bound
+ * ({@link KeySource#restart}), and past it the queue fails at once. A transaction left unfinished for the
+ * controller's KATO (120 s without one) is forgotten, as nvmet's {@code auth_expired_work} does.
+ *
+ * <p>What costs milliseconds is not done on the queue's poll-group thread: reading the key files again and generating
+ * the controller's DH key pair (at a Negotiate), and the DH shared secret (at a Reply). For those {@link #send}
+ * returns a {@link Work} to run elsewhere, whose {@link Work#finish} then runs back on the queue's thread; until then
+ * the session takes no other message (one that comes fails the queue). Owned by the queue's poll-group thread; every
+ * method allocates (not the I/O path).
  */
 public final class AuthSession {
     /** The controller's keys: the current ones, and read again from their files (admin queue re-authentication). */
     public interface KeySource {
         HostKeys keys();
 
+        /** Reads the key files again (any thread: it runs in a {@link Work}). */
         HostKeys reload() throws IOException;
+
+        /** The hashes and DH groups this host may use, read at each Negotiate. */
+        AuthPolicy policy();
+
+        /**
+         * Counts a Negotiate that restarts an exchange which has not finished (any queue of the controller); false
+         * once that is more than the controller allows.
+         */
+        boolean restart();
+    }
+
+    /**
+     * The part of a message that runs off the queue's thread ({@link #run}, any thread), then {@link #finish} on the
+     * queue's thread; a work the session has given up on in between (the queue failed) finishes as nothing.
+     */
+    public final class Work implements Runnable {
+        private final Runnable offThread;
+        private final Runnable onQueue;
+
+        private Work(Runnable offThread, Runnable onQueue) {
+            this.offThread = offThread;
+            this.onQueue = onQueue;
+        }
+
+        @Override
+        public void run() {
+            offThread.run();
+        }
+
+        /** Back on the queue's thread: the session takes the result and goes on. */
+        public void finish() {
+            if (pending == this) {
+                pending = null;
+                onQueue.run();
+            }
+        }
     }
 
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -61,6 +105,10 @@ public final class AuthSession {
     /** Set when the queue must fail: the RESCODE_EXP (with {@link #failureDetail}); read by {@link #takeFailure}. */
     private int failure;
     private String failureDetail;
+    /** The work under way off the queue's thread, or null. */
+    private Work pending;
+    /** Whether a Negotiate started an exchange on this queue that has not succeeded or failed since. */
+    private boolean exchangeOpen;
 
     public AuthSession(String hostnqn, String subnqn, boolean admin, KeySource keySource, int katoMs) {
         this.hostnqn = hostnqn;
@@ -106,13 +154,19 @@ public final class AuthSession {
 
     // ---- Authentication Send ----
 
-    /** Takes the message of an Authentication Send ({@code tl} bytes, at least 1). */
-    public void send(byte[] m) {
+    /**
+     * Takes the message of an Authentication Send ({@code tl} bytes, at least 1). Returns null when it is taken, or
+     * the {@link Work} that must run off this thread and then {@link Work#finish} here before the Send completes.
+     */
+    public Work send(byte[] m) {
         expireIfIdle();
         int type = u8(m, AUTH_TYPE);
         int id = m.length > AUTH_ID ? u8(m, AUTH_ID) : -1;
-        if (type == TYPE_COMMON && id == NEGOTIATE) {
-            restart(m);
+        Work work = null;
+        if (pending != null) {
+            failNow(INCORRECT_MESSAGE, "message type " + type + " id " + id + " while the previous one is processed");
+        } else if (type == TYPE_COMMON && id == NEGOTIATE) {
+            work = restart(m);
         } else if (id == FAILURE2 && (type == TYPE_COMMON || type == TYPE_DHCHAP)) {
             failNow(u8(m, FAIL_RESCODE_EXP), "the host refused the controller (Failure2)");
         } else if (type != TYPE_DHCHAP || id != step) {
@@ -121,33 +175,56 @@ public final class AuthSession {
             toFailure1(INCORRECT_PAYLOAD, m.length < HEADER ? "message of " + m.length + " bytes"
                 : "transaction id " + u16(m, T_ID) + " instead of " + tid);
         } else if (id == REPLY) {
-            reply(m);
+            work = reply(m);
         } else if (id == SUCCESS2) {
             authenticated = true;
+            exchangeOpen = false;
             clearSecrets();
         } else {
             failNow(INCORRECT_MESSAGE, "message id " + id + " from the host");
         }
         lastMessageNanos = System.nanoTime();
+        pending = work;
+        return work;
     }
 
-    private void restart(byte[] m) {
-        if (admin) {
-            try {
-                keySource.reload();
-            } catch (IOException e) {
-                toFailure1(FAILED, e.getMessage());
-                return;
-            }
+    /**
+     * A Negotiate: the hash and group chosen here, then (off this thread) the key files read again on the admin
+     * queue and the controller's DH key pair generated, for the Challenge.
+     */
+    private Work restart(byte[] m) {
+        if (exchangeOpen && !keySource.restart()) {
+            failNow(FAILED, "Negotiate restarted an unfinished exchange more often than the controller allows");
+            return null;
         }
+        exchangeOpen = true;
         clearSecrets();
         step = NEGOTIATE;
         int result = negotiate(m);
-        if (result == 0) {
-            step = CHALLENGE;
-        } else {
+        if (result != 0) {
             toFailure1(result, "Negotiate refused");
+            return null;
         }
+        DhGroup g = group;
+        IOException[] error = new IOException[1];
+        KeyPair[] generated = new KeyPair[1];
+        return new Work(() -> {
+            try {
+                if (admin) {
+                    keySource.reload();
+                }
+                generated[0] = g == DhGroup.NULL ? null : g.generate();
+            } catch (IOException e) {
+                error[0] = e;
+            }
+        }, () -> {
+            if (error[0] != null || keySource.keys() == null) {
+                toFailure1(FAILED, error[0] != null ? error[0].getMessage() : "no key for this host");
+            } else {
+                pair = generated[0];
+                step = CHALLENGE;
+            }
+        });
     }
 
     /** {@code nvmet_auth_negotiate}: 0, or the RESCODE_EXP to answer with. */
@@ -171,10 +248,11 @@ public final class AuthSession {
         if (keySource.keys() == null) {
             return FAILED; // no key for this host: nothing to authenticate with
         }
+        AuthPolicy policy = keySource.policy();
         hashId = 0;
         for (int i = 0; i < halen && hashId == 0; i++) {
             int h = u8(m, d + DESC_HASH_IDS + i);
-            hashId = Dhchap.hashLength(h) > 0 ? h : 0;
+            hashId = Dhchap.hashLength(h) > 0 && policy.allowsHash(h) ? h : 0;
         }
         if (hashId == 0) {
             return HASH_UNUSABLE;
@@ -182,33 +260,51 @@ public final class AuthSession {
         group = null;
         for (int i = 0; i < dhlen; i++) {
             DhGroup g = DhGroup.byId(u8(m, d + DESC_DH_IDS + i));
-            if (g != null && (group == null || group == DhGroup.NULL)) {
-                group = g; // the host's first group, a real one before the null group
+            if (g != null && policy.allowsGroup(g.id()) && (group == null || group == DhGroup.NULL)) {
+                group = g; // the host's first allowed group, a real one before the null group
             }
         }
         return group == null ? DHGROUP_UNUSABLE : 0;
     }
 
-    /** {@code nvmet_auth_reply}: checks R1 and keeps C2. */
-    private void reply(byte[] m) {
+    /** {@code nvmet_auth_reply}: the lengths here, the DH shared secret off this thread, then R1 and C2. */
+    private Work reply(byte[] m) {
         int hl = u8(m, HL);
         int dhvlen = u16(m, DHVLEN);
         if (hl != Dhchap.hashLength(hashId) || HEADER + 2L * hl + dhvlen > m.length) {
             toFailure1(INCORRECT_PAYLOAD, "Reply lengths HL " + hl + " DHVLEN " + dhvlen + " in " + m.length + " bytes");
-            return;
+            return null;
         }
         if ((dhvlen != 0) != (group != DhGroup.NULL)) {
             toFailure1(INCORRECT_PAYLOAD, "DH value of " + dhvlen + " bytes with group " + group);
-            return;
+            return null;
         }
-        if (dhvlen != 0) {
+        if (dhvlen == 0) {
+            checkReply(m, hl);
+            return null;
+        }
+        DhGroup g = group;
+        KeyPair p = pair;
+        byte[] value = Arrays.copyOfRange(m, HEADER + 2 * hl, HEADER + 2 * hl + dhvlen);
+        Object[] result = new Object[1];
+        return new Work(() -> {
             try {
-                sessionKey = group.sharedSecret(pair, Arrays.copyOfRange(m, HEADER + 2 * hl, HEADER + 2 * hl + dhvlen));
+                result[0] = g.sharedSecret(p, value);
             } catch (IllegalArgumentException e) {
-                toFailure1(DHGROUP_UNUSABLE, e.getMessage());
-                return;
+                result[0] = e;
             }
-        }
+        }, () -> {
+            if (result[0] instanceof IllegalArgumentException e) {
+                toFailure1(DHGROUP_UNUSABLE, e.getMessage());
+            } else {
+                sessionKey = (byte[]) result[0];
+                checkReply(m, hl);
+            }
+        });
+    }
+
+    /** R1 against the host's key (with the session key in the challenge when DH was used); keeps C2. */
+    private void checkReply(byte[] m, int hl) {
         HostKeys keys = keySource.keys();
         byte[] expected = Dhchap.hostResponse(hashId, Dhchap.transformKey(keys.host(), hostnqn), challenge(c1), s1,
             tid, 0, hostnqn, subnqn);
@@ -222,6 +318,7 @@ public final class AuthSession {
             c2 = Arrays.copyOfRange(m, HEADER + hl, HEADER + 2 * hl);
         } else {
             authenticated = true; // unidirectional: the host has proved its key
+            exchangeOpen = false;
             c2 = null;
         }
         step = SUCCESS1;
@@ -234,6 +331,10 @@ public final class AuthSession {
         expireIfIdle();
         lastMessageNanos = System.nanoTime();
         byte[] out = new byte[al];
+        if (pending != null) {
+            failNow(INCORRECT_MESSAGE, "Authentication Receive while the previous message is processed");
+            return out;
+        }
         if (step == CHALLENGE) {
             return challengeMessage(out);
         }
@@ -283,8 +384,7 @@ public final class AuthSession {
         b.putInt(SEQNUM, s1);
         System.arraycopy(c1, 0, out, HEADER, hl);
         if (group != DhGroup.NULL) {
-            pair = group.generate();
-            byte[] v = group.publicValue(pair);
+            byte[] v = group.publicValue(pair); // the pair generated after the Negotiate
             System.arraycopy(v, 0, out, HEADER + hl, v.length);
         }
         step = REPLY;
@@ -318,6 +418,8 @@ public final class AuthSession {
 
     private void failNow(int rescodeExp, String detail) {
         step = FAILURE2;
+        pending = null;
+        exchangeOpen = false;
         status = rescodeExp;
         failure = rescodeExp == 0 ? FAILED : rescodeExp;
         failureDetail = detail.startsWith(AuthMessages.reason(status)) ? detail

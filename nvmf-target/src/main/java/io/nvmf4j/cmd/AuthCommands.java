@@ -12,7 +12,8 @@ import io.nvmf4j.nvme.NvmeStatus;
 /**
  * Authentication Send (fctype 05h) and Authentication Receive (06h), as Linux nvmet's {@code fabrics-cmd-auth.c}:
  * the SQE is checked here (SECP E9h, SPSP0 = SPSP1 = 01h, a TL / AL of 1 .. {@link AuthMessages#MAX_LENGTH}), the
- * messages by the queue's {@link AuthSession}. Both complete with success while the protocol runs; a failed
+ * messages by the queue's {@link AuthSession}, whose key reads and DH computations run in {@link AuthWork} before the
+ * Send completes. Both complete with success while the protocol runs; a failed
  * authentication (a Failure1 handed to the host, a message out of order, the host's Failure2) is logged with the host
  * NQN, counted, and tears down that host's controller, as nvmet's {@code nvmet_ctrl_fatal_error} does.
  */
@@ -52,7 +53,18 @@ final class AuthCommands {
         AuthSession s = c.authSession(req.queue().qid(), req.queue());
         byte[] m = new byte[req.dataLength];
         req.data.getBytes(0, m);
-        s.send(m);
+        AuthSession.Work work = s.send(m);
+        if (work == null) {
+            sent(req, c, s);
+        } else {
+            AuthWork.run(req, work, () -> {
+                work.finish();
+                sent(req, c, s);
+            });
+        }
+    }
+
+    private static void sent(Request req, Controller c, AuthSession s) {
         req.complete(NvmeStatus.SUCCESS);
         failIfRefused(c, req.queue(), s);
     }

@@ -151,6 +151,15 @@ public final class FabricsCommands {
             refuse(req, subnqn, hostnqn, qid, "host not allowed", NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
             return;
         }
+        HostKeyConfig hostKey = subsys.hostKey(hostnqn);
+        if (tls == null && hostKey != null && hostKey.tlsKey != null) {
+            // the host is known by its PSK: a queue without TLS has proved nothing, whatever listener it came
+            // through. Connect Invalid Host (the host may not associate over this channel), not Authentication
+            // Required: no in-band authentication can stand in for the missing TLS here
+            refuse(req, subnqn, hostnqn, qid, "the host has a TLS PSK (hostKeys tlsKey) and this queue is not over"
+                + " TLS (listener " + queue.listener() + ")", NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
+            return;
+        }
         if (sqsize == 0) {
             refuse(req, subnqn, hostnqn, qid, "SQSIZE 0", NvmeStatus.CONNECT_INVALID_PARAMETERS, false, SQE_SQSIZE);
             return;
@@ -176,19 +185,38 @@ public final class FabricsCommands {
                 NvmeStatus.CONNECT_INVALID_PARAMETERS, true, DATA_CNTLID);
             return;
         }
-        HostKeys keys = null;
         HostKeyConfig keyFiles = subsys.hostKey(hostnqn);
-        if (keyFiles != null && keyFiles.dhchapKey != null) {
-            try {
-                keys = HostKeys.read(keyFiles.dhchapKey, keyFiles.dhchapCtrlKey);
-            } catch (IOException e) {
-                // as nvmet_setup_auth failing with FAILED: the host cannot be authenticated, so it is refused
-                refuse(req, subsys.nqn(), hostnqn, 0, "authentication: " + e.getMessage(),
-                    NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
-                target.observer().authFailed(subsys, AuthMessages.reason(AuthMessages.FAILED));
-                return;
-            }
+        if (keyFiles == null || keyFiles.dhchapKey == null) {
+            createController(req, subsys, sqsize, cattr, kato, hostnqn, hostid, null);
+            return;
         }
+        // the key files are read off the poll group's thread, then the Connect goes on here
+        HostKeys[] read = new HostKeys[1];
+        IOException[] error = new IOException[1];
+        AuthWork.run(req, () -> {
+            try {
+                read[0] = HostKeys.read(keyFiles.dhchapKey, keyFiles.dhchapCtrlKey);
+            } catch (IOException e) {
+                error[0] = e;
+            }
+        }, () -> {
+            if (queue.isClosed()) {
+                req.complete(NvmeStatus.ABORTED_SQ_DELETION); // the host closed the connection meanwhile
+            } else if (error[0] != null) {
+                // as nvmet_setup_auth failing with FAILED: the host cannot be authenticated, so it is refused
+                target.observer().authFailed(subsys, AuthMessages.reason(AuthMessages.FAILED));
+                refuse(req, subsys.nqn(), hostnqn, 0, "authentication: " + error[0].getMessage(),
+                    NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
+            } else {
+                createController(req, subsys, sqsize, cattr, kato, hostnqn, hostid, read[0]);
+            }
+        });
+    }
+
+    /** The admin Connect's controller, for a host that must authenticate with {@code keys} (null: none). */
+    private void createController(Request req, Subsystem subsys, int sqsize, int cattr, int kato, String hostnqn,
+                                  byte[] hostid, HostKeys keys) {
+        Queue queue = req.queue();
         int effectiveKato = subsys.isDiscovery() && kato == 0 ? DISCOVERY_DEFAULT_KATO_MS : kato;
         Controller c = subsys.createController((s, id) -> new Controller(s, id, hostnqn, hostid, queue, effectiveKato,
             target.observer()));
@@ -208,6 +236,9 @@ public final class FabricsCommands {
         }
         queue.bind(c, 0, sqsize, (cattr & CATTR_DISABLE_SQFLOW) != 0);
         c.startKeepAlive();
+        if (c.authRequired()) {
+            c.startAuthDeadline(0, queue, target.authTimeoutMs());
+        }
         ControllerLog.connected(subsys.nqn(), c.cntlid(), hostnqn, queue.peer(), ControllerLog.transportOf(queue),
             effectiveKato, sqsize + 1);
         req.dw0 = c.cntlid() | (c.authRequired() ? AUTHREQ_ATR : 0);
@@ -277,6 +308,9 @@ public final class FabricsCommands {
         c.clearAuthSession(qid);
         queue.bind(c, qid, sqsize, (cattr & CATTR_DISABLE_SQFLOW) != 0);
         c.touch();
+        if (c.authRequired()) {
+            c.startAuthDeadline(qid, queue, target.authTimeoutMs());
+        }
         req.dw0 = c.cntlid() | (c.authRequired() ? AUTHREQ_ATR : 0);
         req.complete(NvmeStatus.SUCCESS);
     }

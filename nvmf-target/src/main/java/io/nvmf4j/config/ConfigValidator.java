@@ -1,5 +1,6 @@
 package io.nvmf4j.config;
 
+import io.nvmf4j.auth.AuthPolicy;
 import io.nvmf4j.auth.KeyFiles;
 import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.engine.Engines;
@@ -54,6 +55,12 @@ public final class ConfigValidator {
             } catch (IllegalArgumentException e) {
                 p.add("pollGroupCores: " + e.getMessage());
             }
+        }
+        if (c.authTimeoutMs < TargetConfig.MIN_AUTH_TIMEOUT_MS || c.authTimeoutMs > TargetConfig.MAX_AUTH_TIMEOUT_MS) {
+            p.add("authTimeoutMs: must be " + TargetConfig.MIN_AUTH_TIMEOUT_MS + ".." + TargetConfig.MAX_AUTH_TIMEOUT_MS
+                + ", got " + c.authTimeoutMs);
+        } else if (Engines.SPDK.equals(c.engine) && c.authTimeoutMs != TargetConfig.DEFAULT_AUTH_TIMEOUT_MS) {
+            p.add("authTimeoutMs: java engine only (SPDK's target keeps its own authentication timeout)");
         }
         if (c.idleStrategy == null || !IdleStrategies.isValid(c.idleStrategy)) {
             p.add("idleStrategy: must be busy, backoff or interrupt, got " + c.idleStrategy);
@@ -273,11 +280,46 @@ public final class ConfigValidator {
                 p.add(kat + ".dhchapKey: " + problem);
             }
             tlsKeyProblems(c, k, kat, p);
+            if (k.tlsKey != null && !s.listeners.isEmpty() && s.listeners.stream().noneMatch(ConfigValidator::takesTls)) {
+                // the Connect of a PSK host over a plain queue is refused: on plain listeners only it never connects
+                p.add(kat + ".tlsKey: host " + k.host + " has a TLS PSK, so it must connect over TLS, but every"
+                    + " listener of this subsystem is plain; add a tcp listener with secureChannel required (or"
+                    + " optional), or remove the tlsKey");
+            }
             problem = k.dhchapCtrlKey == null ? null : KeyFiles.problem(k.dhchapCtrlKey);
             if (problem != null) {
                 p.add(kat + ".dhchapCtrlKey: " + problem);
             }
+            authPolicyProblem(c, k, k.dhchapHashes, AuthPolicy.HASHES, kat + ".dhchapHashes", p);
+            authPolicyProblem(c, k, k.dhchapDhGroups, AuthPolicy.GROUPS, kat + ".dhchapDhGroups", p);
         }
+    }
+
+    /** A host's allowed hashes or DH groups ({@link AuthPolicy}): absent, or some of {@code names}. */
+    private static void authPolicyProblem(TargetConfig c, HostKeyConfig k, List<String> given, List<String> names,
+                                          String at, List<String> p) {
+        if (given == null) {
+            return;
+        }
+        if (k.dhchapKey == null) {
+            p.add(at + ": needs dhchapKey too (it limits DH-HMAC-CHAP)");
+        } else if (Engines.SPDK.equals(c.engine)) {
+            p.add(at + ": java engine only (SPDK's target takes its hashes and DH groups for every host)");
+        } else if (given.isEmpty()) {
+            p.add(at + ": must name at least one of " + String.join(", ", names) + " (or be left out: all)");
+        } else {
+            for (String name : given) {
+                if (!names.contains(name)) {
+                    p.add(at + ": must be of " + String.join(", ", names) + ", got " + name);
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Whether {@code l} takes TLS connections (a tcp listener whose secure channel is optional or required). */
+    private static boolean takesTls(ListenerConfig l) {
+        return l != null && "tcp".equals(l.transport) && !ListenerConfig.SECURE_NONE.equals(l.secureChannelOrDefault());
     }
 
     /** A host key entry's TLS PSK file (when it names one) and its derivation. */

@@ -3,6 +3,7 @@ package io.nvmf4j.config;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -27,6 +28,18 @@ public final class HostKeyConfig {
      * Linux 6.12 host) or {@code rfc8446} (SPDK's host, nvme-cli 2.16 and later); see {@code TlsPsk}.
      */
     public String tlsKeyDerivation;
+    /**
+     * The hashes the host may authenticate with, of {@code sha256}, {@code sha384}, {@code sha512} (nvmet's
+     * {@code dhchap_hash}); null (default): all three.
+     */
+    public List<String> dhchapHashes;
+    /**
+     * The DH groups the host may authenticate with, of {@code null}, {@code ffdhe2048}, {@code ffdhe3072},
+     * {@code ffdhe4096}, {@code ffdhe6144}, {@code ffdhe8192} (nvmet's {@code dhchap_dhgroup}); null (default): all of
+     * them, but the null group only for a host without {@link #dhchapCtrlKey} (bidirectional authentication
+     * without Diffie-Hellman is refused unless named here).
+     */
+    public List<String> dhchapDhGroups;
 
     public HostKeyConfig() {
     }
@@ -42,6 +55,8 @@ public final class HostKeyConfig {
         HostKeyConfig k = new HostKeyConfig(hostnqn, dhchapKey, dhchapCtrlKey);
         k.tlsKey = tlsKey;
         k.tlsKeyDerivation = tlsKeyDerivation;
+        k.dhchapHashes = dhchapHashes == null ? null : List.copyOf(dhchapHashes);
+        k.dhchapDhGroups = dhchapDhGroups == null ? null : List.copyOf(dhchapDhGroups);
         return k;
     }
 
@@ -49,11 +64,12 @@ public final class HostKeyConfig {
     public boolean equals(Object o) {
         return o instanceof HostKeyConfig k && Objects.equals(host, k.host) && Objects.equals(dhchapKey, k.dhchapKey)
             && Objects.equals(dhchapCtrlKey, k.dhchapCtrlKey) && Objects.equals(tlsKey, k.tlsKey)
-            && Objects.equals(tlsKeyDerivation, k.tlsKeyDerivation);
+            && Objects.equals(tlsKeyDerivation, k.tlsKeyDerivation) && Objects.equals(dhchapHashes, k.dhchapHashes)
+            && Objects.equals(dhchapDhGroups, k.dhchapDhGroups);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(host, dhchapKey, dhchapCtrlKey, tlsKey, tlsKeyDerivation);
+        return Objects.hash(host, dhchapKey, dhchapCtrlKey, tlsKey, tlsKeyDerivation, dhchapHashes, dhchapDhGroups);
     }
 }

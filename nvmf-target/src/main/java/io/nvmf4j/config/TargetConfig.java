@@ -36,6 +36,15 @@ public final class TargetConfig {
     public String pollGroupCores;
     /** Idle strategy of the poll groups: {@code busy}, {@code backoff} (default) or {@code interrupt}. */
     public String idleStrategy = "backoff";
+    /**
+     * DH-HMAC-CHAP: a queue whose host must authenticate and has not done so this many milliseconds after its
+     * Connect is failed (the admin queue with its controller), whatever its KATO; 1000..600000, default 10000.
+     * Java engine (SPDK's target keeps its own). Read at start.
+     */
+    public int authTimeoutMs = DEFAULT_AUTH_TIMEOUT_MS;
+    public static final int DEFAULT_AUTH_TIMEOUT_MS = 10_000;
+    public static final int MIN_AUTH_TIMEOUT_MS = 1_000;
+    public static final int MAX_AUTH_TIMEOUT_MS = 600_000;
     /** NVMe/TCP transport options. */
     public TcpTransportConfig tcp = new TcpTransportConfig();
     /** NVMe/RDMA transport options. */

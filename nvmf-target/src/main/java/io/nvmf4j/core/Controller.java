@@ -1,5 +1,6 @@
 package io.nvmf4j.core;
 
+import io.nvmf4j.auth.AuthPolicy;
 import io.nvmf4j.auth.AuthSession;
 import io.nvmf4j.auth.HostKeys;
 import io.nvmf4j.config.HostKeyConfig;
@@ -75,6 +76,10 @@ public final class Controller {
     private volatile HostKeys hostKeys;
     private volatile boolean authRequired;
     private final AuthSession[] authSessions;
+    /** Negotiates that restarted an unfinished exchange, on any queue of this controller. */
+    private final java.util.concurrent.atomic.AtomicInteger authRestarts = new java.util.concurrent.atomic.AtomicInteger();
+    /** How many Negotiates may restart an unfinished exchange over the controller's life; one more fails its queue. */
+    public static final int MAX_AUTH_RESTARTS = 3;
 
     /** CC.EN, CC.SHN (bits 15:14) and CSTS.RDY, CSTS.CFS, CSTS.SHST (bits 3:2). */
     public static final int CC_EN = 0x1;
@@ -582,10 +587,52 @@ public final class Controller {
                     hostKeys = c == null || c.dhchapKey == null ? null : HostKeys.read(c.dhchapKey, c.dhchapCtrlKey);
                     return hostKeys;
                 }
+
+                @Override
+                public AuthPolicy policy() {
+                    return authPolicy(subsystem.hostKey(hostnqn));
+                }
+
+                @Override
+                public boolean restart() {
+                    return authRestarts.incrementAndGet() <= MAX_AUTH_RESTARTS;
+                }
             }, kato);
             authSessions[qid] = s;
         }
         return s;
+    }
+
+    /** The hashes and DH groups the host of {@code keys} may use (none without an entry). */
+    static AuthPolicy authPolicy(HostKeyConfig keys) {
+        return keys == null ? new AuthPolicy(0, 0)
+            : AuthPolicy.of(keys.dhchapHashes, keys.dhchapDhGroups, keys.dhchapCtrlKey != null);
+    }
+
+    /**
+     * Starts queue {@code qid}'s authentication deadline at its Connect (queue thread): a queue that has not
+     * authenticated {@code timeoutMs} later is failed, whatever its KATO and whether the host sends anything. On the
+     * admin queue that ends the controller; an I/O queue goes alone (its controller's host may be elsewhere).
+     */
+    public void startAuthDeadline(int qid, Queue queue, int timeoutMs) {
+        queue.executor().schedule(() -> authDeadline(qid, queue, timeoutMs), timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    private void authDeadline(int qid, Queue queue, int timeoutMs) {
+        if (destroyed.get() || queue.controller() != this || queue.qid() != qid || queue.isClosed()
+            || authenticated(qid)) {
+            return;
+        }
+        String reason = "authentication not finished within " + timeoutMs + " ms of the Connect (authTimeoutMs)";
+        ControllerLog.authFailed(subsystem.nqn(), hostnqn, queue.peer(), ControllerLog.transportOf(queue), cntlid, qid,
+            reason);
+        observer.authFailed(subsystem, io.nvmf4j.auth.AuthMessages.reason(io.nvmf4j.auth.AuthMessages.FAILED));
+        if (qid == 0) {
+            destroy(reason);
+        } else {
+            detachIoQueue(qid, queue);
+            queue.disconnect(reason);
+        }
     }
 
     /** Forgets queue {@code qid}'s authentication (its queue is gone; a new Connect of that qid starts afresh). */

@@ -24,6 +24,8 @@ public final class Target {
     private volatile List<ListenerConfig> referrals = List.of();
 
     private final IoObserver observer;
+    /** DH-HMAC-CHAP: how long after its Connect a queue may take to authenticate (TargetConfig.authTimeoutMs). */
+    private volatile int authTimeoutMs = io.nvmf4j.config.TargetConfig.DEFAULT_AUTH_TIMEOUT_MS;
 
     public Target() {
         this(IoObserver.NONE);
@@ -37,6 +39,14 @@ public final class Target {
 
     public IoObserver observer() {
         return observer;
+    }
+
+    public int authTimeoutMs() {
+        return authTimeoutMs;
+    }
+
+    public void setAuthTimeoutMs(int ms) {
+        this.authTimeoutMs = ms;
     }
 
     public Subsystem discovery() {

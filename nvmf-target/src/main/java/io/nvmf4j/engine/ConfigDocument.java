@@ -44,7 +44,8 @@ public final class ConfigDocument {
 
     /**
      * {@code current} with the settings that take effect at the next start ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}, {@code metrics}) and the
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}, {@code metrics},
+     * {@code authTimeoutMs}) and the
      * document-wide {@code allowLegacyNqns} (which the validator reads at once) taken from {@code from}, validated.
      */
     public static TargetConfig withStartupSettings(TargetConfig current, TargetConfig from) {
@@ -59,6 +60,7 @@ public final class ConfigDocument {
             c.api = source.api;
             c.allowLegacyNqns = source.allowLegacyNqns;
             c.metrics = source.metrics;
+            c.authTimeoutMs = source.authTimeoutMs;
         });
     }
 

@@ -281,6 +281,7 @@ class ConfigValidatorTest {
             bad("a TLS PSK on the spdk engine without a derivation", c -> {
                 c.engine = "spdk";
                 sub(c).allowAnyHost = true;
+                sub(c).listeners.get(0).secureChannel = "required"; // a PSK host needs a TLS listener
                 HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
                 k.tlsKey = tlsKeyFile();
                 sub(c).hostKeys.add(k);
@@ -288,6 +289,7 @@ class ConfigValidatorTest {
             bad("a TLS PSK on the spdk engine derived as libnvme", c -> {
                 c.engine = "spdk";
                 sub(c).allowAnyHost = true;
+                sub(c).listeners.get(0).secureChannel = "required"; // a PSK host needs a TLS listener
                 HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
                 k.tlsKey = tlsKeyFile();
                 k.tlsKeyDerivation = "libnvme";
@@ -299,17 +301,51 @@ class ConfigValidatorTest {
             }, "subsystems[0].hostKeys[0]", "dhchapKey or tlsKey"),
             bad("tlsKey file missing", c -> {
                 sub(c).allowAnyHost = true;
+                sub(c).listeners.get(0).secureChannel = "required"; // a PSK host needs a TLS listener
                 HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
                 k.tlsKey = images.resolve("no-such.psk").toString();
                 sub(c).hostKeys.add(k);
             }, "subsystems[0].hostKeys[0].tlsKey", "does not exist"),
             bad("tlsKeyDerivation unknown", c -> {
                 sub(c).allowAnyHost = true;
+                sub(c).listeners.get(0).secureChannel = "required"; // a PSK host needs a TLS listener
                 HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
                 k.tlsKey = tlsKeyFile();
                 k.tlsKeyDerivation = "openssl";
                 sub(c).hostKeys.add(k);
             }, "subsystems[0].hostKeys[0].tlsKeyDerivation", "libnvme or rfc8446"),
+            bad("a TLS PSK host on a subsystem with plain listeners only", c -> {
+                sub(c).allowAnyHost = true;
+                sub(c).listeners.add(new ListenerConfig("rdma", "127.0.0.1", 4420));
+                HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
+                k.tlsKey = tlsKeyFile();
+                sub(c).hostKeys.add(k);
+            }, "subsystems[0].hostKeys[0].tlsKey", "host nqn.2014-08.org.nvmexpress:uuid:1 has a TLS PSK",
+                "must connect over TLS", "every listener of this subsystem is plain"),
+            bad("authTimeoutMs below its range", c -> c.authTimeoutMs = 999, "authTimeoutMs", "must be 1000..600000"),
+            bad("authTimeoutMs above its range", c -> c.authTimeoutMs = 600_001, "authTimeoutMs", "got 600001"),
+            bad("authTimeoutMs on the spdk engine", c -> {
+                c.engine = "spdk";
+                c.authTimeoutMs = 5000;
+            }, "authTimeoutMs", "java engine only"),
+            bad("dhchapHashes naming an unknown hash", c -> dhchapHost(c).dhchapHashes = List.of("sha256", "md5"),
+                "subsystems[0].hostKeys[0].dhchapHashes", "must be of sha256, sha384, sha512, got md5"),
+            bad("dhchapDhGroups empty", c -> dhchapHost(c).dhchapDhGroups = List.of(),
+                "subsystems[0].hostKeys[0].dhchapDhGroups", "at least one of null, ffdhe2048"),
+            bad("dhchapDhGroups naming an unknown group", c -> dhchapHost(c).dhchapDhGroups = List.of("modp2048"),
+                "subsystems[0].hostKeys[0].dhchapDhGroups", "got modp2048"),
+            bad("dhchapDhGroups without dhchapKey", c -> {
+                sub(c).allowAnyHost = true;
+                sub(c).listeners.get(0).secureChannel = "required";
+                HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
+                k.tlsKey = tlsKeyFile();
+                k.dhchapDhGroups = List.of("ffdhe2048");
+                sub(c).hostKeys.add(k);
+            }, "subsystems[0].hostKeys[0].dhchapDhGroups", "needs dhchapKey too"),
+            bad("dhchapHashes on the spdk engine", c -> {
+                c.engine = "spdk";
+                dhchapHost(c).dhchapHashes = List.of("sha512");
+            }, "subsystems[0].hostKeys[0].dhchapHashes", "java engine only"),
             bad("discovery hostKeys null", c -> discovery(c).hostKeys = null, "discovery.hostKeys", "must be a list"),
             bad("discovery key without tlsKey", c -> discovery(c).hostKeys.add(new HostKeyConfig(
                 H1, null, null)), "discovery.hostKeys[0]", "needs host and tlsKey"),
@@ -335,6 +371,27 @@ class ConfigValidatorTest {
                 c.referrals.add(new ReferralConfig("tcp", "2001:db8::1", 8009));
                 c.referrals.add(new ReferralConfig("tcp", "2001:DB8:0:0:0:0:0:1", 8009));
             }, "referrals[1]", "duplicate referral"));
+    }
+
+    /** A host entry with a DH-HMAC-CHAP key (allowAnyHost on), for the policy fields. */
+    private static HostKeyConfig dhchapHost(TargetConfig c) {
+        sub(c).allowAnyHost = true;
+        HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1",
+            keyFile("host.key", io.nvmf4j.auth.DhchapKey.format(1, new byte[32]) + "\n"), null);
+        sub(c).hostKeys.add(k);
+        return k;
+    }
+
+    @Test
+    void dhchapPoliciesValidate() {
+        TargetConfig c = base();
+        HostKeyConfig k = dhchapHost(c);
+        k.dhchapHashes = List.of("sha384", "sha512");
+        k.dhchapDhGroups = List.of("null", "ffdhe8192");
+        c.authTimeoutMs = 1000;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        assertThat(ConfigStore.toJson(c)).contains("\"dhchapHashes\" : [ \"sha384\", \"sha512\" ]");
+        assertThat(ConfigStore.toJson(base())).as("absent: not written").doesNotContain("dhchapHashes");
     }
 
     /** Host NQNs of the discovery keys (valid: a UUID after the prefix). */
@@ -364,6 +421,26 @@ class ConfigValidatorTest {
         ConfigValidator.validate(c);
         c.discovery.hostKeys.clear();
         ConfigValidator.validate(c);
+    }
+
+    /**
+     * A host with a TLS PSK is refused at a Connect without TLS, so its subsystem needs a listener that takes TLS:
+     * one {@code optional} or {@code required} tcp listener among plain ones will do (the plain ones refuse that
+     * host at Connect), and so does no listener yet.
+     */
+    @Test
+    void aTlsPskHostNeedsOneListenerThatTakesTls() {
+        TargetConfig c = base();
+        sub(c).allowAnyHost = true;
+        HostKeyConfig k = new HostKeyConfig("nqn.2014-08.org.nvmexpress:uuid:1", null, null);
+        k.tlsKey = tlsKeyFile();
+        sub(c).hostKeys.add(k);
+        ListenerConfig optional = new ListenerConfig("tcp", "127.0.0.1", 4421);
+        optional.secureChannel = ListenerConfig.SECURE_OPTIONAL;
+        sub(c).listeners.add(optional);
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        sub(c).listeners.clear();
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
     }
 
     /** A valid TLS PSK file (mode 0600) in {@link #images}. */

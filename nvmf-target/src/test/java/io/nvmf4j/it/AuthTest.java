@@ -77,10 +77,23 @@ class AuthTest {
     }
 
     private void start(int keyHash, boolean ctrlKey) throws IOException {
+        start(keyHash, ctrlKey, c -> { });
+    }
+
+    /** As {@link #start(int, boolean)}, with {@code more} done to the config (the host's entry is the last one). */
+    private void start(int keyHash, boolean ctrlKey, Consumer<TargetConfig> more) throws IOException {
         hostKeyFile = writeKey("host.key", keyHash, hostSecret);
         ctrlKeyFile = ctrlKey ? writeKey("ctrl.key", (keyHash + 1) % 4, ctrlSecret) : null;
-        start(c -> restricted(c).hostKeys.add(new HostKeyConfig(HOST, hostKeyFile.toString(),
-            ctrlKeyFile == null ? null : ctrlKeyFile.toString())));
+        start(c -> {
+            restricted(c).hostKeys.add(new HostKeyConfig(HOST, hostKeyFile.toString(),
+                ctrlKeyFile == null ? null : ctrlKeyFile.toString()));
+            more.accept(c);
+        });
+    }
+
+    private static HostKeyConfig hostKey(TargetConfig c) {
+        List<HostKeyConfig> keys = restricted(c).hostKeys;
+        return keys.get(keys.size() - 1);
     }
 
     private void start(Consumer<TargetConfig> customizer) throws IOException {
@@ -125,9 +138,13 @@ class AuthTest {
 
     /** An admin queue connected (the target asked for authentication) and nothing else done. */
     private NvmeHost connectedAdmin() throws IOException {
+        return connectedAdmin(KATO_MS);
+    }
+
+    private NvmeHost connectedAdmin(int katoMs) throws IOException {
         NvmeHost admin = new NvmeHost(TcpHost.connect(ADDRESS, t.port, TcpHostOptions.DEFAULT), 512);
         open.add(admin.queue());
-        NvmeHost.ConnectResult r = admin.fabricsConnect(0, NvmeController.ADMIN_SQSIZE, 0xFFFF, KATO_MS, HOST,
+        NvmeHost.ConnectResult r = admin.fabricsConnect(0, NvmeController.ADMIN_SQSIZE, 0xFFFF, katoMs, HOST,
             RESTRICTED_NQN, NvmeController.hostIdFor(HOST));
         assertThat(r.ok()).as("Connect: %s", r.completion()).isTrue();
         assertThat(r.completion().dw0() & (1 << 17)).as("AUTHREQ.ATR in the Connect response").isNotZero();
@@ -169,7 +186,9 @@ class AuthTest {
         "2,3,false", "3,3,false", "1,0,true", "2,0,true", "3,0,true", "1,1,true", "2,1,true", "3,1,true",
         "1,3,true", "2,3,true", "3,3,true"})
     void authenticatesEveryQueueAndThenServesIo(int hash, int group, boolean bidirectional) throws Exception {
-        start((hash + group) % 4, bidirectional);
+        // bidirectional without DH only where the host's entry names the null group (the default refuses it)
+        start((hash + group) % 4, bidirectional, c -> hostKey(c).dhchapDhGroups = group == 0 && bidirectional
+            ? List.of("null") : null);
         NvmeController c = authenticated(host(hostSecret), new int[]{hash}, new int[]{group}, bidirectional, 1);
         assertThat(c.admin().identify(1, 0, 0).ok()).isTrue();
         TestTarget.assertWriteReadBack(c.io(0), 8, 4096, hash * 10 + group);
@@ -267,6 +286,77 @@ class AuthTest {
         assertOnlyThisHostFailed(admin, other, 24);
     }
 
+    // ---- deadline, restarts, policy ----
+
+    /**
+     * A host that connects with KATO 0 (no keep-alive timer) and never authenticates holds no controller past
+     * authTimeoutMs: the deadline is a timer started at the Connect, not a check at the host's next message.
+     */
+    @Test
+    void aHostThatNeverAuthenticatesIsGoneWithinTheDeadlineEvenWithKato0() throws Exception {
+        int deadlineMs = 1000;
+        start(1, false, c -> c.authTimeoutMs = deadlineMs);
+        NvmeController other = bystander();
+        long start = System.nanoTime();
+        NvmeHost admin = connectedAdmin(0);
+        assertThat(admin.queue().awaitClosed(Duration.ofMillis(deadlineMs + 9000)))
+            .as("the unauthenticated host's connection is closed within the deadline (and slack)").isTrue();
+        assertThat(System.nanoTime() - start).as("not before the deadline")
+            .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(deadlineMs));
+        assertThat(observer.authFailures("failed")).isEqualTo(1);
+        TestTarget.assertWriteReadBack(other.io(0), 104, 4096, 22);
+    }
+
+    /**
+     * Negotiate after Negotiate without finishing: each would cost a DH key pair; after
+     * {@link io.nvmf4j.core.Controller#MAX_AUTH_RESTARTS} restarts the next Negotiate fails the host.
+     */
+    @Test
+    void negotiateRestartsAreBounded() throws Exception {
+        start(1, false);
+        NvmeController other = bystander();
+        NvmeHost admin = connectedAdmin();
+        for (int i = 0; i <= io.nvmf4j.core.Controller.MAX_AUTH_RESTARTS; i++) {
+            assertThat(DhchapHost.send(admin, DhchapHost.negotiate(200 + i, ALL_HASHES, new int[]{5})).ok()).isTrue();
+            Completion challenge = DhchapHost.receive(admin, DhchapHost.AL);
+            assertThat(challenge.data()[1]).as("Challenge %d", i).isEqualTo((byte) 1);
+        }
+        assertThat(DhchapHost.send(admin, DhchapHost.negotiate(210, ALL_HASHES, new int[]{5})).ok()).isTrue();
+        assertOnlyThisHostFailed(admin, other, 112);
+        assertThat(observer.authFailures("failed")).isEqualTo(1);
+    }
+
+    /** The default for a host with a controller key: no null DH group (Failure1 05h, DH group not usable). */
+    @Test
+    void theNullGroupIsRefusedByDefaultWhereTheHostHasAControllerKey() throws Exception {
+        start(1, true);
+        NvmeController other = bystander();
+        NvmeHost admin = connectedAdmin();
+        assertThat(DhchapHost.send(admin, DhchapHost.negotiate(11, ALL_HASHES, NULL_GROUP)).ok()).isTrue();
+        assertFailure1(DhchapHost.receive(admin, DhchapHost.AL), 5);
+        assertOnlyThisHostFailed(admin, other, 120);
+        // with a real group the same host authenticates bidirectionally
+        assertThat(host(hostSecret).authenticate(connectedAdmin(), 12, ALL_HASHES, FFDHE2048, true).success()).isTrue();
+    }
+
+    /** dhchapHashes / dhchapDhGroups: the host's first allowed one is taken; none allowed is Failure1 04h / 05h. */
+    @ParameterizedTest(name = "hashes {0}, groups {1}: reason {2}")
+    @CsvSource({"sha512,ffdhe2048,4", "sha256,ffdhe4096,5"})
+    void thePolicyOfTheHostsEntryRefusesOtherHashesAndGroups(String hash, String group, int reason) throws Exception {
+        start(1, false, c -> {
+            hostKey(c).dhchapHashes = List.of(hash);
+            hostKey(c).dhchapDhGroups = List.of(group);
+        });
+        NvmeController other = bystander();
+        NvmeHost admin = connectedAdmin();
+        assertThat(DhchapHost.send(admin, DhchapHost.negotiate(13, new int[]{1, 2}, new int[]{1, 2})).ok()).isTrue();
+        assertFailure1(DhchapHost.receive(admin, DhchapHost.AL), reason);
+        assertOnlyThisHostFailed(admin, other, 128);
+        DhchapHost.Exchange x = host(hostSecret).start(connectedAdmin(), 14, ALL_HASHES, new int[]{0, 1, 2, 3});
+        assertThat(x.challenge[8]).as("HASHID: the allowed one").isEqualTo((byte) (hash.equals("sha512") ? 3 : 1));
+        assertThat(x.challenge[9]).as("DHGID: the allowed one").isEqualTo((byte) (group.equals("ffdhe2048") ? 1 : 3));
+    }
+
     // ---- rotation and re-authentication ----
 
     @Test
@@ -283,7 +373,7 @@ class AuthTest {
         NvmeHost stale = connectedAdmin();
         DhchapHost staleHost = new DhchapHost(HOST, RESTRICTED_NQN, 1, oldSecret, keyHash(ctrlKeyFile), ctrlSecret,
             id -> DhGroup.byId(id).prime());
-        assertThat(staleHost.authenticate(stale, 1, ALL_HASHES, NULL_GROUP, false).failureReason())
+        assertThat(staleHost.authenticate(stale, 1, ALL_HASHES, FFDHE2048, false).failureReason())
             .as("the old key after rotation").isEqualTo(1);
 
         // re-authentication of the connected controller's admin queue reads the rotated file
@@ -291,7 +381,7 @@ class AuthTest {
         assertThat(before.admin().identify(1, 0, 0).ok()).isTrue();
         TestTarget.assertWriteReadBack(before.io(0), 48, 4096, 16);
         // and a re-authentication with the old key fails that controller
-        assertThat(staleHost.authenticate(before.admin(), 78, ALL_HASHES, NULL_GROUP, false).success()).isFalse();
+        assertThat(staleHost.authenticate(before.admin(), 78, ALL_HASHES, FFDHE2048, false).success()).isFalse();
         assertFailsTheQueue(before.admin());
         TestTarget.assertWriteReadBack(after.io(0), 56, 4096, 17);
     }

@@ -85,6 +85,10 @@ class TcpTlsTest {
     }
 
     private void start(int connectTimeoutMs) throws IOException {
+        start(connectTimeoutMs, c -> { });
+    }
+
+    private void start(int connectTimeoutMs, java.util.function.Consumer<TargetConfig> more) throws IOException {
         optionalPort = TestTarget.freePort();
         Path rk = writeKey("restricted.psk", restrictedKeyText);
         Path ok = writeKey("open.psk", openKeyText);
@@ -101,6 +105,7 @@ class TcpTlsTest {
             subsystem(c, SUBNQN).hostKeys.add(tlsKey(HOSTNQN, ok));
             c.discovery = new DiscoveryConfig();
             c.discovery.hostKeys.add(tlsKey(HOSTNQN, dk));
+            more.accept(c);
         });
     }
 
@@ -342,12 +347,71 @@ class TcpTlsTest {
         NvmeController tls = controller(relay(optionalPort, restrictedKey, ALLOWED_HOSTNQN, RESTRICTED_NQN, 0, null),
             RESTRICTED_NQN, ALLOWED_HOSTNQN);
         assertWriteReadBack(tls.io(0), 0, 4096, 6);
-        NvmeController plain = NvmeController.open(ADDRESS, optionalPort, SUBNQN, HOSTNQN, KATO_MS, 1,
+        NvmeController plain = NvmeController.open(ADDRESS, optionalPort, SUBNQN, NO_PSK_HOSTNQN, KATO_MS, 1,
             TcpHostOptions.DEFAULT);
         open.add(plain);
         assertWriteReadBack(plain.io(0), 16, 4096, 7);
         NvmeHost admin = plain.admin();
         assertThat(admin.identify(1, 0, 0).ok()).isTrue();
+    }
+
+    /** A host of the open subsystem (allowAnyHost) without a TLS PSK anywhere. */
+    private static final String NO_PSK_HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-0000000000f3";
+
+    /**
+     * A host with a TLS PSK proves it on every queue, whatever listener the queue comes through: a plain Connect
+     * naming that host, on a plain listener or in plain on an optional one, for its admin queue or for an I/O queue
+     * of its TLS controller, is refused with Connect Invalid Host (SCT 1h, SC 84h, DNR; IATTR 1, IPO at HOSTNQN) and
+     * logged; the same host over TLS connects and serves I/O, and a host without a PSK still connects in plain.
+     */
+    @Test
+    void aPskHostWithoutTlsIsRefusedWhateverTheListener() throws Exception {
+        int plainPort = TestTarget.freePort();
+        start(10_000, c -> c.subsystems.forEach(s -> s.listeners.add(new ListenerConfig("tcp", ADDRESS, plainPort))));
+        ControllerLog.resetRefusalWindow(); // other tests in this JVM refuse Connects too (the log is rate-limited)
+        try (LogCapture log = new LogCapture("io.nvmf4j")) {
+            for (int port : new int[]{plainPort, optionalPort}) {
+                Completion restricted = plainAdminConnect(port, RESTRICTED_NQN, ALLOWED_HOSTNQN);
+                assertPskHostRefused(restricted);
+                assertPskHostRefused(plainAdminConnect(port, SUBNQN, HOSTNQN));
+            }
+            assertThat(log.await("has a TLS PSK", Duration.ofSeconds(5)).getFormattedMessage())
+                .contains(ALLOWED_HOSTNQN, "this queue is not over TLS", "tcp:" + ADDRESS + ":" + plainPort);
+        }
+        TlsRelay r = relay(t.port, restrictedKey, ALLOWED_HOSTNQN, RESTRICTED_NQN, 0, null);
+        NvmeController tls = NvmeController.open(ADDRESS, r.port(), RESTRICTED_NQN, ALLOWED_HOSTNQN, KATO_MS, 2,
+            TcpHostOptions.DEFAULT);
+        open.add(tls);
+        assertWriteReadBack(tls.io(0), 0, 4096, 31);
+
+        // an I/O queue of that TLS controller (qid 2, given up by its host), connected in plain with its cntlid and
+        // host ID
+        tls.io(1).queue().close();
+        NvmeHost io = new NvmeHost(TcpHost.connect(ADDRESS, plainPort, TcpHostOptions.DEFAULT), 512);
+        open.add(io.queue());
+        assertPskHostRefused(io.fabricsConnect(2, 31, tls.cntlid(), 0, ALLOWED_HOSTNQN, RESTRICTED_NQN,
+            tls.hostid()).completion());
+        assertWriteReadBack(tls.io(0), 8, 4096, 32);
+
+        NvmeController plain = NvmeController.open(ADDRESS, plainPort, SUBNQN, NO_PSK_HOSTNQN, KATO_MS, 1,
+            TcpHostOptions.DEFAULT);
+        open.add(plain);
+        assertWriteReadBack(plain.io(0), 16, 4096, 33);
+    }
+
+    private static void assertPskHostRefused(Completion c) {
+        TestTarget.assertStatus(c, 1, 0x84, true);
+        assertThat(c.dw0()).as("IATTR 1, IPO: HOSTNQN in the Connect data").isEqualTo((1 << 16) | 512);
+    }
+
+    private Completion plainAdminConnect(int port, String subnqn, String hostnqn) throws IOException {
+        NvmeHost q = new NvmeHost(TcpHost.connect(ADDRESS, port, TcpHostOptions.DEFAULT), 512);
+        try {
+            return q.fabricsConnect(0, NvmeController.ADMIN_SQSIZE, 0xFFFF, KATO_MS, hostnqn, subnqn,
+                NvmeController.hostIdFor(hostnqn)).completion();
+        } finally {
+            q.queue().close();
+        }
     }
 
     /**
@@ -357,10 +421,13 @@ class TcpTlsTest {
     @Test
     void discoveryLogTellsTheSecureChannel() throws IOException {
         start();
-        NvmeController d = NvmeController.open(ADDRESS, optionalPort, NvmeHost.DISCOVERY_NQN, HOSTNQN, 0, 0,
+        NvmeController d = NvmeController.open(ADDRESS, optionalPort, NvmeHost.DISCOVERY_NQN, NO_PSK_HOSTNQN, 0, 0,
             TcpHostOptions.DEFAULT);
         open.add(d);
         assertDiscoveryLogTellsTheSecureChannel(d);
+        // a host with a PSK for the discovery subsystem discovers over TLS only
+        ControllerLog.resetRefusalWindow();
+        assertPskHostRefused(plainAdminConnect(optionalPort, NvmeHost.DISCOVERY_NQN, HOSTNQN));
     }
 
     /**

@@ -906,6 +906,8 @@ public final class SpdkEngine implements Engine {
         if (!sc.listeners.contains(l)) {
             throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
         }
+        // the last listener that takes TLS of a subsystem with a PSK host may not go
+        ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).listeners.remove(l));
         if (bound.containsKey(l)) {
             try {
                 SpdkNative.removeListener(nqn, trtype(l.transport), l.address, port(l));

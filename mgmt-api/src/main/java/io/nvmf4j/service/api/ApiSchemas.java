@@ -70,6 +70,8 @@ final class ApiSchemas {
         ENUMS.put(key(BdevConfig.class, "blockSize"), List.of(512, 4096));
 
         BOUNDS.put(key(TargetConfig.class, "cores"), Bound.of(1, 256));
+        BOUNDS.put(key(TargetConfig.class, "authTimeoutMs"),
+            Bound.of(TargetConfig.MIN_AUTH_TIMEOUT_MS, TargetConfig.MAX_AUTH_TIMEOUT_MS));
         for (Class<?> t : List.of(TcpTransportConfig.class, RdmaTransportConfig.class)) {
             BOUNDS.put(key(t, "inCapsuleDataSize"), new Bound(0L, 131072L, 16L));
             BOUNDS.put(key(t, "maxQueueDepth"), Bound.of(16, 1024));

@@ -285,16 +285,14 @@ class RestApiTest {
         assertError(http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"tlsKeyDerivation\":\"rfc8446\"}"),
             400, "tlsKeyDerivation: needs tlsKey too", "tlsKeyDerivation");
         java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-        Res added = http.post(SUB + "/hosts", "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"tlsKey\":\"" + key
-            + "\",\"tlsKeyDerivation\":\"rfc8446\"}");
-        assertThat(added.status()).as("%s", added).isEqualTo(201);
-        assertPersisted();
-        JsonNode hk = http.get(SUB).json().get("hostKeys").get(0);
-        assertThat(hk.get("tlsKey").asText()).isEqualTo(key.toString());
-        assertThat(hk.get("tlsKeyDerivation").asText()).isEqualTo("rfc8446");
-        assertThat(hk.has("dhchapKey")).isFalse();
-        assertThat(http.get("/api/v1/config").body()).contains(key.toString()).doesNotContain(psk.substring(16, 50));
-        assertThat(t.fileJson().toString()).doesNotContain(psk.substring(16, 50));
+        String withKey = "{\"nqn\":\"" + TestService.HOSTNQN + "\",\"tlsKey\":\"" + key
+            + "\",\"tlsKeyDerivation\":\"rfc8446\"}";
+        // a PSK host must connect over TLS: on a subsystem whose listeners are all plain it never could
+        Res plainOnly = http.post(SUB + "/hosts", withKey);
+        assertThat(plainOnly.status()).as("%s", plainOnly).isEqualTo(400);
+        assertThat(plainOnly.field()).isEqualTo("subsystems[0].hostKeys[0].tlsKey");
+        assertThat(plainOnly.error()).contains("has a TLS PSK, so it must connect over TLS, but every listener of"
+            + " this subsystem is plain");
 
         int port = TestService.freePort();
         Res bad = http.post(SUB + "/listeners", "{\"address\":\"127.0.0.1\",\"port\":" + port
@@ -305,12 +303,25 @@ class RestApiTest {
             + ",\"secureChannel\":\"required\"}");
         assertThat(tls.status()).as("%s", tls).isEqualTo(201);
         assertThat(tls.json().get("secureChannel").asText()).isEqualTo("required");
+        Res added = http.post(SUB + "/hosts", withKey);
+        assertThat(added.status()).as("%s", added).isEqualTo(201);
         assertPersisted();
+        JsonNode hk = http.get(SUB).json().get("hostKeys").get(0);
+        assertThat(hk.get("tlsKey").asText()).isEqualTo(key.toString());
+        assertThat(hk.get("tlsKeyDerivation").asText()).isEqualTo("rfc8446");
+        assertThat(hk.has("dhchapKey")).isFalse();
+        assertThat(http.get("/api/v1/config").body()).contains(key.toString()).doesNotContain(psk.substring(16, 50));
+        assertThat(t.fileJson().toString()).doesNotContain(psk.substring(16, 50));
+
         try (io.nvmf4j.testhost.TcpHost plain = io.nvmf4j.testhost.TcpHost.open("127.0.0.1", port,
             TcpHostOptions.DEFAULT)) {
             plain.sendRaw(io.nvmf4j.testhost.TcpHost.icReq(0, false, false));
             assertThat(plain.awaitClosed(java.time.Duration.ofSeconds(5))).as("plain ICReq refused").isTrue();
         }
+        Res lastTls = http.delete(SUB + "/listeners/tcp/127.0.0.1/" + port);
+        assertThat(lastTls.status()).as("the PSK host's only TLS listener: %s", lastTls).isEqualTo(400);
+        assertThat(lastTls.field()).isEqualTo("subsystems[0].hostKeys[0].tlsKey");
+        assertThat(http.delete(SUB + "/hosts/" + enc(TestService.HOSTNQN)).status()).isEqualTo(204);
         assertThat(http.delete(SUB + "/listeners/tcp/127.0.0.1/" + port).status()).isEqualTo(204);
     }
 
