@@ -30,7 +30,7 @@
 #endif
 
 /* Bumped whenever a native signature or an exported constant changes; must equal FileNative.ABI_VERSION. */
-#define NVMF4J_BDEV_ABI_VERSION 4
+#define NVMF4J_BDEV_ABI_VERSION 5
 #define NATIVE_CLASS "io/nvmf4j/bdev/FileNative"
 
 #define H2P(type, h) ((type *)(uintptr_t)(h))
@@ -39,6 +39,7 @@
 /* Open flags as FileNative passes them. */
 #define OPEN_CREATE 1
 #define OPEN_DIRECT 2
+#define OPEN_READ_ONLY 4
 
 /* File types fileType() reports. */
 #define TYPE_OTHER 0
@@ -53,7 +54,7 @@ static jint abi_version(JNIEnv *env, jclass cls)
 /* The errno values Java tests for, in FileNative's order. */
 static jintArray errnos(JNIEnv *env, jclass cls)
 {
-	const jint values[] = { EOPNOTSUPP, EINVAL, EIO, ENOSPC, ENOTTY, ELOOP, EXDEV };
+	const jint values[] = { EOPNOTSUPP, EINVAL, EIO, ENOSPC, ENOTTY, ELOOP, EXDEV, ENOENT };
 	jint n = (jint)(sizeof(values) / sizeof(values[0]));
 	jintArray out = (*env)->NewIntArray(env, n);
 	if (out)
@@ -68,9 +69,14 @@ static jstring str_error(JNIEnv *env, jclass cls, jint err)
 	return (*env)->NewStringUTF(env, buf);
 }
 
-/* open(2) flags from FileNative's OPEN_* bits: read-write, close-on-exec, never following a final symbolic link. */
+/*
+ * open(2) flags from FileNative's OPEN_* bits: read-write (read-only and non-blocking with OPEN_READ_ONLY, so that a
+ * FIFO put in a file's place cannot hold the open), close-on-exec, never following a final symbolic link.
+ */
 static int open_flags(jint flags)
 {
+	if (flags & OPEN_READ_ONLY)
+		return O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW;
 	int oflags = O_RDWR | O_CLOEXEC | O_NOFOLLOW;
 	if (flags & OPEN_CREATE)
 		oflags |= O_CREAT;
@@ -80,9 +86,9 @@ static int open_flags(jint flags)
 }
 
 /*
- * open(2) of an absolute path read-write, close-on-exec, always with O_NOFOLLOW (a symbolic link as the last
- * component fails with ELOOP); a new file gets mode 0600 (it holds a host's data). Returns the descriptor or a
- * negative errno.
+ * open(2) of an absolute path read-write (or as OPEN_READ_ONLY says), close-on-exec, always with O_NOFOLLOW (a
+ * symbolic link as the last component fails with ELOOP); a new file gets mode 0600 (it holds a host's data).
+ * Returns the descriptor or a negative errno.
  */
 static jint open_file(JNIEnv *env, jclass cls, jstring path, jint flags)
 {
@@ -217,8 +223,8 @@ static jint set_size(JNIEnv *env, jclass cls, jint fd, jlong size)
 	return ftruncate(fd, (off_t)size) < 0 ? NEG_ERRNO() : 0;
 }
 
-/* Reads len bytes at off into addr; past the end of the file the rest is zero-filled. Returns len or -errno. */
-static jint pread_full(JNIEnv *env, jclass cls, jint fd, jlong addr, jint len, jlong off)
+/* Reads up to len bytes at off into addr, stopping at the end of the file. Returns the count read or -errno. */
+static jint pread_up_to(JNIEnv *env, jclass cls, jint fd, jlong addr, jint len, jlong off)
 {
 	char *buf = H2P(char, addr);
 	size_t done = 0;
@@ -229,12 +235,20 @@ static jint pread_full(JNIEnv *env, jclass cls, jint fd, jlong addr, jint len, j
 				continue;
 			return NEG_ERRNO();
 		}
-		if (n == 0) {
-			memset(buf + done, 0, (size_t)len - done);
+		if (n == 0)
 			break;
-		}
 		done += (size_t)n;
 	}
+	return (jint)done;
+}
+
+/* Reads len bytes at off into addr; past the end of the file the rest is zero-filled. Returns len or -errno. */
+static jint pread_full(JNIEnv *env, jclass cls, jint fd, jlong addr, jint len, jlong off)
+{
+	jint done = pread_up_to(env, cls, fd, addr, len, off);
+	if (done < 0)
+		return done;
+	memset(H2P(char, addr) + done, 0, (size_t)(len - done));
 	return len;
 }
 
@@ -381,6 +395,7 @@ static const JNINativeMethod methods[] = {
 	{ "allocatedBytes", "(I)J", (void *)allocated_bytes },
 	{ "setSize", "(IJ)I", (void *)set_size },
 	{ "pread", "(IJIJ)I", (void *)pread_full },
+	{ "preadUpTo", "(IJIJ)I", (void *)pread_up_to },
 	{ "pwrite", "(IJIJZ)I", (void *)pwrite_full },
 	{ "fdatasync", "(I)I", (void *)fdatasync_file },
 	{ "punchHole", "(IJJ)I", (void *)punch_hole },

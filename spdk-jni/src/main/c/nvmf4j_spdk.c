@@ -1644,9 +1644,10 @@ static void JNICALL n_referral(JNIEnv *env, jclass cls, jboolean add, jstring tr
 /* ------------------------------------------------------------------ state and statistics */
 
 /*
- * One line per live controller: cntlid, hostnqn, hostid (32 hex digits), the host address of the admin
- * queue (trtype:traddr:trsvcid), kato (ms), the qids of its I/O queues (comma-separated); tab-separated. The subsystem's controller
- * list only changes on this (the subsystem's) thread, so it is read without pausing the subsystem.
+ * One line per live controller: cntlid, hostnqn (its bytes in hex: SPDK takes any bytes a host's Connect puts
+ * there, tabs and newlines included), hostid (32 hex digits), the host address of the admin queue
+ * (trtype:traddr:trsvcid), kato (ms), the qids of its I/O queues (comma-separated); tab-separated. The subsystem's
+ * controller list only changes on this (the subsystem's) thread, so it is read without pausing the subsystem.
  */
 static void do_controllers(struct call *c)
 {
@@ -1658,12 +1659,17 @@ static void do_controllers(struct call *c)
 		char hostid[33];
 		for (int i = 0; i < 16; i++)
 			snprintf(hostid + 2 * i, 3, "%02x", ctrlr->hostid.u.raw[i]);
+		char hostnqn[2 * sizeof(ctrlr->hostnqn) + 1];
+		size_t n = strnlen(ctrlr->hostnqn, sizeof(ctrlr->hostnqn));
+		for (size_t i = 0; i < n; i++)
+			snprintf(hostnqn + 2 * i, 3, "%02x", (unsigned char)ctrlr->hostnqn[i]);
+		hostnqn[2 * n] = '\0';
 		struct spdk_nvme_transport_id peer;
 		memset(&peer, 0, sizeof(peer));
 		char addr[300] = "-";
 		if (ctrlr->admin_qpair && spdk_nvmf_qpair_get_peer_trid(ctrlr->admin_qpair, &peer) == 0)
 			snprintf(addr, sizeof(addr), "%s:%s:%s", peer.trstring, peer.traddr, peer.trsvcid);
-		appendf(c, "%u\t%s\t%s\t%s\t%u\t", ctrlr->cntlid, ctrlr->hostnqn, hostid, addr,
+		appendf(c, "%u\t%s\t%s\t%s\t%u\t", ctrlr->cntlid, hostnqn, hostid, addr,
 			ctrlr->feat.keep_alive_timer.bits.kato);
 		/* qpair_mask has a bit per connected queue, the admin queue's (bit 0) included */
 		const char *sep = "";

@@ -14,11 +14,13 @@ import java.nio.ByteBuffer;
  */
 final class FileNative {
     /** Must equal {@code NVMF4J_BDEV_ABI_VERSION} in {@code nvmf4j_bdev.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 4;
+    static final int ABI_VERSION = 5;
     static final String NAME = "nvmf4j_bdev";
 
     static final int OPEN_CREATE = 1;
     static final int OPEN_DIRECT = 2;
+    /** Read-only and non-blocking (a FIFO in a file's place cannot hold the open); no other bit with it. */
+    static final int OPEN_READ_ONLY = 4;
 
     static final int TYPE_OTHER = 0;
     static final int TYPE_REGULAR = 1;
@@ -26,7 +28,7 @@ final class FileNative {
 
     /** Null when the library loaded, else why not (one line). */
     private static final String FAILURE = loadLibrary();
-    private static final int[] ERRNOS = FAILURE == null ? errnos() : new int[7];
+    private static final int[] ERRNOS = FAILURE == null ? errnos() : new int[8];
     static final int EOPNOTSUPP = ERRNOS[0];
     static final int EINVAL = ERRNOS[1];
     static final int EIO = ERRNOS[2];
@@ -35,6 +37,7 @@ final class FileNative {
     /** What {@link #openBeneath} answers when a symbolic link (ELOOP) or a ".." (EXDEV) is on the path. */
     static final int ELOOP = ERRNOS[5];
     static final int EXDEV = ERRNOS[6];
+    static final int ENOENT = ERRNOS[7];
 
     private FileNative() {
     }
@@ -58,7 +61,7 @@ final class FileNative {
     static native int abiVersion();
     static native int[] errnos();
     static native String strerror(int errno);
-    /** open(2) of an absolute path, read-write, close-on-exec, always O_NOFOLLOW. */
+    /** open(2) of an absolute path, read-write (read-only with OPEN_READ_ONLY), close-on-exec, always O_NOFOLLOW. */
     static native int open(String path, int flags);
     /**
      * Opens {@code relative} below the directory {@code dir} with no symbolic link anywhere below {@code dir}
@@ -71,6 +74,8 @@ final class FileNative {
     static native long allocatedBytes(int fd);
     static native int setSize(int fd, long size);
     static native int pread(int fd, long address, int length, long offset);
+    /** Up to {@code length} bytes at {@code offset}, fewer at the end of the file: the count, or a negative errno. */
+    static native int preadUpTo(int fd, long address, int length, long offset);
     static native int pwrite(int fd, long address, int length, long offset, boolean dsync);
     static native int fdatasync(int fd);
     static native int punchHole(int fd, long offset, long length);
@@ -92,6 +97,11 @@ final class FileNative {
      * caller has checked both ranges (nothing is checked here) and that they do not overlap.
      */
     static native void copy(long dst, long src, int length);
+
+    /** Why the library did not load, null when it did. */
+    static String failure() {
+        return FAILURE;
+    }
 
     /** Whether the library loaded (else {@link #ensureLoaded} says why). */
     static boolean loaded() {

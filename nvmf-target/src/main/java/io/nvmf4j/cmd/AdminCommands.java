@@ -114,7 +114,7 @@ public final class AdminCommands {
             // I/O command set specific controller data: NVM (CSI 0) only, with the Dataset Management limits
             status = (req.sqe.cdw11() >>> 24) == 0 ? NvmeStatus.SUCCESS : NvmeStatus.INVALID_FIELD;
             if (status == NvmeStatus.SUCCESS) {
-                NamespaceDevices.putDsmLimits(c.subsystem(), d);
+                NamespaceDevices.putDsmLimits(c.subsystem(), c.hostnqn(), d);
             }
         } else {
             status = NvmeStatus.INVALID_FIELD;
@@ -160,8 +160,9 @@ public final class AdminCommands {
             d.setByte(SQES, 0x66);
             d.setByte(CQES, 0x44);
             d.setIntLE(NN, s.maxNamespaces());
-            d.setShortLE(ONCS, NamespaceDevices.oncs(s));
-            d.setByte(VWC, NamespaceDevices.volatileCachePresent(s) ? VWC_PRESENT | VWC_NO_FLUSH_BROADCAST : 0);
+            d.setShortLE(ONCS, NamespaceDevices.oncs(s, c.hostnqn()));
+            d.setByte(VWC, NamespaceDevices.volatileCachePresent(s, c.hostnqn()) ? VWC_PRESENT | VWC_NO_FLUSH_BROADCAST
+                : 0);
             d.setIntLE(IOCCSZ, limits.ioccsz());
             d.setIntLE(IORCSZ, 1);
             d.setShortLE(ICDOFF, 0);
@@ -276,7 +277,7 @@ public final class AdminCommands {
                 c.setKato(kato == 0 ? 0 : ((kato + granularity - 1) / granularity) * granularity);
             }
             case Opcodes.FID_VOLATILE_WRITE_CACHE -> {
-                if (!NamespaceDevices.volatileCachePresent(c.subsystem())) {
+                if (!NamespaceDevices.volatileCachePresent(c.subsystem(), c.hostnqn())) {
                     req.fail(NvmeStatus.INVALID_FIELD, 40); // Identify VWC reports no volatile write cache
                     return;
                 }
@@ -323,7 +324,8 @@ public final class AdminCommands {
                 || fid == Opcodes.FID_RESERVATION_PERSISTENCE;
             boolean fixed = fid == Opcodes.FID_ARBITRATION || fid == Opcodes.FID_POWER_MANAGEMENT
                 || fid == Opcodes.FID_TEMPERATURE_THRESHOLD || fid == Opcodes.FID_WRITE_ATOMICITY_NORMAL;
-            boolean noCache = fid == Opcodes.FID_VOLATILE_WRITE_CACHE && !NamespaceDevices.volatileCachePresent(c.subsystem());
+            boolean noCache = fid == Opcodes.FID_VOLATILE_WRITE_CACHE
+                && !NamespaceDevices.volatileCachePresent(c.subsystem(), c.hostnqn());
             if (perNamespace && !c.isDiscovery()) {
                 req.dw0 = FEATURE_CHANGEABLE | FEATURE_NAMESPACE_SPECIFIC;
                 req.complete(NvmeStatus.SUCCESS);
@@ -353,7 +355,7 @@ public final class AdminCommands {
             case Opcodes.FID_ASYNC_EVENT_CONFIG -> req.dw0 = defaults ? 0 : c.aecConfig;
             case Opcodes.FID_KEEP_ALIVE_TIMER -> req.dw0 = defaults ? 0 : c.kato();
             case Opcodes.FID_VOLATILE_WRITE_CACHE -> {
-                if (!NamespaceDevices.volatileCachePresent(c.subsystem())) {
+                if (!NamespaceDevices.volatileCachePresent(c.subsystem(), c.hostnqn())) {
                     req.fail(NvmeStatus.INVALID_FIELD, 40);
                     return;
                 }

@@ -15,7 +15,10 @@ import io.nvmf4j.nvme.NvmeStatus;
  * messages by the queue's {@link AuthSession}, whose key reads and DH computations run in {@link AuthWork} before the
  * Send completes. Both complete with success while the protocol runs; a failed
  * authentication (a Failure1 handed to the host, a message out of order, the host's Failure2) is logged with the host
- * NQN, counted, and tears down that host's controller, as nvmet's {@code nvmet_ctrl_fatal_error} does.
+ * NQN and counted. On the admin queue it tears down the controller (nvmet's {@code nvmet_ctrl_fatal_error}); on an
+ * I/O queue it ends that queue only, as SPDK's {@code nvmf_auth_disconnect_qpair} does: authentication is per queue,
+ * and the cntlid, host NQN and host ID an I/O queue's Connect names are no secret, so a party without the key
+ * cannot end an authenticated host's controller by failing on an I/O queue of it (README, Security).
  */
 final class AuthCommands {
     private final CommandHandler send = this::executeSend;
@@ -92,6 +95,13 @@ final class AuthCommands {
         ControllerLog.authFailed(c.subsystem().nqn(), c.hostnqn(), q.peer(), ControllerLog.transportOf(q), c.cntlid(),
             q.qid(), s.failureDetail());
         c.observer().authFailed(c.subsystem(), AuthMessages.reason(failure));
-        c.destroy("authentication failed on qid " + q.qid() + ": " + s.failureDetail());
+        String reason = "authentication failed on qid " + q.qid() + ": " + s.failureDetail();
+        if (q.qid() == 0) {
+            c.destroy(reason);
+        } else {
+            // an I/O queue's Connect names a controller by cntlid, host NQN and host ID, none of them a secret:
+            // its failure proves nothing about the admin queue's authenticated host, so only this queue ends
+            q.disconnect(reason);
+        }
     }
 }

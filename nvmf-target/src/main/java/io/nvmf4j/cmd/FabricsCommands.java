@@ -8,6 +8,7 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.core.CommandHandler;
 import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.ControllerLog;
+import io.nvmf4j.core.LogText;
 import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Subsystem;
@@ -129,6 +130,17 @@ public final class FabricsCommands {
         if (recfmt != 0) {
             refuse(req, subnqn, hostnqn, qid, "record format " + recfmt + " (only 0 exists)",
                 NvmeStatus.CONNECT_INCOMPATIBLE_FORMAT, false, SQE_RECFMT);
+            return;
+        }
+        int subControl = LogText.firstControl(subnqn);
+        int hostControl = LogText.firstControl(hostnqn);
+        if (subControl >= 0 || hostControl >= 0) {
+            // no NQN holds a C0, DEL or C1 character (Nqn): a malformed parameter, pointed at in the Connect data
+            boolean sub = subControl >= 0;
+            int at = sub ? subControl : hostControl;
+            refuse(req, subnqn, hostnqn, qid, String.format("%s holds a control character (U+%04X at %d)",
+                    sub ? "subnqn" : "hostnqn", (int) (sub ? subnqn : hostnqn).charAt(at), at),
+                NvmeStatus.CONNECT_INVALID_PARAMETERS, true, sub ? DATA_SUBNQN : DATA_HOSTNQN);
             return;
         }
         TlsPsk.Identity tls = queue.secureChannelIdentity();

@@ -12,8 +12,9 @@ import java.util.List;
 /**
  * What a controller reports about the devices behind its namespaces: the volatile write cache (Identify VWC,
  * feature 06h), the optional NVM commands (ONCS), the deallocate features of one namespace (DLFEAT) and the
- * Dataset Management limits (Identify CNS 06h). The write cache belongs to each device, not to a controller:
- * every controller of the subsystem sees and switches the same state.
+ * Dataset Management limits (Identify CNS 06h). Each host is answered from its own view: the namespaces it sees
+ * (a namespace masked from it neither adds a capability nor tightens a limit). The write cache belongs to each
+ * device, not to a controller: every controller of the subsystem sees and switches the same state.
  */
 final class NamespaceDevices {
     /** ONCS bits: Compare, Dataset Management, Write Zeroes, Timestamp. */
@@ -32,12 +33,13 @@ final class NamespaceDevices {
     }
 
     /**
-     * Identify VWC.present: a namespace's device has a volatile cache (it keeps data a Flush could save). A
-     * subsystem without any namespace reports one too: a Linux host reads VWC once, at connect, and would never
-     * flush a file namespace added later; an unneeded Flush costs only a round trip on RAM devices.
+     * Identify VWC.present for host {@code hostnqn}: the device of a namespace that host sees has a volatile cache
+     * (it keeps data a Flush could save). A host that sees no namespace is told of one too: a Linux host reads VWC
+     * once, at connect, and would never flush a file namespace added (or shown to it) later; an unneeded Flush costs
+     * only a round trip on RAM devices.
      */
-    static boolean volatileCachePresent(Subsystem s) {
-        List<Namespace> all = s.namespaces();
+    static boolean volatileCachePresent(Subsystem s, String hostnqn) {
+        List<Namespace> all = s.namespaces(hostnqn);
         if (all.isEmpty()) {
             return true;
         }
@@ -67,11 +69,12 @@ final class NamespaceDevices {
     }
 
     /**
-     * ONCS: Compare, Write Zeroes and Timestamp always; Dataset Management when a namespace's device can
-     * deallocate (or there is no namespace yet, for the reason given at {@link #volatileCachePresent}).
+     * ONCS for host {@code hostnqn}: Compare, Write Zeroes and Timestamp always; Dataset Management when the device
+     * of a namespace that host sees can deallocate (or it sees none yet, for the reason given at
+     * {@link #volatileCachePresent}).
      */
-    static int oncs(Subsystem s) {
-        List<Namespace> all = s.namespaces();
+    static int oncs(Subsystem s, String hostnqn) {
+        List<Namespace> all = s.namespaces(hostnqn);
         boolean dsm = all.isEmpty();
         for (Namespace ns : all) {
             dsm |= ns.bdev().discardLimits().deallocate();
@@ -86,16 +89,16 @@ final class NamespaceDevices {
     }
 
     /**
-     * DMRL, DMRSL and DMSL (controller-wide): the tightest of the devices that deallocate. The block limits are
-     * taken in bytes and given in blocks of the largest block size, so no namespace is asked for more than its
-     * device accepts whatever its block size.
+     * DMRL, DMRSL and DMSL (controller-wide): the tightest of the devices that deallocate among the namespaces host
+     * {@code hostnqn} sees. The block limits are taken in bytes and given in blocks of the largest block size, so no
+     * namespace is asked for more than its device accepts whatever its block size.
      */
-    static void putDsmLimits(Subsystem s, ByteBuf d) {
+    static void putDsmLimits(Subsystem s, String hostnqn, ByteBuf d) {
         int ranges = DSM_MAX_RANGES;
         long rangeBytes = Long.MAX_VALUE;
         long totalBytes = Long.MAX_VALUE;
         int largestBlock = 1;
-        for (Namespace ns : s.namespaces()) {
+        for (Namespace ns : s.namespaces(hostnqn)) {
             BlockDevice b = ns.bdev();
             DiscardLimits l = b.discardLimits();
             if (!l.deallocate()) {

@@ -1,5 +1,7 @@
 package io.nvmf4j.config;
 
+import io.nvmf4j.core.LogText;
+
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +17,9 @@ import java.util.regex.Pattern;
  * <p>Legacy names ({@code allowLegacyNqns}): Linux nvmet takes any configfs directory name, and tests such
  * as blktests name subsystems {@code blktests-subsystem-1}. With the opt-in, a name that is not a valid NQN
  * is still accepted when it is 1..223 bytes of UTF-8 without control characters, spaces or {@code /}.
+ *
+ * <p>Neither kind may hold a C0 (U+0000..U+001F), DEL or C1 (U+0080..U+009F) character: Connect refuses them as
+ * well, so a name that reaches a log or a tab-separated list is one line and one field.
  */
 public final class Nqn {
     /** The well-known discovery NQN; reserved, never a subsystem or host NQN of ours. */
@@ -38,6 +43,10 @@ public final class Nqn {
         if (size != null) {
             return size;
         }
+        String control = controlProblem(nqn);
+        if (control != null) {
+            return control;
+        }
         String strict = strictProblem(nqn);
         if (strict == null) {
             return null;
@@ -54,6 +63,10 @@ public final class Nqn {
         String size = sizeProblem(nqn);
         if (size != null) {
             return size;
+        }
+        String control = controlProblem(nqn);
+        if (control != null) {
+            return control;
         }
         if (nqn.startsWith(UUID_PREFIX)) {
             String uuid = nqn.substring(UUID_PREFIX.length());
@@ -82,11 +95,21 @@ public final class Nqn {
         return null;
     }
 
+    /**
+     * A C0, DEL or C1 character anywhere (the spec's UTF-8 string may hold them after the ':', but no host names
+     * itself so, and such a name would reach logs and tools that split on them).
+     */
+    public static String controlProblem(String nqn) {
+        int at = LogText.firstControl(nqn);
+        return at < 0 ? null : String.format("must not hold control characters (U+%04X at %d), got \"%s\"",
+            (int) nqn.charAt(at), at, LogText.escape(nqn));
+    }
+
     private static String legacyProblem(String nqn) {
         for (int i = 0; i < nqn.length(); i++) {
             char ch = nqn.charAt(i);
-            if (ch < 0x20 || ch == 0x7F || Character.isWhitespace(ch) || ch == '/') {
-                return "a legacy name may not hold control characters, spaces or '/', got '" + nqn + "'";
+            if (Character.isWhitespace(ch) || ch == '/') {
+                return "a legacy name may not hold spaces or '/', got '" + nqn + "'";
             }
         }
         return null;

@@ -9,6 +9,9 @@ import org.slf4j.spi.LoggingEventBuilder;
  * a sentence for people plus key/value pairs ({@code subnqn}, {@code hostnqn}, {@code host} = ip:port,
  * {@code transport}, {@code cntlid}, ...) that the JSON log format writes as fields.
  *
+ * <p>The NQNs come from a host's Connect and the reasons may quote them, so both go through {@link LogText#escape}
+ * before they reach a line: a hostnqn holding a line break cannot write a forged entry.
+ *
  * <p>Refusals are rate-limited: a host (or a scanner) that retries a bad Connect in a loop would otherwise fill the
  * disk. At most {@value #REFUSALS_PER_WINDOW} are logged per {@value #WINDOW_SECONDS} s; the first line of the next
  * window says how many were left out. Logger {@code io.nvmf4j.core.ControllerLog}, so they can be routed apart.
@@ -28,6 +31,8 @@ public final class ControllerLog {
      */
     public static void connected(String subnqn, int cntlid, String hostnqn, String host, String transport, int katoMs,
                                  int adminQueueSize) {
+        subnqn = LogText.escape(subnqn);
+        hostnqn = LogText.escape(hostnqn);
         LoggingEventBuilder b = event(LOG.atInfo(), subnqn, hostnqn, host, transport)
             .addKeyValue("cntlid", cntlid).addKeyValue("kato_ms", katoMs);
         if (adminQueueSize > 0) {
@@ -43,6 +48,9 @@ public final class ControllerLog {
      */
     public static void disconnected(String subnqn, int cntlid, String hostnqn, String host, String transport,
                                     int ioQueues, long seconds, String reason) {
+        subnqn = LogText.escape(subnqn);
+        hostnqn = LogText.escape(hostnqn);
+        reason = LogText.escape(reason);
         event(LOG.atInfo(), subnqn, hostnqn, host, transport)
             .addKeyValue("cntlid", cntlid).addKeyValue("io_queues", ioQueues).addKeyValue("duration_s", seconds)
             .addKeyValue("reason", reason)
@@ -56,6 +64,9 @@ public final class ControllerLog {
         if (skipped < 0) {
             return;
         }
+        subnqn = LogText.escape(subnqn);
+        hostnqn = LogText.escape(hostnqn);
+        reason = LogText.escape(reason);
         LoggingEventBuilder b = event(LOG.atInfo(), subnqn, hostnqn, host, transport).addKeyValue("qid", qid)
             .addKeyValue("reason", reason);
         String more = "";
@@ -75,6 +86,9 @@ public final class ControllerLog {
         if (skipped < 0) {
             return;
         }
+        subnqn = LogText.escape(subnqn);
+        hostnqn = LogText.escape(hostnqn);
+        reason = LogText.escape(reason);
         LoggingEventBuilder b = event(LOG.atWarn(), subnqn, hostnqn, host, transport).addKeyValue("cntlid", cntlid)
             .addKeyValue("qid", qid).addKeyValue("reason", reason);
         if (skipped > 0) {

@@ -203,6 +203,10 @@ class ConfigValidatorTest {
             bad("host uuid nqn with a bad uuid", c -> sub(c).hosts.add("nqn.2014-08.org.nvmexpress:uuid:h1"),
                 "subsystems[0].hosts[0]", "must end in a UUID"),
             bad("host legacy name", c -> sub(c).hosts.add("host1"), "subsystems[0].hosts[0]", "allowLegacyNqns"),
+            bad("host nqn with a line break", c -> sub(c).hosts.add("nqn.2026-11.io.nvmf4j:h\nx connected"),
+                "subsystems[0].hosts[0]", "must not hold control characters (U+000A at 23)"),
+            bad("subsystem nqn with a C1 character", c -> sub(c).nqn = "nqn.2026-11.io.nvmf4j:s\u0085",
+                "subsystems[0].nqn", "must not hold control characters (U+0085 at 23)"),
             bad("host is the discovery nqn", c -> sub(c).hosts.add(Nqn.DISCOVERY), "subsystems[0].hosts[0]",
                 "not a host NQN"),
             bad("duplicate host", c -> {

@@ -80,6 +80,19 @@ class NqnTest {
         assertThat(Nqn.problem(nqn, true)).isNotNull();
     }
 
+    /** C0, DEL and C1 characters are refused after the ':' too, and in legacy names, with the character named. */
+    @ParameterizedTest
+    @ValueSource(strings = {"\u0000", "\t", "\n", "\r", "\u001b", "\u007f", "\u0080", "\u0085", "\u009f"})
+    void controlCharactersAreRefusedEverywhere(String control) {
+        String nqn = "nqn.2026-11.io.nvmf4j:host" + control + "x";
+        String rule = String.format("must not hold control characters (U+%04X at 26)", (int) control.charAt(0));
+        assertThat(Nqn.problem(nqn, false)).startsWith(rule).doesNotContain(control);
+        assertThat(Nqn.problem(nqn, true)).startsWith(rule);
+        assertThat(Nqn.isValid(nqn)).isFalse();
+        assertThat(Nqn.problem("legacy" + control, true)).startsWith("must not hold control characters (U+");
+        assertThat(Nqn.problem("nqn.2026-11.io.nvmf4j:a\u00a0b", false)).as("NBSP is no control character").isNull();
+    }
+
     @org.junit.jupiter.api.Test
     void legacyNamesStillHaveTheLengthLimitAndALoneSurrogateIsRefused() {
         assertThat(Nqn.problem("x".repeat(224), true)).isEqualTo("must be at most 223 bytes of UTF-8, got 224");

@@ -238,6 +238,38 @@ class AuthTest {
         assertOnlyThisHostFailed(admin, other, 16);
     }
 
+    /**
+     * A second connection that knows an authenticated host's NQN, host ID and cntlid connects an I/O queue to that
+     * controller and fails its authentication: only that queue ends. The host's controller stays live (its admin
+     * queue answers, its connection stays open) and connects and uses its own I/O queue afterwards.
+     */
+    @Test
+    void aFailedAuthenticationOnAnIoQueueEndsOnlyThatQueue() throws Exception {
+        start(1, false);
+        NvmeController c = authenticated(host(hostSecret), ALL_HASHES, FFDHE2048, false, 0);
+        NvmeHost intruder = new NvmeHost(TcpHost.connect(ADDRESS, t.port, TcpHostOptions.DEFAULT), 512);
+        open.add(intruder.queue());
+        NvmeHost.ConnectResult r = intruder.fabricsConnect(1, NvmeController.IO_SQSIZE, c.cntlid(), 0, HOST,
+            RESTRICTED_NQN, NvmeController.hostIdFor(HOST));
+        assertThat(r.ok()).as("the intruder's I/O queue Connect: %s", r.completion()).isTrue();
+        assertThat(r.completion().dw0() & (1 << 17)).as("AUTHREQ.ATR").isNotZero();
+        DhchapHost.Result bad = host(Le.random(32, 99)).authenticate(intruder, 9, ALL_HASHES, FFDHE2048, false);
+        assertThat(bad.success()).isFalse();
+        assertThat(bad.failureReason()).as("RESCODE_EXP: authentication failed").isEqualTo(1);
+        assertFailsTheQueue(intruder);
+        assertThat(observer.authFailures("failed")).isEqualTo(1);
+
+        assertThat(c.admin().keepAlive().ok()).as("the host's controller answers on its admin queue").isTrue();
+        assertThat(c.admin().queue().isClosed()).as("the host's admin connection").isFalse();
+        NvmeHost io = new NvmeHost(TcpHost.connect(ADDRESS, t.port, TcpHostOptions.DEFAULT), 512);
+        open.add(io.queue());
+        NvmeHost.ConnectResult own = io.fabricsConnect(1, NvmeController.IO_SQSIZE, c.cntlid(), 0, HOST,
+            RESTRICTED_NQN, NvmeController.hostIdFor(HOST));
+        assertThat(own.ok()).as("the host's own I/O queue 1 after the intruder's: %s", own.completion()).isTrue();
+        assertThat(host(hostSecret).authenticate(io, 10, ALL_HASHES, FFDHE2048, false).success()).isTrue();
+        TestTarget.assertWriteReadBack(io, 24, 4096, 24);
+    }
+
     @Test
     void aHostWithoutAKeyGetsNoFurther() throws Exception {
         start(1, false);

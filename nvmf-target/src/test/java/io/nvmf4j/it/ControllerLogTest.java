@@ -95,6 +95,54 @@ class ControllerLogTest {
         }
     }
 
+    /**
+     * A hostnqn that holds a line break and a fake "connected" entry: the Connect is refused as an invalid parameter
+     * pointing at the hostnqn in the Connect data, and the refusal is one line with the break escaped.
+     */
+    @Test
+    void aHostnqnWithALineBreakIsRefusedAndCannotForgeALine() throws Exception {
+        ControllerLog.resetRefusalWindow();
+        String marker = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-0000000000aa";
+        String forged = marker + "\n2026-12-06 07:00:00.000 INFO  ControllerLog - controller 7 of "
+            + TestTarget.SUBNQN + " connected: host " + TestTarget.HOSTNQN + " at 10.0.0.9:4000 over tcp, kato 0 ms";
+        try (LogCapture log = new LogCapture(LOGGER);
+             TcpHost q = TcpHost.connect(TestTarget.ADDRESS, target.port, TcpHostOptions.DEFAULT)) {
+            NvmeHost h = new NvmeHost(q, 512);
+            var r = h.fabricsConnect(0, NvmeController.ADMIN_SQSIZE, 0xFFFF, 0, forged, TestTarget.SUBNQN,
+                NvmeController.hostIdFor(marker));
+            ILoggingEvent line = await(log, marker);
+            assertThat(log.events(marker)).as("lines about that host").hasSize(1);
+            assertThat(line.getFormattedMessage()).as("one line").doesNotContain("\n").doesNotContain("\r")
+                .startsWith("connect refused: host " + marker + "\\n2026-12-06 07:00:00.000 INFO")
+                .endsWith(": hostnqn holds a control character (U+000A at 68)");
+            assertThat((String) LogCapture.keyValues(line).get("hostnqn")).doesNotContain("\n");
+            assertThat(r.completion().sct()).as("status code type").isEqualTo(1);
+            assertThat(r.completion().sc()).as("Connect Invalid Parameters").isEqualTo(0x82);
+            assertThat(r.completion().dw0()).as("IATTR 1 (Connect data), IPO = hostnqn")
+                .isEqualTo(1 << 16 | 512);
+            assertThat(log.lines("")).as("no controller was made, none forged")
+                .noneMatch(m -> m.startsWith("controller ") && m.contains(" connected: "));
+        }
+    }
+
+    /**
+     * A C1 character (NEL, U+0085, at which some viewers break lines) in the hostnqn, on a subsystem that allows any
+     * host: refused, IPO at the hostnqn; the same in the subnqn points at the subnqn.
+     */
+    @Test
+    void nqnsWithAC1CharacterAreRefused() throws Exception {
+        String host = TestTarget.HOSTNQN + "\u0085";
+        for (String[] c : new String[][] {{host, TestTarget.SUBNQN, "512"}, {TestTarget.HOSTNQN, TestTarget.SUBNQN
+            + "\u0085", "256"}}) {
+            try (TcpHost q = TcpHost.connect(TestTarget.ADDRESS, target.port, TcpHostOptions.DEFAULT)) {
+                var r = new NvmeHost(q, 512).fabricsConnect(0, NvmeController.ADMIN_SQSIZE, 0xFFFF, 0, c[0], c[1],
+                    NvmeController.hostIdFor(TestTarget.HOSTNQN));
+                assertThat(r.completion().sc()).as("Connect Invalid Parameters for %s", c[2]).isEqualTo(0x82);
+                assertThat(r.completion().dw0()).as("IATTR 1, IPO").isEqualTo(1 << 16 | Integer.parseInt(c[2]));
+            }
+        }
+    }
+
     /** A Connect that the target refuses; answers the client's ip:port. */
     private static String refuse(String subnqn, String hostnqn, int cntlid) throws Exception {
         try (TcpHost q = TcpHost.connect(TestTarget.ADDRESS, target.port, TcpHostOptions.DEFAULT)) {

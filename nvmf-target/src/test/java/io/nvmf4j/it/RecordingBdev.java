@@ -36,6 +36,7 @@ final class RecordingBdev implements BlockDevice {
         return t;
     });
     private volatile boolean writeCache = true;
+    private volatile boolean persistent = true;
     private volatile DiscardLimits limits = new DiscardLimits(true, true, true, false, 256, 0, 0);
     private volatile int stickyStatus = NvmeStatus.SUCCESS;
     private volatile long durabilityErrors;
@@ -51,6 +52,11 @@ final class RecordingBdev implements BlockDevice {
 
     void limits(DiscardLimits l) {
         limits = l;
+    }
+
+    /** False: a device without a volatile cache (as a RAM device), so Identify VWC does not count it. */
+    void persistent(boolean p) {
+        persistent = p;
     }
 
     void failDurability(int status, long errors) {
@@ -177,7 +183,7 @@ final class RecordingBdev implements BlockDevice {
 
     @Override
     public boolean persistent() {
-        return true;
+        return persistent;
     }
 
     @Override

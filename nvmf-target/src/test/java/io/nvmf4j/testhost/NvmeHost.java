@@ -110,12 +110,12 @@ public final class NvmeHost {
         return Sqe.fabrics(FCTYPE_CONNECT).u16(42, qid).u16(44, sqsize).u8(46, cattr).u32(48, katoMs);
     }
 
-    /** Connect data: HOSTID 16 B at 0, CNTLID u16 at 16, SUBNQN at 256, HOSTNQN at 512 (256 B each). */
+    /** Connect data: HOSTID 16 B at 0, CNTLID u16 at 16, SUBNQN at 256, HOSTNQN at 512 (256 B each, UTF-8). */
     public static byte[] connectData(byte[] hostid, int cntlid, String subnqn, String hostnqn) {
         ByteBuffer b = ByteBuffer.allocate(CONNECT_DATA_SIZE).order(ByteOrder.LITTLE_ENDIAN);
         b.put(0, hostid).putShort(16, (short) cntlid);
-        b.put(256, subnqn.getBytes(StandardCharsets.US_ASCII));
-        b.put(512, hostnqn.getBytes(StandardCharsets.US_ASCII));
+        b.put(256, subnqn.getBytes(StandardCharsets.UTF_8));
+        b.put(512, hostnqn.getBytes(StandardCharsets.UTF_8));
         return b.array();
     }
 

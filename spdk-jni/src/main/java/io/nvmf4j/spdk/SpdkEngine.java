@@ -31,6 +31,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -985,7 +986,7 @@ public final class SpdkEngine implements Engine {
     }
 
     /** A controller of SPDK's list and the transport of its admin queue ({@code tcp}, {@code rdma}). */
-    private record Listed(ControllerInfo info, String transport) {
+    record Listed(ControllerInfo info, String transport) {
     }
 
     private List<Listed> live(String nqn) {
@@ -999,6 +1000,15 @@ public final class SpdkEngine implements Engine {
         } catch (SpdkException e) {
             throw mapped(e);
         }
+        return parseControllers(text);
+    }
+
+    /**
+     * SPDK's controller list as {@code nvmf4j_spdk.c}'s {@code do_controllers} writes it: one line per controller,
+     * tab-separated cntlid, hostnqn (its bytes in hex, so that a host NQN holding a tab or a newline stays one
+     * field), hostid (hex), the admin queue's trtype:traddr:trsvcid, kato and the I/O queues' qids.
+     */
+    static List<Listed> parseControllers(String text) {
         List<Listed> out = new ArrayList<>();
         HexFormat hex = HexFormat.of();
         for (String line : text.split("\n")) {
@@ -1016,7 +1026,8 @@ public final class SpdkEngine implements Engine {
             }
             int colon = f[3].indexOf(':');
             String transport = colon < 0 ? "?" : f[3].substring(0, colon).toLowerCase(Locale.ROOT);
-            out.add(new Listed(new ControllerInfo(Integer.parseInt(f[0]), f[1], hex.parseHex(f[2]), address,
+            String hostnqn = new String(hex.parseHex(f[1]), StandardCharsets.UTF_8);
+            out.add(new Listed(new ControllerInfo(Integer.parseInt(f[0]), hostnqn, hex.parseHex(f[2]), address,
                 Integer.parseInt(f[4]), List.copyOf(queues)), transport));
         }
         return out;

@@ -28,6 +28,22 @@ class SpdkEngineContractTest extends EngineContract {
     }
 
     /**
+     * SPDK takes any bytes in a Connect's hostnqn (the java engine refuses control characters): a host NQN with a
+     * tab and a newline, as a field separator and a record separator of the controller list, is listed as it is,
+     * and the other host's controller beside it too.
+     */
+    @Test
+    void aHostnqnWithATabAndANewlineIsListedAsItIs() throws Exception {
+        String odd = "nqn.2014-08.org.nvmexpress:uuid:7c0e2b1a-44d3-4f6e-9b1c-0000000000d4\t9\n1\tforged";
+        try (NvmeController c = target.controller(io.nvmf4j.it.TestTarget.SUBNQN, odd, 1);
+             NvmeController other = target.controller(1)) {
+            assertThat(engine().controllers(io.nvmf4j.it.TestTarget.SUBNQN))
+                .extracting(io.nvmf4j.engine.ControllerInfo::hostnqn)
+                .contains(odd, io.nvmf4j.it.TestTarget.HOSTNQN);
+        }
+    }
+
+    /**
      * spdk.isolateCores (on by default): once SPDK runs, the JVM's threads (this test's among them) may not
      * run on the reactor's core 0; the reactor keeps it. Only meaningful with another CPU to move them to.
      */

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.ConfigException;
+import io.nvmf4j.core.LogText;
 import io.nvmf4j.service.state.ConfigService;
 import io.nvmf4j.config.JsonProblems;
 import io.nvmf4j.service.state.PersistenceException;
@@ -81,11 +82,11 @@ final class ApiErrors {
             return new Problem(412, pf.getMessage(), null);
         }
         if (f instanceof PersistenceException) {
-            LOG.error("{} {}: {} ({})", ctx.request().method(), ctx.request().path(), f.getMessage(),
-                f.getCause());
+            LOG.error("{} {}: {} ({})", ctx.request().method(), LogText.escape(ctx.request().path()),
+                LogText.escape(f.getMessage()), f.getCause());
             return new Problem(500, f.getMessage(), null);
         }
-        LOG.error("{} {} failed", ctx.request().method(), ctx.request().path(), f);
+        LOG.error("{} {} failed", ctx.request().method(), LogText.escape(ctx.request().path()), f);
         return new Problem(500, "internal error (see the service log)", null);
     }
 

@@ -1,5 +1,6 @@
 package io.nvmf4j.service.api;
 
+import io.nvmf4j.core.LogText;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.ext.web.RoutingContext;
@@ -16,7 +17,7 @@ import java.util.Set;
  * {@code client}, {@code method}, {@code path}, {@code status}, {@code result} and {@code reason}.
  *
  * <p>The path and the reason carry what the client sent (a route parameter, a field of the body), so both are
- * passed through {@link #escape}: a CR or LF in them cannot start a forged line, and the reason is quoted so it
+ * passed through {@link LogText}: a CR or LF in them cannot start a forged line, and the reason is quoted so it
  * cannot pose as the fields after it.
  */
 final class AuditLog {
@@ -41,48 +42,12 @@ final class AuditLog {
         SocketAddress a = ctx.request().remoteAddress();
         String client = a == null ? "unknown" : a.hostAddress() + ":" + a.port();
         String method = ctx.request().method().name();
-        String path = escape(ctx.request().path());
+        String path = LogText.escape(ctx.request().path());
         int status = ctx.response().getStatusCode();
         String result = status < 400 ? "accepted" : "refused";
-        String raw = ctx.get(REASON);
-        String reason = raw == null ? null : "\"" + escape(raw) + "\"";
+        String reason = LogText.quoted(ctx.get(REASON));
         LOG.atInfo().addKeyValue("client", client).addKeyValue("method", method).addKeyValue("path", path)
             .addKeyValue("status", status).addKeyValue("result", result).addKeyValue("reason", reason)
             .log("{} {} from {}: {} {}{}", method, path, client, status, result, reason == null ? "" : ": " + reason);
-    }
-
-    /**
-     * {@code text} safe for one log line: backslash and double quote get a backslash, CR, LF and TAB become
-     * {@code \r \n \t}, a space stays, and every other control or line-breaking character (C0, DEL, C1, U+2028,
-     * U+2029) becomes a backslash, {@code u} and four hex digits; null stays null.
-     */
-    static String escape(String text) {
-        if (text == null) {
-            return null;
-        }
-        StringBuilder b = null;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            String r = switch (c) {
-                case '\\' -> "\\\\";
-                case '"' -> "\\\"";
-                case '\r' -> "\\r";
-                case '\n' -> "\\n";
-                case '\t' -> "\\t";
-                default -> c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x2028 || c == 0x2029
-                    ? String.format("\\u%04x", (int) c) : null;
-            };
-            if (r != null && b == null) {
-                b = new StringBuilder(text.length() + 16).append(text, 0, i);
-            }
-            if (b != null) {
-                if (r != null) {
-                    b.append(r);
-                } else {
-                    b.append(c);
-                }
-            }
-        }
-        return b == null ? text : b.toString();
     }
 }

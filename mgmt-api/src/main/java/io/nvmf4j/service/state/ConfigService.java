@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.core.LogText;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
@@ -563,10 +564,10 @@ public final class ConfigService implements AutoCloseable {
         return CompletableFuture.supplyAsync(() -> {
             try {
                 T result = work.call();
-                LOG.info("{}: done, saved to {}", what, file);
+                LOG.info("{}: done, saved to {}", LogText.escape(what), file);
                 return result;
             } catch (RuntimeException e) {
-                LOG.info("{}: refused: {}", what, e.getMessage());
+                LOG.info("{}: refused: {}", LogText.escape(what), LogText.escape(e.getMessage()));
                 throw e;
             } catch (Exception e) {
                 throw new IllegalStateException(e);

@@ -189,11 +189,22 @@ class SecurityApiTest {
         }
     }
 
+    /**
+     * The configuration service's own line for a change (what was asked, and why it was refused) carries the route's
+     * parameter and a refusal that quotes it: both escaped, one line.
+     */
     @Test
-    void escapeLeavesPlainTextAloneAndNamesEveryControlCharacter() {
-        assertThat(AuditLog.escape("nqn.2014-08.org.nvmexpress:uuid:1 /a b")).isEqualTo("nqn.2014-08.org.nvmexpress:uuid:1 /a b");
-        assertThat(AuditLog.escape("a\r\n\t\"\\\u0000\u001b\u007f\u0085\u2029z"))
-            .isEqualTo("a\\r\\n\\t\\\"\\\\\\u0000\\u001b\\u007f\\u0085\\u2029z");
-        assertThat(AuditLog.escape(null)).isNull();
+    void aPathParameterWithControlCharactersGivesOneEscapedServiceLine() throws Exception {
+        try (LogCapture log = new LogCapture("io.nvmf4j.service.state.ConfigService")) {
+            String forged = "y%0D%0A2026-12-02T00:00:00.000Z%20INFO%20ConfigService%20-%20remove%20bdev%20m0:%20done%1B";
+            assertThat(t.http.delete("/api/v1/bdevs/" + forged).status()).isEqualTo(404);
+            ILoggingEvent line = log.await("remove bdev y", Duration.ofSeconds(5));
+            assertThat(line.getFormattedMessage()).as("one line").doesNotContain("\r").doesNotContain("\n")
+                .doesNotContain("\u001b")
+                .startsWith("remove bdev y\\r\\n2026-12-02T00:00:00.000Z INFO ConfigService - remove bdev m0: "
+                    + "done\\u001b: refused: ")
+                .contains("y\\r\\n2026", "done\\u001b");
+            assertThat(log.lines("done, saved to")).as("no line that looks like an accepted change").isEmpty();
+        }
     }
 }

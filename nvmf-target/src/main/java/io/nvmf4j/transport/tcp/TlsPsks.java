@@ -3,6 +3,7 @@ package io.nvmf4j.transport.tcp;
 import io.nvmf4j.auth.KeyFiles;
 import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.config.HostKeyConfig;
+import io.nvmf4j.core.LogText;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
 import org.slf4j.Logger;
@@ -33,24 +34,27 @@ final class TlsPsks {
     Found find(String text, String peer) {
         TlsPsk.Identity id = TlsPsk.Identity.parse(text);
         if (id == null) {
-            LOG.debug("TLS from {}: identity '{}' is no NVMe0R0x/NVMe1R0x retained-PSK identity", peer, text);
+            LOG.debug("TLS from {}: identity '{}' is no NVMe0R0x/NVMe1R0x retained-PSK identity", peer,
+                LogText.escape(text));
             return null;
         }
         Subsystem s = target.subsystem(id.subnqn());
         HostKeyConfig k = s == null ? null : s.hostKey(id.hostnqn());
         if (k == null || k.tlsKey == null) {
-            LOG.debug("TLS from {}: no TLS PSK for host {} on {}", peer, id.hostnqn(), id.subnqn());
+            LOG.debug("TLS from {}: no TLS PSK for host {} on {}", peer, LogText.escape(id.hostnqn()),
+                LogText.escape(id.subnqn()));
             return null;
         }
         try {
             byte[] psk = KeyFiles.readTlsPsk(k.tlsKey).tlsPsk(TlsPsk.Derivation.of(k.tlsKeyDerivation), id);
             if (psk == null) {
                 LOG.debug("TLS from {}: the PSK of host {} on {} does not give identity '{}' (hash or digest differ)",
-                    peer, id.hostnqn(), id.subnqn(), text);
+                    peer, LogText.escape(id.hostnqn()), LogText.escape(id.subnqn()), LogText.escape(text));
             }
             return psk == null ? null : new Found(id, psk);
         } catch (IOException | IllegalArgumentException e) {
-            LOG.warn("TLS from {}: host {} on {}: {}", peer, id.hostnqn(), id.subnqn(), e.getMessage());
+            LOG.warn("TLS from {}: host {} on {}: {}", peer, LogText.escape(id.hostnqn()), LogText.escape(id.subnqn()),
+                e.getMessage());
             return null;
         }
     }

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.nvmf4j.auth.TlsPsk;
+import io.nvmf4j.core.LogText;
 import org.bouncycastle.jcajce.util.DefaultJcaJceHelper;
 import org.bouncycastle.jce.provider.BouncyCastleProvider;
 import org.bouncycastle.tls.AbstractTlsServer;
@@ -171,7 +172,7 @@ final class TlsServerHandler extends ChannelDuplexHandler {
         if (queue != null) {
             queue.secured(identityOffered); // a Connect on it must name this identity's host and subsystem
         }
-        LOG.info("TLS 1.3 from {}: PSK identity '{}', {}{}", peer, identity, suiteName(cipherSuite), sha256Binder
+        LOG.info("TLS 1.3 from {}: PSK identity '{}', {}{}", peer, LogText.escape(identity), suiteName(cipherSuite), sha256Binder
             ? " (a SHA-384 PSK with a SHA-256 binder: GnuTLS before 3.8.11, as tlshd of Debian 13 uses it)" : "");
     }
 
