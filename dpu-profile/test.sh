@@ -40,17 +40,18 @@ mount_chroot() { # ROOT: /proc, /sys, a /dev with the few nodes a JVM and apt us
   mount -t tmpfs -o mode=1777 shm "$root/dev/shm"
   ln -s /proc/self/fd "$root/dev/fd"
 }
-running_as() { # PID USER STATE-DIR: the service runs as USER with CAP_IPC_LOCK only; its state is USER's
-  local pid=$1 user=$2 dir=$3 who eff
-  who=$(stat -c %U "/proc/$pid" 2> /dev/null)
+running_as() { # PID USER UID:GID STATE-DIR: the service runs as USER (UID:GID in the root it runs in) with
+  # CAP_IPC_LOCK only; its state is USER's
+  local pid=$1 user=$2 ids=$3 dir=$4 uid=${3%%:*} who eff
+  who=$(stat -c %u "/proc/$pid" 2> /dev/null)
   eff=$(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$pid/status" 2> /dev/null)
   # CAP_IPC_LOCK is capability 14
-  [ "$who" = "$user" ] && [ "$eff" = 0000000000004000 ] \
-    && echo "PASS  the service runs as $user with CAP_IPC_LOCK only (CapEff $eff)" \
-    || echo "FAIL  the service runs as '$who' with CapEff '$eff' (want $user, 0000000000004000)"
-  who=$(stat -c %U:%G "$dir" "$dir/api-token" "$dir/config.json" 2> /dev/null | sort -u | paste -sd' ')
-  [ "$who" = "$user:$user" ] && echo "PASS  the state directory, config.json and api-token belong to $user:$user" \
-    || echo "FAIL  state ownership: $who"
+  [ "$who" = "$uid" ] && [ "$eff" = 0000000000004000 ] \
+    && echo "PASS  the service runs as $user (uid $uid) with CAP_IPC_LOCK only (CapEff $eff)" \
+    || echo "FAIL  the service runs as uid '$who' with CapEff '$eff' (want $user, uid $uid, 0000000000004000)"
+  who=$(stat -c %u:%g "$dir" "$dir/api-token" "$dir/config.json" 2> /dev/null | sort -u | paste -sd' ')
+  [ "$who" = "$ids" ] && echo "PASS  the state directory, config.json and api-token belong to $user ($who)" \
+    || echo "FAIL  state ownership: $who (want $ids)"
 }
 io_over_tcp() { # SPDK-TREE TMP WHAT: bdevperf's verify workload (write, read back, compare) over NVMe/TCP
   local spdk=$1 tmp=$2 what=$3 out rc
@@ -60,9 +61,10 @@ io_over_tcp() { # SPDK-TREE TMP WHAT: bdevperf's verify workload (write, read ba
 JSON
   out=$("$spdk/build/examples/bdevperf" --no-huge -s 512 -m 0x1 --no-rpc-server --disable-cpumask-locks \
     -c "$tmp/bdevperf.json" -q 8 -o 4096 -w verify -t 2 2>&1); rc=$?
-  grep -E '^ *Total' <<< "$out" | sed 's/^/      /'
-  [ $rc = 0 ] && grep -qE '^ *Total' <<< "$out" \
-    && echo "PASS  I/O over NVMe/TCP against $what: bdevperf verify 2 s, exit 0" \
+  # Total: runtime-less columns IOPS, MiB/s, Fail/s, TO/s, latencies
+  grep -E '^[[:space:]]*Total ' <<< "$out" | sed 's/^[[:space:]]*/      /'
+  [ $rc = 0 ] && grep -qE '^[[:space:]]*Total +: +[0-9.]+ +[0-9.]+ +0\.00 +0\.00 ' <<< "$out" \
+    && echo "PASS  I/O over NVMe/TCP against $what: bdevperf verify 2 s, no failed I/O, exit 0" \
     || echo "FAIL  bdevperf verify against $what: rc=$rc: $(tail -n 4 <<< "$out" | tr '\n' ' ')"
 }
 if [ "${1:-}" = --inner-install ]; then
@@ -116,7 +118,7 @@ if [ "${1:-}" = --inner-serve ]; then
     || echo "FAIL  no /var/lib/$state/config.json"
   [ "$(stat -c %a "$root/var/lib/$state/api-token" 2> /dev/null)" = 600 ] && echo "PASS  api-token created with mode 0600" \
     || echo "FAIL  api-token missing or not 0600"
-  running_as "$pid" "$user" "$root/var/lib/$state"
+  running_as "$pid" "$user" "$(chroot "$root" id -u "$user"):$(chroot "$root" id -g "$user")" "$root/var/lib/$state"
   # nvmfctl ls (the tree) where this nvmfctl has it, else subsystem list
   if chroot "$root" nvmfctl --help 2>&1 | grep -qE '^ +ls( |$)'; then ls_cmd=(ls); else ls_cmd=(subsystem list); fi
   out=$(chroot "$root" env -i PATH=/usr/bin:/bin nvmfctl "${ls_cmd[@]}" 2>&1); rc=$?
@@ -266,7 +268,9 @@ grep -E 'ERROR|Exception' "$TMP/service.log" | head -n 5 | sed 's/^/      servic
 # systemd as PID 1, a private network with only lo), systemctl start, the same checks, systemctl stop
 if ! command -v systemd-nspawn > /dev/null; then bad "systemd-nspawn missing (./dev.sh setup installs systemd-container)"; summary; fi
 rm -rf "$ROOT/var/lib/nvmf4j"
+# CAP_IPC_LOCK is not in nspawn's default set; a machine's systemd has it to give the unit
 systemd-nspawn -q -D "$ROOT" --boot --private-network --register=no --keep-unit -M "nvmf4j-test-$$" \
+  --capability=CAP_IPC_LOCK \
   > "$TMP/nspawn.log" 2>&1 &
 NSPAWN=$!
 INIT=""
@@ -306,7 +310,7 @@ if [ -x "$SPDK/build/bin/spdk_nvme_identify" ]; then
 fi
 MAIN=$(in_ct systemctl show nvmf4j -p MainPID --value)
 # the container shares the host's PID numbers only through its own /proc: read it there
-tally < <(in_ct bash -c "$(declare -f running_as); running_as $MAIN nvmf4j /var/lib/nvmf4j")
+tally < <(in_ct bash -c "$(declare -f running_as); running_as $MAIN nvmf4j \$(id -u nvmf4j):\$(id -g nvmf4j) /var/lib/nvmf4j")
 echo "INFO  systemd-analyze security nvmf4j: $(in_ct systemd-analyze security nvmf4j.service --no-pager 2>&1 | tail -n 1)"
 in_ct systemctl stop nvmf4j.service
 show=$(in_ct systemctl show nvmf4j -p ExecMainStatus -p Result -p ActiveState | tr '\n' ' ')
