@@ -78,7 +78,7 @@ fi
 shlibs="$(cd "$work/shlibs" && "${shlibdeps[@]}" -O "${sos[@]}" 2>"$work/shlibdeps.err")" \
   || { cat "$work/shlibdeps.err" >&2; die "dpkg-shlibdeps failed"; }
 shlibs="${shlibs#shlibs:Depends=}"
-depends="openjdk-17-jre-headless | java17-runtime-headless, $shlibs"
+depends="openjdk-17-jre-headless | java17-runtime-headless, adduser, $shlibs"
 
 # no project address exists yet: NVMF4J_MAINTAINER names the real one (lintian flags the placeholder)
 maintainer="${NVMF4J_MAINTAINER:-nvmf4j developers <nvmf4j@localhost>}"

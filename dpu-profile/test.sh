@@ -40,6 +40,33 @@ mount_chroot() { # ROOT: /proc, /sys, a /dev with the few nodes a JVM and apt us
   mount -t tmpfs -o mode=1777 shm "$root/dev/shm"
   ln -s /proc/self/fd "$root/dev/fd"
 }
+running_as() { # PID USER UID:GID STATE-DIR: the service runs as USER (UID:GID in the root it runs in) with
+  # CAP_IPC_LOCK only; its state is USER's
+  local pid=$1 user=$2 ids=$3 dir=$4 uid=${3%%:*} who eff
+  who=$(stat -c %u "/proc/$pid" 2> /dev/null)
+  eff=$(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$pid/status" 2> /dev/null)
+  # CAP_IPC_LOCK is capability 14
+  [ "$who" = "$uid" ] && [ "$eff" = 0000000000004000 ] \
+    && echo "PASS  the service runs as $user (uid $uid) with CAP_IPC_LOCK only (CapEff $eff)" \
+    || echo "FAIL  the service runs as uid '$who' with CapEff '$eff' (want $user, uid $uid, 0000000000004000)"
+  who=$(stat -c %u:%g "$dir" "$dir/api-token" "$dir/config.json" 2> /dev/null | sort -u | paste -sd' ')
+  [ "$who" = "$ids" ] && echo "PASS  the state directory, config.json and api-token belong to $user ($who)" \
+    || echo "FAIL  state ownership: $who (want $ids)"
+}
+io_over_tcp() { # SPDK-TREE TMP WHAT: bdevperf's verify workload (write, read back, compare) over NVMe/TCP
+  local spdk=$1 tmp=$2 what=$3 out rc
+  cat > "$tmp/bdevperf.json" <<JSON
+{"subsystems": [{"subsystem": "bdev", "config": [{"method": "bdev_nvme_attach_controller", "params":
+ {"name": "Nvme0", "trtype": "tcp", "adrfam": "IPv4", "traddr": "127.0.0.1", "trsvcid": "4420", "subnqn": "$NQN"}}]}]}
+JSON
+  out=$("$spdk/build/examples/bdevperf" --no-huge -s 512 -m 0x1 --no-rpc-server --disable-cpumask-locks \
+    -c "$tmp/bdevperf.json" -q 8 -o 4096 -w verify -t 2 2>&1); rc=$?
+  # Total: runtime-less columns IOPS, MiB/s, Fail/s, TO/s, latencies
+  grep -E '^[[:space:]]*Total ' <<< "$out" | sed 's/^[[:space:]]*/      /'
+  [ $rc = 0 ] && grep -qE '^[[:space:]]*Total +: +[0-9.]+ +[0-9.]+ +0\.00 +0\.00 ' <<< "$out" \
+    && echo "PASS  I/O over NVMe/TCP against $what: bdevperf verify 2 s, no failed I/O, exit 0" \
+    || echo "FAIL  bdevperf verify against $what: rc=$rc: $(tail -n 4 <<< "$out" | tr '\n' ' ')"
+}
 if [ "${1:-}" = --inner-install ]; then
   root=$2 deb=$3 archives=$4
   set -e
@@ -65,12 +92,18 @@ if [ "${1:-}" = --inner-serve ]; then
   exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
   state=$(sed -n 's/^StateDirectory=//p' "$unit")
   mode=$(sed -n 's/^StateDirectoryMode=//p' "$unit")
-  install -d -m "${mode:-0755}" "$root/var/lib/$state"
-  echo "INFO  ExecStart: $exec_start (state directory /var/lib/$state, mode ${mode:-0755})"
-  # as systemd would start it: a clean environment
+  user=$(sed -n 's/^User=//p' "$unit")
+  # AmbientCapabilities=CAP_IPC_LOCK ... as setpriv's list: +ipc_lock,...
+  caps=$(sed -n 's/^AmbientCapabilities=//p' "$unit" | tr 'A-Z ' 'a-z\n' | sed -n 's/^cap_/+/p' | paste -sd,)
+  chroot "$root" install -d -m "${mode:-0755}" -o "$user" -g "$user" "/var/lib/$state"
+  echo "INFO  ExecStart: $exec_start as $user with ${caps:-no capabilities} (state directory /var/lib/$state, mode ${mode:-0755})"
+  # as systemd would start it: the unit's user, its capabilities only (bounding, inheritable and ambient set,
+  # as CapabilityBoundingSet= and AmbientCapabilities= give them), LimitMEMLOCK, a clean environment
   # shellcheck disable=SC2086
-  chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-    $exec_start > "$tmp/service.log" 2>&1 &
+  (ulimit -l unlimited; exec chroot "$root" setpriv --reuid="$user" --regid="$user" --init-groups \
+    --bounding-set="-all${caps:+,$caps}" --inh-caps="-all${caps:+,$caps}" --ambient-caps="-all${caps:+,$caps}" \
+    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+    $exec_start) > "$tmp/service.log" 2>&1 &
   pid=$!
   echo "$pid" > "$tmp/service.pid"
   up=""
@@ -85,6 +118,7 @@ if [ "${1:-}" = --inner-serve ]; then
     || echo "FAIL  no /var/lib/$state/config.json"
   [ "$(stat -c %a "$root/var/lib/$state/api-token" 2> /dev/null)" = 600 ] && echo "PASS  api-token created with mode 0600" \
     || echo "FAIL  api-token missing or not 0600"
+  running_as "$pid" "$user" "$(chroot "$root" id -u "$user"):$(chroot "$root" id -g "$user")" "$root/var/lib/$state"
   # nvmfctl ls (the tree) where this nvmfctl has it, else subsystem list
   if chroot "$root" nvmfctl --help 2>&1 | grep -qE '^ +ls( |$)'; then ls_cmd=(ls); else ls_cmd=(subsystem list); fi
   out=$(chroot "$root" env -i PATH=/usr/bin:/bin nvmfctl "${ls_cmd[@]}" 2>&1); rc=$?
@@ -102,6 +136,7 @@ if [ "${1:-}" = --inner-serve ]; then
       && grep -q 'Size (in LBAs): *524288 ' <<< "$out"; then
       echo "PASS  spdk_nvme_identify over NVMe/TCP: model nvmf4j, $NQN, namespace of 524288 LBAs (256 MiB)"
     else echo "FAIL  spdk_nvme_identify: rc=$rc: $(tail -n 5 <<< "$out" | tr '\n' ' ')"; fi
+    io_over_tcp "$spdk" "$tmp" "the unit's ExecStart as $user"
   else
     echo "FAIL  no spdk_nvme_identify under $spdk/build/bin (spdk-jni/spdk-build.sh builds it)"
   fi
@@ -233,7 +268,9 @@ grep -E 'ERROR|Exception' "$TMP/service.log" | head -n 5 | sed 's/^/      servic
 # systemd as PID 1, a private network with only lo), systemctl start, the same checks, systemctl stop
 if ! command -v systemd-nspawn > /dev/null; then bad "systemd-nspawn missing (./dev.sh setup installs systemd-container)"; summary; fi
 rm -rf "$ROOT/var/lib/nvmf4j"
+# CAP_IPC_LOCK is not in nspawn's default set; a machine's systemd has it to give the unit
 systemd-nspawn -q -D "$ROOT" --boot --private-network --register=no --keep-unit -M "nvmf4j-test-$$" \
+  --capability=CAP_IPC_LOCK \
   > "$TMP/nspawn.log" 2>&1 &
 NSPAWN=$!
 INIT=""
@@ -269,7 +306,11 @@ if [ -x "$SPDK/build/bin/spdk_nvme_identify" ]; then
     -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:$NQN" 2>&1)
   grep -q 'Model Number: *nvmf4j' <<< "$out" && grep -q 'Size (in LBAs): *524288 ' <<< "$out" \
     && ok "spdk_nvme_identify over NVMe/TCP against the unit's service" || bad "identify under systemd: $(tail -n 3 <<< "$out" | tr '\n' ' ')"
+  tally < <(nsenter -t "$INIT" -n bash -c "$(declare -f io_over_tcp); NQN='$NQN' io_over_tcp '$SPDK' '$TMP' 'the unit under systemd'")
 fi
+MAIN=$(in_ct systemctl show nvmf4j -p MainPID --value)
+# the container shares the host's PID numbers only through its own /proc: read it there
+tally < <(in_ct bash -c "$(declare -f running_as); running_as $MAIN nvmf4j \$(id -u nvmf4j):\$(id -g nvmf4j) /var/lib/nvmf4j")
 echo "INFO  systemd-analyze security nvmf4j: $(in_ct systemd-analyze security nvmf4j.service --no-pager 2>&1 | tail -n 1)"
 in_ct systemctl stop nvmf4j.service
 show=$(in_ct systemctl show nvmf4j -p ExecMainStatus -p Result -p ActiveState | tr '\n' ' ')
@@ -278,4 +319,10 @@ grep -q 'ExecMainStatus=0' <<< "$show" && grep -q 'Result=success' <<< "$show" \
 in_ct systemctl poweroff 2> /dev/null
 for _ in $(seq 1 30); do kill -0 "$NSPAWN" 2> /dev/null || break; sleep 1; done
 kill -0 "$NSPAWN" 2> /dev/null && bad "the container did not power off" || rm -f "$TMP/nspawn.init"
+
+# 7. purge keeps the state (volume images) unless asked
+out=$(chroot "$ROOT" dpkg --purge nvmf4j 2>&1)
+[ -f "$ROOT/var/lib/nvmf4j/config.json" ] && grep -q 'kept /var/lib/nvmf4j' <<< "$out" \
+  && ok "dpkg --purge keeps /var/lib/nvmf4j and says so: $(grep 'kept' <<< "$out" | cut -c1-90)…" \
+  || bad "dpkg --purge: $(ls /var/lib/nvmf4j 2>&1 | head -n 2) $out"
 summary

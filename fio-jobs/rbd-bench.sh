@@ -69,7 +69,7 @@ rbdbench() {
 PORT=$(free_port) NQN=nqn.2026-12.io.nvmf4j:rbd-bench STATE=$TMP/state
 mkdir -p "$STATE"
 cat > "$STATE/config.json" << EOF
-{"engine": "java", "cores": 1,
+{"engine": "java", "cores": 1, "storage": {"cephDirectories": ["$(dirname "$CEPH_CONF")"]},
  "bdevs": [{"name": "ceph0", "type": "rbd", "blockSize": 4096, "pool": "$CEPH_POOL", "image": "$IMAGE",
    "cephConf": "$CEPH_CONF", "clientName": "$CEPH_CLIENT", "keyring": "$CEPH_KEYRING"}],
  "subsystems": [{"nqn": "$NQN", "allowAnyHost": true, "serial": "RBDBENCH00000001",

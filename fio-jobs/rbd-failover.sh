@@ -58,7 +58,7 @@ rbd_admin create "$CEPH_POOL/$IMAGE" --size 256M || die "rbd create failed"
 gateway() {
   mkdir -p "$TMP/$1"
   cat > "$TMP/$1/config.json" << JSON
-{"engine": "java", "cores": 1, "api": {"port": $3},
+{"engine": "java", "cores": 1, "api": {"port": $3}, "storage": {"cephDirectories": ["$(dirname "$CEPH_CONF")"]},
  "bdevs": [{"name": "ceph0", "type": "rbd", "blockSize": 4096, "pool": "$CEPH_POOL", "image": "$IMAGE",
    "cephConf": "$CEPH_CONF", "clientName": "$CEPH_CLIENT", "keyring": "$CEPH_KEYRING", "exclusiveLock": true}],
  "subsystems": [{"nqn": "$NQN", "allowAnyHost": true, "serial": "RBDFAILOVER00001", "model": "nvmf4j-rbd-failover",

@@ -84,11 +84,17 @@ main() {
   fi
 
   # ---- the service, from the unit's command line (or the build tree's launcher)
-  local STATE=/var/lib/nvmf4j exec_start
+  local STATE=/var/lib/nvmf4j exec_start run_as=()
   if [ -n "$UNIT" ]; then
     exec_start=$(sed -n 's/^ExecStart=//p' "$UNIT")
     STATE=/var/lib/$(sed -n 's/^StateDirectory=//p' "$UNIT")
-    install -d -m "$(sed -n 's/^StateDirectoryMode=//p' "$UNIT" | grep . || echo 0755)" "$STATE"
+    # the unit's User= with only its AmbientCapabilities= (bounding, inheritable, ambient), as systemd runs it
+    local user caps
+    user=$(sed -n 's/^User=//p' "$UNIT")
+    caps=$(sed -n 's/^AmbientCapabilities=//p' "$UNIT" | tr 'A-Z ' 'a-z\n' | sed -n 's/^cap_/+/p' | paste -sd,)
+    install -d -m "$(sed -n 's/^StateDirectoryMode=//p' "$UNIT" | grep . || echo 0755)" ${user:+-o "$user" -g "$user"} "$STATE"
+    [ -n "$user" ] && run_as=(setpriv --reuid="$user" --regid="$user" --init-groups --bounding-set="-all${caps:+,$caps}"
+      --inh-caps="-all${caps:+,$caps}" --ambient-caps="-all${caps:+,$caps}")
     # the unit's EnvironmentFile: where an administrator puts the JVM options
     printf 'NVMF4J_JAVA_OPTS="%s"\n' "$E2E_JVM_OPTS -XX:ErrorFile=$RES/hs_err_pid%p.log" > /etc/default/nvmf4j
   else
@@ -109,6 +115,7 @@ main() {
    "namespaces": [{"nsid": 1, "bdev": "malloc0"}],
    "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $TCP_PORT}$rdma_listener]}]}
 EOF
+  [ ${#run_as[@]} -gt 0 ] && chown "$user:$user" "$STATE/config.json"
   cp "$STATE/config.json" "$RES/config.json"
   echo "E2E: ExecStart: $exec_start (state $STATE, /etc/default/nvmf4j: $(cat /etc/default/nvmf4j))"
   # as systemd starts it: a clean environment plus the EnvironmentFile, LimitMEMLOCK=infinity,
@@ -116,7 +123,7 @@ EOF
   t=$(now_us)
   # shellcheck disable=SC2086
   (set -a; . /etc/default/nvmf4j; set +a; ulimit -l unlimited; ulimit -n 65536; umask 0077
-   exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+   exec "${run_as[@]}" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
      NVMF4J_JAVA_OPTS="$NVMF4J_JAVA_OPTS" $exec_start) > "$SVC_LOG" 2>&1 < /dev/null &
   local PID=$! up=0 want
   for tr in ${E2E_TRANSPORTS//,/ }; do
@@ -128,7 +135,7 @@ EOF
     sleep 0.25
   done
   timing service-start "$(since "$t")" "ExecStart to the listeners announced (JVM start, config, listeners)"
-  if [ $up = 1 ]; then pass service/start "pid $PID from the unit's ExecStart '$exec_start': '$want' announced after $(since "$t")s"
+  if [ $up = 1 ]; then pass service/start "pid $PID from the unit's ExecStart '$exec_start' (as $(stat -c %U "/proc/$PID"), CapEff $(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$PID/status")): '$want' announced after $(since "$t")s"
   else fail service/start "not up after $(since "$t")s: $(grep -v '^$' "$SVC_LOG" | tail -n 4 | tr '\n' ' ')"; kill -KILL $PID 2>/dev/null; return; fi
 
   # ---- the Linux host: connect, fio write+verify, disconnect, per transport

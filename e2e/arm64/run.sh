@@ -8,7 +8,7 @@
 # SIGTERM, which must end the service with exit status 0.
 #
 # The guest's root is Debian bookworm arm64 (openjdk-17-jre-headless, rdma-core, ibverbs-providers,
-# rdmacm-utils, nvme-cli, fio, kmod, iproute2): `debootstrap --foreign --arch=arm64` unpacks it here,
+# rdmacm-utils, nvme-cli, fio, kmod, iproute2, adduser for the package's user): `debootstrap --foreign --arch=arm64` unpacks it here,
 # the second stage runs in one bootstrap boot of the guest itself (the maintainer scripts are arm64
 # programs; no binfmt/qemu-user needed on this machine), and the resulting ext4 image is cached. Each
 # run boots that image with QEMU's snapshot=on (the guest's writes are dropped at the end). The kernel
@@ -168,7 +168,7 @@ vm() { # image results-dir init [9p shares: tag:host-dir:guest-dir:ro|rw ...] : 
 }
 
 # ------------------------------------------------------------- 5. the arm64 root image (cached)
-ROOT_PKGS=openjdk-17-jre-headless,rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,libnuma1,libaio1,nvme-cli,fio,kmod,iproute2,procps,util-linux
+ROOT_PKGS=openjdk-17-jre-headless,rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,libnuma1,libaio1,nvme-cli,fio,kmod,iproute2,procps,util-linux,adduser
 SHASH=$(echo "$ROOT_PKGS $MIRROR" | sha256sum | cut -c1-12)    # stage 1
 RHASH=$( (echo "$SHASH $KVER"; cat "$HERE/stage2.sh") | sha256sum | cut -c1-12)
 IMG=$CACHE/debian12-arm64-root-$RHASH.img

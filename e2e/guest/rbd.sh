@@ -29,6 +29,7 @@ rbd_admin() { timeout 300 rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KE
 rbd_config() { # instance nvme-port api-port min-cntlid state-of-group-1 : writes $WORK/rbd-<instance>.json
   cat > "$WORK/rbd-$1.json" <<JSON
 {"engine": "java", "cores": 1, "idleStrategy": "${E2E_IDLE:-backoff}", "api": {"port": $3},
+ "storage": {"cephDirectories": ["$(dirname "$CEPH_CONF")"]},
  "bdevs": [{"name": "ceph0", "type": "rbd", "blockSize": 4096, "pool": "$CEPH_POOL", "image": "$RBD_IMAGE",
    "cephConf": "$CEPH_CONF", "clientName": "$CEPH_CLIENT", "keyring": "$CEPH_KEYRING", "timeoutSeconds": 120,
    "exclusiveLock": true}],

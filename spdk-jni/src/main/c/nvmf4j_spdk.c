@@ -11,7 +11,10 @@
  * SPDK logged while the call ran.
  *
  * A call that SPDK does not finish within the timeout given to start() throws ETIMEDOUT; its struct is
- * reference-counted, so the app thread may still finish it later without touching freed memory.
+ * reference-counted, so the app thread may still finish it later without touching freed memory. A descriptor
+ * handed to a call (a file bdev's) belongs to the struct and is closed when the last reference goes, so a call
+ * that runs after its caller gave up still opens the file the caller meant, never a descriptor number reused
+ * by another file meanwhile.
  *
  * A process that exits with SPDK running (System.exit, an uncaught OutOfMemoryError ending main) has SPDK
  * stopped by an exit handler (stop_at_exit) before the destructors unmap DPDK's memory under the reactors.
@@ -47,7 +50,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal SpdkNative.ABI_VERSION. */
-#define NVMF4J_SPDK_ABI_VERSION 3
+#define NVMF4J_SPDK_ABI_VERSION 4
 #define NATIVE_CLASS "io/nvmf4j/spdk/SpdkNative"
 #define EXCEPTION_CLASS "io/nvmf4j/spdk/SpdkException"
 
@@ -182,6 +185,8 @@ struct call {
 	struct spdk_nvmf_subsystem *subsystem;
 	struct spdk_nvmf_transport_opts topts;
 	int iopts[8];
+	/* a descriptor the call owns (closed with the struct), -1 none */
+	int fd;
 	/* result text (heap), NULL when none */
 	char *out;
 	size_t out_len, out_cap;
@@ -195,6 +200,8 @@ struct call {
 static void call_put(struct call *c)
 {
 	if (atomic_fetch_sub(&c->refs, 1) == 1) {
+		if (c->fd >= 0)
+			close(c->fd);
 		sem_destroy(&c->done);
 		free(c->out);
 		free(c->bdevs);
@@ -278,6 +285,7 @@ static struct call *call_new(call_fn fn)
 		return NULL;
 	atomic_init(&c->refs, 2);
 	sem_init(&c->done, 0, 0);
+	c->fd = -1;
 	c->fn = fn;
 	return c;
 }
@@ -738,18 +746,35 @@ static void do_create_bdev(struct call *c)
 		finish(c, 0, NULL);
 }
 
+/*
+ * A file bdev is SPDK's aio bdev on /proc/self/fd/<fd>, which reopens the very file fd names. The call owns fd
+ * from here on, whatever happens: it is closed with the call's struct, after the app thread ran (or dropped)
+ * the call, even when the caller stopped waiting for it.
+ */
 static void JNICALL n_create_bdev(JNIEnv *env, jclass cls, jstring type, jstring name, jlong num_blocks,
-				  jint block_size, jstring path, jstring uuid)
+				  jint block_size, jint fd, jstring uuid)
 {
 	(void)cls;
 	struct call *c = call_new(do_create_bdev);
-	if (!c)
+	if (!c) {
+		if (fd >= 0)
+			close(fd);
+		throw_spdk(env, -ENOMEM, "out of memory");
 		return;
+	}
+	c->fd = fd;
+	if (fd >= 0)
+		snprintf(c->s3, sizeof(c->s3), "/proc/self/fd/%d", (int)fd);
 	if (!jstr(env, type, c->s1, sizeof(c->s1), "type") || !jstr(env, name, c->s2, sizeof(c->s2), "name") ||
-	    (path && !jstr(env, path, c->s3, sizeof(c->s3), "path")) ||
 	    (uuid && !jstr(env, uuid, c->s4, sizeof(c->s4), "uuid"))) {
 		call_put(c);
 		call_put(c);
+		return;
+	}
+	if (strcmp(c->s1, "file") == 0 && fd < 0) {
+		call_put(c);
+		call_put(c);
+		throw_spdk(env, -EBADF, "a file bdev needs the file's descriptor");
 		return;
 	}
 	if (uuid) {
@@ -1823,6 +1848,53 @@ static jstring JNICALL n_poll_group_stats(JNIEnv *env, jclass cls)
 	return stat_call(env, do_pg_stats);
 }
 
+/* ------------------------------------------------------------------ test hook: a stalled app thread */
+
+/* Posted by hold_on_app once the app thread runs it; released by releaseAppThread. */
+static sem_t g_held, g_hold_release;
+static atomic_bool g_hold_init;
+
+static void hold_on_app(void *arg)
+{
+	(void)arg;
+	sem_post(&g_held);
+	while (sem_wait(&g_hold_release) != 0 && errno == EINTR) {
+	}
+}
+
+/*
+ * Blocks SPDK's app thread until releaseAppThread(), as a slow SPDK step would, and returns once it is blocked;
+ * tests use it to make a control call outlast its timeout.
+ */
+static void JNICALL n_hold_app_thread(JNIEnv *env, jclass cls)
+{
+	(void)cls;
+	bool expected = false;
+	if (atomic_compare_exchange_strong(&g_hold_init, &expected, true)) {
+		sem_init(&g_held, 0, 0);
+		sem_init(&g_hold_release, 0, 0);
+	}
+	if (atomic_load(&g_state) != ST_RUNNING) {
+		throw_spdk(env, -ENODEV, "SPDK is not running");
+		return;
+	}
+	int rc = spdk_thread_send_msg(g_app_thread, hold_on_app, NULL);
+	if (rc != 0) {
+		throw_spdk(env, rc, "SPDK's app thread refused the message (its queue is full)");
+		return;
+	}
+	while (sem_wait(&g_held) != 0 && errno == EINTR) {
+	}
+}
+
+static void JNICALL n_release_app_thread(JNIEnv *env, jclass cls)
+{
+	(void)env;
+	(void)cls;
+	if (atomic_load(&g_hold_init))
+		sem_post(&g_hold_release);
+}
+
 static jint JNICALL n_abi_version(JNIEnv *env, jclass cls)
 {
 	(void)env;
@@ -1844,7 +1916,7 @@ static const JNINativeMethod methods[] = {
 	{"stop", "()I", (void *)n_stop},
 	{"running", "()Z", (void *)n_running},
 	{"createTransport", "(" S "[I)V", (void *)n_create_transport},
-	{"createBdev", "(" S S "JI" S S ")V", (void *)n_create_bdev},
+	{"createBdev", "(" S S "JII" S ")V", (void *)n_create_bdev},
 	{"deleteBdev", "(" S S ")V", (void *)n_delete_bdev},
 	{"resizeBdev", "(" S S "J)V", (void *)n_resize_bdev},
 	{"createSubsystem", "(" S S S "IIIZ)V", (void *)n_create_subsystem},
@@ -1868,6 +1940,8 @@ static const JNINativeMethod methods[] = {
 	{"bdevStats", "()" S, (void *)n_bdev_stats},
 	{"threadStats", "()" S, (void *)n_thread_stats},
 	{"pollGroupStats", "()" S, (void *)n_poll_group_stats},
+	{"holdAppThread", "()V", (void *)n_hold_app_thread},
+	{"releaseAppThread", "()V", (void *)n_release_app_thread},
 };
 #undef S
 

@@ -40,7 +40,7 @@ class NvmfctlRbdTest {
     void exclusiveLockFlagMakesTheLockFollowTheAnaState() throws Exception {
         CephCluster ceph = CephCluster.get();
         String image = "ctl-lock-" + ProcessHandle.current().pid();
-        try (TestService t = TestService.start(dir, c -> { })) {
+        try (TestService t = TestService.start(dir, TestService::allowTestCeph)) {
             Cli cli = new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(), "--state-dir",
                 t.dir.toString());
             ok(cli, "bdev", "create", "rbd", "r1", "--pool", ceph.pool(), "--image", image, "--ceph-conf", ceph.conf(),

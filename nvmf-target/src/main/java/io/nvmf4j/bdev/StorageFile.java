@@ -21,8 +21,8 @@ import java.nio.file.Path;
  *       open, and the descriptor must be a regular file (a block device reached this way is refused).</li>
  * </ul>
  *
- * Both engines open through here: the java engine keeps the descriptor, the spdk engine hands SPDK's aio bdev
- * {@link #procPath()} ({@code /proc/self/fd/N}, which reopens this very file whatever the path names meanwhile).
+ * Both engines open through here: the java engine keeps the descriptor, the spdk engine hands it to SPDK's aio
+ * bdev, which opens {@code /proc/self/fd/N} (it reopens this very file whatever the path names meanwhile).
  */
 public final class StorageFile implements AutoCloseable {
     private final Path path;
@@ -169,7 +169,7 @@ public final class StorageFile implements AutoCloseable {
     }
 
     /** Hands the descriptor to the caller, who closes it from now on. */
-    int release() {
+    public int release() {
         int f = fd;
         fd = -1;
         return f;

@@ -26,6 +26,23 @@ public final class ApiConfig {
      * {@link #DEFAULT_REQUEST_BURST}.
      */
     public Integer requestBurst;
+    /**
+     * Serve the API without TLS on an address other than loopback, where the token crosses the network in clear
+     * text; without it (null, false) such a document is refused. Ignored with TLS or on a loopback address.
+     */
+    public Boolean allowPlaintext;
+    /**
+     * Seconds a client has to send a whole request head after opening a connection, and its body after the head;
+     * a client that is slower is answered 408 (body) or disconnected (head). 1..{@link #MAX_TIMEOUT_SECONDS};
+     * null: {@link #DEFAULT_REQUEST_TIMEOUT_SECONDS}. The time the service takes to carry a request out does not
+     * count.
+     */
+    public Integer requestTimeoutSeconds;
+    /**
+     * Seconds a connection may wait between a response and the whole head of its next request before it is closed.
+     * 1..{@link #MAX_TIMEOUT_SECONDS}; null: {@link #DEFAULT_IDLE_TIMEOUT_SECONDS}.
+     */
+    public Integer idleTimeoutSeconds;
 
     public int requestsPerSecondOrDefault() {
         return requestsPerSecond == null ? DEFAULT_REQUESTS_PER_SECOND : requestsPerSecond;
@@ -35,7 +52,22 @@ public final class ApiConfig {
         return requestBurst == null ? DEFAULT_REQUEST_BURST : requestBurst;
     }
 
+    public int requestTimeoutSecondsOrDefault() {
+        return requestTimeoutSeconds == null ? DEFAULT_REQUEST_TIMEOUT_SECONDS : requestTimeoutSeconds;
+    }
+
+    public int idleTimeoutSecondsOrDefault() {
+        return idleTimeoutSeconds == null ? DEFAULT_IDLE_TIMEOUT_SECONDS : idleTimeoutSeconds;
+    }
+
+    public boolean allowPlaintextOrDefault() {
+        return Boolean.TRUE.equals(allowPlaintext);
+    }
+
     public static final int DEFAULT_REQUESTS_PER_SECOND = 200;
     public static final int DEFAULT_REQUEST_BURST = 1000;
     public static final int MAX_REQUESTS_PER_SECOND = 1_000_000;
+    public static final int DEFAULT_REQUEST_TIMEOUT_SECONDS = 10;
+    public static final int DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
+    public static final int MAX_TIMEOUT_SECONDS = 3600;
 }

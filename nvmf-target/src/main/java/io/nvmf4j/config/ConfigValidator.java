@@ -9,6 +9,8 @@ import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.runtime.IdleStrategies;
 import io.nvmf4j.transport.TransportRegistry;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -138,13 +140,20 @@ public final class ConfigValidator {
         if (c.api == null) {
             p.add("api: missing");
         } else {
-            addressProblem(c.api.address, "api.address", p);
+            boolean badAddress = addressProblem(c.api.address, "api.address", p);
             if (c.api.port < 0 || c.api.port > 65535) {
                 p.add("api.port: must be 0..65535 (0 disables the API), got " + c.api.port);
             }
             if ((c.api.tlsCert == null) != (c.api.tlsKey == null)) {
                 p.add("api.tlsCert/api.tlsKey: give both for TLS, or neither");
+            } else if (!badAddress && c.api.port != 0 && c.api.tlsCert == null && !c.api.allowPlaintextOrDefault()
+                && !loopback(c.api.address)) {
+                p.add("api.address: " + c.api.address + " is not a loopback address and the API has no TLS, so the "
+                    + "bearer token would cross the network in clear text; give api.tlsCert and api.tlsKey, bind a "
+                    + "loopback address, or set api.allowPlaintext to true");
             }
+            timeoutProblem(c.api.requestTimeoutSecondsOrDefault(), "api.requestTimeoutSeconds", p);
+            timeoutProblem(c.api.idleTimeoutSecondsOrDefault(), "api.idleTimeoutSeconds", p);
             if (c.api.requestsPerSecondOrDefault() < 1
                 || c.api.requestsPerSecondOrDefault() > ApiConfig.MAX_REQUESTS_PER_SECOND) {
                 p.add("api.requestsPerSecond: must be 1.." + ApiConfig.MAX_REQUESTS_PER_SECOND + ", got "
@@ -556,13 +565,16 @@ public final class ConfigValidator {
                         + b.maxHeldCommands);
                 }
             }
-            case "rbd" -> validateRbdBdev(b, at, p);
+            case "rbd" -> validateRbdBdev(b, storage, at, p);
             default -> p.add(at + ".type: must be malloc, null, file, rbd or error, got '" + b.type + "'");
         }
     }
 
-    /** An rbd bdev: pool and image named as Ceph allows, absolute paths, a client name, sane timeouts. */
-    private static void validateRbdBdev(BdevConfig b, String at, List<String> p) {
+    /**
+     * An rbd bdev: pool and image named as Ceph allows, its config and keyring under {@code storage.cephDirectories},
+     * a client name, sane timeouts.
+     */
+    private static void validateRbdBdev(BdevConfig b, StorageConfig storage, String at, List<String> p) {
         if (b.pool == null || b.pool.isBlank()) {
             p.add(at + ".pool: missing for an rbd bdev (the RADOS pool holding the image)");
         } else if (!RBD_NAME.matcher(b.pool).matches()) {
@@ -573,11 +585,11 @@ public final class ConfigValidator {
         } else if (!RBD_NAME.matcher(b.image).matches()) {
             p.add(at + ".image: must be 1..255 characters without '/', '@' or whitespace, got '" + b.image + "'");
         }
-        if (b.cephConf != null && !b.cephConf.startsWith("/")) {
-            p.add(at + ".cephConf: must be an absolute path, got '" + b.cephConf + "'");
+        if (b.cephConf != null) {
+            FilePaths.validateCephPath(b.cephConf, storage, at + ".cephConf", p);
         }
-        if (b.keyring != null && !b.keyring.startsWith("/")) {
-            p.add(at + ".keyring: must be an absolute path, got '" + b.keyring + "'");
+        if (b.keyring != null) {
+            FilePaths.validateCephPath(b.keyring, storage, at + ".keyring", p);
         }
         if (b.clientName != null && !RBD_CLIENT.matcher(b.clientName).matches()) {
             p.add(at + ".clientName: must be client.NAME (letters, digits, '.', '_', '-'), got '" + b.clientName + "'");
@@ -798,6 +810,21 @@ public final class ConfigValidator {
 
     private static boolean printableAscii(String s) {
         return s.chars().allMatch(ch -> ch >= 0x20 && ch < 0x7F);
+    }
+
+    private static void timeoutProblem(int seconds, String at, List<String> p) {
+        if (seconds < 1 || seconds > ApiConfig.MAX_TIMEOUT_SECONDS) {
+            p.add(at + ": must be 1.." + ApiConfig.MAX_TIMEOUT_SECONDS + " seconds, got " + seconds);
+        }
+    }
+
+    /** Whether a valid address literal is a loopback one (127.0.0.0/8, ::1). */
+    private static boolean loopback(String address) {
+        try {
+            return InetAddress.getByName(IpAddresses.canonical(address)).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
     }
 
     /** Reports a bad address at {@code at}; returns whether it was bad. */

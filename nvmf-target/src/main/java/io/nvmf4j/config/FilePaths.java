@@ -21,9 +21,16 @@ final class FilePaths {
 
     /** Checks the section itself: absolute, normalised paths; no directory that would allow everything. */
     static void validateStorage(StorageConfig s, List<String> p) {
-        if (s.fileDirectories == null || s.blockDevices == null) {
-            p.add("storage: fileDirectories and blockDevices must be lists (may be empty)");
+        if (s.fileDirectories == null || s.blockDevices == null || s.cephDirectories == null) {
+            p.add("storage: fileDirectories, blockDevices and cephDirectories must be lists (may be empty)");
             return;
+        }
+        for (int i = 0; i < s.cephDirectories.size(); i++) {
+            String at = "storage.cephDirectories[" + i + "]";
+            Path d = absolute(s.cephDirectories.get(i), at, p);
+            if (d != null && d.getParent() == null) {
+                p.add(at + ": / would let an rbd bdev read every file of the system; name Ceph's directories");
+            }
         }
         for (int i = 0; i < s.fileDirectories.size(); i++) {
             String at = "storage.fileDirectories[" + i + "]";
@@ -64,11 +71,10 @@ final class FilePaths {
                 + "; a file bdev's image must lie in one of them (a block device must be listed in storage.blockDevices)");
             return;
         }
-        for (Path q = f; q.startsWith(dir) && !q.equals(dir); q = q.getParent()) {
-            if (Files.isSymbolicLink(q)) {
-                p.add(at + ": " + q + " is a symbolic link; a file bdev's path must not pass through one below " + dir);
-                return;
-            }
+        Path link = linkBelow(f, dir);
+        if (link != null) {
+            p.add(at + ": " + link + " is a symbolic link; a file bdev's path must not pass through one below " + dir);
+            return;
         }
         Path parent = f.getParent();
         if (!Files.isDirectory(parent)) {
@@ -82,12 +88,55 @@ final class FilePaths {
         }
     }
 
+    /**
+     * Reports at {@code at} why an rbd bdev may not name {@code path} as its Ceph config or keyring: it must lie
+     * under one of {@code storage.cephDirectories}, with no symbolic link from that directory down, and be a
+     * regular file if it exists.
+     */
+    static void validateCephPath(String path, StorageConfig s, String at, List<String> p) {
+        Path f = absolute(path, at, p);
+        if (f == null) {
+            return;
+        }
+        List<String> dirs = s == null ? new StorageConfig().cephDirectories : s.cephDirectories;
+        Path dir = allowedDirectory(f, dirs);
+        if (dir == null) {
+            p.add(at + ": " + path + " is outside storage.cephDirectories " + dirs
+                + "; an rbd bdev's Ceph config and keyring must lie in one of them");
+            return;
+        }
+        Path link = linkBelow(f, dir);
+        if (link != null) {
+            p.add(at + ": " + link + " is a symbolic link; an rbd bdev's Ceph files must not pass through one below "
+                + dir);
+            return;
+        }
+        if (Files.exists(f, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+            p.add(at + ": " + path + " is not a regular file");
+        }
+    }
+
+    /** The first symbolic link on the way from {@code dir} (excluded) down to {@code f}, or null. */
+    private static Path linkBelow(Path f, Path dir) {
+        for (Path q = f; q.startsWith(dir) && !q.equals(dir); q = q.getParent()) {
+            if (Files.isSymbolicLink(q)) {
+                return q;
+            }
+        }
+        return null;
+    }
+
     /** The allowed directory {@code f} lies strictly under, or null. */
     private static Path allowedDirectory(Path f, StorageConfig s) {
-        if (s == null || s.fileDirectories == null) {
+        return s == null ? null : allowedDirectory(f, s.fileDirectories);
+    }
+
+    /** The directory of {@code dirs} that {@code f} lies strictly under, or null. */
+    private static Path allowedDirectory(Path f, List<String> dirs) {
+        if (dirs == null) {
             return null;
         }
-        for (String d : s.fileDirectories) {
+        for (String d : dirs) {
             Path dir = parse(d);
             if (dir != null && dir.isAbsolute() && f.startsWith(dir) && !f.equals(dir)) {
                 return dir;

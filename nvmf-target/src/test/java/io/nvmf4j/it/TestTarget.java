@@ -16,6 +16,8 @@ import io.nvmf4j.testhost.TcpHostOptions;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.net.ServerSocket;
 import java.util.function.Consumer;
 
@@ -78,8 +80,10 @@ public final class TestTarget implements AutoCloseable {
      * (the refusals of other places are StorageValidationTest's).
      */
     public static StorageConfig testStorage() {
-        return StorageConfig.directories(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath().normalize()
-            .toString());
+        String tmp = Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath().normalize().toString();
+        StorageConfig s = StorageConfig.directories(tmp);
+        s.cephDirectories = new ArrayList<>(List.of(tmp)); // the test Ceph cluster's files
+        return s;
     }
 
     /** The standard configuration with its one TCP listener on {@code port} (spdk-jni's engine tests use it too). */

@@ -223,7 +223,7 @@ public final class SpdkEngine implements Engine {
         }
     }
 
-    private void open() throws IOException {
+    private void open() {
         createTransport("tcp");
         for (BdevConfig b : config.bdevs) {
             createBdev(b, config.storage);
@@ -267,18 +267,18 @@ public final class SpdkEngine implements Engine {
      * what {@code storage} allows, no symbolic link below an images directory, the descriptor's type checked),
      * created (mode 0600, in a directory that must exist) when missing and extended to {@code numBlocks} when shorter;
      * SPDK's aio bdev then opens {@code /proc/self/fd/N} of that descriptor, which reopens the very file checked
-     * whatever the path names by then, and we close ours once SPDK holds its own. SPDK serves the whole file in
+     * whatever the path names by then. The native call takes the descriptor over and closes it once SPDK is done
+     * with it, also when SPDK finishes the call after it timed out here (closing it at the timeout would let the
+     * number name another file by the time SPDK opens it). SPDK serves the whole file in
      * blocks of {@code blockSize} (it cannot detect a regular file's block size itself), so a file longer than
      * {@code numBlocks} is refused (the java engine would serve only its first numBlocks).
      */
-    private static void createBdev(BdevConfig b, StorageConfig storage) throws IOException {
+    private static void createBdev(BdevConfig b, StorageConfig storage) {
         if (!"file".equals(b.type)) {
-            SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, null, null);
+            SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, -1, null);
             return;
         }
-        try (StorageFile f = openFile(b, storage)) {
-            SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, f.procPath(), null);
-        }
+        SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, openFile(b, storage).release(), null);
     }
 
     private static StorageFile openFile(BdevConfig b, StorageConfig storage) {
@@ -606,8 +606,6 @@ public final class SpdkEngine implements Engine {
             createBdev(b, next.storage);
         } catch (SpdkException e) {
             throw ControlException.invalid(e.getMessage());
-        } catch (IOException e) {
-            throw ControlException.invalid("bdev " + b.name + ": " + e.getMessage());
         }
         config = next;
         return next.bdev(b.name);

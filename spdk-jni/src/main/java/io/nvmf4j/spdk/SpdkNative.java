@@ -14,7 +14,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class SpdkNative {
     /** Must equal {@code NVMF4J_SPDK_ABI_VERSION} in {@code nvmf4j_spdk.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 3;
+    static final int ABI_VERSION = 4;
     static final String NAME = "nvmf4j_spdk";
     /** Written by build-native.sh instead of the library when no SPDK was found to build against. */
     static final String UNAVAILABLE_RESOURCE = "META-INF/native/" + NAME + ".unavailable";
@@ -92,8 +92,13 @@ final class SpdkNative {
      */
     static native void createTransport(String type, int[] opts);
 
-    /** {@code type}: malloc, null or file (SPDK's aio bdev on {@code path}; blockSize 0: the file's). */
-    static native void createBdev(String type, String name, long numBlocks, int blockSize, String path, String uuid);
+    /**
+     * {@code type}: malloc, null or file (SPDK's aio bdev on {@code /proc/self/fd/<fd>}, which reopens the file
+     * {@code fd} names; blockSize 0: the file's). The call takes {@code fd} over (-1: none) and closes it once
+     * SPDK is done with it, which may be after this call threw ETIMEDOUT: the descriptor number cannot name another
+     * file before SPDK opened it.
+     */
+    static native void createBdev(String type, String name, long numBlocks, int blockSize, int fd, String uuid);
 
     static native void deleteBdev(String type, String name);
 
@@ -183,4 +188,13 @@ final class SpdkNative {
      * now, pending bdev I/O, completed NVMe I/O.
      */
     static native String pollGroupStats();
+
+    /**
+     * Test hook: blocks SPDK's app thread, as a slow SPDK step would, until {@link #releaseAppThread}; returns once
+     * it is blocked. Control calls made meanwhile wait, and time out after the start's {@code callTimeoutMs}.
+     */
+    static native void holdAppThread();
+
+    /** Test hook: lets the app thread blocked by {@link #holdAppThread} go on. */
+    static native void releaseAppThread();
 }

@@ -96,6 +96,8 @@ final class ApiSchemas {
         BOUNDS.put(key(ApiConfig.class, "port"), Bound.of(0, 65535));
         BOUNDS.put(key(ApiConfig.class, "requestsPerSecond"), Bound.of(1, ApiConfig.MAX_REQUESTS_PER_SECOND));
         BOUNDS.put(key(ApiConfig.class, "requestBurst"), Bound.of(1, ApiConfig.MAX_REQUESTS_PER_SECOND));
+        BOUNDS.put(key(ApiConfig.class, "requestTimeoutSeconds"), Bound.of(1, ApiConfig.MAX_TIMEOUT_SECONDS));
+        BOUNDS.put(key(ApiConfig.class, "idleTimeoutSeconds"), Bound.of(1, ApiConfig.MAX_TIMEOUT_SECONDS));
         BOUNDS.put(key(BdevConfig.class, "ioWorkers"), Bound.of(1, BdevConfig.MAX_IO_WORKERS));
         BOUNDS.put(key(BdevConfig.class, "ioQueueDepth"), Bound.of(1, BdevConfig.MAX_IO_QUEUE_DEPTH));
         BOUNDS.put(key(BdevConfig.class, "numBlocks"), new Bound(0L, null, null));

@@ -10,7 +10,11 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.ext.web.Router;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
+import java.net.InetAddress;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -19,6 +23,7 @@ import java.util.function.Supplier;
 
 /** The management API's HTTP(S) server: its own Vert.x instance, one router, bound to {@code api}. */
 public final class ApiServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
     private final Vertx vertx;
     private final HttpServer server;
     private final Router router;
@@ -31,7 +36,10 @@ public final class ApiServer implements AutoCloseable {
         this.tls = tls;
     }
 
-    /** Binds {@code api.address:api.port} (TLS when tlsCert and tlsKey are set); fails if it cannot. */
+    /**
+     * Binds {@code api.address:api.port} (TLS when tlsCert and tlsKey are set); fails if it cannot. Slow clients are
+     * bounded by {@link SlowClientGuard}.
+     */
     public static ApiServer start(ApiConfig api, ApiToken token, ConfigService service, Supplier<String> metrics,
                                   BooleanSupplier ready) throws IOException {
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2).setWorkerPoolSize(8)
@@ -41,13 +49,25 @@ public final class ApiServer implements AutoCloseable {
             Router router = ApiRoutes.router(vertx, service, token, metrics, ready);
             boolean tls = api.tlsCert != null && api.tlsKey != null;
             HttpServerOptions options = new HttpServerOptions().setHost(api.address).setPort(api.port)
-                .setDecompressionSupported(false);
+                .setDecompressionSupported(false)
+                // HTTP/1.1 only: with cleartext HTTP/2 detection on, Vert.x makes the connection (and calls the
+                // connection handler that starts SlowClientGuard's first bound) only once a whole request head arrived
+                .setHttp2ClearTextEnabled(false);
             if (tls) {
                 options.setSsl(true).setKeyCertOptions(new PemKeyCertOptions().setCertPath(api.tlsCert)
                     .setKeyPath(api.tlsKey));
             }
-            HttpServer server = vertx.createHttpServer(options).requestHandler(router).listen()
-                .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            SlowClientGuard guard = new SlowClientGuard(vertx, api.requestTimeoutSecondsOrDefault(),
+                api.idleTimeoutSecondsOrDefault());
+            HttpServer server = vertx.createHttpServer(options).connectionHandler(guard::connected)
+                .requestHandler(req -> {
+                    guard.request(req);
+                    router.handle(req);
+                }).listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            if (!tls && !InetAddress.getByName(api.address).isLoopbackAddress()) {
+                LOG.warn("management API on {} without TLS (api.allowPlaintext): the bearer token crosses the network "
+                    + "in clear text", api.address);
+            }
             return new ApiServer(vertx, server, router, tls);
         } catch (ExecutionException | TimeoutException | RuntimeException e) {
             close(vertx);

@@ -62,7 +62,7 @@ class RbdNamespaceTest {
         byte[] b = pattern(4096, 2);
         byte[] fua = pattern(8192, 3);
         long grownBlocks = 3L * 8192;
-        try (TestService t = TestService.start(dir, c -> { })) {
+        try (TestService t = TestService.start(dir, TestService::allowTestCeph)) {
             Res bdev = t.http.post("/api/v1/bdevs", rbdBdev("ceph0", image, true, 16384));
             assertThat(bdev.status()).as("%s", bdev).isEqualTo(201);
             assertThat(CephCluster.get().rbd("info", CephCluster.get().pool() + "/" + image)).contains("size 8 MiB");
@@ -136,7 +136,7 @@ class RbdNamespaceTest {
     @Test
     void badRbdInputIsRefusedWithTheReason() throws Exception {
         CephCluster ceph = CephCluster.get();
-        try (TestService t = TestService.start(dir, c -> { })) {
+        try (TestService t = TestService.start(dir, TestService::allowTestCeph)) {
             Res missingPool = t.http.post("/api/v1/bdevs", rbdBdev("r1", "x", true, 2048).replace(
                 "\"pool\":\"rbd\",", ""));
             assertThat(missingPool.status()).as("%s", missingPool).isEqualTo(400);
@@ -147,10 +147,11 @@ class RbdNamespaceTest {
             assertThat(absent.status()).as("%s", absent).isEqualTo(400);
             assertThat(absent.body()).contains("no image 'absent-").contains("(set create to make it)");
 
-            Path wrong = dir.resolve("wrong.keyring");
+            Path wrong = ceph.dir().resolve("wrong-" + ProcessHandle.current().pid() + ".keyring");
             Files.writeString(wrong, "[client.nvmf4j]\n\tkey = AQBSdFVkAAAAABAAp7VDMx8oFKyW0Wm8sQXzvQ==\n");
             Res badKey = t.http.post("/api/v1/bdevs", rbdBdev("r3", "x", true, 2048).replace(ceph.keyring(),
                 wrong.toString()));
+            Files.delete(wrong);
             assertThat(badKey.status()).as("%s", badKey).isEqualTo(400);
             assertThat(badKey.body()).contains("cannot connect to the Ceph cluster").contains("as client.nvmf4j");
 

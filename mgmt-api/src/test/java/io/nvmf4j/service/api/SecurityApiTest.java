@@ -52,7 +52,7 @@ class SecurityApiTest {
     void theServiceAllowsItsImagesDirectoryByDefaultAndSaysSoInTheFile() throws Exception {
         JsonNode storage = Http.parse(t.fileJson()).get("storage");
         assertThat(storage).isEqualTo(Http.parse("{\"fileDirectories\": [\"" + images() + "\"], "
-            + "\"blockDevices\": []}"));
+            + "\"blockDevices\": [], \"cephDirectories\": [\"/etc/ceph\"]}"));
         assertThat(Files.getPosixFilePermissions(images())).isEqualTo(PosixFilePermissions.fromString("rwx------"));
     }
 

@@ -5,10 +5,14 @@ import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.testhost.CephCluster;
 import io.nvmf4j.service.Service;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -47,6 +51,12 @@ public final class TestService implements AutoCloseable {
         c.subsystems.add(s);
         c.api.port = freePort();
         return c;
+    }
+
+    /** Lets rbd bdevs use the test Ceph cluster's config and keyring (under {@code CephCluster.dir()}). */
+    public static void allowTestCeph(TargetConfig c) {
+        c.storage = new StorageConfig();
+        c.storage.cephDirectories = new ArrayList<>(List.of(CephCluster.get().dir().toString()));
     }
 
     public static TestService start(Path dir, Consumer<TargetConfig> customize) throws IOException {
