@@ -54,10 +54,46 @@ final class ReservationMetadata implements Reservation.Shared {
 
     /** The reservation kept in {@code bdev}'s image, read now and again whenever another target changes it. */
     static Reservation open(RbdBdev bdev) throws IOException {
+        return open(bdev, () -> { });
+    }
+
+    /**
+     * {@link #open(RbdBdev)}, running {@code betweenWatchAndRead} after the header is watched and before the state
+     * is read. Watch first, then read: a change another target makes after the read announces itself to the watch;
+     * one made before it is in what is read. A notification that arrives before the reservation exists (between
+     * the two steps, or during the read) is remembered and answered with one more read once it does.
+     */
+    static Reservation open(RbdBdev bdev, Runnable betweenWatchAndRead) throws IOException {
         ReservationMetadata m = new ReservationMetadata(bdev);
-        Reservation r = new Reservation(m);
-        m.listener = err -> r.refresh();
+        Reservation[] opened = new Reservation[1];
+        boolean[] missed = new boolean[1];
+        m.listener = err -> {
+            Reservation r;
+            synchronized (opened) {
+                r = opened[0];
+                missed[0] |= r == null;
+            }
+            if (r != null) {
+                r.refresh();
+            }
+        };
         bdev.watchHeader(m.listener);
+        Reservation r;
+        try {
+            betweenWatchAndRead.run();
+            r = new Reservation(m);
+        } catch (IOException | RuntimeException e) {
+            bdev.unwatchHeader(m.listener);
+            throw e;
+        }
+        boolean again;
+        synchronized (opened) {
+            opened[0] = r;
+            again = missed[0];
+        }
+        if (again) {
+            r.refresh();
+        }
         return r;
     }
 
