@@ -652,6 +652,42 @@ public final class ConfigValidator {
             }
             secureChannelProblem(c, l, lat + ".secureChannel", p);
         }
+        anaLogFits(c, s, at, p);
+    }
+
+    /**
+     * The ANA log page a host reads in one command (java engine): Identify reports as many groups (NANAGRPID) as
+     * fit in the MDTS of the listener's transport next to maxNamespaces NSIDs (AnaLog#groupsFitting; Linux turns ANA
+     * off when the page exceeds MDTS). Not even one group fitting, or fewer than the namespaces use, is refused.
+     */
+    private static void anaLogFits(TargetConfig c, SubsystemConfig s, String at, List<String> p) {
+        if (Engines.SPDK.equals(c.engine) || s.maxNamespaces < 1 || s.maxNamespaces > 1024) {
+            return;
+        }
+        Set<Integer> groups = new HashSet<>();
+        for (NamespaceConfig n : s.namespaces) {
+            if (n != null) {
+                groups.add(n.anaGroupOrDefault());
+            }
+        }
+        Set<String> checked = new HashSet<>();
+        for (ListenerConfig l : s.listeners) {
+            int mdts = l == null ? 0 : "tcp".equals(l.transport) && c.tcp != null ? c.tcp.mdtsBytes
+                : "rdma".equals(l.transport) && c.rdma != null ? c.rdma.mdtsBytes : 0;
+            if (mdts < 4096 || !checked.add(l.transport)) {
+                continue;
+            }
+            int fit = AnaLog.groupsFitting(mdts, s.maxNamespaces);
+            if (fit < 1) {
+                p.add(at + ".maxNamespaces: the ANA log page (16 bytes, 32 per ANA group, 4 per namespace) must fit"
+                    + " in " + l.transport + ".mdtsBytes " + mdts + " (a Linux host turns ANA off otherwise): at most "
+                    + (mdts - AnaLog.HEADER_SIZE - AnaLog.DESCRIPTOR_SIZE) / 4 + ", got " + s.maxNamespaces);
+            } else if (groups.size() > fit) {
+                p.add(at + ".namespaces: " + groups.size() + " ANA groups (anaGroup), but the ANA log page holds " + fit
+                    + " within " + l.transport + ".mdtsBytes " + mdts + " next to maxNamespaces " + s.maxNamespaces
+                    + " NSIDs; raise mdtsBytes or lower maxNamespaces");
+            }
+        }
     }
 
     /**
