@@ -227,8 +227,11 @@ public final class AdminCommands {
     /** NMIC bit 0: the namespace may be reached through several controllers (paths). */
     private static final int NMIC_SHARED = 1;
 
-    /** RESCAP: the six types and IEKEY (1.3 meaning); PTPL where the state can be kept. */
+    /** RESCAP: the six types and IEKEY (1.3 meaning); PTPL where the state can be kept; 0 without reservations. */
     private static int rescap(Namespace ns) {
+        if (!ns.reservationsOn()) {
+            return 0;
+        }
         return IdentifyNamespace.RESCAP_ALL_TYPES | IdentifyNamespace.RESCAP_IEKEY13
             | (ns.reservation().persistenceSupported() ? IdentifyNamespace.RESCAP_PTPL : 0);
     }

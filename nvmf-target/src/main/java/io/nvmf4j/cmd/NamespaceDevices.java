@@ -68,15 +68,19 @@ final class NamespaceDevices {
 
     /**
      * ONCS: Compare, Write Zeroes and Timestamp always; Dataset Management when a namespace's device can
-     * deallocate (or there is no namespace yet, for the reason given at {@link #volatileCachePresent}).
+     * deallocate, Reservations when a namespace has them (either also when there is no namespace yet, for the
+     * reason given at {@link #volatileCachePresent}).
      */
     static int oncs(Subsystem s) {
         List<Namespace> all = s.namespaces();
         boolean dsm = all.isEmpty();
+        boolean reservations = all.isEmpty();
         for (Namespace ns : all) {
             dsm |= ns.bdev().discardLimits().deallocate();
+            reservations |= ns.reservationsOn();
         }
-        return ONCS_COMPARE | ONCS_WRITE_ZEROES | ONCS_RESERVATIONS | ONCS_TIMESTAMP | (dsm ? ONCS_DSM : 0);
+        return ONCS_COMPARE | ONCS_WRITE_ZEROES | ONCS_TIMESTAMP | (reservations ? ONCS_RESERVATIONS : 0)
+            | (dsm ? ONCS_DSM : 0);
     }
 
     /** DLFEAT of one namespace, as its device behaves (and as Write Zeroes routes DEAC). */

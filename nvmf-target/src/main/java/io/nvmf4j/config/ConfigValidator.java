@@ -624,6 +624,7 @@ public final class ConfigValidator {
                     p.add(nat + ".anaGroup: ANA groups are java engine only (not wired to SPDK's anagrpid)");
                 }
             }
+            reservationsProblem(c, n, nat + ".reservations", p);
             String owner = "namespace " + n.nsid + " of " + s.nqn;
             identity(n.nguid, HEX32, "32 hex digits", nat + ".nguid", "nguid", owner, identities, p);
             identity(n.uuid, UUID_TEXT, "a UUID (8-4-4-4-12 hex digits)", nat + ".uuid", "uuid", owner, identities, p);
@@ -653,6 +654,27 @@ public final class ConfigValidator {
             secureChannelProblem(c, l, lat + ".secureChannel", p);
         }
         anaLogFits(c, s, at, p);
+    }
+
+    /**
+     * A namespace's {@code reservations}: one of {@link NamespaceConfig#RESERVATIONS}; {@code shared} only where a
+     * state every instance reads exists (an rbd image); the spdk engine keeps SPDK's own, per instance.
+     */
+    private static void reservationsProblem(TargetConfig c, NamespaceConfig n, String at, List<String> p) {
+        if (n.reservations == null) {
+            return;
+        }
+        if (!NamespaceConfig.RESERVATIONS.contains(n.reservations)) {
+            p.add(at + ": must be " + String.join(", ", NamespaceConfig.RESERVATIONS) + ", got " + n.reservations);
+        } else if (Engines.SPDK.equals(c.engine) && !NamespaceConfig.RESERVATIONS_LOCAL.equals(n.reservations)) {
+            p.add(at + ": the spdk engine keeps SPDK's own reservation in each instance: local only, got "
+                + n.reservations);
+        } else if (NamespaceConfig.RESERVATIONS_SHARED.equals(n.reservations)
+            && !NamespaceConfig.sharesState(c, n.bdev) && c.bdev(n.bdev) != null) {
+            p.add(at + ": shared keeps the reservation in an rbd image, which every instance reads; bdev '" + n.bdev
+                + "' is " + c.bdev(n.bdev).type + " (use local when this instance alone exports the namespace,"
+                + " else off)");
+        }
     }
 
     /**
