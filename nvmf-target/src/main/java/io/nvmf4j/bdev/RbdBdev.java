@@ -360,6 +360,19 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
+    /**
+     * Whether another client watches the image's header now: another gateway serving it (or any client that has the
+     * image open; librbd watches the header of every open image). A client that died keeps its watch until Ceph
+     * times it out ({@code osd_client_watch_timeout}, 30 s by default).
+     */
+    public boolean watchedByOthers() throws java.io.IOException {
+        int n = withConn(c -> RbdNative.otherWatchers(c.cluster, c.image));
+        if (n < 0) {
+            throw ioFailure("list the watchers of", n);
+        }
+        return n > 0;
+    }
+
     public void unwatchHeader(java.util.function.IntConsumer listener) {
         headerListeners.remove(listener);
     }
