@@ -2,6 +2,7 @@ package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
 import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
@@ -260,6 +261,28 @@ class RbdReservationTest extends RbdGateways {
         assertThat(gw[1].reservation(TestTarget.SUBNQN, 1).ptpl()).isTrue();
         NvmeController b = connect(1, HOST_B);
         conflict(b.io(0).write(1, 10, block(8)));
+    }
+
+    /**
+     * A namespace on an error bdev over the image (fault injection in front of rbd) shares the image's reservation as
+     * the rbd bdev itself does: a reservation taken through one gateway fences through the other.
+     */
+    @Test
+    void anErrorBdevOverTheImageSharesItsReservation() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort()), false);
+            BdevConfig e = new BdevConfig("e0", "error", TestTarget.BLOCK_SIZE, 0);
+            e.base = "r0";
+            config[i].bdevs.add(e);
+            config[i].subsystems.get(0).namespaces.get(0).bdev = "e0";
+            start(i);
+        }
+        NvmeController a = connect(0, HOST_A);
+        NvmeController b = connect(1, HOST_B);
+        ok(a.io(0).resvRegister(1, 0, false, 0, 0, KEY_A));
+        ok(a.io(0).resvAcquire(1, 0, WRITE_EXCLUSIVE, KEY_A, 0));
+        conflict(b.io(0).write(1, 10, block(9)));
+        assertThat(kept().holder()).as("kept in the image").isEqualTo(HexFormat.of().formatHex(a.hostid()));
     }
 
     private void stopAll() {
