@@ -13,7 +13,8 @@
  * omap_cmp of the key's value as read, then omap_set; another writer in between fails it with -ECANCELED),
  * a watch of the header object whose callback calls RbdNative.headerUpdated(tag) before it acknowledges, and a
  * notify with an empty payload (librbd takes it as a header update too) that returns once every watcher has
- * acknowledged or the timeout has passed. The image's exclusive lock: rbd_lock_acquire / rbd_lock_release and
+ * acknowledged or the timeout has passed; how many watches of the header belong to other clients (a gateway serving
+ * the image watches it, and librbd does in every client that has the image open). The image's exclusive lock: rbd_lock_acquire / rbd_lock_release and
  * rbd_lock_break of the current owners (which blocklists them).
  *
  * Conventions (as in rdma-cm's nvmf4j_rdma): calls return a value or a negative errno and never throw;
@@ -32,7 +33,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal RbdNative.ABI_VERSION. */
-#define NVMF4J_RBD_ABI_VERSION 2
+#define NVMF4J_RBD_ABI_VERSION 3
 #define NATIVE_CLASS "io/nvmf4j/bdev/RbdNative"
 
 #define H2P(type, h) ((type)(uintptr_t)(h))
@@ -453,6 +454,25 @@ static jint notify_object(JNIEnv *env, jclass cls, jlong io, jstring oid, jint t
 	return rc;
 }
 
+/* Watches of the image's header held by other clients than this one: a count, or a negative errno. */
+static jint other_watchers(JNIEnv *env, jclass cls, jlong cluster, jlong img)
+{
+	rbd_image_watcher_t watchers[64];
+	size_t n = sizeof(watchers) / sizeof(watchers[0]);
+	int rc = rbd_watchers_list(H2P(rbd_image_t, img), watchers, &n);
+	if (rc == -ERANGE)
+		return (jint)n; /* more than fit: some are other clients' */
+	if (rc < 0)
+		return rc;
+	uint64_t me = rados_get_instance_id(H2P(rados_t, cluster));
+	jint others = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((uint64_t)watchers[i].id != me)
+			others++;
+	rbd_watchers_list_cleanup(watchers, n);
+	return others;
+}
+
 /* rbd_lock_acquire(EXCLUSIVE): 0, -EROFS when a peer holds it explicitly, or another negative errno. */
 static jint lock_acquire(JNIEnv *env, jclass cls, jlong img)
 {
@@ -524,6 +544,7 @@ static const JNINativeMethod methods[] = {
 	{ "watch", "(JLjava/lang/String;J)J", (void *)watch_object },
 	{ "unwatch", "(J)I", (void *)unwatch_object },
 	{ "notify", "(JLjava/lang/String;I)I", (void *)notify_object },
+	{ "otherWatchers", "(JJ)I", (void *)other_watchers },
 	{ "lockAcquire", "(J)I", (void *)lock_acquire },
 	{ "lockRelease", "(J)I", (void *)lock_release },
 	{ "lockOwned", "(J)I", (void *)lock_owned },

@@ -139,7 +139,7 @@ public final class NvmfTarget implements Engine {
             bdevs.put(b.name, watchHealth(b, BlockDevices.create(b, config.storage, bdevs::get)));
         }
         for (SubsystemConfig s : config.subsystems) {
-            target.addSubsystem(buildSubsystem(s));
+            target.addSubsystem(buildSubsystem(config, s));
         }
         for (SubsystemConfig s : config.subsystems) {
             syncExclusiveLocks(s);
@@ -245,7 +245,7 @@ public final class NvmfTarget implements Engine {
         return pollGroups.busySeconds();
     }
 
-    private Subsystem buildSubsystem(SubsystemConfig c) {
+    private Subsystem buildSubsystem(TargetConfig doc, SubsystemConfig c) {
         Subsystem s = new Subsystem(c.nqn, false, c.serial, c.model, Target.FIRMWARE, c.maxNamespaces, c.minCntlid,
             c.maxCntlid, c.allowAnyHost);
         s.hosts().addAll(c.hosts);
@@ -257,7 +257,7 @@ public final class NvmfTarget implements Engine {
             s.anaPort(l).setAll(l.anaStates);
         }
         for (NamespaceConfig n : c.namespaces) {
-            s.addNamespace(namespaceOf(n));
+            s.addNamespace(namespaceOf(doc, c, n));
         }
         return s;
     }
@@ -336,22 +336,33 @@ public final class NvmfTarget implements Engine {
         }
     }
 
-    /** The live namespace, with its kept reservation; conflict when that cannot be read (see ReservationFiles#load). */
-    private Namespace namespaceOf(NamespaceConfig n) {
+    /**
+     * The live namespace of {@code n} in subsystem {@code sc} of document {@code doc}, with its reservation as
+     * {@code reservations} says (NamespaceConfig#reservationsOrDefault): shared in the rbd image (under an error bdev
+     * too), kept by this target (in the state directory when PTPL is on), or off; conflict when a kept state cannot be
+     * read (see ReservationFiles#load).
+     */
+    private Namespace namespaceOf(TargetConfig doc, SubsystemConfig sc, NamespaceConfig n) {
         Namespace ns = new Namespace(n.nsid, bdevs.get(n.bdev), HexFormat.of().parseHex(n.nguid), uuidBytes(n.uuid),
             n.eui64 == null ? null : HexFormat.of().parseHex(n.eui64));
         ns.setHosts(n.hosts);
         ns.anaGroup(n.anaGroupOrDefault());
+        String mode = n.reservationsOrDefault(doc, sc);
+        ns.reservationsOn(!NamespaceConfig.RESERVATIONS_OFF.equals(mode));
+        BlockDevice image = ns.bdev() instanceof ErrorBdev wrapper ? wrapper.base() : ns.bdev();
         Reservation again = parked.remove(n.nguid.toLowerCase(java.util.Locale.ROOT));
         if (again != null) {
             ns.reservation(again); // removed and added again within one change: the same reservation goes on
-        } else if (ns.bdev() instanceof RbdBdev rbd) {
+        } else if (!ns.reservationsOn()) {
+            LOG.info("namespace {} of {}: no reservations (reservations {}): no state shared with the other instances"
+                + " that export it", n.nsid, sc.nqn, mode);
+        } else if (NamespaceConfig.RESERVATIONS_SHARED.equals(mode) && image instanceof RbdBdev rbd) {
             try {
                 ns.reservation(ReservationMetadata.open(rbd)); // shared with every target serving the image
             } catch (IOException e) {
                 throw ControlException.conflict("namespace " + n.nsid + ": " + e.getMessage());
             }
-        } else if (stateDir != null) {
+        } else if (stateDir != null) { // local
             Path file = ReservationFiles.fileFor(stateDir, n.nguid);
             Reservation.State kept;
             try {
@@ -581,7 +592,7 @@ public final class NvmfTarget implements Engine {
         SubsystemConfig added = next.subsystems.get(next.subsystems.size() - 1);
         List<ListenerConfig> newlyBound = bindAll(added.listeners);
         try {
-            target.addSubsystem(buildSubsystem(added));
+            target.addSubsystem(buildSubsystem(next, added));
         } catch (RuntimeException e) {
             newlyBound.forEach(this::unbindIfUnused);
             throw e;
@@ -621,7 +632,7 @@ public final class NvmfTarget implements Engine {
             }
         }
         Subsystem live = liveSubsystem(nqn);
-        live.addNamespace(namespaceOf(added));
+        live.addNamespace(namespaceOf(next, subsystemConfig(next, nqn), added));
         config = next;
         notifyNamespaceChanged(live, added.nsid);
         return added;

@@ -27,6 +27,13 @@ import java.util.function.IntConsumer;
  * {@value #ANNOUNCE_TIMEOUT_MS} ms) until every watcher acknowledged; the other targets watch it and read the
  * state again before they acknowledge, so the command completes only once they check I/O against the new state.
  *
+ * <p>Persist Through Power Loss: the state is kept in the image whatever PTPL says, because one target's restart is
+ * no power loss of a namespace the others still serve. When a target opens the namespace and no other client
+ * watches the image's header (every target serving it watches it; RbdBdev#watchedByOthers), every path was down:
+ * with PTPL off the registrations and the reservation are cleared then (Reservation#powerLoss), as a power loss
+ * clears them; with PTPL on they stay. A target that died keeps its watch until Ceph times it out
+ * ({@code osd_client_watch_timeout}, 30 s by default), so one that starts before that keeps them too.
+ *
  * <p>Notices travel with the state: the value also holds {@value #NOTICES}, the latest {@value #JOURNAL} notices
  * the changes caused ({@code {"last": n, "pages": [{"hostid", "type"}, ...]}}, oldest first, the last numbered
  * {@code n}). The target that made a change tells its own controllers; every other target, when it reads the
@@ -54,11 +61,75 @@ final class ReservationMetadata implements Reservation.Shared {
 
     /** The reservation kept in {@code bdev}'s image, read now and again whenever another target changes it. */
     static Reservation open(RbdBdev bdev) throws IOException {
+        return open(bdev, () -> { });
+    }
+
+    /**
+     * {@link #open(RbdBdev)}, running {@code betweenWatchAndRead} after the header is watched and before the state
+     * is read. Watch first, then read: a change another target makes after the read announces itself to the watch;
+     * one made before it is in what is read. A notification that arrives before the reservation exists (between
+     * the two steps, or during the read) is remembered and answered with one more read once it does.
+     */
+    static Reservation open(RbdBdev bdev, Runnable betweenWatchAndRead) throws IOException {
         ReservationMetadata m = new ReservationMetadata(bdev);
-        Reservation r = new Reservation(m);
-        m.listener = err -> r.refresh();
+        Reservation[] opened = new Reservation[1];
+        boolean[] missed = new boolean[1];
+        m.listener = err -> {
+            Reservation r;
+            synchronized (opened) {
+                r = opened[0];
+                missed[0] |= r == null;
+            }
+            if (r != null) {
+                r.refresh();
+            }
+        };
         bdev.watchHeader(m.listener);
+        Reservation r;
+        try {
+            betweenWatchAndRead.run();
+            r = new Reservation(m);
+        } catch (IOException | RuntimeException e) {
+            bdev.unwatchHeader(m.listener);
+            throw e;
+        }
+        boolean again;
+        synchronized (opened) {
+            opened[0] = r;
+            again = missed[0];
+        }
+        if (again) {
+            r.refresh();
+        }
+        clearAfterPowerLoss(bdev, r);
         return r;
+    }
+
+    /**
+     * Clears the registrations of a namespace whose PTPL is off when no other client watches the image: no target
+     * served it, so every path went down (a power loss of the namespace). Checked after this target watches and
+     * read the state, so of two targets starting together at least one sees the other's watch; a target that cannot
+     * tell (the listing fails) keeps the state.
+     */
+    private static void clearAfterPowerLoss(RbdBdev bdev, Reservation r) {
+        Reservation.State s = r.state();
+        if (s.ptpl || (s.registrants() == 0 && s.rtype == 0)) {
+            return;
+        }
+        try {
+            if (bdev.watchedByOthers()) {
+                return;
+            }
+        } catch (IOException e) {
+            LOG.warn("rbd bdev {}: cannot tell whether another target serves {}/{} ({}); its reservation stays",
+                bdev.name(), bdev.options().pool(), bdev.options().image(), e.getMessage());
+            return;
+        }
+        if (r.powerLoss()) {
+            LOG.info("rbd bdev {}: no other target serves {}/{} and PTPL is off: its {} registration(s) and"
+                + " reservation are cleared, as after a power loss", bdev.name(), bdev.options().pool(),
+                bdev.options().image(), s.registrants());
+        }
     }
 
     /** The journal of notices kept with the state: {@code pages} oldest first, the last of them numbered {@code last}. */

@@ -47,10 +47,13 @@ public interface BlockDevice extends AutoCloseable {
      */
     void flush(BdevIo io);
 
-    /** Writes zeros over [offset, offset + length). */
+    /** Writes zeros over [offset, offset + length); durable before it completes as {@link #write} says. */
     void writeZeroes(BdevIo io);
 
-    /** Deallocates [offset, offset + length): later reads return zeros (the range is freed where the medium can). */
+    /**
+     * Deallocates [offset, offset + length): later reads return zeros (the range is freed where the medium can).
+     * Durable before it completes as {@link #write} says (Write Zeroes with DEAC and FUA comes here).
+     */
     void deallocate(BdevIo io);
 
     /**

@@ -385,7 +385,7 @@ public final class FileBdev extends AbstractBdev {
             case OP_WRITE -> doWrite(io, durable, w);
             case OP_FLUSH -> doFlush();
             case OP_WRITE_ZEROES -> doWriteZeroes(io.offset(), io.length(), durable);
-            case OP_DEALLOCATE -> doDeallocate(io.offset(), io.length(), !writeCache);
+            case OP_DEALLOCATE -> doDeallocate(io.offset(), io.length(), durable);
             default -> NvmeStatus.INTERNAL_ERROR;
         };
     }

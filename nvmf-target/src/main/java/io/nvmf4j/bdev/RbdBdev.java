@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * the submitter's poll group. Nothing is allocated on the Java heap per I/O.
  *
  * <p>Durability: librbd's cache (on by default, {@code rbd_cache}) is this device's volatile write cache.
- * Flush is {@code rbd_aio_flush}; a write with FUA, or any write, Write Zeroes or Deallocate while the write
+ * Flush is {@code rbd_aio_flush}; a write, Write Zeroes or Deallocate with FUA, and any of them while the write
  * cache is turned off (Set Features 06h), is followed by an {@code rbd_aio_flush} before it completes.
  *
  * <p>Deallocate is {@code rbd_aio_discard} with {@code rbd_skip_partial_discard} off (set at connect), so a
@@ -109,6 +109,8 @@ public final class RbdBdev extends AbstractBdev {
     private final java.util.concurrent.atomic.AtomicBoolean probing = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile java.util.function.Consumer<Health> health = h -> { };
     private final java.util.concurrent.atomic.LongAdder blocklistedCount = new java.util.concurrent.atomic.LongAdder();
+    /** Flushes handed to librbd: Flush commands and those that follow a durable write, Write Zeroes or Deallocate. */
+    private final java.util.concurrent.atomic.LongAdder flushes = new java.util.concurrent.atomic.LongAdder();
     // the outstanding requests: slot -> io, op and the connection it went to; free slots on a stack; guarded by this
     private BdevIo[] ios = new BdevIo[INITIAL_SLOTS];
     private int[] ops = new int[INITIAL_SLOTS];
@@ -356,6 +358,19 @@ public final class RbdBdev extends AbstractBdev {
                 watch = w;
             }
         }
+    }
+
+    /**
+     * Whether another client watches the image's header now: another gateway serving it (or any client that has the
+     * image open; librbd watches the header of every open image). A client that died keeps its watch until Ceph
+     * times it out ({@code osd_client_watch_timeout}, 30 s by default).
+     */
+    public boolean watchedByOthers() throws java.io.IOException {
+        int n = withConn(c -> RbdNative.otherWatchers(c.cluster, c.image));
+        if (n < 0) {
+            throw ioFailure("list the watchers of", n);
+        }
+        return n > 0;
     }
 
     public void unwatchHeader(java.util.function.IntConsumer listener) {
@@ -788,12 +803,12 @@ public final class RbdBdev extends AbstractBdev {
 
     @Override
     public void writeZeroes(BdevIo io) {
-        submit(io, writeCache ? OP_WRITE_ZEROES : OP_WRITE_ZEROES | THEN_FLUSH);
+        submit(io, io.fua() || !writeCache ? OP_WRITE_ZEROES | THEN_FLUSH : OP_WRITE_ZEROES);
     }
 
     @Override
     public void deallocate(BdevIo io) {
-        submit(io, writeCache ? OP_DEALLOCATE : OP_DEALLOCATE | THEN_FLUSH);
+        submit(io, io.fua() || !writeCache ? OP_DEALLOCATE | THEN_FLUSH : OP_DEALLOCATE);
     }
 
     /** Takes a slot and hands {@code io} to librbd; a refused submission completes at once. */
@@ -823,7 +838,10 @@ public final class RbdBdev extends AbstractBdev {
         int rc = switch (kind) {
             case OP_READ -> RbdNative.aioRead(image, tag, io.offset(), io.length(), address);
             case OP_WRITE -> RbdNative.aioWrite(image, tag, io.offset(), io.length(), address);
-            case OP_FLUSH -> RbdNative.aioFlush(image, tag);
+            case OP_FLUSH -> {
+                flushes.increment();
+                yield RbdNative.aioFlush(image, tag);
+            }
             case OP_WRITE_ZEROES -> RbdNative.aioWriteZeroes(image, tag, io.offset(), io.length());
             default -> RbdNative.aioDiscard(image, tag, io.offset(), io.length());
         };
@@ -853,6 +871,7 @@ public final class RbdBdev extends AbstractBdev {
         }
         int kind = op & OP_MASK;
         if (rc >= 0 && (op & THEN_FLUSH) != 0) {
+            flushes.increment();
             int f = RbdNative.aioFlush(image, tag); // on the connection the write went to
             if (f >= 0) {
                 return; // completes when the flush does
@@ -956,6 +975,11 @@ public final class RbdBdev extends AbstractBdev {
 
     private synchronized boolean isClosed() {
         return closed;
+    }
+
+    /** Flushes this device handed to librbd (Flush, and after each durable write, Write Zeroes or Deallocate). */
+    public long flushes() {
+        return flushes.sum();
     }
 
     /** Requests in librbd now. */

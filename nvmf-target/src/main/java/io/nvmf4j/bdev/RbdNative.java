@@ -15,7 +15,7 @@ import io.nvmf4j.rdma.NativeLibraryLoader;
  */
 final class RbdNative {
     /** Must equal {@code NVMF4J_RBD_ABI_VERSION} in {@code nvmf4j_rbd.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 2;
+    static final int ABI_VERSION = 3;
     static final String NAME = "nvmf4j_rbd";
     /** Linux errno values librados and librbd return (negated). */
     static final int ENOENT = 2;
@@ -88,6 +88,11 @@ final class RbdNative {
     static native int unwatch(long watch);
     /** Notifies {@code oid}'s watchers and waits up to {@code timeoutMs} for their acks: 0 or -errno. */
     static native int notify(long ioctx, String oid, int timeoutMs);
+    /**
+     * How many watches of the image's header belong to clients other than {@code cluster} (rbd_watchers_list: the
+     * gateways serving it and librbd in every client that has it open): a count or -errno.
+     */
+    static native int otherWatchers(long cluster, long image);
     /** rbd_lock_acquire(EXCLUSIVE): 0, -EROFS when a peer holds it, -errno. */
     static native int lockAcquire(long image);
     static native int lockRelease(long image);

@@ -10,6 +10,7 @@ import io.nvmf4j.core.TransportLimits;
 import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.IdentifyController;
 import io.nvmf4j.nvme.IdentifyNamespace;
+import io.nvmf4j.nvme.IdentifyNamespaceIndependent;
 import io.nvmf4j.nvme.Layout;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
@@ -108,6 +109,8 @@ public final class AdminCommands {
             status = identifyNamespace(c.subsystem(), req.sqe.nsid(), c.hostnqn(), d);
         } else if (cns == Opcodes.CNS_ACTIVE_NS_LIST) {
             status = activeNamespaces(c.subsystem(), req.sqe.nsid(), c.hostnqn(), d);
+        } else if (cns == Opcodes.CNS_CS_INDEPENDENT_NAMESPACE) {
+            status = identifyNamespaceIndependent(c.subsystem(), req.sqe.nsid(), c.hostnqn(), d);
         } else if (cns == Opcodes.CNS_NS_DESCRIPTORS) {
             status = namespaceDescriptors(c.subsystem(), req.sqe.nsid(), c.hostnqn(), d);
         } else if (cns == Opcodes.CNS_CSI_CONTROLLER) {
@@ -171,7 +174,7 @@ public final class AdminCommands {
             d.setByte(ANATT, ANA_TRANSITION_TIME_S);
             d.setByte(ANACAP, ANACAP_ALL_STATES_FIXED_GROUP);
             d.setIntLE(ANAGRPMAX, AnaLog.GROUPS_MAX);
-            d.setIntLE(NANAGRPID, AnaLog.GROUPS_MAX);
+            d.setIntLE(NANAGRPID, Math.max(1, AnaLog.groupsFitting(limits.mdtsBytes(), s.maxNamespaces())));
             d.setIntLE(MNAN, s.maxNamespaces()); // the host sizes its ANA log buffer by MNAN
         }
     }
@@ -190,10 +193,9 @@ public final class AdminCommands {
         d.setLongLE(IdentifyNamespace.NUSE, blocks);
         d.setByte(IdentifyNamespace.NLBAF, 0);
         d.setByte(IdentifyNamespace.FLBAS, 0);
-        d.setByte(IdentifyNamespace.NMIC, 1); // shared: reachable through several controllers (paths)
+        d.setByte(IdentifyNamespace.NMIC, NMIC_SHARED);
         d.setIntLE(IdentifyNamespace.ANAGRPID, ns.anaGroup());
-        d.setByte(IdentifyNamespace.RESCAP, IdentifyNamespace.RESCAP_ALL_TYPES | IdentifyNamespace.RESCAP_IEKEY13
-            | (ns.reservation().persistenceSupported() ? IdentifyNamespace.RESCAP_PTPL : 0));
+        d.setByte(IdentifyNamespace.RESCAP, rescap(ns));
         d.setByte(IdentifyNamespace.DLFEAT, NamespaceDevices.dlfeat(ns.bdev().discardLimits()));
         d.setBytes(IdentifyNamespace.NGUID, ns.nguid());
         byte[] eui = ns.eui64();
@@ -202,6 +204,37 @@ public final class AdminCommands {
         }
         d.setByte(IdentifyNamespace.LBAF0 + 2, Integer.numberOfTrailingZeros(ns.blockSize()));
         return NvmeStatus.SUCCESS;
+    }
+
+    /**
+     * CNS 08h: the command-set independent part of CNS 00h (NMIC, RESCAP, ANAGRPID) and NSTAT ready; the same nsid
+     * rules (an inactive nsid gives zeros).
+     */
+    private static int identifyNamespaceIndependent(Subsystem s, int nsid, String hostnqn, ByteBuf d) {
+        if (nsid == 0 || Integer.compareUnsigned(nsid, s.maxNamespaces()) > 0) {
+            return NvmeStatus.INVALID_NAMESPACE;
+        }
+        Namespace ns = s.namespace(nsid, hostnqn);
+        if (ns == null) {
+            return NvmeStatus.SUCCESS;
+        }
+        d.setByte(IdentifyNamespaceIndependent.NMIC, NMIC_SHARED);
+        d.setByte(IdentifyNamespaceIndependent.RESCAP, rescap(ns));
+        d.setIntLE(IdentifyNamespaceIndependent.ANAGRPID, ns.anaGroup());
+        d.setByte(IdentifyNamespaceIndependent.NSTAT, IdentifyNamespaceIndependent.NSTAT_READY);
+        return NvmeStatus.SUCCESS;
+    }
+
+    /** NMIC bit 0: the namespace may be reached through several controllers (paths). */
+    private static final int NMIC_SHARED = 1;
+
+    /** RESCAP: the six types and IEKEY (1.3 meaning); PTPL where the state can be kept; 0 without reservations. */
+    private static int rescap(Namespace ns) {
+        if (!ns.reservationsOn()) {
+            return 0;
+        }
+        return IdentifyNamespace.RESCAP_ALL_TYPES | IdentifyNamespace.RESCAP_IEKEY13
+            | (ns.reservation().persistenceSupported() ? IdentifyNamespace.RESCAP_PTPL : 0);
     }
 
     private static int activeNamespaces(Subsystem s, int nsid, String hostnqn, ByteBuf d) {

@@ -233,8 +233,9 @@ public final class LogPages {
         }
         // the page's size is the largest the host may size its buffer by (Identify: NANAGRPID descriptors, MNAN
         // NSIDs), zero past the last descriptor: nvme-cli reads that many bytes in 4 KiB pieces at growing offsets
-        int size = AnaLog.HEADER_SIZE + AnaLog.GROUPS_MAX * AnaLog.DESCRIPTOR_SIZE
-            + (groupsOnly ? 0 : 4 * c.subsystem().maxNamespaces());
+        int mnan = c.subsystem().maxNamespaces();
+        int size = AnaLog.pageSize(Math.max(groups, AnaLog.groupsFitting(c.limits().mdtsBytes(), mnan)), mnan,
+            groupsOnly);
         ByteBuf b = zeroed(size);
         long changeCount = c.ana().changeCount();
         b.setLongLE(AnaLog.CHGCNT, changeCount);

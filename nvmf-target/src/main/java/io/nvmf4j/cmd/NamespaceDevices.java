@@ -70,16 +70,19 @@ final class NamespaceDevices {
 
     /**
      * ONCS for host {@code hostnqn}: Compare, Write Zeroes and Timestamp always; Dataset Management when the device
-     * of a namespace that host sees can deallocate (or it sees none yet, for the reason given at
-     * {@link #volatileCachePresent}).
+     * of a namespace that host sees can deallocate, Reservations when such a namespace has them (either also when
+     * it sees none yet, for the reason given at {@link #volatileCachePresent}).
      */
     static int oncs(Subsystem s, String hostnqn) {
         List<Namespace> all = s.namespaces(hostnqn);
         boolean dsm = all.isEmpty();
+        boolean reservations = all.isEmpty();
         for (Namespace ns : all) {
             dsm |= ns.bdev().discardLimits().deallocate();
+            reservations |= ns.reservationsOn();
         }
-        return ONCS_COMPARE | ONCS_WRITE_ZEROES | ONCS_RESERVATIONS | ONCS_TIMESTAMP | (dsm ? ONCS_DSM : 0);
+        return ONCS_COMPARE | ONCS_WRITE_ZEROES | ONCS_TIMESTAMP | (reservations ? ONCS_RESERVATIONS : 0)
+            | (dsm ? ONCS_DSM : 0);
     }
 
     /** DLFEAT of one namespace, as its device behaves (and as Write Zeroes routes DEAC). */

@@ -59,6 +59,10 @@ public final class ReservationCommands {
             req.errorLocation = Sqe.NSID;
             return NvmeStatus.INVALID_NAMESPACE;
         }
+        if (!ns.reservationsOn()) {
+            req.errorLocation = Sqe.OPCODE; // RESCAP 0: no state shared with the other instances that export it
+            return NvmeStatus.INVALID_OPCODE;
+        }
         int cdw10 = req.sqe.cdw10();
         req.ns = ns;
         switch (req.sqe.opcode()) {
@@ -295,6 +299,10 @@ public final class ReservationCommands {
             req.errorLocation = Sqe.NSID;
             return nsid == -1 ? NvmeStatus.INVALID_FIELD : NvmeStatus.INVALID_NAMESPACE;
         }
+        if (!ns.reservationsOn()) {
+            req.errorLocation = Sqe.NSID; // no reservations on this namespace, so nothing to persist
+            return NvmeStatus.INVALID_FIELD;
+        }
         if ((cdw11 & ~1) != 0) {
             req.errorLocation = Sqe.CDW11;
             return NvmeStatus.INVALID_FIELD;
@@ -319,6 +327,10 @@ public final class ReservationCommands {
         if (ns == null) {
             req.errorLocation = Sqe.NSID;
             return NvmeStatus.INVALID_NAMESPACE;
+        }
+        if (fid == Opcodes.FID_RESERVATION_PERSISTENCE && !ns.reservationsOn()) {
+            req.errorLocation = Sqe.NSID;
+            return NvmeStatus.INVALID_FIELD;
         }
         req.dw0 = fid == Opcodes.FID_RESERVATION_NOTIFICATION_MASK ? c.reservationNotices().mask(ns.nsid())
             : ns.reservation().state().ptpl ? 1 : 0;

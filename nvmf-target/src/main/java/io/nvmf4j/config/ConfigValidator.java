@@ -678,6 +678,7 @@ public final class ConfigValidator {
                     p.add(nat + ".anaGroup: ANA groups are java engine only (not wired to SPDK's anagrpid)");
                 }
             }
+            reservationsProblem(c, n, nat + ".reservations", p);
             String owner = "namespace " + n.nsid + " of " + s.nqn;
             identity(n.nguid, HEX32, "32 hex digits", nat + ".nguid", "nguid", owner, identities, p);
             identity(n.uuid, UUID_TEXT, "a UUID (8-4-4-4-12 hex digits)", nat + ".uuid", "uuid", owner, identities, p);
@@ -705,6 +706,63 @@ public final class ConfigValidator {
                 anaStatesProblems(c, l.anaStates, lat + ".anaStates", p);
             }
             secureChannelProblem(c, l, lat + ".secureChannel", p);
+        }
+        anaLogFits(c, s, at, p);
+    }
+
+    /**
+     * A namespace's {@code reservations}: one of {@link NamespaceConfig#RESERVATIONS}; {@code shared} only where a
+     * state every instance reads exists (an rbd image); the spdk engine keeps SPDK's own, per instance.
+     */
+    private static void reservationsProblem(TargetConfig c, NamespaceConfig n, String at, List<String> p) {
+        if (n.reservations == null) {
+            return;
+        }
+        if (!NamespaceConfig.RESERVATIONS.contains(n.reservations)) {
+            p.add(at + ": must be " + String.join(", ", NamespaceConfig.RESERVATIONS) + ", got " + n.reservations);
+        } else if (Engines.SPDK.equals(c.engine) && !NamespaceConfig.RESERVATIONS_LOCAL.equals(n.reservations)) {
+            p.add(at + ": the spdk engine keeps SPDK's own reservation in each instance: local only, got "
+                + n.reservations);
+        } else if (NamespaceConfig.RESERVATIONS_SHARED.equals(n.reservations)
+            && !NamespaceConfig.sharesState(c, n.bdev) && c.bdev(n.bdev) != null) {
+            p.add(at + ": shared keeps the reservation in an rbd image, which every instance reads; bdev '" + n.bdev
+                + "' is " + c.bdev(n.bdev).type + " (use local when this instance alone exports the namespace,"
+                + " else off)");
+        }
+    }
+
+    /**
+     * The ANA log page a host reads in one command (java engine): Identify reports as many groups (NANAGRPID) as
+     * fit in the MDTS of the listener's transport next to maxNamespaces NSIDs (AnaLog#groupsFitting; Linux turns ANA
+     * off when the page exceeds MDTS). Not even one group fitting, or fewer than the namespaces use, is refused.
+     */
+    private static void anaLogFits(TargetConfig c, SubsystemConfig s, String at, List<String> p) {
+        if (Engines.SPDK.equals(c.engine) || s.maxNamespaces < 1 || s.maxNamespaces > 1024) {
+            return;
+        }
+        Set<Integer> groups = new HashSet<>();
+        for (NamespaceConfig n : s.namespaces) {
+            if (n != null) {
+                groups.add(n.anaGroupOrDefault());
+            }
+        }
+        Set<String> checked = new HashSet<>();
+        for (ListenerConfig l : s.listeners) {
+            int mdts = l == null ? 0 : "tcp".equals(l.transport) && c.tcp != null ? c.tcp.mdtsBytes
+                : "rdma".equals(l.transport) && c.rdma != null ? c.rdma.mdtsBytes : 0;
+            if (mdts < 4096 || !checked.add(l.transport)) {
+                continue;
+            }
+            int fit = AnaLog.groupsFitting(mdts, s.maxNamespaces);
+            if (fit < 1) {
+                p.add(at + ".maxNamespaces: the ANA log page (16 bytes, 32 per ANA group, 4 per namespace) must fit"
+                    + " in " + l.transport + ".mdtsBytes " + mdts + " (a Linux host turns ANA off otherwise): at most "
+                    + (mdts - AnaLog.HEADER_SIZE - AnaLog.DESCRIPTOR_SIZE) / 4 + ", got " + s.maxNamespaces);
+            } else if (groups.size() > fit) {
+                p.add(at + ".namespaces: " + groups.size() + " ANA groups (anaGroup), but the ANA log page holds " + fit
+                    + " within " + l.transport + ".mdtsBytes " + mdts + " next to maxNamespaces " + s.maxNamespaces
+                    + " NSIDs; raise mdtsBytes or lower maxNamespaces");
+            }
         }
     }
 

@@ -28,6 +28,47 @@ public final class NamespaceConfig {
      * that listener; the group is fixed while the namespace exists.
      */
     public Integer anaGroup;
+    /**
+     * Where its persistent reservation lives, and so whether it is advertised: {@value #RESERVATIONS_SHARED} (in the
+     * rbd image, one state for every target that exports it), {@value #RESERVATIONS_LOCAL} (this instance's own; right
+     * only when no other instance exports the namespace) or {@value #RESERVATIONS_OFF} (none: Identify clears RESCAP
+     * and, when no namespace of the subsystem has any, ONCS bit 5; the reservation commands are Invalid Opcode).
+     * Absent: see {@link #reservationsOrDefault}.
+     */
+    public String reservations;
+
+    public static final String RESERVATIONS_SHARED = "shared";
+    public static final String RESERVATIONS_LOCAL = "local";
+    public static final String RESERVATIONS_OFF = "off";
+    /** The values of {@link #reservations}. */
+    public static final List<String> RESERVATIONS = List.of(RESERVATIONS_SHARED, RESERVATIONS_LOCAL, RESERVATIONS_OFF);
+
+    /**
+     * {@link #reservations}, or when absent: {@code shared} on an rbd bdev (or an error bdev over one); {@code off} in
+     * a subsystem whose cntlid range is narrowed (several instances export it, each with its own range, and this one
+     * has no state they share); else {@code local}. The spdk engine keeps SPDK's own reservation: {@code local}.
+     */
+    public String reservationsOrDefault(TargetConfig c, SubsystemConfig s) {
+        if (reservations != null) {
+            return reservations;
+        }
+        if (io.nvmf4j.engine.Engines.SPDK.equals(c.engine)) {
+            return RESERVATIONS_LOCAL;
+        }
+        if (sharesState(c, bdev)) {
+            return RESERVATIONS_SHARED;
+        }
+        return s.minCntlid != 1 || s.maxCntlid != SubsystemConfig.MAX_CNTLID ? RESERVATIONS_OFF : RESERVATIONS_LOCAL;
+    }
+
+    /** Whether bdev {@code name} is an rbd image, directly or under an error bdev: a state every target can read. */
+    public static boolean sharesState(TargetConfig c, String name) {
+        BdevConfig b = name == null ? null : c.bdev(name);
+        if (b != null && "error".equals(b.type)) {
+            b = b.base == null ? null : c.bdev(b.base);
+        }
+        return b != null && "rbd".equals(b.type);
+    }
 
     /** The ANA group, 1 when none was given. */
     public int anaGroupOrDefault() {

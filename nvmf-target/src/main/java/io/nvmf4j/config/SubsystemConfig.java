@@ -23,7 +23,9 @@ public final class SubsystemConfig {
     public List<HostKeyConfig> hostKeys = new ArrayList<>();
     public int maxNamespaces = 32;
     public int minCntlid = 1;
-    public int maxCntlid = 0xFFEF;
+    public int maxCntlid = MAX_CNTLID;
+    /** The highest cntlid of a dynamic controller (0xFFEF). */
+    public static final int MAX_CNTLID = 0xFFEF;
     public List<NamespaceConfig> namespaces = new ArrayList<>();
     public List<ListenerConfig> listeners = new ArrayList<>();
 }

@@ -50,6 +50,8 @@ public final class Namespace {
     private Reservation reservation = new Reservation(null, null);
     /** Its ANA group (ANAGRPID); set before the namespace is published. */
     private int anaGroup = 1;
+    /** Whether it has reservations (RESCAP, the reservation commands); set before the namespace is published. */
+    private boolean reservationsOn = true;
 
     /**
      * @param nguid 16 bytes
@@ -99,6 +101,19 @@ public final class Namespace {
 
     public Reservation reservation() {
         return reservation;
+    }
+
+    /**
+     * Whether the namespace has reservations: false when no state is shared with the other instances that export
+     * it (NamespaceConfig#reservations off): Identify leaves RESCAP 0 and the reservation commands are Invalid Opcode.
+     */
+    public boolean reservationsOn() {
+        return reservationsOn;
+    }
+
+    /** Turns the namespace's reservations off (or on); before it is added anywhere. */
+    public void reservationsOn(boolean on) {
+        this.reservationsOn = on;
     }
 
     /** Gives the namespace its reservation (with the state restored at start); before it is added anywhere. */

@@ -512,6 +512,21 @@ public final class Reservation {
     }
 
     /**
+     * Every path to the namespace went down (no target served it): with PTPL off its registrations and reservation
+     * are gone, as after a power loss; with PTPL on they stay. The state starts over at generation 0, as a target's
+     * own state does after a restart without PTPL. Returns whether anything was cleared.
+     */
+    public boolean powerLoss() {
+        boolean[] cleared = new boolean[1];
+        int status = run(null, () -> {
+            State s = state;
+            cleared[0] = !s.ptpl && (s.registrants() > 0 || s.rtype != 0);
+            return cleared[0] ? commit(new Draft(State.EMPTY)) : NvmeStatus.SUCCESS;
+        });
+        return status == NvmeStatus.SUCCESS && cleared[0];
+    }
+
+    /**
      * Publishes a draft: written first when PTPL is (or was) on, so a failed write changes nothing; a shared
      * state is always written, by compare-and-set against what the command read ({@link #CHANGED_MEANWHILE}
      * when another target wrote in between).

@@ -23,9 +23,24 @@ public final class AnaLog {
     /** Log Specific Field (CDW10 bits 14:8) bit 0: Return Groups Only. */
     public static final int LSP_RGO = 1 << 8;
 
-    /** The highest ANA group id, and the number of groups (ANAGRPMAX = NANAGRPID, as the Linux target). */
+    /** The highest ANA group id (ANAGRPMAX), and the most groups a page ever holds. */
     public static final int GROUPS_MAX = 128;
 
     private AnaLog() {
+    }
+
+    /**
+     * NANAGRPID: how many groups a controller with transfers of up to {@code mdtsBytes} reports for a subsystem of
+     * {@code maxNamespaces} (MNAN). A host sizes its buffer for the page as 16 + 32 x NANAGRPID + 4 x MNAN bytes and
+     * reads it in one command; Linux turns ANA off when that exceeds MDTS. So: {@link #GROUPS_MAX}, or fewer when
+     * that many do not fit; below 1 when not even one fits (the configuration validator refuses that).
+     */
+    public static int groupsFitting(int mdtsBytes, int maxNamespaces) {
+        return Math.min(GROUPS_MAX, (mdtsBytes - HEADER_SIZE - 4 * maxNamespaces) / DESCRIPTOR_SIZE);
+    }
+
+    /** The page's size as the host sizes its buffer: {@code groups} descriptors and, but with RGO, every NSID. */
+    public static int pageSize(int groups, int maxNamespaces, boolean groupsOnly) {
+        return HEADER_SIZE + groups * DESCRIPTOR_SIZE + (groupsOnly ? 0 : 4 * maxNamespaces);
     }
 }

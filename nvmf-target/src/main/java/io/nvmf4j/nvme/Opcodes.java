@@ -63,6 +63,8 @@ public final class Opcodes {
     public static final int CNS_NS_DESCRIPTORS = 0x03;
     /** I/O Command Set specific Identify Controller (CSI in cdw11 bits 31:24). */
     public static final int CNS_CSI_CONTROLLER = 0x06;
+    /** I/O Command Set Independent Identify Namespace (a Linux host of VER 2.0 asks for it before CNS 00h). */
+    public static final int CNS_CS_INDEPENDENT_NAMESPACE = 0x08;
 
     private Opcodes() {
     }

@@ -136,6 +136,21 @@ class FileBdevDurabilityTest {
         assertThat(errorLines()).isEqualTo(1);
     }
 
+    /**
+     * A Deallocate with FUA (Write Zeroes with DEAC and FUA) is durable before it completes, as a FUA write is: the
+     * sync it ends with meets the cached data the medium cannot hold, and fails.
+     */
+    @Test
+    void aFuaDeallocateIsDurableBeforeItCompletes() throws Exception {
+        FileBdev d = openFailingDisk();
+        assertThat(write(d, 0, random(BIG, 9))).as("a cached write completes").isEqualTo(NvmeStatus.SUCCESS);
+        try (TestIo z = TestIo.range(BIG, BS).withFua()) {
+            d.deallocate(z);
+            assertThat(z.await()).as("Deallocate with FUA on a medium that cannot hold the cache").isEqualTo(STICKY);
+        }
+        assertThat(d.durabilityErrors()).isEqualTo(1);
+    }
+
     /** With the write cache off (Set Features VWC = 0) every write is written through, like FUA. */
     @Test
     void withTheWriteCacheOffEveryWriteIsDurable() throws Exception {

@@ -153,6 +153,41 @@ class RbdBdevTest {
         assertThat(open(image, 4096, false).numBlocks()).as("a larger image keeps its size").isEqualTo(8192);
     }
 
+    /**
+     * FUA on Write Zeroes and Deallocate (Write Zeroes with DEAC) is honoured as on a write: each is followed by a
+     * flush of librbd's cache before it completes; without FUA, with the cache on, none is.
+     */
+    @Test
+    void writeZeroesAndDeallocateWithFuaFlush() {
+        RbdBdev d = open(newImage(), 16384, true);
+        assertThat(d.writeCacheEnabled()).isTrue();
+        long before = d.flushes();
+        assertThat(zeroRange(d, false, TestIo.range(0, 4096))).isEqualTo(NvmeStatus.SUCCESS);
+        assertThat(zeroRange(d, true, TestIo.range(4096, 4096))).isEqualTo(NvmeStatus.SUCCESS);
+        assertThat(d.flushes() - before).as("flushes after Write Zeroes and Deallocate without FUA").isZero();
+        assertThat(zeroRange(d, false, TestIo.range(8192, 4096).withFua())).isEqualTo(NvmeStatus.SUCCESS);
+        assertThat(d.flushes() - before).as("a flush after Write Zeroes with FUA").isEqualTo(1);
+        assertThat(zeroRange(d, true, TestIo.range(12288, 4096).withFua())).isEqualTo(NvmeStatus.SUCCESS);
+        assertThat(d.flushes() - before).as("a flush after Deallocate with FUA").isEqualTo(2);
+        try (TestIo io = TestIo.of(16384, random(4096, 11)).withFua()) {
+            d.write(io);
+            assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        assertThat(d.flushes() - before).as("and after a write with FUA, as before").isEqualTo(3);
+    }
+
+    /** Write Zeroes ({@code deallocate} false) or Deallocate of {@code io}'s range; its status. */
+    private static int zeroRange(RbdBdev d, boolean deallocate, TestIo io) {
+        try (io) {
+            if (deallocate) {
+                d.deallocate(io);
+            } else {
+                d.writeZeroes(io);
+            }
+            return io.await();
+        }
+    }
+
     @Test
     void manyOutstandingRequestsGrowTheTable() {
         RbdBdev d = open(newImage(), 16384, true);

@@ -174,6 +174,24 @@ class AdminTest {
         assertThat(Le.u64(ns3, 0)).as("NSZE of nsid 3").isEqualTo(TestTarget.SMALL_BLOCKS);
     }
 
+    /**
+     * CNS 08h, the I/O Command Set Independent Identify Namespace: a Linux host of VER 2.0 and later reads it instead
+     * of CNS 00h for NMIC, RESCAP, ANAGRPID and whether the namespace is ready (NSTAT), and leaves out a namespace
+     * whose CNS 08h fails or is not ready.
+     */
+    @Test
+    void commandSetIndependentIdentifyNamespace() {
+        assertThat(Le.u32(ok(admin().identify(0x01, 0, 0)), 80)).as("VER 2.0").isEqualTo(0x00020000L);
+        byte[] cns0 = ok(admin().identify(0x00, 1, 0));
+        byte[] ns = ok(admin().identify(0x08, 1, 0));
+        assertThat(Le.u8(ns, 1)).as("NMIC, as CNS 00h").isEqualTo(Le.u8(cns0, 30)).isEqualTo(1);
+        assertThat(Le.u8(ns, 2)).as("RESCAP, as CNS 00h").isEqualTo(Le.u8(cns0, 31)).isNotZero();
+        assertThat(Le.u32(ns, 4)).as("ANAGRPID, as CNS 00h").isEqualTo(Le.u32(cns0, 92)).isEqualTo(1);
+        assertThat(Le.u8(ns, 14) & 1).as("NSTAT: ready").isEqualTo(1);
+        assertThat(ok(admin().identify(0x08, 2, 0))).as("an inactive nsid: zeros").containsOnly(0);
+        assertStatus(admin().identify(0x08, 0, 0), 0, 0x0B, true);
+    }
+
     @Test
     void activeNamespaceList() {
         assertThat(nsids(ok(admin().identify(0x02, 0, 0)))).containsExactly(1, 3);

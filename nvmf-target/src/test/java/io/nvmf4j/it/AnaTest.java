@@ -121,6 +121,33 @@ class AnaTest {
         return out;
     }
 
+    /**
+     * A host sizes its ANA log buffer as 16 + 32 x NANAGRPID + 4 x MNAN bytes and reads it in one command; Linux turns
+     * ANA off when that exceeds MDTS. At 8 KiB transfers and 1024 namespaces 128 groups would need 8208 bytes: the
+     * controller reports as many groups as fit, and the page of that size reads in one command.
+     */
+    @Test
+    void theAnaLogPageFitsInOneTransfer() throws Exception {
+        target.close();
+        config.tcp.mdtsBytes = 8192;
+        config.subsystems.get(0).maxNamespaces = 1024;
+        target = NvmfTarget.start(config);
+        NvmeController c = connect(portA(), TestTarget.HOSTNQN);
+        byte[] ctrl = c.admin().identify(1, 0, 0).data();
+        int maxTransfer = 4096 << u8(ctrl, 77);
+        long nanagrpid = u32(ctrl, 348);
+        long hostBuffer = 16 + 32 * nanagrpid + 4 * u32(ctrl, 540);
+        assertThat(maxTransfer).as("MDTS").isEqualTo(8192);
+        assertThat(u32(ctrl, 344)).as("ANAGRPMAX: group ids up to 128 as before").isEqualTo(128);
+        assertThat(hostBuffer).as("the host's ANA log buffer (NANAGRPID %d) within MDTS", nanagrpid)
+            .isLessThanOrEqualTo(maxTransfer);
+        assertThat(nanagrpid).as("NANAGRPID: the groups in use fit").isGreaterThanOrEqualTo(2);
+        Completion log = c.admin().executeRead(Sqe.of(NvmeHost.OPC_GET_LOG_PAGE).nsid(0)
+            .cdw(10, LID_ANA | (1 << 15) | ((int) (hostBuffer / 4 - 1) << 16)), (int) hostBuffer);
+        assertThat(log.ok()).as("the whole page in one Get Log Page: %s", log).isTrue();
+        assertThat(groups(log.data())).extracting(g -> g[0]).containsExactly(1, 2);
+    }
+
     @Test
     void identifyReportsAna() throws Exception {
         NvmeController c = connect(portA(), TestTarget.HOSTNQN);

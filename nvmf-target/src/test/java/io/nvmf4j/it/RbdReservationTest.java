@@ -2,6 +2,7 @@ package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
 import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
@@ -225,6 +226,72 @@ class RbdReservationTest extends RbdGateways {
         ok(b.io(0).resvRelease(1, 0, WRITE_EXCLUSIVE, KEY_B));
         ok(a.io(0).write(1, 12, block(7)));
         assertThat(kept().rtype()).isZero();
+    }
+
+    /**
+     * Persist Through Power Loss on an image: one gateway's restart while the other serves keeps everything; a restart
+     * of every gateway is the namespace's power loss, which clears registrations and reservation when PTPL is off
+     * (the image's metadata too) and keeps them when it is on.
+     */
+    @Test
+    void withoutPtplARestartOfEveryGatewayClearsTheRegistrations() throws Exception {
+        start(0);
+        start(1);
+        NvmeController a = connect(0, HOST_A);
+        ok(a.io(0).resvRegister(1, 0, false, 0, 0, KEY_A));
+        ok(a.io(0).resvAcquire(1, 0, WRITE_EXCLUSIVE, KEY_A, 0));
+        disconnect(a);
+        restart(1);
+        assertThat(gw[1].reservation(TestTarget.SUBNQN, 1).registrants()).as("gateway 1 served meanwhile").hasSize(1);
+        stopAll();
+        start(0);
+        assertThat(gw[0].reservation(TestTarget.SUBNQN, 1).registrants()).as("every gateway restarted, PTPL off")
+            .isEmpty();
+        assertThat(gw[0].reservation(TestTarget.SUBNQN, 1).rtype()).isZero();
+        assertThat(kept().registrants()).as("the image's metadata").isEmpty();
+
+        a = connect(0, HOST_A);
+        ok(a.io(0).resvRegister(1, 0, false, 3, 0, KEY_A)); // CPTPL 11b: PTPL on
+        ok(a.io(0).resvAcquire(1, 0, WRITE_EXCLUSIVE, KEY_A, 0));
+        disconnect(a);
+        stopAll();
+        start(1);
+        start(0);
+        assertThat(gw[0].reservation(TestTarget.SUBNQN, 1).registrants()).as("PTPL on: kept").hasSize(1);
+        assertThat(gw[1].reservation(TestTarget.SUBNQN, 1).ptpl()).isTrue();
+        NvmeController b = connect(1, HOST_B);
+        conflict(b.io(0).write(1, 10, block(8)));
+    }
+
+    /**
+     * A namespace on an error bdev over the image (fault injection in front of rbd) shares the image's reservation as
+     * the rbd bdev itself does: a reservation taken through one gateway fences through the other.
+     */
+    @Test
+    void anErrorBdevOverTheImageSharesItsReservation() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort()), false);
+            BdevConfig e = new BdevConfig("e0", "error", TestTarget.BLOCK_SIZE, 0);
+            e.base = "r0";
+            config[i].bdevs.add(e);
+            config[i].subsystems.get(0).namespaces.get(0).bdev = "e0";
+            start(i);
+        }
+        NvmeController a = connect(0, HOST_A);
+        NvmeController b = connect(1, HOST_B);
+        ok(a.io(0).resvRegister(1, 0, false, 0, 0, KEY_A));
+        ok(a.io(0).resvAcquire(1, 0, WRITE_EXCLUSIVE, KEY_A, 0));
+        conflict(b.io(0).write(1, 10, block(9)));
+        assertThat(kept().holder()).as("kept in the image").isEqualTo(HexFormat.of().formatHex(a.hostid()));
+    }
+
+    private void stopAll() {
+        for (int i = 0; i < gw.length; i++) {
+            if (gw[i] != null) {
+                gw[i].close();
+                gw[i] = null;
+            }
+        }
     }
 
     @Test

@@ -71,6 +71,9 @@ class ApiSchemasTest {
             c.rdma.mdtsBytes = 4096; // dataBuffers x mdtsBytes must also stay below 2 GiB
         }
         Target t = target(c, key);
+        if (t.owner() instanceof NamespaceConfig n && NamespaceConfig.RESERVATIONS_SHARED.equals(value)) {
+            rbd(c.bdev(n.bdev)); // a state every instance reads: the namespace's bdev is an rbd image
+        }
         Field f = t.owner().getClass().getField(key.substring(key.indexOf('.') + 1));
         f.set(t.owner(), f.getType() == long.class ? ((Number) value).longValue()
             : f.getType() == int.class || f.getType() == Integer.class ? ((Number) value).intValue() : value);
@@ -87,6 +90,17 @@ class ApiSchemasTest {
             }
         }
         return mine;
+    }
+
+    /** Makes {@code b} an rbd bdev (its cluster is never reached: the document is only validated). */
+    private static void rbd(BdevConfig b) {
+        b.type = "rbd";
+        b.pool = "rbd";
+        b.image = "img";
+        b.cephConf = "/etc/ceph/ceph.conf";
+        b.clientName = "client.admin";
+        b.keyring = "/etc/ceph/ceph.client.admin.keyring";
+        b.path = null;
     }
 
     @Test
