@@ -250,7 +250,7 @@ rbd_scenarios() { # both gateways running
 
 rbd_part() {
   local saved=("$SVC_LOG" "${SVC_STATE:-}" "${SVC_CONFIG:-}" "${SVC_PORT:-}" "$SVC_START_TIMEOUT") t rc before
-  GW=rbd
+  GW=rbd GWT=rbd
   hdr "rbd: a Ceph cluster in the guest, two nvmf4j gateways on one RBD image, native multipath"
   C=rbd/ceph-start OUTF=$RES/rbd-ceph-start.log BAD=""
   t=$(now_us)
@@ -295,7 +295,7 @@ rbd_part() {
   [ ! -e "$RBD_CLUSTER" ] || BAD="$RBD_CLUSTER still there"
   pgrep -f "$RBD_CLUSTER/ceph.conf" > /dev/null && BAD+="${BAD:+; }Ceph daemons still running: $(pgrep -af "$RBD_CLUSTER/ceph.conf" | tr '\n' ' ')"
   verdict $rc "cluster stopped and removed"
-  GW=ana SVC_LOG=${saved[0]} SVC_START_TIMEOUT=${saved[4]}
+  GW=ana GWT=ana SVC_LOG=${saved[0]} SVC_START_TIMEOUT=${saved[4]}
   if [ -n "${saved[1]}" ]; then SVC_STATE=${saved[1]}; else unset SVC_STATE; fi
   if [ -n "${saved[2]}" ]; then SVC_CONFIG=${saved[2]}; else unset SVC_CONFIG; fi
   if [ -n "${saved[3]}" ]; then SVC_PORT=${saved[3]}; else unset SVC_PORT; fi

@@ -771,9 +771,10 @@ fi
 ANA_NQN=nqn.2026-11.io.nvmf4j:e2e-ana ANA_A_PORT=4440 ANA_B_PORT=4441 ANA_A_API=8440 ANA_B_API=8441
 ANA_IMG=$WORK/ana/shared.img ANA_BLOCKS=65536   # 256 MiB in 4 KiB blocks
 ANA_CONNECT=(--reconnect-delay=1 --ctrl-loss-tmo=600 --keep-alive-tmo=5)
-ana_config() { # instance(A|B) nvme-port api-port min-cntlid state-of-group-1 : writes $WORK/ana-<instance>.json
-  cat > "$WORK/ana-$1.json" <<JSON
-{"cores": 1, "idleStrategy": "${E2E_IDLE:-backoff}", "api": {"port": $3}, "storage": {"fileDirectories": ["$WORK/ana"]},
+ana_config() { # instance(A|B) nvme-port api-port min-cntlid state-of-group-1 [top-level members] : writes
+  # $WORK/$GWT-<instance>.json
+  cat > "$WORK/$GWT-$1.json" <<JSON
+{${6:-}"cores": 1, "idleStrategy": "${E2E_IDLE:-backoff}", "api": {"port": $3}, "storage": {"fileDirectories": ["$WORK/ana"]},
  "bdevs": [{"name": "shared0", "type": "file", "blockSize": 4096, "numBlocks": $ANA_BLOCKS, "path": "$ANA_IMG"}],
  "subsystems": [{"nqn": "$ANA_NQN", "serial": "NVMF4JANA0001", "model": "nvmf4j-e2e-ana", "allowAnyHost": true,
    "maxNamespaces": 8, "minCntlid": $4, "maxCntlid": $(($4 + 99)),
@@ -781,14 +782,15 @@ ana_config() { # instance(A|B) nvme-port api-port min-cntlid state-of-group-1 : 
                    "uuid": "6e766d66-346a-4003-d000-000000000001"}],
    "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $2, "anaStates": {"1": "$5"}}]}]}
 JSON
-  cp "$WORK/ana-$1.json" "$RES/ana-config-$1.json"
+  cp "$WORK/$GWT-$1.json" "$RES/$GWT-config-$1.json"
 }
 # The gateway helpers below drive the part named by GW: ana here, rbd in guest/rbd.sh. Its variables are
-# ${GW^^}_* (ANA_NQN, ANA_A_PORT, ANA_B_API, ANA_DEV, ...), its files $GW-* in WORK and RES.
-GW=ana
+# ${GW^^}_* (ANA_NQN, ANA_A_PORT, ANA_B_API, ANA_DEV, ...); its files are $GWT-* in WORK and RES and its checks
+# $GWT/..., GWT being GW but for the ana part's run on the spdk engine (ana-spdk).
+GW=ana GWT=ana
 gw() { local n=${GW^^}_$1; echo "${!n:-}"; }   # gw A_PORT: ANA_A_PORT (GW=ana) or RBD_A_PORT (GW=rbd)
 ana_use() { # instance : the service globals of svc_start/svc_stop/svc_alive for that instance
-  SVC_LOG=$RES/$GW-service-$1.log SVC_STATE=$WORK/$GW-state-$1 SVC_CONFIG=$WORK/$GW-$1.json
+  SVC_LOG=$RES/$GWT-service-$1.log SVC_STATE=$WORK/$GWT-state-$1 SVC_CONFIG=$WORK/$GWT-$1.json
   SVC_PORT=$(gw "${1}_PORT") SVC_PID=$(gw "${1}_PID") JPID=$(gw "${1}_JPID")
 }
 ana_keep() { # instance : keeps SVC_PID/JPID of that instance
@@ -797,7 +799,7 @@ ana_keep() { # instance : keeps SVC_PID/JPID of that instance
 ana_ctl() { # instance nvmfctl-args... : nvmfctl against that instance's API
   local i=$1; shift
   env NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS" "$REPO/bin/nvmfctl" --url "http://127.0.0.1:$(gw "${i}_API")" \
-    --state-dir "$WORK/$GW-state-$i" "$@"
+    --state-dir "$WORK/$GWT-state-$i" "$@"
 }
 ana_set() { # instance state : ANA group 1 of that instance's listener, through nvmfctl
   ana_ctl "$1" listener ana-state -n "$(gw NQN)" -a 127.0.0.1 -s "$(gw "${1}_PORT")" --group 1 --state "$2"
@@ -806,7 +808,7 @@ ana_put() { # instance state : the same through the REST API with curl, as a gat
   # start of nvmfctl takes half a minute under TCG); an rbd gateway answers once it holds the image's lock, which
   # from a dead gateway it gets after Ceph's watch timeout (30 s)
   local nqn; nqn=$(gw NQN)
-  curl -sS -m 300 -X PUT -H "Authorization: Bearer $(cat "$WORK/$GW-state-$1/api-token")" \
+  curl -sS -m 300 -X PUT -H "Authorization: Bearer $(cat "$WORK/$GWT-state-$1/api-token")" \
     -H 'Content-Type: application/json' -d "{\"state\": \"$2\"}" -w ' HTTP %{http_code}\n' \
     "http://127.0.0.1:$(gw "${1}_API")/api/v1/subsystems/${nqn//:/%3A}/listeners/tcp/127.0.0.1/$(gw "${1}_PORT")/ana/1" |
     tee /dev/stderr | grep -q ' HTTP 200$'
@@ -817,7 +819,7 @@ ana_path_state() { # ctrl : the ANA state the host holds for nsid 1 through that
 }
 ana_path_is() { [ "$(ana_path_state "$1")" = "$2" ]; }
 ana_written() { # instance : bytes written through that instance (nvmf_io_bytes_total, op=write, of its /metrics)
-  curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/$GW-state-$1/api-token" 2> /dev/null)" \
+  curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/$GWT-state-$1/api-token" 2> /dev/null)" \
     "http://127.0.0.1:$(gw "${1}_API")/metrics" 2> /dev/null |
     awk '/^nvmf_io_bytes_total\{/ && /op="write"/ {s += $NF} END {printf "%.0f", s}'
 }
@@ -835,16 +837,16 @@ ana_write_moves() { # check-name to-instance other-instance : 16 MiB written to 
 ana_scenarios() { # both instances running: paths, failover under fio verify, the way back, a live move
   local t fio_pid rc
   T=nvmf4j TR=tcp ADDR=127.0.0.1 NQN=$ANA_NQN NS_IDS=1
-  C=ana/native-multipath OUTF=$RES/cli/ana-multipath.txt BAD=""
+  C=$GWT/native-multipath OUTF=$RES/cli/$GWT-multipath.txt BAD=""
   cat /sys/module/nvme_core/parameters/multipath > "$OUTF" 2>&1
   expect "nvme_core multipath" "$(cat "$OUTF")" Y
   verdict 0 "the host kernel runs native NVMe multipath"
   [ -z "$BAD" ] || return 1
 
-  PORT=$ANA_A_PORT; connect ana/connect-A "${ANA_CONNECT[@]}" || return 1; ANA_CTRL_A=$CTRL
-  PORT=$ANA_B_PORT; connect ana/connect-B "${ANA_CONNECT[@]}" || return 1; ANA_CTRL_B=$CTRL
+  PORT=$ANA_A_PORT; connect $GWT/connect-A "${ANA_CONNECT[@]}" || return 1; ANA_CTRL_A=$CTRL
+  PORT=$ANA_B_PORT; connect $GWT/connect-B "${ANA_CONNECT[@]}" || return 1; ANA_CTRL_B=$CTRL
   ANA_DEV=${DEV[1]}
-  C=ana/two-paths OUTF=$RES/cli/ana-list-subsys.txt BAD=""
+  C=$GWT/two-paths OUTF=$RES/cli/$GWT-list-subsys.txt BAD=""
   wait_for 10 ana_path_is "$ANA_CTRL_B" non-optimized
   nvme list-subsys "$ANA_DEV" > "$OUTF" 2>&1; rc=$?
   cat "$OUTF"
@@ -854,24 +856,24 @@ ana_scenarios() { # both instances running: paths, failover under fio verify, th
   grep -q "trsvcid=$ANA_A_PORT.* optimized" "$OUTF" || BAD+="${BAD:+; }list-subsys shows no optimized path A"
   grep -q "trsvcid=$ANA_B_PORT.* non-optimized" "$OUTF" || BAD+="${BAD:+; }list-subsys shows no non-optimized path B"
   verdict $rc "$ANA_DEV: one head over $ANA_CTRL_A (optimized) and $ANA_CTRL_B (non-optimized)"
-  cli ana/ana-log nvme ana-log "/dev/$ANA_CTRL_B"; rc=$?
+  cli $GWT/ana-log nvme ana-log "/dev/$ANA_CTRL_B"; rc=$?
   grep -qi 'non-optimized' "$OUTF" || BAD="nvme ana-log of $ANA_CTRL_B shows no non-optimized group"
   verdict $rc "nvme ana-log through B: group 1 non-optimized"
-  ana_write_moves ana/io-on-optimized A B
+  ana_write_moves $GWT/io-on-optimized A B
 
   hdr "ANA: fio verify while the optimized instance A is killed (SIGKILL)"
   t=$(now_us)
   local base; base=$(ana_written A)
-  ( fio_verify ana/failover-fio-verify "$ANA_DEV" ) & fio_pid=$!
+  ( fio_verify "$GWT/failover-fio-verify" "$ANA_DEV" "${ANA_FIO_BYTES:-}" ) & fio_pid=$!
   until [ "$(ana_written A)" -gt $((${base:-0} + (8 << 20))) ] || ! kill -0 $fio_pid 2> /dev/null; do sleep 0.2; done
-  C=ana/kill-A OUTF=$RES/cli/ana-kill.txt BAD=""
+  C=$GWT/kill-A OUTF=$RES/cli/$GWT-kill.txt BAD=""
   kill -0 $fio_pid 2> /dev/null || BAD="fio ended before the kill"
   ana_use A; kill -KILL "$JPID"; wait_for 10 gone "$JPID"; wait "$SVC_PID" 2> /dev/null; SVC_PID="" JPID=""; ana_keep A
-  metric ana_kill_after_fio_start_s "$(secs_since "$t")" s
+  metric "${GWT//-/_}_kill_after_fio_start_s" "$(secs_since "$t")" s
   verdict 0 "instance A killed (SIGKILL) $(secs_since "$t")s into fio verify; path B: $(ana_path_state "$ANA_CTRL_B")"
   wait $fio_pid; rc=$?
-  grep 'ana/failover-fio-verify' "$RES/results.tsv" | tail -n 1 | grep -q PASS || rc=1
-  C=ana/failover OUTF=$RES/cli/ana-failover.txt BAD=""
+  grep "$GWT/failover-fio-verify" "$RES/results.tsv" | tail -n 1 | grep -q PASS || rc=1
+  C=$GWT/failover OUTF=$RES/cli/$GWT-failover.txt BAD=""
   { ctrl_state_of "$ANA_CTRL_A"; dmesg | tail -n 20; } > "$OUTF" 2>&1
   expect "fio verify rc" "$rc" 0
   expect_true "$ANA_CTRL_A state" "$(ctrl_state_of "$ANA_CTRL_A"), not reconnecting" \
@@ -879,53 +881,69 @@ ana_scenarios() { # both instances running: paths, failover under fio verify, th
   verdict 0 "fio verify finished with 0 errors through the non-optimized path B after A died ($(secs_since "$t")s)"
 
   hdr "ANA: B steps up (optimized), A comes back, B steps down"
-  C=ana/B-optimized OUTF=$RES/cli/ana-b-optimized.txt BAD=""
+  C=$GWT/B-optimized OUTF=$RES/cli/$GWT-b-optimized.txt BAD=""
   ana_put B optimized > "$OUTF" 2>&1; rc=$?
   wait_for 20 ana_path_is "$ANA_CTRL_B" optimized || BAD="the host still sees B as $(ana_path_state "$ANA_CTRL_B") (no ANA change event?)"
   verdict $rc "PUT .../ana/1 optimized on B; the host saw the ANA change on $ANA_CTRL_B"
-  ana_use A; svc_start ana/restart-A || return 1; ana_keep A
+  ana_use A; svc_start $GWT/restart-A || return 1; ana_keep A
   t=$(now_us)
-  C=ana/A-back OUTF=$RES/cli/ana-a-back.txt BAD=""
+  C=$GWT/A-back OUTF=$RES/cli/$GWT-a-back.txt BAD=""
   wait_for 300 eval '[ "$(ctrl_state_of "$ANA_CTRL_A")" = live ]' || BAD="$ANA_CTRL_A is $(ctrl_state_of "$ANA_CTRL_A")"
   wait_for 20 ana_path_is "$ANA_CTRL_A" optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$ANA_CTRL_A")"
   ana_put B non-optimized > "$OUTF" 2>&1; rc=$?
   wait_for 20 ana_path_is "$ANA_CTRL_B" non-optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$ANA_CTRL_B")"
   verdict $rc "$ANA_CTRL_A live and optimized again $(secs_since "$t")s after A restarted; B non-optimized"
-  ana_write_moves ana/io-back-on-A A B
+  ana_write_moves $GWT/io-back-on-A A B
 
   hdr "ANA: nvmfctl moves I/O live (A inaccessible, B optimized)"
-  C=ana/live-change OUTF=$RES/cli/ana-live-change.txt BAD=""
+  C=$GWT/live-change OUTF=$RES/cli/$GWT-live-change.txt BAD=""
   { ana_put B optimized && ana_set A inaccessible; } > "$OUTF" 2>&1; rc=$?
   wait_for 20 ana_path_is "$ANA_CTRL_A" inaccessible || BAD="path A is $(ana_path_state "$ANA_CTRL_A")"
   wait_for 20 ana_path_is "$ANA_CTRL_B" optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$ANA_CTRL_B")"
   verdict $rc "nvmfctl listener ana-state: A inaccessible (B optimized); the host sees both changes"
-  ana_write_moves ana/io-moved-to-B B A
-  { ana_put A optimized && ana_put B non-optimized; } >> "$RES/cli/ana-live-change.txt" 2>&1
-  cli ana/disconnect nvme disconnect -n "$ANA_NQN"; rc=$?
+  ana_write_moves $GWT/io-moved-to-B B A
+  { ana_put A optimized && ana_put B non-optimized; } >> "$RES/cli/$GWT-live-change.txt" 2>&1
+  cli $GWT/disconnect nvme disconnect -n "$ANA_NQN"; rc=$?
   wait_for 10 eval '[ -z "$(nvme_ns_devs "$ANA_NQN")" ]' || BAD="namespace head still present"
   verdict $rc "$(head -n 1 "$OUTF")"
 }
 
+ana_part() { # engine(java|spdk) : both instances on that engine (checks ana/... on java, ana-spdk/... on spdk)
+  local extra="" exit_ok=${SVC_EXIT_OK:-}
+  if [ "$1" = spdk ]; then
+    # both SPDK reactors on core 0 (no core locks: they share it), so the JVMs, fio and the host keep core 1; each
+    # instance's SPDK has its own hugepage files (shm_id -1: DPDK's file prefix is per process)
+    local huge=true
+    GWT=ana-spdk ANA_FIO_BYTES=$((64 << 20)) SVC_EXIT_OK=0
+    SPDK_MEM_MB=$((2 * ANA_SPDK_MEM_MB)) spdk_hugepages "$GWT/hugepages-reserve" || huge=false
+    extra="\"engine\": \"spdk\", \"spdk\": {\"coreMask\": \"0x1\", \"coreLocks\": false, "
+    extra+="\"memSizeMb\": $ANA_SPDK_MEM_MB, \"hugepages\": $huge}, "
+  fi
+  hdr "ANA on the $1 engine: two instances, one namespace, native multipath"
+  mkdir -p "$WORK/ana"; rm -f "$ANA_IMG"; truncate -s $((ANA_BLOCKS * 4096)) "$ANA_IMG"
+  ana_config A $ANA_A_PORT $ANA_A_API 1 optimized "$extra"
+  ana_config B $ANA_B_PORT $ANA_B_API 101 non-optimized "$extra"
+  ana_use A; : > "$SVC_LOG"
+  if svc_start "$GWT/start-A"; then
+    ana_keep A; ana_use B; : > "$SVC_LOG"
+    if svc_start "$GWT/start-B"; then
+      ana_keep B
+      ana_scenarios || skip "$GWT/remaining" "not run: an earlier $GWT check failed (see above)"
+      timeout 60 nvme disconnect -n "$ANA_NQN" > /dev/null 2>&1
+      ana_use B; [ -z "$SVC_PID" ] || svc_stop "$GWT/stop-B"
+    fi
+    ana_use A; [ -z "$SVC_PID" ] || svc_stop "$GWT/stop-A"
+  fi
+  GWT=ana ANA_FIO_BYTES="" SVC_EXIT_OK=$exit_ok
+}
+ANA_SPDK_MEM_MB=512   # per instance, the least the spdk engine takes
 if ! want ana; then
   unselected ana
 else
-  hdr "ANA: two nvmf4j instances, one namespace, native multipath"
   SVC_SAVED=("$SVC_LOG" "${SVC_STATE:-}" "${SVC_CONFIG:-}" "${SVC_PORT:-}" "$SVC_START_TIMEOUT")
   SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 2))   # two JVMs starting on the guest's 2 vCPUs under TCG (a loaded host: 6 min seen)
-  mkdir -p "$WORK/ana"; rm -f "$ANA_IMG"; truncate -s $((ANA_BLOCKS * 4096)) "$ANA_IMG"
-  ana_config A $ANA_A_PORT $ANA_A_API 1 optimized
-  ana_config B $ANA_B_PORT $ANA_B_API 101 non-optimized
-  ana_use A; : > "$SVC_LOG"
-  if svc_start ana/start-A; then
-    ana_keep A; ana_use B; : > "$SVC_LOG"
-    if svc_start ana/start-B; then
-      ana_keep B
-      ana_scenarios || skip ana/remaining "not run: an earlier ana check failed (see above)"
-      timeout 60 nvme disconnect -n "$ANA_NQN" > /dev/null 2>&1
-      ana_use B; [ -z "$SVC_PID" ] || svc_stop ana/stop-B
-    fi
-    ana_use A; [ -z "$SVC_PID" ] || svc_stop ana/stop-A
-  fi
+  ana_part java
+  ana_part spdk
   SVC_LOG=${SVC_SAVED[0]} SVC_START_TIMEOUT=${SVC_SAVED[4]}
   if [ -n "${SVC_SAVED[1]}" ]; then SVC_STATE=${SVC_SAVED[1]}; else unset SVC_STATE; fi
   if [ -n "${SVC_SAVED[2]}" ]; then SVC_CONFIG=${SVC_SAVED[2]}; else unset SVC_CONFIG; fi

@@ -1065,6 +1065,9 @@ static void do_create_subsystem(struct call *c)
 		what = "allowAnyHost";
 	else if ((rc = spdk_nvmf_subsystem_set_cntlid_range(s, (uint16_t)c->i2, (uint16_t)c->i3)) != 0)
 		what = "cntlid range";
+	/* every subsystem reports ANA, as the java engine's do: each listener a path with its groups' states */
+	else if ((rc = spdk_nvmf_subsystem_set_ana_reporting(s, true)) != 0)
+		what = "ANA reporting";
 	if (rc) {
 		spdk_nvmf_subsystem_destroy(s, NULL, NULL);
 		finish(c, rc, "SPDK refused the %s of subsystem %s", what, c->s1);
@@ -1359,6 +1362,7 @@ static void ns_add_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
 	if (c->has_uuid)
 		spdk_uuid_copy(&o.uuid, &c->uuid);
 	o.no_auto_visible = c->b1; /* masked: visible only to the hosts added with spdk_nvmf_ns_add_host */
+	o.anagrpid = (uint32_t)c->i2; /* SPDK's default (0) would put it in the group numbered like its nsid */
 	uint32_t nsid = spdk_nvmf_subsystem_add_ns_ext(s, c->s2, &o, sizeof(o), NULL);
 	if (nsid == 0) {
 		resume_with(s, c, -EINVAL, "SPDK refused namespace %d (bdev %s) in %s", c->i1, c->s2, c->s1);
@@ -1395,7 +1399,7 @@ static bool jbytes(JNIEnv *env, jbyteArray a, uint8_t *out, jsize len, bool *has
 }
 
 static jint JNICALL n_add_namespace(JNIEnv *env, jclass cls, jstring nqn, jint nsid, jstring bdev,
-				    jbyteArray nguid, jbyteArray uuid, jbyteArray eui64, jboolean masked)
+				    jbyteArray nguid, jbyteArray uuid, jbyteArray eui64, jboolean masked, jint anagrpid)
 {
 	(void)cls;
 	struct call *c = call_new(do_add_ns);
@@ -1412,6 +1416,7 @@ static jint JNICALL n_add_namespace(JNIEnv *env, jclass cls, jstring nqn, jint n
 	}
 	c->has_uuid = has_uuid;
 	c->i1 = nsid;
+	c->i2 = anagrpid;
 	c->b1 = masked;
 	if (run_call(env, c) != 0)
 		return 0;
@@ -1599,6 +1604,44 @@ static void do_subsystem_listener(struct call *c)
 		finish(c, rc, "SPDK could not pause subsystem %s", c->s1);
 }
 
+/*
+ * A listener's ANA group state (i1: group, i2: ANAS): SPDK changes it only while the subsystem is paused, then
+ * sends the ANA change notice to the controllers connected through that listener (those whose Async Event
+ * Configuration allows it) before the callback.
+ */
+static void ana_state_set(void *arg, int status)
+{
+	struct call *c = arg;
+	resume_with(c->subsystem, c, status, status ? "SPDK could not set ANA group %d to state %d through listener "
+		    "%s %s:%s of %s" : NULL, c->i1, c->i2, c->s3, c->s4, c->s5, c->s1);
+}
+
+static void ana_state_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	struct call *c = arg;
+	if (status) {
+		finish(c, status, "SPDK could not pause subsystem %s", c->s1);
+		return;
+	}
+	c->subsystem = s;
+	spdk_nvmf_subsystem_set_ana_state(s, &c->trid, (enum spdk_nvme_ana_state)c->i2, (uint32_t)c->i1,
+					  ana_state_set, c);
+}
+
+static void do_ana_state(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s || !fill_trid(c, NULL))
+		return;
+	if (c->i1 < 1) { /* group 0 would set every group */
+		finish(c, -EINVAL, "ANA group %d: must be 1 or more", c->i1);
+		return;
+	}
+	int rc = spdk_nvmf_subsystem_pause(s, 0, ana_state_paused, c);
+	if (rc)
+		finish(c, rc, "SPDK could not pause subsystem %s", c->s1);
+}
+
 static void referral_call(struct call *c)
 {
 	if (!fill_trid(c, SPDK_NVMF_DISCOVERY_NQN))
@@ -1613,7 +1656,7 @@ static void referral_call(struct call *c)
 }
 
 static void addr_call(JNIEnv *env, call_fn fn, jstring nqn, jstring trtype, jstring traddr, jstring trsvcid, int i1,
-		      bool secure)
+		      int i2, bool secure)
 {
 	struct call *c = call_new(fn);
 	if (!c)
@@ -1627,6 +1670,7 @@ static void addr_call(JNIEnv *env, call_fn fn, jstring nqn, jstring trtype, jstr
 		return;
 	}
 	c->i1 = i1;
+	c->i2 = i2;
 	c->b1 = secure;
 	if (run_call(env, c) == 0)
 		call_put(c);
@@ -1636,34 +1680,41 @@ static void JNICALL n_listen(JNIEnv *env, jclass cls, jstring trtype, jstring tr
 			     jboolean secure)
 {
 	(void)cls;
-	addr_call(env, do_listen, NULL, trtype, traddr, trsvcid, 0, secure);
+	addr_call(env, do_listen, NULL, trtype, traddr, trsvcid, 0, 0, secure);
 }
 
 static void JNICALL n_stop_listen(JNIEnv *env, jclass cls, jstring trtype, jstring traddr, jstring trsvcid)
 {
 	(void)cls;
-	addr_call(env, do_stop_listen, NULL, trtype, traddr, trsvcid, 0, false);
+	addr_call(env, do_stop_listen, NULL, trtype, traddr, trsvcid, 0, 0, false);
 }
 
 static void JNICALL n_add_listener(JNIEnv *env, jclass cls, jstring nqn, jstring trtype, jstring traddr,
 				   jstring trsvcid, jboolean secure)
 {
 	(void)cls;
-	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 1, secure);
+	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 1, 0, secure);
 }
 
 static void JNICALL n_remove_listener(JNIEnv *env, jclass cls, jstring nqn, jstring trtype, jstring traddr,
 				      jstring trsvcid)
 {
 	(void)cls;
-	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 0, false);
+	addr_call(env, do_subsystem_listener, nqn, trtype, traddr, trsvcid, 0, 0, false);
+}
+
+static void JNICALL n_set_ana_state(JNIEnv *env, jclass cls, jstring nqn, jstring trtype, jstring traddr,
+				    jstring trsvcid, jint group, jint anas)
+{
+	(void)cls;
+	addr_call(env, do_ana_state, nqn, trtype, traddr, trsvcid, group, anas, false);
 }
 
 static void JNICALL n_referral(JNIEnv *env, jclass cls, jboolean add, jstring trtype, jstring traddr,
 			       jstring trsvcid)
 {
 	(void)cls;
-	addr_call(env, referral_call, NULL, trtype, traddr, trsvcid, add ? 1 : 0, false);
+	addr_call(env, referral_call, NULL, trtype, traddr, trsvcid, add ? 1 : 0, 0, false);
 }
 
 /* ------------------------------------------------------------------ state and statistics */
@@ -1928,13 +1979,14 @@ static const JNINativeMethod methods[] = {
 	{"reloadPsk", "(" S S S ")V", (void *)n_reload_psk},
 	{"removeHost", "(" S S ")V", (void *)n_remove_host},
 	{"disconnectHost", "(" S S ")V", (void *)n_disconnect_host},
-	{"addNamespace", "(" S "I" S "[B[B[BZ)I", (void *)n_add_namespace},
+	{"addNamespace", "(" S "I" S "[B[B[BZI)I", (void *)n_add_namespace},
 	{"namespaceHost", "(" S "I" S "Z)V", (void *)n_namespace_host},
 	{"removeNamespace", "(" S "I)V", (void *)n_remove_namespace},
 	{"listen", "(" S S S "Z)V", (void *)n_listen},
 	{"stopListen", "(" S S S ")V", (void *)n_stop_listen},
 	{"addListener", "(" S S S S "Z)V", (void *)n_add_listener},
 	{"removeListener", "(" S S S S ")V", (void *)n_remove_listener},
+	{"setAnaState", "(" S S S S "II)V", (void *)n_set_ana_state},
 	{"referral", "(Z" S S S ")V", (void *)n_referral},
 	{"controllers", "(" S ")" S, (void *)n_controllers},
 	{"bdevStats", "()" S, (void *)n_bdev_stats},

@@ -672,11 +672,8 @@ public final class ConfigValidator {
                     }
                 }
             }
-            if (n.anaGroup != null) {
-                anaGroupProblem(String.valueOf(n.anaGroup), nat + ".anaGroup", p);
-                if (Engines.SPDK.equals(c.engine) && n.anaGroup != 1) {
-                    p.add(nat + ".anaGroup: ANA groups are java engine only (not wired to SPDK's anagrpid)");
-                }
+            if (n.anaGroup != null && !anaGroupProblem(String.valueOf(n.anaGroup), nat + ".anaGroup", p)) {
+                spdkAnaGroupProblem(c, s, n.anaGroup, nat + ".anaGroup", p);
             }
             reservationsProblem(c, n, nat + ".reservations", p);
             String owner = "namespace " + n.nsid + " of " + s.nqn;
@@ -703,7 +700,7 @@ public final class ConfigValidator {
                 p.add(lat + ": duplicate listener " + new ListenerConfig(l.transport, l.address, l.port));
             }
             if (l.anaStates != null) {
-                anaStatesProblems(c, l.anaStates, lat + ".anaStates", p);
+                anaStatesProblems(c, s, l.anaStates, lat + ".anaStates", p);
             }
             secureChannelProblem(c, l, lat + ".secureChannel", p);
         }
@@ -805,16 +802,39 @@ public final class ConfigValidator {
         }
     }
 
-    /** A listener's ANA states: group ids 1..{@link AnaLog#GROUPS_MAX} to state names. */
-    private static void anaStatesProblems(TargetConfig c, Map<String, String> states, String at, List<String> p) {
-        if (Engines.SPDK.equals(c.engine) && !states.isEmpty()) {
-            p.add(at + ": ANA states are java engine only (not wired to SPDK's listener ANA state)");
-        }
+    /**
+     * A listener's ANA states: group ids 1..{@link AnaLog#GROUPS_MAX} to state names. SPDK's listeners have three of
+     * the five states ({@code spdk_nvmf_subsystem_set_ana_state} refuses persistent loss and change).
+     */
+    private static void anaStatesProblems(TargetConfig c, SubsystemConfig s, Map<String, String> states, String at,
+                                          List<String> p) {
         states.forEach((group, state) -> {
-            if (!anaGroupProblem(group, at + "." + group, p) && AnaState.byName(state) == null) {
+            if (anaGroupProblem(group, at + "." + group, p)
+                || spdkAnaGroupProblem(c, s, Integer.parseInt(group), at + "." + group, p)) {
+                return;
+            }
+            AnaState st = AnaState.byName(state);
+            if (st == null) {
                 p.add(at + "." + group + ": must be " + AnaState.names() + ", got " + state);
+            } else if (Engines.SPDK.equals(c.engine) && st != AnaState.OPTIMIZED && st != AnaState.NON_OPTIMIZED
+                && st != AnaState.INACCESSIBLE) {
+                p.add(at + "." + group + ": " + state + " is java engine only (SPDK's listeners are optimized, "
+                    + "non-optimized or inaccessible)");
             }
         });
+    }
+
+    /**
+     * SPDK numbers a subsystem's ANA groups 1..maxNamespaces (its ANAGRPMAX and NANAGRPID are the subsystem's
+     * namespace count); reports a group above that on the spdk engine, and returns whether it did.
+     */
+    private static boolean spdkAnaGroupProblem(TargetConfig c, SubsystemConfig s, int group, String at,
+                                               List<String> p) {
+        if (Engines.SPDK.equals(c.engine) && group > s.maxNamespaces) {
+            p.add(at + ": the spdk engine numbers ANA groups 1..maxNamespaces (" + s.maxNamespaces + "), got " + group);
+            return true;
+        }
+        return false;
     }
 
     /** Reports an ANA group id that is not 1..{@link AnaLog#GROUPS_MAX}; returns whether it was bad. */

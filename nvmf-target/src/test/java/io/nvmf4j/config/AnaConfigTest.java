@@ -8,9 +8,8 @@ import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-/** The config rules of ANA: a namespace's anaGroup, a listener's anaStates, and the spdk engine's refusal. */
+/** The config rules of ANA: a namespace's anaGroup, a listener's anaStates, and what the spdk engine takes. */
 class AnaConfigTest {
     private static TargetConfig config(Integer group, Map<String, String> states) {
         TargetConfig c = new TargetConfig();
@@ -79,18 +78,31 @@ class AnaConfigTest {
         assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
     }
 
+    /**
+     * The spdk engine takes ANA groups and the states SPDK's listeners have (optimized, non-optimized, inaccessible);
+     * it refuses the two others and groups above maxNamespaces (SPDK's ANAGRPMAX), naming the field.
+     */
     @Test
-    void theSpdkEngineRefusesAnaSayingWhy() {
-        TargetConfig c = config(2, Map.of("1", "non-optimized"));
-        c.engine = Engines.SPDK;
-        String p = problems(c);
-        assertThat(p).contains("subsystems[0].namespaces[0].anaGroup: ANA groups are java engine only");
-        assertThat(p).contains("subsystems[0].listeners[0].anaStates: ANA states are java engine only");
-        TargetConfig defaults = config(1, Map.of());
-        defaults.engine = Engines.SPDK;
-        assertThat(catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(defaults)))
-            .as("group 1 and no states: nothing ANA-specific to refuse").satisfiesAnyOf(
-                e -> assertThat(e).isNull(),
-                e -> assertThat(e.problems()).noneMatch(x -> x.contains("ANA")));
+    void theSpdkEngineTakesWhatSpdkHasAndRefusesTheRestSayingWhy() {
+        TargetConfig ok = config(2, Map.of("1", "non-optimized", "2", "inaccessible", "3", "optimized"));
+        ok.engine = Engines.SPDK;
+        assertThatCode(() -> ConfigValidator.validate(ok)).doesNotThrowAnyException();
+
+        TargetConfig states = config(1, Map.of("1", "change", "2", "persistent-loss"));
+        states.engine = Engines.SPDK;
+        assertThat(problems(states)).contains("subsystems[0].listeners[0].anaStates.1: change is java engine only "
+            + "(SPDK's listeners are optimized, non-optimized or inaccessible)",
+            "subsystems[0].listeners[0].anaStates.2: persistent-loss is java engine only");
+
+        TargetConfig groups = config(33, Map.of("40", "inaccessible"));
+        groups.engine = Engines.SPDK;
+        assertThat(problems(groups)).contains(
+            "subsystems[0].namespaces[0].anaGroup: the spdk engine numbers ANA groups 1..maxNamespaces (32), got 33",
+            "subsystems[0].listeners[0].anaStates.40: the spdk engine numbers ANA groups 1..maxNamespaces (32), got 40");
+        groups.subsystems.get(0).maxNamespaces = 40;
+        assertThatCode(() -> ConfigValidator.validate(groups)).doesNotThrowAnyException();
+        groups.engine = Engines.JAVA;
+        groups.subsystems.get(0).maxNamespaces = 32;
+        assertThatCode(() -> ConfigValidator.validate(groups)).as("the java engine: 1..128").doesNotThrowAnyException();
     }
 }

@@ -9,8 +9,6 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.AnaGroupInfo;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
-import io.nvmf4j.testhost.NvmeHost;
-import io.nvmf4j.testhost.Sqe;
 import io.nvmf4j.testhost.TcpHostOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,6 +23,13 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static io.nvmf4j.it.AnaLogs.AEC_ANA_CHANGE;
+import static io.nvmf4j.it.AnaLogs.AEN_ANA_CHANGE;
+import static io.nvmf4j.it.AnaLogs.ANAS_INACCESSIBLE;
+import static io.nvmf4j.it.AnaLogs.ANAS_NON_OPTIMIZED;
+import static io.nvmf4j.it.AnaLogs.ANAS_OPTIMIZED;
+import static io.nvmf4j.it.AnaLogs.LID_ANA;
+import static io.nvmf4j.it.AnaLogs.SCT_PATH;
 import static io.nvmf4j.it.Le.u16;
 import static io.nvmf4j.it.Le.u32;
 import static io.nvmf4j.it.Le.u64;
@@ -43,15 +48,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class AnaTest {
     static final String OTHER_HOST = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-0000000000a9";
-    static final int LID_ANA = 0x0C;
     static final int FID_ASYNC_EVENT_CONFIG = 0x0B;
-    static final int AEC_ANA_CHANGE = 1 << 11;
-    /** AER dw0: notice (2), ANA change (03h), log page 0Ch. */
-    static final int AEN_ANA_CHANGE = 0x000C0302;
-    static final int SCT_PATH = 3;
-    static final int ANAS_OPTIMIZED = 1;
-    static final int ANAS_NON_OPTIMIZED = 2;
-    static final int ANAS_INACCESSIBLE = 3;
     static final int ANAS_CHANGE = 0xF;
 
     private NvmfTarget target;
@@ -95,32 +92,6 @@ class AnaTest {
         return listenerA.port;
     }
 
-    /** The whole ANA log page: header, then descriptors with their NSID lists. */
-    static byte[] anaLog(NvmeHost admin, boolean groupsOnly) {
-        Completion c = admin.executeRead(Sqe.of(NvmeHost.OPC_GET_LOG_PAGE).nsid(0)
-            .cdw(10, LID_ANA | (groupsOnly ? 1 << 8 : 0) | (1 << 15) | ((4096 / 4 - 1) << 16)), 4096);
-        assertThat(c.ok()).as("Get Log Page 0Ch: %s", c).isTrue();
-        return c.data();
-    }
-
-    /** Descriptor i's (group, state, nsids...) from a log read without RGO. */
-    static List<int[]> groups(byte[] log) {
-        List<int[]> out = new ArrayList<>();
-        int off = 16;
-        for (int i = 0; i < u16(log, 8); i++) {
-            int n = (int) u32(log, off + 4);
-            int[] g = new int[2 + n];
-            g[0] = (int) u32(log, off);
-            g[1] = u8(log, off + 16) & 0xF;
-            for (int k = 0; k < n; k++) {
-                g[2 + k] = (int) u32(log, off + 32 + 4 * k);
-            }
-            out.add(g);
-            off += 32 + 4 * n;
-        }
-        return out;
-    }
-
     /**
      * A host sizes its ANA log buffer as 16 + 32 x NANAGRPID + 4 x MNAN bytes and reads it in one command; Linux turns
      * ANA off when that exceeds MDTS. At 8 KiB transfers and 1024 namespaces 128 groups would need 8208 bytes: the
@@ -145,7 +116,7 @@ class AnaTest {
         Completion log = c.admin().executeRead(Sqe.of(NvmeHost.OPC_GET_LOG_PAGE).nsid(0)
             .cdw(10, LID_ANA | (1 << 15) | ((int) (hostBuffer / 4 - 1) << 16)), (int) hostBuffer);
         assertThat(log.ok()).as("the whole page in one Get Log Page: %s", log).isTrue();
-        assertThat(groups(log.data())).extracting(g -> g[0]).containsExactly(1, 2);
+        assertThat(AnaLogs.groups(log.data())).extracting(g -> g[0]).containsExactly(1, 2);
     }
 
     @Test
@@ -169,14 +140,14 @@ class AnaTest {
 
     @Test
     void eachListenerReportsItsOwnStates() throws Exception {
-        byte[] viaA = anaLog(connect(portA(), TestTarget.HOSTNQN).admin(), false);
+        byte[] viaA = AnaLogs.read(connect(portA(), TestTarget.HOSTNQN).admin(), false);
         assertThat(u16(viaA, 8)).as("NGRPS").isEqualTo(2);
-        assertThat(groups(viaA)).containsExactly(new int[] {1, ANAS_OPTIMIZED, 1}, new int[] {2, ANAS_NON_OPTIMIZED, 3});
-        byte[] viaB = anaLog(connect(portB, TestTarget.HOSTNQN).admin(), false);
-        assertThat(groups(viaB)).containsExactly(new int[] {1, ANAS_INACCESSIBLE, 1}, new int[] {2, ANAS_OPTIMIZED, 3});
+        assertThat(AnaLogs.groups(viaA)).containsExactly(new int[] {1, ANAS_OPTIMIZED, 1}, new int[] {2, ANAS_NON_OPTIMIZED, 3});
+        byte[] viaB = AnaLogs.read(connect(portB, TestTarget.HOSTNQN).admin(), false);
+        assertThat(AnaLogs.groups(viaB)).containsExactly(new int[] {1, ANAS_INACCESSIBLE, 1}, new int[] {2, ANAS_OPTIMIZED, 3});
         assertThat(u64(viaB, 16 + 8)).as("descriptor CHGCNT equals the header's").isEqualTo(u64(viaB, 0));
 
-        byte[] rgo = anaLog(connect(portB, TestTarget.HOSTNQN).admin(), true);
+        byte[] rgo = AnaLogs.read(connect(portB, TestTarget.HOSTNQN).admin(), true);
         assertThat(u16(rgo, 8)).isEqualTo(2);
         assertThat(u32(rgo, 16 + 4)).as("RGO: no NSIDs").isZero();
         assertThat(u32(rgo, 48)).as("RGO: the second descriptor follows the first at once").isEqualTo(2);
@@ -191,9 +162,9 @@ class AnaTest {
         masked.anaGroup = 3;
         masked.hosts = new ArrayList<>(List.of(OTHER_HOST));
         target.addNamespace(TestTarget.SUBNQN, masked);
-        assertThat(groups(anaLog(connect(portA(), TestTarget.HOSTNQN).admin(), false))).as("host without nsid 4")
+        assertThat(AnaLogs.groups(AnaLogs.read(connect(portA(), TestTarget.HOSTNQN).admin(), false))).as("host without nsid 4")
             .containsExactly(new int[] {1, ANAS_OPTIMIZED, 1}, new int[] {2, ANAS_NON_OPTIMIZED, 3});
-        assertThat(groups(anaLog(connect(portA(), OTHER_HOST).admin(), false))).as("the host nsid 4 is shown to")
+        assertThat(AnaLogs.groups(AnaLogs.read(connect(portA(), OTHER_HOST).admin(), false))).as("the host nsid 4 is shown to")
             .containsExactly(new int[] {1, ANAS_OPTIMIZED, 1}, new int[] {2, ANAS_NON_OPTIMIZED, 3},
                 new int[] {3, ANAS_OPTIMIZED, 4});
     }
@@ -228,7 +199,7 @@ class AnaTest {
         NvmeController b = connect(portB, TestTarget.HOSTNQN);
         assertThat(a.admin().setFeatures(FID_ASYNC_EVENT_CONFIG, AEC_ANA_CHANGE).ok()).isTrue();
         assertThat(b.admin().setFeatures(FID_ASYNC_EVENT_CONFIG, AEC_ANA_CHANGE).ok()).isTrue();
-        long before = u64(anaLog(a.admin(), false), 0);
+        long before = u64(AnaLogs.read(a.admin(), false), 0);
         CompletableFuture<Completion> aerA = a.admin().asyncEventRequest();
         CompletableFuture<Completion> aerB = b.admin().asyncEventRequest();
 
@@ -236,9 +207,9 @@ class AnaTest {
         Completion event = aerA.get(10, TimeUnit.SECONDS);
         assertThat(event.ok()).isTrue();
         assertThat(event.dw0()).as("notice, ANA change, log page 0Ch").isEqualTo(AEN_ANA_CHANGE);
-        byte[] log = anaLog(a.admin(), false); // RAE set: the event stays masked
+        byte[] log = AnaLogs.read(a.admin(), false); // RAE set: the event stays masked
         assertThat(u64(log, 0)).as("change count").isGreaterThan(before);
-        assertThat(groups(log).get(0)).containsExactly(1, ANAS_CHANGE, 1);
+        assertThat(AnaLogs.groups(log).get(0)).containsExactly(1, ANAS_CHANGE, 1);
         TestTarget.settleAdmin(b.admin());
         assertThat(aerB).as("listener B's states did not change").isNotDone();
 
@@ -250,7 +221,7 @@ class AnaTest {
         target.setAnaState(TestTarget.SUBNQN, listenerA, 1, "optimized");
         assertThat(next.get(10, TimeUnit.SECONDS).dw0()).as("unmasked: the next change is reported")
             .isEqualTo(AEN_ANA_CHANGE);
-        assertThat(groups(anaLog(a.admin(), false)).get(0)).containsExactly(1, ANAS_OPTIMIZED, 1);
+        assertThat(AnaLogs.groups(AnaLogs.read(a.admin(), false)).get(0)).containsExactly(1, ANAS_OPTIMIZED, 1);
 
         CompletableFuture<Completion> quiet = a.admin().asyncEventRequest();
         target.setAnaState(TestTarget.SUBNQN, listenerA, 1, "optimized");
@@ -266,7 +237,7 @@ class AnaTest {
         target.setAnaState(TestTarget.SUBNQN, listenerA, 2, "inaccessible");
         TestTarget.settleAdmin(a.admin());
         assertThat(aer).as("Async Event Configuration bit 11 clear").isNotDone();
-        assertThat(groups(anaLog(a.admin(), false)).get(1)).containsExactly(2, ANAS_INACCESSIBLE, 3);
+        assertThat(AnaLogs.groups(AnaLogs.read(a.admin(), false)).get(1)).containsExactly(2, ANAS_INACCESSIBLE, 3);
     }
 
     @Test
@@ -282,7 +253,7 @@ class AnaTest {
         target.close();
         target = NvmfTarget.start(saved);
         portB = target.listeners().get(listenerB).getPort();
-        assertThat(groups(anaLog(connect(portB, TestTarget.HOSTNQN).admin(), false))).containsExactly(
+        assertThat(AnaLogs.groups(AnaLogs.read(connect(portB, TestTarget.HOSTNQN).admin(), false))).containsExactly(
             new int[] {1, ANAS_OPTIMIZED, 1}, new int[] {2, ANAS_NON_OPTIMIZED, 3});
     }
 

@@ -126,7 +126,7 @@ class RbdExclusiveLockTest extends RbdGateways {
         RbdBdev bdev0 = (RbdBdev) gw[0].bdev("r0");
         NvmeController a = connect(0, ReservationTest.HOST_A);
         NvmeController b = connect(1, ReservationTest.HOST_B);
-        ok(a.admin().setFeatures(AnaTest.FID_ASYNC_EVENT_CONFIG, AnaTest.AEC_ANA_CHANGE));
+        ok(a.admin().setFeatures(AnaTest.FID_ASYNC_EVENT_CONFIG, AnaLogs.AEC_ANA_CHANGE));
         ok(a.io(0).write(1, 40, block(9)));
         long reconnected = RbdBdev.reconnectedTotal();
         java.util.concurrent.CompletableFuture<Completion> aen = a.admin().asyncEventRequest();
@@ -140,7 +140,7 @@ class RbdExclusiveLockTest extends RbdGateways {
 
         // gateway 1 notices, is fenced (its ANA group inaccessible), reconnects as a new client by itself
         assertThat(aen.get(60, TimeUnit.SECONDS).dw0()).as("ANA change event on gateway 1's controller")
-            .isEqualTo(AnaTest.AEN_ANA_CHANGE);
+            .isEqualTo(AnaLogs.AEN_ANA_CHANGE);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (RbdBdev.reconnectedTotal() == reconnected && System.nanoTime() < deadline) {
             Thread.sleep(100);
@@ -151,8 +151,8 @@ class RbdExclusiveLockTest extends RbdGateways {
         assertThat(RbdBdev.blocklistedTotal()).isGreaterThanOrEqualTo(1);
         // it serves again, as a non-optimized path: the lock stays gateway 2's (it does not take it back by itself)
         assertThat(gw[0].anaGroups(TestTarget.SUBNQN, listener[0]).get(0).state()).isEqualTo("non-optimized");
-        assertThat(AnaTest.groups(AnaTest.anaLog(a.admin(), false)).get(0)).as("the ANA log through gateway 1")
-            .containsExactly(1, AnaTest.ANAS_NON_OPTIMIZED, 1);
+        assertThat(AnaLogs.groups(AnaLogs.read(a.admin(), false)).get(0)).as("the ANA log through gateway 1")
+            .containsExactly(1, AnaLogs.ANAS_NON_OPTIMIZED, 1);
         Completion read = a.io(0).read(1, 40, 2);
         ok(read);
         assertThat(read.data()).as("gateway 1 reads through its new client what both wrote")

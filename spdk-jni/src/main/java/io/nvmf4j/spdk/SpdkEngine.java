@@ -16,6 +16,7 @@ import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.Namespace;
+import io.nvmf4j.engine.AnaGroupInfo;
 import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
@@ -23,6 +24,7 @@ import io.nvmf4j.engine.EngineUnavailableException;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.engine.SubsystemStats;
+import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.transport.BindFailures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -328,8 +330,20 @@ public final class SpdkEngine implements Engine {
             if (bind(l)) {
                 SpdkNative.addListener(s.nqn, trtype(l.transport), l.address, Integer.toString(bound.get(l).getPort()),
                     secure(l));
+                setAnaStates(s.nqn, l);
             }
         }
+    }
+
+    /** Gives SPDK's listener {@code l} of {@code nqn} the states of its {@code anaStates} (SPDK starts it optimized). */
+    private void setAnaStates(String nqn, ListenerConfig l) {
+        if (l.anaStates != null) {
+            l.anaStates.forEach((group, state) -> setAnaState(nqn, l, Integer.parseInt(group), AnaState.byName(state)));
+        }
+    }
+
+    private void setAnaState(String nqn, ListenerConfig l, int group, AnaState state) {
+        SpdkNative.setAnaState(nqn, trtype(l.transport), l.address, port(l), group, state.anas());
     }
 
     /** Whether {@code l} takes TLS only (SPDK's ssl socket); {@code optional} is refused by the validator. */
@@ -462,7 +476,7 @@ public final class SpdkEngine implements Engine {
             }
         }
         SpdkNative.addNamespace(nqn, n.nsid, n.bdev, n.nguid == null ? null : hex.parseHex(n.nguid), uuid,
-            n.eui64 == null ? null : hex.parseHex(n.eui64), n.hosts != null);
+            n.eui64 == null ? null : hex.parseHex(n.eui64), n.hosts != null, n.anaGroupOrDefault());
         if (n.hosts != null) {
             for (String h : n.hosts) {
                 SpdkNative.namespaceHost(nqn, n.nsid, h, true);
@@ -886,11 +900,21 @@ public final class SpdkEngine implements Engine {
         }
         TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).listeners.add(l));
         boolean wasBound = bound.containsKey(l) || failed.containsKey(l);
+        boolean added = false;
         try {
             if (bind(l)) {
                 SpdkNative.addListener(nqn, trtype(l.transport), l.address, port(l), secure(l));
+                added = true;
+                setAnaStates(nqn, ConfigDocument.listener(ConfigDocument.subsystem(next, nqn), l));
             }
         } catch (SpdkException | ControlException e) {
+            if (added) {
+                try {
+                    SpdkNative.removeListener(nqn, trtype(l.transport), l.address, port(l));
+                } catch (SpdkException again) {
+                    e.addSuppressed(again);
+                }
+            }
             if (!wasBound) {
                 unbind(l);
             }
@@ -916,6 +940,36 @@ public final class SpdkEngine implements Engine {
         }
         sc.listeners.remove(l);
         unbindIfUnused(l);
+    }
+
+    /** The groups of {@code nqn} through {@code l}; the document holds each listener's states as SPDK has them. */
+    @Override
+    public synchronized List<AnaGroupInfo> anaGroups(String nqn, ListenerConfig l) {
+        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+        ListenerConfig configured = ConfigDocument.listener(sc, l);
+        return AnaGroupInfo.of(sc, l, g -> configured.anaStates == null ? AnaState.OPTIMIZED.configName()
+            : configured.anaStates.getOrDefault(Integer.toString(g), AnaState.OPTIMIZED.configName()));
+    }
+
+    /**
+     * Sets group {@code group}'s state through {@code l} in SPDK ({@code spdk_nvmf_subsystem_set_ana_state}, which
+     * sends the hosts connected through it the ANA change event) and in the listener's {@code anaStates}. A listener
+     * that does not serve (an rdma listener without a device) keeps the state for when it does.
+     */
+    @Override
+    public synchronized void setAnaState(String nqn, ListenerConfig l, int group, String state) {
+        ConfigDocument.listener(ConfigDocument.subsystem(config, nqn), l);
+        TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.putAnaState(
+            ConfigDocument.listener(ConfigDocument.subsystem(c, nqn), l), group, state));
+        if (bound.containsKey(l)) {
+            try {
+                setAnaState(nqn, l, group, AnaState.byName(state));
+            } catch (SpdkException e) {
+                throw mapped(e);
+            }
+        }
+        LOG.info("subsystem {}: ANA group {} is {} through listener {}", nqn, group, state, l);
+        config = next;
     }
 
     @Override

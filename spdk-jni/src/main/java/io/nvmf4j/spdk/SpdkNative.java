@@ -139,9 +139,12 @@ final class SpdkNative {
 
     static native void disconnectHost(String nqn, String hostnqn);
 
-    /** Pauses the subsystem, adds the namespace, resumes (hosts get the changed-namespace AEN); the nsid. */
+    /**
+     * Pauses the subsystem, adds the namespace in ANA group {@code anaGroup} (1..maxNamespaces), resumes (hosts get
+     * the changed-namespace AEN); the nsid.
+     */
     static native int addNamespace(String nqn, int nsid, String bdev, byte[] nguid, byte[] uuid, byte[] eui64,
-                                   boolean masked);
+                                   boolean masked, int anaGroup);
 
     /**
      * Makes masked namespace {@code nsid} visible ({@code visible}) or not to {@code hostnqn}
@@ -165,6 +168,13 @@ final class SpdkNative {
 
     /** Removes a listener from a subsystem and disconnects the hosts connected through it. */
     static native void removeListener(String nqn, String trtype, String traddr, String trsvcid);
+
+    /**
+     * Sets ANA group {@code group}'s state through a listener of subsystem {@code nqn} to {@code anas} (the ANA log's
+     * state value: 1 optimized, 2 non-optimized, 3 inaccessible; SPDK has no other) with the subsystem paused; SPDK
+     * sends the hosts connected through that listener the ANA change event when it changed.
+     */
+    static native void setAnaState(String nqn, String trtype, String traddr, String trsvcid, int group, int anas);
 
     static native void referral(boolean add, String trtype, String traddr, String trsvcid);
 

@@ -9,11 +9,14 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.AnaGroupInfo;
+import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.engine.SubsystemStats;
 import ch.qos.logback.classic.spi.ILoggingEvent;
+import io.nvmf4j.it.AnaLogs;
 import io.nvmf4j.it.Le;
 import io.nvmf4j.it.LogCapture;
 import io.nvmf4j.it.TestTarget;
@@ -37,6 +40,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -493,6 +497,93 @@ abstract class EngineContract {
             engine().removeBdev("aen0");
         }
         assertThat(engine().configSnapshot().bdev("aen0")).isNull();
+    }
+
+    // ------------------------------------------------------------------ ANA
+
+    /**
+     * ANA, as the two-gateway setup uses it: a subsystem on two listeners (two paths), namespace 1 in group 1 and
+     * namespace 2 in group 2; path A has group 2 non-optimized, path B group 1 inaccessible. Each path's ANA log
+     * (0Ch) gives its own states, I/O through an inaccessible path fails with the path status (no DNR: the host
+     * fails over), and a live state change raises the ANA change event on that path only.
+     */
+    @Test
+    void anaStatesPerListenerWithLiveChangesEventsAndPathStatus() throws Exception {
+        String nqn = "nqn.2024-01.io.nvmf4j:contract-ana";
+        engine().addBdev(new BdevConfig("ana1", "malloc", 512, 2048));
+        engine().addBdev(new BdevConfig("ana2", "malloc", 512, 2048));
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = nqn;
+        s.allowAnyHost = true;
+        s.namespaces.add(new NamespaceConfig(1, "ana1"));
+        NamespaceConfig second = new NamespaceConfig(2, "ana2");
+        second.anaGroup = 2;
+        s.namespaces.add(second);
+        ListenerConfig pathA = new ListenerConfig("tcp", "127.0.0.4", 0);
+        pathA.anaStates = new LinkedHashMap<>(Map.of("2", "non-optimized"));
+        ListenerConfig pathB = new ListenerConfig("tcp", "127.0.0.5", 0);
+        pathB.anaStates = new LinkedHashMap<>(Map.of("1", "inaccessible"));
+        s.listeners.add(pathA);
+        s.listeners.add(pathB);
+        engine().addSubsystem(s);
+        try (NvmeController a = NvmeController.open("127.0.0.4", target.port(pathA), nqn, TestTarget.HOSTNQN,
+                 TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT);
+             NvmeController b = NvmeController.open("127.0.0.5", target.port(pathB), nqn, TestTarget.HOSTNQN,
+                 TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+            byte[] id = ok(a.admin().identify(0x01, 0, 0));
+            assertThat(Le.u8(id, 76) & 0x8).as("CMIC bit 3: ANA reporting").isEqualTo(0x8);
+            assertThat(Le.u32(id, 92) & AnaLogs.AEC_ANA_CHANGE).as("OAES: ANA change notices").isNotZero();
+            assertThat(Le.u32(ok(a.admin().identify(0x00, 2, 0)), 92)).as("ANAGRPID of nsid 2").isEqualTo(2);
+            assertThat(AnaLogs.groups(AnaLogs.read(a.admin(), false))).as("through A").containsExactly(
+                new int[] {1, AnaLogs.ANAS_OPTIMIZED, 1}, new int[] {2, AnaLogs.ANAS_NON_OPTIMIZED, 2});
+            assertThat(AnaLogs.groups(AnaLogs.read(b.admin(), false))).as("through B").containsExactly(
+                new int[] {1, AnaLogs.ANAS_INACCESSIBLE, 1}, new int[] {2, AnaLogs.ANAS_OPTIMIZED, 2});
+
+            byte[] data = Le.random(4096, 61);
+            assertThat(a.io(0).write(1, 10, data).ok()).as("optimized through A").isTrue();
+            assertThat(a.io(0).read(2, 10, 8).ok()).as("non-optimized serves I/O").isTrue();
+            assertPathStatus(b.io(0).read(1, 10, 8), "read of group 1 through B");
+            assertPathStatus(b.io(0).write(1, 10, data), "write of group 1 through B");
+            assertThat(b.io(0).read(2, 10, 8).ok()).as("group 2 through B").isTrue();
+
+            assertThat(a.admin().setFeatures(FID_ASYNC_EVENT_CONFIG, AnaLogs.AEC_ANA_CHANGE).ok()).isTrue();
+            assertThat(b.admin().setFeatures(FID_ASYNC_EVENT_CONFIG, AnaLogs.AEC_ANA_CHANGE).ok()).isTrue();
+            CompletableFuture<Completion> aerA = a.admin().asyncEventRequest();
+            CompletableFuture<Completion> aerB = b.admin().asyncEventRequest();
+            engine().setAnaState(nqn, pathA, 1, "inaccessible");
+            Completion event = aerA.get(10, TimeUnit.SECONDS);
+            assertThat(event.dw0()).as("notice, ANA change, log page 0Ch: %s", event).isEqualTo(AnaLogs.AEN_ANA_CHANGE);
+            assertThat(AnaLogs.groups(AnaLogs.read(a.admin(), false)).get(0)).as("group 1 through A")
+                .containsExactly(1, AnaLogs.ANAS_INACCESSIBLE, 1);
+            assertPathStatus(a.io(0).read(1, 10, 8), "read of group 1 through A, now inaccessible");
+            TestTarget.settleAdmin(b.admin());
+            assertThat(aerB).as("B's states did not change").isNotDone();
+
+            engine().setAnaState(nqn, pathB, 1, "optimized");
+            assertThat(aerB.get(10, TimeUnit.SECONDS).dw0()).as("B: ANA change").isEqualTo(AnaLogs.AEN_ANA_CHANGE);
+            assertThat(ok(b.io(0).read(1, 10, 8))).as("B took group 1 over: the data written through A")
+                .isEqualTo(data);
+            assertThat(engine().anaGroups(nqn, pathB)).containsExactly(
+                new AnaGroupInfo(1, "optimized", List.of(1)), new AnaGroupInfo(2, "optimized", List.of(2)));
+            SubsystemConfig saved = ConfigDocument.subsystem(engine().configSnapshot(), nqn);
+            assertThat(saved.listeners.get(0).anaStates).as("A's states in the document")
+                .containsExactlyInAnyOrderEntriesOf(Map.of("1", "inaccessible", "2", "non-optimized"));
+            assertThat(saved.listeners.get(1).anaStates).as("B: all optimized, the default, left out").isNull();
+            assertKind(() -> engine().setAnaState(nqn, pathA, 0, "optimized"), ControlException.Kind.INVALID);
+            assertKind(() -> engine().setAnaState(nqn, new ListenerConfig("tcp", "127.0.0.6", 1), 1, "optimized"),
+                ControlException.Kind.NOT_FOUND);
+            assertThat(a.io(0).read(2, 10, 8).ok()).as("the connection carries on").isTrue();
+        } finally {
+            engine().removeSubsystem(nqn);
+            engine().removeBdev("ana1");
+            engine().removeBdev("ana2");
+        }
+    }
+
+    static void assertPathStatus(Completion c, String what) {
+        assertThat(c.sct()).as("SCT of the %s: %s", what, c).isEqualTo(AnaLogs.SCT_PATH);
+        assertThat(c.sc()).as("SC of the %s: ANA inaccessible", what).isEqualTo(AnaLogs.SC_ANA_INACCESSIBLE);
+        assertThat(c.dnr()).as("DNR of the %s: clear, the host retries another path", what).isFalse();
     }
 
     // ------------------------------------------------------------------ listeners

@@ -234,12 +234,12 @@ final class ApiContract {
         new Op("GET", LISTENERS + "/:transport/:address/:port/ana", "listAnaStates",
             "ANA groups and their states through a listener")
             .describe("Every group a namespace is in (or the listener names a state for), ascending. Each listener "
-                + "is a path; hosts connected through it read these states in the ANA log page (0Ch). java engine "
-                + "only (spdk: 400).")
+                + "is a path; hosts connected through it read these states in the ANA log page (0Ch).")
             .ok(200, new Many(Views.AnaGroup.class)),
         new Op("PUT", LISTENERS + "/:transport/:address/:port/ana/:group", "setAnaState",
             "Set an ANA group's state through a listener")
-            .describe("optimized, non-optimized, inaccessible, persistent-loss or change; kept in the listener's "
+            .describe("optimized, non-optimized, inaccessible, persistent-loss or change (spdk engine: the first three); kept "
+                + "in the listener's "
                 + "anaStates. Hosts connected through the listener get the ANA change event (AEN, log page 0Ch); "
                 + "I/O through it to an inaccessible, persistent-loss or change group fails with the ANA path "
                 + "status, so multipath hosts use another path. 400 for a group no namespace is in or a bad state.")
