@@ -63,10 +63,13 @@ final class TestIo implements BdevIo, AutoCloseable {
         return this;
     }
 
-    /** Writes {@code data} at byte {@code offset} and returns the completion status. */
+    /**
+     * Writes {@code data} at byte {@code offset} and returns the completion status (a file bdev on the io_uring path
+     * is called from its poll group: {@link IoPath#on}).
+     */
     static int write(BlockDevice d, long offset, byte[] data) {
         try (TestIo io = of(offset, data)) {
-            d.write(io);
+            IoPath.on(d).write(io);
             return io.await();
         }
     }
@@ -75,7 +78,7 @@ final class TestIo implements BdevIo, AutoCloseable {
     static byte[] read(BlockDevice d, long offset, int length) {
         try (TestIo io = of(offset, length)) {
             io.buffer().setBytes(0, filler(length));
-            d.read(io);
+            IoPath.on(d).read(io);
             int status = io.await();
             if (status != 0) {
                 throw new AssertionError("read of " + length + " bytes at " + offset + ": status 0x"

@@ -68,6 +68,7 @@ final class ApiSchemas {
         ENUMS.put(key(ReferralConfig.class, "transport"), transports);
         ENUMS.put(key(BdevConfig.class, "type"), List.of("malloc", "null", "file", "rbd", "error"));
         ENUMS.put(key(BdevConfig.class, "blockSize"), List.of(512, 4096));
+        ENUMS.put(key(BdevConfig.class, "ioEngine"), BdevConfig.IO_ENGINES);
 
         BOUNDS.put(key(TargetConfig.class, "cores"), Bound.of(1, 256));
         for (Class<?> t : List.of(TcpTransportConfig.class, RdmaTransportConfig.class)) {
