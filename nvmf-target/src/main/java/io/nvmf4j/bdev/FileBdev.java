@@ -356,6 +356,11 @@ public final class FileBdev extends AbstractBdev {
         return FileNative.allocatedBytes(fd);
     }
 
+    /** Null where the poll groups can have io_uring rings, else why not (probed once per process). */
+    public static String ioUringUnavailabilityCause() {
+        return FileRing.unavailabilityCause();
+    }
+
     /** The I/O path chosen at creation: {@code io_uring} or {@code threads}. */
     public String ioEngine() {
         return ring ? BdevConfig.IO_ENGINE_URING : BdevConfig.IO_ENGINE_THREADS;

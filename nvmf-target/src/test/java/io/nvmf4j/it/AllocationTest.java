@@ -98,6 +98,47 @@ class AllocationTest {
     }
 
     /**
+     * Namespace 1 on a file bdev in a file under {@code target/} (a real disk file system), on the io_uring path:
+     * the poll group writes each read and write into its own ring and reaps the completion itself. Neither the
+     * poll groups nor the bdev's worker threads (counted too: anything the ring hands on) allocate per I/O.
+     */
+    @Test
+    void fileBdevOnTheRingDoesNotAllocatePerIo() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.nvmf4j.bdev.FileBdev.ioUringUnavailabilityCause() == null,
+            () -> "io_uring is unavailable here: " + io.nvmf4j.bdev.FileBdev.ioUringUnavailabilityCause());
+        java.nio.file.Path base = java.nio.file.Path.of("target", "test-files").toAbsolutePath();
+        java.nio.file.Files.createDirectories(base);
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(base, "alloc-file-");
+        java.nio.file.Path file = dir.resolve("ns1.img");
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> log =
+            new ch.qos.logback.core.read.ListAppender<>();
+        log.start();
+        ch.qos.logback.classic.Logger ringLog =
+            (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("io.nvmf4j.bdev.FileRing");
+        ringLog.addAppender(log);
+        byte[] small = Le.random(4096, 6);
+        byte[] large = Le.random(16384, 7);
+        try {
+            Consumer<TargetConfig> onFile = c -> {
+                BdevConfig b = new BdevConfig("m0", "file", TestTarget.BLOCK_SIZE, TestTarget.NUM_BLOCKS);
+                b.path = file.toString();
+                b.ioEngine = BdevConfig.IO_ENGINE_URING;
+                c.storage = io.nvmf4j.config.StorageConfig.directories(dir.toString());
+                c.bdevs.set(0, b);
+            };
+            measure("file bdev on io_uring, QD 4, in-capsule and R2T", onFile, new String[] {"nvmf4j-poll", "bdev-m0"},
+                io -> runBatch(io, small, large, 3000), io -> runBatch(io, small, large, 5000));
+            assertThat(log.list).as("a poll group made its io_uring ring").anyMatch(e ->
+                e.getFormattedMessage().contains("io_uring ring with"));
+        } finally {
+            ringLog.detachAppender(log);
+            try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    /**
      * Over NVMe/TCP TLS (Bouncy Castle's client through {@link io.nvmf4j.testhost.TlsRelay}, a SHA-256 PSK), 4 KiB
      * writes and reads at QD 1: each I/O is one TLS record in (the command capsule, with the write's data in it) and
      * one out (the response, with the read's data), and the record layer allocates per record: Bouncy Castle seals
