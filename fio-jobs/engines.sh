@@ -809,15 +809,20 @@ AWK_MEDIAN='
       for (i = 2; i <= n; i++) { x = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
       return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
     }'
+# per_io_awk PROGRAM FILE: awk over raw.tsv, whose IOPS it keeps in iops[round, target, row], then PROGRAM over FILE
+# (its header line skipped), with the rows, targets and their labels (rows, targets, labels) and med() at hand
+per_io_awk() {
+  awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
+      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" "$AWK_MEDIAN"'
+    FNR == 1 { f++; next }
+    f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }'"$1" "$OUT/raw.tsv" "$2"
+}
 # syscall_table: from syscalls.tsv and raw.tsv, per row and target the median over the rounds of each side's
 # system calls per I/O (count / (IOPS x seconds counted)): all, epoll_wait+epoll_pwait, read+readv+recvfrom+
 # recvmsg, write+writev+sendto+sendmsg
 syscall_table() {
-  awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
-      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" "$AWK_MEDIAN"'
+  per_io_awk '
     function med2(k,   x) { x = med(k); return x == "-" ? x : sprintf("%.2f", x) }
-    FNR == 1 { f++; next }
-    f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }
     {
       io = iops[$1 SUBSEP $2 SUBSEP $3] * $7; if (io <= 0) next
       g = $5 == "all" ? "all" : $5 ~ /^epoll/ ? "poll" : $5 ~ /^(read|readv|recvfrom|recvmsg)$/ ? "rd" : "wr"
@@ -835,15 +840,12 @@ syscall_table() {
           med2(b "target" SUBSEP "all"), med2(b "target" SUBSEP "poll"), med2(b "target" SUBSEP "rd"), med2(b "target" SUBSEP "wr"),
           med2(b "host" SUBSEP "all"), med2(b "host" SUBSEP "poll"), med2(b "host" SUBSEP "rd"), med2(b "host" SUBSEP "wr")
       }
-    }' "$OUT/raw.tsv" "$OUT/syscalls.tsv"
+    }' "$OUT/syscalls.tsv"
 }
 # cpu_table: from cpu.tsv and raw.tsv, per row and target the median over the rounds of the target's CPU time per
 # I/O in us (cpu_seconds / (IOPS x seconds)), and each target's over nvmf_tgt's
 cpu_table() {
-  awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
-      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" "$AWK_MEDIAN"'
-    FNR == 1 { f++; next }
-    f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }
+  per_io_awk '
     {
       io = iops[$1 SUBSEP $2 SUBSEP $3] * $5; if (io <= 0) next
       vals[$2 SUBSEP $3] = vals[$2 SUBSEP $3] " " ($4 / io * 1e6)
@@ -860,16 +862,13 @@ cpu_table() {
         for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt") printf " | %12s", (base == "-" || base <= 0 || c[t] == "-") ? "-" : sprintf("%.3f", c[t] / base)
         printf "\n"
       }
-    }' "$OUT/raw.tsv" "$OUT/cpu.tsv"
+    }' "$OUT/cpu.tsv"
 }
 # with --profile: per row and side (the target's core, spdk_nvme_perf's core), nanoseconds per I/O by category
 # (samples / Hz / (IOPS x seconds recorded)), median of the rounds, the categories by their largest value;
 # "all" is the core's whole time per I/O, "busy" the same less the epoll waits (a polling process's idle time)
 profile_table() {
-  awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
-      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" "$AWK_MEDIAN"'
-    FNR == 1 { f++; next }
-    f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }
+  per_io_awk '
     {
       io = iops[$1 SUBSEP $2 SUBSEP $3] * $8; if (io <= 0) next
       ns = $6 / $7 / io * 1e9; k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4
@@ -902,7 +901,7 @@ profile_table() {
           printf "\n"
         }
       }
-    }' "$OUT/raw.tsv" "$OUT/profiles.tsv"
+    }' "$OUT/profiles.tsv"
 }
 {
   echo
