@@ -26,8 +26,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li>io_uring: the poll group that calls the device writes the operation into its own ring ({@link FileRing})
  *       and reaps the completion on a later pass, so the request completes on its own thread without a thread
- *       switch. What the ring does not take goes to the workers: a caller that is no poll group, a buffer without
- *       an address or (with {@code directIo}) unaligned, zeroing where the file system lacks a fallocate mode and
+ *       switch. Write data O_DIRECT cannot take in place (in-capsule data where the socket put it) is copied into
+ *       one of the ring's aligned bounce buffers first. What the ring does not take goes to the workers: a caller
+ *       that is no poll group, a read buffer without an address or (with {@code directIo}) unaligned, a write
+ *       larger than a ring's bounce buffer that needs one, zeroing where the file system lacks a fallocate mode and
  *       on block devices (ioctls), a full ring, and the rare completion that needs their loop (a short transfer,
  *       O_DIRECT refusing a buffer).</li>
  *   <li>worker threads ({@link FileIoQueue}): the system calls run on a pool of threads and completions go back
@@ -99,7 +101,7 @@ public final class FileBdev extends AbstractBdev {
     private final Path path;
     private final int fd;
     private final boolean directIo;
-    /** Reads and writes that went through a worker's bounce buffer (see {@link #bouncedIos()}). */
+    /** Reads and writes that went through a bounce buffer, a worker's or a ring's (see {@link #bouncedIos()}). */
     private final AtomicLong bounced = new AtomicLong();
     private final boolean blockDevice;
     private final FileIoQueue queue;
@@ -475,7 +477,8 @@ public final class FileBdev extends AbstractBdev {
             }
             case OP_WRITE -> {
                 long a = directAddress(io.buffer());
-                yield a != 0 && r.write(this, io, op, fl, fd, a, io.length(), io.offset(), durable);
+                yield a != 0 ? r.write(this, io, op, fl, fd, a, io.length(), io.offset(), durable)
+                    : ringBounced(r.writeBounced(this, io, op, fl, fd, io.length(), io.offset(), durable));
             }
             case OP_FLUSH -> r.fdatasync(this, io, op, fl, fd);
             case OP_WRITE_ZEROES -> !blockDevice && zeroRanges
@@ -486,6 +489,14 @@ public final class FileBdev extends AbstractBdev {
         };
         if (!queued) {
             ringInFlight.decrementAndGet();
+        }
+        return queued;
+    }
+
+    /** Counts a write the ring took through its bounce buffer; passes {@code queued} on. */
+    private boolean ringBounced(boolean queued) {
+        if (queued) {
+            bounced.incrementAndGet();
         }
         return queued;
     }
@@ -576,7 +587,8 @@ public final class FileBdev extends AbstractBdev {
     }
 
     /**
-     * Reads and writes so far that went through a worker's bounce buffer and its extra copy, because the buffer
+     * Reads and writes so far that went through a bounce buffer (a worker's, or for writes a ring's) and its extra
+     * copy, because the buffer
      * had no address or, with {@code directIo}, was not aligned to {@value #DIRECT_ALIGNMENT} bytes (NVMe/TCP
      * reads and writes with R2T come in aligned buffers; in-capsule write data is where the socket put it).
      */

@@ -42,6 +42,15 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
     private static final Logger LOG = LoggerFactory.getLogger(FileRing.class);
     /** Submission entries asked for per ring (the kernel rounds to a power of two). */
     static final int ENTRIES = 512;
+    /**
+     * Bounce buffers of a ring, for write data O_DIRECT cannot take in place (in-capsule data where the socket put
+     * it): made on the ring's first such write, 4 KiB-aligned, {@link #BOUNCE_SIZE} bytes each (the largest
+     * in-capsule data a transport accepts); a larger write, or one that finds them all in flight, goes to the
+     * workers.
+     */
+    static final int BOUNCES = 64;
+    static final int BOUNCE_SIZE = 128 << 10;
+    private static final int NO_BOUNCE = -1;
     /** The kernel's rings are in the machine's own byte order (little-endian on x86-64 and aarch64). */
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ORDER);
@@ -103,12 +112,21 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
     private final BdevIo[] ios;
     private final byte[] ops;
     private final byte[] flags;
+    /** The bounce buffer an operation in flight holds, by slot, or NO_BOUNCE. */
+    private final int[] bounceOf;
     private final int[] free;
     private int freeCount;
+    /** The bounce buffers (made on first use), each a view of its own part of one aligned region. */
+    private ByteBuffer[] bounces;
+    private long bounceAddress;
+    private int[] bounceFree;
+    private int bounceFreeCount;
     private int sqTail;
     private int cqHead;
     /** Entries written but not yet taken by the kernel. */
     private int pending;
+    /** The slot {@link #prepare} took last. */
+    private int lastSlot;
     private boolean enterFailed;
     private volatile boolean closed;
 
@@ -123,7 +141,7 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
         devices = null;
         ios = null;
         ops = flags = null;
-        free = null;
+        bounceOf = free = null;
     }
 
     private FileRing(long handle, String owner) {
@@ -150,6 +168,8 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
         this.ios = new BdevIo[slots];
         this.ops = new byte[slots];
         this.flags = new byte[slots];
+        this.bounceOf = new int[slots];
+        java.util.Arrays.fill(bounceOf, NO_BOUNCE);
         this.free = new int[slots];
         for (int i = 0; i < slots; i++) {
             free[i] = slots - 1 - i;
@@ -253,6 +273,44 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
         return prepare(d, io, op, fl, layout[L_OP_WRITE], fileFd, off, addr, len, dsync ? layout[L_RWF_DSYNC] : 0);
     }
 
+    /**
+     * A write of {@code len} bytes of {@code io}'s buffer, copied first into one of the ring's aligned bounce buffers
+     * (for O_DIRECT, which cannot take the buffer in place); false when it is larger than one, or none or no slot is
+     * free.
+     */
+    boolean writeBounced(FileBdev d, BdevIo io, int op, int fl, int fileFd, int len, long off, boolean dsync) {
+        if (len > BOUNCE_SIZE || freeCount == 0 || closed) {
+            return false;
+        }
+        if (bounces == null) {
+            makeBounces();
+        }
+        if (bounceFreeCount == 0) {
+            return false;
+        }
+        int b = bounceFree[--bounceFreeCount];
+        ByteBuffer dst = bounces[b];
+        dst.clear().limit(len);
+        io.buffer().getBytes(0, dst);
+        prepare(d, io, op, fl, layout[L_OP_WRITE], fileFd, off, bounceAddress + (long) b * BOUNCE_SIZE, len,
+            dsync ? layout[L_RWF_DSYNC] : 0);
+        bounceOf[lastSlot] = b;
+        return true;
+    }
+
+    private void makeBounces() {
+        ByteBuffer region = ByteBuffer.allocateDirect(BOUNCES * BOUNCE_SIZE + 4096).alignedSlice(4096);
+        bounceAddress = FileNative.bufferAddress(region);
+        bounces = new ByteBuffer[BOUNCES];
+        bounceFree = new int[BOUNCES];
+        for (int i = 0; i < BOUNCES; i++) {
+            bounces[i] = region.duplicate().clear().position(i * BOUNCE_SIZE).limit((i + 1) * BOUNCE_SIZE).slice();
+            bounceFree[i] = BOUNCES - 1 - i;
+        }
+        bounceFreeCount = BOUNCES;
+        LOG.debug("{}: {} bounce buffers of {} KiB for O_DIRECT writes", this, BOUNCES, BOUNCE_SIZE >> 10);
+    }
+
     /** {@code fdatasync} of the file; false when no slot is free. */
     boolean fdatasync(FileBdev d, BdevIo io, int op, int fl, int fileFd) {
         return prepare(d, io, op, fl, layout[L_OP_FSYNC], fileFd, 0, 0, 0, layout[L_FSYNC_DATASYNC]);
@@ -274,6 +332,7 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
             return false;
         }
         int slot = free[--freeCount];
+        lastSlot = slot;
         devices[slot] = d;
         ios[slot] = io;
         ops[slot] = (byte) op;
@@ -347,6 +406,10 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
             int fl = flags[slot];
             devices[slot] = null;
             ios[slot] = null;
+            if (bounceOf[slot] != NO_BOUNCE) {
+                bounceFree[bounceFreeCount++] = bounceOf[slot];
+                bounceOf[slot] = NO_BOUNCE;
+            }
             free[freeCount++] = slot;
             d.ringCompleted(this, io, op, fl, res);
             if (cqHead == tail) {

@@ -189,6 +189,41 @@ class FileBdevRingTest {
     }
 
     /**
+     * O_DIRECT: write data at an odd address (in-capsule data where the socket put it) is copied into one of the
+     * ring's aligned bounce buffers and written from there by the ring; a write larger than a bounce buffer goes to
+     * the workers, which bounce it in pieces. Both land.
+     */
+    @Test
+    void unalignedWriteDataIsBouncedThroughTheRing() {
+        BdevConfig c = new BdevConfig("f0", "file", BS, 4096);
+        c.path = dir.resolve("direct.img").toString();
+        c.directIo = true;
+        c.ioEngine = BdevConfig.IO_ENGINE_URING;
+        FileBdev d;
+        try {
+            d = (FileBdev) BlockDevices.create(c, StorageConfig.directories(dir.toString()));
+        } catch (BdevException e) {
+            Assumptions.assumeFalse(String.valueOf(e.getMessage()).contains("Invalid argument"),
+                "the file system under " + dir + " refuses O_DIRECT: " + e.getMessage());
+            throw e;
+        }
+        open.add(d);
+        byte[] small = random(BS, 5);
+        byte[] large = random(FileRing.BOUNCE_SIZE + BS, 6);
+        try (TestIo w = TestIo.unaligned(0, small); TestIo big = TestIo.unaligned(BS, large)) {
+            assertThat(w.buffer().memoryAddress() & 1).as("the buffer's address is odd").isEqualTo(1);
+            long before = d.bouncedIos();
+            assertThat(fromPollGroup(d, w, "write").await()).isEqualTo(NvmeStatus.SUCCESS);
+            assertOnRing(w, "an unaligned 4 KiB write");
+            assertThat(d.bouncedIos() - before).as("bounced").isEqualTo(1);
+            assertThat(fromPollGroup(d, big, "write").await()).isEqualTo(NvmeStatus.SUCCESS);
+            assertOnWorkers(big, "an unaligned write larger than a bounce buffer");
+        }
+        assertThat(read(d, 0, BS)).isEqualTo(small);
+        assertThat(read(d, BS, large.length)).isEqualTo(large);
+    }
+
+    /**
      * With the write cache off, Write Zeroes and Deallocate are followed by an fdatasync: both steps run on the
      * ring and the request completes once, after the second.
      */

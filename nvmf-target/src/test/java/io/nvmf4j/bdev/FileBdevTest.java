@@ -126,7 +126,7 @@ class FileBdevTest {
     }
 
     @Test
-    void flushCompletesAsynchronouslyWithSuccess() {
+    void flushCompletesOnceWithSuccess() {
         FileBdev d = open(dir.resolve("disk.img"), BS, 2048, false);
         write(d, 0, random(4096, 1));
         try (TestIo f = TestIo.of(0, 0)) {

@@ -20,6 +20,8 @@ final class TestIo implements BdevIo, AutoCloseable {
     private final long offset;
     private final int length;
     private final ByteBuf buffer;
+    /** What {@link #buffer} is a slice of (the allocation {@link #close()} releases). */
+    private final ByteBuf allocated;
     private final CompletableFuture<Integer> done = new CompletableFuture<>();
     final AtomicInteger syncCompletions = new AtomicInteger();
     final AtomicInteger asyncCompletions = new AtomicInteger();
@@ -30,10 +32,17 @@ final class TestIo implements BdevIo, AutoCloseable {
     private boolean fua;
 
     private TestIo(long offset, int length, int bufferLength) {
+        this(offset, length, bufferLength, false);
+    }
+
+    /** {@code odd}: the buffer starts at an odd address (else where the allocator put it). */
+    private TestIo(long offset, int length, int bufferLength, boolean odd) {
         this.offset = offset;
         this.length = length;
-        this.buffer = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(bufferLength, 1));
-        buffer.setZero(0, buffer.capacity());
+        int n = Math.max(bufferLength, 1);
+        this.allocated = PooledByteBufAllocator.DEFAULT.directBuffer(odd ? n + 1 : n);
+        allocated.setZero(0, allocated.capacity());
+        this.buffer = odd ? allocated.slice((int) (1 - (allocated.memoryAddress() & 1)), n) : allocated;
     }
 
     private TestIo(long offset, int length) {
@@ -53,6 +62,16 @@ final class TestIo implements BdevIo, AutoCloseable {
     /** An I/O whose buffer holds {@code data} (for writes). */
     static TestIo of(long offset, byte[] data) {
         TestIo io = new TestIo(offset, data.length);
+        io.buffer.setBytes(0, data);
+        return io;
+    }
+
+    /**
+     * An I/O whose buffer holds {@code data} at an address that is odd, so never aligned as O_DIRECT needs (in-capsule
+     * write data lies where the socket put it).
+     */
+    static TestIo unaligned(long offset, byte[] data) {
+        TestIo io = new TestIo(offset, data.length, data.length, true);
         io.buffer.setBytes(0, data);
         return io;
     }
@@ -178,6 +197,6 @@ final class TestIo implements BdevIo, AutoCloseable {
 
     @Override
     public void close() {
-        buffer.release();
+        allocated.release();
     }
 }

@@ -104,6 +104,62 @@ class AllocationTest {
      */
     @Test
     void fileBdevOnTheRingDoesNotAllocatePerIo() throws Exception {
+        onFile(false, (onFile, threads) -> {
+            byte[] small = Le.random(4096, 6);
+            byte[] large = Le.random(16384, 7);
+            measure("file bdev on io_uring, QD 4, in-capsule and R2T", onFile, threads,
+                io -> runBatch(io, small, large, 3000), io -> runBatch(io, small, large, 5000));
+        });
+    }
+
+    /**
+     * The same with {@code directIo} (4 KiB blocks): the 4 KiB in-capsule writes lie where the socket put them, which
+     * O_DIRECT cannot take, so the poll group copies each into one of its ring's bounce buffers; that allocates
+     * nothing either.
+     */
+    @Test
+    void fileBdevWithDirectIoOnTheRingDoesNotAllocatePerIo() throws Exception {
+        onFile(true, (onFile, threads) -> {
+            byte[] small = Le.random(4096, 8);
+            byte[] large = Le.random(16384, 9);
+            measure("file bdev on io_uring with O_DIRECT, QD 4, in-capsule (bounced) and R2T", onFile, threads,
+                io -> runDirectBatch(io, small, large, 3000), io -> runDirectBatch(io, small, large, 5000));
+        });
+    }
+
+    /** Rounds of {@link #runBatch}'s four I/Os on a namespace of 4 KiB blocks. Returns I/Os. */
+    private static int runDirectBatch(NvmeHost host, byte[] small, byte[] large, int rounds) {
+        NvmeHost io = new NvmeHost(host.queue(), 4096);
+        int count = 0;
+        for (int r = 0; r < rounds; r++) {
+            long lba = (r % 1000) * 8L;
+            List<CompletableFuture<Completion>> f = new ArrayList<>();
+            f.add(io.writeAsync(1, lba, small));
+            f.add(io.writeAsync(1, lba + 4, large));
+            for (CompletableFuture<Completion> x : f) {
+                assertThat(io.await(x).ok()).isTrue();
+            }
+            Completion a = io.read(1, lba, 1);
+            Completion b = io.read(1, lba + 4, 4);
+            assertThat(a.ok() && b.ok()).isTrue();
+            assertThat(a.data()).isEqualTo(small);
+            assertThat(b.data()).isEqualTo(large);
+            count += 4;
+        }
+        return count;
+    }
+
+    /** What a file-namespace measurement runs with: the config change and the threads to count. */
+    @FunctionalInterface
+    private interface FileMeasurement {
+        void run(Consumer<TargetConfig> onFile, String[] threads) throws Exception;
+    }
+
+    /**
+     * Runs {@code m} with namespace 1 on a file bdev ({@code ioEngine io_uring}) in a file under {@code target/}, the
+     * poll groups and the bdev's workers counted, and checks that a poll group made its ring.
+     */
+    private static void onFile(boolean directIo, FileMeasurement m) throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(io.nvmf4j.bdev.FileBdev.ioUringUnavailabilityCause() == null,
             () -> "io_uring is unavailable here: " + io.nvmf4j.bdev.FileBdev.ioUringUnavailabilityCause());
         java.nio.file.Path base = java.nio.file.Path.of("target", "test-files").toAbsolutePath();
@@ -116,18 +172,17 @@ class AllocationTest {
         ch.qos.logback.classic.Logger ringLog =
             (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("io.nvmf4j.bdev.FileRing");
         ringLog.addAppender(log);
-        byte[] small = Le.random(4096, 6);
-        byte[] large = Le.random(16384, 7);
         try {
+            int bs = directIo ? 4096 : TestTarget.BLOCK_SIZE;
             Consumer<TargetConfig> onFile = c -> {
-                BdevConfig b = new BdevConfig("m0", "file", TestTarget.BLOCK_SIZE, TestTarget.NUM_BLOCKS);
+                BdevConfig b = new BdevConfig("m0", "file", bs, TestTarget.NUM_BLOCKS * TestTarget.BLOCK_SIZE / bs);
                 b.path = file.toString();
+                b.directIo = directIo;
                 b.ioEngine = BdevConfig.IO_ENGINE_URING;
                 c.storage = io.nvmf4j.config.StorageConfig.directories(dir.toString());
                 c.bdevs.set(0, b);
             };
-            measure("file bdev on io_uring, QD 4, in-capsule and R2T", onFile, new String[] {"nvmf4j-poll", "bdev-m0"},
-                io -> runBatch(io, small, large, 3000), io -> runBatch(io, small, large, 5000));
+            m.run(onFile, new String[] {"nvmf4j-poll", "bdev-m0"});
             assertThat(log.list).as("a poll group made its io_uring ring").anyMatch(e ->
                 e.getFormattedMessage().contains("io_uring ring with"));
         } finally {
