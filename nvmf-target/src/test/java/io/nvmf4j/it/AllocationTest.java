@@ -123,30 +123,9 @@ class AllocationTest {
             byte[] small = Le.random(4096, 8);
             byte[] large = Le.random(16384, 9);
             measure("file bdev on io_uring with O_DIRECT, QD 4, in-capsule (bounced) and R2T", onFile, threads,
-                io -> runDirectBatch(io, small, large, 3000), io -> runDirectBatch(io, small, large, 5000));
+                io -> runBatch(new NvmeHost(io.queue(), 4096), small, large, 3000),
+                io -> runBatch(new NvmeHost(io.queue(), 4096), small, large, 5000));
         });
-    }
-
-    /** Rounds of {@link #runBatch}'s four I/Os on a namespace of 4 KiB blocks. Returns I/Os. */
-    private static int runDirectBatch(NvmeHost host, byte[] small, byte[] large, int rounds) {
-        NvmeHost io = new NvmeHost(host.queue(), 4096);
-        int count = 0;
-        for (int r = 0; r < rounds; r++) {
-            long lba = (r % 1000) * 8L;
-            List<CompletableFuture<Completion>> f = new ArrayList<>();
-            f.add(io.writeAsync(1, lba, small));
-            f.add(io.writeAsync(1, lba + 4, large));
-            for (CompletableFuture<Completion> x : f) {
-                assertThat(io.await(x).ok()).isTrue();
-            }
-            Completion a = io.read(1, lba, 1);
-            Completion b = io.read(1, lba + 4, 4);
-            assertThat(a.ok() && b.ok()).isTrue();
-            assertThat(a.data()).isEqualTo(small);
-            assertThat(b.data()).isEqualTo(large);
-            count += 4;
-        }
-        return count;
     }
 
     /** What a file-namespace measurement runs with: the config change and the threads to count. */
@@ -345,19 +324,23 @@ class AllocationTest {
         return rounds * 64;
     }
 
-    /** Rounds of: 4 KiB in-capsule write, 16 KiB R2T write, 4 KiB read, 16 KiB read, QD 4. Returns I/Os. */
+    /**
+     * Rounds of: 4 KiB in-capsule write, 16 KiB R2T write, 4 KiB read, 16 KiB read, QD 4, in 32 KiB strides of
+     * {@code io}'s block size. Returns I/Os.
+     */
     private static int runBatch(NvmeHost io, byte[] small, byte[] large, int rounds) {
+        int bs = io.blockSize();
         int count = 0;
         for (int r = 0; r < rounds; r++) {
-            long lba = (r % 1000) * 64L;
+            long lba = (r % 1000) * (32768L / bs);
             List<CompletableFuture<Completion>> f = new ArrayList<>();
             f.add(io.writeAsync(1, lba, small));
-            f.add(io.writeAsync(1, lba + 32, large));
+            f.add(io.writeAsync(1, lba + 16384 / bs, large));
             for (CompletableFuture<Completion> x : f) {
                 assertThat(io.await(x).ok()).isTrue();
             }
-            Completion a = io.read(1, lba, 8);
-            Completion b = io.read(1, lba + 32, 32);
+            Completion a = io.read(1, lba, small.length / bs);
+            Completion b = io.read(1, lba + 16384 / bs, large.length / bs);
             assertThat(a.ok() && b.ok()).isTrue();
             assertThat(a.data()).isEqualTo(small);
             assertThat(b.data()).isEqualTo(large);
