@@ -393,7 +393,9 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
     private int reap() {
         int n = 0;
         int tail = (int) INT.getAcquire(cq, cqTailOffset);
-        while (cqHead != tail) {
+        // tail - cqHead > 0 rather than !=: a completion that polls this ring again (a device closed from its
+        // completion on this poll group) moves cqHead on, possibly past this pass's tail
+        while (tail - cqHead > 0) {
             int base = cqesOffset + (cqHead & cqMask) * cqeSize;
             int slot = (int) cq.getLong(base + layout[L_CQE_USER_DATA]);
             int res = cq.getInt(base + layout[L_CQE_RES]);
@@ -412,7 +414,7 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
             }
             free[freeCount++] = slot;
             d.ringCompleted(this, io, op, fl, res);
-            if (cqHead == tail) {
+            if (tail - cqHead <= 0) {
                 tail = (int) INT.getAcquire(cq, cqTailOffset);
             }
         }
