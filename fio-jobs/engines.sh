@@ -42,8 +42,9 @@
 #                       runs interpreted and compiles its hot paths in its first seconds, and without this
 #                       the first row measured (QD 1) would measure the JIT, not the target
 #   --rows LIST         comma-separated rows (default qd1,qd32,w4k,r128k,w128k): qd1 (4 KiB randread
-#                       QD1), qd32 (4 KiB randread QD32), w4k (4 KiB randwrite QD32), r128k (128 KiB
-#                       randread QD8), w128k (128 KiB randwrite QD8); qdN: 4 KiB randread at QD N (1-128);
+#                       QD1), qd32 (4 KiB randread QD32), w4k (4 KiB randwrite QD32), w4k1 (4 KiB randwrite
+#                       QD1), r128k (128 KiB randread QD8), w128k (128 KiB randwrite QD8), sr128k and sw128k
+#                       (128 KiB sequential read and write, QD8); qdN: 4 KiB randread at QD N (1-128);
 #                       qdNxP: the same over P I/O queue pairs (spdk_nvme_perf -P P, QD N in all; P 1-8)
 #   --sweep             also 4 KiB random reads at queue depth 1, 2, 4, 8, 16, 32 and 64 (rows qdN; qd1
 #                       and qd32 are measured once for both), a table and the plot qd-sweep.png
@@ -55,7 +56,8 @@
 #                       show what a second core gives under that contention; their ratio columns are to the
 #                       one-core target (java-2c/java); and java+c2h: the java engine with tcp
 #                       c2hSuccessWithSqFlowControl, which ends a read with SUCCESS on its C2HData and no
-#                       CapsuleResp as nvmf_tgt does for spdk_nvme_perf (a host that keeps SQ flow control on)
+#                       CapsuleResp as nvmf_tgt does for spdk_nvme_perf (a host that keeps SQ flow control on);
+#                       with --disk also java+threads and nvmf_tgt+uring (see --disk)
 #   --tls               NVMe/TCP TLS 1.3 with a PSK as well: targets nvmf_tgt+tls (SPDK's nvmf_tgt, listener
 #                       --secure-channel, the host's PSK in its keyring: keyring_file_add_key,
 #                       nvmf_subsystem_add_host --psk) and java+tls (listener secureChannel required,
@@ -68,7 +70,24 @@
 #                       mvn -q -o -DskipTests package -pl mgmt-api -am before the lock is taken, removed at
 #                       exit; target java@<short sha>, ratios to nvmf_tgt and java/java@<short sha>
 #   --malloc-mb MB      malloc bdev size (default 256)
-#   --block-size B      malloc bdev block size (default 4096)
+#   --block-size B      malloc bdev block size (default 4096; with --disk the namespace's block size)
+#   --disk PATH         the disk rows: every target exports PATH instead of a malloc bdev, opened with O_DIRECT:
+#                       nvmf_tgt through bdev_aio_create (libaio from its reactor), nvmf_tgt+uring through
+#                       bdev_uring_create (only where SPDK was built with liburing), the spdk engine through its file
+#                       bdev (SPDK's aio), java through its file bdev with directIo and ioEngine io_uring (each poll
+#                       group's ring), java+threads the same with ioEngine threads (the worker threads). PATH is a
+#                       regular file on a disk file system (made of --disk-mb MiB of zeros written with O_DIRECT when
+#                       it does not exist; tmpfs refuses O_DIRECT) or a block device; THE WRITE ROWS OVERWRITE IT.
+#                       Default rows: qd1,w4k1,qd32,w4k,sr128k,sw128k; default targets: nvmf_tgt,java,java+threads;
+#                       implies --cpu
+#   --disk-mb MB        size of the file --disk makes when PATH does not exist (default 2048)
+#   --cpu               also the target's CPU time per I/O: its process's user and system time (every thread, the
+#                       kernel's io_uring workers and SPDK's aio completions included; interrupts not) over the
+#                       measured seconds, divided by the I/Os; a table of the medians in us per I/O with the ratio
+#                       to nvmf_tgt (cpu.tsv holds every figure). A polling target spends its core whether it has work
+#                       or not (nvmf_tgt's reactor always, java with --java-idle busy), so where the disk bounds the
+#                       IOPS its figure is its core over the IOPS; --java-idle backoff shows what java needs when it
+#                       may sleep
 #   --mem-mb MB         SPDK memory of nvmf_tgt and of the spdk engine (default 1024)
 #   --perf-mem-mb MB    SPDK memory of spdk_nvme_perf (default 512)
 #   --no-huge           ordinary memory for every SPDK process (the default is 2 MiB hugepages: as root
@@ -79,7 +98,8 @@
 #   --spdk-dir DIR      the SPDK build (default: $SPDK_DIR, else what spdk-jni/spdk-build.sh prints)
 #   --lock FILE         hold flock FILE while measuring (e.g. the lock QEMU guests of this machine take)
 #   --out DIR           results (default fio-jobs/out/engines, wiped first): raw.tsv (round target row
-#                       iops mib_s mean_us p99_us), table.txt (the printed tables), sweep.tsv and
+#                       iops mib_s mean_us p99_us), cpu.tsv (--cpu: round target row cpu_seconds seconds), table.txt
+#                       (the printed tables), sweep.tsv and
 #                       qd-sweep.png (--sweep; the plot needs gnuplot), logs/ (target, perf, build output)
 #   --smoke             1 round, 2 s per measurement, no warm-up, row qd1, every target (CI; < 1 minute)
 # Every measurement prints a progress line: [round 2/3] java qd32: 318252 IOPS, ... p99 ... us.
@@ -97,12 +117,12 @@ log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" KEEP_PERF_DATA="" IO_PATH="" PROFILE_HZ=999 INTERLEAVE="" ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
 MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines TLS=0
-ROWS_SET=0
+ROWS_SET=0 DISK="" DISK_MB=2048 CPU=
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
-    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--keep-perf-data|--io-path|--interleave|-h|--help) ;;
-    --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref)
+    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--keep-perf-data|--io-path|--interleave|--cpu|-h|--help) ;;
+    --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref|--disk|--disk-mb)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
   esac
@@ -132,14 +152,20 @@ while [ $# -gt 0 ]; do
     --interleave) INTERLEAVE=1 ;;
     --smoke) ROUNDS=1 TIME=2 WARMUP=0 START_WARMUP=0 ROWS=qd1 ROWS_SET=1 ;;
     --tls) TLS=1 ;;
+    --disk) DISK=$val CPU=1 ;;
+    --disk-mb) DISK_MB=$val ;;
+    --cpu) CPU=1 ;;
     -h|--help) usage 0 ;;
   esac
 done
 
 [ "$TLS" = 0 ] || [ "$ROWS_SET" = 1 ] || ROWS=qd32,w4k
+[ -z "$DISK" ] || [ "$ROWS_SET" = 1 ] || ROWS=qd1,w4k1,qd32,w4k,sr128k,sw128k
 # the rows: name -> spdk_nvme_perf's -w -o -q, and the label of the tables; qdN: 4 KiB random reads at QD N
-declare -A ROW_ARGS=([w4k]="randwrite 4096 32" [r128k]="randread 131072 8" [w128k]="randwrite 131072 8")
-declare -A ROW_LABEL=([w4k]="4k randwrite QD32" [r128k]="128k randread QD8" [w128k]="128k randwrite QD8")
+declare -A ROW_ARGS=([w4k]="randwrite 4096 32" [w4k1]="randwrite 4096 1" [r128k]="randread 131072 8"
+  [w128k]="randwrite 131072 8" [sr128k]="read 131072 8" [sw128k]="write 131072 8")
+declare -A ROW_LABEL=([w4k]="4k randwrite QD32" [w4k1]="4k randwrite QD1" [r128k]="128k randread QD8"
+  [w128k]="128k randwrite QD8" [sr128k]="128k seq read QD8" [sw128k]="128k seq write QD8")
 row_known() { # name : defines a qdN or qdNxP row on first use; false for an unknown name
   if [[ $1 =~ ^qd([1-9][0-9]*)$ ]] && [ "${BASH_REMATCH[1]}" -le 128 ]; then
     ROW_ARGS[$1]="randread 4096 ${BASH_REMATCH[1]}" ROW_LABEL[$1]="4k randread QD${BASH_REMATCH[1]}"
@@ -149,15 +175,16 @@ row_known() { # name : defines a qdN or qdNxP row on first use; false for an unk
   fi
   [ -n "${ROW_ARGS[$1]:-}" ]
 }
-for n in rounds:ROUNDS time:TIME malloc-mb:MALLOC_MB block-size:BS mem-mb:MEM_MB perf-mem-mb:PERF_MEM_MB; do
+for n in rounds:ROUNDS time:TIME malloc-mb:MALLOC_MB block-size:BS mem-mb:MEM_MB perf-mem-mb:PERF_MEM_MB disk-mb:DISK_MB; do
   v=${n#*:}
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${n%%:*} takes a positive whole number, not '${!v}'"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "--warmup takes whole seconds, not '$WARMUP'"
 [[ $START_WARMUP =~ ^[0-9]+$ ]] || die "--start-warmup takes whole seconds, not '$START_WARMUP'"
 [ $((BS & (BS - 1))) = 0 ] && [ "$BS" -ge 512 ] || die "--block-size must be a power of two of at least 512"
+[ -z "$DISK" ] || [ "$BS" -ge 4096 ] || die "--disk needs --block-size 4096 or more (the java engine's directIo)"
 IFS=, read -ra ROW_LIST <<< "$ROWS"
-for r in "${ROW_LIST[@]}"; do row_known "$r" || die "unknown row '$r' (rows: qd1, qd32, w4k, r128k, w128k, qdN with N 1-128, qdNxP with P 1-8)"; done
+for r in "${ROW_LIST[@]}"; do row_known "$r" || die "unknown row '$r' (rows: qd1, qd32, w4k, w4k1, r128k, w128k, sr128k, sw128k, qdN with N 1-128, qdNxP with P 1-8)"; done
 SWEEP_LIST=()         # the sweep's rows, qdN by rising N; those not among the rows are measured after them
 SWEEP_ONLY=()
 if [ -n "$SWEEP" ]; then
@@ -173,7 +200,7 @@ ROWS=$(IFS=,; echo "${ROW_LIST[*]}")
 
 # the targets: nvmf_tgt, spdk, java (this tree), java@<short sha> (a --java-ref); the root each nvmf4j
 # target's launcher runs from
-declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT [java-2c]=$ROOT [java+tls]=$ROOT [java+c2h]=$ROOT) REF_OF=() REF_SHA=()
+declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT [java-2c]=$ROOT [java+tls]=$ROOT [java+c2h]=$ROOT [java+threads]=$ROOT) REF_OF=() REF_SHA=()
 REF_TARGETS=()
 if [ -n "$REFS" ]; then
   git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1 || die "--java-ref needs a git checkout; $ROOT is none"
@@ -187,12 +214,14 @@ if [ -n "$REFS" ]; then
 fi
 if [ -n "$TARGETS" ]; then IFS=, read -ra TARGET_LIST <<< "$TARGETS"
 elif [ "$TLS" = 1 ]; then TARGET_LIST=(nvmf_tgt nvmf_tgt+tls java java+tls "${REF_TARGETS[@]}")
+elif [ -n "$DISK" ]; then TARGET_LIST=(nvmf_tgt java java+threads "${REF_TARGETS[@]}")
 else TARGET_LIST=(nvmf_tgt spdk java "${REF_TARGETS[@]}"); fi
 for t in "${TARGET_LIST[@]}"; do
   case $t in
     nvmf_tgt|spdk|java|nvmf_tgt-2c|java-2c|nvmf_tgt+tls|java+tls|java+c2h) ;;
+    java+threads|nvmf_tgt+uring) [ -n "$DISK" ] || die "target '$t' exports a disk: it needs --disk" ;;
     java@*) [ -n "${REF_SHA[$t]:-}" ] || die "target '$t' is no --java-ref of this run (their targets: ${REF_TARGETS[*]:-none})" ;;
-    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, nvmf_tgt+tls, java+tls, java+c2h, java@<short sha> of a --java-ref)" ;;
+    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, nvmf_tgt+tls, java+tls, java+c2h, java+threads and nvmf_tgt+uring with --disk, java@<short sha> of a --java-ref)" ;;
   esac
 done
 [ "${#ROW_LIST[@]}" -gt 0 ] && [ "${#TARGET_LIST[@]}" -gt 0 ] || die "no rows or no targets"
@@ -267,7 +296,7 @@ trap cleanup EXIT
 trap 'log "interrupted: stopping what it started"; exit 130' INT TERM
 
 mkdir -p "$OUT/logs" || die "cannot create $OUT"
-rm -f "$OUT"/raw.tsv "$OUT"/table.txt "$OUT"/sweep.tsv "$OUT"/qd-sweep.png "$OUT"/logs/*
+rm -f "$OUT"/raw.tsv "$OUT"/cpu.tsv "$OUT"/table.txt "$OUT"/sweep.tsv "$OUT"/qd-sweep.png "$OUT"/logs/*
 
 # --java-ref: each commit's java engine, built in a worktree of its own before the lock is taken (a build
 # is no measurement); the arm64 libraries are left out (NVMF4J_AARCH64_CC names no compiler), SPDK is
@@ -291,6 +320,29 @@ for t in "${TARGET_LIST[@]}"; do
   build_ref "$t" || { tail -n 15 "$OUT/logs/build-$t.log" >&2; die "$t (--java-ref ${REF_OF[$t]}) did not build; log: $OUT/logs/build-$t.log"; }
   log "built $t in $((SECONDS - t0)) s"
 done
+
+# --disk: the file every target exports, made before the lock is taken (writing it is no measurement); a file
+# bdev of the java engine may only open what storage allows: the file's directory, or the block device itself
+BDEV=malloc0 DISK_STORAGE=""
+if [ -n "$DISK" ]; then
+  DISK=$(realpath -m -- "$DISK")
+  if [ -b "$DISK" ]; then
+    DISK_STORAGE="\"storage\": {\"blockDevices\": [\"$DISK\"]},"
+  else
+    [ -d "$(dirname "$DISK")" ] || die "--disk: no directory $(dirname "$DISK")"
+    [ "$(stat -f -c %T "$(dirname "$DISK")")" != tmpfs ] || die "--disk: $(dirname "$DISK") is tmpfs, which refuses O_DIRECT; put the file on a disk"
+    if [ ! -e "$DISK" ]; then
+      log "writing $DISK_MB MiB of zeros to $DISK (O_DIRECT), so that reads find allocated blocks"
+      dd if=/dev/zero of="$DISK" bs=1M count="$DISK_MB" oflag=direct conv=fsync status=none || { rm -f "$DISK"; die "--disk: cannot write $DISK"; }
+    fi
+    [ -f "$DISK" ] || die "--disk: $DISK is neither a regular file nor a block device"
+    DISK_STORAGE="\"storage\": {\"fileDirectories\": [\"$(dirname "$DISK")\"]},"
+  fi
+  dd if="$DISK" of=/dev/null bs="$BS" count=1 iflag=direct status=none || die "--disk: $DISK cannot be read with O_DIRECT in $BS-byte blocks"
+  DISK_BYTES=$(blockdev --getsize64 "$DISK" 2> /dev/null || stat -c %s "$DISK")
+  [ "$DISK_BYTES" -ge $((BS * 1024)) ] || die "--disk: $DISK holds $DISK_BYTES bytes, too few"
+  BDEV=disk0
+fi
 
 # the lock first: hugepages are reserved only while this run may measure
 if [ -n "$LOCK" ]; then
@@ -359,24 +411,26 @@ wait_for() { # pid seconds command... : until the command succeeds; 1 when the p
   done
 }
 
-start_nvmf_tgt() { # mask [tls] : sets TPID; 1 when it did not come up
+start_nvmf_tgt() { # mask [tls|uring] : sets TPID; 1 when it did not come up
   rm -f "$SPDK_SOCK"
   # no core lock: another SPDK process of this machine may hold core 0's (the spdk engine's test JVMs)
   "$NVMF_TGT" -m "$1" --disable-cpumask-locks -u "${MEM_ARGS[@]}" -s "$MEM_MB" -r "$SPDK_SOCK" >> "$LOG" 2>&1 &
   TPID=$!; PIDS+=("$TPID")
   wait_for "$TPID" 30 test -S "$SPDK_SOCK" || return 1
   rpc framework_wait_init &&
-  rpc nvmf_create_transport -t TCP -q 128 -m 8 -c 8192 -i 131072 &&
-  rpc bdev_malloc_create -b malloc0 "$MALLOC_MB" "$BS" || return 1
+  rpc nvmf_create_transport -t TCP -q 128 -m 8 -c 8192 -i 131072 || return 1
+  if [ -z "$DISK" ]; then rpc bdev_malloc_create -b malloc0 "$MALLOC_MB" "$BS" || return 1
+  elif [ "${2:-}" = uring ]; then rpc bdev_uring_create "$DISK" disk0 "$BS" || return 1
+  else rpc bdev_aio_create "$DISK" disk0 "$BS" || return 1; fi
   if [ "${2:-}" = tls ]; then
     rpc keyring_file_add_key psk0 "$PSK" &&
     rpc nvmf_create_subsystem "$NQN" -s ENGINESBENCH0001 -d nvmf_tgt &&
-    rpc nvmf_subsystem_add_ns "$NQN" malloc0 &&
+    rpc nvmf_subsystem_add_ns "$NQN" "$BDEV" &&
     rpc nvmf_subsystem_add_listener "$NQN" -t tcp -f ipv4 -a 127.0.0.1 -s "$PORT" --secure-channel &&
     rpc nvmf_subsystem_add_host "$NQN" "$TLS_HOSTNQN" --psk psk0
   else
     rpc nvmf_create_subsystem "$NQN" -a -s ENGINESBENCH0001 -d nvmf_tgt &&
-    rpc nvmf_subsystem_add_ns "$NQN" malloc0 &&
+    rpc nvmf_subsystem_add_ns "$NQN" "$BDEV" &&
     rpc nvmf_subsystem_add_listener "$NQN" -t tcp -f ipv4 -a 127.0.0.1 -s "$PORT"
   fi
 }
@@ -397,13 +451,20 @@ start_nvmf4j() { # target : sets TPID; 1 when it did not come up
   else
     extra="\"cores\": $cores, \"idleStrategy\": \"$JAVA_IDLE\","
   fi
+  local bdev="{\"name\": \"malloc0\", \"type\": \"malloc\", \"blockSize\": $BS, \"numBlocks\": $((MALLOC_MB * 1048576 / BS))}"
+  if [ -n "$DISK" ]; then   # the whole file or device, O_DIRECT; the java engine's path by target (see --disk)
+    local io=""
+    [ "$engine" = java ] && io=", \"ioEngine\": \"$([ "$1" = java+threads ] && echo threads || echo io_uring)\""
+    bdev="{\"name\": \"disk0\", \"type\": \"file\", \"blockSize\": $BS, \"numBlocks\": 0, \"path\": \"$DISK\", \"directIo\": true$io}"
+    extra+=" $DISK_STORAGE"
+  fi
   # the transport limits of nvmf_tgt's nvmf_create_transport above (-q 128 -m 8 -c 8192 -i 131072)
   cat > "$state/config.json" << EOF
 {"engine": "$engine", $extra
  "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072$c2h},
- "bdevs": [{"name": "malloc0", "type": "malloc", "blockSize": $BS, "numBlocks": $((MALLOC_MB * 1048576 / BS))}],
+ "bdevs": [$bdev],
  "subsystems": [{"nqn": "$NQN", $hosts "serial": "ENGINESBENCH0001",
-   "namespaces": [{"nsid": 1, "bdev": "malloc0"}],
+   "namespaces": [{"nsid": 1, "bdev": "$BDEV"}],
    "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT$secure}]}],
  "api": {"port": 0}}
 EOF
@@ -435,8 +496,11 @@ perf() {
   if [ -n "$PROFILE" ] && [ -n "${ROW:-}" ]; then record_profile "$p" "$4" "$5" & pr=$!; fi
   local ip=""
   if [ -n "$IO_PATH" ] && [ -n "${ROW:-}" ]; then record_io_path "$p" "$4" "$5" & ip=$!; fi
+  local cp=""
+  if [ -n "$CPU" ] && [ -n "${ROW:-}" ]; then sample_cpu "$4" "$5" & cp=$!; fi
   wait "$p"; rc=$?
   forget_pid "$p"
+  [ -z "$cp" ] || wait "$cp"
   [ -z "$c" ] || wait "$c"
   [ -z "$pr" ] || wait "$pr"
   [ -z "$ip" ] || wait "$ip"
@@ -446,6 +510,23 @@ perf() {
   RES=$(awk '$1 == "Total" && $2 == ":" && $3 > 0 {t = sprintf("%.2f %.2f %.2f", $3, $4, $5)}
              $1 == "99.00000%" && $2 == ":" {sub(/us$/, "", $3); p = sprintf("%.2f", $3)}
              END {if (t != "") print t, (p == "" ? "-" : p)}' "$TMP/perf.out")
+}
+
+# sample_cpu SECONDS WARMUP: with --cpu, once spdk_nvme_perf has begun its I/O and its warm-up is over, the
+# target's ($TPID) user + system time over SECONDS - 1 seconds (/proc/PID/stat: every thread of the process, those
+# that ended included); appends "round target row cpu_seconds seconds" to cpu.tsv
+cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$TPID/stat" 2> /dev/null; }
+sample_cpu() {
+  local w=$(( $1 > 2 ? $1 - 1 : 1 )) i a b t0 t1 hz
+  hz=$(getconf CLK_TCK)
+  for ((i = 0; i < 200; i++)); do grep -q "Initialization complete" "$TMP/perf.out" 2> /dev/null && break; sleep 0.05; done
+  sleep "$2"; sleep 0.3
+  a=$(cpu_ticks) t0=$(date +%s.%N)
+  sleep "$w"
+  b=$(cpu_ticks) t1=$(date +%s.%N)
+  [ -n "$a" ] && [ -n "$b" ] || return 0
+  awk -v pre="$ROUND_NO	$TARGET	$ROW" -v a="$a" -v b="$b" -v hz="$hz" -v t0="$t0" -v t1="$t1" \
+    'BEGIN {printf "%s\t%.3f\t%.3f\n", pre, (b - a) / hz, t1 - t0}' >> "$OUT/cpu.tsv"
 }
 
 # count_syscalls PERF_PID SECONDS WARMUP: with --syscalls, once spdk_nvme_perf has begun its I/O and its
@@ -538,11 +619,12 @@ profile_row() {
 
 # ---------------------------------------------------------------------------------------------- measure
 log "SPDK $SPDK; memory: $MEMORY ($MEM_MB MiB per target, $PERF_MEM_MB MiB for spdk_nvme_perf)"
-log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) (${TARGET_LIST[*]}) x ${#ROW_LIST[@]} row(s) (${ROW_LIST[*]}), ${TIME} s each after ${WARMUP} s warm-up (and ${START_WARMUP} s of reads and of writes after each start); malloc $MALLOC_MB MiB, ${BS}-byte blocks"
+log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) (${TARGET_LIST[*]}) x ${#ROW_LIST[@]} row(s) (${ROW_LIST[*]}), ${TIME} s each after ${WARMUP} s warm-up (and ${START_WARMUP} s of reads and of writes after each start); $([ -n "$DISK" ] && echo "disk $DISK ($DISK_BYTES bytes, O_DIRECT)" || echo "malloc $MALLOC_MB MiB"), ${BS}-byte blocks"
 printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\tp99_us\n' > "$OUT/raw.tsv"
 [ -z "$SYSCALLS" ] || printf 'round\ttarget\trow\tside\tsyscall\tcount\tseconds\n' > "$OUT/syscalls.tsv"
 [ -z "$PROFILE" ] || printf 'round\ttarget\trow\tside\tcategory\tsamples\thz\tseconds\n' > "$OUT/profiles.tsv"
 [ -z "$IO_PATH" ] || printf 'round\ttarget\trow\tsegment\tmean_ns\tmedian_ns\trepetitions\n' > "$OUT/iopath.tsv"
+[ -z "$CPU" ] || printf 'round\ttarget\trow\tcpu_seconds\tseconds\n' > "$OUT/cpu.tsv"
 FAILED=0
 start_target() { # target : starts it on a free port (PORT, LOG, TPID, SPDK_SOCK), then its start warm-up; 1 when it did not come up
   local t=$1 up
@@ -554,6 +636,7 @@ start_target() { # target : starts it on a free port (PORT, LOG, TPID, SPDK_SOCK
     nvmf_tgt) start_nvmf_tgt 0x1 ;;
     nvmf_tgt-2c) start_nvmf_tgt 0x3 ;;
     nvmf_tgt+tls) start_nvmf_tgt 0x1 tls ;;
+    nvmf_tgt+uring) start_nvmf_tgt 0x1 uring ;;
     *) start_nvmf4j "$t" ;;
   esac
   up=$?
@@ -683,6 +766,8 @@ stats() { # median|best iops|lat|sweep
         nq++; QA[nq] = T[t]; QB[nq] = substr(T[t], 1, length(T[t]) - 4); QH[nq] = T[t] "/" QB[nq]
       }
       if (has["java+tls"] && has["nvmf_tgt+tls"]) { nq++; QA[nq] = "java+tls"; QB[nq] = "nvmf_tgt+tls"; QH[nq] = "java+tls/tgt+tls" }
+      # --disk: io_uring over the worker threads (after over before)
+      if (has["java"] && has["java+threads"]) { nq++; QA[nq] = "java"; QB[nq] = "java+threads"; QH[nq] = "java/java+threads" }
       if (mode == "paired") {
         printf "%-20s", "row"; for (q = 1; q <= nq; q++) printf " | %-21s", QH[q]; printf "\n"
         for (r = 1; r <= nr; r++) { printf "%-20s", L[r]; for (q = 1; q <= nq; q++) printf " | %-21s", paired(QA[q], QB[q], R[r]); printf "\n" }
@@ -724,15 +809,20 @@ AWK_MEDIAN='
       for (i = 2; i <= n; i++) { x = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
       return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
     }'
+# per_io_awk PROGRAM FILE: awk over raw.tsv, whose IOPS it keeps in iops[round, target, row], then PROGRAM over FILE
+# (its header line skipped), with the rows, targets and their labels (rows, targets, labels) and med() at hand
+per_io_awk() {
+  awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
+      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" "$AWK_MEDIAN"'
+    FNR == 1 { f++; next }
+    f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }'"$1" "$OUT/raw.tsv" "$2"
+}
 # syscall_table: from syscalls.tsv and raw.tsv, per row and target the median over the rounds of each side's
 # system calls per I/O (count / (IOPS x seconds counted)): all, epoll_wait+epoll_pwait, read+readv+recvfrom+
 # recvmsg, write+writev+sendto+sendmsg
 syscall_table() {
-  awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
-      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" "$AWK_MEDIAN"'
+  per_io_awk '
     function med2(k,   x) { x = med(k); return x == "-" ? x : sprintf("%.2f", x) }
-    FNR == 1 { f++; next }
-    f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }
     {
       io = iops[$1 SUBSEP $2 SUBSEP $3] * $7; if (io <= 0) next
       g = $5 == "all" ? "all" : $5 ~ /^epoll/ ? "poll" : $5 ~ /^(read|readv|recvfrom|recvmsg)$/ ? "rd" : "wr"
@@ -750,16 +840,35 @@ syscall_table() {
           med2(b "target" SUBSEP "all"), med2(b "target" SUBSEP "poll"), med2(b "target" SUBSEP "rd"), med2(b "target" SUBSEP "wr"),
           med2(b "host" SUBSEP "all"), med2(b "host" SUBSEP "poll"), med2(b "host" SUBSEP "rd"), med2(b "host" SUBSEP "wr")
       }
-    }' "$OUT/raw.tsv" "$OUT/syscalls.tsv"
+    }' "$OUT/syscalls.tsv"
+}
+# cpu_table: from cpu.tsv and raw.tsv, per row and target the median over the rounds of the target's CPU time per
+# I/O in us (cpu_seconds / (IOPS x seconds)), and each target's over nvmf_tgt's
+cpu_table() {
+  per_io_awk '
+    {
+      io = iops[$1 SUBSEP $2 SUBSEP $3] * $5; if (io <= 0) next
+      vals[$2 SUBSEP $3] = vals[$2 SUBSEP $3] " " ($4 / io * 1e6)
+    }
+    END {
+      nr = split(rows, R, ","); nt = split(targets, T, ","); split(labels, L, ",")
+      printf "%-20s", "row"; for (t = 1; t <= nt; t++) printf " | %12s", T[t]
+      for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt") printf " | %12s", T[t] "/tgt"
+      printf "\n"
+      for (r = 1; r <= nr; r++) {
+        printf "%-20s", L[r]
+        for (t = 1; t <= nt; t++) { x = med(T[t] SUBSEP R[r]); c[t] = x; printf " | %12s", x == "-" ? x : sprintf("%.2f", x) }
+        base = med("nvmf_tgt" SUBSEP R[r])
+        for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt") printf " | %12s", (base == "-" || base <= 0 || c[t] == "-") ? "-" : sprintf("%.3f", c[t] / base)
+        printf "\n"
+      }
+    }' "$OUT/cpu.tsv"
 }
 # with --profile: per row and side (the target's core, spdk_nvme_perf's core), nanoseconds per I/O by category
 # (samples / Hz / (IOPS x seconds recorded)), median of the rounds, the categories by their largest value;
 # "all" is the core's whole time per I/O, "busy" the same less the epoll waits (a polling process's idle time)
 profile_table() {
-  awk -F'\t' -v rows="$(IFS=,; echo "${ROW_LIST[*]}")" -v targets="$TARGETS" \
-      -v labels="$(for r in "${ROW_LIST[@]}"; do printf '%s,' "${ROW_LABEL[$r]}"; done)" "$AWK_MEDIAN"'
-    FNR == 1 { f++; next }
-    f == 1 { if ($4 != "-") iops[$1 SUBSEP $2 SUBSEP $3] = $4; next }
+  per_io_awk '
     {
       io = iops[$1 SUBSEP $2 SUBSEP $3] * $8; if (io <= 0) next
       ns = $6 / $7 / io * 1e9; k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4
@@ -792,7 +901,7 @@ profile_table() {
           printf "\n"
         }
       }
-    }' "$OUT/raw.tsv" "$OUT/profiles.tsv"
+    }' "$OUT/profiles.tsv"
 }
 {
   echo
@@ -813,6 +922,11 @@ profile_table() {
   echo
   echo "paired: each round's ratio of IOPS (the two targets measured in the same round$([ -z "$INTERLEAVE" ] || echo ", seconds apart")), median [quartiles] of $ROUNDS round(s)"
   stats median paired
+  if [ -n "$CPU" ]; then
+    echo
+    echo "the target's CPU time per I/O, us (user + system of its process over the measured seconds), median of $ROUNDS round(s), and over nvmf_tgt's"
+    cpu_table
+  fi
   if [ -n "$SYSCALLS" ]; then
     echo
     echo "system calls per I/O, median of $ROUNDS round(s): all of them / epoll waits / socket reads / socket writes, of the target and of spdk_nvme_perf"
@@ -883,5 +997,5 @@ if [ ${#SWEEP_LIST[@]} -gt 0 ]; then
   elif command -v gnuplot > /dev/null; then log "gnuplot failed: $(tail -n 3 "$OUT/logs/gnuplot.log" | tr '\n' ' ')"; FAILED=1; fi
 fi
 echo
-log "results in $OUT (raw.tsv, table.txt$([ ${#SWEEP_LIST[@]} = 0 ] || echo ", sweep.tsv, qd-sweep.png"), logs/)"
+log "results in $OUT (raw.tsv, $([ -z "$CPU" ] || echo "cpu.tsv, ")table.txt$([ ${#SWEEP_LIST[@]} = 0 ] || echo ", sweep.tsv, qd-sweep.png"), logs/)"
 exit $FAILED

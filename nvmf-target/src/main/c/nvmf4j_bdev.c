@@ -30,8 +30,11 @@
 #endif
 
 /* Bumped whenever a native signature or an exported constant changes; must equal FileNative.ABI_VERSION. */
-#define NVMF4J_BDEV_ABI_VERSION 5
+#define NVMF4J_BDEV_ABI_VERSION 6
 #define NATIVE_CLASS "io/nvmf4j/bdev/FileNative"
+
+/* The io_uring ring's natives (nvmf4j_uring.c), registered on the same class. */
+int nvmf4j_uring_register(JNIEnv *env, jclass cls);
 
 #define H2P(type, h) ((type *)(uintptr_t)(h))
 #define NEG_ERRNO() ((jint)-(errno ? errno : EIO))
@@ -418,5 +421,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 		return JNI_ERR; /* the exception is pending */
 	if ((*env)->RegisterNatives(env, cls, methods, sizeof(methods) / sizeof(methods[0])) != JNI_OK)
 		return JNI_ERR; /* NoSuchMethodError pending */
+	if (nvmf4j_uring_register(env, cls) != JNI_OK)
+		return JNI_ERR;
 	return JNI_VERSION_1_8;
 }

@@ -4,7 +4,9 @@ package io.nvmf4j.bdev;
  * A block device behind a namespace. Offsets and lengths are in bytes and block-aligned (the
  * command layer checks ranges before calling). Every call ends in exactly one
  * completion: synchronous devices call {@link BdevIo#bdevComplete(int)} before returning,
- * asynchronous ones call {@link BdevIo#bdevCompleteAsync(int)} from their own thread.
+ * asynchronous ones call {@link BdevIo#bdevCompleteAsync(int)} from their own thread, or
+ * {@link BdevIo#bdevComplete(int)} later on the caller's own thread (a file bdev whose poll group reaps the
+ * completion from its io_uring ring).
  */
 public interface BlockDevice extends AutoCloseable {
     /**

@@ -30,7 +30,7 @@ public final class BlockDevices {
             case "malloc" -> new MallocBdev(c.name, c.blockSize, c.numBlocks);
             case "null" -> new NullBdev(c.name, c.blockSize, c.numBlocks);
             case "file" -> FileBdev.open(c.name, Path.of(c.path), c.blockSize, c.numBlocks, c.directIo,
-                c.ioWorkersOrDefault(), c.ioQueueDepthOrDefault(), storage);
+                c.ioWorkersOrDefault(), c.ioQueueDepthOrDefault(), storage, c.ioEngineOrDefault());
             case "rbd" -> RbdBdev.open(c.name, c.blockSize, c.numBlocks, new RbdBdev.Options(c.pool, c.image,
                 c.cephConf, c.clientNameOrDefault(), c.keyring, c.createOrDefault(), c.timeoutSecondsOrDefault()));
             case "error" -> {

@@ -13,14 +13,33 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A regular file or a block device, driven through {@code libnvmf4j_bdev} ({@link FileNative}) on the
- * worker threads of a {@link FileIoQueue}: the poll groups never block on the disk, requests beyond the
- * workers wait in order instead of being refused, and nothing is allocated per I/O (a request is its
- * {@link BdevIo} and an operation code).
+ * A regular file or a block device, driven through {@code libnvmf4j_bdev} ({@link FileNative}). The poll groups
+ * never block on the disk and nothing is allocated per I/O, on either of two paths chosen at creation
+ * ({@link BdevConfig#ioEngine}, reported in the log and by {@link #ioEngine()}):
+ *
+ * <ul>
+ *   <li>io_uring: the poll group that calls the device writes the operation into its own ring ({@link FileRing})
+ *       and reaps the completion on a later pass, so the request completes on its own thread without a thread
+ *       switch. Write data O_DIRECT cannot take in place (in-capsule data where the socket put it) is copied into
+ *       one of the ring's aligned bounce buffers first. What the ring does not take goes to the workers: a caller
+ *       that is no poll group, a read buffer without an address or (with {@code directIo}) unaligned, a write
+ *       larger than a ring's bounce buffer that needs one, zeroing where the file system lacks a fallocate mode and
+ *       on block devices (ioctls), a full ring, and the rare completion that needs their loop (a short transfer,
+ *       O_DIRECT refusing a buffer).</li>
+ *   <li>worker threads ({@link FileIoQueue}): the system calls run on a pool of threads and completions go back
+ *       to the poll group; requests beyond the workers wait in order instead of being refused. The only path
+ *       where io_uring is missing or refused (an old kernel, seccomp, {@code kernel.io_uring_disabled}).</li>
+ * </ul>
+ *
+ * Both paths keep the same rules, below: an operation is a system call on one path and the matching io_uring
+ * operation on the other (pwritev2(RWF_DSYNC) and a write with RWF_DSYNC, fdatasync and IORING_FSYNC_DATASYNC,
+ * fallocate and IORING_OP_FALLOCATE), and its result is judged by the same methods.
  *
  * <p>Durability. Writes go to the page cache (or, with {@code directIo}, O_DIRECT to the device, whose own
  * cache may hold them) while the write cache is on ({@link #writeCacheEnabled()}, the default); Flush is
@@ -59,6 +78,13 @@ public final class FileBdev extends AbstractBdev {
     private static final long GIB = 1L << 30;
     private static final long MIB = 1L << 20;
 
+    /** Ring operation flags: the operation must be durable (FUA, or the write cache off). */
+    private static final int FL_DURABLE = 1;
+    /** Ring operation flags: the write-through fdatasync that follows a zeroing with the write cache off. */
+    private static final int FL_SYNC = 2;
+    /** {@link #ringStatus}: the operation went on (its next step on the ring, or the workers); no completion yet. */
+    private static final int CONTINUES = -1;
+
     /** The flush queued when the write cache is turned off: nobody waits for its completion. */
     private static final BdevIo CACHE_FLUSH = new FlushIo() {
         @Override
@@ -75,10 +101,16 @@ public final class FileBdev extends AbstractBdev {
     private final Path path;
     private final int fd;
     private final boolean directIo;
-    /** Reads and writes that went through a worker's bounce buffer (see {@link #bouncedIos()}). */
+    /** Reads and writes that went through a bounce buffer, a worker's or a ring's (see {@link #bouncedIos()}). */
     private final AtomicLong bounced = new AtomicLong();
     private final boolean blockDevice;
     private final FileIoQueue queue;
+    /** Whether the poll groups' io_uring rings take this device's I/O (else only the workers). */
+    private final boolean ring;
+    /** Operations of this device on the rings now (close waits for them). */
+    private final AtomicInteger ringInFlight = new AtomicInteger();
+    /** Set by {@link #close()}: the rings take nothing more. */
+    private volatile boolean closing;
     /** Deallocate and Write Zeroes limits while hole punching works, and after it turned out not to. */
     private final DiscardLimits limits;
     private final DiscardLimits zeroWritingLimits;
@@ -92,8 +124,10 @@ public final class FileBdev extends AbstractBdev {
     private boolean closed;
 
     private FileBdev(String name, Path path, int fd, int blockSize, long numBlocks, boolean directIo,
-                     boolean blockDevice, boolean punchHoles, DiscardLimits limits, int ioWorkers, int ioQueueDepth) {
+                     boolean blockDevice, boolean punchHoles, DiscardLimits limits, int ioWorkers, int ioQueueDepth,
+                     boolean ring) {
         super(name, blockSize, numBlocks);
+        this.ring = ring;
         this.path = path;
         this.fd = fd;
         this.directIo = directIo;
@@ -137,7 +171,18 @@ public final class FileBdev extends AbstractBdev {
      */
     public static FileBdev open(String name, Path path, int blockSize, long numBlocks, boolean directIo,
                                 int ioWorkers, int ioQueueDepth, StorageConfig storage) {
+        return open(name, path, blockSize, numBlocks, directIo, ioWorkers, ioQueueDepth, storage,
+            BdevConfig.IO_ENGINE_AUTO);
+    }
+
+    /**
+     * As {@link #open(String, Path, int, long, boolean, int, int, StorageConfig)}, with the I/O path
+     * {@code ioEngine} ({@link BdevConfig#ioEngine}: {@code auto}, {@code io_uring} or {@code threads}).
+     */
+    public static FileBdev open(String name, Path path, int blockSize, long numBlocks, boolean directIo,
+                                int ioWorkers, int ioQueueDepth, StorageConfig storage, String ioEngine) {
         FileNative.ensureLoaded(name);
+        boolean ring = chooseRing(name, ioEngine, ioWorkers);
         if (directIo) {
             checkDirectIoAlignment(name, path, blockSize);
         }
@@ -169,7 +214,7 @@ public final class FileBdev extends AbstractBdev {
                 : punch ? new DiscardLimits(true, true, true, false, 256, GIB / blockSize, 16 * GIB / blockSize)
                 : null;
             FileBdev d = new FileBdev(name, path, fd, blockSize, blocks, directIo, blockDevice, punch, limits,
-                ioWorkers, ioQueueDepth);
+                ioWorkers, ioQueueDepth, ring);
             if (!blockDevice && !punch) {
                 LOG.warn("file bdev {}: the file system of {} cannot punch holes; Deallocate writes zeros", name, path);
             }
@@ -177,6 +222,36 @@ public final class FileBdev extends AbstractBdev {
         } catch (RuntimeException e) {
             FileNative.close(fd);
             throw e;
+        }
+    }
+
+    /**
+     * Whether the rings take the device's I/O: {@code auto} where io_uring works, {@code io_uring} or no device,
+     * {@code threads} never. Logs the choice.
+     */
+    private static boolean chooseRing(String name, String ioEngine, int ioWorkers) {
+        String unavailable = FileRing.unavailabilityCause();
+        switch (ioEngine) {
+            case BdevConfig.IO_ENGINE_THREADS -> {
+                LOG.info("file bdev {}: I/O on {} worker threads (ioEngine {})", name, ioWorkers, ioEngine);
+                return false;
+            }
+            case BdevConfig.IO_ENGINE_URING, BdevConfig.IO_ENGINE_AUTO -> {
+                if (unavailable == null) {
+                    LOG.info("file bdev {}: I/O through each poll group's io_uring ring; {} worker threads for the"
+                        + " rest", name, ioWorkers);
+                    return true;
+                }
+                if (BdevConfig.IO_ENGINE_URING.equals(ioEngine)) {
+                    throw new BdevException("file bdev " + name + ": ioEngine io_uring, but io_uring is unavailable: "
+                        + unavailable);
+                }
+                LOG.info("file bdev {}: io_uring is unavailable ({}); I/O on {} worker threads", name, unavailable,
+                    ioWorkers);
+                return false;
+            }
+            default -> throw new BdevException("file bdev " + name + ": unknown ioEngine '" + ioEngine + "' (expected "
+                + String.join(", ", BdevConfig.IO_ENGINES) + ")");
         }
     }
 
@@ -283,6 +358,16 @@ public final class FileBdev extends AbstractBdev {
         return FileNative.allocatedBytes(fd);
     }
 
+    /** Null where the poll groups can have io_uring rings, else why not (probed once per process). */
+    public static String ioUringUnavailabilityCause() {
+        return FileRing.unavailabilityCause();
+    }
+
+    /** The I/O path chosen at creation: {@code io_uring} or {@code threads}. */
+    public String ioEngine() {
+        return ring ? BdevConfig.IO_ENGINE_URING : BdevConfig.IO_ENGINE_THREADS;
+    }
+
     /** Worker threads, i.e. I/Os in the kernel at once. */
     public int ioWorkers() {
         return queue.workers();
@@ -352,9 +437,10 @@ public final class FileBdev extends AbstractBdev {
     }
 
     /**
-     * Queues {@code io} for a worker; every submission ends in exactly one completion. A range outside the
-     * device, or a closed device, completes at once with Internal Error; after a durability error every
-     * operation but a read completes at once with {@link #stickyErrorStatus()}.
+     * Hands {@code io} to the calling poll group's ring, else queues it for a worker; every submission ends in
+     * exactly one completion. A range outside the device, or a closed device, completes at once with Internal
+     * Error; after a durability error every operation but a read completes at once with
+     * {@link #stickyErrorStatus()}.
      */
     private void submit(BdevIo io, int op) {
         if (io.offset() < 0 || io.length() < 0 || io.offset() + io.length() > numBlocks() * blockSize()) {
@@ -366,9 +452,119 @@ public final class FileBdev extends AbstractBdev {
             io.bdevComplete(failed);
             return;
         }
+        if (ring && submitToRing(io, op)) {
+            return;
+        }
         if (!queue.submit(io, op)) {
             io.bdevComplete(NvmeStatus.INTERNAL_ERROR);
         }
+    }
+
+    /** Writes {@code io} into the calling poll group's ring; false when the ring does not take it (see above). */
+    private boolean submitToRing(BdevIo io, int op) {
+        FileRing r = FileRing.current();
+        if (r == null) {
+            return false;
+        }
+        // counted before closing is read: close() sets closing before it waits for the count to drain
+        ringInFlight.incrementAndGet();
+        boolean durable = op == OP_DEALLOCATE ? !writeCache : io.fua() || !writeCache;
+        int fl = durable ? FL_DURABLE : 0;
+        boolean queued = !closing && switch (op) {
+            case OP_READ -> {
+                long a = directAddress(io.buffer());
+                yield a != 0 && r.read(this, io, op, fl, fd, a, io.length(), io.offset());
+            }
+            case OP_WRITE -> {
+                long a = directAddress(io.buffer());
+                yield a != 0 ? r.write(this, io, op, fl, fd, a, io.length(), io.offset(), durable)
+                    : ringBounced(r.writeBounced(this, io, op, fl, fd, io.length(), io.offset(), durable));
+            }
+            case OP_FLUSH -> r.fdatasync(this, io, op, fl, fd);
+            case OP_WRITE_ZEROES -> !blockDevice && zeroRanges
+                && r.fallocate(this, io, op, fl, fd, true, io.offset(), io.length());
+            case OP_DEALLOCATE -> !blockDevice && punchHoles
+                && r.fallocate(this, io, op, fl, fd, false, io.offset(), io.length());
+            default -> false;
+        };
+        if (!queued) {
+            ringInFlight.decrementAndGet();
+        }
+        return queued;
+    }
+
+    /** Counts a write the ring took through its bounce buffer; passes {@code queued} on. */
+    private boolean ringBounced(boolean queued) {
+        if (queued) {
+            bounced.incrementAndGet();
+        }
+        return queued;
+    }
+
+    /**
+     * A ring operation of this device completed with {@code res} (a count or a negative errno), on the ring's poll
+     * group: the request completes there, or goes on.
+     */
+    void ringCompleted(FileRing r, BdevIo io, int op, int fl, int res) {
+        int status;
+        try {
+            status = ringStatus(r, io, op, fl, res);
+        } catch (RuntimeException e) {
+            LOG.warn("file bdev {}: {}", name(), e.toString());
+            status = NvmeStatus.INTERNAL_ERROR;
+        }
+        if (status != CONTINUES) {
+            ringInFlight.decrementAndGet();
+            io.bdevComplete(status);
+        }
+    }
+
+    /** The status of a ring operation, by the rules the workers apply; {@link #CONTINUES} when it goes on. */
+    private int ringStatus(FileRing r, BdevIo io, int op, int fl, int res) {
+        long off = io.offset();
+        int len = io.length();
+        boolean durable = (fl & FL_DURABLE) != 0;
+        if ((fl & FL_SYNC) != 0) {
+            return res < 0 ? durabilityError(zeroingName(op) + " (write-through)", res, off, len) : NvmeStatus.SUCCESS;
+        }
+        return switch (op) {
+            case OP_READ -> res == len ? NvmeStatus.SUCCESS
+                // short (the workers loop until done) or O_DIRECT refused the buffer (the workers bounce it)
+                : res >= 0 || res == -FileNative.EINVAL && directIo ? toWorkers(io, op)
+                : readFailed(res, off, len);
+            case OP_WRITE -> res == len ? NvmeStatus.SUCCESS
+                // short, O_DIRECT refused the buffer, or RWF_DSYNC refused (the workers write, then fdatasync)
+                : res >= 0 || res == -FileNative.EINVAL && directIo || FileNative.unsupported(res) ? toWorkers(io, op)
+                : writeFailed(io, durable, res);
+            case OP_FLUSH -> res < 0 ? durabilityError("fdatasync", res, 0, 0) : NvmeStatus.SUCCESS;
+            case OP_WRITE_ZEROES, OP_DEALLOCATE -> {
+                if (FileNative.unsupported(res)) {
+                    yield toWorkers(io, op); // the workers fall back (hole, then zeros) and remember the mode is missing
+                }
+                if (res < 0) {
+                    yield zeroingFailed(zeroingName(op), res, off, len);
+                }
+                if (durable) {
+                    // the slot this operation held is free again: the sync takes it
+                    yield r.fdatasync(this, io, op, fl | FL_SYNC, fd) ? CONTINUES : toWorkers(io, op);
+                }
+                yield NvmeStatus.SUCCESS;
+            }
+            default -> NvmeStatus.INTERNAL_ERROR;
+        };
+    }
+
+    /** Moves a ring operation to the workers, which do it again from the start; CONTINUES, or a status. */
+    private int toWorkers(BdevIo io, int op) {
+        if (!queue.submit(io, op)) {
+            return NvmeStatus.INTERNAL_ERROR;
+        }
+        ringInFlight.decrementAndGet();
+        return CONTINUES;
+    }
+
+    private static String zeroingName(int op) {
+        return op == OP_DEALLOCATE ? "deallocate" : "zeroing";
     }
 
     /** Runs one queued operation on worker {@code w} (the queue's executor). */
@@ -391,7 +587,8 @@ public final class FileBdev extends AbstractBdev {
     }
 
     /**
-     * Reads and writes so far that went through a worker's bounce buffer and its extra copy, because the buffer
+     * Reads and writes so far that went through a bounce buffer (a worker's, or for writes a ring's) and its extra
+     * copy, because the buffer
      * had no address or, with {@code directIo}, was not aligned to {@value #DIRECT_ALIGNMENT} bytes (NVMe/TCP
      * reads and writes with R2T come in aligned buffers; in-capsule write data is where the socket put it).
      */
@@ -422,11 +619,12 @@ public final class FileBdev extends AbstractBdev {
         if (rc == -FileNative.EINVAL && a != 0 && directIo) {
             rc = readBounced(dst, off, len, w); // O_DIRECT refused the buffer's alignment
         }
-        if (rc < 0) {
-            LOG.warn("file bdev {}: read of {} bytes at {} failed: {}", name(), len, off, FileNative.strerror(rc));
-            return BdevErrors.status(OP_READ, rc);
-        }
-        return NvmeStatus.SUCCESS;
+        return rc < 0 ? readFailed(rc, off, len) : NvmeStatus.SUCCESS;
+    }
+
+    private int readFailed(int rc, long off, int len) {
+        LOG.warn("file bdev {}: read of {} bytes at {} failed: {}", name(), len, off, FileNative.strerror(rc));
+        return BdevErrors.status(OP_READ, rc);
     }
 
     private int readBounced(ByteBuf dst, long off, int len, FileIoQueue.Worker w) {
@@ -455,9 +653,13 @@ public final class FileBdev extends AbstractBdev {
         if (rc == -FileNative.EINVAL && a != 0 && directIo) {
             rc = writeBounced(src, off, len, durable, w); // O_DIRECT refused the buffer's alignment
         }
-        if (rc >= 0) {
-            return NvmeStatus.SUCCESS;
-        }
+        return rc >= 0 ? NvmeStatus.SUCCESS : writeFailed(io, durable, rc);
+    }
+
+    /** The status of a write that failed with {@code rc}: Capacity Exceeded, a durability error, or another error. */
+    private int writeFailed(BdevIo io, boolean durable, int rc) {
+        long off = io.offset();
+        int len = io.length();
         if (rc == -FileNative.ENOSPC && !durable) {
             // a write into the page cache found no room for its blocks: nothing was written and nothing
             // earlier is lost, so only this write fails (Capacity Exceeded). A durable write's ENOSPC may come
@@ -562,8 +764,7 @@ public final class FileBdev extends AbstractBdev {
     /** With the write cache off the zeroed range is made durable too. */
     private int finishZeroing(String what, int rc, long off, long len, boolean durable) {
         if (rc < 0) {
-            LOG.warn("file bdev {}: {} of {} bytes at {} failed: {}", name(), what, len, off, FileNative.strerror(rc));
-            return BdevErrors.status(OP_WRITE_ZEROES, rc);
+            return zeroingFailed(what, rc, off, len);
         }
         if (durable) {
             int sync = FileNative.fdatasync(fd);
@@ -572,6 +773,11 @@ public final class FileBdev extends AbstractBdev {
             }
         }
         return NvmeStatus.SUCCESS;
+    }
+
+    private int zeroingFailed(String what, int rc, long off, long len) {
+        LOG.warn("file bdev {}: {} of {} bytes at {} failed: {}", name(), what, len, off, FileNative.strerror(rc));
+        return BdevErrors.status(OP_WRITE_ZEROES, rc);
     }
 
     /** Writes zeros over the range from the shared zero buffer, {@link #ZERO_CHUNK} bytes at a time. */
@@ -586,6 +792,27 @@ public final class FileBdev extends AbstractBdev {
             done += n;
         }
         return 0;
+    }
+
+    /**
+     * Waits until none of this device's operations is on a ring (none is, when the contract of {@link #close()} is
+     * kept: no I/O outstanding); on a poll group's thread its own ring is polled meanwhile.
+     */
+    private void awaitRings() {
+        long logAt = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (ringInFlight.get() > 0) {
+            FileRing own = FileRing.current();
+            if (own != null) {
+                own.poll();
+            } else {
+                LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
+            }
+            if (System.nanoTime() - logAt > 0) {
+                LOG.warn("file bdev {}: still waiting for {} operation(s) on the poll groups' io_uring rings", name(),
+                    ringInFlight.get());
+                logAt = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            }
+        }
     }
 
     @Override
@@ -617,6 +844,8 @@ public final class FileBdev extends AbstractBdev {
             }
             closed = true;
         }
+        closing = true;
+        awaitRings(); // first: a ring operation may still move to the workers
         queue.close();
         try {
             int rc = FileNative.fdatasync(fd);

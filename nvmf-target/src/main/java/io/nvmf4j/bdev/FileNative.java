@@ -14,7 +14,7 @@ import java.nio.ByteBuffer;
  */
 final class FileNative {
     /** Must equal {@code NVMF4J_BDEV_ABI_VERSION} in {@code nvmf4j_bdev.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 5;
+    static final int ABI_VERSION = 6;
     static final String NAME = "nvmf4j_bdev";
 
     static final int OPEN_CREATE = 1;
@@ -102,6 +102,23 @@ final class FileNative {
     static String failure() {
         return FAILURE;
     }
+
+    // ---------------------------------------------------------------- io_uring (nvmf4j_uring.c, FileRing)
+
+    /**
+     * An io_uring ring of {@code entries} submission entries, mapped, with every operation the file device submits
+     * known to the kernel: its handle, or a negative errno (ENOSYS: no io_uring; EPERM: turned off or refused by
+     * seccomp; EOPNOTSUPP: an operation is missing).
+     */
+    static native long uringSetup(int entries);
+    static native int uringFd(long ring);
+    /** A direct buffer over one of the ring's mappings: 0 the submission ring, 1 the completion ring, 2 the entries. */
+    static native java.nio.ByteBuffer uringRegion(long ring, int which);
+    /** The ring's geometry and the ABI's offsets and constants, in {@link FileRing}'s order. */
+    static native int[] uringLayout(long ring);
+    /** io_uring_enter(toSubmit) without waiting: entries taken, or a negative errno. */
+    static native int uringEnter(int fd, int toSubmit);
+    static native void uringClose(long ring);
 
     /** Whether the library loaded (else {@link #ensureLoaded} says why). */
     static boolean loaded() {

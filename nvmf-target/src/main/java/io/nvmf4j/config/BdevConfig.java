@@ -19,6 +19,14 @@ public final class BdevConfig {
     /** {@code error} bdevs: commands a {@code timeout} injection holds at once unless {@link #maxHeldCommands}. */
     public static final int DEFAULT_MAX_HELD_COMMANDS = 1024;
     public static final int MAX_MAX_HELD_COMMANDS = 65536;
+    /** {@code file} {@link #ioEngine}: io_uring where the kernel allows it, else worker threads. */
+    public static final String IO_ENGINE_AUTO = "auto";
+    /** {@code file} {@link #ioEngine}: io_uring, or the bdev is not created. */
+    public static final String IO_ENGINE_URING = "io_uring";
+    /** {@code file} {@link #ioEngine}: worker threads only. */
+    public static final String IO_ENGINE_THREADS = "threads";
+    public static final java.util.List<String> IO_ENGINES = java.util.List.of(IO_ENGINE_AUTO, IO_ENGINE_URING,
+        IO_ENGINE_THREADS);
     public static final String DEFAULT_RBD_CLIENT = "client.admin";
     public static final int DEFAULT_RBD_TIMEOUT_SECONDS = 15;
     public static final int MAX_RBD_TIMEOUT_SECONDS = 300;
@@ -43,6 +51,14 @@ public final class BdevConfig {
      * {@link #DEFAULT_IO_QUEUE_DEPTH}); more still wait (the queue grows), none is refused.
      */
     public Integer ioQueueDepth;
+    /**
+     * {@code file} only: how I/O reaches the kernel (null: {@link #IO_ENGINE_AUTO}). {@code auto}: each poll group
+     * submits to and reaps from its own io_uring ring, no thread switch per I/O; where io_uring is missing or
+     * refused (an old kernel, {@code kernel.io_uring_disabled}, a container's seccomp filter) the {@link #ioWorkers}
+     * threads do it, and the log says which at creation. {@code io_uring}: the same, but the bdev is not created
+     * where io_uring is unavailable. {@code threads}: always the worker threads.
+     */
+    public String ioEngine;
     /**
      * {@code error} only: the bdev it wraps (listed before it). Its geometry is the base's; the base can back
      * no namespace and no other error bdev while wrapped. Failures are injected at run time through the API.
@@ -92,6 +108,10 @@ public final class BdevConfig {
 
     public int ioWorkersOrDefault() {
         return ioWorkers == null ? DEFAULT_IO_WORKERS : ioWorkers;
+    }
+
+    public String ioEngineOrDefault() {
+        return ioEngine == null ? IO_ENGINE_AUTO : ioEngine;
     }
 
     public int maxHeldCommandsOrDefault() {

@@ -531,6 +531,9 @@ public final class ConfigValidator {
                 if (b.ioQueueDepth != null) {
                     p.add(at + ".ioQueueDepth: only file bdevs have an I/O queue");
                 }
+                if (b.ioEngine != null) {
+                    p.add(at + ".ioEngine: only file bdevs have an I/O engine");
+                }
             }
             case "file" -> {
                 if (b.directIo && b.blockSize < 4096) {
@@ -551,13 +554,18 @@ public final class ConfigValidator {
                     p.add(at + ".ioQueueDepth: must be 1.." + BdevConfig.MAX_IO_QUEUE_DEPTH + ", got "
                         + b.ioQueueDepth);
                 }
+                if (b.ioEngine != null && !BdevConfig.IO_ENGINES.contains(b.ioEngine)) {
+                    p.add(at + ".ioEngine: must be one of " + String.join(", ", BdevConfig.IO_ENGINES) + ", got '"
+                        + b.ioEngine + "'");
+                }
             }
             case "error" -> {
                 if (b.numBlocks != 0) {
                     p.add(at + ".numBlocks: an error bdev has its base's size; leave it out");
                 }
-                if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null) {
-                    p.add(at + ": path, directIo, ioWorkers and ioQueueDepth belong to the base, not the error bdev");
+                if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null || b.ioEngine != null) {
+                    p.add(at + ": path, directIo, ioWorkers, ioQueueDepth and ioEngine belong to the base, not the error"
+                        + " bdev");
                 }
                 if (b.maxHeldCommands != null
                     && (b.maxHeldCommands < 1 || b.maxHeldCommands > BdevConfig.MAX_MAX_HELD_COMMANDS)) {
@@ -602,8 +610,8 @@ public final class ConfigValidator {
         if (b.timeoutSeconds != null && (b.timeoutSeconds < 1 || b.timeoutSeconds > BdevConfig.MAX_RBD_TIMEOUT_SECONDS)) {
             p.add(at + ".timeoutSeconds: must be 1.." + BdevConfig.MAX_RBD_TIMEOUT_SECONDS + ", got " + b.timeoutSeconds);
         }
-        if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null) {
-            p.add(at + ": path, directIo, ioWorkers and ioQueueDepth belong to file bdevs, not rbd");
+        if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null || b.ioEngine != null) {
+            p.add(at + ": path, directIo, ioWorkers, ioQueueDepth and ioEngine belong to file bdevs, not rbd");
         }
     }
 

@@ -1,6 +1,5 @@
 package io.nvmf4j.bdev;
 
-import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.StorageConfig;
 
 import io.nvmf4j.nvme.NvmeStatus;
@@ -8,6 +7,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -28,8 +30,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (BLKDISCARD, which the loop driver turns into holes in its backing file), and a file system that cannot
  * punch holes (ramfs: zeros are written). Allocated space is measured with stat(1) ({@code st_blocks}).
  */
+@ParameterizedClass(name = "{0}")
+@EnumSource(IoPath.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FileBdevDiscardTest {
+    /** The I/O path every test here runs on (each runs on both). */
+    @Parameter
+    IoPath path;
+
     private static final int BS = 4096;
     private static final long GIB = 1L << 30;
     /** The largest piece of one range the command layer hands to the device (IoCommands.DEALLOCATE_CHUNK). */
@@ -64,9 +72,8 @@ class FileBdevDiscardTest {
     private FileBdev open(Path file, long numBlocks) {
         // a block device (the loop device case) must be listed, as storage.blockDevices does in a config
         FileBdev d = file.startsWith("/dev/")
-            ? FileBdev.open("f0", file, BS, numBlocks, false, BdevConfig.DEFAULT_IO_WORKERS,
-                BdevConfig.DEFAULT_IO_QUEUE_DEPTH, listing(file))
-            : FileBdev.open("f0", file, BS, numBlocks, false);
+            ? path.open("f0", file, BS, numBlocks, false, listing(file))
+            : path.open("f0", file, BS, numBlocks, false);
         open.add(d);
         return d;
     }
@@ -75,7 +82,7 @@ class FileBdevDiscardTest {
         for (long done = 0; done < length; ) {
             int n = (int) Math.min(length - done, CHUNK);
             try (TestIo io = TestIo.range(offset + done, n)) {
-                d.deallocate(io);
+                IoPath.on(d).deallocate(io);
                 int status = io.await();
                 if (status != NvmeStatus.SUCCESS) {
                     return status;
@@ -88,7 +95,7 @@ class FileBdevDiscardTest {
 
     private static void flush(BlockDevice d) {
         try (TestIo f = TestIo.of(0, 0)) {
-            d.flush(f);
+            IoPath.on(d).flush(f);
             assertThat(f.await()).isEqualTo(NvmeStatus.SUCCESS);
         }
     }
@@ -159,7 +166,7 @@ class FileBdevDiscardTest {
         byte[] data = random(8 << 20, 4);
         write(d, 0, data);
         try (TestIo z = TestIo.range(BS, (4 << 20) - 2 * BS)) {
-            d.writeZeroes(z);
+            IoPath.on(d).writeZeroes(z);
             assertThat(z.await()).isEqualTo(NvmeStatus.SUCCESS);
         }
         byte[] all = read(d, 0, 8 << 20);
@@ -200,7 +207,7 @@ class FileBdevDiscardTest {
             .isEqualTo(Files.readString(Path.of(q + "discard_zeroes_data")).trim().equals("1"));
         try (TestIo z = TestIo.range(0, 1 << 20)) {
             write(d, 0, random(1 << 20, 9));
-            d.writeZeroes(z);
+            IoPath.on(d).writeZeroes(z);
             assertThat(z.await()).as("BLKZEROOUT").isEqualTo(NvmeStatus.SUCCESS);
         }
         assertThat(allZero(read(d, 0, 1 << 20))).isTrue();
@@ -225,7 +232,7 @@ class FileBdevDiscardTest {
         write(d, 0, data);
         assertThat(deallocate(d, BS, 3L << 20)).isEqualTo(NvmeStatus.SUCCESS);
         try (TestIo z = TestIo.range(4 << 20, 2 << 20)) {
-            d.writeZeroes(z);
+            IoPath.on(d).writeZeroes(z);
             assertThat(z.await()).isEqualTo(NvmeStatus.SUCCESS);
         }
         byte[] all = read(d, 0, 8 << 20);

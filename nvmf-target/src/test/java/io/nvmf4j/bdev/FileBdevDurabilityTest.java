@@ -1,6 +1,5 @@
 package io.nvmf4j.bdev;
 
-import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.StorageConfig;
 
 import ch.qos.logback.classic.Level;
@@ -12,6 +11,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
@@ -31,8 +33,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * cache but its writeback fails with EIO, as on a dying disk, so whether a write was made durable before it
  * completed shows in its status, and {@code fdatasync} really fails (once: Linux then forgets the error).
  */
+@ParameterizedClass(name = "{0}")
+@EnumSource(IoPath.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FileBdevDurabilityTest {
+    /** The I/O path every test here runs on (each runs on both). */
+    @Parameter
+    IoPath path;
+
     private static final int BS = 4096;
     private static final long DEVICE = 64L << 20;
     private static final long MEDIUM = 4L << 20;
@@ -73,8 +81,7 @@ class FileBdevDurabilityTest {
         Path dev = mounts.failingDisk(DEVICE, MEDIUM);
         StorageConfig storage = new StorageConfig();
         storage.blockDevices.add(dev.toString());
-        FileBdev d = FileBdev.open("f0", dev, BS, 0, false, BdevConfig.DEFAULT_IO_WORKERS,
-            BdevConfig.DEFAULT_IO_QUEUE_DEPTH, storage);
+        FileBdev d = path.open("f0", dev, BS, 0, false, storage);
         open.add(d);
         assertThat(d.numBlocks()).isEqualTo(DEVICE / BS);
         return d;
@@ -82,14 +89,14 @@ class FileBdevDurabilityTest {
 
     private static int flush(BlockDevice d) {
         try (TestIo f = TestIo.of(0, 0)) {
-            d.flush(f);
+            IoPath.on(d).flush(f);
             return f.await();
         }
     }
 
     private static int fuaWrite(BlockDevice d, long offset, byte[] data) {
         try (TestIo io = TestIo.of(offset, data).withFua()) {
-            d.write(io);
+            IoPath.on(d).write(io);
             return io.await();
         }
     }
@@ -114,7 +121,7 @@ class FileBdevDurabilityTest {
         assertThat(write(d, 0, random(BS, 2))).as("a later write").isEqualTo(STICKY);
         assertThat(fuaWrite(d, BS, random(BS, 3))).as("a later FUA write").isEqualTo(STICKY);
         try (TestIo z = TestIo.of(0, BS)) {
-            d.writeZeroes(z);
+            IoPath.on(d).writeZeroes(z);
             assertThat(z.await()).as("a later Write Zeroes").isEqualTo(STICKY);
         }
         assertThat(d.stickyErrorStatus()).isEqualTo(STICKY);

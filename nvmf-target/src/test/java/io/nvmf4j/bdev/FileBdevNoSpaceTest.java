@@ -5,6 +5,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -21,8 +24,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Fault, and the device is not poisoned: what was written reads back, allocated blocks can be overwritten,
  * a flush succeeds, and after space is freed (Deallocate punches the holes back) writes succeed again.
  */
+@ParameterizedClass(name = "{0}")
+@EnumSource(IoPath.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FileBdevNoSpaceTest {
+    /** The I/O path every test here runs on (each runs on both). */
+    @Parameter
+    IoPath path;
+
     private static final int BS = 4096;
     private static final int CHUNK = 64 << 10;
     private static final long BLOCKS = (8L << 20) / BS;
@@ -37,7 +46,7 @@ class FileBdevNoSpaceTest {
         dir = TestDirs.create("nospace-");
         mounts = new ScratchMounts(dir);
         Path fs = mounts.mount("tmpfs", "size=1m");
-        d = FileBdev.open("full", fs.resolve("disk.img"), BS, BLOCKS, false);
+        d = path.open("full", fs.resolve("disk.img"), BS, BLOCKS, false);
     }
 
     @AfterEach
@@ -76,12 +85,12 @@ class FileBdevNoSpaceTest {
         assertThat(write(d, 0, over)).as("overwrite of allocated blocks").isEqualTo(NvmeStatus.SUCCESS);
         assertThat(read(d, 0, CHUNK)).isEqualTo(over);
         try (TestIo f = TestIo.of(0, 0)) {
-            d.flush(f);
+            IoPath.on(d).flush(f);
             assertThat(f.await()).as("flush").isEqualTo(NvmeStatus.SUCCESS);
         }
 
         try (TestIo free = TestIo.range(CHUNK, 4 * CHUNK)) {
-            d.deallocate(free);
+            IoPath.on(d).deallocate(free);
             assertThat(free.await()).as("deallocate (punches holes: space comes back)").isEqualTo(NvmeStatus.SUCCESS);
         }
         assertThat(write(d, off, random(CHUNK, 4))).as("a write after space was freed").isEqualTo(NvmeStatus.SUCCESS);

@@ -7,6 +7,9 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -31,8 +34,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The file block device driven through {@link BlockDevice} directly. Files live under the module's
  * {@code target/} directory (a real disk filesystem, so O_DIRECT has a chance; /tmp may be tmpfs).
  */
+@ParameterizedClass(name = "{0}")
+@EnumSource(IoPath.class)
 @Timeout(value = 10, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FileBdevTest {
+    /** The I/O path every test here runs on (each runs on both). */
+    @Parameter
+    IoPath path;
+
     private static final int BS = 512;
 
     private Path dir;
@@ -50,7 +59,7 @@ class FileBdevTest {
     }
 
     private FileBdev open(Path file, int blockSize, long numBlocks, boolean directIo) {
-        FileBdev d = FileBdev.open("f0", file, blockSize, numBlocks, directIo);
+        FileBdev d = path.open("f0", file, blockSize, numBlocks, directIo);
         open.add(d);
         return d;
     }
@@ -117,14 +126,21 @@ class FileBdevTest {
     }
 
     @Test
-    void flushCompletesAsynchronouslyWithSuccess() {
+    void flushCompletesOnceWithSuccess() {
         FileBdev d = open(dir.resolve("disk.img"), BS, 2048, false);
         write(d, 0, random(4096, 1));
         try (TestIo f = TestIo.of(0, 0)) {
-            d.flush(f);
+            IoPath.on(d).flush(f);
             assertThat(f.await()).isEqualTo(NvmeStatus.SUCCESS);
-            assertThat(f.asyncCompletions.get()).isEqualTo(1);
-            assertThat(f.syncCompletions.get()).isZero();
+            if (path == IoPath.THREADS) {
+                assertThat(f.asyncCompletions.get()).as("a worker completes it for the caller").isEqualTo(1);
+                assertThat(f.syncCompletions.get()).isZero();
+            } else {
+                assertThat(f.syncCompletions.get()).as("the poll group reaps it from its ring").isEqualTo(1);
+                assertThat(f.asyncCompletions.get()).isZero();
+                assertThat(IoPath.onPollGroupThread(f.completionThread)).as("completed on %s", f.completionThread)
+                    .isTrue();
+            }
         }
     }
 
@@ -136,11 +152,11 @@ class FileBdevTest {
         byte[] data = random(len + 64 * BS, 5);
         write(d, 0, data);
         try (TestIo z = TestIo.of(4 * BS, len - 8 * BS)) {
-            d.writeZeroes(z);
+            IoPath.on(d).writeZeroes(z);
             assertThat(z.await()).isEqualTo(NvmeStatus.SUCCESS);
         }
         try (TestIo a = TestIo.of(len + 8 * BS, 16 * BS)) {
-            d.deallocate(a);
+            IoPath.on(d).deallocate(a);
             assertThat(a.await()).isEqualTo(NvmeStatus.SUCCESS);
         }
         byte[] all = read(d, 0, data.length);
@@ -219,7 +235,7 @@ class FileBdevTest {
     }
 
     @Test
-    void asyncCompletionsArriveExactlyOnceFromAWorkerThread() {
+    void completionsArriveExactlyOnceOnTheirPath() {
         Path file = dir.resolve("disk.img");
         FileBdev d = open(file, BS, 4096, false);
         List<TestIo> ios = new ArrayList<>();
@@ -227,18 +243,27 @@ class FileBdevTest {
             for (int i = 0; i < 64; i++) {
                 TestIo io = TestIo.of(i * 4096L, random(4096, 500 + i));
                 ios.add(io);
-                d.write(io);
+                IoPath.on(d).write(io);
             }
             for (TestIo io : ios) {
                 assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
             }
-            // close waits for the worker pool to terminate: no completion can arrive after it
+            // close waits for the worker pool to terminate and the rings to give back every operation: no
+            // completion can arrive after it
             close(d);
             for (TestIo io : ios) {
-                assertThat(io.asyncCompletions.get()).as("async completions of I/O at %d", io.offset()).isEqualTo(1);
-                assertThat(io.syncCompletions.get()).as("sync completions of I/O at %d", io.offset()).isZero();
+                if (path == IoPath.THREADS) {
+                    assertThat(io.asyncCompletions.get()).as("async completions of I/O at %d", io.offset()).isEqualTo(1);
+                    assertThat(io.syncCompletions.get()).as("sync completions of I/O at %d", io.offset()).isZero();
+                    assertThat(io.completionThread.getName()).startsWith("bdev-f0-");
+                } else {
+                    // the poll group reaps its ring and completes on its own thread: no hand-over
+                    assertThat(io.syncCompletions.get()).as("sync completions of I/O at %d", io.offset()).isEqualTo(1);
+                    assertThat(io.asyncCompletions.get()).as("async completions of I/O at %d", io.offset()).isZero();
+                    assertThat(IoPath.onPollGroupThread(io.completionThread)).as("completed on %s", io.completionThread)
+                        .isTrue();
+                }
                 assertThat(io.completionThread).isNotSameAs(Thread.currentThread());
-                assertThat(io.completionThread.getName()).startsWith("bdev-f0-");
             }
         } finally {
             ios.forEach(TestIo::close);
@@ -281,12 +306,12 @@ class FileBdevTest {
                 .isEqualTo(random(lengths[i], 700 + i));
         }
         try (TestIo z = TestIo.of(4096, 8192)) {
-            d.writeZeroes(z);
+            IoPath.on(d).writeZeroes(z);
             assertThat(z.await()).isEqualTo(NvmeStatus.SUCCESS);
         }
         assertThat(allZero(read(d, 4096, 8192))).as("O_DIRECT write zeroes").isTrue();
         try (TestIo fua = TestIo.of(8 * 4096, random(3 * 4096, 777)).withFua()) {
-            d.write(fua);
+            IoPath.on(d).write(fua);
             assertThat(fua.await()).as("O_DIRECT write with FUA (RWF_DSYNC)").isEqualTo(NvmeStatus.SUCCESS);
         }
         assertThat(read(d, 8 * 4096, 3 * 4096)).isEqualTo(random(3 * 4096, 777));
@@ -329,7 +354,7 @@ class FileBdevTest {
 
     private static void flush(BlockDevice d) {
         try (TestIo f = TestIo.of(0, 0)) {
-            d.flush(f);
+            IoPath.on(d).flush(f);
             assertThat(f.await()).as("flush status").isEqualTo(NvmeStatus.SUCCESS);
         }
     }

@@ -20,6 +20,8 @@ final class TestIo implements BdevIo, AutoCloseable {
     private final long offset;
     private final int length;
     private final ByteBuf buffer;
+    /** What {@link #buffer} is a slice of (the allocation {@link #close()} releases). */
+    private final ByteBuf allocated;
     private final CompletableFuture<Integer> done = new CompletableFuture<>();
     final AtomicInteger syncCompletions = new AtomicInteger();
     final AtomicInteger asyncCompletions = new AtomicInteger();
@@ -30,10 +32,17 @@ final class TestIo implements BdevIo, AutoCloseable {
     private boolean fua;
 
     private TestIo(long offset, int length, int bufferLength) {
+        this(offset, length, bufferLength, false);
+    }
+
+    /** {@code odd}: the buffer starts at an odd address (else where the allocator put it). */
+    private TestIo(long offset, int length, int bufferLength, boolean odd) {
         this.offset = offset;
         this.length = length;
-        this.buffer = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(bufferLength, 1));
-        buffer.setZero(0, buffer.capacity());
+        int n = Math.max(bufferLength, 1);
+        this.allocated = PooledByteBufAllocator.DEFAULT.directBuffer(odd ? n + 1 : n);
+        allocated.setZero(0, allocated.capacity());
+        this.buffer = odd ? allocated.slice((int) (1 - (allocated.memoryAddress() & 1)), n) : allocated;
     }
 
     private TestIo(long offset, int length) {
@@ -57,16 +66,29 @@ final class TestIo implements BdevIo, AutoCloseable {
         return io;
     }
 
+    /**
+     * An I/O whose buffer holds {@code data} at an address that is odd, so never aligned as O_DIRECT needs (in-capsule
+     * write data lies where the socket put it).
+     */
+    static TestIo unaligned(long offset, byte[] data) {
+        TestIo io = new TestIo(offset, data.length, data.length, true);
+        io.buffer.setBytes(0, data);
+        return io;
+    }
+
     /** Sets Force Unit Access on this I/O (a write that must be durable before it completes). */
     TestIo withFua() {
         fua = true;
         return this;
     }
 
-    /** Writes {@code data} at byte {@code offset} and returns the completion status. */
+    /**
+     * Writes {@code data} at byte {@code offset} and returns the completion status (a file bdev on the io_uring path
+     * is called from its poll group: {@link IoPath#on}).
+     */
     static int write(BlockDevice d, long offset, byte[] data) {
         try (TestIo io = of(offset, data)) {
-            d.write(io);
+            IoPath.on(d).write(io);
             return io.await();
         }
     }
@@ -75,7 +97,7 @@ final class TestIo implements BdevIo, AutoCloseable {
     static byte[] read(BlockDevice d, long offset, int length) {
         try (TestIo io = of(offset, length)) {
             io.buffer().setBytes(0, filler(length));
-            d.read(io);
+            IoPath.on(d).read(io);
             int status = io.await();
             if (status != 0) {
                 throw new AssertionError("read of " + length + " bytes at " + offset + ": status 0x"
@@ -175,6 +197,6 @@ final class TestIo implements BdevIo, AutoCloseable {
 
     @Override
     public void close() {
-        buffer.release();
+        allocated.release();
     }
 }

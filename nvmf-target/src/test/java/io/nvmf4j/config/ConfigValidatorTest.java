@@ -72,6 +72,15 @@ class ConfigValidatorTest {
     }
 
     @Test
+    void fileBdevIoEnginesValidate() {
+        TargetConfig c = base();
+        for (String engine : BdevConfig.IO_ENGINES) {
+            c.bdevs.get(1).ioEngine = engine;
+            assertThatCode(() -> ConfigValidator.validate(c)).as(engine).doesNotThrowAnyException();
+        }
+    }
+
+    @Test
     void embeddedDefaultHasTheDocumentedShape() {
         TargetConfig c = ConfigStore.defaultConfig();
         assertThat(c.subsystems).hasSize(1);
@@ -148,6 +157,10 @@ class ConfigValidatorTest {
             bad("file with ioQueueDepth 0", c -> c.bdevs.get(1).ioQueueDepth = 0, "bdevs[1].ioQueueDepth", "1..65536"),
             bad("file with ioQueueDepth 65537", c -> c.bdevs.get(1).ioQueueDepth = 65537, "bdevs[1].ioQueueDepth"),
             bad("malloc with ioWorkers", c -> c.bdevs.get(0).ioWorkers = 4, "bdevs[0].ioWorkers"),
+            bad("file with ioEngine aio", c -> c.bdevs.get(1).ioEngine = "aio", "bdevs[1].ioEngine",
+                "must be one of auto, io_uring, threads, got 'aio'"),
+            bad("malloc with ioEngine", c -> c.bdevs.get(0).ioEngine = "threads", "bdevs[0].ioEngine",
+                "only file bdevs"),
             bad("malloc with ioQueueDepth", c -> c.bdevs.get(0).ioQueueDepth = 64, "bdevs[0].ioQueueDepth"),
             bad("nqn without nqn. prefix", c -> sub(c).nqn = "iqn.2026-11.io.nvmf4j:x", "subsystems[0].nqn"),
             bad("nqn just the prefix", c -> sub(c).nqn = "nqn.", "subsystems[0].nqn"),

@@ -98,6 +98,81 @@ class AllocationTest {
     }
 
     /**
+     * Namespace 1 on a file bdev in a file under {@code target/} (a real disk file system), on the io_uring path:
+     * the poll group writes each read and write into its own ring and reaps the completion itself. Neither the
+     * poll groups nor the bdev's worker threads (counted too: anything the ring hands on) allocate per I/O.
+     */
+    @Test
+    void fileBdevOnTheRingDoesNotAllocatePerIo() throws Exception {
+        onFile(false, (onFile, threads) -> {
+            byte[] small = Le.random(4096, 6);
+            byte[] large = Le.random(16384, 7);
+            measure("file bdev on io_uring, QD 4, in-capsule and R2T", onFile, threads,
+                io -> runBatch(io, small, large, 3000), io -> runBatch(io, small, large, 5000));
+        });
+    }
+
+    /**
+     * The same with {@code directIo} (4 KiB blocks): the 4 KiB in-capsule writes lie where the socket put them, which
+     * O_DIRECT cannot take, so the poll group copies each into one of its ring's bounce buffers; that allocates
+     * nothing either.
+     */
+    @Test
+    void fileBdevWithDirectIoOnTheRingDoesNotAllocatePerIo() throws Exception {
+        onFile(true, (onFile, threads) -> {
+            byte[] small = Le.random(4096, 8);
+            byte[] large = Le.random(16384, 9);
+            measure("file bdev on io_uring with O_DIRECT, QD 4, in-capsule (bounced) and R2T", onFile, threads,
+                io -> runBatch(new NvmeHost(io.queue(), 4096), small, large, 3000),
+                io -> runBatch(new NvmeHost(io.queue(), 4096), small, large, 5000));
+        });
+    }
+
+    /** What a file-namespace measurement runs with: the config change and the threads to count. */
+    @FunctionalInterface
+    private interface FileMeasurement {
+        void run(Consumer<TargetConfig> onFile, String[] threads) throws Exception;
+    }
+
+    /**
+     * Runs {@code m} with namespace 1 on a file bdev ({@code ioEngine io_uring}) in a file under {@code target/}, the
+     * poll groups and the bdev's workers counted, and checks that a poll group made its ring.
+     */
+    private static void onFile(boolean directIo, FileMeasurement m) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.nvmf4j.bdev.FileBdev.ioUringUnavailabilityCause() == null,
+            () -> "io_uring is unavailable here: " + io.nvmf4j.bdev.FileBdev.ioUringUnavailabilityCause());
+        java.nio.file.Path base = java.nio.file.Path.of("target", "test-files").toAbsolutePath();
+        java.nio.file.Files.createDirectories(base);
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(base, "alloc-file-");
+        java.nio.file.Path file = dir.resolve("ns1.img");
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> log =
+            new ch.qos.logback.core.read.ListAppender<>();
+        log.start();
+        ch.qos.logback.classic.Logger ringLog =
+            (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("io.nvmf4j.bdev.FileRing");
+        ringLog.addAppender(log);
+        try {
+            int bs = directIo ? 4096 : TestTarget.BLOCK_SIZE;
+            Consumer<TargetConfig> onFile = c -> {
+                BdevConfig b = new BdevConfig("m0", "file", bs, TestTarget.NUM_BLOCKS * TestTarget.BLOCK_SIZE / bs);
+                b.path = file.toString();
+                b.directIo = directIo;
+                b.ioEngine = BdevConfig.IO_ENGINE_URING;
+                c.storage = io.nvmf4j.config.StorageConfig.directories(dir.toString());
+                c.bdevs.set(0, b);
+            };
+            m.run(onFile, new String[] {"nvmf4j-poll", "bdev-m0"});
+            assertThat(log.list).as("a poll group made its io_uring ring").anyMatch(e ->
+                e.getFormattedMessage().contains("io_uring ring with"));
+        } finally {
+            ringLog.detachAppender(log);
+            try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    /**
      * Over NVMe/TCP TLS (Bouncy Castle's client through {@link io.nvmf4j.testhost.TlsRelay}, a SHA-256 PSK), 4 KiB
      * writes and reads at QD 1: each I/O is one TLS record in (the command capsule, with the write's data in it) and
      * one out (the response, with the read's data), and the record layer allocates per record: Bouncy Castle seals
@@ -249,19 +324,23 @@ class AllocationTest {
         return rounds * 64;
     }
 
-    /** Rounds of: 4 KiB in-capsule write, 16 KiB R2T write, 4 KiB read, 16 KiB read, QD 4. Returns I/Os. */
+    /**
+     * Rounds of: 4 KiB in-capsule write, 16 KiB R2T write, 4 KiB read, 16 KiB read, QD 4, in 32 KiB strides of
+     * {@code io}'s block size. Returns I/Os.
+     */
     private static int runBatch(NvmeHost io, byte[] small, byte[] large, int rounds) {
+        int bs = io.blockSize();
         int count = 0;
         for (int r = 0; r < rounds; r++) {
-            long lba = (r % 1000) * 64L;
+            long lba = (r % 1000) * (32768L / bs);
             List<CompletableFuture<Completion>> f = new ArrayList<>();
             f.add(io.writeAsync(1, lba, small));
-            f.add(io.writeAsync(1, lba + 32, large));
+            f.add(io.writeAsync(1, lba + 16384 / bs, large));
             for (CompletableFuture<Completion> x : f) {
                 assertThat(io.await(x).ok()).isTrue();
             }
-            Completion a = io.read(1, lba, 8);
-            Completion b = io.read(1, lba + 32, 32);
+            Completion a = io.read(1, lba, small.length / bs);
+            Completion b = io.read(1, lba + 16384 / bs, large.length / bs);
             assertThat(a.ok() && b.ok()).isTrue();
             assertThat(a.data()).isEqualTo(small);
             assertThat(b.data()).isEqualTo(large);

@@ -69,6 +69,7 @@ final class ApiSchemas {
         ENUMS.put(key(BdevConfig.class, "type"), List.of("malloc", "null", "file", "rbd", "error"));
         ENUMS.put(key(BdevConfig.class, "blockSize"), List.of(512, 4096));
         ENUMS.put(key(NamespaceConfig.class, "reservations"), NamespaceConfig.RESERVATIONS);
+        ENUMS.put(key(BdevConfig.class, "ioEngine"), BdevConfig.IO_ENGINES);
 
         BOUNDS.put(key(TargetConfig.class, "cores"), Bound.of(1, 256));
         BOUNDS.put(key(TargetConfig.class, "authTimeoutMs"),
