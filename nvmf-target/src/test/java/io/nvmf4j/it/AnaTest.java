@@ -9,6 +9,8 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.AnaGroupInfo;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
+import io.nvmf4j.testhost.NvmeHost;
+import io.nvmf4j.testhost.Sqe;
 import io.nvmf4j.testhost.TcpHostOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
