@@ -38,7 +38,11 @@ final class ApiClient {
     static final String V1 = "/api/v1";
     /** The header of a {@code PUT /api/v1/config} answer naming the start-up settings that wait for a restart. */
     static final String RESTART_REQUIRED = "Nvmf4j-Restart-Required";
-    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * Connecting, TLS handshake included: a service on a loaded machine (or a first TLS handshake in a cold JVM)
+     * can take several seconds; an address with nothing listening is refused at once whatever this bound.
+     */
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(120);
 
     private final ObjectMapper mapper;
