@@ -1038,11 +1038,12 @@ public final class NvmfTarget implements Engine {
             return;
         }
         closed = true;
-        for (Transport t : transports.values()) {
-            t.close();
-        }
         for (Controller c : target.allControllers()) {
             c.destroy("target shutting down");
+        }
+        // listeners, then every connection, while the poll groups still run their close
+        for (Transport t : transports.values()) {
+            t.close();
         }
         if (pollGroups != null) {
             pollGroups.close();

@@ -26,7 +26,9 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The NVMe/TCP transport: one server socket per listener address, accepted connections spread over the
@@ -90,6 +92,12 @@ public final class TcpTransport implements Transport {
     private final TransportLimits limits;
     private final PollGroups pollGroups;
     private final Map<ListenerConfig, Channel> servers = new ConcurrentHashMap<>();
+    /**
+     * Every accepted connection while it is open. {@link #close} closes them while the poll groups still run, so
+     * each one's close runs its handlers (the reader frees its queue and the writer's staging buffer): a channel
+     * left to the event loops' shutdown is dropped without its inactive event, and its buffers with it.
+     */
+    private final Set<Channel> accepted = ConcurrentHashMap.newKeySet();
     private final IoObserver observer;
     private final TlsPsks psks;
 
@@ -149,7 +157,11 @@ public final class TcpTransport implements Transport {
                     ch.close();
                     return;
                 }
-                ch.closeFuture().addListener(x -> connections.release(host));
+                accepted.add(ch);
+                ch.closeFuture().addListener(x -> {
+                    connections.release(host);
+                    accepted.remove(ch);
+                });
                 if (secure != null) {
                     ch.pipeline().addLast("secure-channel", new SecureChannelSelector(
                         ListenerConfig.SECURE_REQUIRED.equals(secure), psks));
@@ -186,5 +198,20 @@ public final class TcpTransport implements Transport {
             ch.close().awaitUninterruptibly();
         }
         servers.clear();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS);
+        for (Channel ch : accepted.toArray(new Channel[0])) {
+            ch.close();
+        }
+        for (Channel ch : accepted.toArray(new Channel[0])) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || !ch.closeFuture().awaitUninterruptibly(TimeUnit.NANOSECONDS.toMillis(left))) {
+                LOG.warn("tcp: {} connection(s) still closing {} s after the transport's close",
+                    accepted.size(), CLOSE_WAIT_SECONDS);
+                break;
+            }
+        }
     }
+
+    /** How long {@link #close} waits for its connections' close (a bound for a stuck close only). */
+    private static final int CLOSE_WAIT_SECONDS = 10;
 }
