@@ -133,10 +133,11 @@ class ApiExposureTest {
             assertThat(conf.error()).contains("cephConf: " + outside + " is outside storage.cephDirectories "
                 + "[/etc/ceph]; an rbd bdev's Ceph config and keyring must lie in one of them");
 
-            Res keyring = t.http.post("/api/v1/bdevs", rbd("r2", null, "/root/.ssh/id_rsa"));
+            Path key = dir.resolve("keys").resolve("id_rsa"); // a private key elsewhere on the machine
+            Res keyring = t.http.post("/api/v1/bdevs", rbd("r2", null, key.toString()));
             assertThat(keyring.status()).as("%s", keyring).isEqualTo(400);
             assertThat(keyring.field()).isEqualTo("keyring");
-            assertThat(keyring.error()).contains("keyring: /root/.ssh/id_rsa is outside storage.cephDirectories");
+            assertThat(keyring.error()).contains("keyring: " + key + " is outside storage.cephDirectories");
             assertThat(t.http.get("/api/v1/bdevs/r1").status()).as("nothing added").isEqualTo(404);
         }
     }
