@@ -33,7 +33,7 @@ class ConfigExampleTest {
 
     @Test
     void exampleWithACommentIsRefused() throws Exception {
-        // the README's annotated example is for reading; this shows the shipped one must stay comment-free
+        // docs/configuration.md's annotated example is for reading; the shipped one must stay comment-free
         String commented = Files.readString(EXAMPLE).replaceFirst("\\{", "{ // a comment");
         assertThatCode(() -> ConfigStore.parse(commented)).hasMessageContaining("comments are not allowed")
             .hasMessageContaining("line 1");

@@ -28,7 +28,7 @@ public final class MallocBdev extends AbstractBdev {
         this.size = Math.multiplyExact((long) blockSize, numBlocks);
         // transparent huge pages where the kernel gives them (as SPDK's malloc bdev lives in hugepages): a random
         // 4 KiB read of ordinary pages misses the TLB and walks the page tables (twice over in a VM), which makes
-        // the copy slower (docs/BENCHMARKS.md, "A malloc namespace in huge pages", has the figures)
+        // the copy slower (docs/benchmarks-history.md, "A malloc namespace in huge pages", has the figures)
         long a = FileNative.loaded() ? FileNative.mapAnonymous(size, true) : -1;
         this.mapped = a > 0;
         try {
@@ -44,7 +44,7 @@ public final class MallocBdev extends AbstractBdev {
      * ({@link FileNative#copy}) instead of the JVM's copy stub ({@code Unsafe.copyMemory}): between these lengths
      * glibc's vector copy is the faster of the two into the device (a cold destination), and about level out of it,
      * the JNI call included; at 2 KiB and below the call costs more than it saves, from 32 KiB on the two are level
-     * or the stub is ahead (docs/BENCHMARKS.md, "Copies of 4–16 KiB with libc's memcpy", has the figures).
+     * or the stub is ahead (docs/benchmarks-history.md, "Copies of 4–16 KiB with libc's memcpy", has the figures).
      */
     static final int NATIVE_COPY_MIN = 4096;
     static final int NATIVE_COPY_MAX = 16384;

@@ -18,7 +18,8 @@ import io.nvmf4j.nvme.NvmeStatus;
  * NQN and counted. On the admin queue it tears down the controller (nvmet's {@code nvmet_ctrl_fatal_error}); on an
  * I/O queue it ends that queue only, as SPDK's {@code nvmf_auth_disconnect_qpair} does: authentication is per queue,
  * and the cntlid, host NQN and host ID an I/O queue's Connect names are no secret, so a party without the key
- * cannot end an authenticated host's controller by failing on an I/O queue of it (README, Security).
+ * cannot end an authenticated host's controller by failing on an I/O queue of it (docs/security.md,
+ * Authentication).
  */
 final class AuthCommands {
     private final CommandHandler send = this::executeSend;

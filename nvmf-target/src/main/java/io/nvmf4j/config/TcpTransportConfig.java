@@ -41,7 +41,7 @@ public final class TcpTransportConfig {
      * {@code recv_buf_size}, 2 MiB there); the kernel caps them at {@code net.core.wmem_max} / {@code rmem_max},
      * doubles them for its bookkeeping and stops autotuning them. 0 (the default) leaves the kernel's autotuning
      * ({@code net.ipv4.tcp_wmem}, {@code tcp_rmem}): SPDK's 2 MiB changed none of the benchmark rows here
-     * (docs/BENCHMARKS.md, "Socket buffers"). 0 or 4096..1073741824.
+     * (docs/benchmarks-history.md, "Socket buffers"). 0 or 4096..1073741824.
      */
     public int socketBufferBytes = 0;
 }

@@ -31,7 +31,7 @@ class FuzzRegressionTest {
     }
 
     /**
-     * Auth fuzz, case auth:6169559066701285945 of a fresh-seed run (2026-12-03): the case's Negotiate chose SHA-384
+     * Auth fuzz, case auth:6169559066701285945 of a fresh-seed run: the case's Negotiate chose SHA-384
      * and ffdhe3072, so the Challenge is 16 + 48 + 384 = 448 bytes, and the controller rightly refused a Receive of
      * 410. The fuzz's oracle took 16 + 64 + 256 bytes for the longest Challenge and reported an escape; its bound is
      * now the longest a Challenge can be (SHA-512, ffdhe8192: 16 + 64 + 1024), and the case runs through.

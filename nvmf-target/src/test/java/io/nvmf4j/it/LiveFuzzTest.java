@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * restricted subsystem, a namespace the fuzzer cannot reach) sees no error, no valid ICReq or Connect goes
  * unanswered, and heap, direct memory, threads, fds and controllers come back to the baseline taken after a
  * warm-up (the event loops and pools start on first use). The seed is fresh and printed; the 10-minute run
- * against a service is in the README ("Fuzzing").
+ * against a service is in docs/testing.md ("Fuzzing").
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class LiveFuzzTest {

@@ -72,7 +72,7 @@ class SpdkHostAuthTest {
             SpdkTools.Run wrong = perf(port, wrongKey, null);
             // spdk_nvme_perf exits 0 even when no controller attached: its output says what happened. Usually SPDK
             // prints the Failure1 it read; sometimes the connection is gone before it reads it (the target ends
-            // the controller right after sending Failure1: an open finding, see the session note), so either
+            // the controller right after sending Failure1), so either
             assertThat(wrong.output()).as("spdk_nvme_perf with a wrong key")
                 .containsAnyOf("received AUTH_failure1: rc=1, rce=1 (authentication failed)",
                     "[AUTHENTICATING")

@@ -454,7 +454,7 @@ final class TcpPduReader extends ByteToMessageDecoder {
      * nothing buffered, while a write of {@link #HEADER_READ_MIN_DATA} bytes or more awaits its H2CData, an
      * H2CData header (and its digest). The PDU's data then goes to {@link #inPlaceTarget()} whole; read with the
      * header into a receive buffer, as much of it as the buffer held would be copied into the request once more,
-     * a copy of up to 64 KiB per H2CData (docs/BENCHMARKS.md, "A large write's H2CData"). A capsule that comes
+     * a copy of up to 64 KiB per H2CData (docs/benchmarks-history.md, "A large write's H2CData"). A capsule that comes
      * instead is read on by {@link #carryTarget}.
      */
     int headerReadSize() {

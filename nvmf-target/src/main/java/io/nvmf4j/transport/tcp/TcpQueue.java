@@ -62,7 +62,7 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
      * served a read (about 5 KiB for 4 KiB reads, 133 KiB for 128 KiB ones) until it closes: what the slots in use
      * at the deepest moment held anyway, kept. The bound is 128 KiB, the default MDTS, so that reads of every length
      * a host sends by default copy into a warm buffer; a pool buffer per large read makes the copy out of the
-     * namespace land in memory the cache no longer holds (docs/BENCHMARKS.md, "Copies of 4–16 KiB with libc's
+     * namespace land in memory the cache no longer holds (docs/benchmarks-history.md, "Copies of 4–16 KiB with libc's
      * memcpy", has the figures).
      */
     static final int OWN_FRAME_DATA = 131072;

@@ -32,7 +32,7 @@ import java.util.Vector;
  * <p>The loop ({@link #rounds}) must run interpreted ({@link #REQUIRED_FLAG}, set in the allocation execution of
  * nvmf-target's pom). Compiled, C2 inlined the four server calls into it as it chose in that JVM and its escape
  * analysis removed some of the record layer's objects there: the figure came out 4238 to 4580 bytes per I/O from
- * one JVM to the next, for a handler that allocates 4316 in every one, and fell under the handler's (CI, 2026-12-04).
+ * one JVM to the next, for a handler that allocates 4316 in every one, and fell under the handler's (on CI).
  * Called from interpreted code, each entry point is a compile root, as it is at the least in the handler, whose
  * compiled methods can only inline more of it. And the first figure of a JVM was not yet the steady state (4220 to
  * 4561 with the loop interpreted, C2 still compiling parts of the record layer): the figure is a window that
