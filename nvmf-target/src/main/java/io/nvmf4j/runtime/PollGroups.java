@@ -90,8 +90,7 @@ public final class PollGroups implements AutoCloseable {
         outside.andNot(allowed);
         if (!outside.isEmpty()) {
             throw new IllegalArgumentException("pollGroupCores: CPU(s) " + outside + " are not among the CPUs this "
-                + "process may use " + allowed + " (a smaller machine: scale the profile down, see 'BlueField DPU "
-                + "profile' in the README)");
+                + "process may use " + allowed + " (a smaller machine: scale the profile down, see docs/dpu-profile.md)");
         }
     }
 
