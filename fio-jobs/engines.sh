@@ -554,14 +554,21 @@ count_syscalls() {
 # $TMP/profile-target.data and $TMP/profile-host.data (see profile_row); the seconds recorded go to
 # $TMP/profile.seconds
 record_profile() {
-  local w=$(( $2 > 2 ? $2 - 1 : 1 )) i rc=0
-  rm -f "$TMP"/profile-*.data "$TMP/profile.seconds"
+  local w=$(( $2 > 2 ? $2 - 1 : 1 )) i rc=0 side
+  rm -f "$TMP"/profile-*.data "$TMP"/profile-*.err "$TMP/profile.seconds"
   for ((i = 0; i < 200; i++)); do grep -q "Initialization complete" "$TMP/perf.out" 2> /dev/null && break; sleep 0.05; done
   sleep "$3"; sleep 0.3
-  command perf record -q -e cpu-clock -F "$PROFILE_HZ" -g -p "$TPID" -o "$TMP/profile-target.data" -- sleep "$w" > /dev/null 2>&1 &
-  command perf record -q -e cpu-clock -F "$PROFILE_HZ" -g -p "$1" -o "$TMP/profile-host.data" -- sleep "$w" > /dev/null 2>&1 || rc=1
+  # perf record's status is not the test: it is not 0 when the process it samples ends inside the window (a slow
+  # machine's spdk_nvme_perf that finishes early), and the samples taken until then are written all the same
+  command perf record -e cpu-clock -F "$PROFILE_HZ" -g -p "$TPID" -o "$TMP/profile-target.data" -- sleep "$w" > "$TMP/profile-target.err" 2>&1 &
+  command perf record -e cpu-clock -F "$PROFILE_HZ" -g -p "$1" -o "$TMP/profile-host.data" -- sleep "$w" > "$TMP/profile-host.err" 2>&1 || rc=1
   wait $! || rc=1
-  [ $rc = 0 ] && echo "$w" > "$TMP/profile.seconds"
+  for side in target host; do
+    grep -q "Captured and wrote .*([1-9][0-9]* samples)" "$TMP/profile-$side.err" 2> /dev/null ||
+      { log "perf record of the $side wrote no samples: $(tr '\n' ' ' < "$TMP/profile-$side.err" 2> /dev/null)"; return 0; }
+  done
+  [ $rc = 0 ] || log "perf record ended with a status other than 0 (a sampled process ended inside the window); its samples are used"
+  echo "$w" > "$TMP/profile.seconds"
 }
 
 # record_io_path PERF_PID SECONDS WARMUP: with --io-path, once spdk_nvme_perf has begun its I/O and its
