@@ -11,11 +11,12 @@
  * Shared state of the image (the reservation both gateways of an image keep): a metadata key read with
  * rbd_metadata_get and changed by compare-and-swap (one librados write op on the image's header object:
  * omap_cmp of the key's value as read, then omap_set; another writer in between fails it with -ECANCELED),
- * a watch of the header object whose callback calls RbdNative.headerUpdated(tag) before it acknowledges, and a
- * notify with an empty payload (librbd takes it as a header update too) that returns once every watcher has
- * acknowledged or the timeout has passed; how many watches of the header belong to other clients (a gateway serving
- * the image watches it, and librbd does in every client that has the image open). The image's exclusive lock: rbd_lock_acquire / rbd_lock_release and
- * rbd_lock_break of the current owners (which blocklists them).
+ * a watch of the header object whose callback calls RbdNative.headerUpdated, which acknowledges at once or later
+ * (notify_ack: after the gateway drained), and a notify with an empty payload (librbd takes it as a header update
+ * too) that returns once every watcher has acknowledged or the timeout has passed, with the watchers that did not;
+ * the watchers of the header with their addresses (a gateway serving the image watches it, and librbd does in every
+ * client that has the image open), and the blocklisting of one of them. The image's exclusive lock:
+ * rbd_lock_acquire / rbd_lock_release and rbd_lock_break of the current owners (which blocklists them).
  *
  * Conventions (as in rdma-cm's nvmf4j_rdma): calls return a value or a negative errno and never throw;
  * JNI_OnLoad checks the ABI version against RbdNative.ABI_VERSION and registers the natives.
@@ -33,7 +34,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal RbdNative.ABI_VERSION. */
-#define NVMF4J_RBD_ABI_VERSION 3
+#define NVMF4J_RBD_ABI_VERSION 4
 #define NATIVE_CLASS "io/nvmf4j/bdev/RbdNative"
 
 #define H2P(type, h) ((type)(uintptr_t)(h))
@@ -373,37 +374,49 @@ struct watch {
 	uint64_t cookie;
 };
 
-static void call_header_updated(struct watch *w, jint err)
+/* Tells Java (err 0: notification notify_id; err < 0: the watch broke); JNI_TRUE: acknowledge now. */
+static jboolean call_header_updated(struct watch *w, jint err, uint64_t notify_id)
 {
 	JNIEnv *env = attached_env("rbd-watch");
 	if (!env) {
 		fprintf(stderr, "nvmf4j_rbd: cannot attach a librados thread to the JVM\n");
-		return;
+		return JNI_TRUE;
 	}
-	(*env)->CallStaticVoidMethod(env, native_class, header_updated_method, w->tag, err);
+	jboolean now = (*env)->CallStaticBooleanMethod(env, native_class, header_updated_method, w->tag, err,
+						       P2H(w), (jlong)notify_id);
 	if ((*env)->ExceptionCheck(env)) {
 		(*env)->ExceptionDescribe(env);
 		(*env)->ExceptionClear(env);
+		return JNI_TRUE;
 	}
+	return now;
 }
 
 /*
- * A notification on the header object: Java re-reads what it keeps there, then the notifier hears the ack. Our
- * own client's notifications are acknowledged at once (this process changed the state and knows it already).
+ * A notification on the header object: Java re-reads what it keeps there and either has it acknowledged here or
+ * acknowledges it later itself (notify_ack, once it drained the commands the change fences). Our own client's
+ * notifications are acknowledged at once (this process changed the state and knows it already).
  */
 static void watch_notified(void *arg, uint64_t notify_id, uint64_t handle, uint64_t notifier_id, void *data,
 			   size_t len)
 {
 	struct watch *w = arg;
-	if (notifier_id != rados_get_instance_id(rados_ioctx_get_cluster(w->io)))
-		call_header_updated(w, 0);
-	rados_notify_ack(w->io, w->oid, notify_id, handle, NULL, 0);
+	if (notifier_id == rados_get_instance_id(rados_ioctx_get_cluster(w->io))
+	    || call_header_updated(w, 0, notify_id))
+		rados_notify_ack(w->io, w->oid, notify_id, handle, NULL, 0);
 }
 
 /* The watch broke (the connection to the OSD was lost): Java re-reads and watches again. */
 static void watch_failed(void *arg, uint64_t cookie, int err)
 {
-	call_header_updated(arg, err < 0 ? err : -err);
+	call_header_updated(arg, err < 0 ? err : -err, 0);
+}
+
+/* Acknowledges notification notify_id on the watch handle (one Java deferred): 0 or a negative errno. */
+static jint notify_ack(JNIEnv *env, jclass cls, jlong handle, jlong notify_id)
+{
+	struct watch *w = H2P(struct watch *, handle);
+	return rados_notify_ack(w->io, w->oid, (uint64_t)notify_id, w->cookie, NULL, 0);
 }
 
 /* rados_watch2 of oid; the watch's handle, or a negative errno. */
@@ -439,8 +452,12 @@ static jint unwatch_object(JNIEnv *env, jclass cls, jlong handle)
 	return rc;
 }
 
-/* An empty notification on oid, waiting up to timeout_ms for every watcher's ack: 0 or a negative errno. */
-static jint notify_object(JNIEnv *env, jclass cls, jlong io, jstring oid, jint timeout_ms)
+/*
+ * An empty notification on oid, waiting up to timeout_ms for every watcher's ack. Returns how many watches did not
+ * acknowledge in time (0: all did) and writes their (client id, cookie) pairs into timed_out as far as it holds
+ * them; or a negative errno when the notification itself failed.
+ */
+static jint notify_object(JNIEnv *env, jclass cls, jlong io, jstring oid, jint timeout_ms, jlongArray timed_out)
 {
 	const char *o = (*env)->GetStringUTFChars(env, oid, NULL);
 	if (!o)
@@ -448,9 +465,83 @@ static jint notify_object(JNIEnv *env, jclass cls, jlong io, jstring oid, jint t
 	char *reply = NULL;
 	size_t reply_len = 0;
 	int rc = rados_notify2(H2P(rados_ioctx_t, io), o, "", 0, (uint64_t)timeout_ms, &reply, &reply_len);
-	if (reply)
-		rados_buffer_free(reply);
 	(*env)->ReleaseStringUTFChars(env, oid, o);
+	if (rc < 0 && rc != -ETIMEDOUT) {
+		if (reply)
+			rados_buffer_free(reply);
+		return rc;
+	}
+	if (!reply)
+		return rc == -ETIMEDOUT ? -ETIMEDOUT : 0; /* timed out, but which watchers is not known */
+	struct notify_ack_t *acks = NULL;
+	struct notify_timeout_t *timeouts = NULL;
+	size_t nr_acks = 0, nr_timeouts = 0;
+	int drc = rados_decode_notify_response(reply, reply_len, &acks, &nr_acks, &timeouts, &nr_timeouts);
+	rados_buffer_free(reply);
+	if (drc < 0)
+		return rc == -ETIMEDOUT ? -ETIMEDOUT : drc;
+	jsize cap = (*env)->GetArrayLength(env, timed_out) / 2;
+	for (size_t i = 0; i < nr_timeouts && i < (size_t)cap; i++) {
+		jlong pair[2] = { (jlong)timeouts[i].notifier_id, (jlong)timeouts[i].cookie };
+		(*env)->SetLongArrayRegion(env, timed_out, (jsize)(2 * i), 2, pair);
+	}
+	rados_free_notify_response(acks, nr_acks, timeouts);
+	if (rc == -ETIMEDOUT && nr_timeouts == 0)
+		return -ETIMEDOUT;
+	return (jint)nr_timeouts;
+}
+
+/*
+ * The watchers of the image's header (rbd_watchers_list): their client ids into ids and addresses into addrs, as
+ * many as they hold; returns how many there are, or a negative errno.
+ */
+static jint list_watchers(JNIEnv *env, jclass cls, jlong img, jlongArray ids, jobjectArray addrs)
+{
+	rbd_image_watcher_t watchers[64];
+	size_t n = sizeof(watchers) / sizeof(watchers[0]);
+	int rc = rbd_watchers_list(H2P(rbd_image_t, img), watchers, &n);
+	if (rc == -ERANGE)
+		return -ERANGE;
+	if (rc < 0)
+		return rc;
+	jsize cap = (*env)->GetArrayLength(env, ids);
+	for (size_t i = 0; i < n && i < (size_t)cap; i++) {
+		jlong id = (jlong)watchers[i].id;
+		(*env)->SetLongArrayRegion(env, ids, (jsize)i, 1, &id);
+		jstring a = (*env)->NewStringUTF(env, watchers[i].addr ? watchers[i].addr : "");
+		if (!a)
+			break; /* OutOfMemoryError pending */
+		(*env)->SetObjectArrayElement(env, addrs, (jsize)i, a);
+		(*env)->DeleteLocalRef(env, a);
+	}
+	rbd_watchers_list_cleanup(watchers, n);
+	return (jint)n;
+}
+
+/* This client's id (client.<id>), as watchers and notify replies name it. */
+static jlong instance_id(JNIEnv *env, jclass cls, jlong cluster)
+{
+	return (jlong)rados_get_instance_id(H2P(rados_t, cluster));
+}
+
+/*
+ * Blocklists the client at addr (the OSDs refuse its operations from the map that lists it on, including those it
+ * sent before), for Ceph's default time, then waits until this client has the OSD map that lists it, so that every
+ * operation this client sends afterwards is ordered after the blocklist (as librbd does when it breaks a lock).
+ */
+static jint blocklist_add(JNIEnv *env, jclass cls, jlong cluster, jstring addr)
+{
+	const char *a = (*env)->GetStringUTFChars(env, addr, NULL);
+	if (!a)
+		return -ENOMEM;
+	char *copy = strdup(a);
+	(*env)->ReleaseStringUTFChars(env, addr, a);
+	if (!copy)
+		return -ENOMEM;
+	int rc = rados_blocklist_add(H2P(rados_t, cluster), copy, 0);
+	free(copy);
+	if (rc == 0)
+		rc = rados_wait_for_latest_osdmap(H2P(rados_t, cluster));
 	return rc;
 }
 
@@ -543,7 +634,11 @@ static const JNINativeMethod methods[] = {
 	{ "metadataCas", "(JLjava/lang/String;Ljava/lang/String;[B[B)I", (void *)metadata_cas },
 	{ "watch", "(JLjava/lang/String;J)J", (void *)watch_object },
 	{ "unwatch", "(J)I", (void *)unwatch_object },
-	{ "notify", "(JLjava/lang/String;I)I", (void *)notify_object },
+	{ "notify", "(JLjava/lang/String;I[J)I", (void *)notify_object },
+	{ "notifyAck", "(JJ)I", (void *)notify_ack },
+	{ "watchers", "(J[J[Ljava/lang/String;)I", (void *)list_watchers },
+	{ "instanceId", "(J)J", (void *)instance_id },
+	{ "blocklist", "(JLjava/lang/String;)I", (void *)blocklist_add },
 	{ "otherWatchers", "(JJ)I", (void *)other_watchers },
 	{ "lockAcquire", "(J)I", (void *)lock_acquire },
 	{ "lockRelease", "(J)I", (void *)lock_release },
@@ -564,7 +659,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 	completed_method = (*env)->GetStaticMethodID(env, cls, "completed", "(JJ)V");
 	if (!completed_method)
 		return JNI_ERR;
-	header_updated_method = (*env)->GetStaticMethodID(env, cls, "headerUpdated", "(JI)V");
+	header_updated_method = (*env)->GetStaticMethodID(env, cls, "headerUpdated", "(JIJJ)Z");
 	if (!header_updated_method)
 		return JNI_ERR;
 	native_class = (*env)->NewGlobalRef(env, cls);

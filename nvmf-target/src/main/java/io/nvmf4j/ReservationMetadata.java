@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.function.IntConsumer;
 
 /**
  * Where the reservation of a namespace on an rbd bdev is kept: in the image, as its metadata
@@ -25,7 +24,11 @@ import java.util.function.IntConsumer;
  * the bytes the command read and writes the new one only if they match), and a command that lost the race reads
  * again and runs again (Reservation#run). After a change the target notifies the header object and waits (up to
  * {@value #ANNOUNCE_TIMEOUT_MS} ms) until every watcher acknowledged; the other targets watch it and read the
- * state again before they acknowledge, so the command completes only once they check I/O against the new state.
+ * state again before they acknowledge (and, when the change takes access away from a host, drain the commands that
+ * were executing on the namespace first), so the command completes only once they check I/O against the new state.
+ * A watcher that did not acknowledge in time is fenced: its client is blocklisted (the address from the header's
+ * watchers list), so none of its operations reaches the OSDs any more; a change is announced once every watcher
+ * acknowledged or was blocklisted, never on the timeout alone.
  *
  * <p>Persist Through Power Loss: the state is kept in the image whatever PTPL says, because one target's restart is
  * no power loss of a namespace the others still serve. When a target opens the namespace and no other client
@@ -53,7 +56,7 @@ final class ReservationMetadata implements Reservation.Shared {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ReservationMetadata.class);
 
     private final RbdBdev bdev;
-    private IntConsumer listener;
+    private RbdBdev.HeaderListener listener;
 
     private ReservationMetadata(RbdBdev bdev) {
         this.bdev = bdev;
@@ -74,15 +77,17 @@ final class ReservationMetadata implements Reservation.Shared {
         ReservationMetadata m = new ReservationMetadata(bdev);
         Reservation[] opened = new Reservation[1];
         boolean[] missed = new boolean[1];
-        m.listener = err -> {
+        m.listener = (event, done) -> {
             Reservation r;
             synchronized (opened) {
                 r = opened[0];
                 missed[0] |= r == null;
             }
-            if (r != null) {
-                r.refresh();
+            if (r == null) {
+                done.run(); // no command was checked against a state yet
+                return;
             }
+            r.refresh(event == RbdBdev.HeaderEvent.RECONNECTED, done);
         };
         bdev.watchHeader(m.listener);
         Reservation r;
@@ -197,18 +202,43 @@ final class ReservationMetadata implements Reservation.Shared {
     }
 
     @Override
-    public boolean compareAndSet(Reservation.Kept expected, Reservation.State next, List<Reservation.Notice> notices)
-        throws IOException {
-        return bdev.compareAndSetMetadata(KEY, expected.raw(), format(expected, next, notices));
+    public Reservation.Kept compareAndSet(Reservation.Kept expected, Reservation.State next,
+                                          List<Reservation.Notice> notices) throws IOException {
+        byte[] value = format(expected, next, notices);
+        return bdev.compareAndSetMetadata(KEY, expected.raw(), value) ? parse(value) : null;
     }
 
+    /**
+     * Notifies the header and waits for every watcher's acknowledgement (up to {@value #ANNOUNCE_TIMEOUT_MS} ms); each
+     * watcher that did not acknowledge (a gateway killed, stopped, cut off, or one whose drain outlasted the timeout)
+     * is blocklisted. Throws when one could not be (its address unknown, the monitor refused or did not answer).
+     */
     @Override
     public void announce() throws IOException {
-        if (!bdev.notifyHeader(ANNOUNCE_TIMEOUT_MS)) {
-            LOG.warn("rbd bdev {}: a target watching {}/{} did not acknowledge the reservation change within {} ms"
-                + " (it reads the state again when it opens the image)", bdev.name(), bdev.options().pool(),
+        List<RbdBdev.Watcher> late = bdev.notifyHeader(ANNOUNCE_TIMEOUT_MS);
+        IOException failed = null;
+        for (RbdBdev.Watcher w : late) {
+            LOG.warn("rbd bdev {}: client.{} ({}), a watcher of {}/{}, did not acknowledge the reservation change"
+                + " within {} ms: fencing it", bdev.name(), w.clientId(), w.address(), bdev.options().pool(),
                 bdev.options().image(), ANNOUNCE_TIMEOUT_MS);
+            try {
+                bdev.blocklist(w);
+            } catch (IOException e) {
+                LOG.error("{}", e.getMessage());
+                if (failed == null) {
+                    failed = e;
+                }
+            }
         }
+        if (failed != null) {
+            throw failed;
+        }
+    }
+
+    /** librbd may have acknowledged writes of the drained commands that are still on their way to the OSDs. */
+    @Override
+    public void settle() throws IOException {
+        bdev.flushAcknowledged();
     }
 
     @Override

@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -24,37 +23,11 @@ class ReservationJournalTest {
     private static final long A = 0xA, B = 0xB, C = 0xC;
     private static final long KEY_A = 0xA1, KEY_B = 0xB2, KEY_C = 0xC3;
 
-    /** The value kept for both targets, changed by compare-and-set of its bytes as the OSD does. */
-    private byte[] value;
-
-    private final class Memory implements Reservation.Shared {
-        @Override
-        public Reservation.Kept read() throws IOException {
-            return value == null ? new Reservation.Kept(Reservation.State.EMPTY, null) : ReservationMetadata.parse(value);
-        }
-
-        @Override
-        public boolean compareAndSet(Reservation.Kept expected, Reservation.State next, List<Notice> notices)
-            throws IOException {
-            if (!Arrays.equals(expected.raw(), value)) {
-                return false;
-            }
-            value = ReservationMetadata.format(expected, next, notices);
-            return true;
-        }
-
-        @Override
-        public void announce() {
-            // no watchers: the other target learns of changes only when it reads (a missed announcement)
-        }
-
-        @Override
-        public void close() {
-        }
-    }
+    /** The value kept for both targets; they learn of changes only when they read (a missed announcement). */
+    private final MemoryReservationValue shared = new MemoryReservationValue();
 
     private Reservation target(List<Notice> heard) throws IOException {
-        Reservation r = new Reservation(new Memory());
+        Reservation r = new Reservation(shared.target());
         r.onRemoteNotices(heard::addAll);
         return r;
     }
@@ -107,7 +80,7 @@ class ReservationJournalTest {
         assertThat(heard1).containsExactlyInAnyOrderElementsOf(cleared);
         t2.refresh();
         assertThat(heard2).hasSize(2);
-        assertThat(ReservationMetadata.parse(value).noticeSeq()).isEqualTo(4);
+        assertThat(ReservationMetadata.parse(shared.value).noticeSeq()).isEqualTo(4);
     }
 
     @Test
@@ -120,7 +93,7 @@ class ReservationJournalTest {
             assertThat(t1.register(B, B, Reservation.REGISTER, false, 0, i, 0, none())).isZero();
             assertThat(t1.acquire(A, A, Reservation.PREEMPT, Reservation.WRITE_EXCLUSIVE, KEY_A, i, none())).isZero();
         }
-        Reservation.Kept kept = ReservationMetadata.parse(value);
+        Reservation.Kept kept = ReservationMetadata.parse(shared.value);
         assertThat(kept.noticeSeq()).isEqualTo(70);
         assertThat(kept.notices()).hasSize(ReservationMetadata.JOURNAL);
         t2.refresh();
@@ -137,11 +110,11 @@ class ReservationJournalTest {
         assertThat(k.noticeSeq()).isZero();
         assertThat(k.notices()).isEmpty();
         assertThat(k.state().registrants()).isEqualTo(1);
-        value = old;
+        shared.value = old;
         List<Notice> heard = new ArrayList<>();
         Reservation t = target(heard);
         assertThat(t.register(B, B, Reservation.REGISTER, false, 0, KEY_B, 0, none())).isZero();
-        assertThat(new String(value, StandardCharsets.UTF_8)).as("no journal until there is a notice")
+        assertThat(new String(shared.value, StandardCharsets.UTF_8)).as("no journal until there is a notice")
             .doesNotContain("notices");
 
         String bad = new String(old, StandardCharsets.UTF_8).replace("]}",

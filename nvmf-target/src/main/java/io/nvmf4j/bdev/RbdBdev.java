@@ -28,9 +28,14 @@ import org.slf4j.LoggerFactory;
  * header watch failing to come back), is <em>fenced</em> ({@link Health#FENCED}: I/O completes at once with ANA
  * Inaccessible) and reconnects at once on a thread of its own ({@code rbd-reconnect-<name>}): a new RADOS client
  * (a new address, not on the blocklist), the pool and the image opened again, the header watched again; retried
- * after 1 s, doubling up to 30 s, while it fails. Then {@link Health#RECOVERED}: it serves again, without the
- * exclusive lock (taking it is the control plane's decision). Requests already in librbd end on the old client
- * (failing); it is closed once they have.
+ * after 1 s, doubling up to 30 s, while it fails. Before it lets I/O through again, the header's listeners read what
+ * is kept there again and drain the commands that passed their checks against the old state (a command held above
+ * the device while the client was cut off must not land through the new one). Then {@link Health#RECOVERED}: it
+ * serves again, without the exclusive lock (taking it is the control plane's decision). Requests already in librbd
+ * end on the old client (failing); it is closed once they have.
+ *
+ * <p>Other gateways fence this one the same way: a gateway that does not acknowledge a change of the state kept in
+ * the header ({@link #notifyHeader}) is blocklisted by the one that made it ({@link #blocklist}).
  */
 public final class RbdBdev extends AbstractBdev {
     private static final Logger LOG = LoggerFactory.getLogger(RbdBdev.class);
@@ -120,8 +125,7 @@ public final class RbdBdev extends AbstractBdev {
     private int outstanding;
     private boolean closed;
     /** Told when another client notifies the image's header (see {@link #watchHeader}); any thread. */
-    private final java.util.List<java.util.function.IntConsumer> headerListeners =
-        new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.List<HeaderListener> headerListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Serializes the control calls (watch, exclusive lock); never taken on the I/O path. */
     private final Object control = new Object();
     /**
@@ -323,30 +327,122 @@ public final class RbdBdev extends AbstractBdev {
         return true;
     }
 
-    /**
-     * Notifies every client watching the image's header (other gateways' {@link #watchHeader} listeners, and
-     * librbd, which takes it as a header update) and waits until each has acknowledged, up to
-     * {@code timeoutMs}; false when one did not answer in time (a dead or cut-off gateway: it reads the state
-     * again when it opens the image).
-     */
-    public boolean notifyHeader(int timeoutMs) throws java.io.IOException {
-        int rc = withConn(c -> RbdNative.notify(c.ioctx, headerOid(), timeoutMs));
-        if (rc == -RbdNative.ETIMEDOUT) {
-            return false;
-        }
-        if (rc < 0) {
-            throw ioFailure("notify the header of", rc);
-        }
-        return true;
+    /** Why a {@link HeaderListener} is told: a notification, a watch made again, or a new client after a blocklist. */
+    public enum HeaderEvent {
+        /** Another client notified the header; the notifier waits for {@code done}. */
+        NOTIFIED,
+        /** The watch broke and was made again: notifications may have been missed meanwhile. */
+        WATCHED_AGAIN,
+        /**
+         * This client was blocklisted and a new one serves the image: notifications were missed, and requests that
+         * passed the layers above while the old client was cut off must be drained before I/O is let through again
+         * (the device stays fenced until {@code done}).
+         */
+        RECONNECTED
+    }
+
+    /** Takes in a change of what is kept in the image's header. */
+    @FunctionalInterface
+    public interface HeaderListener {
+        /** Calls {@code done} exactly once, on any thread, when this gateway has taken the change in. */
+        void headerChanged(HeaderEvent event, Runnable done);
+    }
+
+    /** A watch of the image's header: the client that holds it, and its address (null: not listed any more). */
+    public record Watcher(long clientId, String address) {
     }
 
     /**
-     * Calls {@code listener} (on a librados thread) whenever another client notifies the image's header, before
-     * that client's notify returns, with 0; or with a negative errno when the watch broke (it is made again
-     * here; what was kept may have changed meanwhile). Watches the header from the first listener on; after a
-     * reconnect (blocklisted) the listeners are called with 0 once the new client watches.
+     * Notifies every client watching the image's header (other gateways' {@link #watchHeader} listeners, and
+     * librbd, which takes it as a header update) and waits until each has acknowledged, up to {@code timeoutMs}:
+     * the watchers (other than this client) that did not, with the address each had when the watchers were listed
+     * just before the notification (or just after, for one that came meanwhile). Empty: every one acknowledged.
      */
-    public void watchHeader(java.util.function.IntConsumer listener) throws java.io.IOException {
+    public java.util.List<Watcher> notifyHeader(int timeoutMs) throws java.io.IOException {
+        java.util.Map<Long, String> listed = watcherAddresses();
+        long[] late = new long[2 * WATCHERS_MAX];
+        int n = withConn(c -> RbdNative.notify(c.ioctx, headerOid(), timeoutMs, late));
+        if (n < 0) {
+            throw ioFailure(n == -RbdNative.ETIMEDOUT ? "tell which watchers did not answer a notification of"
+                : "notify the header of", n);
+        }
+        if (n > WATCHERS_MAX) {
+            throw new java.io.IOException("rbd bdev " + name() + ": " + n + " watches of " + options.pool() + "/"
+                + options.image() + " did not answer, more than the " + WATCHERS_MAX + " this gateway can fence");
+        }
+        long me = clientId();
+        java.util.Map<Long, Watcher> out = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            long id = late[2 * i];
+            if (id == me || out.containsKey(id)) {
+                continue; // this client answers its own notifications at once; a client with two watches is one
+            }
+            if (!listed.containsKey(id)) {
+                listed.putAll(watcherAddresses());
+            }
+            out.put(id, new Watcher(id, listed.get(id)));
+        }
+        return java.util.List.copyOf(out.values());
+    }
+
+    /** How many watchers of the header (and late answers to a notification) this gateway handles at most. */
+    private static final int WATCHERS_MAX = 64;
+
+    /** The watchers of the image's header by client id: their addresses. */
+    private java.util.Map<Long, String> watcherAddresses() throws java.io.IOException {
+        long[] ids = new long[WATCHERS_MAX];
+        String[] addrs = new String[WATCHERS_MAX];
+        int n = withConn(c -> RbdNative.watchers(c.image, ids, addrs));
+        if (n < 0) {
+            throw ioFailure("list the watchers of", n);
+        }
+        java.util.Map<Long, String> m = new java.util.HashMap<>();
+        for (int i = 0; i < n; i++) {
+            m.put(ids[i], addrs[i]);
+        }
+        return m;
+    }
+
+    /** This gateway's client id ({@code client.<id>}) on the cluster now. */
+    public long clientId() throws java.io.IOException {
+        return withConnLong(c -> RbdNative.instanceId(c.cluster));
+    }
+
+    /**
+     * Fences {@code w}'s client off the cluster: Ceph blocklists its address, so the OSDs refuse every operation of
+     * it, including those it sent before; returns once this client has the OSD map that lists it. Blocking (a
+     * monitor command), bounded by the bdev's timeout.
+     */
+    public void blocklist(Watcher w) throws java.io.IOException {
+        if (w.address() == null || w.address().isEmpty()) {
+            throw new java.io.IOException("rbd bdev " + name() + ": client." + w.clientId() + " no longer watches "
+                + options.pool() + "/" + options.image() + ", so its address is not known and it cannot be fenced");
+        }
+        int rc = withConn(c -> RbdNative.blocklist(c.cluster, w.address()));
+        if (rc < 0) {
+            throw ioFailure("blocklist client." + w.clientId() + " at " + w.address() + ", a watcher of", rc);
+        }
+        LOG.warn("rbd bdev {}: blocklisted client.{} at {}, a watcher of {}/{} that did not answer", name(),
+            w.clientId(), w.address(), options.pool(), options.image());
+    }
+
+    /**
+     * Waits until the writes librbd acknowledged on this client are on the OSDs (rbd_flush; with librbd's write-around
+     * cache a write completes before it is). Blocking; not on a librados callback thread.
+     */
+    public void flushAcknowledged() throws java.io.IOException {
+        int rc = withConn(c -> RbdNative.flush(c.image));
+        if (rc < 0 && rc != -RbdNative.EROFS) {
+            throw ioFailure("flush", rc);
+        }
+    }
+
+    /**
+     * Calls {@code listener} whenever another client notifies the image's header (before that client's notify
+     * returns: it waits for the listener's {@code done}), after the watch was made again, and after a reconnect
+     * (blocklisted). Watches the header from the first listener on.
+     */
+    public void watchHeader(HeaderListener listener) throws java.io.IOException {
         headerListeners.add(listener);
         synchronized (control) {
             if (watch == 0 && !isClosed()) {
@@ -373,7 +469,7 @@ public final class RbdBdev extends AbstractBdev {
         return n > 0;
     }
 
-    public void unwatchHeader(java.util.function.IntConsumer listener) {
+    public void unwatchHeader(HeaderListener listener) {
         headerListeners.remove(listener);
     }
 
@@ -433,32 +529,88 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
-    /** The header of the device with index {@code tag} was notified (a librados thread). */
-    static void headerUpdated(long tag, int err) {
+    /**
+     * The header of the device with index {@code tag} was notified (a librados thread): true when every listener has
+     * taken it in already (the library acknowledges it now), false when the last one to finish acknowledges it.
+     */
+    static boolean headerUpdated(long tag, int err, long handle, long notifyId) {
         RbdBdev[] r = registry;
         RbdBdev b = tag < r.length ? r[(int) tag] : null;
-        if (b != null) {
-            b.onHeaderUpdated(err);
-        }
+        return b == null || b.onHeaderUpdated(err, handle, notifyId);
     }
 
-    private void onHeaderUpdated(int err) {
-        if (err < 0 && !fenced) {
-            LOG.warn("rbd bdev {}: the watch of {}/{} broke ({}); watching again", name(), options.pool(),
-                options.image(), RbdNative.strerror(err));
-            Thread t = new Thread(this::rewatch, "rbd-rewatch-" + name());
-            t.setDaemon(true);
-            t.start();
+    private boolean onHeaderUpdated(int err, long handle, long notifyId) {
+        if (err < 0) {
+            if (!fenced) {
+                LOG.warn("rbd bdev {}: the watch of {}/{} broke ({}); watching again", name(), options.pool(),
+                    options.image(), RbdNative.strerror(err));
+                Thread t = new Thread(this::rewatch, "rbd-rewatch-" + name());
+                t.setDaemon(true);
+                t.start();
+            }
+            return true;
         }
-        tellHeaderListeners(err);
+        // the callback holds one count itself: while it runs, no listener's done can bring the count to zero
+        java.util.concurrent.atomic.AtomicInteger pending = new java.util.concurrent.atomic.AtomicInteger(1);
+        tellHeaderListeners(HeaderEvent.NOTIFIED, pending, () -> ackLater(handle, notifyId));
+        return pending.decrementAndGet() == 0;
     }
 
-    private void tellHeaderListeners(int err) {
-        for (java.util.function.IntConsumer l : headerListeners) {
+    /**
+     * Tells every listener of {@code event}; {@code pending} counts the listeners not done (plus the caller's own
+     * count), and whoever brings it to zero runs {@code allDone} (the caller, when it does, runs nothing more).
+     */
+    private void tellHeaderListeners(HeaderEvent event, java.util.concurrent.atomic.AtomicInteger pending,
+                                     Runnable allDone) {
+        for (HeaderListener l : headerListeners) {
+            pending.incrementAndGet();
+            java.util.concurrent.atomic.AtomicBoolean once = new java.util.concurrent.atomic.AtomicBoolean();
+            Runnable done = () -> {
+                if (once.compareAndSet(false, true) && pending.decrementAndGet() == 0) {
+                    allDone.run();
+                }
+            };
             try {
-                l.accept(err);
+                l.headerChanged(event, done);
             } catch (RuntimeException e) {
                 LOG.error("rbd bdev {}: a header listener failed", name(), e);
+                done.run();
+            }
+        }
+    }
+
+    /** Tells every listener of {@code event} and waits until each is done (the reconnect thread). */
+    private void awaitHeaderListeners(HeaderEvent event) {
+        java.util.concurrent.CountDownLatch latch = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger pending = new java.util.concurrent.atomic.AtomicInteger(1);
+        tellHeaderListeners(event, pending, latch::countDown);
+        if (pending.decrementAndGet() == 0) {
+            return;
+        }
+        boolean interrupted = false;
+        try {
+            while (!latch.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                LOG.warn("rbd bdev {}: still draining the commands that passed while the client was blocklisted",
+                    name());
+            }
+        } catch (InterruptedException e) {
+            interrupted = true;
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Acknowledges notification {@code notifyId} on watch {@code handle} unless that watch ended meanwhile. */
+    private void ackLater(long handle, long notifyId) {
+        synchronized (control) {
+            if (watch != handle) {
+                return; // the watch was made again or ended: the notifier hears of it as a timeout
+            }
+            int rc = RbdNative.notifyAck(handle, notifyId);
+            if (rc < 0) {
+                LOG.warn("rbd bdev {}: cannot acknowledge a notification of {}/{}: {}", name(), options.pool(),
+                    options.image(), RbdNative.strerror(rc));
             }
         }
     }
@@ -478,7 +630,9 @@ public final class RbdBdev extends AbstractBdev {
                     return;
                 }
                 watch = w;
-                onHeaderUpdated(0); // changes may have been missed while the watch was down
+                // changes may have been missed while the watch was down
+                tellHeaderListeners(HeaderEvent.WATCHED_AGAIN, new java.util.concurrent.atomic.AtomicInteger(1),
+                    () -> { });
             } catch (java.io.IOException e) {
                 LOG.error("rbd bdev {}: {}", name(), e.getMessage());
             }
@@ -585,6 +739,9 @@ public final class RbdBdev extends AbstractBdev {
                 fresh.close(); // closed meanwhile
                 return;
             }
+            // what is kept in the image may have changed meanwhile, and commands checked against the old state may
+            // still be on their way to the device: they must end (fenced) before the new client takes I/O
+            awaitHeaderListeners(HeaderEvent.RECONNECTED);
             synchronized (this) {
                 fenced = false;
             }
@@ -592,7 +749,6 @@ public final class RbdBdev extends AbstractBdev {
             LOG.info("{}serves {}/{} again as a new client, {} ms after it was blocklisted (without the exclusive"
                 + " lock)", what, options.pool(), options.image(), (System.nanoTime() - started) / 1_000_000);
             tellHealth(Health.RECOVERED);
-            tellHeaderListeners(0);
             retire(old); // after: closing a blocklisted client may take its time
             LOG.info("{}closed the blocklisted client", what);
             return;

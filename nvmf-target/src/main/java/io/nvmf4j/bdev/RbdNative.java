@@ -15,7 +15,7 @@ import io.nvmf4j.rdma.NativeLibraryLoader;
  */
 final class RbdNative {
     /** Must equal {@code NVMF4J_RBD_ABI_VERSION} in {@code nvmf4j_rbd.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 3;
+    static final int ABI_VERSION = 4;
     static final String NAME = "nvmf4j_rbd";
     /** Linux errno values librados and librbd return (negated). */
     static final int ENOENT = 2;
@@ -48,12 +48,13 @@ final class RbdNative {
     }
 
     /**
-     * Called by the library on a librados thread when the image's header object (watched with {@link #watch})
-     * was notified ({@code err == 0}; the notifier waits for this to return), or when the watch broke
-     * ({@code err} < 0: it must be made again).
+     * Called by the library on a librados thread when the image's header object (watched with {@link #watch}, the
+     * watch {@code handle}) was notified ({@code err == 0}, notification {@code notifyId}): true has the library
+     * acknowledge it at once, false means Java acknowledges it later ({@link #notifyAck}); the notifier waits for
+     * the acknowledgement. Or when the watch broke ({@code err} < 0: it must be made again; the result is unused).
      */
-    static void headerUpdated(long tag, int err) {
-        RbdBdev.headerUpdated(tag, err);
+    static boolean headerUpdated(long tag, int err, long handle, long notifyId) {
+        return RbdBdev.headerUpdated(tag, err, handle, notifyId);
     }
 
     static native int abiVersion();
@@ -86,8 +87,26 @@ final class RbdNative {
     /** Watches {@code oid}: the watch's handle or -errno; notifications call {@link #headerUpdated}. */
     static native long watch(long ioctx, String oid, long tag);
     static native int unwatch(long watch);
-    /** Notifies {@code oid}'s watchers and waits up to {@code timeoutMs} for their acks: 0 or -errno. */
-    static native int notify(long ioctx, String oid, int timeoutMs);
+    /**
+     * Notifies {@code oid}'s watchers and waits up to {@code timeoutMs} for their acks: how many watches did not
+     * acknowledge in time (0: every one did), their (client id, cookie) pairs written into {@code timedOut} as far as
+     * it holds them; -ETIMEDOUT when some did not and the reply does not say which; or another -errno.
+     */
+    static native int notify(long ioctx, String oid, int timeoutMs, long[] timedOut);
+    /** Acknowledges notification {@code notifyId} on watch {@code handle} (deferred by {@link #headerUpdated}). */
+    static native int notifyAck(long handle, long notifyId);
+    /**
+     * The watchers of the image's header (rbd_watchers_list): client ids into {@code ids}, addresses (what
+     * {@link #blocklist} takes) into {@code addrs}, as many as they hold; how many there are, or -errno.
+     */
+    static native int watchers(long image, long[] ids, String[] addrs);
+    /** This client's id ({@code client.<id>}), as watchers and notify replies name it. */
+    static native long instanceId(long cluster);
+    /**
+     * Blocklists the client at {@code addr} (rados_blocklist_add, Ceph's default expiry) and waits for the OSD map
+     * that lists it (rados_wait_for_latest_osdmap): 0 or -errno.
+     */
+    static native int blocklist(long cluster, String addr);
     /**
      * How many watches of the image's header belong to clients other than {@code cluster} (rbd_watchers_list: the
      * gateways serving it and librbd in every client that has it open): a count or -errno.

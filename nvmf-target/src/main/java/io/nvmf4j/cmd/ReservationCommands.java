@@ -174,8 +174,9 @@ public final class ReservationCommands {
 
     /**
      * Runs a change of the reservation of {@code req.ns}, then completes {@code req} on its queue's thread. With a
-     * store (PTPL possible) the change runs on {@link #STORE_THREAD}, because writing the state means an fsync that
-     * would stall every queue of this poll group. {@code abort} (Preempt and Abort): once the change succeeded the
+     * store (PTPL possible) the change runs on the reservation's executor (one at a time per namespace, namespaces side
+     * by side), because writing the state means an fsync, or on an rbd image the other gateways' acknowledgements,
+     * that would stall every queue of this poll group. {@code abort} (Preempt and Abort): once the change succeeded the
      * command completes only after every command that was already executing on the namespace has completed
      * ({@link Namespace#fence}), so nothing of a preempted host lands after the preempt (nvmet's
      * nvmet_pr_do_abort waits the same way; commands not yet executed meet the new state and are refused).
@@ -187,8 +188,11 @@ public final class ReservationCommands {
             finish(req, change.apply(notices), notices, abort);
             return;
         }
+        // counted for the namespace's removal but not for its fences (Namespace#holdForChange)
+        ns.holdForChange(req.nsHeld ? req.nsHalf : -1);
+        req.nsHeld = false;
         try {
-            STORE_THREAD.execute(() -> {
+            ns.reservation().executor().execute(() -> {
                 List<Reservation.Notice> notices = new ArrayList<>(2);
                 int status;
                 try {
@@ -196,11 +200,14 @@ public final class ReservationCommands {
                 } catch (RuntimeException e) {
                     LoggerFactory.getLogger(ReservationCommands.class).error("reservation change failed", e);
                     status = NvmeStatus.INTERNAL_ERROR;
+                } finally {
+                    ns.releaseChange();
                 }
                 int st = status;
                 back(req, () -> finish(req, st, notices, abort));
             });
         } catch (RejectedExecutionException e) {
+            ns.releaseChange();
             req.fail(NvmeStatus.INTERNAL_ERROR, Sqe.OPCODE);
         }
     }
@@ -229,14 +236,6 @@ public final class ReservationCommands {
         req.releaseNamespace(); // this command's own count must not hold up its fence
         ns.fence(req.queue().executor(), () -> req.complete(NvmeStatus.SUCCESS));
     }
-
-    /** Where the reservation changes of namespaces with a store run (one at a time; they are rare). */
-    private static final java.util.concurrent.ExecutorService STORE_THREAD =
-        java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "nvmf4j-reservation-store");
-            t.setDaemon(true);
-            return t;
-        });
 
     private void executeReport(Request req) {
         if ((req.sqe.cdw11() & 1) == 0) {

@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.LongAdder;
  * current {@link #epoch}). {@link #fence} switches the epoch and calls back once the old half is empty: every
  * command that was already past its reservation check when the fence began has then completed, and every later
  * command saw the state published before the fence (Preempt and Abort, as nvmet waits for the preempted hosts'
- * commands). Fences that come while one drains are batched into the next switch.
+ * commands; and a change of a shared reservation made through another target that takes access away, before this
+ * target acknowledges it). Fences that come while one drains are batched into the next switch.
  */
 public final class Namespace {
     private final int nsid;
@@ -38,6 +39,8 @@ public final class Namespace {
 
     /** Commands executing on the device now, by epoch half (incremented before {@link #removed} is read). */
     private final LongAdder[] inFlight = {new LongAdder(), new LongAdder()};
+    /** Reservation changes under way off the poll groups (see {@link #holdForChange}). */
+    private final LongAdder changes = new LongAdder();
     /** The half new commands are counted in (0 or 1); switched by {@link #fence}. */
     private volatile int epoch;
     /** Fences waiting for the old half to empty, and those that came meanwhile (for the next switch). */
@@ -116,10 +119,23 @@ public final class Namespace {
         this.reservationsOn = on;
     }
 
-    /** Gives the namespace its reservation (with the state restored at start); before it is added anywhere. */
+    /**
+     * Gives the namespace its reservation (with the state restored at start); before it is added anywhere. A change
+     * another target makes to a shared reservation that takes access away drains this namespace's commands
+     * ({@link #fence}, polled on {@link #REMOTE_FENCES}) before this target acknowledges it.
+     */
     public void reservation(Reservation r) {
         this.reservation = r;
+        r.drainWith(done -> fence(REMOTE_FENCES, done));
     }
+
+    /** Where the fences for other targets' reservation changes poll (no poll group runs them). */
+    private static final ScheduledExecutorService REMOTE_FENCES =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nvmf4j-reservation-fence");
+            t.setDaemon(true);
+            return t;
+        });
 
     public BlockDevice bdev() {
         return bdev;
@@ -261,9 +277,27 @@ public final class Namespace {
         return removed;
     }
 
-    /** Commands on the device now. */
+    /** Commands on the device now, and reservation changes under way ({@link #holdForChange}). */
     public long inFlight() {
-        return inFlight[0].sum() + inFlight[1].sum();
+        return inFlight[0].sum() + inFlight[1].sum() + changes.sum();
+    }
+
+    /**
+     * Moves a reservation command's count (taken by {@link #tryAcquire} in {@code half}) to a hold that the removal
+     * waits for ({@link #awaitIdle}) but no {@link #fence} does: the command does not touch the device, and a change
+     * that waits for another target's acknowledgement must not hold up this target's drain for that target's own
+     * change (each would wait for the other). Give it back with {@link #releaseChange}.
+     */
+    public void holdForChange(int half) {
+        changes.increment();
+        if (half >= 0) {
+            release(half);
+        }
+    }
+
+    /** Ends a hold of {@link #holdForChange}. */
+    public void releaseChange() {
+        changes.decrement();
     }
 
     /**

@@ -50,6 +50,11 @@ public final class Reservation {
     public static final int HOST_ID_INCONSISTENT_FORMAT = NvmeStatus.DNR | 0x18;
     /** Reservation Conflict (generic 83h). */
     public static final int CONFLICT = NvmeStatus.DNR | 0x83;
+    /**
+     * Namespace Not Ready (generic 82h) without DNR: a change that takes access away could neither reach every other
+     * target nor fence the one it could not reach, and was undone; the same command may succeed when sent again.
+     */
+    public static final int NOT_FENCED = NvmeStatus.NAMESPACE_NOT_READY & ~NvmeStatus.DNR;
 
     /** Writes the state of a namespace whose PTPL is on, or removes it when PTPL goes off. */
     public interface Store {
@@ -64,8 +69,8 @@ public final class Reservation {
      * Where the state of a namespace that several targets serve is kept (an RBD image's metadata): every
      * command reads it fresh and writes its change back only if nobody changed it since ({@link #compareAndSet}),
      * or reads it again and starts over; then {@link #announce}s the change to the other targets, which
-     * {@link #refresh()} before they acknowledge. Kept whatever PTPL says: the other targets still serve the
-     * namespace, so one target's restart is no power loss of it.
+     * {@link #refresh} before they acknowledge (and drain first when the change takes access away). Kept whatever
+     * PTPL says: the other targets still serve the namespace, so one target's restart is no power loss of it.
      *
      * <p>With the state it keeps a journal of the notices the changes caused, numbered: a target that reads a
      * state hands the notices numbered after the last it knew to its controllers ({@link #onRemoteNotices}),
@@ -78,12 +83,24 @@ public final class Reservation {
 
         /**
          * Writes {@code next}, with {@code expected}'s journal plus {@code notices} (numbered on from its last), if
-         * what is kept is still {@code expected}'s bytes; false when another target changed it.
+         * what is kept is still {@code expected}'s bytes: what is kept now; null when another target changed it.
          */
-        boolean compareAndSet(Kept expected, State next, List<Notice> notices) throws java.io.IOException;
+        Kept compareAndSet(Kept expected, State next, List<Notice> notices) throws java.io.IOException;
 
-        /** Tells the other targets that the state changed, waiting (bounded) until they have read it. */
+        /**
+         * Tells the other targets that the state changed and waits (bounded) until each has taken it in, or has been
+         * fenced off the shared store (it can no longer reach it, so none of its commands can land). Throws when a
+         * target did neither: it may still run commands against the old state.
+         */
         void announce() throws java.io.IOException;
+
+        /**
+         * After this target drained its commands for a change another target made: makes what they wrote reach the
+         * shared store before the change is acknowledged (a client-side write-back window). Not on the thread that
+         * delivered the change.
+         */
+        default void settle() throws java.io.IOException {
+        }
 
         /** The namespace goes away here: stop listening (what is kept stays for the other targets). */
         void close();
@@ -192,6 +209,16 @@ public final class Reservation {
     private List<Notice> commandNotices;
     /** Where notices of changes made through other targets go (this target's controllers of their hosts). */
     private volatile java.util.function.Consumer<List<Notice>> remoteNotices = n -> { };
+    /**
+     * How this target drains the commands executing on the namespace (the namespace's fence): it calls its argument
+     * once they have completed. Null: none to drain (the reservation serves no namespace).
+     */
+    private volatile java.util.function.Consumer<Runnable> drain;
+    /** Runs the changes of this namespace, one at a time; namespaces do not wait for each other. */
+    private final ReservationExecutor executor = new ReservationExecutor();
+    /** The latest drain for a state read from the shared store that took access away. Guarded by this. */
+    private java.util.concurrent.CompletableFuture<Void> lastDrain =
+        java.util.concurrent.CompletableFuture.completedFuture(null);
     private volatile State state;
     /** Set by {@link #forget}: the namespace is gone, its state is written nowhere any more. */
     private boolean forgotten;
@@ -223,20 +250,125 @@ public final class Reservation {
     }
 
     /**
-     * Reads the shared state again (another target announced a change, or the watch broke) and hands on the
-     * notices made since the last read. Takes the monitor, so it never publishes something older than a command
-     * of this target that ran meanwhile.
+     * How this target drains the namespace's executing commands ({@code fence} calls its argument once they have
+     * completed): started whenever a state read from the shared store takes access away (a change of another
+     * target), and waited for by {@link #refresh(boolean, Runnable)} before it acknowledges. Set by the namespace that
+     * uses this reservation.
      */
-    public synchronized void refresh() {
-        if (shared == null || forgotten) {
-            return;
+    public void drainWith(java.util.function.Consumer<Runnable> fence) {
+        drain = fence;
+    }
+
+    /** Where the commands that change this reservation run (off the poll groups; serial per namespace). */
+    public java.util.concurrent.Executor executor() {
+        return executor;
+    }
+
+    /** Reads the shared state again and hands on the notices made since the last read; see below. */
+    public void refresh() {
+        refresh(false, () -> { });
+    }
+
+    /**
+     * Reads the shared state again (another target announced a change, the watch was made again, or the target's
+     * connection to the store was replaced) and hands on the notices made since the last read. Takes the monitor, so
+     * it never publishes something older than a command of this target that ran meanwhile. Then {@code done} runs:
+     * at once, or, while a drain for a state that took access away is under way (this read's, or an earlier one's,
+     * also one a command of this target read; or one {@code drainAlways} starts), once it has finished: nothing a
+     * fenced host started through this target lands after the announcing target hears {@code done}'s acknowledgement.
+     */
+    public void refresh(boolean drainAlways, Runnable done) {
+        java.util.concurrent.CompletableFuture<Void> wait;
+        synchronized (this) {
+            if (shared == null || forgotten) {
+                done.run();
+                return;
+            }
+            try {
+                adopt(shared.read());
+            } catch (java.io.IOException e) {
+                org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
+                    "cannot read the shared reservation state again: {}", e.getMessage());
+            }
+            if (drainAlways) {
+                lastDrain = startDrain();
+            }
+            wait = lastDrain;
         }
-        try {
-            adopt(shared.read());
-        } catch (java.io.IOException e) {
-            org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
-                "cannot read the shared reservation state again: {}", e.getMessage());
+        if (wait.isDone()) {
+            done.run();
+        } else {
+            wait.whenComplete((v, e) -> done.run());
         }
+    }
+
+    /**
+     * Drains the namespace's executing commands (its fence) and then makes what they wrote reach the shared store
+     * ({@link Shared#settle}): done when both are. Fences complete in the order they start, so the latest one's end
+     * means every earlier one has ended. Under the monitor.
+     */
+    private java.util.concurrent.CompletableFuture<Void> startDrain() {
+        java.util.function.Consumer<Runnable> d = drain;
+        if (d == null) {
+            return lastDrain;
+        }
+        java.util.concurrent.CompletableFuture<Void> f = new java.util.concurrent.CompletableFuture<>();
+        d.accept(() -> SETTLE.execute(() -> {
+            try {
+                shared.settle();
+            } catch (java.io.IOException | RuntimeException e) {
+                org.slf4j.LoggerFactory.getLogger(Reservation.class).warn(
+                    "cannot flush the writes of the drained commands: {}", e.getMessage());
+            }
+            f.complete(null);
+        }));
+        return f;
+    }
+
+    /**
+     * Where a drained change is settled and acknowledged: never behind a change of this target (whose announcement
+     * may wait for the very target this acknowledgement goes to).
+     */
+    private static final java.util.concurrent.ExecutorService SETTLE =
+        java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "nvmf4j-reservation-settle");
+            t.setDaemon(true);
+            return t;
+        });
+
+    /**
+     * Whether some host may do less under {@code after} than under {@code before}: a registrant or holder of either,
+     * or any other host (one registered in neither), loses read or write access.
+     */
+    static boolean revokes(State before, State after) {
+        if (after.rtype == 0) {
+            return false; // no reservation: every host may do everything
+        }
+        for (State s : new State[] {before, after}) {
+            for (int i = 0; i < s.registrants(); i++) {
+                if (loses(before, after, s.hi[i], s.lo[i])) {
+                    return true;
+                }
+            }
+            if (s.rtype != 0 && loses(before, after, s.holderHi, s.holderLo)) {
+                return true;
+            }
+        }
+        long other = 0;
+        while (before.indexOf(0, other) >= 0 || after.indexOf(0, other) >= 0
+            || (before.holderHi == 0 && before.holderLo == other) || (after.holderHi == 0 && after.holderLo == other)) {
+            other++;
+        }
+        return loses(before, after, 0, other);
+    }
+
+    private static boolean loses(State before, State after, long hi, long lo) {
+        for (boolean write : new boolean[] {false, true}) {
+            if (access(before, hi, lo, write) == NvmeStatus.SUCCESS && access(after, hi, lo, write) != NvmeStatus.SUCCESS) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -244,8 +376,12 @@ public final class Reservation {
      * {@link #noticesSeen} (another target's changes) to {@link #remoteNotices}. Under the monitor.
      */
     private void adopt(Kept k) {
+        State before = state;
         kept = k;
         state = k.state();
+        if (revokes(before, state)) {
+            lastDrain = startDrain(); // another target took access away: what passed the old state's checks ends
+        }
         long seen = noticesSeen;
         noticesSeen = k.noticeSeq();
         if (k.noticeSeq() <= seen) {
@@ -268,7 +404,9 @@ public final class Reservation {
     /**
      * Runs one command: at once with a local state; with a shared one, on the state read fresh, again whenever
      * another target changed it before this one's write, and then announces the change (outside the monitor:
-     * the other targets' acknowledgements may wait for their own commands).
+     * the other targets' acknowledgements may wait for their own commands). A change that takes access away from
+     * some host succeeds only when every other target took it in (having drained) or was fenced; otherwise it is
+     * undone and the command ends with {@link #NOT_FENCED}.
      */
     private int run(List<Notice> notices, java.util.function.IntSupplier once) {
         if (shared == null) {
@@ -278,17 +416,20 @@ public final class Reservation {
         }
         for (int attempt = 0; attempt < SHARED_ATTEMPTS; attempt++) {
             int status;
-            boolean changed;
+            State before;
+            State after;
+            Kept written;
             synchronized (this) {
                 if (notices != null) {
                     notices.clear();
                 }
                 try {
                     adopt(shared.read());
-                    State before = state;
+                    before = state;
                     commandNotices = notices;
                     status = once.getAsInt();
-                    changed = state != before;
+                    after = state;
+                    written = kept;
                 } catch (java.io.IOException e) {
                     org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
                         "cannot read the shared reservation state: {}", e.getMessage());
@@ -302,19 +443,56 @@ public final class Reservation {
                     commandNotices = null;
                 }
             }
-            if (changed) {
-                try {
-                    shared.announce();
-                } catch (java.io.IOException e) {
-                    org.slf4j.LoggerFactory.getLogger(Reservation.class).warn(
-                        "the reservation changed, but the other targets could not be told: {}", e.getMessage());
+            if (after == before) {
+                return status;
+            }
+            try {
+                shared.announce();
+            } catch (java.io.IOException e) {
+                if (revokes(before, after)) {
+                    return undo(written, before, e);
                 }
+                org.slf4j.LoggerFactory.getLogger(Reservation.class).warn("the reservation changed (no host lost"
+                    + " access), but not every other target took it in: {}", e.getMessage());
             }
             return status;
         }
         org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
             "the shared reservation state changed under each of {} attempts", SHARED_ATTEMPTS);
         return NvmeStatus.INTERNAL_ERROR;
+    }
+
+    /**
+     * A change that takes access away ({@code written}, made from {@code before}) reached neither every other target
+     * nor a fence of the ones it did not: puts {@code before} back (compare-and-set against what the change wrote) and
+     * announces that, so no target keeps refusing what the failed command did not achieve. The command ends with
+     * {@link #NOT_FENCED}: it changed nothing, and sent again it may succeed.
+     */
+    private int undo(Kept written, State before, java.io.IOException why) {
+        org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Reservation.class);
+        log.error("a reservation change that fences hosts out could not be enforced on every target ({}); undoing it",
+            why.getMessage());
+        synchronized (this) {
+            try {
+                Kept back = shared.compareAndSet(written, before, List.of());
+                if (back == null) {
+                    log.error("the reservation changed again meanwhile through another target: the change stays,"
+                        + " and a target that did not take it in may still let a fenced host's commands through");
+                    adopt(shared.read());
+                    return NOT_FENCED;
+                }
+                adopt(back);
+            } catch (java.io.IOException e) {
+                log.error("cannot undo the reservation change: {}", e.getMessage());
+                return NOT_FENCED;
+            }
+        }
+        try {
+            shared.announce();
+        } catch (java.io.IOException e) {
+            log.warn("the undone reservation change could not be announced to every target: {}", e.getMessage());
+        }
+        return NOT_FENCED;
     }
 
     public State state() {
@@ -346,7 +524,10 @@ public final class Reservation {
      * no allocation.
      */
     public int checkAccess(long hostHi, long hostLo, boolean write) {
-        State s = state;
+        return access(state, hostHi, hostLo, write);
+    }
+
+    private static int access(State s, long hostHi, long hostLo, boolean write) {
         int rtype = s.rtype;
         if (rtype == 0 || (s.holderHi == hostHi && s.holderLo == hostLo)) {
             return NvmeStatus.SUCCESS;
@@ -539,16 +720,19 @@ public final class Reservation {
         }
         if (shared != null) {
             List<Notice> notices = commandNotices == null ? List.of() : commandNotices;
+            Kept written;
             try {
-                if (!shared.compareAndSet(kept, next, notices)) {
-                    throw CHANGED_MEANWHILE;
-                }
+                written = shared.compareAndSet(kept, next, notices);
             } catch (java.io.IOException e) {
                 org.slf4j.LoggerFactory.getLogger(Reservation.class).error(
                     "cannot keep the shared reservation state: {}", e.getMessage());
                 return NvmeStatus.INTERNAL_ERROR;
             }
-            noticesSeen = kept.noticeSeq() + notices.size(); // this target tells its own controllers of these
+            if (written == null) {
+                throw CHANGED_MEANWHILE;
+            }
+            noticesSeen = written.noticeSeq(); // this target tells its own controllers of these
+            kept = written;
             state = next;
             return NvmeStatus.SUCCESS;
         }

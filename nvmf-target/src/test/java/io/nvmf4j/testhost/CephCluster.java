@@ -94,17 +94,21 @@ public final class CephCluster implements BeforeAllCallback, AutoCloseable {
 
     /** Runs {@code rbd ARGS...} as the admin on this cluster and returns its standard output. */
     public String rbd(String... args) throws IOException, InterruptedException {
-        String[] cmd = new String[args.length + 7];
-        cmd[0] = "rbd";
-        System.arraycopy(args, 0, cmd, 1, args.length);
-        int i = args.length + 1;
-        cmd[i++] = "-c";
-        cmd[i++] = conf();
-        cmd[i++] = "-n";
-        cmd[i++] = "client.admin";
-        cmd[i++] = "-k";
-        cmd[i] = adminKeyring();
-        return run(cmd, 120);
+        return run(adminCommand("rbd", args).toArray(String[]::new), 120);
+    }
+
+    /** Runs {@code ceph ARGS...} as the admin on this cluster and returns its standard output. */
+    public String ceph(String... args) throws IOException, InterruptedException {
+        return run(adminCommand("ceph", args).toArray(String[]::new), 120);
+    }
+
+    /** {@code tool ARGS...} with this cluster's config and the admin's name and keyring (rbd, rados, ceph). */
+    public java.util.List<String> adminCommand(String tool, String... args) {
+        java.util.List<String> cmd = new java.util.ArrayList<>();
+        cmd.add(tool);
+        cmd.addAll(java.util.List.of(args));
+        cmd.addAll(java.util.List.of("-c", conf(), "-n", "client.admin", "-k", adminKeyring()));
+        return cmd;
     }
 
     private static CephCluster start() throws IOException, InterruptedException {
