@@ -23,6 +23,7 @@ import io.nvmf4j.testhost.TcpHostOptions;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.SplittableRandom;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.nvmf4j.transport.tcp.TcpPdu.*;
 
@@ -43,6 +44,10 @@ public final class TcpPduFuzz implements FuzzTarget {
     private static final String HOSTNQN = TestTarget.HOSTNQN;
     static final int CC_ENABLE = 0x460001; // IOCQES 4, IOSQES 6, EN
     private static final int MAX_PDU = 16384;
+    /** How far ahead a long command's next step is scheduled at most (it yields for 1 us). */
+    private static final long STEP_TASK_NANOS = 1_000_000;
+    /** How long the steps of a command still running when its connection closed may take to end. */
+    private static final long STEPS_BOUND_NANOS = 60_000_000_000L;
 
     private final TargetConfig cfg;
     private final NvmfTarget nvmf;
@@ -146,12 +151,32 @@ public final class TcpPduFuzz implements FuzzTarget {
         return new EmbeddedChannel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));
     }
 
+    /**
+     * Closes the channel and runs its tasks until no step of a long command is left: a Dataset Management or Write
+     * Zeroes that used up its poll-thread budget goes on from a task scheduled a microsecond ahead
+     * ({@code Request.yieldStep}), and a channel finished with one pending would never complete the command nor
+     * release its data (a slow machine yields where a fast one finishes in one step). Timers further ahead (none
+     * should outlive the connection) are left to {@code finishAndReleaseAll}.
+     */
     private static void close(EmbeddedChannel ch) {
         if (ch != null) {
             ch.close();
-            ch.runPendingTasks();
+            long deadline = System.nanoTime() + STEPS_BOUND_NANOS;
+            for (long next = runTasks(ch); next >= 0 && next <= STEP_TASK_NANOS; next = runTasks(ch)) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new Escape("a long command still steps " + STEPS_BOUND_NANOS / 1_000_000_000L
+                        + " s after its connection closed");
+                }
+                LockSupport.parkNanos(Math.max(next, 1_000));
+            }
             ch.finishAndReleaseAll();
         }
+    }
+
+    /** Runs what is due; returns nanoseconds to the next scheduled task, or -1 when none is scheduled. */
+    private static long runTasks(EmbeddedChannel ch) {
+        ch.runPendingTasks();
+        return ch.runScheduledPendingTasks();
     }
 
     /** Feeds {@code bytes} in 1 to 3 chunks, then checks every PDU the target sent back. */
