@@ -3,6 +3,7 @@ package io.nvmf4j.engine;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -27,6 +28,11 @@ import java.util.Map;
 public interface Engine extends AutoCloseable {
     /** The configuration name of this engine ({@code java}, {@code spdk}). */
     String name();
+
+    /** What this engine can do, as registered for its name ({@link EngineCapabilities}). */
+    default EngineCapabilities capabilities() {
+        return EngineCapabilities.of(name());
+    }
 
     /** A deep copy of the live document, safe to hand out and to save. */
     TargetConfig configSnapshot();
@@ -101,8 +107,7 @@ public interface Engine extends AutoCloseable {
      * over TLS offers an identity naming the discovery NQN). Conflict when that host has one already.
      */
     default void addDiscoveryHostKey(HostKeyConfig keys) {
-        throw ControlException.invalid("TLS PSKs for the discovery subsystem are not supported by the " + name()
-            + " engine yet; use engine java");
+        throw ControlException.invalid(capabilities().refusal(EngineCapabilities.Feature.DISCOVERY_HOST_KEYS));
     }
 
     /** Takes a host's TLS PSK off the discovery subsystem (not found when it has none). */
@@ -195,8 +200,7 @@ public interface Engine extends AutoCloseable {
      * unknown subsystem or nsid. Engines that cannot show it refuse (invalid).
      */
     default ReservationInfo reservation(String nqn, int nsid) {
-        throw ControlException.invalid("engine " + name() + " does not show reservations through the API (hosts "
-            + "read them with Reservation Report)");
+        throw ControlException.invalid(capabilities().refusal(EngineCapabilities.Feature.RESERVATION_REPORT));
     }
 
     /**

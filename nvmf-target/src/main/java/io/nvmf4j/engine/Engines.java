@@ -2,6 +2,7 @@ package io.nvmf4j.engine;
 
 import io.nvmf4j.NvmfTarget;
 import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 
@@ -19,8 +20,8 @@ import java.util.ServiceLoader;
  * fall-back to another engine).
  */
 public final class Engines {
-    public static final String JAVA = "java";
-    public static final String SPDK = "spdk";
+    public static final String JAVA = EngineCapabilities.JAVA.name();
+    public static final String SPDK = EngineCapabilities.SPDK.name();
 
     /** Starts an engine from a validated document, reporting data-path events to an observer. */
     @FunctionalInterface
@@ -90,16 +91,16 @@ public final class Engines {
 
     /** Whether {@code name} is an engine a document may name. */
     public static boolean isKnown(String name) {
-        return name != null && STARTERS.containsKey(name);
+        return EngineCapabilities.of(name) != null;
     }
 
-    /** The engine names, in order. */
+    /** The engine names, in order ({@link EngineCapabilities#names()}). */
     public static List<String> names() {
-        return new ArrayList<>(STARTERS.keySet());
+        return EngineCapabilities.names();
     }
 
     /** The names as a phrase for messages: {@code "java or spdk"}. */
     public static String describe() {
-        return String.join(" or ", STARTERS.keySet());
+        return String.join(" or ", names());
     }
 }
