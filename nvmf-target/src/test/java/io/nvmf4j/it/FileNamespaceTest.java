@@ -1,6 +1,6 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -81,7 +81,7 @@ class FileNamespaceTest {
         return c;
     }
 
-    private static NvmeController connect(NvmfTarget t) throws IOException {
+    private static NvmeController connect(JavaEngine t) throws IOException {
         int port = t.tcpListenAddresses().get(0).getPort();
         return NvmeController.open(TestTarget.ADDRESS, port, NQN, TestTarget.HOSTNQN, TestTarget.KATO_MS, 1,
             TcpHostOptions.DEFAULT);
@@ -95,7 +95,7 @@ class FileNamespaceTest {
     void dataSurvivesARestartOnTheSameFile() throws Exception {
         TargetConfig first = config(BLOCKS);
         byte[] nguidBefore;
-        try (NvmfTarget t = NvmfTarget.start(first); NvmeController c = connect(t)) {
+        try (JavaEngine t = JavaEngine.start(first); NvmeController c = connect(t)) {
             assertThat(Files.size(file)).as("file created with numBlocks x blockSize").isEqualTo(BLOCKS * BS);
             NvmeHost io = c.io(0);
             for (int i = 0; i < WRITES.length; i++) {
@@ -123,7 +123,7 @@ class FileNamespaceTest {
         NamespaceConfig ns = second.subsystems.get(0).namespaces.get(0);
         ns.nguid = first.subsystems.get(0).namespaces.get(0).nguid;
         ns.uuid = first.subsystems.get(0).namespaces.get(0).uuid;
-        try (NvmfTarget t = NvmfTarget.start(second); NvmeController c = connect(t)) {
+        try (JavaEngine t = JavaEngine.start(second); NvmeController c = connect(t)) {
             byte[] id = identifyNamespace(c);
             assertThat(Le.u64(id, 0)).as("NSZE taken from the file").isEqualTo(BLOCKS);
             assertThat(Le.slice(id, 104, 16)).as("NGUID kept").isEqualTo(nguidBefore);
@@ -143,7 +143,7 @@ class FileNamespaceTest {
 
     @Test
     void deallocatedBlocksReadZerosOverNvmeTcp() throws Exception {
-        try (NvmfTarget t = NvmfTarget.start(config(BLOCKS)); NvmeController c = connect(t)) {
+        try (JavaEngine t = JavaEngine.start(config(BLOCKS)); NvmeController c = connect(t)) {
             NvmeHost io = c.io(0);
             TestTarget.assertWriteReadBack(io, 200, 16384, 31);
             Completion d = io.deallocate(1, new NvmeHost.Range(204, 8));
@@ -192,9 +192,9 @@ class FileNamespaceTest {
         b.blockSize = bs;
         b.numBlocks = 2048; // 8 MiB
         b.directIo = true;
-        NvmfTarget t;
+        JavaEngine t;
         try {
-            t = NvmfTarget.start(cfg);
+            t = JavaEngine.start(cfg);
         } catch (RuntimeException e) {
             org.junit.jupiter.api.Assumptions.assumeFalse(String.valueOf(e.getMessage()).contains("Invalid argument"),
                 "the filesystem under " + dir + " refuses O_DIRECT: " + e.getMessage());

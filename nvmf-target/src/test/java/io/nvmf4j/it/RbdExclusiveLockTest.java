@@ -1,7 +1,7 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.testhost.CephCluster;
@@ -44,7 +44,7 @@ class RbdExclusiveLockTest extends RbdGateways {
     private void start(int i, String state) throws IOException {
         listener[i] = new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort());
         listener[i].anaStates = new LinkedHashMap<>(Map.of("1", state));
-        gw[i] = NvmfTarget.start(gatewayConfig(listener[i], true));
+        gw[i] = JavaEngine.start(gatewayConfig(listener[i], true));
     }
 
     private NvmeController connect(int i, String hostnqn) throws IOException {

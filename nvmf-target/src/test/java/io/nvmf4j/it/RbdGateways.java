@@ -1,6 +1,6 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -25,7 +25,7 @@ abstract class RbdGateways {
 
     /** This test's image (made by the first gateway that opens it). */
     final String image;
-    final NvmfTarget[] gw = new NvmfTarget[2];
+    final JavaEngine[] gw = new JavaEngine[2];
     private final List<NvmeController> open = new ArrayList<>();
 
     RbdGateways(String prefix) {
@@ -35,7 +35,7 @@ abstract class RbdGateways {
     @AfterEach
     void stop() {
         open.forEach(NvmeController::close);
-        for (NvmfTarget t : gw) {
+        for (JavaEngine t : gw) {
             if (t != null) {
                 t.close();
             }

@@ -1,6 +1,6 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.ReservationInfo;
@@ -58,7 +58,7 @@ class ReservationTest {
     @TempDir
     Path stateDir;
 
-    private NvmfTarget target;
+    private JavaEngine target;
     private TargetConfig config;
     private int port;
     private final List<NvmeController> open = new ArrayList<>();
@@ -76,7 +76,7 @@ class ReservationTest {
             port = TestTarget.freePort();
             config = TestTarget.config(port);
         }
-        target = NvmfTarget.start(config, IoObserver.NONE, keepState ? stateDir : null);
+        target = JavaEngine.start(config, IoObserver.NONE, keepState ? stateDir : null);
     }
 
     private NvmeController connect(String hostnqn) throws IOException {
@@ -483,7 +483,7 @@ class ReservationTest {
         Files.writeString(stateDir.resolve("reservation-" + TestTarget.NGUID + ".json"), "{\"rtype\": 9}");
         port = TestTarget.freePort();
         config = TestTarget.config(port);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> NvmfTarget.start(config, IoObserver.NONE, stateDir))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> JavaEngine.start(config, IoObserver.NONE, stateDir))
             .hasMessageContaining("reservation-" + TestTarget.NGUID + ".json");
     }
 

@@ -7,6 +7,7 @@ import io.nvmf4j.engine.EngineProvider;
 import io.nvmf4j.engine.Engines;
 
 import java.io.IOException;
+import java.nio.file.Path;
 
 /** Registers the spdk engine with {@link Engines} (META-INF/services). */
 public final class SpdkEngineProvider implements EngineProvider {
@@ -21,7 +22,7 @@ public final class SpdkEngineProvider implements EngineProvider {
     }
 
     @Override
-    public Engine start(TargetConfig config, IoObserver observer) throws IOException {
+    public Engine start(TargetConfig config, IoObserver observer, Path stateDir) throws IOException {
         return SpdkEngine.start(config);
     }
 }

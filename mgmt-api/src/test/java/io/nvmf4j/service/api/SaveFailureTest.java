@@ -1,6 +1,6 @@
 package io.nvmf4j.service.api;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.TargetConfig;
@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SaveFailureTest {
     @TempDir
     Path dir;
-    private NvmfTarget target;
+    private JavaEngine target;
     private ConfigService service;
     private ApiServer api;
     private Http http;
@@ -32,7 +32,7 @@ class SaveFailureTest {
     @BeforeEach
     void start() throws Exception {
         TargetConfig c = TestService.baseConfig();
-        target = NvmfTarget.start(c);
+        target = JavaEngine.start(c);
         service = new ConfigService(target, dir.resolve("config.json"), (file, doc) -> {
             if (diskFull) {
                 throw new IOException("No space left on device");

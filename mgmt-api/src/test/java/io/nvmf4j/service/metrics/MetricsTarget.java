@@ -1,6 +1,6 @@
 package io.nvmf4j.service.metrics;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -31,10 +31,10 @@ final class MetricsTarget implements AutoCloseable {
     static final int CONNECT_TIMEOUT_MS = 5000;
 
     final Metrics metrics;
-    final NvmfTarget nvmf;
+    final JavaEngine nvmf;
     final int port;
 
-    private MetricsTarget(Metrics metrics, NvmfTarget nvmf, int port) {
+    private MetricsTarget(Metrics metrics, JavaEngine nvmf, int port) {
         this.metrics = metrics;
         this.nvmf = nvmf;
         this.port = port;
@@ -58,7 +58,7 @@ final class MetricsTarget implements AutoCloseable {
         s.listeners.add(new ListenerConfig("tcp", ADDRESS, port));
         cfg.subsystems.add(s);
         Metrics metrics = new Metrics();
-        NvmfTarget nvmf = NvmfTarget.start(cfg, metrics.observer());
+        JavaEngine nvmf = JavaEngine.start(cfg, metrics.observer());
         metrics.bind(nvmf);
         return new MetricsTarget(metrics, nvmf, port);
     }

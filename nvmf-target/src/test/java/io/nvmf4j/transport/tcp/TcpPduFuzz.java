@@ -3,7 +3,7 @@ package io.nvmf4j.transport.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -45,7 +45,7 @@ public final class TcpPduFuzz implements FuzzTarget {
     private static final int MAX_PDU = 16384;
 
     private final TargetConfig cfg;
-    private final NvmfTarget nvmf;
+    private final JavaEngine nvmf;
     private final CommandDispatcher dispatcher;
     private final TransportLimits limits;
     private final ListenerConfig listener;
@@ -57,7 +57,7 @@ public final class TcpPduFuzz implements FuzzTarget {
     public TcpPduFuzz() throws IOException {
         port = TestTarget.freePort();
         cfg = TestTarget.config(port);
-        nvmf = NvmfTarget.start(cfg);
+        nvmf = JavaEngine.start(cfg);
         listener = cfg.subsystems.get(0).listeners.get(0);
         dispatcher = new CommandDispatcher(nvmf.target());
         limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize, cfg.tcp.mdtsBytes,

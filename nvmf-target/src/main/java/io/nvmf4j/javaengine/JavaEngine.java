@@ -1,5 +1,6 @@
-package io.nvmf4j;
+package io.nvmf4j.javaengine;
 
+import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.BdevException;
 import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.bdev.BlockDevices;
@@ -61,8 +62,8 @@ import java.util.UUID;
  * the engine uses it through {@link Engine}; tests of the data path also reach the live objects
  * ({@link #target()}, {@link #pollGroups()}).
  */
-public final class NvmfTarget implements Engine {
-    private static final Logger LOG = LoggerFactory.getLogger(NvmfTarget.class);
+public final class JavaEngine implements Engine {
+    private static final Logger LOG = LoggerFactory.getLogger(JavaEngine.class);
     /** How long {@link #removeBdev} waits for work on the device to drain before refusing (never freeing). */
     static final long BDEV_DRAIN_TIMEOUT_MS = 10_000;
 
@@ -91,7 +92,7 @@ public final class NvmfTarget implements Engine {
     /** Where reservations with PTPL on are kept, or null (none kept). */
     private final Path stateDir;
 
-    private NvmfTarget(TargetConfig config, IoObserver observer, Path stateDir) {
+    private JavaEngine(TargetConfig config, IoObserver observer, Path stateDir) {
         this.stateDir = stateDir;
         this.config = config;
         this.started = ConfigDocument.copy(config);
@@ -104,12 +105,12 @@ public final class NvmfTarget implements Engine {
      * the block devices, builds the subsystems and binds every listener. On failure everything opened so
      * far is closed again.
      */
-    public static NvmfTarget start(TargetConfig config) throws IOException {
+    public static JavaEngine start(TargetConfig config) throws IOException {
         return start(config, IoObserver.NONE);
     }
 
     /** As {@link #start(TargetConfig)}, reporting data-path events to {@code observer} (metrics). */
-    public static NvmfTarget start(TargetConfig config, IoObserver observer) throws IOException {
+    public static JavaEngine start(TargetConfig config, IoObserver observer) throws IOException {
         return start(config, observer, null);
     }
 
@@ -117,14 +118,14 @@ public final class NvmfTarget implements Engine {
      * As {@link #start(TargetConfig, IoObserver)}, keeping the reservations of namespaces with Persist Through
      * Power Loss on in {@code stateDir} (see {@link ReservationFiles}); null keeps none and PTPL is unsupported.
      */
-    public static NvmfTarget start(TargetConfig config, IoObserver observer, Path stateDir) throws IOException {
+    public static JavaEngine start(TargetConfig config, IoObserver observer, Path stateDir) throws IOException {
         ConfigValidator.validate(config);
         if (!Engines.JAVA.equals(config.engine)) {
             throw new IllegalArgumentException("the document names engine " + config.engine + ", not java: start it "
                 + "with Engines.start (the java engine never stands in for another)");
         }
         ConfigStore.assignIdentities(config);
-        NvmfTarget t = new NvmfTarget(config, observer, stateDir);
+        JavaEngine t = new JavaEngine(config, observer, stateDir);
         try {
             t.open();
             return t;
