@@ -1,6 +1,5 @@
 package io.nvmf4j.engine;
 
-import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 
 import java.io.IOException;
@@ -20,9 +19,9 @@ public interface EngineProvider {
     String unavailabilityCause();
 
     /**
-     * Starts the engine from a validated document, reporting data-path events to {@code observer}; {@code stateDir}
-     * is the service's state directory, where an engine may keep the reservations of namespaces with Persist Through
-     * Power Loss on (null: none kept).
+     * Starts the engine serving {@code document}'s validated document (its {@link ConfigController} owns it from then
+     * on), reporting data-path events to {@code observer}; {@code stateDir} is the service's state directory, where
+     * an engine may keep the reservations of namespaces with Persist Through Power Loss on (null: none kept).
      */
-    Engine start(TargetConfig config, IoObserver observer, java.nio.file.Path stateDir) throws IOException;
+    Engine start(LiveDocument document, IoObserver observer, java.nio.file.Path stateDir) throws IOException;
 }

@@ -51,11 +51,11 @@ public final class Engines {
     }
 
     /**
-     * Validates the document and starts the engine it names. Throws {@link io.nvmf4j.config.ConfigException}
+     * Validates the document and starts the engine it names, under its control layer. Throws {@link io.nvmf4j.config.ConfigException}
      * for a bad document, {@link EngineUnavailableException} when that engine cannot run here, and whatever
      * the engine's start-up throws (a port taken: {@link IOException}).
      */
-    public static Engine start(TargetConfig config, IoObserver observer) throws IOException {
+    public static ConfigController<Engine> start(TargetConfig config, IoObserver observer) throws IOException {
         return start(config, observer, null);
     }
 
@@ -63,10 +63,11 @@ public final class Engines {
      * As {@link #start(TargetConfig, IoObserver)}, with the service's state directory, where the java engine keeps
      * the reservations of namespaces with Persist Through Power Loss on (null: none kept, PTPL unsupported).
      */
-    public static Engine start(TargetConfig config, IoObserver observer, java.nio.file.Path stateDir)
-        throws IOException {
+    public static ConfigController<Engine> start(TargetConfig config, IoObserver observer,
+                                                 java.nio.file.Path stateDir) throws IOException {
         ConfigValidator.validate(config);
-        return provided(config.engine).start(config, observer, stateDir);
+        EngineProvider provider = provided(config.engine);
+        return ConfigController.start(config, document -> provider.start(document, observer, stateDir));
     }
 
     /** Whether {@code name} is an engine a document may name. */

@@ -1,10 +1,10 @@
 package io.nvmf4j.javaengine;
 
-import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.EngineProvider;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.LiveDocument;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -22,7 +22,7 @@ public final class JavaEngineProvider implements EngineProvider {
     }
 
     @Override
-    public Engine start(TargetConfig config, IoObserver observer, Path stateDir) throws IOException {
-        return JavaEngine.start(config, observer, stateDir);
+    public Engine start(LiveDocument document, IoObserver observer, Path stateDir) throws IOException {
+        return JavaEngine.open(document, observer, stateDir);
     }
 }

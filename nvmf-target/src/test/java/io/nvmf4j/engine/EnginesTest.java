@@ -27,8 +27,8 @@ class EnginesTest {
         assertThat(c.engine).isEqualTo("java");
         c.subsystems.get(0).listeners.get(0).port = 0;
         c.cores = 1;
-        try (Engine e = Engines.start(c, IoObserver.NONE)) {
-            assertThat(e).isInstanceOf(JavaEngine.class);
+        try (ConfigController<Engine> e = Engines.start(c, IoObserver.NONE)) {
+            assertThat(e.engine()).isInstanceOf(JavaEngine.class);
             assertThat(e.name()).isEqualTo("java");
             assertThat(e.listeners()).hasSize(1);
             assertThat(e.configSnapshot().engine).isEqualTo("java");

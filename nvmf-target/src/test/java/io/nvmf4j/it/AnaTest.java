@@ -1,6 +1,7 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -53,7 +54,7 @@ class AnaTest {
     static final int FID_ASYNC_EVENT_CONFIG = 0x0B;
     static final int ANAS_CHANGE = 0xF;
 
-    private JavaEngine target;
+    private ConfigController<JavaEngine> target;
     private TargetConfig config;
     private ListenerConfig listenerA;
     private ListenerConfig listenerB;

@@ -52,7 +52,7 @@ class RbdExclusiveLockTest extends RbdGateways {
     }
 
     private boolean owns(int i) throws IOException {
-        return ((RbdBdev) gw[i].bdev("r0")).ownsExclusiveLock();
+        return ((RbdBdev) gw[i].engine().bdev("r0")).ownsExclusiveLock();
     }
 
     /** Ceph's own view: the lockers of the image's exclusive lock, as rbd lock ls prints them. */
@@ -123,7 +123,7 @@ class RbdExclusiveLockTest extends RbdGateways {
     void aBlocklistedGatewayReconnectsAndServesAgainWithoutARestart() throws Exception {
         start(0, "optimized");
         start(1, "non-optimized");
-        RbdBdev bdev0 = (RbdBdev) gw[0].bdev("r0");
+        RbdBdev bdev0 = (RbdBdev) gw[0].engine().bdev("r0");
         NvmeController a = connect(0, ReservationTest.HOST_A);
         NvmeController b = connect(1, ReservationTest.HOST_B);
         ok(a.admin().setFeatures(AnaTest.FID_ASYNC_EVENT_CONFIG, AnaLogs.AEC_ANA_CHANGE));

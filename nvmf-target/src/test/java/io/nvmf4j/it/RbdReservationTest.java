@@ -1,6 +1,7 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
@@ -320,7 +321,7 @@ class RbdReservationTest extends RbdGateways {
         for (CompletableFuture<Completion> f : done) {
             ok(f.get(60, TimeUnit.SECONDS));
         }
-        for (JavaEngine t : gw) {
+        for (ConfigController<JavaEngine> t : gw) {
             ReservationInfo info = t.reservation(TestTarget.SUBNQN, 1);
             assertThat(info.generation()).as("every registration counted once").isEqualTo(hosts);
             Set<String> keys = new HashSet<>();

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
@@ -58,7 +59,7 @@ class ReservationTest {
     @TempDir
     Path stateDir;
 
-    private JavaEngine target;
+    private ConfigController<JavaEngine> target;
     private TargetConfig config;
     private int port;
     private final List<NvmeController> open = new ArrayList<>();
@@ -521,7 +522,7 @@ class ReservationTest {
         target.injectError("held", new io.nvmf4j.bdev.ErrorBdev.Injection("write", "timeout", 1, HOLD_MS));
         CompletableFuture<Completion> w = b.io(0).writeAsync(HELD_NSID, 0, block(3));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (((io.nvmf4j.bdev.ErrorBdev) target.target().subsystem(TestTarget.SUBNQN).namespace(HELD_NSID).bdev())
+        while (((io.nvmf4j.bdev.ErrorBdev) target.engine().target().subsystem(TestTarget.SUBNQN).namespace(HELD_NSID).bdev())
             .heldCommands() == 0) {
             assertThat(System.nanoTime()).as("B's write reaches the device").isLessThan(deadline);
             Thread.sleep(5);

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
@@ -49,9 +50,9 @@ public final class TestTarget implements AutoCloseable {
 
     final TargetConfig config;
     final int port;
-    private final JavaEngine target;
+    private final ConfigController<JavaEngine> target;
 
-    private TestTarget(TargetConfig config, int port, JavaEngine target) {
+    private TestTarget(TargetConfig config, int port, ConfigController<JavaEngine> target) {
         this.config = config;
         this.port = port;
         this.target = target;
@@ -121,7 +122,7 @@ public final class TestTarget implements AutoCloseable {
     }
 
     /** The running target, for control-plane changes. */
-    JavaEngine nvmf() {
+    ConfigController<JavaEngine> nvmf() {
         return target;
     }
 

@@ -103,7 +103,7 @@ class ConditionalAndRestartTest {
         assertThat(put.status()).as("%s", put).isEqualTo(200);
         assertThat(put.header(ApiContract.RESTART_REQUIRED)).isEqualTo("cores, idleStrategy");
         assertThat(t.http.get(CONFIG).header(ApiContract.RESTART_REQUIRED)).isEqualTo("cores, idleStrategy");
-        assertThat(((JavaEngine) t.service.target()).pollGroups().describe())
+        assertThat(((JavaEngine) t.service.target().engine()).pollGroups().describe())
             .as("the running poll groups keep their settings").startsWith("1 poll group(s), backoff idle strategy");
     }
 

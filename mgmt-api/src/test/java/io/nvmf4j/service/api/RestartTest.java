@@ -56,7 +56,7 @@ class RestartTest {
                 .isEqualTo(before.get("subsystems").get(0).get("namespaces").get(1).get("nguid").asText());
             assertThat(live.subsystems.get(0).namespaces.get(1).uuid)
                 .isEqualTo(before.get("subsystems").get(0).get("namespaces").get(1).get("uuid").asText());
-            assertThat(((JavaEngine) t.service.target()).target().subsystem(nqn2).namespace(3)).as("the java engine's live namespace").isNotNull();
+            assertThat(((JavaEngine) t.service.target().engine()).target().subsystem(nqn2).namespace(3)).as("the java engine's live namespace").isNotNull();
             assertThat(t.service.target().listeners().keySet()).extracting(l -> l.port).contains(port2);
             assertThat(ConfigStore.toJson(live)).isEqualTo(t.fileJson());
         }

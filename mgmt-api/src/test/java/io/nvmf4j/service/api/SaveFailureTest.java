@@ -1,5 +1,6 @@
 package io.nvmf4j.service.api;
 
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.ConfigStore;
@@ -23,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SaveFailureTest {
     @TempDir
     Path dir;
-    private JavaEngine target;
+    private ConfigController<JavaEngine> target;
     private ConfigService service;
     private ApiServer api;
     private Http http;
@@ -73,7 +74,7 @@ class SaveFailureTest {
         TargetConfig want = target.configSnapshot();
         want.subsystems.clear();
         assertUndone(http.put("/api/v1/config", ConfigStore.toJson(want)), before);
-        assertThat(target.target().subsystem(TestService.NQN)).isNotNull();
+        assertThat(target.engine().target().subsystem(TestService.NQN)).isNotNull();
 
         Res grow = http.patch("/api/v1/bdevs/zz", "{\"numBlocks\":9}");
         assertThat(grow.status()).isEqualTo(404);
