@@ -112,6 +112,13 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         return out;
     }
 
+    /** The transports any registered engine has, in order: what a document's {@code transport} may name. */
+    public static List<String> allTransports() {
+        List<String> out = new ArrayList<>();
+        REGISTERED.forEach(e -> e.transports.stream().filter(t -> !out.contains(t)).forEach(out::add));
+        return out;
+    }
+
     public boolean has(Feature f) {
         return features.contains(f);
     }

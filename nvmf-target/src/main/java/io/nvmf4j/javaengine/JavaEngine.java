@@ -35,7 +35,6 @@ import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.runtime.PollGroups;
 import io.nvmf4j.transport.Transport;
-import io.nvmf4j.transport.TransportRegistry;
 import io.nvmf4j.transport.TransportType;
 import io.nvmf4j.transport.rdma.RdmaTransport;
 import io.nvmf4j.transport.tcp.TcpTransport;
@@ -101,6 +100,7 @@ public final class JavaEngine implements Engine {
         this.started = ConfigDocument.copy(config);
         this.target = new Target(observer);
         target.setAuthTimeoutMs(config.authTimeoutMs);
+        target.setDiscoveryEntryFields(registry::type);
     }
 
     /**

@@ -17,11 +17,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The control layer's arrows, read from the imports and qualified names of this module's sources: the configuration
  * model and its validator know no engine and no transport (they read {@code EngineCapabilities}); the control layer
  * knows no engine's classes (engines register through {@code EngineProvider}); nothing but the java engine's own
- * package names it.
+ * package names it; the commands and the transport interface know no transport (the java engine registers them).
  */
 class LayeringTest {
     private static final Path SOURCES = Path.of("src/main/java/io/nvmf4j");
-    private static final Pattern REFERENCE = Pattern.compile("\\bio\\.nvmf4j\\.([a-z][a-z0-9]*)\\.[A-Z]");
+    private static final Pattern REFERENCE = Pattern.compile("\\bio\\.nvmf4j\\.([a-z][a-z0-9]*(?:\\.[a-z][a-z0-9]*)*)\\.[A-Z]");
 
     @Test
     void configImportsNeitherEnginesNorTransports() throws IOException {
@@ -31,6 +31,17 @@ class LayeringTest {
     @Test
     void theControlLayerNamesNoEngine() throws IOException {
         assertThat(references("engine")).doesNotContain("javaengine", "transport");
+    }
+
+    @Test
+    void commandsKnowNoTransport() throws IOException {
+        assertThat(references("cmd")).doesNotContain("transport", "javaengine");
+    }
+
+    @Test
+    void theTransportInterfaceKnowsNoTransport() throws IOException {
+        assertThat(references("transport")).doesNotContain("javaengine");
+        assertThat(references("transport")).allMatch(p -> !p.startsWith("transport."));
     }
 
     @Test
@@ -46,7 +57,7 @@ class LayeringTest {
         assertThat(users).isEmpty();
     }
 
-    /** The packages (first segment below io.nvmf4j) that the sources of {@code pkg} name, comments left out. */
+    /** The packages below io.nvmf4j that the sources directly in {@code pkg} name, comments left out. */
     private static List<String> references(String pkg) throws IOException {
         List<String> out = new ArrayList<>();
         try (Stream<Path> files = Files.list(SOURCES.resolve(pkg))) {

@@ -1,7 +1,6 @@
 package io.nvmf4j.javaengine;
 
 import io.nvmf4j.config.EngineCapabilities;
-import io.nvmf4j.transport.TransportRegistry;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
