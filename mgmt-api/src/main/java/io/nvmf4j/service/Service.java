@@ -6,7 +6,7 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.Subsystem;
-import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.service.api.ApiServer;
 import io.nvmf4j.service.api.ApiToken;
@@ -28,14 +28,14 @@ import java.util.Map;
 public final class Service implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Service.class);
 
-    private final Engine target;
+    private final ConfigController<?> target;
     private final Metrics metrics;
     private final ConfigService config;
     private final ApiServer api;
     private final ApiToken token;
     private volatile boolean ready;
 
-    private Service(Engine target, Metrics metrics, ConfigService config, ApiServer api, ApiToken token) {
+    private Service(ConfigController<?> target, Metrics metrics, ConfigService config, ApiServer api, ApiToken token) {
         this.target = target;
         this.metrics = metrics;
         this.config = config;
@@ -52,7 +52,7 @@ public final class Service implements AutoCloseable {
     public static Service start(Path stateDir, Path configFile) throws IOException {
         TargetConfig c = loadOrCreate(stateDir, configFile);
         Metrics metrics = new Metrics(c.metrics);
-        Engine target;
+        ConfigController<?> target;
         try {
             target = Engines.start(c, metrics.observer(), stateDir);
         } catch (IOException | RuntimeException e) {
@@ -129,7 +129,7 @@ public final class Service implements AutoCloseable {
         LOG.info("made {} (mode 0700) for file bdevs' images", images);
     }
 
-    private static void announce(Engine target) {
+    private static void announce(ConfigController<?> target) {
         TargetConfig config = target.configSnapshot();
         for (Map.Entry<ListenerConfig, InetSocketAddress> e : target.listeners().entrySet()) {
             ListenerConfig l = e.getKey();
@@ -154,7 +154,7 @@ public final class Service implements AutoCloseable {
     }
 
     /** The running engine. */
-    public Engine target() {
+    public ConfigController<?> target() {
         return target;
     }
 

@@ -5,14 +5,13 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.core.CommandHandler;
 import io.nvmf4j.core.Controller;
+import io.nvmf4j.core.DiscoveryEntryFields;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
 import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.DiscoveryLog;
-import io.nvmf4j.transport.TransportRegistry;
-import io.nvmf4j.transport.TransportType;
 import io.nvmf4j.nvme.Layout;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
@@ -326,7 +325,7 @@ public final class LogPages {
         int off = DiscoveryLog.HEADER_SIZE;
         for (Object[] e : entries) {
             ListenerConfig l = (ListenerConfig) e[1];
-            TransportType type = TransportRegistry.builtIn().type(l.transport);
+            DiscoveryEntryFields type = target.fieldsOf(l.transport);
             b.setByte(off + DiscoveryLog.TRTYPE, type.trtype());
             b.setByte(off + DiscoveryLog.ADRFAM, type.adrfam(l.address));
             b.setByte(off + DiscoveryLog.SUBTYPE, (Integer) e[2]);

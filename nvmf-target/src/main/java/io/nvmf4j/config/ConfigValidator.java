@@ -3,11 +3,10 @@ package io.nvmf4j.config;
 import io.nvmf4j.auth.AuthPolicy;
 import io.nvmf4j.auth.KeyFiles;
 import io.nvmf4j.auth.TlsPsk;
-import io.nvmf4j.engine.Engines;
+import io.nvmf4j.config.EngineCapabilities.Feature;
 import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.runtime.IdleStrategies;
-import io.nvmf4j.transport.TransportRegistry;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -33,17 +32,16 @@ public final class ConfigValidator {
     private static final Pattern BDEV_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,62}");
     /** The largest bdev: 1 PiB (numBlocks x blockSize), far beyond any device and far from overflowing a long. */
     public static final long MAX_BDEV_BYTES = 1L << 50;
-    /** The transport types a listener or referral may name. */
-    private static final TransportRegistry TRANSPORTS = TransportRegistry.builtIn();
 
     private ConfigValidator() {
     }
 
     public static void validate(TargetConfig c) {
         List<String> p = new ArrayList<>();
-        if (!Engines.isKnown(c.engine)) {
-            p.add("engine: must be " + Engines.describe() + ", got " + c.engine);
+        if (EngineCapabilities.of(c.engine) == null) {
+            p.add("engine: must be " + String.join(" or ", EngineCapabilities.names()) + ", got " + c.engine);
         }
+        EngineCapabilities engine = EngineCapabilities.forDocument(c);
         if (c.cores < 1 || c.cores > 256) {
             p.add("cores: must be 1..256, got " + c.cores);
         }
@@ -61,8 +59,8 @@ public final class ConfigValidator {
         if (c.authTimeoutMs < TargetConfig.MIN_AUTH_TIMEOUT_MS || c.authTimeoutMs > TargetConfig.MAX_AUTH_TIMEOUT_MS) {
             p.add("authTimeoutMs: must be " + TargetConfig.MIN_AUTH_TIMEOUT_MS + ".." + TargetConfig.MAX_AUTH_TIMEOUT_MS
                 + ", got " + c.authTimeoutMs);
-        } else if (Engines.SPDK.equals(c.engine) && c.authTimeoutMs != TargetConfig.DEFAULT_AUTH_TIMEOUT_MS) {
-            p.add("authTimeoutMs: java engine only (SPDK's target keeps its own authentication timeout)");
+        } else if (!engine.has(Feature.AUTH_TIMEOUT) && c.authTimeoutMs != TargetConfig.DEFAULT_AUTH_TIMEOUT_MS) {
+            p.add("authTimeoutMs: " + engine.refusal(Feature.AUTH_TIMEOUT));
         }
         if (c.idleStrategy == null || !IdleStrategies.isValid(c.idleStrategy)) {
             p.add("idleStrategy: must be busy, backoff or interrupt, got " + c.idleStrategy);
@@ -125,8 +123,8 @@ public final class ConfigValidator {
                     p.add(at + ": null entry");
                     continue;
                 }
-                if (!TRANSPORTS.has(r.transport)) {
-                    p.add(at + ".transport: must be " + TRANSPORTS.describe() + ", got " + r.transport);
+                if (!hasTransport(c, r.transport)) {
+                    p.add(at + ".transport: must be " + transports(c) + ", got " + r.transport);
                 }
                 addressProblem(r.address, at + ".address", p);
                 if (r.port < 1 || r.port > 65535) {
@@ -176,25 +174,35 @@ public final class ConfigValidator {
     }
 
     /**
-     * {@code rbd} bdevs are the java engine's: SPDK's own rbd bdev module exists only in an SPDK configured
-     * {@code --with-rbd}, and spdk-jni's build (spdk-jni/spdk-build.sh) is not, so the spdk engine refuses them.
+     * {@code rbd} bdevs need an engine that has them ({@link EngineCapabilities#bdevTypes}): SPDK's own rbd bdev module
+     * exists only in an SPDK configured {@code --with-rbd}, and spdk-jni's build (spdk-jni/spdk-build.sh) is not.
      */
     private static void validateRbdEngine(TargetConfig c, List<String> p) {
-        if (c.bdevs == null || !Engines.SPDK.equals(c.engine)) {
+        EngineCapabilities engine = EngineCapabilities.forDocument(c);
+        if (c.bdevs == null || engine.bdevTypes().contains("rbd")) {
             return;
         }
         for (int i = 0; i < c.bdevs.size(); i++) {
             if (c.bdevs.get(i) != null && "rbd".equals(c.bdevs.get(i).type)) {
-                p.add("bdevs[" + i + "].type: rbd bdevs are java engine only (the spdk engine's SPDK is built"
-                    + " without --with-rbd, so SPDK's rbd bdev module is not there); use engine java");
+                p.add("bdevs[" + i + "].type: " + engine.refusal("bdev.rbd"));
             }
         }
     }
 
+    /** Whether the document's engine has transport {@code name}. */
+    private static boolean hasTransport(TargetConfig c, String name) {
+        return name != null && EngineCapabilities.forDocument(c).transports().contains(name);
+    }
+
+    /** The document's engine's transports as a phrase for messages: {@code "tcp or rdma"}. */
+    private static String transports(TargetConfig c) {
+        return String.join(" or ", EngineCapabilities.forDocument(c).transports());
+    }
+
     /**
      * {@code error} bdevs: the base is a bdev listed before (so it exists when the error bdev is made), not
-     * an error bdev, wrapped once, and backs no namespace (commands must pass the injection). The spdk engine
-     * has no such bdev: its own error module would need its RPCs wired through spdk-jni, so it refuses it.
+     * an error bdev, wrapped once, and backs no namespace (commands must pass the injection); only on an engine that
+     * has them (the spdk engine's own error module would need its RPCs wired through spdk-jni).
      */
     private static void validateErrorBdevs(TargetConfig c, List<String> p) {
         if (c.bdevs == null) {
@@ -207,9 +215,8 @@ public final class ConfigValidator {
                 continue;
             }
             String at = "bdevs[" + i + "]";
-            if (Engines.SPDK.equals(c.engine)) {
-                p.add(at + ".type: error bdevs are java engine only (fault injection is not wired to SPDK's error"
-                    + " bdev module); use engine java or another bdev type");
+            if (!EngineCapabilities.forDocument(c).bdevTypes().contains("error")) {
+                p.add(at + ".type: " + EngineCapabilities.forDocument(c).refusal("bdev.error"));
             }
             BdevConfig base = null;
             for (int j = 0; j < i && b.base != null; j++) {
@@ -261,7 +268,7 @@ public final class ConfigValidator {
     /**
      * DH-HMAC-CHAP keys and TLS PSKs: one entry per allowed host, each naming readable key files ({@link KeyFiles}:
      * absolute, a regular file of mode 0600, a valid DHHC-1 or NVMeTLSkey-1 key). The spdk engine takes the same
-     * entries; its TLS PSKs must say {@code tlsKeyDerivation: rfc8446} ({@link #spdkTlsKeyProblem}).
+     * entries; its TLS PSKs must say {@code tlsKeyDerivation: rfc8446} ({@link Feature#LIBNVME_TLS_DERIVATION}).
      */
     private static void validateHostKeys(TargetConfig c, SubsystemConfig s, String at, List<String> p) {
         if (s.hostKeys == null) {
@@ -312,8 +319,8 @@ public final class ConfigValidator {
         }
         if (k.dhchapKey == null) {
             p.add(at + ": needs dhchapKey too (it limits DH-HMAC-CHAP)");
-        } else if (Engines.SPDK.equals(c.engine)) {
-            p.add(at + ": java engine only (SPDK's target takes its hashes and DH groups for every host)");
+        } else if (!EngineCapabilities.forDocument(c).has(Feature.HOST_AUTH_POLICY)) {
+            p.add(at + ": " + EngineCapabilities.forDocument(c).refusal(Feature.HOST_AUTH_POLICY));
         } else if (given.isEmpty()) {
             p.add(at + ": must name at least one of " + String.join(", ", names) + " (or be left out: all)");
         } else {
@@ -339,8 +346,11 @@ public final class ConfigValidator {
         }
         try {
             TlsPsk.Derivation d = TlsPsk.Derivation.of(k.tlsKeyDerivation);
-            if (k.tlsKey != null && Engines.SPDK.equals(c.engine) && d != TlsPsk.Derivation.RFC8446) {
-                p.add(kat + ".tlsKeyDerivation: " + spdkTlsKeyProblem(k.tlsKeyDerivation));
+            if (k.tlsKey != null && d != TlsPsk.Derivation.RFC8446
+                && !EngineCapabilities.forDocument(c).has(Feature.LIBNVME_TLS_DERIVATION)) {
+                p.add(kat + ".tlsKeyDerivation: " + EngineCapabilities.forDocument(c).refusal(
+                    Feature.LIBNVME_TLS_DERIVATION, k.tlsKeyDerivation == null ? "none, meaning libnvme"
+                        : k.tlsKeyDerivation));
             }
         } catch (IllegalArgumentException e) {
             p.add(kat + ".tlsKeyDerivation: " + e.getMessage());
@@ -360,9 +370,8 @@ public final class ConfigValidator {
             p.add("discovery.hostKeys: must be a list (may be empty)");
             return;
         }
-        if (!keys.isEmpty() && Engines.SPDK.equals(c.engine)) {
-            p.add("discovery.hostKeys: TLS PSKs for the discovery subsystem are not supported by the spdk engine yet;"
-                + " use engine java");
+        if (!keys.isEmpty() && !EngineCapabilities.forDocument(c).has(Feature.DISCOVERY_HOST_KEYS)) {
+            p.add("discovery.hostKeys: " + EngineCapabilities.forDocument(c).refusal(Feature.DISCOVERY_HOST_KEYS));
             return;
         }
         Set<String> keyed = new HashSet<>();
@@ -386,17 +395,6 @@ public final class ConfigValidator {
         }
     }
 
-    /**
-     * SPDK's target derives a host's TLS PSK from the configured one as RFC 8446 encodes HKDF-Expand-Label
-     * ({@code nvme_tcp_derive_retained_psk} / {@code nvme_tcp_derive_tls_psk}) and knows version 0 identities only;
-     * a host that derives as libnvme up to 1.15 does would fail every handshake, so the spdk engine takes only keys
-     * that say {@code rfc8446}.
-     */
-    private static String spdkTlsKeyProblem(String given) {
-        return "the spdk engine (SPDK's target) derives TLS PSKs as RFC 8446 does (SPDK's host, nvme-cli 2.16 /"
-            + " libnvme 1.16 and later); set \"rfc8446\" (got " + (given == null ? "none, meaning libnvme" : given)
-            + "), or use engine java for hosts that derive as libnvme up to 1.15 (nvme-cli 2.13 of Debian 13)";
-    }
 
     private static void validateSpdk(SpdkConfig s, List<String> p) {
         try {
@@ -681,7 +679,7 @@ public final class ConfigValidator {
                 }
             }
             if (n.anaGroup != null && !anaGroupProblem(String.valueOf(n.anaGroup), nat + ".anaGroup", p)) {
-                spdkAnaGroupProblem(c, s, n.anaGroup, nat + ".anaGroup", p);
+                engineAnaGroupProblem(c, s, n.anaGroup, nat + ".anaGroup", p);
             }
             reservationsProblem(c, n, nat + ".reservations", p);
             String owner = "namespace " + n.nsid + " of " + s.nqn;
@@ -697,13 +695,13 @@ public final class ConfigValidator {
                 p.add(lat + ": null entry");
                 continue;
             }
-            if (!TRANSPORTS.has(l.transport)) {
-                p.add(lat + ".transport: must be " + TRANSPORTS.describe() + ", got " + l.transport);
+            if (!hasTransport(c, l.transport)) {
+                p.add(lat + ".transport: must be " + transports(c) + ", got " + l.transport);
             }
             boolean addressOk = !addressProblem(l.address, lat + ".address", p);
             if (l.port < 0 || l.port > 65535) {
                 p.add(lat + ".port: must be 0..65535 (0: any free port), got " + l.port);
-            } else if (addressOk && TRANSPORTS.has(l.transport)
+            } else if (addressOk && hasTransport(c, l.transport)
                 && !listeners.add(new ListenerConfig(l.transport, l.address, l.port))) {
                 p.add(lat + ": duplicate listener " + new ListenerConfig(l.transport, l.address, l.port));
             }
@@ -725,9 +723,8 @@ public final class ConfigValidator {
         }
         if (!NamespaceConfig.RESERVATIONS.contains(n.reservations)) {
             p.add(at + ": must be " + String.join(", ", NamespaceConfig.RESERVATIONS) + ", got " + n.reservations);
-        } else if (Engines.SPDK.equals(c.engine) && !NamespaceConfig.RESERVATIONS_LOCAL.equals(n.reservations)) {
-            p.add(at + ": the spdk engine keeps SPDK's own reservation in each instance: local only, got "
-                + n.reservations);
+        } else if (!EngineCapabilities.forDocument(c).reservationModes().contains(n.reservations)) {
+            p.add(at + ": " + EngineCapabilities.forDocument(c).refusal("reservations", n.reservations));
         } else if (NamespaceConfig.RESERVATIONS_SHARED.equals(n.reservations)
             && !NamespaceConfig.sharesState(c, n.bdev) && c.bdev(n.bdev) != null) {
             p.add(at + ": shared keeps the reservation in an rbd image, which every instance reads; bdev '" + n.bdev
@@ -742,7 +739,8 @@ public final class ConfigValidator {
      * off when the page exceeds MDTS). Not even one group fitting, or fewer than the namespaces use, is refused.
      */
     private static void anaLogFits(TargetConfig c, SubsystemConfig s, String at, List<String> p) {
-        if (Engines.SPDK.equals(c.engine) || s.maxNamespaces < 1 || s.maxNamespaces > 1024) {
+        if (!EngineCapabilities.forDocument(c).has(Feature.ANA_LOG_WITHIN_MDTS) || s.maxNamespaces < 1
+            || s.maxNamespaces > 1024) {
             return;
         }
         Set<Integer> groups = new HashSet<>();
@@ -784,9 +782,8 @@ public final class ConfigValidator {
             p.add(at + ": must be none, optional or required, got " + l.secureChannel);
         } else if (!"tcp".equals(l.transport)) {
             p.add(at + ": a secure channel (TLS) is for tcp listeners only");
-        } else if (Engines.SPDK.equals(c.engine) && ListenerConfig.SECURE_OPTIONAL.equals(l.secureChannel)) {
-            p.add(at + ": optional (TLS or plain on one port) is java engine only: SPDK's target listens with its"
-                + " ssl socket (TLS only) or its posix one (plain only); use required or none, or engine java");
+        } else if (!EngineCapabilities.forDocument(c).secureChannels().contains(l.secureChannel)) {
+            p.add(at + ": " + EngineCapabilities.forDocument(c).refusal("secureChannel." + l.secureChannel));
         }
     }
 
@@ -818,28 +815,28 @@ public final class ConfigValidator {
                                           List<String> p) {
         states.forEach((group, state) -> {
             if (anaGroupProblem(group, at + "." + group, p)
-                || spdkAnaGroupProblem(c, s, Integer.parseInt(group), at + "." + group, p)) {
+                || engineAnaGroupProblem(c, s, Integer.parseInt(group), at + "." + group, p)) {
                 return;
             }
             AnaState st = AnaState.byName(state);
             if (st == null) {
                 p.add(at + "." + group + ": must be " + AnaState.names() + ", got " + state);
-            } else if (Engines.SPDK.equals(c.engine) && st != AnaState.OPTIMIZED && st != AnaState.NON_OPTIMIZED
-                && st != AnaState.INACCESSIBLE) {
-                p.add(at + "." + group + ": " + state + " is java engine only (SPDK's listeners are optimized, "
-                    + "non-optimized or inaccessible)");
+            } else if (!EngineCapabilities.forDocument(c).anaStates().contains(st)) {
+                p.add(at + "." + group + ": " + EngineCapabilities.forDocument(c).refusal("anaState", state));
             }
         });
     }
 
     /**
      * SPDK numbers a subsystem's ANA groups 1..maxNamespaces (its ANAGRPMAX and NANAGRPID are the subsystem's
-     * namespace count); reports a group above that on the spdk engine, and returns whether it did.
+     * namespace count); reports a group above that on an engine without
+     * {@link Feature#ANA_GROUPS_ABOVE_MAX_NAMESPACES}, and returns whether it did.
      */
-    private static boolean spdkAnaGroupProblem(TargetConfig c, SubsystemConfig s, int group, String at,
+    private static boolean engineAnaGroupProblem(TargetConfig c, SubsystemConfig s, int group, String at,
                                                List<String> p) {
-        if (Engines.SPDK.equals(c.engine) && group > s.maxNamespaces) {
-            p.add(at + ": the spdk engine numbers ANA groups 1..maxNamespaces (" + s.maxNamespaces + "), got " + group);
+        EngineCapabilities engine = EngineCapabilities.forDocument(c);
+        if (!engine.has(Feature.ANA_GROUPS_ABOVE_MAX_NAMESPACES) && group > s.maxNamespaces) {
+            p.add(at + ": " + engine.refusal(Feature.ANA_GROUPS_ABOVE_MAX_NAMESPACES, s.maxNamespaces, group));
             return true;
         }
         return false;

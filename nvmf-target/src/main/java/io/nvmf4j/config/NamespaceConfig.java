@@ -46,14 +46,16 @@ public final class NamespaceConfig {
     /**
      * {@link #reservations}, or when absent: {@code shared} on an rbd bdev (or an error bdev over one); {@code off} in
      * a subsystem whose cntlid range is narrowed (several instances export it, each with its own range, and this one
-     * has no state they share); else {@code local}. The spdk engine keeps SPDK's own reservation: {@code local}.
+     * has no state they share); else {@code local}. An engine that keeps one mode only (the spdk engine keeps SPDK's own
+     * reservation: {@code local}) uses that one.
      */
     public String reservationsOrDefault(TargetConfig c, SubsystemConfig s) {
         if (reservations != null) {
             return reservations;
         }
-        if (io.nvmf4j.engine.Engines.SPDK.equals(c.engine)) {
-            return RESERVATIONS_LOCAL;
+        String only = EngineCapabilities.forDocument(c).onlyReservationMode();
+        if (only != null) {
+            return only;
         }
         if (sharesState(c, bdev)) {
             return RESERVATIONS_SHARED;

@@ -1,6 +1,5 @@
 package io.nvmf4j.config;
 
-import io.nvmf4j.core.LogText;
 
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;

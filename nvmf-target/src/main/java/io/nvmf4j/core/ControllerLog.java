@@ -1,5 +1,7 @@
 package io.nvmf4j.core;
 
+import io.nvmf4j.config.LogText;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.spi.LoggingEventBuilder;

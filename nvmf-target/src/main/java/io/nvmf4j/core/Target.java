@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /** The set of subsystems a target serves, the discovery subsystem and its log generation counter. */
 public final class Target {
@@ -24,6 +25,9 @@ public final class Target {
     private volatile List<ListenerConfig> referrals = List.of();
 
     private final IoObserver observer;
+    private volatile Function<String, ? extends DiscoveryEntryFields> entryFields = name -> {
+        throw new IllegalStateException("no transport registered for the discovery log (" + name + ")");
+    };
     /** DH-HMAC-CHAP: how long after its Connect a queue may take to authenticate (TargetConfig.authTimeoutMs). */
     private volatile int authTimeoutMs = io.nvmf4j.config.TargetConfig.DEFAULT_AUTH_TIMEOUT_MS;
 
@@ -39,6 +43,19 @@ public final class Target {
 
     public IoObserver observer() {
         return observer;
+    }
+
+    /**
+     * Tells the discovery log how each transport fills its entries: {@code fields} maps a listener's {@code transport}
+     * to them (the engine's transport registry).
+     */
+    public void setDiscoveryEntryFields(Function<String, ? extends DiscoveryEntryFields> fields) {
+        this.entryFields = fields;
+    }
+
+    /** How listeners of transport {@code name} fill their discovery log entries. */
+    public DiscoveryEntryFields fieldsOf(String name) {
+        return entryFields.apply(name);
     }
 
     public int authTimeoutMs() {

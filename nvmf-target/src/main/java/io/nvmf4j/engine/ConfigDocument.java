@@ -4,6 +4,7 @@ import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -20,9 +21,9 @@ import java.util.TreeMap;
 import java.util.function.Consumer;
 
 /**
- * The document rules every engine applies before it touches its data path: a change is checked by validating
- * the whole document with the change applied (identities filled in), and the lookups answer not-found or
- * conflict the same way whichever engine runs.
+ * The document rules of the control layer ({@link ConfigController}), applied before an engine touches its data
+ * path: a change is checked by validating the whole document with the change applied (identities filled in), and
+ * the lookups answer not-found or conflict the same way whichever engine runs.
  */
 public final class ConfigDocument {
     private ConfigDocument() {
@@ -114,6 +115,26 @@ public final class ConfigDocument {
             states.put(Integer.toString(group), s.configName());
         }
         l.anaStates = states.isEmpty() ? null : new LinkedHashMap<>(states);
+    }
+
+    /** Whether a subsystem of {@code c} lists listener {@code l} (an engine stops listening on it otherwise). */
+    public static boolean listens(TargetConfig c, ListenerConfig l) {
+        for (SubsystemConfig s : c.subsystems) {
+            if (s.listeners.contains(l)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The key entry of host {@code hostnqn} in {@code s}, or null. */
+    public static HostKeyConfig hostKey(SubsystemConfig s, String hostnqn) {
+        for (HostKeyConfig k : s.hostKeys) {
+            if (hostnqn.equals(k.host)) {
+                return k;
+            }
+        }
+        return null;
     }
 
     /** The subsystem {@code nqn} of {@code c}; not found otherwise. */

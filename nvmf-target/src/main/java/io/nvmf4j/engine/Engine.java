@@ -3,6 +3,7 @@ package io.nvmf4j.engine;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -14,117 +15,110 @@ import io.nvmf4j.core.Namespace;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
- * The seam under the control plane: every call that the REST API, persistence, import, nvmfctl (through
- * the API) and the metrics make on a running target. One engine per process, chosen by the document's
- * {@code "engine"} and started by {@link Engines#start}; {@link #close()} stops it.
+ * The data plane under the control layer ({@link ConfigController}): block devices, subsystems with their namespaces,
+ * hosts and listeners, referrals, ANA states and statistics, as one engine runs them ({@code java}: our own data path;
+ * {@code spdk}: SPDK's target). One engine per process, started by its {@link EngineProvider} from a validated
+ * document that its {@link ConfigController} owns from then on.
  *
- * <p>Control calls check the whole document with the change applied before touching anything; a refused
- * change leaves the engine as it was and throws {@link ControlException} (invalid → 400, not found → 404,
- * conflict → 409). Calls may come from any thread; the engine serialises them.
+ * <p>The controller calls a change only after it has checked it against the whole document; {@code next} is the
+ * document with the change applied, which the controller keeps once the call returns. An engine refuses what its
+ * data path cannot do with a {@link ControlException} (invalid → 400, not found → 404, conflict → 409) and is then
+ * as it was. The controller calls holding this engine's monitor; an engine's own threads take the same monitor to
+ * read the live document ({@link LiveDocument}).
  */
 public interface Engine extends AutoCloseable {
     /** The configuration name of this engine ({@code java}, {@code spdk}). */
     String name();
 
-    /** A deep copy of the live document, safe to hand out and to save. */
-    TargetConfig configSnapshot();
-
-    /**
-     * Orders the live document's lists like {@code order} (which holds the same items): called at the end of a
-     * whole-document import so the document read back is the one imported ({@link ConfigDocument#orderLike}).
-     */
-    void orderLike(TargetConfig order);
+    /** What this engine can do, as registered for its name ({@link EngineCapabilities}). */
+    default EngineCapabilities capabilities() {
+        return EngineCapabilities.of(name());
+    }
 
     // ------------------------------------------------------------------ bdevs
 
-    BdevConfig addBdev(BdevConfig b);
+    /** Opens bdev {@code b} of {@code next} (with {@code next}'s storage rules). */
+    void addBdev(TargetConfig next, BdevConfig b);
 
-    /** Refused (conflict) while a namespace uses it, or while removed namespaces still run commands on it. */
-    void removeBdev(String name);
+    /** Closes bdev {@code b}, which backs no namespace; conflict while removed namespaces still run commands on it. */
+    void removeBdev(BdevConfig b);
 
-    /** Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). Never shrinks. */
-    void growBdev(String name, long numBlocks);
+    /** Grows bdev {@code b} to {@code numBlocks}; every namespace on it reports the new size. Never shrinks. */
+    void growBdev(TargetConfig doc, BdevConfig b, long numBlocks);
 
     /**
-     * Makes error bdev {@code name} fail commands as {@code injection} says (see {@link ErrorBdev}); not found
-     * for an unknown bdev, invalid for one that is not an error bdev or a bad injection. Engines without
-     * error bdevs refuse it.
+     * Makes error bdev {@code name} fail commands as {@code injection} says (see {@link ErrorBdev}); not found for an
+     * unknown bdev, invalid for one that is not an error bdev or a bad injection. Called on engines whose
+     * {@link EngineCapabilities#bdevTypes} hold {@code error} only.
      */
     default void injectError(String name, ErrorBdev.Injection injection) {
-        throw ControlException.invalid("the " + name() + " engine has no error bdevs");
+        throw new UnsupportedOperationException("error bdevs");
     }
 
     /** Stops every injection of error bdev {@code name}. */
     default void clearErrors(String name) {
-        throw ControlException.invalid("the " + name() + " engine has no error bdevs");
+        throw new UnsupportedOperationException("error bdevs");
     }
 
     /** The injections active on error bdev {@code name}. */
     default List<ErrorBdev.Injection> errorInjections(String name) {
-        throw ControlException.invalid("the " + name() + " engine has no error bdevs");
+        throw new UnsupportedOperationException("error bdevs");
     }
 
     // ------------------------------------------------------------------ subsystems, namespaces, hosts
 
-    SubsystemConfig addSubsystem(SubsystemConfig s);
+    /** Builds subsystem {@code added} of {@code next}, with its namespaces, hosts and listeners. */
+    void addSubsystem(TargetConfig next, SubsystemConfig added);
 
-    void removeSubsystem(String nqn);
+    /** Takes subsystem {@code removed} away; {@code next} no longer has it (its listeners no one else uses stop). */
+    void removeSubsystem(TargetConfig next, SubsystemConfig removed);
 
-    void setAllowAnyHost(String nqn, boolean allow);
+    /** Allows any host on {@code sc} or only its list; hosts no longer allowed are disconnected. */
+    void setAllowAnyHost(SubsystemConfig sc, boolean allow);
 
-    /** Adds a namespace (nsid 0 picks the lowest free one); connected hosts get the changed-namespace AEN. */
-    NamespaceConfig addNamespace(String nqn, NamespaceConfig n);
+    /** Adds namespace {@code added} of subsystem {@code nqn} of {@code next}; connected hosts get the changed-namespace AEN. */
+    void addNamespace(TargetConfig next, String nqn, NamespaceConfig added);
 
     void removeNamespace(String nqn, int nsid);
 
-    void addHost(String nqn, String hostnqn);
-
     /**
-     * Allows a host that must authenticate with DH-HMAC-CHAP using the key files {@code keys} names ({@code keys}
-     * null: as {@link #addHost(String, String)}). Engines without in-band authentication refuse keys.
+     * Allows {@code hostnqn} on {@code nqn}, authenticating with {@code keys} (null: none); {@code before} is the key
+     * entry it had already ({@code allowAnyHost} let it in with keys), or null.
      */
-    default void addHost(String nqn, String hostnqn, HostKeyConfig keys) {
-        if (keys != null) {
-            throw ControlException.invalid("DH-HMAC-CHAP authentication (dhchapKey) is not supported by the " + name()
-                + " engine yet; use engine java");
-        }
-        addHost(nqn, hostnqn);
-    }
+    void addHost(String nqn, String hostnqn, HostKeyConfig keys, HostKeyConfig before);
 
-    /** Disallows a host; its controllers on this subsystem are disconnected. */
-    void removeHost(String nqn, String hostnqn);
+    /** Disallows a host of {@code sc} (not changed yet); its controllers on this subsystem are disconnected. */
+    void removeHost(SubsystemConfig sc, String hostnqn);
 
-    /**
-     * Gives host {@code keys.host} the TLS PSK {@code keys.tlsKey} for the discovery subsystem (a host that discovers
-     * over TLS offers an identity naming the discovery NQN). Conflict when that host has one already.
-     */
+    /** Gives host {@code keys.host} the TLS PSK {@code keys.tlsKey} for the discovery subsystem. */
     default void addDiscoveryHostKey(HostKeyConfig keys) {
-        throw ControlException.invalid("TLS PSKs for the discovery subsystem are not supported by the " + name()
-            + " engine yet; use engine java");
+        throw new UnsupportedOperationException("discovery host keys");
     }
 
-    /** Takes a host's TLS PSK off the discovery subsystem (not found when it has none). */
+    /** Takes a host's TLS PSK off the discovery subsystem; its discovery controllers are disconnected. */
     default void removeDiscoveryHostKey(String hostnqn) {
-        throw ControlException.notFound("host " + hostnqn + " has no key on the discovery subsystem");
+        throw new UnsupportedOperationException("discovery host keys");
     }
 
     /**
-     * Makes masked namespace {@code nsid} visible to {@code hostnqn} (per-host masking); that host's controllers get
-     * the changed-namespace AEN. Invalid for a namespace without a hosts list, conflict when the host sees it.
+     * Makes masked namespace {@code nsid} visible to {@code hostnqn} ({@code add}) or masks it, {@code hosts} being its
+     * list after the change; that host's controllers get the changed-namespace AEN.
      */
-    void addNamespaceHost(String nqn, int nsid, String hostnqn);
-
-    /** Masks namespace {@code nsid} from {@code hostnqn}; that host's controllers get the changed-namespace AEN. */
-    void removeNamespaceHost(String nqn, int nsid, String hostnqn);
+    void setNamespaceHost(String nqn, int nsid, String hostnqn, boolean add, List<String> hosts);
 
     // ------------------------------------------------------------------ listeners and referrals
 
-    void addListener(String nqn, ListenerConfig l);
+    /** Adds listener {@code l} of {@code next} to subsystem {@code nqn}, listening on it first when no one does. */
+    void addListener(TargetConfig next, String nqn, ListenerConfig l);
 
-    /** Removes a listener from a subsystem; hosts connected through it are disconnected. */
-    void removeListener(String nqn, ListenerConfig l);
+    /**
+     * Removes a listener from a subsystem; hosts connected through it are disconnected, and it stops listening when no
+     * subsystem of {@code next} lists it.
+     */
+    void removeListener(TargetConfig next, String nqn, ListenerConfig l);
 
     /**
      * Checks, changing nothing, that a listener not bound yet could be bound now (conflict if not): an import
@@ -135,30 +129,23 @@ public interface Engine extends AutoCloseable {
     /** Listener as configured → address actually bound (differs when the configured port is 0). */
     Map<ListenerConfig, InetSocketAddress> listeners();
 
-    /**
-     * Every listener of the document (each once, in document order) → whether it serves: listening with its
-     * bound port, or failed with the cause (a transport this host cannot run, such as rdma without a device).
-     */
-    Map<ListenerConfig, ListenerState> listenerStates();
+    /** Listeners whose transport cannot run here (kept configured, not advertised, not bound) → why. */
+    Map<ListenerConfig, String> failedListeners();
 
-    void addReferral(ReferralConfig r);
+    /** Advertises the referrals of {@code next} (one added). */
+    void addReferral(TargetConfig next, ReferralConfig r);
 
-    void removeReferral(ReferralConfig r);
+    /** Advertises the referrals of {@code next} (one removed). */
+    void removeReferral(TargetConfig next, ReferralConfig r);
 
-    /**
-     * Stores the settings that only take effect at the next start ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) from {@code from}, after validating the
-     * document with them.
-     */
-    void setStartupSettings(TargetConfig from);
+    /** The state of each ANA group of subsystem {@code nqn} through listener {@code l} (as configured), by group id. */
+    IntFunction<String> anaStates(String nqn, ListenerConfig l);
 
     /**
-     * A deep copy of the document as this engine started: its start-up settings ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) are the ones in effect until the
-     * next start, whatever {@link #setStartupSettings} stored since (a transport created later, at its first
-     * listener, is built from these too).
+     * Sets ANA group {@code group}'s state through listener {@code l}; hosts connected through that listener get the
+     * ANA change event.
      */
-    TargetConfig startedWith();
+    void setAnaState(String nqn, ListenerConfig l, int group, String state);
 
     // ------------------------------------------------------------------ state and statistics
 
@@ -191,31 +178,11 @@ public interface Engine extends AutoCloseable {
     }
 
     /**
-     * The persistent reservation of a namespace (registrants, holder, type, PTPL), read-only; not found for an
-     * unknown subsystem or nsid. Engines that cannot show it refuse (invalid).
+     * The persistent reservation of namespace {@code nsid} of subsystem {@code nqn}; not found for an unknown nsid.
+     * Called on engines with {@link EngineCapabilities.Feature#RESERVATION_REPORT} only.
      */
     default ReservationInfo reservation(String nqn, int nsid) {
-        throw ControlException.invalid("engine " + name() + " does not show reservations through the API (hosts "
-            + "read them with Reservation Report)");
-    }
-
-    /**
-     * The ANA groups of subsystem {@code nqn} through listener {@code l} with their states (ANA: each listener is a
-     * path with its own states); not found for an unknown subsystem or listener. Engines without ANA refuse.
-     */
-    default List<AnaGroupInfo> anaGroups(String nqn, ListenerConfig l) {
-        throw ControlException.invalid("the " + name() + " engine has no ANA states (asymmetric namespace access is "
-            + "java engine only)");
-    }
-
-    /**
-     * Sets ANA group {@code group}'s state through listener {@code l} ({@code optimized}, {@code non-optimized},
-     * {@code inaccessible}, {@code persistent-loss}, {@code change}); kept in the listener's {@code anaStates}. Hosts
-     * connected through that listener get the ANA change event. Invalid for a bad group id or state name.
-     */
-    default void setAnaState(String nqn, ListenerConfig l, int group, String state) {
-        throw ControlException.invalid("the " + name() + " engine has no ANA states (asymmetric namespace access is "
-            + "java engine only)");
+        throw new UnsupportedOperationException("reservation report");
     }
 
     /** Disconnects every host, stops the data path, flushes and closes the block devices. */

@@ -1,13 +1,12 @@
 package io.nvmf4j.engine;
 
-import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 
 import java.io.IOException;
 
 /**
- * An engine that lives in another module (the {@code spdk} engine in spdk-jni), found through
- * {@link java.util.ServiceLoader} ({@code META-INF/services/io.nvmf4j.engine.EngineProvider}).
+ * An engine, found through {@link java.util.ServiceLoader} ({@code META-INF/services/io.nvmf4j.engine.EngineProvider}):
+ * the {@code java} engine in this module, the {@code spdk} engine in spdk-jni.
  */
 public interface EngineProvider {
     /** The name a document gives in {@code "engine"}. */
@@ -19,6 +18,10 @@ public interface EngineProvider {
      */
     String unavailabilityCause();
 
-    /** Starts the engine from a validated document. */
-    Engine start(TargetConfig config, IoObserver observer) throws IOException;
+    /**
+     * Starts the engine serving {@code document}'s validated document (its {@link ConfigController} owns it from then
+     * on), reporting data-path events to {@code observer}; {@code stateDir} is the service's state directory, where
+     * an engine may keep the reservations of namespaces with Persist Through Power Loss on (null: none kept).
+     */
+    Engine start(LiveDocument document, IoObserver observer, java.nio.file.Path stateDir) throws IOException;
 }

@@ -1,39 +1,23 @@
 package io.nvmf4j.engine;
 
-import io.nvmf4j.NvmfTarget;
 import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.ServiceLoader;
 
 /**
- * The engines a document may name in {@code "engine"}, and starting the one it names. {@code java} is
- * {@link NvmfTarget}; {@code spdk} comes from spdk-jni through {@link EngineProvider}. When the named engine
- * cannot run here, starting fails with {@link EngineUnavailableException} saying why (never a silent
- * fall-back to another engine).
+ * The engines a document may name in {@code "engine"} ({@link EngineCapabilities}), and starting the one it names
+ * through its {@link EngineProvider}: {@code java} from this module ({@code io.nvmf4j.javaengine}), {@code spdk} from
+ * spdk-jni. When the named engine cannot run here, starting fails with {@link EngineUnavailableException} saying why
+ * (never a silent fall-back to another engine).
  */
 public final class Engines {
-    public static final String JAVA = "java";
-    public static final String SPDK = "spdk";
-
-    /** Starts an engine from a validated document, reporting data-path events to an observer. */
-    @FunctionalInterface
-    interface Starter {
-        Engine start(TargetConfig config, IoObserver observer, java.nio.file.Path stateDir) throws IOException;
-    }
-
-    private static final Map<String, Starter> STARTERS = new LinkedHashMap<>();
-
-    static {
-        STARTERS.put(JAVA, NvmfTarget::start);
-        STARTERS.put(SPDK, (config, observer, stateDir) -> provided(SPDK).start(config, observer));
-    }
+    public static final String JAVA = EngineCapabilities.JAVA.name();
+    public static final String SPDK = EngineCapabilities.SPDK.name();
 
     private Engines() {
     }
@@ -58,9 +42,6 @@ public final class Engines {
      * Null when engine {@code name} can run here, else why not (for a status page and for tests).
      */
     public static String unavailabilityCause(String name) {
-        if (JAVA.equals(name)) {
-            return null;
-        }
         try {
             provided(name);
             return null;
@@ -70,11 +51,11 @@ public final class Engines {
     }
 
     /**
-     * Validates the document and starts the engine it names. Throws {@link io.nvmf4j.config.ConfigException}
+     * Validates the document and starts the engine it names, under its control layer. Throws {@link io.nvmf4j.config.ConfigException}
      * for a bad document, {@link EngineUnavailableException} when that engine cannot run here, and whatever
      * the engine's start-up throws (a port taken: {@link IOException}).
      */
-    public static Engine start(TargetConfig config, IoObserver observer) throws IOException {
+    public static ConfigController<Engine> start(TargetConfig config, IoObserver observer) throws IOException {
         return start(config, observer, null);
     }
 
@@ -82,24 +63,25 @@ public final class Engines {
      * As {@link #start(TargetConfig, IoObserver)}, with the service's state directory, where the java engine keeps
      * the reservations of namespaces with Persist Through Power Loss on (null: none kept, PTPL unsupported).
      */
-    public static Engine start(TargetConfig config, IoObserver observer, java.nio.file.Path stateDir)
-        throws IOException {
+    public static ConfigController<Engine> start(TargetConfig config, IoObserver observer,
+                                                 java.nio.file.Path stateDir) throws IOException {
         ConfigValidator.validate(config);
-        return STARTERS.get(config.engine).start(config, observer, stateDir);
+        EngineProvider provider = provided(config.engine);
+        return ConfigController.start(config, document -> provider.start(document, observer, stateDir));
     }
 
     /** Whether {@code name} is an engine a document may name. */
     public static boolean isKnown(String name) {
-        return name != null && STARTERS.containsKey(name);
+        return EngineCapabilities.of(name) != null;
     }
 
-    /** The engine names, in order. */
+    /** The engine names, in order ({@link EngineCapabilities#names()}). */
     public static List<String> names() {
-        return new ArrayList<>(STARTERS.keySet());
+        return EngineCapabilities.names();
     }
 
     /** The names as a phrase for messages: {@code "java or spdk"}. */
     public static String describe() {
-        return String.join(" or ", STARTERS.keySet());
+        return String.join(" or ", names());
     }
 }

@@ -10,8 +10,8 @@ import java.net.InetSocketAddress;
  * One running transport of the java engine, modelled on Linux nvmet's {@code nvmet_fabrics_ops}: the
  * control plane adds and removes ports ({@code add_port} / {@code remove_port}) and stops the whole
  * transport; everything per queue (receiving capsules, moving data, sending responses) stays inside the
- * transport. The control plane finds a transport through {@link TransportRegistry} by its
- * {@link TransportType}, never by comparing transport names.
+ * transport. The engine finds a transport through its registry by its {@link TransportType}, never by
+ * comparing transport names.
  */
 public interface Transport extends AutoCloseable {
     /** What kind of transport this is (its name, discovery-log fields). */

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.DiscoveryEntryFields;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.nvme.DiscoveryLog;
 import io.nvmf4j.runtime.PollGroups;
@@ -19,7 +20,7 @@ import java.net.UnknownHostException;
  * how to create the running {@link Transport}. One instance per kind ({@code TcpTransport.TYPE},
  * {@code RdmaTransport.TYPE}), so types compare by identity.
  */
-public abstract class TransportType {
+public abstract class TransportType implements DiscoveryEntryFields {
     private final String name;
     private final int trtype;
 

@@ -1,6 +1,6 @@
 package io.nvmf4j.engine;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
@@ -27,8 +27,8 @@ class EnginesTest {
         assertThat(c.engine).isEqualTo("java");
         c.subsystems.get(0).listeners.get(0).port = 0;
         c.cores = 1;
-        try (Engine e = Engines.start(c, IoObserver.NONE)) {
-            assertThat(e).isInstanceOf(NvmfTarget.class);
+        try (ConfigController<Engine> e = Engines.start(c, IoObserver.NONE)) {
+            assertThat(e.engine()).isInstanceOf(JavaEngine.class);
             assertThat(e.name()).isEqualTo("java");
             assertThat(e.listeners()).hasSize(1);
             assertThat(e.configSnapshot().engine).isEqualTo("java");
@@ -49,7 +49,7 @@ class EnginesTest {
 
     @Test
     void theJavaEngineNeverStandsInForAnother() {
-        assertThatThrownBy(() -> NvmfTarget.start(config("spdk"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> JavaEngine.start(config("spdk"))).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("names engine spdk, not java");
     }
 

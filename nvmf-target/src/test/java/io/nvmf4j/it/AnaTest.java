@@ -1,7 +1,8 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -53,7 +54,7 @@ class AnaTest {
     static final int FID_ASYNC_EVENT_CONFIG = 0x0B;
     static final int ANAS_CHANGE = 0xF;
 
-    private NvmfTarget target;
+    private ConfigController<JavaEngine> target;
     private TargetConfig config;
     private ListenerConfig listenerA;
     private ListenerConfig listenerB;
@@ -71,7 +72,7 @@ class AnaTest {
         listenerB = new ListenerConfig("tcp", TestTarget.ADDRESS, 0);
         listenerB.anaStates = new LinkedHashMap<>(Map.of("1", "inaccessible"));
         s.listeners.add(listenerB);
-        target = NvmfTarget.start(config);
+        target = JavaEngine.start(config);
         portB = target.listeners().get(listenerB).getPort();
     }
 
@@ -104,7 +105,7 @@ class AnaTest {
         target.close();
         config.tcp.mdtsBytes = 8192;
         config.subsystems.get(0).maxNamespaces = 1024;
-        target = NvmfTarget.start(config);
+        target = JavaEngine.start(config);
         NvmeController c = connect(portA(), TestTarget.HOSTNQN);
         byte[] ctrl = c.admin().identify(1, 0, 0).data();
         int maxTransfer = 4096 << u8(ctrl, 77);
@@ -253,7 +254,7 @@ class AnaTest {
         assertThat(target.anaGroups(TestTarget.SUBNQN, listenerB)).containsExactly(
             new AnaGroupInfo(1, "optimized", List.of(1)), new AnaGroupInfo(2, "non-optimized", List.of(3)));
         target.close();
-        target = NvmfTarget.start(saved);
+        target = JavaEngine.start(saved);
         portB = target.listeners().get(listenerB).getPort();
         assertThat(AnaLogs.groups(AnaLogs.read(connect(portB, TestTarget.HOSTNQN).admin(), false))).containsExactly(
             new int[] {1, ANAS_OPTIMIZED, 1}, new int[] {2, ANAS_NON_OPTIMIZED, 3});

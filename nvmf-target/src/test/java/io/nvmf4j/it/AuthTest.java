@@ -37,6 +37,7 @@ import static io.nvmf4j.it.TestTarget.KATO_MS;
 import static io.nvmf4j.it.TestTarget.RESTRICTED_NQN;
 import static io.nvmf4j.it.TestTarget.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * DH-HMAC-CHAP over loopback NVMe/TCP: the test host ({@link DhchapHost}, written from the specification apart from
@@ -533,5 +534,21 @@ class AuthTest {
         NvmeHost admin = connectedAdmin();
         assertThat(DhchapHost.send(admin, DhchapHost.negotiate(3, ALL_HASHES, FFDHE2048)).ok()).isTrue();
         assertStatus(DhchapHost.receive(admin, 64), 0, 0x06, false);
+    }
+
+    /**
+     * Turning allowAnyHost off while a host with keys is not in hosts is refused (the document would not load again)
+     * and changes nothing.
+     */
+    @Test
+    void allowAnyHostOffIsRefusedWhileAKeyedHostIsNotInHosts() throws Exception {
+        start(1, false, c -> {
+            restricted(c).hosts.remove(HOST);
+            restricted(c).allowAnyHost = true;
+        });
+        assertThatThrownBy(() -> t.nvmf().setAllowAnyHost(RESTRICTED_NQN, false))
+            .isInstanceOf(io.nvmf4j.config.ConfigException.class)
+            .hasMessageContaining("is not in hosts (and allowAnyHost is off)");
+        assertThat(restricted(t.nvmf().configSnapshot()).allowAnyHost).as("unchanged").isTrue();
     }
 }

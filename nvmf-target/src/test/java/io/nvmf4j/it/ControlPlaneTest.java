@@ -154,4 +154,15 @@ class ControlPlaneTest {
                 .as("listener closed with its last subsystem").isInstanceOf(java.io.IOException.class);
         }
     }
+
+    /** A subsystem named with the discovery NQN is refused as the document refuses it, on every engine (400). */
+    @Test
+    void aSubsystemWithTheDiscoveryNqnIsInvalid() throws Exception {
+        try (TestTarget t = TestTarget.start()) {
+            SubsystemConfig s = new SubsystemConfig();
+            s.nqn = "nqn.2014-08.org.nvmexpress.discovery";
+            assertThatThrownBy(() -> t.nvmf().addSubsystem(s)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("the discovery NQN is reserved");
+        }
+    }
 }

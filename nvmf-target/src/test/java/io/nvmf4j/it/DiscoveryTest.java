@@ -103,7 +103,7 @@ class DiscoveryTest {
     /** A listener configured with port 0: the log gives the port it was bound to, never 0. */
     @Test
     void aPortZeroListenerIsListedWithItsBoundPort() throws Exception {
-        try (io.nvmf4j.NvmfTarget t = io.nvmf4j.NvmfTarget.start(TestTarget.config(0))) {
+        try (io.nvmf4j.engine.ConfigController<io.nvmf4j.javaengine.JavaEngine> t = io.nvmf4j.javaengine.JavaEngine.start(TestTarget.config(0))) {
             int bound = t.listeners().values().iterator().next().getPort();
             assertThat(bound).isPositive();
             try (NvmeController d = NvmeController.open(TestTarget.ADDRESS, bound, NvmeHost.DISCOVERY_NQN,

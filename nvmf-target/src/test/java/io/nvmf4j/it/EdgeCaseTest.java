@@ -1,6 +1,7 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -76,8 +77,8 @@ class EdgeCaseTest {
         return c;
     }
 
-    private static NvmeController connect(NvmfTarget t) throws Exception {
-        int port = t.tcpListenAddresses().get(0).getPort();
+    private static NvmeController connect(ConfigController<JavaEngine> t) throws Exception {
+        int port = t.engine().tcpListenAddresses().get(0).getPort();
         return NvmeController.open(TestTarget.ADDRESS, port, "nqn.2024-01.io.nvmf4j:review", TestTarget.HOSTNQN,
             30000, 1, SHORT);
     }
@@ -85,7 +86,7 @@ class EdgeCaseTest {
     /** The same on a file bdev (asynchronous device): LBA Out of Range, no lost completion. */
     @Test
     void readAtSlbaNearLongMaxOnFile(@TempDir Path dir) throws Exception {
-        try (NvmfTarget t = NvmfTarget.start(fileConfig(dir)); NvmeController c = connect(t)) {
+        try (ConfigController<JavaEngine> t = JavaEngine.start(fileConfig(dir)); NvmeController c = connect(t)) {
             Completion r = c.io(0).read(1, Long.MAX_VALUE, 1);
             assertStatus(r, 0, 0x80, true);
         }
@@ -94,7 +95,7 @@ class EdgeCaseTest {
     /** A write parked in R2T while its namespace and file bdev are removed completes with Invalid Namespace. */
     @Test
     void writeAwaitingH2cDataAfterBdevRemoved(@TempDir Path dir) throws Exception {
-        try (NvmfTarget t = NvmfTarget.start(fileConfig(dir)); NvmeController c = connect(t)) {
+        try (ConfigController<JavaEngine> t = JavaEngine.start(fileConfig(dir)); NvmeController c = connect(t)) {
             TcpHost q = c.io(0).queue();
             int cid = TcpHost.RAW_CID_BASE + 1;
             Sqe w = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, 0, 32).sgl(Sqe.SGL_TRANSPORT, 0, 16384).cid(cid);

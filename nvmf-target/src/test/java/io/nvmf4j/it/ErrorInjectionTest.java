@@ -142,9 +142,9 @@ class ErrorInjectionTest {
             assertThat(w).as("the held write gets no completion on a closed queue").isNotCompleted();
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (!target.nvmf().target().allControllers().isEmpty() || target.nvmf().errorInjections(ERR).size() != 0
+        while (!target.nvmf().engine().target().allControllers().isEmpty() || target.nvmf().errorInjections(ERR).size() != 0
             || inFlight() != 0) {
-            assertThat(System.nanoTime()).as("controllers %s, in flight %d", target.nvmf().target().allControllers(),
+            assertThat(System.nanoTime()).as("controllers %s, in flight %d", target.nvmf().engine().target().allControllers(),
                 inFlight()).isLessThan(deadline);
             Thread.sleep(50);
         }
@@ -168,7 +168,7 @@ class ErrorInjectionTest {
     }
 
     private static long inFlight() {
-        var ns = target.nvmf().target().subsystem(TestTarget.SUBNQN).namespace(NSID);
+        var ns = target.nvmf().engine().target().subsystem(TestTarget.SUBNQN).namespace(NSID);
         return ns == null ? 0 : ns.inFlight();
     }
 

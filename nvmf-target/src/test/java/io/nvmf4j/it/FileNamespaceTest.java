@@ -1,6 +1,7 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -81,8 +82,8 @@ class FileNamespaceTest {
         return c;
     }
 
-    private static NvmeController connect(NvmfTarget t) throws IOException {
-        int port = t.tcpListenAddresses().get(0).getPort();
+    private static NvmeController connect(ConfigController<JavaEngine> t) throws IOException {
+        int port = t.engine().tcpListenAddresses().get(0).getPort();
         return NvmeController.open(TestTarget.ADDRESS, port, NQN, TestTarget.HOSTNQN, TestTarget.KATO_MS, 1,
             TcpHostOptions.DEFAULT);
     }
@@ -95,7 +96,7 @@ class FileNamespaceTest {
     void dataSurvivesARestartOnTheSameFile() throws Exception {
         TargetConfig first = config(BLOCKS);
         byte[] nguidBefore;
-        try (NvmfTarget t = NvmfTarget.start(first); NvmeController c = connect(t)) {
+        try (ConfigController<JavaEngine> t = JavaEngine.start(first); NvmeController c = connect(t)) {
             assertThat(Files.size(file)).as("file created with numBlocks x blockSize").isEqualTo(BLOCKS * BS);
             NvmeHost io = c.io(0);
             for (int i = 0; i < WRITES.length; i++) {
@@ -123,7 +124,7 @@ class FileNamespaceTest {
         NamespaceConfig ns = second.subsystems.get(0).namespaces.get(0);
         ns.nguid = first.subsystems.get(0).namespaces.get(0).nguid;
         ns.uuid = first.subsystems.get(0).namespaces.get(0).uuid;
-        try (NvmfTarget t = NvmfTarget.start(second); NvmeController c = connect(t)) {
+        try (ConfigController<JavaEngine> t = JavaEngine.start(second); NvmeController c = connect(t)) {
             byte[] id = identifyNamespace(c);
             assertThat(Le.u64(id, 0)).as("NSZE taken from the file").isEqualTo(BLOCKS);
             assertThat(Le.slice(id, 104, 16)).as("NGUID kept").isEqualTo(nguidBefore);
@@ -143,7 +144,7 @@ class FileNamespaceTest {
 
     @Test
     void deallocatedBlocksReadZerosOverNvmeTcp() throws Exception {
-        try (NvmfTarget t = NvmfTarget.start(config(BLOCKS)); NvmeController c = connect(t)) {
+        try (ConfigController<JavaEngine> t = JavaEngine.start(config(BLOCKS)); NvmeController c = connect(t)) {
             NvmeHost io = c.io(0);
             TestTarget.assertWriteReadBack(io, 200, 16384, 31);
             Completion d = io.deallocate(1, new NvmeHost.Range(204, 8));
@@ -192,19 +193,19 @@ class FileNamespaceTest {
         b.blockSize = bs;
         b.numBlocks = 2048; // 8 MiB
         b.directIo = true;
-        NvmfTarget t;
+        ConfigController<JavaEngine> t;
         try {
-            t = NvmfTarget.start(cfg);
+            t = JavaEngine.start(cfg);
         } catch (RuntimeException e) {
             org.junit.jupiter.api.Assumptions.assumeFalse(String.valueOf(e.getMessage()).contains("Invalid argument"),
                 "the filesystem under " + dir + " refuses O_DIRECT: " + e.getMessage());
             throw e;
         }
-        try (t; NvmeController c = NvmeController.open(TestTarget.ADDRESS, t.tcpListenAddresses().get(0).getPort(),
+        try (t; NvmeController c = NvmeController.open(TestTarget.ADDRESS, t.engine().tcpListenAddresses().get(0).getPort(),
                 NQN, TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT.withHpda(7))) {
             NvmeHost io = new NvmeHost(c.io(0).queue(), bs); // the test host's default is 512-byte blocks
             int[] blocks = {1, 2, 8, 32}; // 4 KiB to 128 KiB
-            io.nvmf4j.bdev.FileBdev f0 = (io.nvmf4j.bdev.FileBdev) t.bdev("f0");
+            io.nvmf4j.bdev.FileBdev f0 = (io.nvmf4j.bdev.FileBdev) t.engine().bdev("f0");
             long lba = 0;
             byte[][] data = new byte[blocks.length][];
             for (int i = 0; i < blocks.length; i++) {

@@ -1,6 +1,6 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
@@ -166,7 +166,7 @@ class IdleStrategyTest {
         assertThat(new TargetConfig().idleStrategy).as("default").isEqualTo(IdleStrategies.BACKOFF);
     }
 
-    /** Keeps {@link NvmfTarget} referenced: the strategy is validated before anything is opened. */
+    /** Keeps {@link JavaEngine} referenced: the strategy is validated before anything is opened. */
     @SuppressWarnings("unused")
-    private static final Class<?> TARGET = NvmfTarget.class;
+    private static final Class<?> TARGET = JavaEngine.class;
 }

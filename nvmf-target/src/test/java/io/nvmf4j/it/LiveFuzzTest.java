@@ -32,7 +32,7 @@ class LiveFuzzTest {
             LiveFuzz.Probe probe = () -> {
                 Soak.Sample s = Soak.sample(target);
                 return new LiveFuzz.Figures(s.heapAfterGc(), s.directJdk() + s.directNetty(), s.threads(), s.fds(),
-                    target.nvmf().target().allControllers().size());
+                    target.nvmf().engine().target().allControllers().size());
             };
             LiveFuzz.Options o = options(target, 4, seed);
             List<String> problems = LiveFuzz.runAndCompare(o, probe, System.out);

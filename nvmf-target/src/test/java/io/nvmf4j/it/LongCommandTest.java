@@ -45,7 +45,7 @@ class LongCommandTest {
     /** Waits (up to 10 s) for the DSM to reach the device, then checks that it is still running there. */
     private static void assertStillRunning(TestTarget t, CompletableFuture<Completion> dsm)
             throws InterruptedException {
-        Namespace ns = t.nvmf().target().subsystem(TestTarget.SUBNQN).namespace(NSID);
+        Namespace ns = t.nvmf().engine().target().subsystem(TestTarget.SUBNQN).namespace(NSID);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (ns.inFlight() == 0 && !dsm.isDone() && System.nanoTime() < deadline) {
             Thread.sleep(5);

@@ -26,7 +26,7 @@ class NoRdmaDeviceTest {
         ListenerConfig rdma = new ListenerConfig("rdma", TestTarget.ADDRESS, rdmaPort);
         try (TestTarget t = TestTarget.start(c -> c.subsystems.get(0).listeners.add(rdma));
              NvmeController c = t.controller(1, TcpHostOptions.DEFAULT)) {
-            assertThat(t.nvmf().rdmaUnavailability()).as("the reason is kept").isNotBlank()
+            assertThat(t.nvmf().engine().rdmaUnavailability()).as("the reason is kept").isNotBlank()
                 .isEqualTo(Rdma.unavailabilityCause());
             assertThat(t.nvmf().listeners()).as("nothing bound for the rdma listener").doesNotContainKey(rdma);
             assertThat(t.nvmf().configSnapshot().subsystems.get(0).listeners).as("but it stays configured")

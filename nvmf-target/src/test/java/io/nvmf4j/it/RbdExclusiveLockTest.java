@@ -1,7 +1,7 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.testhost.CephCluster;
@@ -44,7 +44,7 @@ class RbdExclusiveLockTest extends RbdGateways {
     private void start(int i, String state) throws IOException {
         listener[i] = new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort());
         listener[i].anaStates = new LinkedHashMap<>(Map.of("1", state));
-        gw[i] = NvmfTarget.start(gatewayConfig(listener[i], true));
+        gw[i] = JavaEngine.start(gatewayConfig(listener[i], true));
     }
 
     private NvmeController connect(int i, String hostnqn) throws IOException {
@@ -52,7 +52,7 @@ class RbdExclusiveLockTest extends RbdGateways {
     }
 
     private boolean owns(int i) throws IOException {
-        return ((RbdBdev) gw[i].bdev("r0")).ownsExclusiveLock();
+        return ((RbdBdev) gw[i].engine().bdev("r0")).ownsExclusiveLock();
     }
 
     /** Ceph's own view: the lockers of the image's exclusive lock, as rbd lock ls prints them. */
@@ -123,7 +123,7 @@ class RbdExclusiveLockTest extends RbdGateways {
     void aBlocklistedGatewayReconnectsAndServesAgainWithoutARestart() throws Exception {
         start(0, "optimized");
         start(1, "non-optimized");
-        RbdBdev bdev0 = (RbdBdev) gw[0].bdev("r0");
+        RbdBdev bdev0 = (RbdBdev) gw[0].engine().bdev("r0");
         NvmeController a = connect(0, ReservationTest.HOST_A);
         NvmeController b = connect(1, ReservationTest.HOST_B);
         ok(a.admin().setFeatures(AnaTest.FID_ASYNC_EVENT_CONFIG, AnaLogs.AEC_ANA_CHANGE));

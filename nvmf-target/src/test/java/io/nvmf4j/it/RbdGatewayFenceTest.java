@@ -1,6 +1,6 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
@@ -82,7 +82,7 @@ class RbdGatewayFenceTest extends RbdGateways {
         if (qosBytesPerSecond > 0) {
             config[i].bdevs.get(0).cephConf = throttledConf(qosBytesPerSecond).toString();
         }
-        gw[i] = NvmfTarget.start(config[i], IoObserver.NONE, null);
+        gw[i] = JavaEngine.start(config[i], IoObserver.NONE, null);
     }
 
     /** The cluster's config with librbd's write QoS for this test's client (Ceph's own option, read at open). */
@@ -99,7 +99,7 @@ class RbdGatewayFenceTest extends RbdGateways {
     }
 
     private RbdBdev device(int i) {
-        return (RbdBdev) gw[i].bdev("r0");
+        return (RbdBdev) gw[i].engine().bdev("r0");
     }
 
     private static byte[] pattern(int seed) {
@@ -231,7 +231,7 @@ class RbdGatewayFenceTest extends RbdGateways {
             cfg.subsystems.get(0).namespaces.add(ns);
         }
         config[0] = cfg;
-        gw[0] = NvmfTarget.start(cfg, IoObserver.NONE, null);
+        gw[0] = JavaEngine.start(cfg, IoObserver.NONE, null);
         NvmeController h = connect(0, SURVIVOR);
         List<String> headers = new ArrayList<>();
         for (int i = 1; i <= n; i++) {

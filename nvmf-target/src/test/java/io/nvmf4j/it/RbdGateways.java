@@ -1,6 +1,7 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -25,7 +26,8 @@ abstract class RbdGateways {
 
     /** This test's image (made by the first gateway that opens it). */
     final String image;
-    final NvmfTarget[] gw = new NvmfTarget[2];
+    @SuppressWarnings("unchecked")
+    final ConfigController<JavaEngine>[] gw = (ConfigController<JavaEngine>[]) new ConfigController<?>[2];
     private final List<NvmeController> open = new ArrayList<>();
 
     RbdGateways(String prefix) {
@@ -35,7 +37,7 @@ abstract class RbdGateways {
     @AfterEach
     void stop() {
         open.forEach(NvmeController::close);
-        for (NvmfTarget t : gw) {
+        for (ConfigController<JavaEngine> t : gw) {
             if (t != null) {
                 t.close();
             }

@@ -1,7 +1,8 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -60,7 +61,7 @@ class RbdReservationTest extends RbdGateways {
         if (config[i] == null) {
             config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort()), false);
         }
-        gw[i] = NvmfTarget.start(config[i], IoObserver.NONE, null);
+        gw[i] = JavaEngine.start(config[i], IoObserver.NONE, null);
     }
 
     private void restart(int i) throws IOException {
@@ -320,7 +321,7 @@ class RbdReservationTest extends RbdGateways {
         for (CompletableFuture<Completion> f : done) {
             ok(f.get(60, TimeUnit.SECONDS));
         }
-        for (NvmfTarget t : gw) {
+        for (ConfigController<JavaEngine> t : gw) {
             ReservationInfo info = t.reservation(TestTarget.SUBNQN, 1);
             assertThat(info.generation()).as("every registration counted once").isEqualTo(hosts);
             Set<String> keys = new HashSet<>();

@@ -1,6 +1,7 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.ReservationInfo;
@@ -58,7 +59,7 @@ class ReservationTest {
     @TempDir
     Path stateDir;
 
-    private NvmfTarget target;
+    private ConfigController<JavaEngine> target;
     private TargetConfig config;
     private int port;
     private final List<NvmeController> open = new ArrayList<>();
@@ -76,7 +77,7 @@ class ReservationTest {
             port = TestTarget.freePort();
             config = TestTarget.config(port);
         }
-        target = NvmfTarget.start(config, IoObserver.NONE, keepState ? stateDir : null);
+        target = JavaEngine.start(config, IoObserver.NONE, keepState ? stateDir : null);
     }
 
     private NvmeController connect(String hostnqn) throws IOException {
@@ -483,7 +484,7 @@ class ReservationTest {
         Files.writeString(stateDir.resolve("reservation-" + TestTarget.NGUID + ".json"), "{\"rtype\": 9}");
         port = TestTarget.freePort();
         config = TestTarget.config(port);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> NvmfTarget.start(config, IoObserver.NONE, stateDir))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> JavaEngine.start(config, IoObserver.NONE, stateDir))
             .hasMessageContaining("reservation-" + TestTarget.NGUID + ".json");
     }
 
@@ -521,7 +522,7 @@ class ReservationTest {
         target.injectError("held", new io.nvmf4j.bdev.ErrorBdev.Injection("write", "timeout", 1, HOLD_MS));
         CompletableFuture<Completion> w = b.io(0).writeAsync(HELD_NSID, 0, block(3));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (((io.nvmf4j.bdev.ErrorBdev) target.target().subsystem(TestTarget.SUBNQN).namespace(HELD_NSID).bdev())
+        while (((io.nvmf4j.bdev.ErrorBdev) target.engine().target().subsystem(TestTarget.SUBNQN).namespace(HELD_NSID).bdev())
             .heldCommands() == 0) {
             assertThat(System.nanoTime()).as("B's write reaches the device").isLessThan(deadline);
             Thread.sleep(5);

@@ -83,7 +83,7 @@ class TcpBackpressureTest {
     }
 
     private static Controller controller(TestTarget target, int cntlid) {
-        for (Subsystem s : target.nvmf().target().nvmSubsystems()) {
+        for (Subsystem s : target.nvmf().engine().target().nvmSubsystems()) {
             for (Controller c : s.controllers()) {
                 if (c.cntlid() == cntlid && s.nqn().equals(TestTarget.SUBNQN)) {
                     return c;

@@ -1,6 +1,7 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -49,9 +50,9 @@ public final class TestTarget implements AutoCloseable {
 
     final TargetConfig config;
     final int port;
-    private final NvmfTarget target;
+    private final ConfigController<JavaEngine> target;
 
-    private TestTarget(TargetConfig config, int port, NvmfTarget target) {
+    private TestTarget(TargetConfig config, int port, ConfigController<JavaEngine> target) {
         this.config = config;
         this.port = port;
         this.target = target;
@@ -72,7 +73,7 @@ public final class TestTarget implements AutoCloseable {
         int port = freePort();
         TargetConfig cfg = config(port);
         customizer.accept(cfg);
-        return new TestTarget(cfg, port, NvmfTarget.start(cfg, observer));
+        return new TestTarget(cfg, port, JavaEngine.start(cfg, observer));
     }
 
     /**
@@ -121,7 +122,7 @@ public final class TestTarget implements AutoCloseable {
     }
 
     /** The running target, for control-plane changes. */
-    NvmfTarget nvmf() {
+    ConfigController<JavaEngine> nvmf() {
         return target;
     }
 

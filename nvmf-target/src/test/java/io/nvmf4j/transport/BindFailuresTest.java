@@ -5,6 +5,7 @@ import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
 import org.junit.jupiter.api.Test;
@@ -43,7 +44,7 @@ class BindFailuresTest {
         TargetConfig c = ConfigStore.defaultConfig();
         c.subsystems.get(0).listeners.get(0).port = 0;
         try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"));
-             Engine e = Engines.start(c, IoObserver.NONE)) {
+             ConfigController<Engine> e = Engines.start(c, IoObserver.NONE)) {
             ControlException x = catchThrowableOfType(ControlException.class, () -> e.addListener(
                 ConfigStore.DEFAULT_NQN, new ListenerConfig("tcp", "127.0.0.1", busy.getLocalPort())));
             assertThat(x.kind()).isEqualTo(ControlException.Kind.CONFLICT);

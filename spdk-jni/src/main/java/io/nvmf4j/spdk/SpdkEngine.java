@@ -16,13 +16,12 @@ import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.Namespace;
-import io.nvmf4j.engine.AnaGroupInfo;
 import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.EngineUnavailableException;
 import io.nvmf4j.engine.Engines;
-import io.nvmf4j.engine.ListenerState;
+import io.nvmf4j.engine.LiveDocument;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.transport.BindFailures;
@@ -51,19 +50,21 @@ import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 /**
  * The {@code spdk} engine: SPDK's NVMe-oF target (TCP and RDMA transports, malloc/null/aio bdevs) inside this
- * JVM, driven through {@link SpdkNative}. The document rules are the java engine's ({@link ConfigDocument}):
- * every change is validated on a copy of the document first, then applied to SPDK, and the document changes
- * only when SPDK accepted it. SPDK's refusals come back as {@link ControlException}s (400/404/409).
+ * JVM, driven through {@link SpdkNative}. Its {@link io.nvmf4j.engine.ConfigController} owns the document: every
+ * change is validated there first, then applied to SPDK here, and the document changes only when SPDK accepted it.
+ * SPDK's refusals come back as {@link ControlException}s (400/404/409).
  */
 public final class SpdkEngine implements Engine {
     private static final Logger LOG = LoggerFactory.getLogger(SpdkEngine.class);
     private static final String DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 
-    private TargetConfig config;
-    /** The document as started: the start-up settings in effect (see {@link #startedWith()}). */
+    /** The document as its control layer committed it (read-only here). */
+    private final LiveDocument doc;
+    /** The document as started: the start-up settings SPDK runs with (transports are created from them). */
     private final TargetConfig started;
     /** Listener as configured → the address SPDK listens on (port 0 resolved at bind time). */
     private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
@@ -90,9 +91,9 @@ public final class SpdkEngine implements Engine {
     /** The last {@link #busySeconds()}: SPDK's sum is over live threads, the counter must not go back. */
     private double lastBusySeconds;
 
-    private SpdkEngine(TargetConfig config) {
-        this.config = config;
-        this.started = ConfigDocument.copy(config);
+    private SpdkEngine(LiveDocument doc) {
+        this.doc = doc;
+        this.started = ConfigDocument.copy(doc.get());
     }
 
     /**
@@ -101,11 +102,9 @@ public final class SpdkEngine implements Engine {
      * process may not use, no RDMA device for an rdma listener, SPDK refusing) throws
      * {@link EngineUnavailableException} with one message; SPDK is stopped again when it had started.
      */
-    public static SpdkEngine start(TargetConfig config) throws IOException {
-        ConfigValidator.validate(config);
-        if (!Engines.SPDK.equals(config.engine)) {
-            throw new IllegalArgumentException("the document names engine " + config.engine + ", not spdk");
-        }
+    static SpdkEngine start(LiveDocument doc) throws IOException {
+        TargetConfig config = doc.get();
+        ConfigValidator.validate(config); // names engine spdk: SpdkEngineProvider is chosen by that name
         String cause = SpdkNative.unavailabilityCause();
         if (cause != null) {
             throw new EngineUnavailableException("engine spdk cannot run here: " + cause);
@@ -123,7 +122,7 @@ public final class SpdkEngine implements Engine {
         } catch (SpdkException e) {
             throw new EngineUnavailableException("engine spdk: " + e.getMessage());
         }
-        SpdkEngine engine = new SpdkEngine(config);
+        SpdkEngine engine = new SpdkEngine(doc);
         try {
             engine.open();
         } catch (SpdkException | ControlException e) {
@@ -226,6 +225,7 @@ public final class SpdkEngine implements Engine {
     }
 
     private void open() {
+        TargetConfig config = doc.get();
         createTransport("tcp");
         for (BdevConfig b : config.bdevs) {
             createBdev(b, config.storage);
@@ -316,7 +316,7 @@ public final class SpdkEngine implements Engine {
         SpdkNative.createSubsystem(s.nqn, s.serial, s.model, s.maxNamespaces, s.minCntlid, s.maxCntlid,
             s.allowAnyHost);
         for (String h : s.hosts) {
-            addHostToSpdk(s.nqn, h, hostKey(s, h));
+            addHostToSpdk(s.nqn, h, ConfigDocument.hostKey(s, h));
         }
         for (HostKeyConfig k : s.hostKeys) {
             if (!s.hosts.contains(k.host)) {
@@ -349,15 +349,6 @@ public final class SpdkEngine implements Engine {
     /** Whether {@code l} takes TLS only (SPDK's ssl socket); {@code optional} is refused by the validator. */
     private static boolean secure(ListenerConfig l) {
         return ListenerConfig.SECURE_REQUIRED.equals(l.secureChannelOrDefault());
-    }
-
-    private static HostKeyConfig hostKey(SubsystemConfig s, String hostnqn) {
-        for (HostKeyConfig k : s.hostKeys) {
-            if (hostnqn.equals(k.host)) {
-                return k;
-            }
-        }
-        return null;
     }
 
     private static String hostId(String nqn, String hostnqn) {
@@ -556,12 +547,14 @@ public final class SpdkEngine implements Engine {
     }
 
     private void unbindIfUnused(ListenerConfig l) {
-        for (SubsystemConfig s : config.subsystems) {
-            if (s.listeners.contains(l)) {
-                return;
-            }
+        unbindIfUnused(doc.get(), l);
+    }
+
+    /** Stops listening on {@code l} unless a subsystem of document {@code c} lists it. */
+    private void unbindIfUnused(TargetConfig c, ListenerConfig l) {
+        if (!ConfigDocument.listens(c, l)) {
+            unbind(l);
         }
-        unbind(l);
     }
 
     /** Takes the discovery subsystem off {@code l} (disconnecting its hosts there) and stops listening. */
@@ -601,51 +594,26 @@ public final class SpdkEngine implements Engine {
     }
 
     @Override
-    public synchronized void orderLike(TargetConfig order) {
-        ConfigDocument.orderLike(config, order);
-    }
-
-    @Override
-    public synchronized TargetConfig configSnapshot() {
-        return ConfigDocument.copy(config);
-    }
-
-    @Override
-    public synchronized BdevConfig addBdev(BdevConfig b) {
-        if (b != null && b.name != null && config.bdev(b.name) != null) {
-            throw ControlException.conflict("bdev " + b.name + " already exists");
-        }
-        TargetConfig next = ConfigDocument.validatedWith(config, c -> c.bdevs.add(b));
+    public synchronized void addBdev(TargetConfig next, BdevConfig b) {
         try {
             createBdev(b, next.storage);
         } catch (SpdkException e) {
             throw ControlException.invalid(e.getMessage());
         }
-        config = next;
-        return next.bdev(b.name);
     }
 
     @Override
-    public synchronized void removeBdev(String name) {
-        BdevConfig b = config.bdev(name);
-        if (b == null) {
-            throw ControlException.notFound("no bdev " + name);
-        }
-        ConfigDocument.checkBdevUnused(config, name);
+    public synchronized void removeBdev(BdevConfig b) {
         try {
-            SpdkNative.deleteBdev(b.type, name);
+            SpdkNative.deleteBdev(b.type, b.name);
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        config.bdevs.removeIf(x -> name.equals(x.name));
     }
 
     @Override
-    public synchronized void growBdev(String name, long numBlocks) {
-        BdevConfig b = config.bdev(name);
-        if (b == null) {
-            throw ControlException.notFound("no bdev " + name);
-        }
+    public synchronized void growBdev(TargetConfig config, BdevConfig b, long numBlocks) {
+        String name = b.name;
         if ("malloc".equals(b.type)) {
             throw ControlException.invalid("the spdk engine cannot grow malloc bdev " + name
                 + " (SPDK's malloc bdev has a fixed size)");
@@ -676,23 +644,10 @@ public final class SpdkEngine implements Engine {
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        b.numBlocks = numBlocks;
     }
 
     @Override
-    public synchronized SubsystemConfig addSubsystem(SubsystemConfig s) {
-        if (s != null && s.nqn != null && config.subsystems.stream().anyMatch(x -> x.nqn.equals(s.nqn))) {
-            throw ControlException.conflict("subsystem " + s.nqn + " already exists");
-        }
-        if (s != null && s.namespaces != null) {
-            for (NamespaceConfig n : s.namespaces) {
-                if (n != null) {
-                    ConfigDocument.checkBdevFree(config, n.bdev);
-                }
-            }
-        }
-        TargetConfig next = ConfigDocument.validatedWith(config, c -> c.subsystems.add(s));
-        SubsystemConfig added = next.subsystems.get(next.subsystems.size() - 1);
+    public synchronized void addSubsystem(TargetConfig next, SubsystemConfig added) {
         List<ListenerConfig> before = new ArrayList<>(bound.keySet());
         before.addAll(failed.keySet());
         try {
@@ -711,22 +666,18 @@ public final class SpdkEngine implements Engine {
             }
             throw e instanceof SpdkException se ? mapped(se) : (ControlException) e;
         }
-        config = next;
-        return added;
     }
 
     @Override
-    public synchronized void removeSubsystem(String nqn) {
-        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
+    public synchronized void removeSubsystem(TargetConfig next, SubsystemConfig sc) {
         try {
-            SpdkNative.deleteSubsystem(nqn);
+            SpdkNative.deleteSubsystem(sc.nqn);
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        config.subsystems.remove(sc);
         removeSubsystemKeys(sc);
         for (ListenerConfig l : sc.listeners) {
-            unbindIfUnused(l);
+            unbindIfUnused(next, l);
         }
     }
 
@@ -740,13 +691,10 @@ public final class SpdkEngine implements Engine {
     }
 
     @Override
-    public synchronized void setAllowAnyHost(String nqn, boolean allow) {
-        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
-        // a host with keys but not in hosts is allowed only by allowAnyHost: the validator says so
-        ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).allowAnyHost = allow);
+    public synchronized void setAllowAnyHost(SubsystemConfig sc, boolean allow) {
+        String nqn = sc.nqn;
         try {
             SpdkNative.setAllowAnyHost(nqn, allow);
-            sc.allowAnyHost = allow;
             if (!allow) {
                 for (ControllerInfo c : controllers(nqn)) {
                     if (!sc.hosts.contains(c.hostnqn())) {
@@ -760,64 +708,30 @@ public final class SpdkEngine implements Engine {
     }
 
     @Override
-    public synchronized NamespaceConfig addNamespace(String nqn, NamespaceConfig n) {
-        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
-        if (n == null) {
-            throw ControlException.invalid("namespace: missing");
-        }
-        ConfigDocument.assignNsid(sc, n);
-        ConfigDocument.checkBdevFree(config, n.bdev);
-        TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).namespaces.add(n));
-        NamespaceConfig added = ConfigDocument.namespace(ConfigDocument.subsystem(next, nqn), n.nsid);
+    public synchronized void addNamespace(TargetConfig next, String nqn, NamespaceConfig added) {
         try {
             addNamespaceToSpdk(nqn, added);
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        config = next;
-        return added;
     }
 
     @Override
     public synchronized void removeNamespace(String nqn, int nsid) {
-        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
-        if (ConfigDocument.namespace(sc, nsid) == null) {
-            throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
-        }
         try {
             SpdkNative.removeNamespace(nqn, nsid);
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        sc.namespaces.removeIf(x -> x.nsid == nsid);
-    }
-
-    @Override
-    public void addHost(String nqn, String hostnqn) {
-        addHost(nqn, hostnqn, null);
     }
 
     /**
-     * Allows a host; with {@code keys} it must authenticate (DH-HMAC-CHAP) and its TLS connections use its PSK
+     * Allows a host; with {@code k} it must authenticate (DH-HMAC-CHAP) and its TLS connections use its PSK
      * (the key files are checked by the validator, then by SPDK's keyring, before anything changes). A host that
-     * {@code allowAnyHost} let in with keys of its own is replaced in SPDK by the new entry.
+     * {@code allowAnyHost} let in with keys of its own ({@code before}) is replaced in SPDK by the new entry.
      */
     @Override
-    public synchronized void addHost(String nqn, String hostnqn, HostKeyConfig keys) {
-        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
-        if (sc.hosts.contains(hostnqn)) {
-            throw ControlException.conflict("host " + hostnqn + " is already allowed on " + nqn);
-        }
-        HostKeyConfig k = keys == null ? null : keys.forHost(hostnqn);
-        TargetConfig next = ConfigDocument.validatedWith(config, c -> {
-            SubsystemConfig s = ConfigDocument.subsystem(c, nqn);
-            s.hosts.add(hostnqn);
-            s.hostKeys.removeIf(h -> hostnqn.equals(h.host));
-            if (k != null) {
-                s.hostKeys.add(k);
-            }
-        });
-        HostKeyConfig before = hostKey(sc, hostnqn);
+    public synchronized void addHost(String nqn, String hostnqn, HostKeyConfig k, HostKeyConfig before) {
         try {
             if (before != null) {
                 SpdkNative.removeHost(nqn, hostnqn);
@@ -834,15 +748,11 @@ public final class SpdkEngine implements Engine {
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        config = next;
     }
 
     @Override
-    public synchronized void removeHost(String nqn, String hostnqn) {
-        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
-        if (!sc.hosts.contains(hostnqn)) {
-            throw ControlException.notFound("host " + hostnqn + " is not in the list of " + nqn);
-        }
+    public synchronized void removeHost(SubsystemConfig sc, String hostnqn) {
+        String nqn = sc.nqn;
         try {
             SpdkNative.removeHost(nqn, hostnqn);
             if (!sc.allowAnyHost) {
@@ -852,53 +762,19 @@ public final class SpdkEngine implements Engine {
             throw mapped(e);
         }
         removeHostKeys(nqn, hostnqn);
-        sc.hosts.remove(hostnqn);
-        sc.hostKeys.removeIf(h -> hostnqn.equals(h.host));
     }
 
     @Override
-    public synchronized void addNamespaceHost(String nqn, int nsid, String hostnqn) {
-        NamespaceConfig n = ConfigDocument.maskedNamespace(ConfigDocument.subsystem(config, nqn), nsid);
-        if (n.hosts.contains(hostnqn)) {
-            throw ControlException.conflict("host " + hostnqn + " already sees namespace " + nsid + " of " + nqn);
-        }
-        changeNamespaceHosts(nqn, nsid, hostnqn, true);
-    }
-
-    @Override
-    public synchronized void removeNamespaceHost(String nqn, int nsid, String hostnqn) {
-        NamespaceConfig n = ConfigDocument.maskedNamespace(ConfigDocument.subsystem(config, nqn), nsid);
-        if (!n.hosts.contains(hostnqn)) {
-            throw ControlException.notFound("host " + hostnqn + " is not in the hosts of namespace " + nsid + " of "
-                + nqn);
-        }
-        changeNamespaceHosts(nqn, nsid, hostnqn, false);
-    }
-
-    private void changeNamespaceHosts(String nqn, int nsid, String hostnqn, boolean add) {
-        TargetConfig next = ConfigDocument.validatedWith(config, c -> {
-            List<String> hosts = ConfigDocument.namespace(ConfigDocument.subsystem(c, nqn), nsid).hosts;
-            if (add) {
-                hosts.add(hostnqn);
-            } else {
-                hosts.remove(hostnqn);
-            }
-        });
+    public synchronized void setNamespaceHost(String nqn, int nsid, String hostnqn, boolean add, List<String> hosts) {
         try {
             SpdkNative.namespaceHost(nqn, nsid, hostnqn, add);
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        config = next;
     }
 
     @Override
-    public synchronized void addListener(String nqn, ListenerConfig l) {
-        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
-        if (l != null && sc.listeners.contains(l)) {
-            throw ControlException.conflict("subsystem " + nqn + " already listens on " + l);
-        }
-        TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).listeners.add(l));
+    public synchronized void addListener(TargetConfig next, String nqn, ListenerConfig l) {
         boolean wasBound = bound.containsKey(l) || failed.containsKey(l);
         boolean added = false;
         try {
@@ -920,17 +796,10 @@ public final class SpdkEngine implements Engine {
             }
             throw e instanceof SpdkException se ? mapped(se) : (ControlException) e;
         }
-        config = next;
     }
 
     @Override
-    public synchronized void removeListener(String nqn, ListenerConfig l) {
-        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
-        if (!sc.listeners.contains(l)) {
-            throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
-        }
-        // the last listener that takes TLS of a subsystem with a PSK host may not go
-        ConfigDocument.validatedWith(config, c -> ConfigDocument.subsystem(c, nqn).listeners.remove(l));
+    public synchronized void removeListener(TargetConfig next, String nqn, ListenerConfig l) {
         if (bound.containsKey(l)) {
             try {
                 SpdkNative.removeListener(nqn, trtype(l.transport), l.address, port(l));
@@ -938,17 +807,14 @@ public final class SpdkEngine implements Engine {
                 throw mapped(e);
             }
         }
-        sc.listeners.remove(l);
-        unbindIfUnused(l);
+        unbindIfUnused(next, l);
     }
 
-    /** The groups of {@code nqn} through {@code l}; the document holds each listener's states as SPDK has them. */
+    /** The groups of {@code nqn} through {@code configured}; the document holds each listener's states as SPDK has them. */
     @Override
-    public synchronized List<AnaGroupInfo> anaGroups(String nqn, ListenerConfig l) {
-        SubsystemConfig sc = ConfigDocument.subsystem(config, nqn);
-        ListenerConfig configured = ConfigDocument.listener(sc, l);
-        return AnaGroupInfo.of(sc, l, g -> configured.anaStates == null ? AnaState.OPTIMIZED.configName()
-            : configured.anaStates.getOrDefault(Integer.toString(g), AnaState.OPTIMIZED.configName()));
+    public synchronized IntFunction<String> anaStates(String nqn, ListenerConfig configured) {
+        return g -> configured.anaStates == null ? AnaState.OPTIMIZED.configName()
+            : configured.anaStates.getOrDefault(Integer.toString(g), AnaState.OPTIMIZED.configName());
     }
 
     /**
@@ -958,9 +824,6 @@ public final class SpdkEngine implements Engine {
      */
     @Override
     public synchronized void setAnaState(String nqn, ListenerConfig l, int group, String state) {
-        ConfigDocument.listener(ConfigDocument.subsystem(config, nqn), l);
-        TargetConfig next = ConfigDocument.validatedWith(config, c -> ConfigDocument.putAnaState(
-            ConfigDocument.listener(ConfigDocument.subsystem(c, nqn), l), group, state));
         if (bound.containsKey(l)) {
             try {
                 setAnaState(nqn, l, group, AnaState.byName(state));
@@ -969,7 +832,6 @@ public final class SpdkEngine implements Engine {
             }
         }
         LOG.info("subsystem {}: ANA group {} is {} through listener {}", nqn, group, state, l);
-        config = next;
     }
 
     @Override
@@ -991,45 +853,26 @@ public final class SpdkEngine implements Engine {
     }
 
     @Override
-    public synchronized Map<ListenerConfig, ListenerState> listenerStates() {
-        return ConfigDocument.listenerStates(config, bound, failed);
+    public synchronized Map<ListenerConfig, String> failedListeners() {
+        return new LinkedHashMap<>(failed);
     }
 
     @Override
-    public synchronized void addReferral(ReferralConfig r) {
-        if (config.referrals.contains(r)) {
-            throw ControlException.conflict("referral " + r + " already exists");
-        }
-        TargetConfig next = ConfigDocument.validatedWith(config, c -> c.referrals.add(r));
+    public synchronized void addReferral(TargetConfig next, ReferralConfig r) {
         try {
             SpdkNative.referral(true, trtype(r.transport), r.address, Integer.toString(r.port));
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        config = next;
     }
 
     @Override
-    public synchronized void removeReferral(ReferralConfig r) {
-        if (!config.referrals.contains(r)) {
-            throw ControlException.notFound("no referral " + r);
-        }
+    public synchronized void removeReferral(TargetConfig next, ReferralConfig r) {
         try {
             SpdkNative.referral(false, trtype(r.transport), r.address, Integer.toString(r.port));
         } catch (SpdkException e) {
             throw mapped(e);
         }
-        config.referrals.remove(r);
-    }
-
-    @Override
-    public synchronized void setStartupSettings(TargetConfig from) {
-        config = ConfigDocument.withStartupSettings(config, from);
-    }
-
-    @Override
-    public TargetConfig startedWith() {
-        return ConfigDocument.copy(started);
     }
 
     @Override
@@ -1044,7 +887,7 @@ public final class SpdkEngine implements Engine {
     private List<Listed> live(String nqn) {
         boolean discovery = DISCOVERY_NQN.equals(nqn);
         if (!discovery) {
-            ConfigDocument.subsystem(config, nqn);
+            ConfigDocument.subsystem(doc.get(), nqn);
         }
         String text;
         try {
@@ -1112,7 +955,7 @@ public final class SpdkEngine implements Engine {
             }
             List<String> nqns = new ArrayList<>();
             nqns.add(DISCOVERY_NQN);
-            config.subsystems.forEach(s -> nqns.add(s.nqn));
+            doc.get().subsystems.forEach(s -> nqns.add(s.nqn));
             for (String nqn : nqns) {
                 for (Listed l : live(nqn)) {
                     ControllerInfo c = l.info();
@@ -1140,6 +983,7 @@ public final class SpdkEngine implements Engine {
 
     @Override
     public synchronized List<SubsystemStats> subsystemStats() {
+        TargetConfig config = doc.get();
         List<SubsystemStats> out = new ArrayList<>();
         List<String> nqns = new ArrayList<>();
         nqns.add(DISCOVERY_NQN);

@@ -1,12 +1,13 @@
 package io.nvmf4j.spdk;
 
-import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.EngineProvider;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.LiveDocument;
 
 import java.io.IOException;
+import java.nio.file.Path;
 
 /** Registers the spdk engine with {@link Engines} (META-INF/services). */
 public final class SpdkEngineProvider implements EngineProvider {
@@ -21,7 +22,7 @@ public final class SpdkEngineProvider implements EngineProvider {
     }
 
     @Override
-    public Engine start(TargetConfig config, IoObserver observer) throws IOException {
-        return SpdkEngine.start(config);
+    public Engine start(LiveDocument document, IoObserver observer, Path stateDir) throws IOException {
+        return SpdkEngine.start(document);
     }
 }

@@ -12,6 +12,7 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.AnaGroupInfo;
 import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.engine.SubsystemStats;
@@ -52,7 +53,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * What every engine does, seen from a host on loopback (nvmf-target's test host) and from the control plane
- * ({@link Engine}): a concrete subclass starts one engine for its class in {@code @BeforeAll} (SPDK starts once
+ * ({@link ConfigController}): a concrete subclass starts one engine for its class in {@code @BeforeAll} (SPDK starts once
  * per JVM, and spdk-jni's surefire forks a JVM per class). Where the engines legitimately differ, the
  * subclass answers the hooks at the end with its own documented behaviour.
  *
@@ -71,7 +72,7 @@ abstract class EngineContract {
 
     static EngineTarget target;
 
-    static Engine engine() {
+    static ConfigController<Engine> engine() {
         return target.engine;
     }
 
@@ -127,7 +128,7 @@ abstract class EngineContract {
                     .containsEntry("hostnqn", TestTarget.HOSTNQN).containsEntry("host", host)
                     .containsEntry("transport", "tcp").containsEntry("cntlid", cntlid)
                     .containsEntry("kato_ms", TestTarget.KATO_MS);
-                if (engine() instanceof SpdkEngine spdk) {
+                if (engine().engine() instanceof SpdkEngine spdk) {
                     // the spdk engine learns of I/O queues at its controller watch's polls: wait for one that saw both
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     while (spdk.ioQueuesSeen(TestTarget.SUBNQN, cntlid) < 2) {

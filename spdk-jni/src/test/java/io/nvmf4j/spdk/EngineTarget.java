@@ -3,6 +3,7 @@ package io.nvmf4j.spdk;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.it.TestTarget;
@@ -20,11 +21,11 @@ import java.net.InetSocketAddress;
  * port, 0, instead of the bound one).
  */
 final class EngineTarget implements AutoCloseable {
-    final Engine engine;
+    final ConfigController<Engine> engine;
     /** The main listener, shared by both subsystems. */
     final ListenerConfig listener;
 
-    private EngineTarget(Engine engine, ListenerConfig listener) {
+    private EngineTarget(ConfigController<Engine> engine, ListenerConfig listener) {
         this.engine = engine;
         this.listener = listener;
     }

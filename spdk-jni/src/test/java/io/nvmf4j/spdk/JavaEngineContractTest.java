@@ -3,7 +3,7 @@ package io.nvmf4j.spdk;
 import io.nvmf4j.engine.Engines;
 import org.junit.jupiter.api.BeforeAll;
 
-/** The engine contract against the java engine ({@link io.nvmf4j.NvmfTarget}). */
+/** The engine contract against the java engine ({@link io.nvmf4j.javaengine.JavaEngine}). */
 class JavaEngineContractTest extends EngineContract {
     @BeforeAll
     static void start() throws Exception {

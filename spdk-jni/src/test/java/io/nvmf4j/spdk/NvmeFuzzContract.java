@@ -2,6 +2,7 @@ package io.nvmf4j.spdk;
 
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.it.TestTarget;
@@ -33,13 +34,13 @@ abstract class NvmeFuzzContract {
     static final int FUZZ_SECONDS = 10;
     static final int SEED = 20261201;
 
-    static Engine engine;
+    static ConfigController<Engine> engine;
 
     /**
      * The standard loopback document cut down to the open subsystem with one namespace: nvme_fuzz -N does not
      * finish against a subsystem whose nsids have a gap (1 and 3), on either engine.
      */
-    static Engine start(String engineName) throws IOException {
+    static ConfigController<Engine> start(String engineName) throws IOException {
         TargetConfig cfg = EngineTarget.document(engineName);
         cfg.subsystems.removeIf(s -> !s.nqn.equals(TestTarget.SUBNQN));
         cfg.subsystems.get(0).namespaces.removeIf(n -> n.nsid != 1);

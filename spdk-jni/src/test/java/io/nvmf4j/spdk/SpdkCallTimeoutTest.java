@@ -4,6 +4,7 @@ import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.it.TestTarget;
@@ -46,7 +47,7 @@ class SpdkCallTimeoutTest {
     private static final int NSID = 7;
     private static final long AWAIT_MS = 30_000;
 
-    private static Engine engine;
+    private static ConfigController<Engine> engine;
     private static int port;
 
     @BeforeAll

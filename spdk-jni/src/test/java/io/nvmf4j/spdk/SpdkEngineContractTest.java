@@ -88,7 +88,7 @@ class SpdkEngineContractTest extends EngineContract {
 
     @Test
     void bdevAndPollGroupStatisticsCountTheHostsIo() throws Exception {
-        SpdkEngine spdk = (SpdkEngine) engine();
+        SpdkEngine spdk = (SpdkEngine) engine().engine();
         try (NvmeController c = target.controller(2)) {
             BdevIoStat before = spdk.bdevIoStats().get("m3");
             PollGroupStat groupsBefore = spdk.pollGroupStat();

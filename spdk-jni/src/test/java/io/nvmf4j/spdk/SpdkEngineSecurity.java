@@ -2,6 +2,7 @@ package io.nvmf4j.spdk;
 
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.it.TestTarget;
@@ -22,7 +23,7 @@ import java.security.SecureRandom;
 abstract class SpdkEngineSecurity {
     @TempDir
     static Path dir;
-    static Engine engine;
+    static ConfigController<Engine> engine;
     static NvmeController bystander;
     static final SecureRandom RANDOM = new SecureRandom();
 

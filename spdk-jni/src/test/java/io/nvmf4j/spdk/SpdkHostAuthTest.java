@@ -1,6 +1,7 @@
 package io.nvmf4j.spdk;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.auth.DhchapKey;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -55,7 +56,7 @@ class SpdkHostAuthTest {
         cfg.subsystems.get(1).hostKeys.add(new HostKeyConfig(TestTarget.ALLOWED_HOSTNQN, hostKey.toString(),
             ctrlKey.toString()));
         AtomicInteger failures = new AtomicInteger();
-        NvmfTarget target = NvmfTarget.start(cfg, new IoObserver() {
+        ConfigController<JavaEngine> target = JavaEngine.start(cfg, new IoObserver() {
             @Override
             public void authFailed(io.nvmf4j.core.Subsystem subsystem, String reason) {
                 failures.incrementAndGet();

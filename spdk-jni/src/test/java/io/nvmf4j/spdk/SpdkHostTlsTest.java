@@ -1,6 +1,7 @@
 package io.nvmf4j.spdk;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
@@ -61,7 +62,7 @@ class SpdkHostTlsTest {
             s.hostKeys.add(s.nqn.equals(TestTarget.RESTRICTED_NQN) ? tlsKey(TestTarget.ALLOWED_HOSTNQN, sha256)
                 : tlsKey(TestTarget.HOSTNQN, sha384));
         }
-        try (NvmfTarget target = NvmfTarget.start(cfg)) {
+        try (ConfigController<JavaEngine> target = JavaEngine.start(cfg)) {
             SpdkTools.Run verify = SpdkTools.bdevperfVerify(TestTarget.ADDRESS, port, TestTarget.RESTRICTED_NQN,
                 TestTarget.ALLOWED_HOSTNQN, 3, sha256);
             SpdkTools.assertVerified(verify, "bdevperf over TLS");

@@ -15,6 +15,7 @@ import com.github.victools.jsonschema.module.jackson.JacksonModule;
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
@@ -25,7 +26,6 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.runtime.IdleStrategies;
-import io.nvmf4j.transport.TransportRegistry;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Type;
@@ -63,7 +63,7 @@ final class ApiSchemas {
         ENUMS.put(key(TargetConfig.class, "engine"), Engines.names());
         ENUMS.put(key(TargetConfig.class, "idleStrategy"),
             List.of(IdleStrategies.BUSY, IdleStrategies.BACKOFF, IdleStrategies.INTERRUPT));
-        List<String> transports = TransportRegistry.builtIn().names();
+        List<String> transports = EngineCapabilities.allTransports();
         ENUMS.put(key(ListenerConfig.class, "transport"), transports);
         ENUMS.put(key(ReferralConfig.class, "transport"), transports);
         ENUMS.put(key(BdevConfig.class, "type"), List.of("malloc", "null", "file", "rbd", "error"));

@@ -1,6 +1,6 @@
 package io.nvmf4j.service.api;
 
-import io.nvmf4j.core.LogText;
+import io.nvmf4j.config.LogText;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.ext.web.RoutingContext;

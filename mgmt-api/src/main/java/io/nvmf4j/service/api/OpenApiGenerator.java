@@ -6,11 +6,11 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.service.api.ApiContract.Answer;
 import io.nvmf4j.service.api.ApiContract.Many;
 import io.nvmf4j.service.api.ApiContract.Op;
 import io.nvmf4j.service.api.ApiContract.Text;
-import io.nvmf4j.transport.TransportRegistry;
 
 import java.io.IOException;
 import java.lang.reflect.Type;
@@ -113,7 +113,7 @@ public final class OpenApiGenerator {
             ObjectNode schema = p.equals("nsid") || p.equals("port") ? m.createObjectNode().put("type", "integer")
                 : m.createObjectNode().put("type", "string");
             if (p.equals("transport")) {
-                TransportRegistry.builtIn().names().forEach(schema.putArray("enum")::add);
+                EngineCapabilities.allTransports().forEach(schema.putArray("enum")::add);
             }
             params.addObject().put("name", p).put("in", "path").put("required", true)
                 .put("description", PARAMS.getOrDefault(p, p)).set("schema", schema);

@@ -18,7 +18,7 @@ import io.nvmf4j.config.MetricsConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Subsystem;
-import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.spdk.SpdkEngine;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -37,7 +37,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <pre>
  *   Metrics m = new Metrics();
- *   Engine t = Engines.start(config, m.observer());
+ *   ConfigController<Engine> t = Engines.start(config, m.observer());
  *   m.bind(t);                 // gauges that read the engine
  *   String text = m.scrape();  // GET /metrics
  * </pre>
@@ -104,7 +104,7 @@ public final class Metrics implements AutoCloseable {
     private final MultiGauge controllers;
     private final MultiGauge queues;
     private final MultiGauge namespaces;
-    private volatile Engine target;
+    private volatile ConfigController<?> target;
     /** The spdk engine's meters (null with the java engine). */
     private volatile SpdkMeters spdk;
 
@@ -153,9 +153,9 @@ public final class Metrics implements AutoCloseable {
     }
 
     /** Attaches the started target: gauges read it at each scrape, namespaces resolve to their subsystem. */
-    public void bind(Engine target) {
+    public void bind(ConfigController<?> target) {
         this.target = target;
-        if (target instanceof SpdkEngine s) {
+        if (target.engine() instanceof SpdkEngine s) {
             // SPDK counts its own data path: no observer events arrive, so the observer's meters would only
             // ever read 0; SPDK's statistics take their place (see SpdkMeters)
             synchronized (cacheLock) {
@@ -163,7 +163,7 @@ public final class Metrics implements AutoCloseable {
                 byTransport.clear();
                 unknownNamespace.remove();
             }
-            spdk = new SpdkMeters(registry, s);
+            spdk = new SpdkMeters(registry, target, s);
         } else {
             if (pollThreadAllocatedBytes() >= 0) {
                 FunctionCounter.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, this, m -> pollThreadAllocatedBytes())
@@ -176,7 +176,7 @@ public final class Metrics implements AutoCloseable {
             FunctionCounter.builder(MetricNames.RBD_RECONNECTED, this, m -> RbdBdev.reconnectedTotal())
                 .description("rbd bdevs serving again as a new Ceph client after a blocklist").register(registry);
         }
-        FunctionCounter.builder(MetricNames.POLLGROUP_BUSY, target, Engine::busySeconds)
+        FunctionCounter.builder(MetricNames.POLLGROUP_BUSY, target, t -> t.busySeconds())
             .description("seconds the poll-group threads spent working (not idle), summed over them")
             .baseUnit("seconds").register(registry);
         BuildInfo.register(registry, target.configSnapshot().engine);
@@ -206,7 +206,7 @@ public final class Metrics implements AutoCloseable {
 
     /** Re-registers the per-subsystem gauges and unregisters meters of what was removed. */
     private void refresh() {
-        Engine t = target;
+        ConfigController<?> t = target;
         if (t == null) {
             return;
         }
@@ -237,7 +237,7 @@ public final class Metrics implements AutoCloseable {
      * cache lock only for this (poll groups take it once per new namespace in {@link #resolve}); the live set
      * is read under it, so a namespace resolved concurrently is never pruned.
      */
-    private void prune(Engine t, List<SubsystemStats> stats) {
+    private void prune(ConfigController<?> t, List<SubsystemStats> stats) {
         synchronized (cacheLock) {
             Set<String> nqns = new HashSet<>();
             for (SubsystemStats s : stats) {
@@ -309,7 +309,7 @@ public final class Metrics implements AutoCloseable {
         if (m != null) {
             return m;
         }
-        Engine t = target;
+        ConfigController<?> t = target;
         String nqn = t == null ? null : t.subsystemOf(ns);
         if (nqn == null) {
             return unknownNamespace; // not bound yet, or removed meanwhile: not cached, so not kept alive

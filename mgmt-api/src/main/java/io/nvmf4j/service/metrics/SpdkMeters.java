@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.Tags;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.spdk.BdevIoStat;
 import io.nvmf4j.spdk.PollGroupStat;
 import io.nvmf4j.spdk.SpdkEngine;
@@ -32,12 +33,15 @@ import java.util.function.ToDoubleFunction;
 final class SpdkMeters {
     private final MeterRegistry registry;
     private final SpdkEngine engine;
+    /** The engine's control layer, for the document (which namespaces there are). */
+    private final ConfigController<?> target;
     /** "nqn nsid" → the meters of that namespace and the latest values they read. */
     private final Map<String, Cells> byNamespace = new HashMap<>();
     private volatile PollGroupStat pollGroups = new PollGroupStat(0, 0, 0, 0, 0, 0, 0);
 
-    SpdkMeters(MeterRegistry registry, SpdkEngine engine) {
+    SpdkMeters(MeterRegistry registry, ConfigController<?> target, SpdkEngine engine) {
         this.registry = registry;
+        this.target = target;
         this.engine = engine;
         Tags all = Tags.of(MetricNames.TAG_TRANSPORT, "all");
         FunctionCounter.builder(MetricNames.TRANSPORT_QUEUES_CONNECTED, this, m -> m.pollGroups.adminQueuesTotal())
@@ -66,7 +70,7 @@ final class SpdkMeters {
     synchronized void refresh() {
         pollGroups = engine.pollGroupStat();
         Map<String, BdevIoStat> stats = engine.bdevIoStats();
-        TargetConfig c = engine.configSnapshot();
+        TargetConfig c = target.configSnapshot();
         Set<String> live = new HashSet<>();
         for (SubsystemConfig s : c.subsystems) {
             for (NamespaceConfig n : s.namespaces) {

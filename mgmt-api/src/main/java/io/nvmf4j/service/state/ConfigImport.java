@@ -10,7 +10,7 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.ConfigController;
 
 import java.util.HashSet;
 import java.util.Map;
@@ -32,21 +32,21 @@ import java.util.Set;
 final class ConfigImport {
     private static final ObjectMapper MAPPER = ConfigStore.mapper();
 
-    private final Engine t;
+    private final ConfigController<?> t;
     private final TargetConfig have;
     private final TargetConfig want;
     private final Set<String> changedBdevs = new HashSet<>();
     private final Set<String> removedNamespaces = new HashSet<>();
     private final Undo undo = new Undo();
 
-    private ConfigImport(Engine t, TargetConfig want) {
+    private ConfigImport(ConfigController<?> t, TargetConfig want) {
         this.t = t;
         this.have = t.configSnapshot();
         this.want = ConfigService.copy(want, TargetConfig.class);
     }
 
     /** Applies {@code want}; returns the inverse of all it did (for when the save fails). */
-    static Undo apply(Engine t, TargetConfig want) {
+    static Undo apply(ConfigController<?> t, TargetConfig want) {
         ConfigImport i = new ConfigImport(t, want);
         try {
             i.undo.push(() -> t.orderLike(i.have)); // runs last: what the undo put back goes where it was

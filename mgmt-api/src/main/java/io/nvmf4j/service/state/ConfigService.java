@@ -5,12 +5,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
-import io.nvmf4j.core.LogText;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.LogText;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
@@ -19,7 +19,7 @@ import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.ControllerInfo;
-import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.AnaGroupInfo;
 import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.nvme.AnaLog;
@@ -46,8 +46,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The one way the running configuration changes. Every change runs on a single thread (so changes are
- * serialised and never run on a Vert.x event loop), is applied to the live {@link Engine}, and then
- * the whole document ({@link Engine#configSnapshot()}) is saved atomically before the returned
+ * serialised and never run on a Vert.x event loop), is applied to the live {@link ConfigController}, and then
+ * the whole document ({@link ConfigController#configSnapshot()}) is saved atomically before the returned
  * future completes. If the save fails the live change is undone with the inverse control call and the
  * future fails with {@link PersistenceException}. After every acknowledged change the file equals the
  * engine's document.
@@ -68,10 +68,10 @@ public final class ConfigService implements AutoCloseable {
 
     @FunctionalInterface
     interface Change<T> {
-        Applied<T> apply(Engine target);
+        Applied<T> apply(ConfigController<?> target);
     }
 
-    private final Engine target;
+    private final ConfigController<?> target;
     private final Path file;
     private final Saver saver;
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
@@ -80,11 +80,11 @@ public final class ConfigService implements AutoCloseable {
         return t;
     });
 
-    public ConfigService(Engine target, Path file) {
+    public ConfigService(ConfigController<?> target, Path file) {
         this(target, file, ConfigStore::save);
     }
 
-    public ConfigService(Engine target, Path file, Saver saver) {
+    public ConfigService(ConfigController<?> target, Path file, Saver saver) {
         this.target = target;
         this.file = file;
         this.saver = saver;
@@ -201,7 +201,7 @@ public final class ConfigService implements AutoCloseable {
         }
     }
 
-    /** Every configured listener with whether it serves (bound port) or why not (see {@link Engine#listenerStates}). */
+    /** Every configured listener with whether it serves (bound port) or why not (see {@link ConfigController#listenerStates}). */
     public Map<ListenerConfig, ListenerState> listenerStates() {
         return target.listenerStates();
     }
@@ -378,7 +378,7 @@ public final class ConfigService implements AutoCloseable {
     }
 
     /** Where the next host of namespace {@code nsid} of {@code nqn} lands in the document. */
-    private static String namespaceHostAt(Engine t, String nqn, int nsid) {
+    private static String namespaceHostAt(ConfigController<?> t, String nqn, int nsid) {
         List<SubsystemConfig> all = t.configSnapshot().subsystems;
         for (int i = 0; i < all.size(); i++) {
             List<NamespaceConfig> ns = all.get(i).namespaces;
@@ -610,7 +610,7 @@ public final class ConfigService implements AutoCloseable {
     }
 
     /** Where the next entry of list {@code list} of subsystem {@code nqn} lands in the document. */
-    private static String fragmentAt(Engine t, String nqn, String list) {
+    private static String fragmentAt(ConfigController<?> t, String nqn, String list) {
         List<SubsystemConfig> all = t.configSnapshot().subsystems;
         for (int i = 0; i < all.size(); i++) {
             SubsystemConfig s = all.get(i);

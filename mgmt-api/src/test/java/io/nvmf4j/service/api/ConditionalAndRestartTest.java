@@ -1,7 +1,7 @@
 package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.service.api.Http.Res;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -103,7 +103,7 @@ class ConditionalAndRestartTest {
         assertThat(put.status()).as("%s", put).isEqualTo(200);
         assertThat(put.header(ApiContract.RESTART_REQUIRED)).isEqualTo("cores, idleStrategy");
         assertThat(t.http.get(CONFIG).header(ApiContract.RESTART_REQUIRED)).isEqualTo("cores, idleStrategy");
-        assertThat(((NvmfTarget) t.service.target()).pollGroups().describe())
+        assertThat(((JavaEngine) t.service.target().engine()).pollGroups().describe())
             .as("the running poll groups keep their settings").startsWith("1 poll group(s), backoff idle strategy");
     }
 

@@ -1,7 +1,7 @@
 package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.service.api.Http.Res;
@@ -56,7 +56,7 @@ class RestartTest {
                 .isEqualTo(before.get("subsystems").get(0).get("namespaces").get(1).get("nguid").asText());
             assertThat(live.subsystems.get(0).namespaces.get(1).uuid)
                 .isEqualTo(before.get("subsystems").get(0).get("namespaces").get(1).get("uuid").asText());
-            assertThat(((NvmfTarget) t.service.target()).target().subsystem(nqn2).namespace(3)).as("the java engine's live namespace").isNotNull();
+            assertThat(((JavaEngine) t.service.target().engine()).target().subsystem(nqn2).namespace(3)).as("the java engine's live namespace").isNotNull();
             assertThat(t.service.target().listeners().keySet()).extracting(l -> l.port).contains(port2);
             assertThat(ConfigStore.toJson(live)).isEqualTo(t.fileJson());
         }

@@ -1,6 +1,7 @@
 package io.nvmf4j.service.api;
 
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.TargetConfig;
@@ -23,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SaveFailureTest {
     @TempDir
     Path dir;
-    private NvmfTarget target;
+    private ConfigController<JavaEngine> target;
     private ConfigService service;
     private ApiServer api;
     private Http http;
@@ -32,7 +33,7 @@ class SaveFailureTest {
     @BeforeEach
     void start() throws Exception {
         TargetConfig c = TestService.baseConfig();
-        target = NvmfTarget.start(c);
+        target = JavaEngine.start(c);
         service = new ConfigService(target, dir.resolve("config.json"), (file, doc) -> {
             if (diskFull) {
                 throw new IOException("No space left on device");
@@ -73,7 +74,7 @@ class SaveFailureTest {
         TargetConfig want = target.configSnapshot();
         want.subsystems.clear();
         assertUndone(http.put("/api/v1/config", ConfigStore.toJson(want)), before);
-        assertThat(target.target().subsystem(TestService.NQN)).isNotNull();
+        assertThat(target.engine().target().subsystem(TestService.NQN)).isNotNull();
 
         Res grow = http.patch("/api/v1/bdevs/zz", "{\"numBlocks\":9}");
         assertThat(grow.status()).isEqualTo(404);

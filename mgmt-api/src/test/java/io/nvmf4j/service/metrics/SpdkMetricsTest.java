@@ -5,6 +5,7 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.spdk.Spdk;
@@ -35,7 +36,7 @@ class SpdkMetricsTest {
     private static final String HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:6d0e5d1c-4a8b-4f3e-9c11-000000000009";
 
     static Metrics metrics;
-    static Engine engine;
+    static ConfigController<Engine> engine;
     static int port;
 
     @BeforeAll

@@ -3,7 +3,7 @@ package io.nvmf4j.transport.tcp;
 import io.nvmf4j.auth.KeyFiles;
 import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.config.HostKeyConfig;
-import io.nvmf4j.core.LogText;
+import io.nvmf4j.config.LogText;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
 import org.slf4j.Logger;

@@ -6,7 +6,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -65,7 +66,7 @@ public class CommandCostBenchmark {
     @Param({"read4k", "write4k", "flush", "harness"})
     public String command;
 
-    private NvmfTarget nvmf;
+    private ConfigController<JavaEngine> nvmf;
     private EmbeddedChannel admin;
     private EmbeddedChannel io;
     private ByteBuf capsule;
@@ -82,7 +83,7 @@ public class CommandCostBenchmark {
             return;
         }
         TargetConfig cfg = TestTarget.config(TestTarget.freePort());
-        nvmf = NvmfTarget.start(cfg);
+        nvmf = JavaEngine.start(cfg);
         EmbeddedChannel[] queues = connectedQueues(nvmf, cfg, PooledByteBufAllocator.DEFAULT);
         admin = queues[0];
         io = queues[1];
@@ -120,15 +121,15 @@ public class CommandCostBenchmark {
      * An admin queue and one I/O queue of a controller of {@code nvmf}'s first subsystem, connected, the
      * controller enabled: NVMe/TCP queues on {@link EmbeddedChannel}s, the I/O queue's allocator {@code ioAlloc}.
      */
-    static EmbeddedChannel[] connectedQueues(NvmfTarget nvmf, TargetConfig cfg, io.netty.buffer.ByteBufAllocator ioAlloc) {
+    static EmbeddedChannel[] connectedQueues(ConfigController<JavaEngine> nvmf, TargetConfig cfg, io.netty.buffer.ByteBufAllocator ioAlloc) {
         return connectedQueues(nvmf, cfg, ioAlloc, IoObserver.NONE);
     }
 
-    /** {@link #connectedQueues(NvmfTarget, TargetConfig, io.netty.buffer.ByteBufAllocator)}, the I/O queue observed by {@code ioObserver}. */
-    static EmbeddedChannel[] connectedQueues(NvmfTarget nvmf, TargetConfig cfg, io.netty.buffer.ByteBufAllocator ioAlloc,
+    /** {@link #connectedQueues(ConfigController, TargetConfig, io.netty.buffer.ByteBufAllocator)}, the I/O queue observed by {@code ioObserver}. */
+    static EmbeddedChannel[] connectedQueues(ConfigController<JavaEngine> nvmf, TargetConfig cfg, io.netty.buffer.ByteBufAllocator ioAlloc,
                                              IoObserver ioObserver) {
         ListenerConfig listener = cfg.subsystems.get(0).listeners.get(0);
-        CommandDispatcher dispatcher = new CommandDispatcher(nvmf.target());
+        CommandDispatcher dispatcher = new CommandDispatcher(nvmf.engine().target());
         TransportLimits limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize,
             cfg.tcp.mdtsBytes, cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
         EmbeddedChannel admin = channel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));

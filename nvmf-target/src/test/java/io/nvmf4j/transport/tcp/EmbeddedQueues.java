@@ -2,7 +2,8 @@ package io.nvmf4j.transport.tcp;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.it.TestTarget;
@@ -14,11 +15,11 @@ import java.io.IOException;
  * ({@link CommandCostBenchmark#connectedQueues}), for tests that drive the NVMe/TCP queue without sockets.
  */
 final class EmbeddedQueues implements AutoCloseable {
-    final NvmfTarget nvmf;
+    final ConfigController<JavaEngine> nvmf;
     final EmbeddedChannel admin;
     final EmbeddedChannel io;
 
-    private EmbeddedQueues(NvmfTarget nvmf, EmbeddedChannel[] queues) {
+    private EmbeddedQueues(ConfigController<JavaEngine> nvmf, EmbeddedChannel[] queues) {
         this.nvmf = nvmf;
         this.admin = queues[0];
         this.io = queues[1];
@@ -27,7 +28,7 @@ final class EmbeddedQueues implements AutoCloseable {
     /** The I/O queue's buffers from {@code ioAlloc}, its completions told to {@code ioObserver}. */
     static EmbeddedQueues start(ByteBufAllocator ioAlloc, IoObserver ioObserver) throws IOException {
         TargetConfig cfg = TestTarget.config(TestTarget.freePort());
-        NvmfTarget nvmf = NvmfTarget.start(cfg);
+        ConfigController<JavaEngine> nvmf = JavaEngine.start(cfg);
         try {
             return new EmbeddedQueues(nvmf, CommandCostBenchmark.connectedQueues(nvmf, cfg, ioAlloc, ioObserver));
         } catch (RuntimeException e) {

@@ -3,7 +3,8 @@ package io.nvmf4j.transport.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -56,7 +57,7 @@ public class PollGroupScalingBenchmark {
     /** The target and its controller (admin queue connected, enabled), shared by every thread. */
     @State(Scope.Benchmark)
     public static class Target {
-        NvmfTarget nvmf;
+        ConfigController<JavaEngine> nvmf;
         CommandDispatcher dispatcher;
         TargetConfig cfg;
         TransportLimits limits;
@@ -68,9 +69,9 @@ public class PollGroupScalingBenchmark {
         @Setup(Level.Trial)
         public void start() throws IOException {
             cfg = TestTarget.config(TestTarget.freePort());
-            nvmf = NvmfTarget.start(cfg);
+            nvmf = JavaEngine.start(cfg);
             listener = cfg.subsystems.get(0).listeners.get(0);
-            dispatcher = new CommandDispatcher(nvmf.target());
+            dispatcher = new CommandDispatcher(nvmf.engine().target());
             limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize, cfg.tcp.mdtsBytes,
                 cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
             admin = CommandCostBenchmark.channel(TcpQueue.handler(dispatcher, cfg.tcp, limits, listener, IoObserver.NONE));

@@ -3,7 +3,8 @@ package io.nvmf4j.transport.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.nvmf4j.NvmfTarget;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -50,7 +51,7 @@ public final class TcpPduFuzz implements FuzzTarget {
     private static final long STEPS_BOUND_NANOS = 60_000_000_000L;
 
     private final TargetConfig cfg;
-    private final NvmfTarget nvmf;
+    private final ConfigController<JavaEngine> nvmf;
     private final CommandDispatcher dispatcher;
     private final TransportLimits limits;
     private final ListenerConfig listener;
@@ -62,9 +63,9 @@ public final class TcpPduFuzz implements FuzzTarget {
     public TcpPduFuzz() throws IOException {
         port = TestTarget.freePort();
         cfg = TestTarget.config(port);
-        nvmf = NvmfTarget.start(cfg);
+        nvmf = JavaEngine.start(cfg);
         listener = cfg.subsystems.get(0).listeners.get(0);
-        dispatcher = new CommandDispatcher(nvmf.target());
+        dispatcher = new CommandDispatcher(nvmf.engine().target());
         limits = new TransportLimits(TransportLimits.TRTYPE_TCP, cfg.tcp.inCapsuleDataSize, cfg.tcp.mdtsBytes,
             cfg.tcp.maxQueueDepth, cfg.tcp.maxIoQueues, 1);
     }
@@ -142,8 +143,8 @@ public final class TcpPduFuzz implements FuzzTarget {
             close(ioq);
             close(admin);
         }
-        if (!nvmf.target().allControllers().isEmpty()) {
-            throw new Escape("controllers left after both connections closed: " + nvmf.target().allControllers());
+        if (!nvmf.engine().target().allControllers().isEmpty()) {
+            throw new Escape("controllers left after both connections closed: " + nvmf.engine().target().allControllers());
         }
     }
 
@@ -420,10 +421,10 @@ public final class TcpPduFuzz implements FuzzTarget {
         // the real host's controller goes away on its event loop once the socket closes; the cases after
         // this check count controllers, so wait for it (a controller that stays is a leak all the same)
         long deadline = System.nanoTime() + 5_000_000_000L;
-        while (!nvmf.target().allControllers().isEmpty()) {
+        while (!nvmf.engine().target().allControllers().isEmpty()) {
             if (System.nanoTime() > deadline) {
                 throw new Escape("the real host's controller outlived its connection by 5 s: "
-                    + nvmf.target().allControllers());
+                    + nvmf.engine().target().allControllers());
             }
             Thread.onSpinWait();
             Thread.yield();

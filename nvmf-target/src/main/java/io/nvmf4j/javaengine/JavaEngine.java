@@ -1,5 +1,6 @@
-package io.nvmf4j;
+package io.nvmf4j.javaengine;
 
+import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.BdevException;
 import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.bdev.BlockDevices;
@@ -23,18 +24,17 @@ import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Reservation;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
-import io.nvmf4j.engine.AnaGroupInfo;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
-import io.nvmf4j.engine.ListenerState;
+import io.nvmf4j.engine.LiveDocument;
 import io.nvmf4j.engine.ReservationInfo;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.runtime.PollGroups;
 import io.nvmf4j.transport.Transport;
-import io.nvmf4j.transport.TransportRegistry;
 import io.nvmf4j.transport.TransportType;
 import io.nvmf4j.transport.rdma.RdmaTransport;
 import io.nvmf4j.transport.tcp.TcpTransport;
@@ -53,16 +53,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.IntFunction;
 
 /**
  * The {@code java} engine: a running target built from one configuration document, with our own data
  * path: block devices, subsystems with their namespaces, hosts and listeners, the poll groups and the
  * transports of {@link TransportRegistry} (created on the first listener of their type). Everything above
- * the engine uses it through {@link Engine}; tests of the data path also reach the live objects
- * ({@link #target()}, {@link #pollGroups()}).
+ * the engine uses it through its {@link ConfigController}, which owns the document; tests of the data path
+ * also reach the live objects ({@link #target()}, {@link #pollGroups()}).
  */
-public final class NvmfTarget implements Engine {
-    private static final Logger LOG = LoggerFactory.getLogger(NvmfTarget.class);
+public final class JavaEngine implements Engine {
+    private static final Logger LOG = LoggerFactory.getLogger(JavaEngine.class);
     /** How long {@link #removeBdev} waits for work on the device to drain before refusing (never freeing). */
     static final long BDEV_DRAIN_TIMEOUT_MS = 10_000;
 
@@ -79,8 +80,9 @@ public final class NvmfTarget implements Engine {
     /** Inside {@link #keepingReservations}: the reservations of namespaces removed meanwhile, by NGUID. */
     private final Map<String, Reservation> parked = new HashMap<>();
     private int keeping;
-    private TargetConfig config;
-    /** The document as started: the start-up settings in effect (see {@link #startedWith()}). */
+    /** The document as its control layer committed it (read-only here). */
+    private final LiveDocument doc;
+    /** The document as started: the start-up settings the data path runs with (transports are built from them). */
     private final TargetConfig started;
     private final TransportRegistry registry = TransportRegistry.builtIn();
     /** Running transports by type, in creation order (TCP always, the others at their first listener). */
@@ -91,12 +93,14 @@ public final class NvmfTarget implements Engine {
     /** Where reservations with PTPL on are kept, or null (none kept). */
     private final Path stateDir;
 
-    private NvmfTarget(TargetConfig config, IoObserver observer, Path stateDir) {
+    private JavaEngine(LiveDocument doc, IoObserver observer, Path stateDir) {
+        TargetConfig config = doc.get();
         this.stateDir = stateDir;
-        this.config = config;
+        this.doc = doc;
         this.started = ConfigDocument.copy(config);
         this.target = new Target(observer);
         target.setAuthTimeoutMs(config.authTimeoutMs);
+        target.setDiscoveryEntryFields(registry::type);
     }
 
     /**
@@ -104,12 +108,12 @@ public final class NvmfTarget implements Engine {
      * the block devices, builds the subsystems and binds every listener. On failure everything opened so
      * far is closed again.
      */
-    public static NvmfTarget start(TargetConfig config) throws IOException {
+    public static ConfigController<JavaEngine> start(TargetConfig config) throws IOException {
         return start(config, IoObserver.NONE);
     }
 
     /** As {@link #start(TargetConfig)}, reporting data-path events to {@code observer} (metrics). */
-    public static NvmfTarget start(TargetConfig config, IoObserver observer) throws IOException {
+    public static ConfigController<JavaEngine> start(TargetConfig config, IoObserver observer) throws IOException {
         return start(config, observer, null);
     }
 
@@ -117,14 +121,21 @@ public final class NvmfTarget implements Engine {
      * As {@link #start(TargetConfig, IoObserver)}, keeping the reservations of namespaces with Persist Through
      * Power Loss on in {@code stateDir} (see {@link ReservationFiles}); null keeps none and PTPL is unsupported.
      */
-    public static NvmfTarget start(TargetConfig config, IoObserver observer, Path stateDir) throws IOException {
+    public static ConfigController<JavaEngine> start(TargetConfig config, IoObserver observer, Path stateDir)
+        throws IOException {
+        return ConfigController.start(config, doc -> open(doc, observer, stateDir));
+    }
+
+    /** Starts the java engine on the document of {@code doc} (see {@link #start(TargetConfig, IoObserver, Path)}). */
+    static JavaEngine open(LiveDocument doc, IoObserver observer, Path stateDir) throws IOException {
+        TargetConfig config = doc.get();
         ConfigValidator.validate(config);
         if (!Engines.JAVA.equals(config.engine)) {
             throw new IllegalArgumentException("the document names engine " + config.engine + ", not java: start it "
                 + "with Engines.start (the java engine never stands in for another)");
         }
         ConfigStore.assignIdentities(config);
-        NvmfTarget t = new NvmfTarget(config, observer, stateDir);
+        JavaEngine t = new JavaEngine(doc, observer, stateDir);
         try {
             t.open();
             return t;
@@ -135,6 +146,7 @@ public final class NvmfTarget implements Engine {
     }
 
     private void open() throws IOException {
+        TargetConfig config = doc.get();
         for (BdevConfig b : config.bdevs) {
             bdevs.put(b.name, watchHealth(b, BlockDevices.create(b, config.storage, bdevs::get)));
         }
@@ -204,35 +216,13 @@ public final class NvmfTarget implements Engine {
     }
 
     @Override
-    public synchronized void addReferral(ReferralConfig r) {
-        if (r != null && config.referrals.contains(r)) {
-            throw ControlException.conflict("referral " + r + " already exists");
-        }
-        config = validatedWith(c -> c.referrals.add(r));
-        target.setReferrals(referralListeners(config));
+    public synchronized void addReferral(TargetConfig next, ReferralConfig r) {
+        target.setReferrals(referralListeners(next));
     }
 
     @Override
-    public synchronized void removeReferral(ReferralConfig r) {
-        if (!config.referrals.remove(r)) {
-            throw ControlException.notFound("no referral " + r);
-        }
-        target.setReferrals(referralListeners(config));
-    }
-
-    /**
-     * Stores the settings that only take effect at the next start ({@code cores}, {@code idleStrategy},
-     * {@code tcp}, {@code api}), copied from {@code from} after validating the document with them; the
-     * running poll groups, transport and API keep their current settings.
-     */
-    @Override
-    public synchronized void setStartupSettings(TargetConfig from) {
-        config = ConfigDocument.withStartupSettings(config, from);
-    }
-
-    @Override
-    public TargetConfig startedWith() {
-        return ConfigDocument.copy(started);
+    public synchronized void removeReferral(TargetConfig next, ReferralConfig r) {
+        target.setReferrals(referralListeners(next));
     }
 
     /** Poll-group threads and their idle strategy. */
@@ -269,7 +259,7 @@ public final class NvmfTarget implements Engine {
     private void syncExclusiveLocks(SubsystemConfig sc) throws IOException {
         Subsystem live = target.subsystem(sc.nqn);
         for (NamespaceConfig n : sc.namespaces) {
-            BdevConfig bc = config.bdevs.stream().filter(b -> b.name.equals(n.bdev)).findFirst().orElse(null);
+            BdevConfig bc = doc.get().bdevs.stream().filter(b -> b.name.equals(n.bdev)).findFirst().orElse(null);
             if (bc == null || !bc.exclusiveLockOrDefault() || !(bdevs.get(n.bdev) instanceof RbdBdev rbd)) {
                 continue;
             }
@@ -397,7 +387,6 @@ public final class NvmfTarget implements Engine {
 
     @Override
     public synchronized ReservationInfo reservation(String nqn, int nsid) {
-        subsystemConfig(config, nqn);
         Namespace ns = liveSubsystem(nqn).namespace(nsid);
         if (ns == null) {
             throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
@@ -411,39 +400,12 @@ public final class NvmfTarget implements Engine {
             .array();
     }
 
-    /** The live document (owned by the target; callers must not change it: use the control methods). */
-    public synchronized TargetConfig config() {
-        return config;
-    }
-
-    @Override
-    public synchronized TargetConfig configSnapshot() {
-        return copy(config);
-    }
-
-    @Override
-    public synchronized void orderLike(TargetConfig order) {
-        ConfigDocument.orderLike(config, order);
-    }
-
-    private static TargetConfig copy(TargetConfig c) {
-        return ConfigDocument.copy(c);
-    }
-
-    // ------------------------------------------------------------------ control plane
+    // ------------------------------------------------------------------ data plane
     //
-    // Each change is checked by validating the whole document with the change applied, then applied to
-    // the live objects; on failure nothing changes. Changes that remove state wait for a poll-group
-    // barrier so no queue still works from the old state; hosts see namespace changes through the
-    // changed-namespace AEN and listener/subsystem/host changes through the discovery-change AEN.
-
-    private TargetConfig validatedWith(java.util.function.Consumer<TargetConfig> change) {
-        return ConfigDocument.validatedWith(config, change);
-    }
-
-    private SubsystemConfig subsystemConfig(TargetConfig c, String nqn) {
-        return ConfigDocument.subsystem(c, nqn);
-    }
+    // Each change comes checked against the whole document (ConfigController) and is applied to the live
+    // objects; on failure nothing changes. Changes that remove state wait for a poll-group barrier so no
+    // queue still works from the old state; hosts see namespace changes through the changed-namespace AEN
+    // and listener/subsystem/host changes through the discovery-change AEN.
 
     private Subsystem liveSubsystem(String nqn) {
         Subsystem s = target.subsystem(nqn);
@@ -454,11 +416,7 @@ public final class NvmfTarget implements Engine {
     }
 
     @Override
-    public synchronized BdevConfig addBdev(BdevConfig b) {
-        if (b != null && b.name != null && config.bdev(b.name) != null) {
-            throw ControlException.conflict("bdev " + b.name + " already exists");
-        }
-        TargetConfig next = validatedWith(c -> c.bdevs.add(b));
+    public synchronized void addBdev(TargetConfig next, BdevConfig b) {
         BlockDevice d;
         try {
             d = BlockDevices.create(b, next.storage, bdevs::get);
@@ -466,16 +424,11 @@ public final class NvmfTarget implements Engine {
             throw ControlException.invalid(e.getMessage());
         }
         bdevs.put(b.name, watchHealth(b, d));
-        config = next;
-        return next.bdev(b.name);
     }
 
     @Override
-    public synchronized void removeBdev(String name) {
-        if (config.bdev(name) == null) {
-            throw ControlException.notFound("no bdev " + name);
-        }
-        ConfigDocument.checkBdevUnused(config, name);
+    public synchronized void removeBdev(BdevConfig b) {
+        String name = b.name;
         pollGroups.barrier();
         for (Namespace ns : retired.getOrDefault(name, List.of())) {
             if (!ns.awaitIdle(BDEV_DRAIN_TIMEOUT_MS)) {
@@ -484,7 +437,6 @@ public final class NvmfTarget implements Engine {
             }
         }
         retired.remove(name);
-        config.bdevs.removeIf(b -> name.equals(b.name));
         bdevs.remove(name).close();
     }
 
@@ -551,11 +503,8 @@ public final class NvmfTarget implements Engine {
 
     /** Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). */
     @Override
-    public synchronized void growBdev(String name, long numBlocks) {
-        BdevConfig bc = config.bdev(name);
-        if (bc == null) {
-            throw ControlException.notFound("no bdev " + name);
-        }
+    public synchronized void growBdev(TargetConfig config, BdevConfig bc, long numBlocks) {
+        String name = bc.name;
         BlockDevice d = bdevs.get(name);
         if (numBlocks <= d.numBlocks()) {
             throw ControlException.invalid("numBlocks: " + numBlocks + " does not grow bdev " + name + " ("
@@ -566,7 +515,6 @@ public final class NvmfTarget implements Engine {
         } catch (BdevException e) {
             throw ControlException.invalid(e.getMessage());
         }
-        bc.numBlocks = numBlocks;
         for (SubsystemConfig s : config.subsystems) {
             for (NamespaceConfig n : s.namespaces) {
                 if (name.equals(n.bdev)) {
@@ -577,19 +525,7 @@ public final class NvmfTarget implements Engine {
     }
 
     @Override
-    public synchronized SubsystemConfig addSubsystem(SubsystemConfig s) {
-        if (s != null && s.nqn != null && target.subsystem(s.nqn) != null) {
-            throw ControlException.conflict("subsystem " + s.nqn + " already exists");
-        }
-        if (s != null && s.namespaces != null) {
-            for (NamespaceConfig n : s.namespaces) {
-                if (n != null) {
-                    checkBdevFree(n.bdev);
-                }
-            }
-        }
-        TargetConfig next = validatedWith(c -> c.subsystems.add(s));
-        SubsystemConfig added = next.subsystems.get(next.subsystems.size() - 1);
+    public synchronized void addSubsystem(TargetConfig next, SubsystemConfig added) {
         List<ListenerConfig> newlyBound = bindAll(added.listeners);
         try {
             target.addSubsystem(buildSubsystem(next, added));
@@ -597,53 +533,30 @@ public final class NvmfTarget implements Engine {
             newlyBound.forEach(this::unbindIfUnused);
             throw e;
         }
-        config = next;
-        return added;
     }
 
     @Override
-    public synchronized void removeSubsystem(String nqn) {
-        SubsystemConfig sc = subsystemConfig(config, nqn);
-        config.subsystems.remove(sc);
-        Subsystem removed = target.removeSubsystem(nqn);
+    public synchronized void removeSubsystem(TargetConfig next, SubsystemConfig sc) {
+        Subsystem removed = target.removeSubsystem(sc.nqn);
         if (removed != null) {
             removed.namespaces().forEach(this::retire);
         }
         pollGroups.barrier();
         for (ListenerConfig l : sc.listeners) {
-            unbindIfUnused(l);
+            unbindIfUnused(next, l);
         }
     }
 
     /** Adds a namespace (nsid 0 picks the lowest free one); connected hosts get the changed-namespace AEN. */
     @Override
-    public synchronized NamespaceConfig addNamespace(String nqn, NamespaceConfig n) {
-        SubsystemConfig sc = subsystemConfig(config, nqn);
-        if (n == null) {
-            throw ControlException.invalid("namespace: missing");
-        }
-        ConfigDocument.assignNsid(sc, n);
-        checkBdevFree(n.bdev);
-        TargetConfig next = validatedWith(c -> subsystemConfig(c, nqn).namespaces.add(n));
-        NamespaceConfig added = null;
-        for (NamespaceConfig x : subsystemConfig(next, nqn).namespaces) {
-            if (x.nsid == n.nsid) {
-                added = x;
-            }
-        }
+    public synchronized void addNamespace(TargetConfig next, String nqn, NamespaceConfig added) {
         Subsystem live = liveSubsystem(nqn);
-        live.addNamespace(namespaceOf(next, subsystemConfig(next, nqn), added));
-        config = next;
+        live.addNamespace(namespaceOf(next, ConfigDocument.subsystem(next, nqn), added));
         notifyNamespaceChanged(live, added.nsid);
-        return added;
     }
 
     @Override
     public synchronized void removeNamespace(String nqn, int nsid) {
-        SubsystemConfig sc = subsystemConfig(config, nqn);
-        if (!sc.namespaces.removeIf(x -> x.nsid == nsid)) {
-            throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
-        }
         Subsystem live = liveSubsystem(nqn);
         Namespace old = live.removeNamespace(nsid);
         if (old != null) {
@@ -654,72 +567,23 @@ public final class NvmfTarget implements Engine {
     }
 
     /**
-     * Makes a masked namespace visible to one more host: its controllers get the changed-namespace AEN and the nsid
-     * in log page 04h; the others see no change.
+     * Makes a masked namespace visible to one more host ({@code add}: its controllers get the changed-namespace AEN
+     * and the nsid in log page 04h; the others see no change) or masks it from one (inactive for it from now on; it
+     * gets the changed-namespace AEN).
      */
     @Override
-    public synchronized void addNamespaceHost(String nqn, int nsid, String hostnqn) {
-        NamespaceConfig n = maskedNamespace(nqn, nsid);
-        if (n.hosts.contains(hostnqn)) {
-            throw ControlException.conflict("host " + hostnqn + " already sees namespace " + nsid + " of " + nqn);
-        }
-        changeNamespaceHosts(nqn, nsid, hostnqn, true);
-    }
-
-    /** Masks a namespace from one host (inactive for it from now on; it gets the changed-namespace AEN). */
-    @Override
-    public synchronized void removeNamespaceHost(String nqn, int nsid, String hostnqn) {
-        NamespaceConfig n = maskedNamespace(nqn, nsid);
-        if (!n.hosts.contains(hostnqn)) {
-            throw ControlException.notFound("host " + hostnqn + " is not in the hosts of namespace " + nsid + " of "
-                + nqn);
-        }
-        changeNamespaceHosts(nqn, nsid, hostnqn, false);
-    }
-
-    private NamespaceConfig maskedNamespace(String nqn, int nsid) {
-        return ConfigDocument.maskedNamespace(subsystemConfig(config, nqn), nsid);
-    }
-
-    private void changeNamespaceHosts(String nqn, int nsid, String hostnqn, boolean add) {
-        TargetConfig next = validatedWith(c -> {
-            List<String> hosts = ConfigDocument.namespace(subsystemConfig(c, nqn), nsid).hosts;
-            if (add) {
-                hosts.add(hostnqn);
-            } else {
-                hosts.remove(hostnqn);
-            }
-        });
+    public synchronized void setNamespaceHost(String nqn, int nsid, String hostnqn, boolean add, List<String> hosts) {
         Subsystem live = liveSubsystem(nqn);
-        live.namespace(nsid).setHosts(ConfigDocument.namespace(subsystemConfig(next, nqn), nsid).hosts);
-        config = next;
+        live.namespace(nsid).setHosts(hosts);
         if (!add) {
             pollGroups.barrier(); // commands of that host parsed before the change have passed execute's check
         }
         notifyNamespaceChanged(live, nsid, hostnqn::equals);
     }
 
-    @Override
-    public void addHost(String nqn, String hostnqn) {
-        addHost(nqn, hostnqn, null);
-    }
-
     /** Allows a host; with {@code keys} it must authenticate (its key files are checked before anything changes). */
     @Override
-    public synchronized void addHost(String nqn, String hostnqn, HostKeyConfig keys) {
-        SubsystemConfig sc = subsystemConfig(config, nqn);
-        if (sc.hosts.contains(hostnqn)) {
-            throw ControlException.conflict("host " + hostnqn + " is already allowed on " + nqn);
-        }
-        HostKeyConfig k = keys == null ? null : keys.forHost(hostnqn);
-        config = validatedWith(c -> {
-            SubsystemConfig s = subsystemConfig(c, nqn);
-            s.hosts.add(hostnqn);
-            s.hostKeys.removeIf(h -> hostnqn.equals(h.host));
-            if (k != null) {
-                s.hostKeys.add(k);
-            }
-        });
+    public synchronized void addHost(String nqn, String hostnqn, HostKeyConfig k, HostKeyConfig before) {
         Subsystem live = liveSubsystem(nqn);
         live.setHostKey(hostnqn, k);
         live.hosts().add(hostnqn);
@@ -728,17 +592,7 @@ public final class NvmfTarget implements Engine {
 
     /** Gives a host a TLS PSK for the discovery subsystem (its key file is checked before anything changes). */
     @Override
-    public synchronized void addDiscoveryHostKey(HostKeyConfig keys) {
-        if (config.discovery != null && config.discovery.hostKey(keys.host) != null) {
-            throw ControlException.conflict("host " + keys.host + " already has a key on the discovery subsystem");
-        }
-        HostKeyConfig k = keys.forHost(keys.host);
-        config = validatedWith(c -> {
-            if (c.discovery == null) {
-                c.discovery = new io.nvmf4j.config.DiscoveryConfig();
-            }
-            c.discovery.hostKeys.add(k);
-        });
+    public synchronized void addDiscoveryHostKey(HostKeyConfig k) {
         target.discovery().setHostKey(k.host, k);
     }
 
@@ -748,13 +602,6 @@ public final class NvmfTarget implements Engine {
      */
     @Override
     public synchronized void removeDiscoveryHostKey(String hostnqn) {
-        if (config.discovery == null || config.discovery.hostKey(hostnqn) == null) {
-            throw ControlException.notFound("host " + hostnqn + " has no key on the discovery subsystem");
-        }
-        config.discovery.hostKeys.removeIf(k -> hostnqn.equals(k.host));
-        if (config.discovery.hostKeys.isEmpty()) {
-            config.discovery = null;
-        }
         target.discovery().setHostKey(hostnqn, null);
         for (Controller c : target.discovery().controllers()) {
             if (c.hostnqn().equals(hostnqn)) {
@@ -765,13 +612,8 @@ public final class NvmfTarget implements Engine {
 
     /** Disallows a host; its controllers on this subsystem are disconnected. */
     @Override
-    public synchronized void removeHost(String nqn, String hostnqn) {
-        SubsystemConfig sc = subsystemConfig(config, nqn);
-        if (!sc.hosts.remove(hostnqn)) {
-            throw ControlException.notFound("host " + hostnqn + " is not in the list of " + nqn);
-        }
-        sc.hostKeys.removeIf(h -> hostnqn.equals(h.host));
-        Subsystem live = liveSubsystem(nqn);
+    public synchronized void removeHost(SubsystemConfig sc, String hostnqn) {
+        Subsystem live = liveSubsystem(sc.nqn);
         live.hosts().remove(hostnqn);
         live.setHostKey(hostnqn, null);
         if (!live.allowAnyHost()) {
@@ -785,9 +627,8 @@ public final class NvmfTarget implements Engine {
     }
 
     @Override
-    public synchronized void setAllowAnyHost(String nqn, boolean allow) {
-        subsystemConfig(config, nqn).allowAnyHost = allow;
-        Subsystem live = liveSubsystem(nqn);
+    public synchronized void setAllowAnyHost(SubsystemConfig sc, boolean allow) {
+        Subsystem live = liveSubsystem(sc.nqn);
         live.setAllowAnyHost(allow);
         if (!allow) {
             for (Controller c : live.controllers()) {
@@ -800,29 +641,17 @@ public final class NvmfTarget implements Engine {
     }
 
     @Override
-    public synchronized void addListener(String nqn, ListenerConfig l) {
-        SubsystemConfig sc = subsystemConfig(config, nqn);
-        if (l != null && sc.listeners.contains(l)) {
-            throw ControlException.conflict("subsystem " + nqn + " already listens on " + l);
-        }
-        TargetConfig next = validatedWith(c -> subsystemConfig(c, nqn).listeners.add(l));
+    public synchronized void addListener(TargetConfig next, String nqn, ListenerConfig l) {
         bindAll(List.of(l));
         Subsystem live = liveSubsystem(nqn);
         live.anaPort(l).setAll(l.anaStates);
         live.listeners().add(l);
-        config = next;
         target.discoveryChanged();
     }
 
     /** Removes a listener from a subsystem; hosts connected through it are disconnected. */
     @Override
-    public synchronized void removeListener(String nqn, ListenerConfig l) {
-        SubsystemConfig sc = subsystemConfig(config, nqn);
-        if (!sc.listeners.contains(l)) {
-            throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
-        }
-        // validated: the last listener that takes TLS of a subsystem with a PSK host may not go
-        config = validatedWith(c -> subsystemConfig(c, nqn).listeners.remove(l));
+    public synchronized void removeListener(TargetConfig next, String nqn, ListenerConfig l) {
         Subsystem live = liveSubsystem(nqn);
         live.listeners().remove(l);
         live.removeAnaPort(l);
@@ -831,16 +660,14 @@ public final class NvmfTarget implements Engine {
                 c.destroy("listener " + l + " removed from " + nqn);
             }
         }
-        unbindIfUnused(l);
+        unbindIfUnused(next, l);
         target.discoveryChanged();
     }
 
     @Override
-    public synchronized List<AnaGroupInfo> anaGroups(String nqn, ListenerConfig l) {
-        SubsystemConfig sc = subsystemConfig(config, nqn);
-        ConfigDocument.listener(sc, l);
+    public synchronized IntFunction<String> anaStates(String nqn, ListenerConfig l) {
         AnaPort port = liveSubsystem(nqn).anaPort(l);
-        return AnaGroupInfo.of(sc, l, g -> port.state(g).configName());
+        return g -> port.state(g).configName();
     }
 
     /**
@@ -849,9 +676,6 @@ public final class NvmfTarget implements Engine {
      */
     @Override
     public synchronized void setAnaState(String nqn, ListenerConfig l, int group, String state) {
-        ConfigDocument.listener(subsystemConfig(config, nqn), l);
-        TargetConfig next = validatedWith(c -> ConfigDocument.putAnaState(
-            ConfigDocument.listener(subsystemConfig(c, nqn), l), group, state));
         Subsystem live = liveSubsystem(nqn);
         AnaState before = live.anaPort(l).state(group);
         AnaState configured = live.anaPort(l).configured(group);
@@ -868,7 +692,7 @@ public final class NvmfTarget implements Engine {
         }
         if (live.anaPort(l).set(group, AnaState.byName(state)) || !lifted.isEmpty()) {
             try {
-                syncExclusiveLocks(subsystemConfig(config, nqn));
+                syncExclusiveLocks(ConfigDocument.subsystem(doc.get(), nqn));
             } catch (IOException e) {
                 live.anaPort(l).set(group, configured);
                 lifted.forEach(x -> live.anaPort(x).limit(group, AnaState.NON_OPTIMIZED));
@@ -876,7 +700,6 @@ public final class NvmfTarget implements Engine {
                     before.configName() + " through " + l + ": " + e.getMessage());
             }
         }
-        config = next;
         if (live.anaPort(l).state(group) != before) {
             LOG.info("subsystem {}: ANA group {} is {} through listener {}", nqn, group, state, l);
             anaChanged(live, l);
@@ -943,10 +766,6 @@ public final class NvmfTarget implements Engine {
         }
     }
 
-    private void checkBdevFree(String bdev) {
-        ConfigDocument.checkBdevFree(config, bdev);
-    }
-
     /** The changed-namespace AEN and log page 04h entry for every controller whose host sees (or saw) nsid. */
     private void notifyNamespaceChanged(Subsystem s, int nsid) {
         Namespace ns = s.namespace(nsid);
@@ -982,10 +801,13 @@ public final class NvmfTarget implements Engine {
     }
 
     private void unbindIfUnused(ListenerConfig l) {
-        for (SubsystemConfig s : config.subsystems) {
-            if (s.listeners.contains(l)) {
-                return;
-            }
+        unbindIfUnused(doc.get(), l);
+    }
+
+    /** Stops listening on {@code l} unless a subsystem of document {@code c} lists it. */
+    private void unbindIfUnused(TargetConfig c, ListenerConfig l) {
+        if (ConfigDocument.listens(c, l)) {
+            return;
         }
         if (failed.remove(l) != null) {
             target.setNotServing(l, false);
@@ -1011,8 +833,8 @@ public final class NvmfTarget implements Engine {
     }
 
     @Override
-    public synchronized Map<ListenerConfig, ListenerState> listenerStates() {
-        return ConfigDocument.listenerStates(config, bound, failed);
+    public synchronized Map<ListenerConfig, String> failedListeners() {
+        return new LinkedHashMap<>(failed);
     }
 
     /** The TCP addresses actually bound, in config order. */

@@ -1,4 +1,4 @@
-package io.nvmf4j;
+package io.nvmf4j.javaengine;
 
 import io.nvmf4j.core.Reservation;
 import io.nvmf4j.core.Reservation.Notice;

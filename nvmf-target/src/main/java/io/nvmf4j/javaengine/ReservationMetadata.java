@@ -1,4 +1,4 @@
-package io.nvmf4j;
+package io.nvmf4j.javaengine;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

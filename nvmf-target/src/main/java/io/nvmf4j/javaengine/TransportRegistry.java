@@ -1,5 +1,6 @@
-package io.nvmf4j.transport;
+package io.nvmf4j.javaengine;
 
+import io.nvmf4j.transport.TransportType;
 import io.nvmf4j.transport.rdma.RdmaTransport;
 import io.nvmf4j.transport.tcp.TcpTransport;
 
@@ -9,9 +10,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The transports this build knows, keyed by their configuration name (Linux nvmet's
- * {@code nvmet_transports[]} indexed by trtype). The control plane, the validator and the discovery log
- * look transports up here; nothing compares transport names.
+ * The transports of the java engine, keyed by their configuration name (Linux nvmet's
+ * {@code nvmet_transports[]} indexed by trtype). The engine creates them and its discovery log fills their entries
+ * through it; nothing compares transport names.
  */
 public final class TransportRegistry {
     private static final TransportRegistry BUILT_IN = new TransportRegistry(List.of(TcpTransport.TYPE,

@@ -1,4 +1,4 @@
-package io.nvmf4j.core;
+package io.nvmf4j.config;
 
 /**
  * The one encoder for text that came from the network (a Connect's NQNs, a TLS PSK identity) or from the management

@@ -1,4 +1,4 @@
-package io.nvmf4j.transport;
+package io.nvmf4j.javaengine;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -9,6 +9,7 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.nvme.DiscoveryLog;
+import io.nvmf4j.transport.TransportType;
 import io.nvmf4j.transport.rdma.RdmaTransport;
 import io.nvmf4j.transport.tcp.TcpTransport;
 import org.junit.jupiter.api.Test;

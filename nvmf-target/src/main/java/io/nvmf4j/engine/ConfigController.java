@@ -1,0 +1,560 @@
+package io.nvmf4j.engine;
+
+import io.nvmf4j.ControlException;
+import io.nvmf4j.bdev.ErrorBdev;
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.DiscoveryConfig;
+import io.nvmf4j.config.EngineCapabilities;
+import io.nvmf4j.config.EngineCapabilities.Feature;
+import io.nvmf4j.config.HostKeyConfig;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.Nqn;
+import io.nvmf4j.config.ReferralConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.core.Namespace;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The control layer of a running target: every call that the REST API, persistence, import, nvmfctl (through the API)
+ * and the metrics make, over one {@link Engine}. It owns the configuration document ({@link LiveDocument}): a change is
+ * checked first (not found, conflict, then the whole document validated with the change applied), then applied to the
+ * engine's data plane, and the document with the change is committed only when the engine accepted it; a refused
+ * change leaves document and engine as they were and throws {@link ControlException} (invalid → 400, not found → 404,
+ * conflict → 409). What an engine cannot do is refused from its {@link EngineCapabilities}, with the reason the
+ * validator gives for a document that asks for it. Calls may come from any thread; they are serialised on the
+ * engine's monitor, which the engine's own threads take to read the document.
+ *
+ * @param <E> the engine: tests of a data path reach its live objects through {@link #engine()}
+ */
+public final class ConfigController<E extends Engine> implements AutoCloseable {
+    private final E engine;
+    private final LiveDocument doc;
+    /** The document as started: the start-up settings in effect (see {@link #startedWith()}). */
+    private final TargetConfig started;
+
+    /** Starts an engine serving {@code document}'s document (validated; the engine fills in missing identities). */
+    @FunctionalInterface
+    public interface Starter<E extends Engine> {
+        E start(LiveDocument document) throws IOException;
+    }
+
+    private ConfigController(E engine, LiveDocument doc) {
+        this.engine = engine;
+        this.doc = doc;
+        this.started = ConfigDocument.copy(doc.get());
+    }
+
+    /** Starts an engine on {@code config} through {@code starter} and puts this control layer over it. */
+    public static <E extends Engine> ConfigController<E> start(TargetConfig config, Starter<E> starter)
+        throws IOException {
+        LiveDocument doc = new LiveDocument(config);
+        return new ConfigController<>(starter.start(doc), doc);
+    }
+
+    /** The engine under this control layer. */
+    public E engine() {
+        return engine;
+    }
+
+    /** The configuration name of the engine ({@code java}, {@code spdk}). */
+    public String name() {
+        return engine.name();
+    }
+
+    /** The live document (owned by this controller; callers must not change it: use the control methods). */
+    public TargetConfig config() {
+        return doc.get();
+    }
+
+    /** A deep copy of the live document, safe to hand out and to save. */
+    public TargetConfig configSnapshot() {
+        synchronized (engine) {
+            return ConfigDocument.copy(doc.get());
+        }
+    }
+
+    /**
+     * Orders the live document's lists like {@code order} (which holds the same items): called at the end of a
+     * whole-document import so the document read back is the one imported ({@link ConfigDocument#orderLike}).
+     */
+    public void orderLike(TargetConfig order) {
+        synchronized (engine) {
+            TargetConfig next = ConfigDocument.copy(doc.get());
+            ConfigDocument.orderLike(next, order);
+            doc.set(next);
+        }
+    }
+
+    /** The document with {@code change} applied, identities assigned and validated (nothing committed). */
+    private TargetConfig validatedWith(Consumer<TargetConfig> change) {
+        return ConfigDocument.validatedWith(doc.get(), change);
+    }
+
+    /** The document with {@code change} applied, not validated (a removal the document has no rule against). */
+    private TargetConfig changedWith(Consumer<TargetConfig> change) {
+        TargetConfig next = ConfigDocument.copy(doc.get());
+        change.accept(next);
+        return next;
+    }
+
+    private SubsystemConfig subsystem(String nqn) {
+        return ConfigDocument.subsystem(doc.get(), nqn);
+    }
+
+    // ------------------------------------------------------------------ bdevs
+
+    public BdevConfig addBdev(BdevConfig b) {
+        synchronized (engine) {
+            if (b != null && b.name != null && doc.get().bdev(b.name) != null) {
+                throw ControlException.conflict("bdev " + b.name + " already exists");
+            }
+            TargetConfig next = validatedWith(c -> c.bdevs.add(b));
+            engine.addBdev(next, b);
+            doc.set(next);
+            return next.bdev(b.name);
+        }
+    }
+
+    /** Refused (conflict) while a namespace uses it, or while removed namespaces still run commands on it. */
+    public void removeBdev(String name) {
+        synchronized (engine) {
+            BdevConfig b = doc.get().bdev(name);
+            if (b == null) {
+                throw ControlException.notFound("no bdev " + name);
+            }
+            ConfigDocument.checkBdevUnused(doc.get(), name);
+            TargetConfig next = changedWith(c -> c.bdevs.removeIf(x -> name.equals(x.name)));
+            engine.removeBdev(b);
+            doc.set(next);
+        }
+    }
+
+    /** Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). Never shrinks. */
+    public void growBdev(String name, long numBlocks) {
+        synchronized (engine) {
+            BdevConfig b = doc.get().bdev(name);
+            if (b == null) {
+                throw ControlException.notFound("no bdev " + name);
+            }
+            TargetConfig next = changedWith(c -> c.bdev(name).numBlocks = numBlocks);
+            engine.growBdev(doc.get(), b, numBlocks);
+            doc.set(next);
+        }
+    }
+
+    /**
+     * Makes error bdev {@code name} fail commands as {@code injection} says (see {@link ErrorBdev}); not found for an
+     * unknown bdev, invalid for one that is not an error bdev or a bad injection, or on an engine without error bdevs.
+     */
+    public void injectError(String name, ErrorBdev.Injection injection) {
+        synchronized (engine) {
+            errorBdevs().injectError(name, injection);
+        }
+    }
+
+    /** Stops every injection of error bdev {@code name}. */
+    public void clearErrors(String name) {
+        synchronized (engine) {
+            errorBdevs().clearErrors(name);
+        }
+    }
+
+    /** The injections active on error bdev {@code name}. */
+    public List<ErrorBdev.Injection> errorInjections(String name) {
+        synchronized (engine) {
+            return errorBdevs().errorInjections(name);
+        }
+    }
+
+    private Engine errorBdevs() {
+        if (!engine.capabilities().bdevTypes().contains("error")) {
+            throw ControlException.invalid("the " + engine.name() + " engine has no error bdevs");
+        }
+        return engine;
+    }
+
+    // ------------------------------------------------------------------ subsystems, namespaces, hosts
+
+    public SubsystemConfig addSubsystem(SubsystemConfig s) {
+        synchronized (engine) {
+            if (s != null && s.nqn != null && doc.get().subsystems.stream().anyMatch(x -> s.nqn.equals(x.nqn))) {
+                throw ControlException.conflict("subsystem " + s.nqn + " already exists");
+            }
+            if (s != null && s.namespaces != null) {
+                for (NamespaceConfig n : s.namespaces) {
+                    if (n != null) {
+                        ConfigDocument.checkBdevFree(doc.get(), n.bdev);
+                    }
+                }
+            }
+            TargetConfig next = validatedWith(c -> c.subsystems.add(s));
+            SubsystemConfig added = next.subsystems.get(next.subsystems.size() - 1);
+            engine.addSubsystem(next, added);
+            doc.set(next);
+            return added;
+        }
+    }
+
+    public void removeSubsystem(String nqn) {
+        synchronized (engine) {
+            SubsystemConfig sc = subsystem(nqn);
+            TargetConfig next = changedWith(c -> c.subsystems.removeIf(x -> nqn.equals(x.nqn)));
+            engine.removeSubsystem(next, sc);
+            doc.set(next);
+        }
+    }
+
+    public void setAllowAnyHost(String nqn, boolean allow) {
+        synchronized (engine) {
+            SubsystemConfig sc = subsystem(nqn);
+            // a host with keys but not in hosts is allowed only by allowAnyHost: the validator says so
+            TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).allowAnyHost = allow);
+            engine.setAllowAnyHost(sc, allow);
+            doc.set(next);
+        }
+    }
+
+    /** Adds a namespace (nsid 0 picks the lowest free one); connected hosts get the changed-namespace AEN. */
+    public NamespaceConfig addNamespace(String nqn, NamespaceConfig n) {
+        synchronized (engine) {
+            SubsystemConfig sc = subsystem(nqn);
+            if (n == null) {
+                throw ControlException.invalid("namespace: missing");
+            }
+            ConfigDocument.assignNsid(sc, n);
+            ConfigDocument.checkBdevFree(doc.get(), n.bdev);
+            TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).namespaces.add(n));
+            NamespaceConfig added = ConfigDocument.namespace(ConfigDocument.subsystem(next, nqn), n.nsid);
+            engine.addNamespace(next, nqn, added);
+            doc.set(next);
+            return added;
+        }
+    }
+
+    public void removeNamespace(String nqn, int nsid) {
+        synchronized (engine) {
+            if (ConfigDocument.namespace(subsystem(nqn), nsid) == null) {
+                throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
+            }
+            TargetConfig next = changedWith(c -> ConfigDocument.subsystem(c, nqn).namespaces.removeIf(x -> x.nsid == nsid));
+            engine.removeNamespace(nqn, nsid);
+            doc.set(next);
+        }
+    }
+
+    public void addHost(String nqn, String hostnqn) {
+        addHost(nqn, hostnqn, null);
+    }
+
+    /**
+     * Allows a host that must authenticate with DH-HMAC-CHAP using the key files {@code keys} names ({@code keys}
+     * null: as {@link #addHost(String, String)}); the key files are checked before anything changes.
+     */
+    public void addHost(String nqn, String hostnqn, HostKeyConfig keys) {
+        synchronized (engine) {
+            SubsystemConfig sc = subsystem(nqn);
+            if (sc.hosts.contains(hostnqn)) {
+                throw ControlException.conflict("host " + hostnqn + " is already allowed on " + nqn);
+            }
+            HostKeyConfig k = keys == null ? null : keys.forHost(hostnqn);
+            TargetConfig next = validatedWith(c -> {
+                SubsystemConfig s = ConfigDocument.subsystem(c, nqn);
+                s.hosts.add(hostnqn);
+                s.hostKeys.removeIf(h -> hostnqn.equals(h.host));
+                if (k != null) {
+                    s.hostKeys.add(k);
+                }
+            });
+            engine.addHost(nqn, hostnqn, k, ConfigDocument.hostKey(sc, hostnqn));
+            doc.set(next);
+        }
+    }
+
+    /** Disallows a host; its controllers on this subsystem are disconnected. */
+    public void removeHost(String nqn, String hostnqn) {
+        synchronized (engine) {
+            SubsystemConfig sc = subsystem(nqn);
+            if (!sc.hosts.contains(hostnqn)) {
+                throw ControlException.notFound("host " + hostnqn + " is not in the list of " + nqn);
+            }
+            TargetConfig next = changedWith(c -> {
+                SubsystemConfig s = ConfigDocument.subsystem(c, nqn);
+                s.hosts.remove(hostnqn);
+                s.hostKeys.removeIf(h -> hostnqn.equals(h.host));
+            });
+            engine.removeHost(sc, hostnqn);
+            doc.set(next);
+        }
+    }
+
+    /**
+     * Gives host {@code keys.host} the TLS PSK {@code keys.tlsKey} for the discovery subsystem (a host that discovers
+     * over TLS offers an identity naming the discovery NQN); its key file is checked before anything changes.
+     * Conflict when that host has one already.
+     */
+    public void addDiscoveryHostKey(HostKeyConfig keys) {
+        synchronized (engine) {
+            EngineCapabilities can = engine.capabilities();
+            if (!can.has(Feature.DISCOVERY_HOST_KEYS)) {
+                throw ControlException.invalid(can.refusal(Feature.DISCOVERY_HOST_KEYS));
+            }
+            TargetConfig c0 = doc.get();
+            if (c0.discovery != null && c0.discovery.hostKey(keys.host) != null) {
+                throw ControlException.conflict("host " + keys.host + " already has a key on the discovery subsystem");
+            }
+            HostKeyConfig k = keys.forHost(keys.host);
+            TargetConfig next = validatedWith(c -> {
+                if (c.discovery == null) {
+                    c.discovery = new DiscoveryConfig();
+                }
+                c.discovery.hostKeys.add(k);
+            });
+            engine.addDiscoveryHostKey(k);
+            doc.set(next);
+        }
+    }
+
+    /** Takes a host's TLS PSK off the discovery subsystem (not found when it has none). */
+    public void removeDiscoveryHostKey(String hostnqn) {
+        synchronized (engine) {
+            TargetConfig c0 = doc.get();
+            if (c0.discovery == null || c0.discovery.hostKey(hostnqn) == null) {
+                throw ControlException.notFound("host " + hostnqn + " has no key on the discovery subsystem");
+            }
+            TargetConfig next = changedWith(c -> {
+                c.discovery.hostKeys.removeIf(k -> hostnqn.equals(k.host));
+                if (c.discovery.hostKeys.isEmpty()) {
+                    c.discovery = null;
+                }
+            });
+            engine.removeDiscoveryHostKey(hostnqn);
+            doc.set(next);
+        }
+    }
+
+    /**
+     * Makes masked namespace {@code nsid} visible to {@code hostnqn} (per-host masking); that host's controllers get
+     * the changed-namespace AEN. Invalid for a namespace without a hosts list, conflict when the host sees it.
+     */
+    public void addNamespaceHost(String nqn, int nsid, String hostnqn) {
+        synchronized (engine) {
+            NamespaceConfig n = ConfigDocument.maskedNamespace(subsystem(nqn), nsid);
+            if (n.hosts.contains(hostnqn)) {
+                throw ControlException.conflict("host " + hostnqn + " already sees namespace " + nsid + " of " + nqn);
+            }
+            changeNamespaceHosts(nqn, nsid, hostnqn, true);
+        }
+    }
+
+    /** Masks namespace {@code nsid} from {@code hostnqn}; that host's controllers get the changed-namespace AEN. */
+    public void removeNamespaceHost(String nqn, int nsid, String hostnqn) {
+        synchronized (engine) {
+            NamespaceConfig n = ConfigDocument.maskedNamespace(subsystem(nqn), nsid);
+            if (!n.hosts.contains(hostnqn)) {
+                throw ControlException.notFound("host " + hostnqn + " is not in the hosts of namespace " + nsid + " of "
+                    + nqn);
+            }
+            changeNamespaceHosts(nqn, nsid, hostnqn, false);
+        }
+    }
+
+    private void changeNamespaceHosts(String nqn, int nsid, String hostnqn, boolean add) {
+        TargetConfig next = validatedWith(c -> {
+            List<String> hosts = ConfigDocument.namespace(ConfigDocument.subsystem(c, nqn), nsid).hosts;
+            if (add) {
+                hosts.add(hostnqn);
+            } else {
+                hosts.remove(hostnqn);
+            }
+        });
+        engine.setNamespaceHost(nqn, nsid, hostnqn, add,
+            ConfigDocument.namespace(ConfigDocument.subsystem(next, nqn), nsid).hosts);
+        doc.set(next);
+    }
+
+    // ------------------------------------------------------------------ listeners and referrals
+
+    public void addListener(String nqn, ListenerConfig l) {
+        synchronized (engine) {
+            SubsystemConfig sc = subsystem(nqn);
+            if (l != null && sc.listeners.contains(l)) {
+                throw ControlException.conflict("subsystem " + nqn + " already listens on " + l);
+            }
+            TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).listeners.add(l));
+            engine.addListener(next, nqn, ConfigDocument.listener(ConfigDocument.subsystem(next, nqn), l));
+            doc.set(next);
+        }
+    }
+
+    /** Removes a listener from a subsystem; hosts connected through it are disconnected. */
+    public void removeListener(String nqn, ListenerConfig l) {
+        synchronized (engine) {
+            SubsystemConfig sc = subsystem(nqn);
+            if (!sc.listeners.contains(l)) {
+                throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
+            }
+            // validated: the last listener that takes TLS of a subsystem with a PSK host may not go
+            TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).listeners.remove(l));
+            engine.removeListener(next, nqn, l);
+            doc.set(next);
+        }
+    }
+
+    /**
+     * Checks, changing nothing, that a listener not bound yet could be bound now (conflict if not): an import
+     * probes every new listener before it removes anything.
+     */
+    public void probeListener(ListenerConfig l) {
+        synchronized (engine) {
+            engine.probeListener(l);
+        }
+    }
+
+    /** Listener as configured → address actually bound (differs when the configured port is 0). */
+    public Map<ListenerConfig, InetSocketAddress> listeners() {
+        return engine.listeners();
+    }
+
+    /**
+     * Every listener of the document (each once, in document order) → whether it serves: listening with its
+     * bound port, or failed with the cause (a transport this host cannot run, such as rdma without a device).
+     */
+    public Map<ListenerConfig, ListenerState> listenerStates() {
+        synchronized (engine) {
+            return ConfigDocument.listenerStates(doc.get(), engine.listeners(), engine.failedListeners());
+        }
+    }
+
+    public void addReferral(ReferralConfig r) {
+        synchronized (engine) {
+            if (r != null && doc.get().referrals.contains(r)) {
+                throw ControlException.conflict("referral " + r + " already exists");
+            }
+            TargetConfig next = validatedWith(c -> c.referrals.add(r));
+            engine.addReferral(next, r);
+            doc.set(next);
+        }
+    }
+
+    public void removeReferral(ReferralConfig r) {
+        synchronized (engine) {
+            if (!doc.get().referrals.contains(r)) {
+                throw ControlException.notFound("no referral " + r);
+            }
+            TargetConfig next = changedWith(c -> c.referrals.remove(r));
+            engine.removeReferral(next, r);
+            doc.set(next);
+        }
+    }
+
+    /**
+     * Stores the settings that only take effect at the next start ({@code engine}, {@code cores},
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) from {@code from}, after validating the
+     * document with them; the running data path keeps its current settings.
+     */
+    public void setStartupSettings(TargetConfig from) {
+        synchronized (engine) {
+            doc.set(ConfigDocument.withStartupSettings(doc.get(), from));
+        }
+    }
+
+    /**
+     * A deep copy of the document as this engine started: its start-up settings ({@code engine}, {@code cores},
+     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) are the ones in effect until the
+     * next start, whatever {@link #setStartupSettings} stored since (a transport created later, at its first
+     * listener, is built from these too).
+     */
+    public TargetConfig startedWith() {
+        return ConfigDocument.copy(started);
+    }
+
+    // ------------------------------------------------------------------ ANA and reservations
+
+    /**
+     * The ANA groups of subsystem {@code nqn} through listener {@code l} with their states (ANA: each listener is a
+     * path with its own states); not found for an unknown subsystem or listener.
+     */
+    public List<AnaGroupInfo> anaGroups(String nqn, ListenerConfig l) {
+        synchronized (engine) {
+            SubsystemConfig sc = subsystem(nqn);
+            return AnaGroupInfo.of(sc, l, engine.anaStates(nqn, ConfigDocument.listener(sc, l)));
+        }
+    }
+
+    /**
+     * Sets ANA group {@code group}'s state through listener {@code l} ({@code optimized}, {@code non-optimized},
+     * {@code inaccessible}, {@code persistent-loss}, {@code change}); kept in the listener's {@code anaStates}. Hosts
+     * connected through that listener get the ANA change event. Invalid for a bad group id or state name.
+     */
+    public void setAnaState(String nqn, ListenerConfig l, int group, String state) {
+        synchronized (engine) {
+            ConfigDocument.listener(subsystem(nqn), l);
+            TargetConfig next = validatedWith(c -> ConfigDocument.putAnaState(
+                ConfigDocument.listener(ConfigDocument.subsystem(c, nqn), l), group, state));
+            engine.setAnaState(nqn, l, group, state);
+            doc.set(next);
+        }
+    }
+
+    /**
+     * Runs one change of the configuration (its control calls, the save and, when that fails, the undo) so that a
+     * namespace removed and added again with the same NGUID within it keeps its persistent reservation and the
+     * file it is kept in (see {@link Engine#keepingReservations}).
+     */
+    public <T> T keepingReservations(java.util.function.Supplier<T> change) {
+        return engine.keepingReservations(change);
+    }
+
+    /**
+     * The persistent reservation of a namespace (registrants, holder, type, PTPL), read-only; not found for an
+     * unknown subsystem or nsid. Engines that cannot show it refuse (invalid).
+     */
+    public ReservationInfo reservation(String nqn, int nsid) {
+        EngineCapabilities can = engine.capabilities();
+        if (!can.has(Feature.RESERVATION_REPORT)) {
+            throw ControlException.invalid(can.refusal(Feature.RESERVATION_REPORT));
+        }
+        synchronized (engine) {
+            subsystem(nqn);
+            return engine.reservation(nqn, nsid);
+        }
+    }
+
+    // ------------------------------------------------------------------ state and statistics
+
+    /** Live controllers of a subsystem (the discovery NQN included); not found for an unknown NQN. */
+    public List<ControllerInfo> controllers(String nqn) {
+        if (!Nqn.DISCOVERY.equals(nqn)) {
+            subsystem(nqn);
+        }
+        return engine.controllers(nqn);
+    }
+
+    /** Per-subsystem counts (the discovery subsystem included) for the metrics. */
+    public List<SubsystemStats> subsystemStats() {
+        return engine.subsystemStats();
+    }
+
+    /** Seconds the data-path threads have spent working since the engine started ({@link Engine#busySeconds}). */
+    public double busySeconds() {
+        return engine.busySeconds();
+    }
+
+    /** The NQN of the subsystem a namespace reported by the engine's observer belongs to, or null. */
+    public String subsystemOf(Namespace ns) {
+        return engine.subsystemOf(ns);
+    }
+
+    /** Disconnects every host, stops the data path, flushes and closes the block devices. */
+    @Override
+    public void close() {
+        engine.close();
+    }
+}

@@ -1,0 +1,76 @@
+package io.nvmf4j.engine;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The control layer's arrows, read from the imports and qualified names of this module's sources: the configuration
+ * model and its validator know no engine and no transport (they read {@code EngineCapabilities}); the control layer
+ * knows no engine's classes (engines register through {@code EngineProvider}); nothing but the java engine's own
+ * package names it; the commands and the transport interface know no transport (the java engine registers them).
+ */
+class LayeringTest {
+    private static final Path SOURCES = Path.of("src/main/java/io/nvmf4j");
+    private static final Pattern REFERENCE = Pattern.compile("\\bio\\.nvmf4j\\.([a-z][a-z0-9]*(?:\\.[a-z][a-z0-9]*)*)\\.[A-Z]");
+
+    @Test
+    void configImportsNeitherEnginesNorTransports() throws IOException {
+        assertThat(references("config")).doesNotContain("engine", "javaengine", "transport");
+    }
+
+    @Test
+    void theControlLayerNamesNoEngine() throws IOException {
+        assertThat(references("engine")).doesNotContain("javaengine", "transport");
+    }
+
+    @Test
+    void commandsKnowNoTransport() throws IOException {
+        assertThat(references("cmd")).doesNotContain("transport", "javaengine");
+    }
+
+    @Test
+    void theTransportInterfaceKnowsNoTransport() throws IOException {
+        assertThat(references("transport")).doesNotContain("javaengine");
+        assertThat(references("transport")).allMatch(p -> !p.startsWith("transport."));
+    }
+
+    @Test
+    void onlyTheJavaEngineNamesItsPackage() throws IOException {
+        List<String> users = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(SOURCES)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                if (!f.startsWith(SOURCES.resolve("javaengine")) && Files.readString(f).contains("io.nvmf4j.javaengine.")) {
+                    users.add(SOURCES.relativize(f).toString());
+                }
+            }
+        }
+        assertThat(users).isEmpty();
+    }
+
+    /** The packages below io.nvmf4j that the sources directly in {@code pkg} name, comments left out. */
+    private static List<String> references(String pkg) throws IOException {
+        List<String> out = new ArrayList<>();
+        try (Stream<Path> files = Files.list(SOURCES.resolve(pkg))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                String code = Files.readString(f).replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("//[^\\n]*", "");
+                Matcher m = REFERENCE.matcher(code);
+                while (m.find()) {
+                    if (!out.contains(m.group(1))) {
+                        out.add(m.group(1));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+}
