@@ -3,6 +3,7 @@ package io.nvmf4j.config;
 import io.nvmf4j.auth.AuthPolicy;
 import io.nvmf4j.auth.KeyFiles;
 import io.nvmf4j.auth.TlsPsk;
+import io.nvmf4j.core.TransportLimits;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.AnaState;
@@ -416,6 +417,10 @@ public final class ConfigValidator {
         }
     }
 
+    /** Why one 4 KiB page is not a transfer size a target can report (TransportLimits#mdtsField). */
+    private static final String MDTS_REASON = " (Identify's MDTS is a power of two of 4 KiB pages whose 0 means"
+        + " no limit: one page cannot be reported)";
+
     private static void validateTcp(TcpTransportConfig t, List<String> p) {
         if (t.inCapsuleDataSize < 0 || t.inCapsuleDataSize > 131072 || t.inCapsuleDataSize % 16 != 0) {
             p.add("tcp.inCapsuleDataSize: must be a multiple of 16 in 0..131072, got " + t.inCapsuleDataSize);
@@ -426,8 +431,9 @@ public final class ConfigValidator {
         if (t.maxIoQueues < 1 || t.maxIoQueues > 128) {
             p.add("tcp.maxIoQueues: must be 1..128, got " + t.maxIoQueues);
         }
-        if (t.mdtsBytes < 4096 || t.mdtsBytes > (8 << 20) || Integer.bitCount(t.mdtsBytes) != 1) {
-            p.add("tcp.mdtsBytes: must be a power of two from 4096 to 8388608, got " + t.mdtsBytes);
+        if (t.mdtsBytes < TransportLimits.MIN_MDTS_BYTES || t.mdtsBytes > (8 << 20)
+            || Integer.bitCount(t.mdtsBytes) != 1) {
+            p.add("tcp.mdtsBytes: must be a power of two from 8192 to 8388608" + MDTS_REASON + ", got " + t.mdtsBytes);
         }
         if (t.maxH2cData < 4096 || t.maxH2cData % 4 != 0 || t.maxH2cData > (8 << 20)) {
             p.add("tcp.maxH2cData: must be a multiple of 4 from 4096 to 8388608, got " + t.maxH2cData);
@@ -461,8 +467,9 @@ public final class ConfigValidator {
         if (r.maxIoQueues < 1 || r.maxIoQueues > 128) {
             p.add("rdma.maxIoQueues: must be 1..128, got " + r.maxIoQueues);
         }
-        if (r.mdtsBytes < 4096 || r.mdtsBytes > (1 << 20) || Integer.bitCount(r.mdtsBytes) != 1) {
-            p.add("rdma.mdtsBytes: must be a power of two from 4096 to 1048576, got " + r.mdtsBytes);
+        if (r.mdtsBytes < TransportLimits.MIN_MDTS_BYTES || r.mdtsBytes > (1 << 20)
+            || Integer.bitCount(r.mdtsBytes) != 1) {
+            p.add("rdma.mdtsBytes: must be a power of two from 8192 to 1048576" + MDTS_REASON + ", got " + r.mdtsBytes);
         }
         if (r.srqDepth < 16 || r.srqDepth > 16384) {
             p.add("rdma.srqDepth: must be 16..16384, got " + r.srqDepth);
@@ -755,7 +762,7 @@ public final class ConfigValidator {
         for (ListenerConfig l : s.listeners) {
             int mdts = l == null ? 0 : "tcp".equals(l.transport) && c.tcp != null ? c.tcp.mdtsBytes
                 : "rdma".equals(l.transport) && c.rdma != null ? c.rdma.mdtsBytes : 0;
-            if (mdts < 4096 || !checked.add(l.transport)) {
+            if (mdts < TransportLimits.MIN_MDTS_BYTES || !checked.add(l.transport)) {
                 continue;
             }
             int fit = AnaLog.groupsFitting(mdts, s.maxNamespaces);
