@@ -97,6 +97,7 @@ public final class NvmfTarget implements Engine {
         this.started = ConfigDocument.copy(config);
         this.target = new Target(observer);
         target.setAuthTimeoutMs(config.authTimeoutMs);
+        target.setCommandQuiesceTimeMs(config.commandQuiesceTimeMsOrDefault());
     }
 
     /**

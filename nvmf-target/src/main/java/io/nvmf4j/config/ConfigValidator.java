@@ -65,6 +65,14 @@ public final class ConfigValidator {
         } else if (Engines.SPDK.equals(c.engine) && c.authTimeoutMs != TargetConfig.DEFAULT_AUTH_TIMEOUT_MS) {
             p.add("authTimeoutMs: java engine only (SPDK's target keeps its own authentication timeout)");
         }
+        Integer cqt = c.commandQuiesceTimeMs;
+        if (cqt != null
+            && (cqt < TargetConfig.MIN_COMMAND_QUIESCE_TIME_MS || cqt > TargetConfig.MAX_COMMAND_QUIESCE_TIME_MS)) {
+            p.add("commandQuiesceTimeMs: must be " + TargetConfig.MIN_COMMAND_QUIESCE_TIME_MS + ".."
+                + TargetConfig.MAX_COMMAND_QUIESCE_TIME_MS + ", got " + cqt);
+        } else if (cqt != null && Engines.SPDK.equals(c.engine)) {
+            p.add("commandQuiesceTimeMs: java engine only (SPDK's target reports no Command Quiesce Time)");
+        }
         if (c.idleStrategy == null || !IdleStrategies.isValid(c.idleStrategy)) {
             p.add("idleStrategy: must be busy, backoff or interrupt, got " + c.idleStrategy);
         }

@@ -73,6 +73,8 @@ final class ApiSchemas {
         ENUMS.put(key(BdevConfig.class, "ioEngine"), BdevConfig.IO_ENGINES);
 
         BOUNDS.put(key(TargetConfig.class, "cores"), Bound.of(1, 256));
+        BOUNDS.put(key(TargetConfig.class, "commandQuiesceTimeMs"),
+            Bound.of(TargetConfig.MIN_COMMAND_QUIESCE_TIME_MS, TargetConfig.MAX_COMMAND_QUIESCE_TIME_MS));
         BOUNDS.put(key(TargetConfig.class, "authTimeoutMs"),
             Bound.of(TargetConfig.MIN_AUTH_TIMEOUT_MS, TargetConfig.MAX_AUTH_TIMEOUT_MS));
         for (Class<?> t : List.of(TcpTransportConfig.class, RdmaTransportConfig.class)) {
