@@ -26,13 +26,14 @@ RBD_CONNECT=(--reconnect-delay=1 --ctrl-loss-tmo=600 --keep-alive-tmo=5)
 RBD_FIO_BYTES=$((128 << 20))          # fio verify over the first 128 MiB (through Ceph under TCG)
 
 rbd_admin() { timeout 300 rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" "$@"; }
+ceph_admin() { timeout 300 ceph -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" "$@"; }
 rbd_config() { # instance nvme-port api-port min-cntlid state-of-group-1 : writes $WORK/rbd-<instance>.json
   cat > "$WORK/rbd-$1.json" <<JSON
 {"engine": "java", "cores": 1, "idleStrategy": "${E2E_IDLE:-backoff}", "api": {"port": $3},
  "storage": {"cephDirectories": ["$(dirname "$CEPH_CONF")"]},
  "bdevs": [{"name": "ceph0", "type": "rbd", "blockSize": 4096, "pool": "$CEPH_POOL", "image": "$RBD_IMAGE",
    "cephConf": "$CEPH_CONF", "clientName": "$CEPH_CLIENT", "keyring": "$CEPH_KEYRING", "timeoutSeconds": 120,
-   "exclusiveLock": true}],
+   "osdOpTimeoutSeconds": 60, "exclusiveLock": true}], "commandQuiesceTimeMs": 65535,
  "subsystems": [{"nqn": "$RBD_NQN", "serial": "NVMF4JRBD0001", "model": "nvmf4j-e2e-rbd", "allowAnyHost": true,
    "maxNamespaces": 8, "minCntlid": $4, "maxCntlid": $(($4 + 99)),
    "namespaces": [{"nsid": 1, "bdev": "ceph0", "anaGroup": 1, "nguid": "6e766d66346a0016e000000000000001",

@@ -12,9 +12,11 @@ import org.slf4j.LoggerFactory;
  * and ends when librbd calls back on its own thread: {@link BdevIo#bdevCompleteAsync(int)} hands the status to
  * the submitter's poll group. Nothing is allocated on the Java heap per I/O.
  *
- * <p>Durability: librbd's cache (on by default, {@code rbd_cache}) is this device's volatile write cache.
- * Flush is {@code rbd_aio_flush}; a write, Write Zeroes or Deallocate with FUA, and any of them while the write
- * cache is turned off (Set Features 06h), is followed by an {@code rbd_aio_flush} before it completes.
+ * <p>Durability: librbd's cache ({@code rbd_cache}) is off unless {@link Options#cache} turns it on: then every write
+ * is on the OSDs when librbd completes it, reads through any gateway see it, and the device has no volatile write
+ * cache. With the cache on (an image one gateway serves) it is this device's volatile write cache: Flush is
+ * {@code rbd_aio_flush}; a write, Write Zeroes or Deallocate with FUA, and any of them while the write cache is
+ * turned off (Set Features 06h), is followed by an {@code rbd_aio_flush} before it completes.
  *
  * <p>Deallocate is {@code rbd_aio_discard} with {@code rbd_skip_partial_discard} off (set at connect), so a
  * range smaller than an object or not aligned to one is zeroed rather than skipped, and every deallocated
@@ -35,9 +37,18 @@ import org.slf4j.LoggerFactory;
 public final class RbdBdev extends AbstractBdev {
     private static final Logger LOG = LoggerFactory.getLogger(RbdBdev.class);
 
-    /** What one rbd bdev opens: pool and image, and how to reach the cluster. */
+    /**
+     * What one rbd bdev opens: pool and image, how to reach the cluster (monitor timeout, OSD op timeout), and
+     * whether librbd's cache is on.
+     */
     public record Options(String pool, String image, String cephConf, String clientName, String keyring,
-                          boolean create, int timeoutSeconds) {
+                          boolean create, int timeoutSeconds, int osdOpTimeoutSeconds, boolean cache) {
+        /** The defaults of the OSD op timeout and the cache (off). */
+        public Options(String pool, String image, String cephConf, String clientName, String keyring, boolean create,
+                       int timeoutSeconds) {
+            this(pool, image, cephConf, clientName, keyring, create, timeoutSeconds,
+                io.nvmf4j.config.BdevConfig.DEFAULT_RBD_OSD_OP_TIMEOUT_SECONDS, false);
+        }
     }
 
     private static final int OP_READ = BdevErrors.OP_READ;
@@ -100,7 +111,10 @@ public final class RbdBdev extends AbstractBdev {
         new java.util.concurrent.locks.ReentrantReadWriteLock();
     private final int index;
     private final DiscardLimits limits;
-    private volatile boolean writeCache = true;
+    /** Whether librbd's cache is on (Options#cache): the only volatile write cache this device has. */
+    private final boolean cache;
+    /** The host's Volatile Write Cache setting (Set Features 06h); matters only with {@link #cache}. */
+    private volatile boolean writeCache;
     /** Blocklisted and not reconnected yet: I/O ends with ANA Inaccessible. Written under this, read anywhere. */
     private volatile boolean fenced;
     /** This gateway took the exclusive lock (acquireExclusiveLock) and has not given it up. */
@@ -137,6 +151,8 @@ public final class RbdBdev extends AbstractBdev {
     private RbdBdev(String name, int blockSize, long numBlocks, Options options, Conn conn) {
         super(name, blockSize, numBlocks);
         this.options = options;
+        this.cache = options.cache();
+        this.writeCache = options.cache();
         this.conn = conn;
         this.limits = new DiscardLimits(true, true, true, true, 256, GIB / blockSize, 16 * GIB / blockSize);
         for (int i = 0; i < INITIAL_SLOTS; i++) {
@@ -186,7 +202,8 @@ public final class RbdBdev extends AbstractBdev {
 
     /** A new client of the cluster with the pool and the image open (created when asked and absent). */
     private static Conn connect(String what, int blockSize, long numBlocks, Options o) {
-        long cluster = RbdNative.connect(o.cephConf(), o.clientName(), o.keyring(), o.timeoutSeconds());
+        long cluster = RbdNative.connect(o.cephConf(), o.clientName(), o.keyring(), o.timeoutSeconds(),
+            o.osdOpTimeoutSeconds(), o.cache());
         if (cluster < 0) {
             throw new BdevException(what + "cannot connect to the Ceph cluster of " + o.cephConf() + " as "
                 + o.clientName() + " (keyring " + o.keyring() + "): " + RbdNative.strerror((int) cluster)
@@ -771,14 +788,25 @@ public final class RbdBdev extends AbstractBdev {
         return true;
     }
 
+    /** librbd's cache, when on: without it every write is on the OSDs when librbd completes it. */
+    @Override
+    public boolean volatileCache() {
+        return cache;
+    }
+
     @Override
     public boolean writeCacheEnabled() {
-        return writeCache;
+        return cache && writeCache;
     }
 
     @Override
     public void setWriteCacheEnabled(boolean enabled) {
         writeCache = enabled;
+    }
+
+    /** Whether {@code io} needs an {@code rbd_aio_flush} before it completes: with the cache on, FUA or WCE off. */
+    private boolean flushAfter(BdevIo io) {
+        return cache && (io.fua() || !writeCache);
     }
 
     @Override
@@ -793,7 +821,7 @@ public final class RbdBdev extends AbstractBdev {
 
     @Override
     public void write(BdevIo io) {
-        submit(io, io.fua() || !writeCache ? OP_WRITE | THEN_FLUSH : OP_WRITE);
+        submit(io, flushAfter(io) ? OP_WRITE | THEN_FLUSH : OP_WRITE);
     }
 
     @Override
@@ -803,12 +831,12 @@ public final class RbdBdev extends AbstractBdev {
 
     @Override
     public void writeZeroes(BdevIo io) {
-        submit(io, io.fua() || !writeCache ? OP_WRITE_ZEROES | THEN_FLUSH : OP_WRITE_ZEROES);
+        submit(io, flushAfter(io) ? OP_WRITE_ZEROES | THEN_FLUSH : OP_WRITE_ZEROES);
     }
 
     @Override
     public void deallocate(BdevIo io) {
-        submit(io, io.fua() || !writeCache ? OP_DEALLOCATE | THEN_FLUSH : OP_DEALLOCATE);
+        submit(io, flushAfter(io) ? OP_DEALLOCATE | THEN_FLUSH : OP_DEALLOCATE);
     }
 
     /** Takes a slot and hands {@code io} to librbd; a refused submission completes at once. */

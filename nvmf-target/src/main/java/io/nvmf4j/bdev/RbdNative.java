@@ -15,7 +15,7 @@ import io.nvmf4j.rdma.NativeLibraryLoader;
  */
 final class RbdNative {
     /** Must equal {@code NVMF4J_RBD_ABI_VERSION} in {@code nvmf4j_rbd.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 3;
+    static final int ABI_VERSION = 4;
     static final String NAME = "nvmf4j_rbd";
     /** Linux errno values librados and librbd return (negated). */
     static final int ENOENT = 2;
@@ -58,8 +58,12 @@ final class RbdNative {
 
     static native int abiVersion();
     static native String strerror(int errno);
-    /** rados_create2 + conf file + keyring + timeouts + rados_connect: the cluster handle or -errno. */
-    static native long connect(String cephConf, String clientName, String keyring, int timeoutSeconds);
+    /**
+     * rados_create2 + conf file + keyring + timeouts (monitor and connect; OSD ops) + librbd's cache on or off +
+     * rados_connect: the cluster handle or -errno.
+     */
+    static native long connect(String cephConf, String clientName, String keyring, int timeoutSeconds,
+                               int osdOpTimeoutSeconds, boolean cache);
     static native void shutdown(long cluster);
     static native long openPool(long cluster, String pool);
     static native void closePool(long ioctx);

@@ -94,8 +94,34 @@ public final class CephCluster implements BeforeAllCallback, AutoCloseable {
 
     /** Runs {@code rbd ARGS...} as the admin on this cluster and returns its standard output. */
     public String rbd(String... args) throws IOException, InterruptedException {
+        return admin("rbd", args);
+    }
+
+    /** Runs {@code ceph ARGS...} as the admin on this cluster ({@code osd pause}, ...) and returns its output. */
+    public String ceph(String... args) throws IOException, InterruptedException {
+        return admin("ceph", args);
+    }
+
+    /** What {@link #stopOsd} returns: closing it lets the OSD run again. */
+    public interface StoppedOsd extends AutoCloseable {
+        @Override
+        void close() throws IOException, InterruptedException;
+    }
+
+    /**
+     * Stops the cluster's OSD (SIGSTOP): it keeps its connections and the monitors keep it up, but it answers
+     * nothing, so a client's op times out (rados_osd_op_timeout); what it had received it may still apply once the
+     * returned handle is closed (SIGCONT).
+     */
+    public StoppedOsd stopOsd() throws IOException, InterruptedException {
+        String pid = Files.readString(dir.resolve("run/osd.0.pid"), StandardCharsets.US_ASCII).trim();
+        run(new String[] {"kill", "-STOP", pid}, 10);
+        return () -> run(new String[] {"kill", "-CONT", pid}, 10);
+    }
+
+    private String admin(String program, String... args) throws IOException, InterruptedException {
         String[] cmd = new String[args.length + 7];
-        cmd[0] = "rbd";
+        cmd[0] = program;
         System.arraycopy(args, 0, cmd, 1, args.length);
         int i = args.length + 1;
         cmd[i++] = "-c";
