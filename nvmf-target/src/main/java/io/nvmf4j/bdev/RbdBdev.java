@@ -720,10 +720,13 @@ public final class RbdBdev extends AbstractBdev {
 
     /**
      * Takes the image's exclusive lock and keeps it (librbd hands it to no other client until
-     * {@link #releaseExclusiveLock()}: their writes fail with EROFS). First by asking: a client that holds it
-     * automatically (it wrote last) hands it over. When that is refused (another client keeps it explicitly) or
-     * fails (its owner died and does not answer), the owner's lock is broken, which blocklists it: a gateway that
-     * was cut off cannot write after this returns. Blocking; for the control path.
+     * {@link #releaseExclusiveLock()}: their writes fail with EROFS). Only by asking: a client that holds it
+     * automatically (it wrote last) hands it over, and librbd itself breaks the lock of an owner that no longer
+     * watches the image (dead, or its watch timed out). An owner that answers and keeps the lock explicitly (another
+     * gateway that is optimized), or that does not answer but still watches the image (alive but slow, or stopped
+     * for less than Ceph's {@code osd_client_watch_timeout}), is never broken: {@link LockHeldElsewhere}, and the
+     * lock stays where it is. Breaking a live owner's lock would blocklist it, and Ceph would drop the writes it has
+     * acknowledged but not yet sent. Blocking; for the control path.
      */
     public void acquireExclusiveLock() throws java.io.IOException {
         synchronized (control) {
@@ -736,11 +739,23 @@ public final class RbdBdev extends AbstractBdev {
                 LOG.info("rbd bdev {}: holds the exclusive lock of {}/{}", name(), options.pool(), options.image());
                 return;
             }
-            if (rc != -RbdNative.EROFS && rc != -RbdNative.EBUSY && rc != -RbdNative.ETIMEDOUT) {
+            if (rc == -RbdNative.EROFS) {
+                throw new LockHeldElsewhere("rbd bdev " + name() + ": another gateway holds the exclusive lock of "
+                    + options.pool() + "/" + options.image() + " and keeps it (it answers): not broken; make that"
+                    + " gateway non-optimized first");
+            }
+            if (rc != -RbdNative.EBUSY && rc != -RbdNative.ETIMEDOUT) {
                 throw lockFailure("take", rc); // no exclusive-lock feature (EINVAL), blocklisted, ...: nothing to break
             }
-            LOG.warn("rbd bdev {}: the owner of the exclusive lock of {}/{} did not hand it over ({}); breaking its"
-                + " lock (Ceph blocklists it)", name(), options.pool(), options.image(), RbdNative.strerror(rc));
+            if (watchedByOthers()) {
+                throw new LockHeldElsewhere("rbd bdev " + name() + ": the owner of the exclusive lock of "
+                    + options.pool() + "/" + options.image() + " did not hand it over (" + RbdNative.strerror(rc)
+                    + ") but still watches the image (alive): not broken; Ceph drops a dead client's watch after"
+                    + " osd_client_watch_timeout (30 s), librbd then breaks its lock itself");
+            }
+            LOG.warn("rbd bdev {}: the owner of the exclusive lock of {}/{} did not hand it over ({}) and no longer"
+                + " watches the image; breaking its lock (Ceph blocklists it)", name(), options.pool(),
+                options.image(), RbdNative.strerror(rc));
             int broken = withConn(c -> RbdNative.lockBreakOthers(c.image));
             if (broken < 0) {
                 throw lockFailure("break the previous owner's", broken);
@@ -752,6 +767,13 @@ public final class RbdBdev extends AbstractBdev {
             lockHeld = true;
             LOG.info("rbd bdev {}: holds the exclusive lock of {}/{} (broke {} other owner(s))", name(),
                 options.pool(), options.image(), broken);
+        }
+    }
+
+    /** The exclusive lock is another live gateway's: it was not taken, and not broken. */
+    public static final class LockHeldElsewhere extends java.io.IOException {
+        LockHeldElsewhere(String message) {
+            super(message);
         }
     }
 
