@@ -96,6 +96,8 @@ public final class RbdBdev extends AbstractBdev {
     /** Blocklist events and reconnects of every rbd bdev of this process (the service's metrics). */
     private static final java.util.concurrent.atomic.LongAdder BLOCKLISTED = new java.util.concurrent.atomic.LongAdder();
     private static final java.util.concurrent.atomic.LongAdder RECONNECTED = new java.util.concurrent.atomic.LongAdder();
+    private static final java.util.concurrent.atomic.LongAdder REWATCH_FAILURES =
+        new java.util.concurrent.atomic.LongAdder();
     private static final long RECONNECT_FIRST_MS = 1000;
     private static final long RECONNECT_MAX_MS = 30_000;
 
@@ -450,6 +452,11 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
+    /** This device's index: the tag of its requests' and its header watch's callbacks ({@link #headerUpdated}). */
+    int index() {
+        return index;
+    }
+
     /** The header of the device with index {@code tag} was notified (a librados thread). */
     static void headerUpdated(long tag, int err) {
         RbdBdev[] r = registry;
@@ -480,7 +487,22 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
-    /** Makes a broken watch again (its own thread: a watch cannot end inside its own callback). */
+    /** First wait before a failed re-watch is tried again; it doubles up to {@link #REWATCH_MAX_DELAY_MS}. */
+    static final long REWATCH_FIRST_DELAY_MS = 100;
+    static final long REWATCH_MAX_DELAY_MS = 5_000;
+    /**
+     * How long the header may stay unwatched before that is logged as an error: Ceph's {@code osd_client_watch_timeout}
+     * (30 s), the time another gateway's notify waits for a dead watcher; past it this gateway misses changes.
+     */
+    static final long REWATCH_ERROR_AFTER_MS = 30_000;
+
+    /**
+     * Makes a broken watch again (its own thread: a watch cannot end inside its own callback). A failed attempt is
+     * tried again after 100 ms, doubling up to 5 s, until it succeeds or the device is closed or fenced (the
+     * reconnect then watches on the new client); each failure is counted ({@link #rewatchFailuresTotal}), the first
+     * logged as a warning and, once the header has gone unwatched for 30 s, as an error: changes other gateways make
+     * (reservations) are not seen meanwhile.
+     */
     private void rewatch() {
         synchronized (control) {
             if (isClosed() || watch == 0 || fenced) {
@@ -488,17 +510,68 @@ public final class RbdBdev extends AbstractBdev {
             }
             RbdNative.unwatch(watch);
             watch = 0;
-            try {
-                long w = withConnLong(c -> watchOn(c));
-                if (w < 0) {
-                    LOG.error("rbd bdev {}: cannot watch the header again: {}", name(), RbdNative.strerror((int) w));
+        }
+        long start = System.nanoTime();
+        long delay = REWATCH_FIRST_DELAY_MS;
+        boolean errorLogged = false;
+        for (int attempt = 1; ; attempt++) {
+            String failure;
+            synchronized (control) {
+                if (isClosed() || fenced || watch != 0) {
                     return;
                 }
-                watch = w;
-                onHeaderUpdated(0); // changes may have been missed while the watch was down
-            } catch (java.io.IOException e) {
-                LOG.error("rbd bdev {}: {}", name(), e.getMessage());
+                failure = watchAgain();
+                if (failure == null) {
+                    if (attempt > 1) {
+                        LOG.info("rbd bdev {}: watches the header of {}/{} again (attempt {}, {} ms after the break)",
+                            name(), options.pool(), options.image(), attempt,
+                            java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                    }
+                    onHeaderUpdated(0); // changes may have been missed while the watch was down
+                    return;
+                }
             }
+            REWATCH_FAILURES.increment();
+            long down = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            if (!errorLogged && down >= REWATCH_ERROR_AFTER_MS) {
+                errorLogged = true;
+                LOG.error("rbd bdev {}: the header of {}/{} has not been watched for {} ms ({} attempts, last: {}); "
+                    + "changes other gateways make are not seen until it is; still trying every {} ms", name(),
+                    options.pool(), options.image(), down, attempt, failure, REWATCH_MAX_DELAY_MS);
+            } else if (attempt == 1) {
+                LOG.warn("rbd bdev {}: cannot watch the header of {}/{} again: {}; retrying", name(), options.pool(),
+                    options.image(), failure);
+            }
+            if (!sleep(delay)) {
+                return;
+            }
+            delay = Math.min(REWATCH_MAX_DELAY_MS, delay * 2);
+        }
+    }
+
+    /** One attempt to watch the header (under control): null, or why it failed. */
+    private String watchAgain() {
+        try {
+            long w = withConnLong(c -> watchOn(c));
+            if (w < 0) {
+                return RbdNative.strerror((int) w);
+            }
+            watch = w;
+            return null;
+        } catch (java.io.IOException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** Failed attempts of every rbd bdev of this process to watch its header again after the watch broke. */
+    public static long rewatchFailuresTotal() {
+        return REWATCH_FAILURES.sum();
+    }
+
+    /** Whether the header is watched now (false while a broken watch has not been made again). */
+    public boolean headerWatched() {
+        synchronized (control) {
+            return watch != 0;
         }
     }
 

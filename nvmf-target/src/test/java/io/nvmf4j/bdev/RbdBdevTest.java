@@ -241,6 +241,35 @@ class RbdBdevTest {
         assertThat(write(d, 0, random(4096, 23))).as("served again once the OSD answers").isEqualTo(NvmeStatus.SUCCESS);
     }
 
+    /**
+     * A header watch that breaks and cannot be made again at once (the OSD stopped with SIGSTOP: the watch call times
+     * out) is tried again with backoff until it is, each failure counted; the listeners hear of the break, then of
+     * the new watch.
+     */
+    @Test
+    void aBrokenWatchThatCannotBeMadeAgainIsRetriedUntilItIs() throws Exception {
+        RbdBdev d = openWithOsdOpTimeout(newImage(), 2);
+        List<Integer> heard = java.util.Collections.synchronizedList(new ArrayList<>());
+        d.watchHeader(heard::add);
+        assertThat(d.headerWatched()).isTrue();
+        long failures = RbdBdev.rewatchFailuresTotal();
+        try (CephCluster.StoppedOsd stopped = CephCluster.get().stopOsd()) {
+            RbdBdev.headerUpdated(d.index(), -107); // librados: the watch broke (ENOTCONN)
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (RbdBdev.rewatchFailuresTotal() < failures + 2) {
+                assertThat(System.nanoTime()).as("two failed attempts while the OSD is stopped").isLessThan(deadline);
+                Thread.sleep(50);
+            }
+            assertThat(d.headerWatched()).isFalse();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!d.headerWatched()) {
+            assertThat(System.nanoTime()).as("watched again once the OSD answers").isLessThan(deadline);
+            Thread.sleep(50);
+        }
+        assertThat(heard).as("the break, then the new watch").startsWith(-107).endsWith(0);
+    }
+
     /** Write Zeroes ({@code deallocate} false) or Deallocate of {@code io}'s range; its status. */
     private static int zeroRange(RbdBdev d, boolean deallocate, TestIo io) {
         try (io) {
