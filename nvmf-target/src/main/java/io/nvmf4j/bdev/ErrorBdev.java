@@ -297,11 +297,6 @@ public final class ErrorBdev implements BlockDevice {
     }
 
     @Override
-    public boolean volatileCache() {
-        return base.volatileCache();
-    }
-
-    @Override
     public boolean writeCacheEnabled() {
         return base.writeCacheEnabled();
     }

@@ -44,7 +44,7 @@ final class NamespaceDevices {
             return true;
         }
         for (Namespace ns : all) {
-            if (ns.bdev().volatileCache()) {
+            if (ns.bdev().persistent()) {
                 return true;
             }
         }
