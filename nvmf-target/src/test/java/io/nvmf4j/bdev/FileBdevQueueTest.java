@@ -90,10 +90,18 @@ class FileBdevQueueTest {
         }
     }
 
-    /** One worker: I/Os start and complete in the order they were submitted (a FIFO, not a stack or a set). */
+    /**
+     * One worker: I/Os start and complete in the order they were submitted (a FIFO, not a stack or a set).
+     * The worker is held on a slow read while the 2,000 writes are submitted, so the queue must grow past
+     * its 16 preallocated slots whatever the speed of the machine.
+     */
     @Test
-    void waitingIosStartInOrder() {
+    void waitingIosStartInOrder() throws InterruptedException {
         FileBdev d = track(FileBdev.open("f0", dir.resolve("disk.img"), BS, 4096, false, 1, 16));
+        CountDownLatch release = new CountDownLatch(1);
+        StuckIo stuck = new StuckIo(release);
+        d.read(stuck);
+        assertThat(stuck.entered.await(5, TimeUnit.SECONDS)).as("the worker took the slow read").isTrue();
         List<TestIo> batch = new ArrayList<>();
         for (int i = 0; i < 2000; i++) {
             TestIo io = TestIo.of((i % 4096) * (long) BS, random(BS, i));
@@ -101,12 +109,15 @@ class FileBdevQueueTest {
             ios.add(io);
             d.write(io);
         }
+        assertThat(batch).as("none started while the worker is held").noneMatch(TestIo::isDone);
+        release.countDown();
         long previous = 0;
         for (TestIo io : batch) {
             assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
             assertThat(io.completionSeq).as("completion order").isGreaterThan(previous);
             previous = io.completionSeq;
         }
+        assertThat(stuck.status).isEqualTo(NvmeStatus.SUCCESS);
         assertThat(d.ioQueueHighWater()).as("the FIFO grew past its 16 preallocated slots").isGreaterThan(16);
     }
 
