@@ -20,6 +20,7 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The control layer of a running target: every call that the REST API, persistence, import, nvmfctl (through the API)
@@ -106,6 +107,16 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     private SubsystemConfig subsystem(String nqn) {
         return ConfigDocument.subsystem(doc.get(), nqn);
+    }
+
+    /** Subsystem {@code nqn}, whose list {@code list} must hold {@code item} (not found with {@code missing}). */
+    private SubsystemConfig subsystemHolding(String nqn, Function<SubsystemConfig, List<?>> list, Object item,
+                                             String missing) {
+        SubsystemConfig sc = subsystem(nqn);
+        if (!list.apply(sc).contains(item)) {
+            throw ControlException.notFound(missing);
+        }
+        return sc;
     }
 
     // ------------------------------------------------------------------ bdevs
@@ -280,10 +291,8 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     /** Disallows a host; its controllers on this subsystem are disconnected. */
     public void removeHost(String nqn, String hostnqn) {
         synchronized (engine) {
-            SubsystemConfig sc = subsystem(nqn);
-            if (!sc.hosts.contains(hostnqn)) {
-                throw ControlException.notFound("host " + hostnqn + " is not in the list of " + nqn);
-            }
+            SubsystemConfig sc = subsystemHolding(nqn, s -> s.hosts, hostnqn, "host " + hostnqn + " is not in "
+                + "the list of " + nqn);
             TargetConfig next = changedWith(c -> {
                 SubsystemConfig s = ConfigDocument.subsystem(c, nqn);
                 s.hosts.remove(hostnqn);
@@ -396,10 +405,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     /** Removes a listener from a subsystem; hosts connected through it are disconnected. */
     public void removeListener(String nqn, ListenerConfig l) {
         synchronized (engine) {
-            SubsystemConfig sc = subsystem(nqn);
-            if (!sc.listeners.contains(l)) {
-                throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
-            }
+            subsystemHolding(nqn, sc -> sc.listeners, l, "subsystem " + nqn + " has no listener " + l);
             // validated: the last listener that takes TLS of a subsystem with a PSK host may not go
             TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).listeners.remove(l));
             engine.removeListener(next, nqn, l);
