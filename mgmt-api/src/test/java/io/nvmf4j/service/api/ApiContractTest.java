@@ -314,7 +314,7 @@ class ApiContractTest {
     @Order(3)
     void everyDocumentedAnswerWasExercised() {
         Set<String> documented = new TreeSet<>();
-        for (ApiContract.Op op : ApiContract.OPERATIONS) {
+        for (ApiContract.Op<?> op : ApiContract.OPERATIONS) {
             op.allAnswers().forEach(a -> documented.add(op.id + " " + a.status()));
         }
         assertThat(validated).as("route x status answers validated").containsAll(documented);
