@@ -15,6 +15,7 @@ import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.ListenerState;
+import io.nvmf4j.engine.PersistenceException;
 import io.nvmf4j.engine.SubsystemStats;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import io.nvmf4j.it.AnaLogs;
@@ -37,6 +38,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -578,6 +580,44 @@ abstract class EngineContract {
             engine().removeSubsystem(nqn);
             engine().removeBdev("ana1");
             engine().removeBdev("ana2");
+        }
+    }
+
+    /**
+     * A change whose document cannot be written is taken back whole: a directory with a file in it holds the
+     * temporary file's name, so the atomic write fails, and a change that removes a namespace and a bdev, adds a
+     * bdev and a referral leaves the engine and the document as they were (a host still reads the namespace, the
+     * added bdev's name is free in the engine, the removed one is there) and the file as it was.
+     */
+    @Test
+    void aChangeWhoseDocumentCannotBeWrittenIsUndone(@TempDir Path state) throws Exception {
+        Path file = state.resolve("config.json");
+        engine().persistTo(file, ConfigStore::save);
+        try {
+            engine().commit(() -> engine().addBdev(new BdevConfig("undo0", "malloc", 512, 2048)));
+            String before = ConfigStore.toJson(engine().configSnapshot());
+            assertThat(Files.readString(file)).as("written").isEqualTo(before);
+            Files.createDirectories(state.resolve(".config.json.tmp").resolve("in-the-way"));
+            assertThatThrownBy(() -> engine().commit(() -> {
+                engine().removeNamespace(TestTarget.SUBNQN, 3);
+                engine().removeBdev("undo0");
+                engine().addBdev(new BdevConfig("undo1", "malloc", 512, 2048));
+                engine().addReferral(new ReferralConfig("tcp", "192.0.2.7", 4420));
+                return null;
+            })).isInstanceOf(PersistenceException.class)
+                .hasMessageStartingWith("cannot save the configuration to " + file + " (")
+                .hasMessageEndingWith("); the change was undone");
+            assertThat(ConfigStore.toJson(engine().configSnapshot())).as("the document").isEqualTo(before);
+            assertThat(Files.readString(file)).as("the file").isEqualTo(before);
+            try (NvmeController c = target.controller(1)) {
+                TestData.assertWriteReadBack(c.io(0), 3, 16, 4096, 93);
+            }
+            engine().persistTo(null, null);
+            engine().addBdev(new BdevConfig("undo1", "malloc", 512, 2048)); // the engine has no undo1 (else refused)
+            engine().removeBdev("undo1");
+        } finally {
+            engine().persistTo(null, null);
+            engine().removeBdev("undo0"); // the engine has undo0 again (else refused)
         }
     }
 
