@@ -640,6 +640,29 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     }
 
     /**
+     * Moves namespace {@code nsid} of {@code nqn} to ANA group {@code group} while it serves (kept as its
+     * {@code anaGroup}); the connected hosts are told and read the ANA log page with the namespace in its new group.
+     * Not found for an unknown subsystem or namespace; invalid for a group the document may not have (out of range,
+     * or above maxNamespaces on an engine without {@link Feature#ANA_GROUPS_ABOVE_MAX_NAMESPACES}).
+     */
+    public NamespaceConfig setNamespaceAnaGroup(String nqn, int nsid, int group) {
+        synchronized (engine) {
+            NamespaceConfig n = ConfigDocument.namespace(subsystem(nqn), nsid);
+            if (n == null) {
+                throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
+            }
+            int was = n.anaGroupOrDefault();
+            TargetConfig next = validatedWith(c -> ConfigDocument.namespace(ConfigDocument.subsystem(c, nqn), nsid)
+                .anaGroup = group);
+            if (was != group) {
+                engine.setNamespaceAnaGroup(next, nqn, nsid, group);
+            }
+            applied(next, prev -> engine.setNamespaceAnaGroup(prev, nqn, nsid, was));
+            return ConfigDocument.namespace(ConfigDocument.subsystem(next, nqn), nsid);
+        }
+    }
+
+    /**
      * Runs one change of the configuration (its control calls, the save and, when that fails, the undo) so that a
      * namespace removed and added again with the same NGUID within it keeps its persistent reservation and the
      * file it is kept in (see {@link Engine#keepingReservations}).

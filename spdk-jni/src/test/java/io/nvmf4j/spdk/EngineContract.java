@@ -584,6 +584,43 @@ abstract class EngineContract {
     }
 
     /**
+     * A namespace moved to another ANA group while a host is connected over TCP: the host gets the ANA change
+     * event, reads the ANA log page with the namespace in its new
+     * group and its Identify Namespace ANAGRPID, and its I/O carries on; an unknown namespace is not found, a group
+     * out of range refused by the validator, and the document keeps the group.
+     */
+    @Test
+    void aNamespaceMovesToAnotherAnaGroupWhileAHostIsConnected() throws Exception {
+        try (NvmeController c = target.controller(1)) {
+            assertThat(AnaLogs.groups(AnaLogs.read(c.admin(), false))).as("before").containsExactly(
+                new int[] {1, AnaLogs.ANAS_OPTIMIZED, 1, 3});
+            assertThat(c.admin().setFeatures(FID_ASYNC_EVENT_CONFIG, AnaLogs.AEC_ANA_CHANGE).ok()).isTrue();
+            CompletableFuture<Completion> aer = c.admin().asyncEventRequest();
+            NamespaceConfig moved = engine().setNamespaceAnaGroup(TestTarget.SUBNQN, 3, 2);
+            assertThat(moved.anaGroup).isEqualTo(2);
+            assertThat(aer.get(10, TimeUnit.SECONDS).dw0()).as("ANA change AEN").isEqualTo(AnaLogs.AEN_ANA_CHANGE);
+            assertThat(AnaLogs.groups(AnaLogs.read(c.admin(), false))).as("after").containsExactly(
+                new int[] {1, AnaLogs.ANAS_OPTIMIZED, 1}, new int[] {2, AnaLogs.ANAS_OPTIMIZED, 3});
+            assertThat(Le.u32(ok(c.admin().identify(0x00, 3, 0)), 92)).as("ANAGRPID of nsid 3").isEqualTo(2);
+            TestData.assertWriteReadBack(c.io(0), 3, 8, 4096, 91);
+            assertThat(ConfigDocument.namespace(ConfigDocument.subsystem(engine().configSnapshot(), TestTarget.SUBNQN),
+                3).anaGroup).as("in the document").isEqualTo(2);
+            assertKind(() -> engine().setNamespaceAnaGroup(TestTarget.SUBNQN, 9, 2), ControlException.Kind.NOT_FOUND);
+            assertThatThrownBy(() -> engine().setNamespaceAnaGroup(TestTarget.SUBNQN, 3, 0))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("subsystems[0].namespaces[1].anaGroup: an ANA group id must be 1..128, got 0");
+            assertKind(() -> engine().setNamespaceAnaGroup("nqn.2024-01.io.nvmf4j:none", 3, 2),
+                ControlException.Kind.NOT_FOUND);
+        } finally {
+            engine().setNamespaceAnaGroup(TestTarget.SUBNQN, 3, 1);
+        }
+        try (NvmeController c = target.controller(1)) {
+            assertThat(AnaLogs.groups(AnaLogs.read(c.admin(), false))).as("back").containsExactly(
+                new int[] {1, AnaLogs.ANAS_OPTIMIZED, 1, 3});
+        }
+    }
+
+    /**
      * A change whose document cannot be written is taken back whole: a directory with a file in it holds the
      * temporary file's name, so the atomic write fails, and a change that removes a namespace and a bdev, adds a
      * bdev and a referral leaves the engine and the document as they were (a host still reads the namespace, the

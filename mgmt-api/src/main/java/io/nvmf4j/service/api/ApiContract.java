@@ -263,6 +263,14 @@ final class ApiContract {
             .handle(c -> c.change(() -> c.service().addNamespace(c.param("nqn"), c.body()), n -> n)),
         op("GET", NS + "/:nsid", "getNamespace", "One namespace").ok(200, NamespaceConfig.class)
             .handle(c -> c.read(c::namespace)),
+        op("PATCH", NS + "/:nsid", "patchNamespace", "Move a namespace to another ANA group while it serves")
+            .describe("Kept as its anaGroup. Hosts connected through any listener get the ANA change event and read "
+                + "the ANA log page (0Ch) with the namespace in its new group; its I/O takes that group's state "
+                + "through each listener. 400 naming anaGroup for a group out of range "
+                + "(spdk engine: above the subsystem's maxNamespaces).")
+            .body(Bodies.NamespacePatch.class).ok(200, NamespaceConfig.class)
+            .handle(c -> c.change(() -> c.service().setNamespaceAnaGroup(c.param("nqn"), c.nsid(),
+                required(c.body().anaGroup, "anaGroup")), n -> n)),
         op("GET", NS + "/:nsid/reservation", "getReservation", "A namespace's persistent reservation (read-only)")
             .describe("Registered hosts (host identifier, key), holder and type, generation and PTPL, as hosts "
                 + "change them with Reservation Register/Acquire/Release. java engine only (spdk: 400).")

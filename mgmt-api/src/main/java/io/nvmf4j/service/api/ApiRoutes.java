@@ -1,7 +1,6 @@
 package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -13,11 +12,8 @@ import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
-import io.nvmf4j.config.RdmaTransportConfig;
-import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.service.state.ConfigService;
 import io.vertx.core.Future;

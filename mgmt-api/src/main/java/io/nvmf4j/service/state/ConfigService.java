@@ -350,6 +350,13 @@ public final class ConfigService implements AutoCloseable {
         });
     }
 
+    /** Moves namespace {@code nsid} of {@code nqn} to ANA group {@code group} while it serves. */
+    public CompletableFuture<NamespaceConfig> setNamespaceAnaGroup(String nqn, int nsid, int group) {
+        return submit("move namespace " + nsid + " of " + nqn + " to ANA group " + group, t ->
+            copy(labeled(namespaceAt(t, nqn, nsid, ""), () -> t.setNamespaceAnaGroup(nqn, nsid, group)),
+                NamespaceConfig.class));
+    }
+
     /** Where the next host of namespace {@code nsid} of {@code nqn} lands in the document. */
     private static String namespaceHostAt(ConfigController<?> t, String nqn, int nsid) {
         return namespaceAt(t, nqn, nsid, "hosts");

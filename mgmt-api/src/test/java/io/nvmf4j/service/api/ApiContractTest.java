@@ -186,6 +186,10 @@ class ApiContractTest {
         check(400, "GET", ns + "/one/reservation", null);
         check(404, "GET", ns + "/9/reservation", null);
         check(401, anon, "GET", ns + "/1/reservation", null, null);
+        body(ns + "/1", "PATCH", "{\"anaGroup\":2}", "{\"anaGroup\":0}");
+        check(200, "PATCH", ns + "/1", "{\"anaGroup\":1}");
+        check(400, "PATCH", ns + "/one", "{\"anaGroup\":1}");
+        check(404, "PATCH", ns + "/9", "{\"anaGroup\":1}");
         check(400, "DELETE", ns + "/one", null);
         check(404, "DELETE", ns + "/9", null);
         check(401, anon, "DELETE", ns + "/2", null, null);
