@@ -50,7 +50,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal SpdkNative.ABI_VERSION. */
-#define NVMF4J_SPDK_ABI_VERSION 5
+#define NVMF4J_SPDK_ABI_VERSION 6
 #define NATIVE_CLASS "io/nvmf4j/spdk/SpdkNative"
 #define EXCEPTION_CLASS "io/nvmf4j/spdk/SpdkException"
 
@@ -1144,7 +1144,9 @@ static void do_delete_subsystem(struct call *c)
 }
 
 /* one-string and two-string calls on a subsystem */
-static void nqn_call(JNIEnv *env, call_fn fn, jstring nqn, jstring arg, const char *what, jint i1, jboolean b1)
+/* A call on subsystem nqn with up to one more string (arg, named what for its refusal) and two numbers. */
+static void nqn_call2(JNIEnv *env, call_fn fn, jstring nqn, jstring arg, const char *what, jint i1, jint i2,
+		      jboolean b1)
 {
 	struct call *c = call_new(fn);
 	if (!c)
@@ -1155,9 +1157,15 @@ static void nqn_call(JNIEnv *env, call_fn fn, jstring nqn, jstring arg, const ch
 		return;
 	}
 	c->i1 = i1;
+	c->i2 = i2;
 	c->b1 = b1;
 	if (run_call(env, c) == 0)
 		call_put(c);
+}
+
+static void nqn_call(JNIEnv *env, call_fn fn, jstring nqn, jstring arg, const char *what, jint i1, jboolean b1)
+{
+	nqn_call2(env, fn, nqn, arg, what, i1, 0, b1);
 }
 
 static void JNICALL n_delete_subsystem(JNIEnv *env, jclass cls, jstring nqn)
@@ -1442,14 +1450,20 @@ static void ns_host_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
 		    c->i1, c->s1, c->s2);
 }
 
-static void do_ns_host(struct call *c)
+/* Pauses c's subsystem (with nsid: that namespace's I/O drained too), then goes on in paused; a refusal finishes c. */
+static void pause_then(struct call *c, uint32_t nsid, spdk_nvmf_subsystem_state_change_done paused)
 {
 	struct spdk_nvmf_subsystem *s = find_subsystem(c);
 	if (!s)
 		return;
-	int rc = spdk_nvmf_subsystem_pause(s, 0, ns_host_paused, c);
+	int rc = spdk_nvmf_subsystem_pause(s, nsid, paused, c);
 	if (rc)
 		finish(c, rc, "SPDK could not pause subsystem %s", c->s1);
+}
+
+static void do_ns_host(struct call *c)
+{
+	pause_then(c, 0, ns_host_paused);
 }
 
 static void JNICALL n_namespace_host(JNIEnv *env, jclass cls, jstring nqn, jint nsid, jstring hostnqn,
@@ -1472,18 +1486,41 @@ static void ns_remove_paused(struct spdk_nvmf_subsystem *s, void *arg, int statu
 
 static void do_remove_ns(struct call *c)
 {
-	struct spdk_nvmf_subsystem *s = find_subsystem(c);
-	if (!s)
-		return;
-	int rc = spdk_nvmf_subsystem_pause(s, (uint32_t)c->i1, ns_remove_paused, c);
-	if (rc)
-		finish(c, rc, "SPDK could not pause subsystem %s", c->s1);
+	pause_then(c, (uint32_t)c->i1, ns_remove_paused);
 }
 
 static void JNICALL n_remove_namespace(JNIEnv *env, jclass cls, jstring nqn, jint nsid)
 {
 	(void)cls;
 	nqn_call(env, do_remove_ns, nqn, NULL, NULL, nsid, false);
+}
+
+/*
+ * A namespace's ANA group: SPDK moves it only while the subsystem is paused (spdk_nvmf_subsystem_set_ns_ana_group,
+ * which refuses group 0 and groups above the subsystem's max_nsid); at the resume each poll group sees the changed
+ * group and sends its controllers the ANA change AEN, and the ANA log page lists the namespace in its new group.
+ */
+static void ns_ana_group_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	struct call *c = arg;
+	if (status) {
+		finish(c, status, "SPDK could not pause subsystem %s", c->s1);
+		return;
+	}
+	int rc = spdk_nvmf_subsystem_set_ns_ana_group(s, (uint32_t)c->i1, (uint32_t)c->i2);
+	resume_with(s, c, rc ? -EINVAL : 0, rc ? "SPDK could not move namespace %d of %s to ANA group %d" : NULL,
+		    c->i1, c->s1, c->i2);
+}
+
+static void do_ns_ana_group(struct call *c)
+{
+	pause_then(c, (uint32_t)c->i1, ns_ana_group_paused);
+}
+
+static void JNICALL n_namespace_ana_group(JNIEnv *env, jclass cls, jstring nqn, jint nsid, jint group)
+{
+	(void)cls;
+	nqn_call2(env, do_ns_ana_group, nqn, NULL, NULL, nsid, group, false);
 }
 
 /* ------------------------------------------------------------------ listeners and referrals */
@@ -1982,6 +2019,7 @@ static const JNINativeMethod methods[] = {
 	{"addNamespace", "(" S "I" S "[B[B[BZI)I", (void *)n_add_namespace},
 	{"namespaceHost", "(" S "I" S "Z)V", (void *)n_namespace_host},
 	{"removeNamespace", "(" S "I)V", (void *)n_remove_namespace},
+	{"namespaceAnaGroup", "(" S "II)V", (void *)n_namespace_ana_group},
 	{"listen", "(" S S S "Z)V", (void *)n_listen},
 	{"stopListen", "(" S S S ")V", (void *)n_stop_listen},
 	{"addListener", "(" S S S S "Z)V", (void *)n_add_listener},

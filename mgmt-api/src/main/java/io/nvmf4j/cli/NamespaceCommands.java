@@ -8,9 +8,9 @@ import picocli.CommandLine.Option;
 
 /** {@code nvmfctl ns}: namespaces of a subsystem ({@code /api/v1/subsystems/{nqn}/namespaces}). */
 @Command(name = "ns", description = "Namespaces of a subsystem: list, add, remove; per-host masking: host-add, "
-    + "host-remove.",
+    + "host-remove; ana-group.",
     subcommands = {NamespaceCommands.List.class, NamespaceCommands.Add.class, NamespaceCommands.Remove.class,
-        NamespaceCommands.HostAdd.class, NamespaceCommands.HostRemove.class})
+        NamespaceCommands.HostAdd.class, NamespaceCommands.HostRemove.class, NamespaceCommands.AnaGroup.class})
 final class NamespaceCommands extends Group {
     static String path(String nqn) {
         return ApiCommand.subsystemPath(nqn) + "/namespaces";
@@ -97,6 +97,31 @@ final class NamespaceCommands extends Group {
             api().delete(path(subsystem.nqn) + "/" + nsid);
             done("removed namespace " + nsid + " from " + subsystem.nqn, "removed",
                 object().put("subsystem", subsystem.nqn).put("nsid", nsid));
+            return 0;
+        }
+    }
+
+    @Command(name = "ana-group", description = {"Move a namespace to another ANA group while it serves (connected "
+        + "hosts read the ANA log page again).",
+        "Example: nvmfctl ns ana-group -n nqn.2026-11.io.nvmf4j:default --nsid 1 --group 2"})
+    static final class AnaGroup extends ApiCommand {
+        @Mixin
+        SubsystemNqn subsystem;
+
+        @Option(names = "--nsid", required = true, paramLabel = "N", description = "The namespace ID.")
+        int nsid;
+
+        @Option(names = {"-g", "--group"}, required = true, paramLabel = "GROUP", description = "The ANA group id.")
+        int group;
+
+        @Override
+        public Integer call() {
+            JsonNode n = api().patch(path(subsystem.nqn) + "/" + nsid, object().put("anaGroup", group));
+            if (json()) {
+                printJson(n);
+            } else {
+                say("namespace " + nsid + " of " + subsystem.nqn + " in ANA group " + n.get("anaGroup").asInt());
+            }
             return 0;
         }
     }

@@ -372,6 +372,20 @@ class NvmfctlTest {
     }
 
     @Test
+    void namespaceAnaGroupMovesIt() {
+        ok("bdev", "create", "null", "ana1", "--size", "1M");
+        ok("ns", "add", "-n", NQN, "-b", "ana1", "--nsid", "12");
+        assertThat(ok("ns", "ana-group", "-n", NQN, "--nsid", "12", "--group", "3").out())
+            .isEqualTo("namespace 12 of " + NQN + " in ANA group 3\n");
+        String ns = "/api/v1/subsystems/" + enc(NQN) + "/namespaces/12";
+        assertThat(t.http.get(ns).json().get("anaGroup").asInt()).isEqualTo(3);
+        assertThat(json(ok("ns", "ana-group", "-n", NQN, "--nsid", "12", "-g", "1", "--json")).get("anaGroup").asInt())
+            .isEqualTo(1);
+        ok("ns", "remove", "-n", NQN, "--nsid", "12");
+        ok("bdev", "delete", "ana1");
+    }
+
+    @Test
     void namespaceMaskingHostAddAndRemove() {
         String host = "nqn.2014-08.org.nvmexpress:uuid:0b7e5a10-0000-4000-8000-0000000000c1";
         ok("bdev", "create", "null", "mask1", "--size", "1M");

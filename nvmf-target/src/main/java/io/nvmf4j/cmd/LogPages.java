@@ -224,9 +224,12 @@ public final class LogPages {
     private static ByteBuf anaLog(Controller c, boolean groupsOnly) {
         List<Namespace> visible = c.subsystem().namespaces(c.hostnqn());
         int[] perGroup = new int[AnaLog.GROUPS_MAX + 1];
+        // each namespace's group read once: the control plane may move a namespace while the page is built
+        int[] groupOf = new int[visible.size()];
         int groups = 0;
-        for (Namespace ns : visible) {
-            if (perGroup[ns.anaGroup()]++ == 0) {
+        for (int i = 0; i < groupOf.length; i++) {
+            groupOf[i] = visible.get(i).anaGroup();
+            if (perGroup[groupOf[i]]++ == 0) {
                 groups++;
             }
         }
@@ -250,9 +253,9 @@ public final class LogPages {
             b.setByte(off + AnaLog.D_ANAS, c.ana().state(g).anas());
             off += AnaLog.DESCRIPTOR_SIZE;
             if (!groupsOnly) {
-                for (Namespace ns : visible) {
-                    if (ns.anaGroup() == g) {
-                        b.setIntLE(off, ns.nsid());
+                for (int i = 0; i < groupOf.length; i++) {
+                    if (groupOf[i] == g) {
+                        b.setIntLE(off, visible.get(i).nsid());
                         off += 4;
                     }
                 }

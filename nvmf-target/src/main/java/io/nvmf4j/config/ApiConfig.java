@@ -10,6 +10,7 @@ public final class ApiConfig {
     /** Bind address; loopback by default. */
     public String address = "127.0.0.1";
     /** Port; 0 disables the API. */
+    @Range(min = 0, max = 65535, note = "0 disables the API")
     public int port = 8420;
     /** Bearer token; when absent the service creates {@code <state-dir>/api-token} (mode 0600) at first start. */
     public String token;
@@ -20,11 +21,13 @@ public final class ApiConfig {
      * Requests per second each client address may send on average (a token bucket per address); one more is
      * answered 429 with Retry-After. 1..{@link #MAX_REQUESTS_PER_SECOND}; null: {@link #DEFAULT_REQUESTS_PER_SECOND}.
      */
+    @Range(min = 1, max = MAX_REQUESTS_PER_SECOND)
     public Integer requestsPerSecond;
     /**
      * Requests a client address may send at once before {@link #requestsPerSecond} applies; 1..1000000; null:
      * {@link #DEFAULT_REQUEST_BURST}.
      */
+    @Range(min = 1, max = MAX_REQUESTS_PER_SECOND)
     public Integer requestBurst;
     /**
      * Serve the API without TLS on an address other than loopback, where the token crosses the network in clear
@@ -37,11 +40,13 @@ public final class ApiConfig {
      * null: {@link #DEFAULT_REQUEST_TIMEOUT_SECONDS}. The time the service takes to carry a request out does not
      * count.
      */
+    @Range(min = 1, max = MAX_TIMEOUT_SECONDS)
     public Integer requestTimeoutSeconds;
     /**
      * Seconds a connection may wait between a response and the whole head of its next request before it is closed.
      * 1..{@link #MAX_TIMEOUT_SECONDS}; null: {@link #DEFAULT_IDLE_TIMEOUT_SECONDS}.
      */
+    @Range(min = 1, max = MAX_TIMEOUT_SECONDS)
     public Integer idleTimeoutSeconds;
 
     public int requestsPerSecondOrDefault() {

@@ -36,6 +36,7 @@ public final class BdevConfig {
     /** Logical block size in bytes: 512 or 4096. */
     public int blockSize = 512;
     /** Capacity in blocks; for {@code file} 0 means "the file's current size". */
+    @Range(min = 0)
     public long numBlocks;
     /** {@code file} only: path of the regular file or block device. */
     public String path;
@@ -45,11 +46,13 @@ public final class BdevConfig {
      * {@code file} only: worker threads, i.e. I/Os the device runs at once (null: {@link #DEFAULT_IO_WORKERS}).
      * Requests beyond them wait in order.
      */
+    @Range(min = 1, max = MAX_IO_WORKERS)
     public Integer ioWorkers;
     /**
      * {@code file} only: requests that can wait for a worker in preallocated slots (null:
      * {@link #DEFAULT_IO_QUEUE_DEPTH}); more still wait (the queue grows), none is refused.
      */
+    @Range(min = 1, max = MAX_IO_QUEUE_DEPTH)
     public Integer ioQueueDepth;
     /**
      * {@code file} only: how I/O reaches the kernel (null: {@link #IO_ENGINE_AUTO}). {@code auto}: each poll group

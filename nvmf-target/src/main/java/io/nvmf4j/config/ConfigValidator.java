@@ -42,9 +42,7 @@ public final class ConfigValidator {
             p.add("engine: must be " + String.join(" or ", EngineCapabilities.names()) + ", got " + c.engine);
         }
         EngineCapabilities engine = EngineCapabilities.forDocument(c);
-        if (c.cores < 1 || c.cores > 256) {
-            p.add("cores: must be 1..256, got " + c.cores);
-        }
+        Ranges.check(p, "", c, "cores");
         if (c.pollGroupCores != null) {
             try {
                 int named = SpdkCores.parse(c.pollGroupCores).cardinality();
@@ -56,9 +54,9 @@ public final class ConfigValidator {
                 p.add("pollGroupCores: " + e.getMessage());
             }
         }
-        if (c.authTimeoutMs < TargetConfig.MIN_AUTH_TIMEOUT_MS || c.authTimeoutMs > TargetConfig.MAX_AUTH_TIMEOUT_MS) {
-            p.add("authTimeoutMs: must be " + TargetConfig.MIN_AUTH_TIMEOUT_MS + ".." + TargetConfig.MAX_AUTH_TIMEOUT_MS
-                + ", got " + c.authTimeoutMs);
+        Range authTimeout = Ranges.of(TargetConfig.class, "authTimeoutMs");
+        if (!Ranges.holds(authTimeout, c.authTimeoutMs)) {
+            p.add(Ranges.refusal("authTimeoutMs", authTimeout, c.authTimeoutMs));
         } else if (!engine.has(Feature.AUTH_TIMEOUT) && c.authTimeoutMs != TargetConfig.DEFAULT_AUTH_TIMEOUT_MS) {
             p.add("authTimeoutMs: " + engine.refusal(Feature.AUTH_TIMEOUT));
         }
@@ -127,9 +125,7 @@ public final class ConfigValidator {
                     p.add(at + ".transport: must be " + transports(c) + ", got " + r.transport);
                 }
                 addressProblem(r.address, at + ".address", p);
-                if (r.port < 1 || r.port > 65535) {
-                    p.add(at + ".port: must be 1..65535, got " + r.port);
-                }
+                Ranges.check(p, at, r, "port");
                 if (!seen.add(new ReferralConfig(r.transport, r.address, r.port))) {
                     p.add(at + ": duplicate referral " + r);
                 }
@@ -139,9 +135,7 @@ public final class ConfigValidator {
             p.add("api: missing");
         } else {
             boolean badAddress = addressProblem(c.api.address, "api.address", p);
-            if (c.api.port < 0 || c.api.port > 65535) {
-                p.add("api.port: must be 0..65535 (0 disables the API), got " + c.api.port);
-            }
+            Ranges.check(p, "api", c.api, "port");
             if ((c.api.tlsCert == null) != (c.api.tlsKey == null)) {
                 p.add("api.tlsCert/api.tlsKey: give both for TLS, or neither");
             } else if (!badAddress && c.api.port != 0 && c.api.tlsCert == null && !c.api.allowPlaintextOrDefault()
@@ -152,15 +146,8 @@ public final class ConfigValidator {
             }
             timeoutProblem(c.api.requestTimeoutSecondsOrDefault(), "api.requestTimeoutSeconds", p);
             timeoutProblem(c.api.idleTimeoutSecondsOrDefault(), "api.idleTimeoutSeconds", p);
-            if (c.api.requestsPerSecondOrDefault() < 1
-                || c.api.requestsPerSecondOrDefault() > ApiConfig.MAX_REQUESTS_PER_SECOND) {
-                p.add("api.requestsPerSecond: must be 1.." + ApiConfig.MAX_REQUESTS_PER_SECOND + ", got "
-                    + c.api.requestsPerSecond);
-            }
-            if (c.api.requestBurstOrDefault() < 1 || c.api.requestBurstOrDefault() > ApiConfig.MAX_REQUESTS_PER_SECOND) {
-                p.add("api.requestBurst: must be 1.." + ApiConfig.MAX_REQUESTS_PER_SECOND + ", got "
-                    + c.api.requestBurst);
-            }
+            Ranges.check(p, "api", c.api, "requestsPerSecond");
+            Ranges.check(p, "api", c.api, "requestBurst");
             if (c.api.token != null && c.api.token.length() < 16) {
                 p.add("api.token: must be at least 16 characters");
             }
@@ -402,85 +389,68 @@ public final class ConfigValidator {
         } catch (IllegalArgumentException e) {
             p.add("spdk.coreMask: " + e.getMessage());
         }
-        if (s.memSizeMb < 512 || s.memSizeMb > 1 << 20) {
-            // below 512 MiB SPDK's default pools (65535 bdev I/Os, the iobuf buffers) do not fit
-            p.add("spdk.memSizeMb: must be 512..1048576, got " + s.memSizeMb);
-        }
-        if (s.callTimeoutMs < 1000 || s.callTimeoutMs > 600_000) {
-            p.add("spdk.callTimeoutMs: must be 1000..600000, got " + s.callTimeoutMs);
-        }
-        if (s.sharedBuffers < 0 || s.sharedBuffers > 1 << 20) {
-            p.add("spdk.sharedBuffers: must be 0 (SPDK's default)..1048576, got " + s.sharedBuffers);
+        Ranges.check(p, "spdk", s, "memSizeMb");
+        Ranges.check(p, "spdk", s, "callTimeoutMs");
+        Range shared = Ranges.of(SpdkConfig.class, "sharedBuffers");
+        if (!Ranges.holds(shared, s.sharedBuffers)) {
+            p.add("spdk.sharedBuffers: must be " + shared.min() + " (SPDK's default).." + shared.max() + ", got "
+                + s.sharedBuffers);
         }
     }
 
     private static void validateTcp(TcpTransportConfig t, List<String> p) {
-        if (t.inCapsuleDataSize < 0 || t.inCapsuleDataSize > 131072 || t.inCapsuleDataSize % 16 != 0) {
-            p.add("tcp.inCapsuleDataSize: must be a multiple of 16 in 0..131072, got " + t.inCapsuleDataSize);
+        validateQueues("tcp", t, p);
+        mdtsProblem("tcp", t.mdtsBytes, Ranges.of(TcpTransportConfig.class, "mdtsBytes"), p);
+        Range h2c = Ranges.of(TcpTransportConfig.class, "maxH2cData");
+        if (!Ranges.holds(h2c, t.maxH2cData)) {
+            p.add("tcp.maxH2cData: must be a multiple of " + h2c.multipleOf() + " from " + h2c.min() + " to "
+                + h2c.max() + ", got " + t.maxH2cData);
         }
-        if (t.maxQueueDepth < 16 || t.maxQueueDepth > 1024) {
-            p.add("tcp.maxQueueDepth: must be 16..1024, got " + t.maxQueueDepth);
+        Range connect = Ranges.of(TcpTransportConfig.class, "connectTimeoutMs");
+        if (t.connectTimeoutMs != 0 && (t.connectTimeoutMs < 100 || !Ranges.holds(connect, t.connectTimeoutMs))) {
+            p.add("tcp.connectTimeoutMs: must be 0 (no limit) or 100.." + connect.max() + ", got " + t.connectTimeoutMs);
         }
-        if (t.maxIoQueues < 1 || t.maxIoQueues > 128) {
-            p.add("tcp.maxIoQueues: must be 1..128, got " + t.maxIoQueues);
-        }
-        if (t.mdtsBytes < 4096 || t.mdtsBytes > (8 << 20) || Integer.bitCount(t.mdtsBytes) != 1) {
-            p.add("tcp.mdtsBytes: must be a power of two from 4096 to 8388608, got " + t.mdtsBytes);
-        }
-        if (t.maxH2cData < 4096 || t.maxH2cData % 4 != 0 || t.maxH2cData > (8 << 20)) {
-            p.add("tcp.maxH2cData: must be a multiple of 4 from 4096 to 8388608, got " + t.maxH2cData);
-        }
-        if (t.connectTimeoutMs != 0 && (t.connectTimeoutMs < 100 || t.connectTimeoutMs > 3_600_000)) {
-            p.add("tcp.connectTimeoutMs: must be 0 (no limit) or 100..3600000, got " + t.connectTimeoutMs);
-        }
-        validateConnectionLimits("tcp", t.maxConnectionsPerListener, t.maxConnectionsPerHost, p);
-        if (t.socketBufferBytes != 0 && (t.socketBufferBytes < 4096 || t.socketBufferBytes > 1 << 30)) {
-            p.add("tcp.socketBufferBytes: must be 0 (the kernel's autotuning) or 4096..1073741824, got "
+        validateConnectionLimits("tcp", t, p);
+        Range socket = Ranges.of(TcpTransportConfig.class, "socketBufferBytes");
+        if (t.socketBufferBytes != 0 && (t.socketBufferBytes < 4096 || !Ranges.holds(socket, t.socketBufferBytes))) {
+            p.add("tcp.socketBufferBytes: must be 0 (the kernel's autotuning) or 4096.." + socket.max() + ", got "
                 + t.socketBufferBytes);
         }
     }
 
-    private static void validateConnectionLimits(String transport, int perListener, int perHost, List<String> p) {
-        if (perListener < 1 || perListener > 1 << 20) {
-            p.add(transport + ".maxConnectionsPerListener: must be 1..1048576, got " + perListener);
-        }
-        if (perHost < 1 || perHost > 1 << 20) {
-            p.add(transport + ".maxConnectionsPerHost: must be 1..1048576, got " + perHost);
+    /** A transport's in-capsule data size, queue depth and I/O queue count against their declared ranges. */
+    private static void validateQueues(String transport, Object t, List<String> p) {
+        Ranges.check(p, transport, t, "inCapsuleDataSize");
+        Ranges.check(p, transport, t, "maxQueueDepth");
+        Ranges.check(p, transport, t, "maxIoQueues");
+    }
+
+    private static void mdtsProblem(String transport, int mdtsBytes, Range r, List<String> p) {
+        if (!Ranges.holds(r, mdtsBytes) || Integer.bitCount(mdtsBytes) != 1) {
+            p.add(transport + ".mdtsBytes: must be a power of two from " + r.min() + " to " + r.max() + ", got "
+                + mdtsBytes);
         }
     }
 
+    private static void validateConnectionLimits(String transport, Object t, List<String> p) {
+        Ranges.check(p, transport, t, "maxConnectionsPerListener");
+        Ranges.check(p, transport, t, "maxConnectionsPerHost");
+    }
+
     private static void validateRdma(RdmaTransportConfig r, List<String> p) {
-        if (r.inCapsuleDataSize < 0 || r.inCapsuleDataSize > 131072 || r.inCapsuleDataSize % 16 != 0) {
-            p.add("rdma.inCapsuleDataSize: must be a multiple of 16 in 0..131072, got " + r.inCapsuleDataSize);
+        validateQueues("rdma", r, p);
+        mdtsProblem("rdma", r.mdtsBytes, Ranges.of(RdmaTransportConfig.class, "mdtsBytes"), p);
+        Ranges.check(p, "rdma", r, "srqDepth");
+        Range buffers = Ranges.of(RdmaTransportConfig.class, "dataBuffers");
+        if (!Ranges.holds(buffers, r.dataBuffers) || (long) r.dataBuffers * r.mdtsBytes > Integer.MAX_VALUE) {
+            p.add("rdma.dataBuffers: must be " + Ranges.span(buffers) + " and dataBuffers x mdtsBytes below 2 GiB, got "
+                + r.dataBuffers);
         }
-        if (r.maxQueueDepth < 16 || r.maxQueueDepth > 1024) {
-            p.add("rdma.maxQueueDepth: must be 16..1024, got " + r.maxQueueDepth);
-        }
-        if (r.maxIoQueues < 1 || r.maxIoQueues > 128) {
-            p.add("rdma.maxIoQueues: must be 1..128, got " + r.maxIoQueues);
-        }
-        if (r.mdtsBytes < 4096 || r.mdtsBytes > (1 << 20) || Integer.bitCount(r.mdtsBytes) != 1) {
-            p.add("rdma.mdtsBytes: must be a power of two from 4096 to 1048576, got " + r.mdtsBytes);
-        }
-        if (r.srqDepth < 16 || r.srqDepth > 16384) {
-            p.add("rdma.srqDepth: must be 16..16384, got " + r.srqDepth);
-        }
-        if (r.dataBuffers < 4 || r.dataBuffers > 16384 || (long) r.dataBuffers * r.mdtsBytes > Integer.MAX_VALUE) {
-            p.add("rdma.dataBuffers: must be 4..16384 and dataBuffers x mdtsBytes below 2 GiB, got " + r.dataBuffers);
-        }
-        if (r.cqSize < 256 || r.cqSize > (1 << 20)) {
-            p.add("rdma.cqSize: must be 256..1048576, got " + r.cqSize);
-        }
-        if (r.maxReadDepth < 1 || r.maxReadDepth > 255) {
-            p.add("rdma.maxReadDepth: must be 1..255, got " + r.maxReadDepth);
-        }
-        if (r.maxParkedCapsules < 1 || r.maxParkedCapsules > 1024) {
-            p.add("rdma.maxParkedCapsules: must be 1..1024, got " + r.maxParkedCapsules);
-        }
-        if (r.rnrRetryCount < 0 || r.rnrRetryCount > 7) {
-            p.add("rdma.rnrRetryCount: must be 0..7 (7: retry for ever), got " + r.rnrRetryCount);
-        }
-        validateConnectionLimits("rdma", r.maxConnectionsPerListener, r.maxConnectionsPerHost, p);
+        Ranges.check(p, "rdma", r, "cqSize");
+        Ranges.check(p, "rdma", r, "maxReadDepth");
+        Ranges.check(p, "rdma", r, "maxParkedCapsules");
+        Ranges.check(p, "rdma", r, "rnrRetryCount");
+        validateConnectionLimits("rdma", r, p);
     }
 
     private static void validateBdev(BdevConfig b, String at, Set<String> names, StorageConfig storage,
@@ -545,13 +515,8 @@ public final class ConfigValidator {
                 if (b.numBlocks < 0) {
                     p.add(at + ".numBlocks: must not be negative");
                 }
-                if (b.ioWorkers != null && (b.ioWorkers < 1 || b.ioWorkers > BdevConfig.MAX_IO_WORKERS)) {
-                    p.add(at + ".ioWorkers: must be 1.." + BdevConfig.MAX_IO_WORKERS + ", got " + b.ioWorkers);
-                }
-                if (b.ioQueueDepth != null && (b.ioQueueDepth < 1 || b.ioQueueDepth > BdevConfig.MAX_IO_QUEUE_DEPTH)) {
-                    p.add(at + ".ioQueueDepth: must be 1.." + BdevConfig.MAX_IO_QUEUE_DEPTH + ", got "
-                        + b.ioQueueDepth);
-                }
+                Ranges.check(p, at, b, "ioWorkers");
+                Ranges.check(p, at, b, "ioQueueDepth");
                 if (b.ioEngine != null && !BdevConfig.IO_ENGINES.contains(b.ioEngine)) {
                     p.add(at + ".ioEngine: must be one of " + String.join(", ", BdevConfig.IO_ENGINES) + ", got '"
                         + b.ioEngine + "'");
@@ -628,11 +593,10 @@ public final class ConfigValidator {
         if (s.model == null || s.model.isEmpty() || s.model.length() > 40 || !printableAscii(s.model)) {
             p.add(at + ".model: must be 1..40 printable ASCII characters");
         }
-        if (s.maxNamespaces < 1 || s.maxNamespaces > 1024) {
-            p.add(at + ".maxNamespaces: must be 1..1024, got " + s.maxNamespaces);
-        }
-        if (s.minCntlid < 1 || s.maxCntlid > 0xFFEF || s.minCntlid > s.maxCntlid) {
-            p.add(at + ".minCntlid/maxCntlid: need 1 <= minCntlid <= maxCntlid <= 65519");
+        Ranges.check(p, at, s, "maxNamespaces");
+        Range cntlid = Ranges.of(SubsystemConfig.class, "maxCntlid");
+        if (s.minCntlid < cntlid.min() || s.maxCntlid > cntlid.max() || s.minCntlid > s.maxCntlid) {
+            p.add(at + ".minCntlid/maxCntlid: need " + cntlid.min() + " <= minCntlid <= maxCntlid <= " + cntlid.max());
         }
         if (s.hosts == null || s.namespaces == null || s.listeners == null) {
             p.add(at + ": hosts, namespaces and listeners must be lists (may be empty)");
@@ -699,8 +663,9 @@ public final class ConfigValidator {
                 p.add(lat + ".transport: must be " + transports(c) + ", got " + l.transport);
             }
             boolean addressOk = !addressProblem(l.address, lat + ".address", p);
-            if (l.port < 0 || l.port > 65535) {
-                p.add(lat + ".port: must be 0..65535 (0: any free port), got " + l.port);
+            Range port = Ranges.of(ListenerConfig.class, "port");
+            if (!Ranges.holds(port, l.port)) {
+                p.add(Ranges.refusal(lat + ".port", port, l.port));
             } else if (addressOk && hasTransport(c, l.transport)
                 && !listeners.add(new ListenerConfig(l.transport, l.address, l.port))) {
                 p.add(lat + ": duplicate listener " + new ListenerConfig(l.transport, l.address, l.port));
@@ -850,8 +815,9 @@ public final class ConfigValidator {
         } catch (NumberFormatException e) {
             g = -1;
         }
-        if (g < 1 || g > AnaLog.GROUPS_MAX || !group.equals(Integer.toString(g))) {
-            p.add(at + ": an ANA group id must be 1.." + AnaLog.GROUPS_MAX + ", got " + group);
+        Range ana = Ranges.of(NamespaceConfig.class, "anaGroup");
+        if (!Ranges.holds(ana, g) || !group.equals(Integer.toString(g))) {
+            p.add(at + ": an ANA group id must be " + Ranges.span(ana) + ", got " + group);
             return true;
         }
         return false;
@@ -896,8 +862,9 @@ public final class ConfigValidator {
     }
 
     private static void timeoutProblem(int seconds, String at, List<String> p) {
-        if (seconds < 1 || seconds > ApiConfig.MAX_TIMEOUT_SECONDS) {
-            p.add(at + ": must be 1.." + ApiConfig.MAX_TIMEOUT_SECONDS + " seconds, got " + seconds);
+        Range r = Ranges.of(ApiConfig.class, "requestTimeoutSeconds");
+        if (!Ranges.holds(r, seconds)) {
+            p.add(at + ": must be " + Ranges.span(r) + " seconds, got " + seconds);
         }
     }
 

@@ -13,6 +13,7 @@ public final class ListenerConfig {
     public String transport = "tcp";
     /** IPv4 or IPv6 literal. */
     public String address;
+    @Range(min = 0, max = 65535, note = "0: any free port")
     public int port = 4420;
     /**
      * NVMe/TCP secure channel (TLS 1.3 with a PSK, the hosts' {@code hostKeys[].tlsKey}): {@code none} (plain only,

@@ -9,6 +9,7 @@ import java.util.List;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
 public final class NamespaceConfig {
+    @Range(min = 0, max = 1024)
     public int nsid;
     public String bdev;
     /** 32 hex digits; generated once when absent. */
@@ -27,6 +28,7 @@ public final class NamespaceConfig {
      * Its ANA group (ANAGRPID, 1..128); absent: group 1. A listener's {@code anaStates} give each group's state through
      * that listener; the group is fixed while the namespace exists.
      */
+    @Range(min = 1, max = io.nvmf4j.nvme.AnaLog.GROUPS_MAX)
     public Integer anaGroup;
     /**
      * Where its persistent reservation lives, and so whether it is advertised: {@value #RESERVATIONS_SHARED} (in the

@@ -9,6 +9,7 @@ import java.util.Objects;
 public final class ReferralConfig {
     public String transport = "tcp";
     public String address;
+    @Range(min = 1, max = 65535)
     public int port = 8009;
 
     public ReferralConfig() {

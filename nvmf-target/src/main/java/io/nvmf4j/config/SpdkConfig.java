@@ -12,6 +12,7 @@ public final class SpdkConfig {
     /** The cores SPDK's reactors run on, as a hex mask ({@code 0x1}: core 0) or a list ({@code [0,2-3]}). */
     public String coreMask = "0x1";
     /** Memory SPDK's environment reserves at start, MiB (hugepages unless {@link #hugepages} is false). */
+    @Range(min = 512, max = 1 << 20)
     public int memSizeMb = 1024;
     /**
      * Back SPDK's memory with hugepages (2 MiB pages must be reserved and hugetlbfs mounted); false runs SPDK
@@ -29,9 +30,11 @@ public final class SpdkConfig {
      */
     public boolean isolateCores = true;
     /** How long a control call may take inside SPDK before it fails, ms. */
+    @Range(min = 1000, max = 600_000)
     public int callTimeoutMs = 30000;
     /**
      * Buffers of each SPDK transport's shared pool (SPDK's {@code num_shared_buffers}; 0: SPDK's default).
      */
+    @Range(min = 0, max = 1 << 20)
     public int sharedBuffers = 0;
 }

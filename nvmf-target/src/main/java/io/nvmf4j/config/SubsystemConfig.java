@@ -21,8 +21,11 @@ public final class SubsystemConfig {
     /** DH-HMAC-CHAP key files per host; a host listed here must authenticate (absent from the JSON when empty). */
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     public List<HostKeyConfig> hostKeys = new ArrayList<>();
+    @Range(min = 1, max = 1024)
     public int maxNamespaces = 32;
+    @Range(min = 1, max = MAX_CNTLID)
     public int minCntlid = 1;
+    @Range(min = 1, max = MAX_CNTLID)
     public int maxCntlid = MAX_CNTLID;
     /** The highest cntlid of a dynamic controller (0xFFEF). */
     public static final int MAX_CNTLID = 0xFFEF;

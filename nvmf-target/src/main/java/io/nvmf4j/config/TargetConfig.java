@@ -27,6 +27,7 @@ public final class TargetConfig {
     @JsonInclude(JsonInclude.Include.NON_DEFAULT)
     public boolean allowLegacyNqns;
     /** Number of poll groups (threads that own queues). */
+    @Range(min = 1, max = 256)
     public int cores = 2;
     /**
      * The CPUs the java engine's poll groups are pinned to, one each in order, as a list ({@code [2-7]}) or a hex
@@ -41,6 +42,7 @@ public final class TargetConfig {
      * Connect is failed (the admin queue with its controller), whatever its KATO; 1000..600000, default 10000.
      * Java engine (SPDK's target keeps its own). Read at start.
      */
+    @Range(min = MIN_AUTH_TIMEOUT_MS, max = MAX_AUTH_TIMEOUT_MS)
     public int authTimeoutMs = DEFAULT_AUTH_TIMEOUT_MS;
     public static final int DEFAULT_AUTH_TIMEOUT_MS = 10_000;
     public static final int MIN_AUTH_TIMEOUT_MS = 1_000;

@@ -6,14 +6,19 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 @JsonIgnoreProperties(ignoreUnknown = false)
 public final class TcpTransportConfig {
     /** In-capsule data size in bytes for I/O queues; IOCCSZ is derived from it. */
+    @Range(min = 0, max = 131072, multipleOf = 16)
     public int inCapsuleDataSize = 8192;
     /** Largest I/O queue size (entries) a host may ask for. */
+    @Range(min = 16, max = 1024)
     public int maxQueueDepth = 128;
     /** Largest number of I/O queues per controller. */
+    @Range(min = 1, max = 128)
     public int maxIoQueues = 8;
     /** Maximum data transfer size in bytes; a power of two, a multiple of 4 KiB (MDTS is its log2 in 4 KiB pages). */
+    @Range(min = 4096, max = 8 << 20)
     public int mdtsBytes = 131072;
     /** Largest H2CData PDU payload the target accepts (MAXH2CDATA in ICResp). */
+    @Range(min = 4096, max = 8 << 20, multipleOf = 4)
     public int maxH2cData = 131072;
     /** Send C2HData with the SUCCESS flag (no CapsuleResp) when the host did not disable it. */
     public boolean c2hSuccess = true;
@@ -28,13 +33,16 @@ public final class TcpTransportConfig {
      * A connection that has not sent ICReq and completed a Fabrics Connect within this many milliseconds is
      * closed (logged, counted); 0 disables the limit. nvmet's TLS handshake limit defaults to 10 s too.
      */
+    @Range(min = 0, max = 3_600_000)
     public int connectTimeoutMs = 10000;
     /**
      * Connections (one per queue: admin or I/O) a TCP listener holds at once; one more is closed at accept with a
      * WARN line naming this limit. 1..1048576.
      */
+    @Range(min = 1, max = 1 << 20)
     public int maxConnectionsPerListener = 4096;
     /** Connections one host address may hold on a TCP listener at once; beyond it likewise. 1..1048576. */
+    @Range(min = 1, max = 1 << 20)
     public int maxConnectionsPerHost = 1024;
     /**
      * SO_SNDBUF and SO_RCVBUF of every connection in bytes, as SPDK's posix sock sets them ({@code send_buf_size},
@@ -43,5 +51,6 @@ public final class TcpTransportConfig {
      * ({@code net.ipv4.tcp_wmem}, {@code tcp_rmem}): SPDK's 2 MiB changed none of the benchmark rows here
      * (docs/benchmarks-history.md, "Socket buffers"). 0 or 4096..1073741824.
      */
+    @Range(min = 0, max = 1 << 30)
     public int socketBufferBytes = 0;
 }

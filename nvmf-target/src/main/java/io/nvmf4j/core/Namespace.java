@@ -52,7 +52,8 @@ public final class Namespace {
     /** Its persistent reservation; set before the namespace is published (none kept: a fresh, unsaved one). */
     private Reservation reservation = new Reservation(null, null);
     /** Its ANA group (ANAGRPID); set before the namespace is published. */
-    private int anaGroup = 1;
+    /** Set by the control plane while the namespace serves: the poll groups read it for each command. */
+    private volatile int anaGroup = 1;
     /** Whether it has reservations (RESCAP, the reservation commands); set before the namespace is published. */
     private boolean reservationsOn = true;
 
@@ -97,7 +98,7 @@ public final class Namespace {
         return anaGroup;
     }
 
-    /** Puts the namespace in ANA group {@code group}; before it is added anywhere. */
+    /** Puts the namespace in ANA group {@code group} (its next command and ANA log page see it there). */
     public void anaGroup(int group) {
         this.anaGroup = group;
     }

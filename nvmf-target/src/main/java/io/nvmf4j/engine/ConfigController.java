@@ -15,11 +15,19 @@ import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.Namespace;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.function.Function;
 
 /**
  * The control layer of a running target: every call that the REST API, persistence, import, nvmfctl (through the API)
@@ -34,10 +42,24 @@ import java.util.function.Consumer;
  * @param <E> the engine: tests of a data path reach its live objects through {@link #engine()}
  */
 public final class ConfigController<E extends Engine> implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ConfigController.class);
     private final E engine;
     private final LiveDocument doc;
     /** The document as started: the start-up settings in effect (see {@link #startedWith()}). */
     private final TargetConfig started;
+    /** The undo of each data-plane step of the change {@link #commit} runs on this thread, newest first. */
+    private final ThreadLocal<Deque<Runnable>> undoLog = new ThreadLocal<>();
+    /** Where {@link #commit} writes the document; null: nowhere (nothing to undo). */
+    private volatile Path file;
+    private volatile Saver saver;
+    /** The document last written (a growth writes ahead of its change; commit then has nothing left to write). */
+    private volatile TargetConfig saved;
+
+    /** Writes the document atomically ({@link io.nvmf4j.config.ConfigStore#save} in production). */
+    @FunctionalInterface
+    public interface Saver {
+        void save(Path file, TargetConfig config) throws IOException;
+    }
 
     /** Starts an engine serving {@code document}'s document (validated; the engine fills in missing identities). */
     @FunctionalInterface
@@ -56,6 +78,80 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         throws IOException {
         LiveDocument doc = new LiveDocument(config);
         return new ConfigController<>(starter.start(doc), doc);
+    }
+
+    /** Makes {@link #commit} write the document to {@code file} through {@code saver} after each change. */
+    public void persistTo(Path file, Saver saver) {
+        this.saver = saver;
+        this.file = file;
+    }
+
+    /**
+     * Runs one change of the configuration ({@code change}: one or more control calls) and commits it: each call
+     * validates and applies its step, then the document is written atomically. If the write fails, every
+     * data-plane step of the change is undone, newest first, the document is as it was, and
+     * {@link PersistenceException} says so. A change that fails itself is not written (each control call leaves
+     * engine and document as they were when it refuses). Namespaces removed and added again with the same NGUID
+     * within it keep their persistent reservations ({@link Engine#keepingReservations}). Calls made inside
+     * {@code change} on this thread belong to it; a nested commit is part of the enclosing one.
+     */
+    public <T> T commit(Supplier<T> change) {
+        if (undoLog.get() != null) {
+            return change.get();
+        }
+        return engine.keepingReservations(() -> {
+            TargetConfig before = doc.get();
+            Deque<Runnable> log = new ArrayDeque<>();
+            undoLog.set(log);
+            try {
+                T result = change.get();
+                TargetConfig now = doc.get();
+                if (file != null && now != saved) {
+                    write(now, before, log);
+                }
+                return result;
+            } finally {
+                undoLog.remove();
+            }
+        });
+    }
+
+    /** Writes {@code now}; when that fails, takes the steps of {@code log} back and the document to {@code before}. */
+    private void write(TargetConfig now, TargetConfig before, Deque<Runnable> log) {
+        try {
+            saver.save(file, now);
+            saved = now;
+        } catch (IOException | RuntimeException e) {
+            String undone = "the change was undone";
+            try {
+                synchronized (engine) {
+                    log.forEach(Runnable::run);
+                    doc.set(before);
+                }
+            } catch (RuntimeException u) {
+                LOG.error("undoing a change that could not be saved failed; the live target differs from {}", file, u);
+                undone = "undoing the change failed too (" + u.getMessage() + ")";
+            }
+            throw notSaved(e, undone);
+        }
+    }
+
+    private PersistenceException notSaved(Exception e, String consequence) {
+        return new PersistenceException("cannot save the configuration to " + file + " (" + e.getMessage() + "); "
+            + consequence, e);
+    }
+
+    /**
+     * Sets {@code next} as the document after a data-plane step; inside {@link #commit}, {@code undo} (given the
+     * document as it was before the step) is how the engine takes that step back if the document cannot be written.
+     */
+    private void applied(TargetConfig next, Consumer<TargetConfig> undo) {
+        TargetConfig before = doc.get();
+        Deque<Runnable> log = undoLog.get();
+        if (log != null) {
+            log.push(() -> undo.accept(before));
+        }
+        doc.set(next);
     }
 
     /** The engine under this control layer. */
@@ -88,7 +184,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         synchronized (engine) {
             TargetConfig next = ConfigDocument.copy(doc.get());
             ConfigDocument.orderLike(next, order);
-            doc.set(next);
+            applied(next, prev -> { });
         }
     }
 
@@ -108,6 +204,16 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         return ConfigDocument.subsystem(doc.get(), nqn);
     }
 
+    /** Subsystem {@code nqn}, whose list {@code list} must hold {@code item} (not found with {@code missing}). */
+    private SubsystemConfig subsystemHolding(String nqn, Function<SubsystemConfig, List<?>> list, Object item,
+                                             String missing) {
+        SubsystemConfig sc = subsystem(nqn);
+        if (!list.apply(sc).contains(item)) {
+            throw ControlException.notFound(missing);
+        }
+        return sc;
+    }
+
     // ------------------------------------------------------------------ bdevs
 
     public BdevConfig addBdev(BdevConfig b) {
@@ -117,7 +223,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             }
             TargetConfig next = validatedWith(c -> c.bdevs.add(b));
             engine.addBdev(next, b);
-            doc.set(next);
+            applied(next, prev -> engine.removeBdev(next.bdev(b.name)));
             return next.bdev(b.name);
         }
     }
@@ -132,20 +238,50 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             ConfigDocument.checkBdevUnused(doc.get(), name);
             TargetConfig next = changedWith(c -> c.bdevs.removeIf(x -> name.equals(x.name)));
             engine.removeBdev(b);
-            doc.set(next);
+            applied(next, prev -> engine.addBdev(prev, b));
         }
     }
 
-    /** Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). Never shrinks. */
+    /**
+     * Grows a bdev; every namespace on it reports the new size (changed-namespace AEN). Never shrinks. A growth
+     * cannot be undone, so inside {@link #commit} the document with the new size is written first; if the bdev then
+     * fails to grow, the document before is written again.
+     */
     public void growBdev(String name, long numBlocks) {
         synchronized (engine) {
             BdevConfig b = doc.get().bdev(name);
             if (b == null) {
                 throw ControlException.notFound("no bdev " + name);
             }
+            TargetConfig before = doc.get();
             TargetConfig next = changedWith(c -> c.bdev(name).numBlocks = numBlocks);
-            engine.growBdev(doc.get(), b, numBlocks);
+            boolean ahead = undoLog.get() != null && file != null;
+            if (ahead) {
+                try {
+                    saver.save(file, next);
+                    saved = next;
+                } catch (IOException | RuntimeException e) {
+                    throw notSaved(e, "nothing was changed");
+                }
+            }
+            try {
+                engine.growBdev(before, b, numBlocks);
+            } catch (RuntimeException e) {
+                if (ahead) {
+                    writeQuietly(before);
+                }
+                throw e;
+            }
             doc.set(next);
+        }
+    }
+
+    private void writeQuietly(TargetConfig c) {
+        try {
+            saver.save(file, c);
+            saved = c;
+        } catch (IOException | RuntimeException e) {
+            LOG.error("cannot restore {} after a refused change: {}", file, e.toString());
         }
     }
 
@@ -197,7 +333,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             TargetConfig next = validatedWith(c -> c.subsystems.add(s));
             SubsystemConfig added = next.subsystems.get(next.subsystems.size() - 1);
             engine.addSubsystem(next, added);
-            doc.set(next);
+            applied(next, prev -> engine.removeSubsystem(prev, added));
             return added;
         }
     }
@@ -207,7 +343,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             SubsystemConfig sc = subsystem(nqn);
             TargetConfig next = changedWith(c -> c.subsystems.removeIf(x -> nqn.equals(x.nqn)));
             engine.removeSubsystem(next, sc);
-            doc.set(next);
+            applied(next, prev -> engine.addSubsystem(prev, sc));
         }
     }
 
@@ -216,8 +352,9 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             SubsystemConfig sc = subsystem(nqn);
             // a host with keys but not in hosts is allowed only by allowAnyHost: the validator says so
             TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).allowAnyHost = allow);
+            boolean was = sc.allowAnyHost;
             engine.setAllowAnyHost(sc, allow);
-            doc.set(next);
+            applied(next, prev -> engine.setAllowAnyHost(ConfigDocument.subsystem(prev, nqn), was));
         }
     }
 
@@ -233,7 +370,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).namespaces.add(n));
             NamespaceConfig added = ConfigDocument.namespace(ConfigDocument.subsystem(next, nqn), n.nsid);
             engine.addNamespace(next, nqn, added);
-            doc.set(next);
+            applied(next, prev -> engine.removeNamespace(nqn, added.nsid));
             return added;
         }
     }
@@ -245,7 +382,8 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             }
             TargetConfig next = changedWith(c -> ConfigDocument.subsystem(c, nqn).namespaces.removeIf(x -> x.nsid == nsid));
             engine.removeNamespace(nqn, nsid);
-            doc.set(next);
+            applied(next, prev -> engine.addNamespace(prev, nqn, ConfigDocument.namespace(
+                ConfigDocument.subsystem(prev, nqn), nsid)));
         }
     }
 
@@ -273,24 +411,22 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 }
             });
             engine.addHost(nqn, hostnqn, k, ConfigDocument.hostKey(sc, hostnqn));
-            doc.set(next);
+            applied(next, prev -> engine.removeHost(ConfigDocument.subsystem(next, nqn), hostnqn));
         }
     }
 
     /** Disallows a host; its controllers on this subsystem are disconnected. */
     public void removeHost(String nqn, String hostnqn) {
         synchronized (engine) {
-            SubsystemConfig sc = subsystem(nqn);
-            if (!sc.hosts.contains(hostnqn)) {
-                throw ControlException.notFound("host " + hostnqn + " is not in the list of " + nqn);
-            }
+            SubsystemConfig sc = subsystemHolding(nqn, s -> s.hosts, hostnqn, "host " + hostnqn + " is not in "
+                + "the list of " + nqn);
             TargetConfig next = changedWith(c -> {
                 SubsystemConfig s = ConfigDocument.subsystem(c, nqn);
                 s.hosts.remove(hostnqn);
                 s.hostKeys.removeIf(h -> hostnqn.equals(h.host));
             });
             engine.removeHost(sc, hostnqn);
-            doc.set(next);
+            applied(next, prev -> engine.addHost(nqn, hostnqn, ConfigDocument.hostKey(sc, hostnqn), null));
         }
     }
 
@@ -317,7 +453,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 c.discovery.hostKeys.add(k);
             });
             engine.addDiscoveryHostKey(k);
-            doc.set(next);
+            applied(next, prev -> engine.removeDiscoveryHostKey(k.host));
         }
     }
 
@@ -335,7 +471,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 }
             });
             engine.removeDiscoveryHostKey(hostnqn);
-            doc.set(next);
+            applied(next, prev -> engine.addDiscoveryHostKey(prev.discovery.hostKey(hostnqn)));
         }
     }
 
@@ -376,7 +512,8 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         });
         engine.setNamespaceHost(nqn, nsid, hostnqn, add,
             ConfigDocument.namespace(ConfigDocument.subsystem(next, nqn), nsid).hosts);
-        doc.set(next);
+        applied(next, prev -> engine.setNamespaceHost(nqn, nsid, hostnqn, !add,
+            ConfigDocument.namespace(ConfigDocument.subsystem(prev, nqn), nsid).hosts));
     }
 
     // ------------------------------------------------------------------ listeners and referrals
@@ -389,21 +526,19 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             }
             TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).listeners.add(l));
             engine.addListener(next, nqn, ConfigDocument.listener(ConfigDocument.subsystem(next, nqn), l));
-            doc.set(next);
+            applied(next, prev -> engine.removeListener(prev, nqn, l));
         }
     }
 
     /** Removes a listener from a subsystem; hosts connected through it are disconnected. */
     public void removeListener(String nqn, ListenerConfig l) {
         synchronized (engine) {
-            SubsystemConfig sc = subsystem(nqn);
-            if (!sc.listeners.contains(l)) {
-                throw ControlException.notFound("subsystem " + nqn + " has no listener " + l);
-            }
+            subsystemHolding(nqn, sc -> sc.listeners, l, "subsystem " + nqn + " has no listener " + l);
             // validated: the last listener that takes TLS of a subsystem with a PSK host may not go
             TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).listeners.remove(l));
             engine.removeListener(next, nqn, l);
-            doc.set(next);
+            applied(next, prev -> engine.addListener(prev, nqn, ConfigDocument.listener(
+                ConfigDocument.subsystem(prev, nqn), l)));
         }
     }
 
@@ -439,7 +574,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             }
             TargetConfig next = validatedWith(c -> c.referrals.add(r));
             engine.addReferral(next, r);
-            doc.set(next);
+            applied(next, prev -> engine.removeReferral(prev, r));
         }
     }
 
@@ -450,7 +585,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             }
             TargetConfig next = changedWith(c -> c.referrals.remove(r));
             engine.removeReferral(next, r);
-            doc.set(next);
+            applied(next, prev -> engine.addReferral(prev, r));
         }
     }
 
@@ -461,7 +596,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
      */
     public void setStartupSettings(TargetConfig from) {
         synchronized (engine) {
-            doc.set(ConfigDocument.withStartupSettings(doc.get(), from));
+            applied(ConfigDocument.withStartupSettings(doc.get(), from), prev -> { });
         }
     }
 
@@ -498,8 +633,32 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             ConfigDocument.listener(subsystem(nqn), l);
             TargetConfig next = validatedWith(c -> ConfigDocument.putAnaState(
                 ConfigDocument.listener(ConfigDocument.subsystem(c, nqn), l), group, state));
+            String was = engine.anaStates(nqn, ConfigDocument.listener(subsystem(nqn), l)).apply(group);
             engine.setAnaState(nqn, l, group, state);
-            doc.set(next);
+            applied(next, prev -> engine.setAnaState(nqn, l, group, was));
+        }
+    }
+
+    /**
+     * Moves namespace {@code nsid} of {@code nqn} to ANA group {@code group} while it serves (kept as its
+     * {@code anaGroup}); the connected hosts are told and read the ANA log page with the namespace in its new group.
+     * Not found for an unknown subsystem or namespace; invalid for a group the document may not have (out of range,
+     * or above maxNamespaces on an engine without {@link Feature#ANA_GROUPS_ABOVE_MAX_NAMESPACES}).
+     */
+    public NamespaceConfig setNamespaceAnaGroup(String nqn, int nsid, int group) {
+        synchronized (engine) {
+            NamespaceConfig n = ConfigDocument.namespace(subsystem(nqn), nsid);
+            if (n == null) {
+                throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
+            }
+            int was = n.anaGroupOrDefault();
+            TargetConfig next = validatedWith(c -> ConfigDocument.namespace(ConfigDocument.subsystem(c, nqn), nsid)
+                .anaGroup = group);
+            if (was != group) {
+                engine.setNamespaceAnaGroup(next, nqn, nsid, group);
+            }
+            applied(next, prev -> engine.setNamespaceAnaGroup(prev, nqn, nsid, was));
+            return ConfigDocument.namespace(ConfigDocument.subsystem(next, nqn), nsid);
         }
     }
 

@@ -85,6 +85,13 @@ public interface Engine extends AutoCloseable {
     void removeNamespace(String nqn, int nsid);
 
     /**
+     * Moves namespace {@code nsid} of {@code nqn} to ANA group {@code group} ({@code next}: the document with it
+     * there): from then on the ANA log page (0Ch) lists it in that group and its I/O takes that group's state
+     * through each listener; the connected hosts are told (an asynchronous event).
+     */
+    void setNamespaceAnaGroup(TargetConfig next, String nqn, int nsid, int group);
+
+    /**
      * Allows {@code hostnqn} on {@code nqn}, authenticating with {@code keys} (null: none); {@code before} is the key
      * entry it had already ({@code allowAnyHost} let it in with keys), or null.
      */

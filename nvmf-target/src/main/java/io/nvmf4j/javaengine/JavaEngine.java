@@ -664,6 +664,35 @@ public final class JavaEngine implements Engine {
         target.discoveryChanged();
     }
 
+    /**
+     * Moves a namespace to ANA group {@code group}; every controller of the subsystem gets the ANA change event and
+     * every listener's ANA log page a new change count (the namespace left one group's descriptor for another's on
+     * every path), and an rbd image with
+     * {@code exclusiveLock} is locked or unlocked as its new group's states ask.
+     */
+    @Override
+    public synchronized void setNamespaceAnaGroup(TargetConfig next, String nqn, int nsid, int group) {
+        Subsystem live = liveSubsystem(nqn);
+        Namespace ns = live.namespace(nsid);
+        if (ns == null) {
+            throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
+        }
+        int before = ns.anaGroup();
+        ns.anaGroup(group);
+        try {
+            syncExclusiveLocks(ConfigDocument.subsystem(next, nqn));
+        } catch (IOException e) {
+            ns.anaGroup(before);
+            throw ControlException.conflict("namespace " + nsid + " of " + nqn + " stays in ANA group " + before + ": "
+                + e.getMessage());
+        }
+        LOG.info("subsystem {}: namespace {} moved from ANA group {} to {}", nqn, nsid, before, group);
+        for (ListenerConfig l : live.listeners()) {
+            live.anaPort(l).countChange();
+            anaChanged(live, l);
+        }
+    }
+
     @Override
     public synchronized IntFunction<String> anaStates(String nqn, ListenerConfig l) {
         AnaPort port = liveSubsystem(nqn).anaPort(l);

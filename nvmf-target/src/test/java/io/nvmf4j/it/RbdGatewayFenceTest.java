@@ -46,11 +46,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 @ExtendWith(CephCluster.class)
 @Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RbdGatewayFenceTest extends RbdGateways {
-    static final String SURVIVOR = ReservationTest.HOST_A;
-    static final String PREEMPTED = ReservationTest.HOST_B;
-    static final long KEY_S = ReservationTest.KEY_A;
-    static final long KEY_P = ReservationTest.KEY_B;
-    static final int WRITE_EXCLUSIVE = 1;
+    static final String SURVIVOR = HOST_A;
+    static final String PREEMPTED = HOST_B;
+    static final long KEY_S = KEY_A;
+    static final long KEY_P = KEY_B;
     static final int WRITE_EXCLUSIVE_REGISTRANTS_ONLY = 3;
     static final int PREEMPT_AND_ABORT = 2;
     /** The write the preempted host has in flight: 64 KiB at LBA 2048. */

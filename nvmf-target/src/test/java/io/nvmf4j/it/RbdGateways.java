@@ -22,6 +22,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * initiator's controllers through them; both are closed after each test.
  */
 abstract class RbdGateways {
+    static final String HOST_A = ReservationTest.HOST_A;
+    static final String HOST_B = ReservationTest.HOST_B;
+    static final long KEY_A = ReservationTest.KEY_A;
+    static final long KEY_B = ReservationTest.KEY_B;
+    /** Reservation type 1h. */
+    static final int WRITE_EXCLUSIVE = 1;
     private static final AtomicInteger IMAGES = new AtomicInteger();
 
     /** This test's image (made by the first gateway that opens it). */

@@ -46,11 +46,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @ExtendWith(CephCluster.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RbdReservationTest extends RbdGateways {
-    static final String HOST_A = ReservationTest.HOST_A;
-    static final String HOST_B = ReservationTest.HOST_B;
-    static final long KEY_A = ReservationTest.KEY_A;
-    static final long KEY_B = ReservationTest.KEY_B;
-    static final int WRITE_EXCLUSIVE = 1;
     private final TargetConfig[] config = new TargetConfig[2];
 
     RbdReservationTest() {

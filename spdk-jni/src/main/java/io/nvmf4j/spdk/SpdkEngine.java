@@ -716,6 +716,16 @@ public final class SpdkEngine implements Engine {
         }
     }
 
+    /** Moves the namespace to another ANA group in SPDK; hosts get the ANA change AEN (sent by SPDK at the resume). */
+    @Override
+    public synchronized void setNamespaceAnaGroup(TargetConfig next, String nqn, int nsid, int group) {
+        try {
+            SpdkNative.namespaceAnaGroup(nqn, nsid, group);
+        } catch (SpdkException e) {
+            throw mapped(e);
+        }
+    }
+
     @Override
     public synchronized void removeNamespace(String nqn, int nsid) {
         try {

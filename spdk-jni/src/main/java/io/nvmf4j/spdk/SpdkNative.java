@@ -14,7 +14,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class SpdkNative {
     /** Must equal {@code NVMF4J_SPDK_ABI_VERSION} in {@code nvmf4j_spdk.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 5;
+    static final int ABI_VERSION = 6;
     static final String NAME = "nvmf4j_spdk";
     /** Written by build-native.sh instead of the library when no SPDK was found to build against. */
     static final String UNAVAILABLE_RESOURCE = "META-INF/native/" + NAME + ".unavailable";
@@ -154,6 +154,12 @@ final class SpdkNative {
     static native void namespaceHost(String nqn, int nsid, String hostnqn, boolean visible);
 
     static native void removeNamespace(String nqn, int nsid);
+
+    /**
+     * Moves namespace {@code nsid} to ANA group {@code group} ({@code spdk_nvmf_subsystem_set_ns_ana_group},
+     * subsystem paused); at the resume SPDK sends the controllers the ANA change AEN.
+     */
+    static native void namespaceAnaGroup(String nqn, int nsid, int group);
 
     /**
      * The target listens on an address ({@code trtype}: TCP or RDMA); {@code secure}: TLS only (SPDK's ssl socket,

@@ -15,6 +15,7 @@ import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.ListenerState;
+import io.nvmf4j.engine.PersistenceException;
 import io.nvmf4j.engine.SubsystemStats;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import io.nvmf4j.it.AnaLogs;
@@ -37,6 +38,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -578,6 +580,81 @@ abstract class EngineContract {
             engine().removeSubsystem(nqn);
             engine().removeBdev("ana1");
             engine().removeBdev("ana2");
+        }
+    }
+
+    /**
+     * A namespace moved to another ANA group while a host is connected over TCP: the host gets the ANA change
+     * event, reads the ANA log page with the namespace in its new
+     * group and its Identify Namespace ANAGRPID, and its I/O carries on; an unknown namespace is not found, a group
+     * out of range refused by the validator, and the document keeps the group.
+     */
+    @Test
+    void aNamespaceMovesToAnotherAnaGroupWhileAHostIsConnected() throws Exception {
+        try (NvmeController c = target.controller(1)) {
+            assertThat(AnaLogs.groups(AnaLogs.read(c.admin(), false))).as("before").containsExactly(
+                new int[] {1, AnaLogs.ANAS_OPTIMIZED, 1, 3});
+            assertThat(c.admin().setFeatures(FID_ASYNC_EVENT_CONFIG, AnaLogs.AEC_ANA_CHANGE).ok()).isTrue();
+            CompletableFuture<Completion> aer = c.admin().asyncEventRequest();
+            NamespaceConfig moved = engine().setNamespaceAnaGroup(TestTarget.SUBNQN, 3, 2);
+            assertThat(moved.anaGroup).isEqualTo(2);
+            assertThat(aer.get(10, TimeUnit.SECONDS).dw0()).as("ANA change AEN").isEqualTo(AnaLogs.AEN_ANA_CHANGE);
+            assertThat(AnaLogs.groups(AnaLogs.read(c.admin(), false))).as("after").containsExactly(
+                new int[] {1, AnaLogs.ANAS_OPTIMIZED, 1}, new int[] {2, AnaLogs.ANAS_OPTIMIZED, 3});
+            assertThat(Le.u32(ok(c.admin().identify(0x00, 3, 0)), 92)).as("ANAGRPID of nsid 3").isEqualTo(2);
+            TestData.assertWriteReadBack(c.io(0), 3, 8, 4096, 91);
+            assertThat(ConfigDocument.namespace(ConfigDocument.subsystem(engine().configSnapshot(), TestTarget.SUBNQN),
+                3).anaGroup).as("in the document").isEqualTo(2);
+            assertKind(() -> engine().setNamespaceAnaGroup(TestTarget.SUBNQN, 9, 2), ControlException.Kind.NOT_FOUND);
+            assertThatThrownBy(() -> engine().setNamespaceAnaGroup(TestTarget.SUBNQN, 3, 0))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("subsystems[0].namespaces[1].anaGroup: an ANA group id must be 1..128, got 0");
+            assertKind(() -> engine().setNamespaceAnaGroup("nqn.2024-01.io.nvmf4j:none", 3, 2),
+                ControlException.Kind.NOT_FOUND);
+        } finally {
+            engine().setNamespaceAnaGroup(TestTarget.SUBNQN, 3, 1);
+        }
+        try (NvmeController c = target.controller(1)) {
+            assertThat(AnaLogs.groups(AnaLogs.read(c.admin(), false))).as("back").containsExactly(
+                new int[] {1, AnaLogs.ANAS_OPTIMIZED, 1, 3});
+        }
+    }
+
+    /**
+     * A change whose document cannot be written is taken back whole: a directory with a file in it holds the
+     * temporary file's name, so the atomic write fails, and a change that removes a namespace and a bdev, adds a
+     * bdev and a referral leaves the engine and the document as they were (a host still reads the namespace, the
+     * added bdev's name is free in the engine, the removed one is there) and the file as it was.
+     */
+    @Test
+    void aChangeWhoseDocumentCannotBeWrittenIsUndone(@TempDir Path state) throws Exception {
+        Path file = state.resolve("config.json");
+        engine().persistTo(file, ConfigStore::save);
+        try {
+            engine().commit(() -> engine().addBdev(new BdevConfig("undo0", "malloc", 512, 2048)));
+            String before = ConfigStore.toJson(engine().configSnapshot());
+            assertThat(Files.readString(file)).as("written").isEqualTo(before);
+            Files.createDirectories(state.resolve(".config.json.tmp").resolve("in-the-way"));
+            assertThatThrownBy(() -> engine().commit(() -> {
+                engine().removeNamespace(TestTarget.SUBNQN, 3);
+                engine().removeBdev("undo0");
+                engine().addBdev(new BdevConfig("undo1", "malloc", 512, 2048));
+                engine().addReferral(new ReferralConfig("tcp", "192.0.2.7", 4420));
+                return null;
+            })).isInstanceOf(PersistenceException.class)
+                .hasMessageStartingWith("cannot save the configuration to " + file + " (")
+                .hasMessageEndingWith("); the change was undone");
+            assertThat(ConfigStore.toJson(engine().configSnapshot())).as("the document").isEqualTo(before);
+            assertThat(Files.readString(file)).as("the file").isEqualTo(before);
+            try (NvmeController c = target.controller(1)) {
+                TestData.assertWriteReadBack(c.io(0), 3, 16, 4096, 93);
+            }
+            engine().persistTo(null, null);
+            engine().addBdev(new BdevConfig("undo1", "malloc", 512, 2048)); // the engine has no undo1 (else refused)
+            engine().removeBdev("undo1");
+        } finally {
+            engine().persistTo(null, null);
+            engine().removeBdev("undo0"); // the engine has undo0 again (else refused)
         }
     }
 

@@ -23,9 +23,12 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 
+import static io.nvmf4j.service.api.ApiRoutes.required;
+
 /**
- * The API's contract: every operation with its path, summary, request body and answers, written here. The
- * build turns it into the OpenAPI 3.1 document ({@link OpenApiGenerator}, schemas generated from the Java types
+ * The API's one route table: every operation with its method and path, its contract (summary, request body,
+ * answers and their statuses) and its handler, written once here. {@link ApiRoutes} registers the routes from it;
+ * the build turns it into the OpenAPI 3.1 document ({@link OpenApiGenerator}, schemas generated from the Java types
  * named here), which the service serves. A route's answer names its Java type ({@link Op#ok}), so a new view
  * class plugs in by naming it.
  */
@@ -50,17 +53,30 @@ final class ApiContract {
     record Answer(int status, String description, Object body, List<String> headers) {
     }
 
-    /** One operation (method and path in the router's {@code :param} form). */
-    static final class Op {
+    /** What serves one operation: it reads the request through {@code c} and answers through it once. */
+    @FunctionalInterface
+    interface Handler<B> {
+        void handle(ApiRoutes.Call<B> c);
+    }
+
+    /**
+     * One operation: method and path (in the router's {@code :param} form), its contract (summary, request body,
+     * answers) and its handler. The router registers it ({@link ApiRoutes}), the build documents it
+     * ({@link OpenApiGenerator}).
+     *
+     * @param <B> the type of its JSON request body ({@code Void}: none)
+     */
+    static final class Op<B> {
         final String method;
         final String path;
         final String id;
         final String summary;
         String description;
-        Object request;
+        Class<?> request;
         boolean authenticated = true;
         boolean ifMatch;
         final List<Answer> answers = new ArrayList<>();
+        Handler<B> handler;
 
         Op(String method, String path, String id, String summary) {
             this.method = method;
@@ -69,39 +85,56 @@ final class ApiContract {
             this.summary = summary;
         }
 
-        Op describe(String text) {
+        Op<B> describe(String text) {
             description = text;
             return this;
         }
 
-        /** A JSON request body of this type (adds 400, 413 and 415). */
-        Op body(Object type) {
+        /** A JSON request body of this type (adds 400, 413 and 415; the router requires application/json). */
+        @SuppressWarnings("unchecked")
+        <T> Op<T> body(Class<T> type) {
             request = type;
-            return this;
+            return (Op<T>) this;
         }
 
-        Op ok(int status, Object body, String... headers) {
+        Op<B> ok(int status, Object body, String... headers) {
             answers.add(new Answer(status, status == 204 ? "Done; no body" : "Done", body, List.of(headers)));
             return this;
         }
 
-        Op fails(int status, String why) {
+        Op<B> fails(int status, String why) {
             return answer(status, why, Views.Error.class);
         }
 
-        Op answer(int status, String why, Object body) {
+        Op<B> answer(int status, String why, Object body) {
             answers.add(new Answer(status, why, body, List.of()));
             return this;
         }
 
-        Op open() {
+        Op<B> open() {
             authenticated = false;
             return this;
         }
 
-        Op ifMatch() {
+        Op<B> ifMatch() {
             ifMatch = true;
             return this;
+        }
+
+        Op<B> handle(Handler<B> h) {
+            handler = h;
+            return this;
+        }
+
+        /** The status of its first success answer: what a change answers when it is done. */
+        int okStatus() {
+            return answers.stream().mapToInt(Answer::status).filter(s -> s < 300).findFirst()
+                .orElseThrow(() -> new IllegalStateException(id + " names no success answer"));
+        }
+
+        @SuppressWarnings("unchecked")
+        Class<B> requestType() {
+            return (Class<B>) request;
         }
 
         List<String> params() {
@@ -149,6 +182,10 @@ final class ApiContract {
         }
     }
 
+    private static Op<Void> op(String method, String path, String id, String summary) {
+        return new Op<>(method, path, id, summary);
+    }
+
     private static final String V1 = "/api/v1";
     private static final String NS = V1 + "/subsystems/:nqn/namespaces";
     private static final String HOSTS = V1 + "/subsystems/:nqn/hosts";
@@ -158,127 +195,199 @@ final class ApiContract {
     private static final String RESTART_NOTE = "Stored at once and applied at the next start; restartRequired and "
         + "restartFields say which stored settings differ from the ones in effect (GET /transports shows both).";
 
-    /** Every operation the router serves, in the order of docs/rest-api.md. */
-    static final List<Op> OPERATIONS = List.of(
-        new Op("GET", V1 + "/health", "health", "Liveness and readiness").open()
-            .ok(200, Views.Health.class).answer(503, "Not ready (starting or stopping)", Views.Health.class),
-        new Op("GET", V1 + "/health/live", "liveness", "Liveness").open().ok(200, Views.Status.class),
-        new Op("GET", V1 + "/health/ready", "readiness", "Readiness").open().ok(200, Views.Status.class)
-            .answer(503, "Not ready (starting or stopping)", Views.Status.class),
-        new Op("GET", V1 + "/openapi.json", "openApi", "This document").ok(200, ObjectNode.class),
-        new Op("GET", "/metrics", "metrics", "Prometheus metrics")
+    /** Every operation the router serves, in the order of docs/rest-api.md: the one list of the API. */
+    static final List<Op<?>> OPERATIONS = List.of(
+        op("GET", V1 + "/health", "health", "Liveness and readiness").open()
+            .ok(200, Views.Health.class).answer(503, "Not ready (starting or stopping)", Views.Health.class)
+            .handle(c -> c.api.health(c.ctx)),
+        op("GET", V1 + "/health/live", "liveness", "Liveness").open().ok(200, Views.Status.class)
+            .handle(c -> c.answer(new Views.Status("UP"))),
+        op("GET", V1 + "/health/ready", "readiness", "Readiness").open().ok(200, Views.Status.class)
+            .answer(503, "Not ready (starting or stopping)", Views.Status.class)
+            .handle(c -> c.api.readiness(c.ctx)),
+        op("GET", V1 + "/openapi.json", "openApi", "This document").ok(200, ObjectNode.class)
+            .handle(c -> c.text(JSON, ApiContract::document)),
+        op("GET", "/metrics", "metrics", "Prometheus metrics")
             .describe("Prometheus text exposition format: Content-Type " + ApiRoutes.PROMETHEUS_TEXT + ".")
-            .ok(200, new Text("text/plain")),
+            .ok(200, new Text("text/plain"))
+            .handle(c -> c.text(ApiRoutes.PROMETHEUS_TEXT, c.api.metrics::get)),
 
-        new Op("GET", V1 + "/bdevs", "listBdevs", "List block devices").ok(200, new Many(BDEV_VIEW)),
-        new Op("POST", V1 + "/bdevs", "addBdev", "Create a block device").body(BdevConfig.class)
-            .ok(201, BDEV_VIEW).fails(409, "A bdev of that name exists"),
-        new Op("GET", V1 + "/bdevs/:name", "getBdev", "One block device").ok(200, BDEV_VIEW),
-        new Op("PATCH", V1 + "/bdevs/:name", "growBdev", "Grow a block device (never shrinks)")
-            .body(Bodies.Grow.class).ok(200, BDEV_VIEW),
-        new Op("DELETE", V1 + "/bdevs/:name", "removeBdev", "Delete a block device").ok(204, null)
-            .fails(409, "The bdev backs a namespace"),
-        new Op("GET", V1 + "/bdevs/:name/errors", "listErrorInjections", "Active fault injections of an error bdev")
-            .ok(200, new Many(Bodies.ErrorInjection.class)),
-        new Op("POST", V1 + "/bdevs/:name/errors", "injectError", "Fail chosen commands of an error bdev")
+        op("GET", V1 + "/bdevs", "listBdevs", "List block devices").ok(200, new Many(BDEV_VIEW))
+            .handle(c -> c.read(() -> c.api.bdevViews(c.service().snapshot()))),
+        op("POST", V1 + "/bdevs", "addBdev", "Create a block device").body(BdevConfig.class)
+            .ok(201, BDEV_VIEW).fails(409, "A bdev of that name exists")
+            .handle(c -> c.change(() -> c.service().addBdev(c.body()), c.api::bdevView)),
+        op("GET", V1 + "/bdevs/:name", "getBdev", "One block device").ok(200, BDEV_VIEW)
+            .handle(c -> c.read(() -> c.api.bdevView(c.api.bdev(c.param("name"))))),
+        op("PATCH", V1 + "/bdevs/:name", "growBdev", "Grow a block device (never shrinks)")
+            .body(Bodies.Grow.class).ok(200, BDEV_VIEW)
+            .handle(c -> c.change(() -> c.service().growBdev(c.param("name"),
+                required(c.body().numBlocks, "numBlocks")), c.api::bdevView)),
+        op("DELETE", V1 + "/bdevs/:name", "removeBdev", "Delete a block device").ok(204, null)
+            .fails(409, "The bdev backs a namespace")
+            .handle(c -> c.change(() -> c.service().removeBdev(c.param("name")), x -> null)),
+        op("GET", V1 + "/bdevs/:name/errors", "listErrorInjections", "Active fault injections of an error bdev")
+            .ok(200, new Many(Bodies.ErrorInjection.class))
+            .handle(c -> c.read(() -> c.service().errorInjections(c.param("name")))),
+        op("POST", V1 + "/bdevs/:name/errors", "injectError", "Fail chosen commands of an error bdev")
             .describe("Runtime only (not saved): a restart starts clean. A new injection for an I/O type replaces "
                 + "the one before.")
-            .body(Bodies.ErrorInjection.class).ok(201, new Many(Bodies.ErrorInjection.class)),
-        new Op("DELETE", V1 + "/bdevs/:name/errors", "clearErrors", "Stop every injection of an error bdev")
-            .ok(204, null),
+            .body(Bodies.ErrorInjection.class).ok(201, new Many(Bodies.ErrorInjection.class))
+            .handle(c -> c.change(() -> c.service().injectError(c.param("name"), ApiRoutes.injection(c.body())),
+                x -> x)),
+        op("DELETE", V1 + "/bdevs/:name/errors", "clearErrors", "Stop every injection of an error bdev")
+            .ok(204, null)
+            .handle(c -> c.change(() -> c.service().clearErrors(c.param("name")), x -> null)),
 
-        new Op("GET", V1 + "/subsystems", "listSubsystems", "List subsystems").ok(200, new Many(SubsystemView.class)),
-        new Op("POST", V1 + "/subsystems", "addSubsystem", "Create a subsystem").body(SubsystemConfig.class)
-            .ok(201, SubsystemView.class).fails(409, "A subsystem of that NQN exists, or a listener cannot bind"),
-        new Op("GET", V1 + "/subsystems/:nqn", "getSubsystem", "One subsystem").ok(200, SubsystemView.class),
-        new Op("PATCH", V1 + "/subsystems/:nqn", "patchSubsystem", "Allow any host or not")
-            .body(Bodies.SubsystemPatch.class).ok(200, SubsystemView.class),
-        new Op("DELETE", V1 + "/subsystems/:nqn", "removeSubsystem",
-            "Delete a subsystem (connected hosts are disconnected)").ok(204, null),
+        op("GET", V1 + "/subsystems", "listSubsystems", "List subsystems").ok(200, new Many(SubsystemView.class))
+            .handle(c -> c.read(() -> c.api.subsystemViews(c.service().snapshot().subsystems))),
+        op("POST", V1 + "/subsystems", "addSubsystem", "Create a subsystem").body(SubsystemConfig.class)
+            .ok(201, SubsystemView.class).fails(409, "A subsystem of that NQN exists, or a listener cannot bind")
+            .handle(c -> c.change(() -> c.service().addSubsystem(c.body()), c.api::subsystemView)),
+        op("GET", V1 + "/subsystems/:nqn", "getSubsystem", "One subsystem").ok(200, SubsystemView.class)
+            .handle(c -> c.read(() -> c.api.subsystemView(c.subsystem()))),
+        op("PATCH", V1 + "/subsystems/:nqn", "patchSubsystem", "Allow any host or not")
+            .body(Bodies.SubsystemPatch.class).ok(200, SubsystemView.class)
+            .handle(c -> c.change(() -> c.service().setAllowAnyHost(c.param("nqn"),
+                required(c.body().allowAnyHost, "allowAnyHost")), c.api::subsystemView)),
+        op("DELETE", V1 + "/subsystems/:nqn", "removeSubsystem",
+            "Delete a subsystem (connected hosts are disconnected)").ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeSubsystem(c.param("nqn")), x -> null)),
 
-        new Op("GET", NS, "listNamespaces", "List namespaces").ok(200, new Many(NamespaceConfig.class)),
-        new Op("POST", NS, "addNamespace", "Add a namespace")
+        op("GET", NS, "listNamespaces", "List namespaces").ok(200, new Many(NamespaceConfig.class))
+            .handle(c -> c.read(() -> c.subsystem().namespaces)),
+        op("POST", NS, "addNamespace", "Add a namespace")
             .describe("nsid 0 or absent: the lowest free one; nguid/uuid absent: generated once and kept.")
             .body(NamespaceConfig.class).ok(201, NamespaceConfig.class)
-            .fails(409, "The nsid is taken or the bdev backs another namespace"),
-        new Op("GET", NS + "/:nsid", "getNamespace", "One namespace").ok(200, NamespaceConfig.class),
-        new Op("GET", NS + "/:nsid/reservation", "getReservation", "A namespace's persistent reservation (read-only)")
+            .fails(409, "The nsid is taken or the bdev backs another namespace")
+            .handle(c -> c.change(() -> c.service().addNamespace(c.param("nqn"), c.body()), n -> n)),
+        op("GET", NS + "/:nsid", "getNamespace", "One namespace").ok(200, NamespaceConfig.class)
+            .handle(c -> c.read(c::namespace)),
+        op("PATCH", NS + "/:nsid", "patchNamespace", "Move a namespace to another ANA group while it serves")
+            .describe("Kept as its anaGroup. Hosts connected through any listener get the ANA change event and read "
+                + "the ANA log page (0Ch) with the namespace in its new group; its I/O takes that group's state "
+                + "through each listener. 400 naming anaGroup for a group out of range "
+                + "(spdk engine: above the subsystem's maxNamespaces).")
+            .body(Bodies.NamespacePatch.class).ok(200, NamespaceConfig.class)
+            .handle(c -> c.change(() -> c.service().setNamespaceAnaGroup(c.param("nqn"), c.nsid(),
+                required(c.body().anaGroup, "anaGroup")), n -> n)),
+        op("GET", NS + "/:nsid/reservation", "getReservation", "A namespace's persistent reservation (read-only)")
             .describe("Registered hosts (host identifier, key), holder and type, generation and PTPL, as hosts "
                 + "change them with Reservation Register/Acquire/Release. java engine only (spdk: 400).")
-            .ok(200, Views.Reservation.class),
-        new Op("DELETE", NS + "/:nsid", "removeNamespace", "Remove a namespace").ok(204, null),
+            .ok(200, Views.Reservation.class)
+            .handle(c -> c.read(() -> Views.Reservation.of(c.service().reservation(c.param("nqn"), c.nsid())))),
+        op("DELETE", NS + "/:nsid", "removeNamespace", "Remove a namespace").ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeNamespace(c.param("nqn"), c.nsid()), x -> null)),
 
-        new Op("GET", NS + "/:nsid/hosts", "listNamespaceHosts", "The hosts that see a masked namespace")
+        op("GET", NS + "/:nsid/hosts", "listNamespaceHosts", "The hosts that see a masked namespace")
             .describe("null: the namespace is visible to every host the subsystem admits.")
-            .ok(200, new Many(String.class)),
-        new Op("POST", NS + "/:nsid/hosts", "addNamespaceHost", "Show a masked namespace to one more host")
+            .ok(200, new Many(String.class))
+            .handle(c -> c.read(() -> c.namespace().hosts)),
+        op("POST", NS + "/:nsid/hosts", "addNamespaceHost", "Show a masked namespace to one more host")
             .describe("Only on a namespace added with a hosts list (400 otherwise). The host's controllers get the "
                 + "changed-namespace event (AEN and log page 04h).")
-            .body(Bodies.Host.class).ok(201, Views.AllowedHost.class).fails(409, "The host sees it already"),
-        new Op("DELETE", NS + "/:nsid/hosts/:hostnqn", "removeNamespaceHost",
+            .body(Bodies.Host.class).ok(201, Views.AllowedHost.class).fails(409, "The host sees it already")
+            .handle(c -> c.change(() -> c.service().addNamespaceHost(c.param("nqn"), c.nsid(),
+                required(c.body().nqn, "nqn")), Views.AllowedHost::new)),
+        op("DELETE", NS + "/:nsid/hosts/:hostnqn", "removeNamespaceHost",
             "Mask a namespace from a host (inactive for it; its controllers get the changed-namespace event)")
-            .ok(204, null),
+            .ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeNamespaceHost(c.param("nqn"), c.nsid(),
+                c.param("hostnqn")), x -> null)),
 
-        new Op("GET", HOSTS, "listHosts", "Allowed host NQNs").ok(200, new Many(String.class)),
-        new Op("POST", HOSTS, "addHost", "Allow a host (with dhchapKey: it must authenticate with DH-HMAC-CHAP)")
+        op("GET", HOSTS, "listHosts", "Allowed host NQNs").ok(200, new Many(String.class))
+            .handle(c -> c.read(() -> c.subsystem().hosts)),
+        op("POST", HOSTS, "addHost", "Allow a host (with dhchapKey: it must authenticate with DH-HMAC-CHAP)")
             .body(Bodies.AllowedHost.class).ok(201, Views.AllowedHost.class)
-            .fails(409, "The host is allowed already"),
-        new Op("DELETE", HOSTS + "/:hostnqn", "removeHost", "Disallow a host (its controllers are disconnected)")
-            .ok(204, null),
+            .fails(409, "The host is allowed already")
+            .handle(c -> c.change(() -> ApiRoutes.addHost(c), Views.AllowedHost::new)),
+        op("DELETE", HOSTS + "/:hostnqn", "removeHost", "Disallow a host (its controllers are disconnected)")
+            .ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeHost(c.param("nqn"), c.param("hostnqn")), x -> null)),
 
-        new Op("GET", LISTENERS, "listListeners", "Listeners").ok(200, new Many(ListenerView.class)),
-        new Op("POST", LISTENERS, "addListener", "Add a listener").body(ListenerConfig.class)
-            .ok(201, ListenerView.class).fails(409, "The listener exists or its address cannot be bound"),
-        new Op("DELETE", LISTENERS + "/:transport/:address/:port", "removeListener", "Remove a listener")
-            .ok(204, null),
-        new Op("GET", LISTENERS + "/:transport/:address/:port/ana", "listAnaStates",
+        op("GET", LISTENERS, "listListeners", "Listeners").ok(200, new Many(ListenerView.class))
+            .handle(c -> c.read(() -> SubsystemView.listeners(c.subsystem().listeners,
+                c.service().listenerStates()))),
+        op("POST", LISTENERS, "addListener", "Add a listener").body(ListenerConfig.class)
+            .ok(201, ListenerView.class).fails(409, "The listener exists or its address cannot be bound")
+            .handle(c -> c.change(() -> c.service().addListener(c.param("nqn"), c.body()),
+                l -> ListenerView.of(l, c.service().listenerStates().get(l)))),
+        op("DELETE", LISTENERS + "/:transport/:address/:port", "removeListener", "Remove a listener")
+            .ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeListener(c.param("nqn"), c.listener()), x -> null)),
+        op("GET", LISTENERS + "/:transport/:address/:port/ana", "listAnaStates",
             "ANA groups and their states through a listener")
             .describe("Every group a namespace is in (or the listener names a state for), ascending. Each listener "
                 + "is a path; hosts connected through it read these states in the ANA log page (0Ch).")
-            .ok(200, new Many(Views.AnaGroup.class)),
-        new Op("PUT", LISTENERS + "/:transport/:address/:port/ana/:group", "setAnaState",
+            .ok(200, new Many(Views.AnaGroup.class))
+            .handle(c -> c.read(() -> c.service().anaGroups(c.param("nqn"), c.listener()).stream()
+                .map(Views.AnaGroup::of).toList())),
+        op("PUT", LISTENERS + "/:transport/:address/:port/ana/:group", "setAnaState",
             "Set an ANA group's state through a listener")
             .describe("optimized, non-optimized, inaccessible, persistent-loss or change (spdk engine: the first three); kept "
                 + "in the listener's "
                 + "anaStates. Hosts connected through the listener get the ANA change event (AEN, log page 0Ch); "
                 + "I/O through it to an inaccessible, persistent-loss or change group fails with the ANA path "
                 + "status, so multipath hosts use another path. 400 for a group no namespace is in or a bad state.")
-            .body(Bodies.AnaState.class).ok(200, Views.AnaGroup.class),
-        new Op("GET", V1 + "/subsystems/:nqn/controllers", "listControllers", "Connected controllers")
-            .ok(200, new Many(Views.Controller.class)),
+            .body(Bodies.AnaState.class).ok(200, Views.AnaGroup.class)
+            .handle(c -> c.change(() -> c.service().setAnaState(c.param("nqn"), c.listener(), c.intParam("group"),
+                required(c.body().state, "state")), Views.AnaGroup::of)),
+        op("GET", V1 + "/subsystems/:nqn/controllers", "listControllers", "Connected controllers")
+            .ok(200, new Many(Views.Controller.class))
+            .handle(c -> c.read(() -> ApiRoutes.controllers(c.service().controllers(c.param("nqn"))))),
 
-        new Op("GET", REFERRALS, "listReferrals", "Discovery referrals").ok(200, new Many(ReferralConfig.class)),
-        new Op("POST", REFERRALS, "addReferral", "Add a referral").body(ReferralConfig.class)
-            .ok(201, ReferralConfig.class).fails(409, "The referral exists"),
-        new Op("DELETE", REFERRALS + "/:transport/:address/:port", "removeReferral", "Remove a referral")
-            .ok(204, null),
-        new Op("GET", DISCOVERY_HOSTS, "listDiscoveryHosts", "Hosts with a TLS PSK for the discovery subsystem")
+        op("GET", REFERRALS, "listReferrals", "Discovery referrals").ok(200, new Many(ReferralConfig.class))
+            .handle(c -> c.read(() -> c.service().snapshot().referrals)),
+        op("POST", REFERRALS, "addReferral", "Add a referral").body(ReferralConfig.class)
+            .ok(201, ReferralConfig.class).fails(409, "The referral exists")
+            .handle(c -> c.change(() -> c.service().addReferral(c.body()), x -> x)),
+        op("DELETE", REFERRALS + "/:transport/:address/:port", "removeReferral", "Remove a referral")
+            .ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeReferral(new ReferralConfig(c.param("transport"),
+                c.param("address"), c.intParam("port"))), x -> null)),
+        op("GET", DISCOVERY_HOSTS, "listDiscoveryHosts", "Hosts with a TLS PSK for the discovery subsystem")
             .describe("Each host and the path of its key file (never the key).")
-            .ok(200, new Many(HostKeyConfig.class)),
-        new Op("POST", DISCOVERY_HOSTS, "addDiscoveryHost",
+            .ok(200, new Many(HostKeyConfig.class))
+            .handle(c -> c.read(() -> {
+                TargetConfig t = c.service().snapshot();
+                return t.discovery == null ? List.of() : t.discovery.hostKeys;
+            })),
+        op("POST", DISCOVERY_HOSTS, "addDiscoveryHost",
             "Give a host a TLS PSK for the discovery subsystem (nvme discover --tls)")
             .describe("Every host may discover; over TLS (a listener with secureChannel required or optional) its "
                 + "PSK identity names the discovery NQN, so it needs a key here as on a subsystem (tlsKey, "
                 + "tlsKeyDerivation; no DH-HMAC-CHAP keys). java engine only (spdk: 400).")
             .body(Bodies.DiscoveryHost.class).ok(201, HostKeyConfig.class)
-            .fails(409, "The host has a key on the discovery subsystem already"),
-        new Op("DELETE", DISCOVERY_HOSTS + "/:hostnqn", "removeDiscoveryHost",
+            .fails(409, "The host has a key on the discovery subsystem already")
+            .handle(c -> c.change(() -> ApiRoutes.addDiscoveryHost(c), x -> x)),
+        op("DELETE", DISCOVERY_HOSTS + "/:hostnqn", "removeDiscoveryHost",
             "Take a host's TLS PSK off the discovery subsystem (its discovery controllers are disconnected)")
-            .ok(204, null),
+            .ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeDiscoveryHost(c.param("hostnqn")), x -> null)),
 
-        new Op("GET", V1 + "/transports", "getTransports", "Transport options: stored (pending) and live")
+        op("GET", V1 + "/transports", "getTransports", "Transport options: stored (pending) and live")
             .describe("tcp and rdma are the stored options, which the next start uses; live holds the ones the "
-                + "running target uses.").ok(200, Views.Transports.class),
-        new Op("PUT", V1 + "/transports/tcp", "setTcpOptions", "Store the TCP options (applied at the next start)")
-            .describe(RESTART_NOTE).body(TcpTransportConfig.class).ok(200, Views.TcpChange.class),
-        new Op("PUT", V1 + "/transports/rdma", "setRdmaOptions", "Store the RDMA options (applied at the next start)")
-            .describe(RESTART_NOTE).body(RdmaTransportConfig.class).ok(200, Views.RdmaChange.class),
+                + "running target uses.").ok(200, Views.Transports.class)
+            .handle(c -> c.read(c.api::transports)),
+        op("PUT", V1 + "/transports/tcp", "setTcpOptions", "Store the TCP options (applied at the next start)")
+            .describe(RESTART_NOTE).body(TcpTransportConfig.class).ok(200, Views.TcpChange.class)
+            .handle(c -> c.change(() -> c.service().setTcpOptions(c.body()), t -> {
+                List<String> fields = c.service().restartFields(t);
+                return new Views.TcpChange(!fields.isEmpty(), fields, t.tcp);
+            })),
+        op("PUT", V1 + "/transports/rdma", "setRdmaOptions", "Store the RDMA options (applied at the next start)")
+            .describe(RESTART_NOTE).body(RdmaTransportConfig.class).ok(200, Views.RdmaChange.class)
+            .handle(c -> c.change(() -> c.service().setRdmaOptions(c.body()), t -> {
+                List<String> fields = c.service().restartFields(t);
+                return new Views.RdmaChange(!fields.isEmpty(), fields, t.rdma);
+            })),
 
-        new Op("GET", V1 + "/config", "getConfig", "The whole configuration document")
+        op("GET", V1 + "/config", "getConfig", "The whole configuration document")
             .describe("ETag identifies this version of the document (send it as If-Match with a PUT). "
                 + RESTART_REQUIRED + " lists the start-up settings whose stored value waits for the next start.")
-            .ok(200, TargetConfig.class, ETAG, RESTART_REQUIRED),
-        new Op("PUT", V1 + "/config", "putConfig", "Replace the whole document")
+            .ok(200, TargetConfig.class, ETAG, RESTART_REQUIRED)
+            .handle(c -> c.read(() -> c.api.documentAnswer(c.service().snapshot()))),
+        op("PUT", V1 + "/config", "putConfig", "Replace the whole document")
             .describe("Validated, then applied as a diff, as a whole or not at all. With If-Match (the ETag of a "
                 + "GET, or *) the document is replaced only if it is still that version, else 412; without "
                 + "If-Match it is replaced unconditionally. engine, cores, idleStrategy, tcp, rdma, spdk and api "
@@ -286,7 +395,9 @@ final class ApiContract {
                 + "the ones in effect.")
             .ifMatch().body(TargetConfig.class).ok(200, TargetConfig.class, ETAG, RESTART_REQUIRED)
             .fails(409, "A listener cannot bind or a bdev is in use")
-            .fails(412, "If-Match does not match the document's current ETag"));
+            .fails(412, "If-Match does not match the document's current ETag")
+            .handle(c -> c.change(() -> c.service().importConfig(c.body(), ApiRoutes.ifMatch(c.ctx)),
+                c.api::documentAnswer)));
 
     private ApiContract() {
     }
@@ -318,7 +429,7 @@ final class ApiContract {
     /** The methods a request path has (for 405's Allow), in the order of {@link #OPERATIONS}. */
     static Set<String> allowed(String path) {
         Set<String> out = new LinkedHashSet<>();
-        for (Op op : OPERATIONS) {
+        for (Op<?> op : OPERATIONS) {
             if (pattern(op.path).matcher(path).matches()) {
                 out.add(op.method);
             }

@@ -8,7 +8,7 @@ import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.JsonProblems;
 import io.nvmf4j.config.LogText;
 import io.nvmf4j.service.state.ConfigService;
-import io.nvmf4j.service.state.PersistenceException;
+import io.nvmf4j.engine.PersistenceException;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import org.slf4j.Logger;

@@ -1,7 +1,6 @@
 package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -13,17 +12,15 @@ import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
-import io.nvmf4j.config.RdmaTransportConfig;
-import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.service.state.ConfigService;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -39,13 +36,15 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
- * The routes of docs/rest-api.md over a {@link ConfigService}: each handler parses, hands the work to
- * the service (changes) or a worker thread (reads) — never an engine call on the event loop — and
- * answers JSON serialised by the config file's mapper.
+ * The router of docs/rest-api.md over a {@link ConfigService}, registered from the route table
+ * {@link ApiContract#OPERATIONS}, and the plumbing its handlers answer through ({@link Call}): each handler
+ * parses, hands the work to the service (changes) or a worker thread (reads) — never an engine call on the event
+ * loop — and answers JSON serialised by the config file's mapper.
  */
 public final class ApiRoutes {
     /** Largest request body (413 above). */
@@ -58,7 +57,7 @@ public final class ApiRoutes {
     private final Vertx vertx;
     private final ConfigService service;
     private final ApiToken token;
-    private final Supplier<String> metrics;
+    final Supplier<String> metrics;
     private final BooleanSupplier ready;
 
     private ApiRoutes(Vertx vertx, ConfigService service, ApiToken token, Supplier<String> metrics,
@@ -82,131 +81,10 @@ public final class ApiRoutes {
         ApiConfig api = service == null || service.snapshot().api == null ? new ApiConfig() : service.snapshot().api;
         r.route().handler(new RateLimiter(api.requestsPerSecondOrDefault(), api.requestBurstOrDefault(),
             System::nanoTime)::handle);
-        r.get(V1 + "/health").handler(this::health);
-        r.get(V1 + "/health/live").handler(ctx -> json(ctx, 200, new Views.Status("UP")));
-        r.get(V1 + "/health/ready").handler(this::readiness);
+        ApiContract.OPERATIONS.stream().filter(op -> !op.authenticated).forEach(op -> register(r, op));
         r.route().handler(this::authenticate);
         r.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT).setHandleFileUploads(false));
-
-        r.get(V1 + "/openapi.json").handler(ctx -> vertx.executeBlocking(ApiContract::document, false)
-            .onComplete(ar -> {
-                if (ar.failed()) {
-                    ctx.fail(ar.cause());
-                } else {
-                    ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(ar.result());
-                }
-            }));
-        r.get("/metrics").handler(ctx -> vertx.executeBlocking(metrics::get, false).onComplete(ar -> {
-            if (ar.failed()) {
-                ctx.fail(ar.cause());
-            } else {
-                ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, PROMETHEUS_TEXT).end(ar.result());
-            }
-        }));
-
-        r.get(V1 + "/bdevs").handler(ctx -> read(ctx, () -> bdevViews(service.snapshot())));
-        r.post(V1 + "/bdevs").handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> service.addBdev(body(ctx, BdevConfig.class)), b -> bdevView(b, service.snapshot())));
-        r.get(V1 + "/bdevs/:name").handler(ctx -> read(ctx, () -> bdevView(bdev(ctx), service.snapshot())));
-        r.patch(V1 + "/bdevs/:name").handler(this::requireJson).handler(ctx ->
-            change(ctx, 200, () -> service.growBdev(ctx.pathParam("name"), required(body(ctx, Bodies.Grow.class)
-                .numBlocks, "numBlocks")), b -> bdevView(b, service.snapshot())));
-        r.delete(V1 + "/bdevs/:name").handler(ctx -> change(ctx, 204, () -> service.removeBdev(ctx.pathParam("name")),
-            x -> null));
-        r.get(V1 + "/bdevs/:name/errors").handler(ctx ->
-            read(ctx, () -> service.errorInjections(ctx.pathParam("name"))));
-        r.post(V1 + "/bdevs/:name/errors").handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> service.injectError(ctx.pathParam("name"), injection(body(ctx,
-                Bodies.ErrorInjection.class))), x -> x));
-        r.delete(V1 + "/bdevs/:name/errors").handler(ctx ->
-            change(ctx, 204, () -> service.clearErrors(ctx.pathParam("name")), x -> null));
-
-        r.get(V1 + "/subsystems").handler(ctx -> read(ctx, () -> subsystemViews(service.snapshot().subsystems)));
-        r.post(V1 + "/subsystems").handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> service.addSubsystem(body(ctx, SubsystemConfig.class)), this::subsystemView));
-        r.get(V1 + "/subsystems/:nqn").handler(ctx -> read(ctx, () -> subsystemView(subsystem(ctx))));
-        r.patch(V1 + "/subsystems/:nqn").handler(this::requireJson).handler(ctx ->
-            change(ctx, 200, () -> service.setAllowAnyHost(ctx.pathParam("nqn"),
-                required(body(ctx, Bodies.SubsystemPatch.class).allowAnyHost, "allowAnyHost")), this::subsystemView));
-        r.delete(V1 + "/subsystems/:nqn").handler(ctx ->
-            change(ctx, 204, () -> service.removeSubsystem(ctx.pathParam("nqn")), x -> null));
-
-        String ns = V1 + "/subsystems/:nqn/namespaces";
-        r.get(ns).handler(ctx -> read(ctx, () -> subsystem(ctx).namespaces));
-        r.post(ns).handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> service.addNamespace(ctx.pathParam("nqn"), body(ctx, NamespaceConfig.class)),
-                n -> n));
-        r.get(ns + "/:nsid").handler(ctx -> read(ctx, () -> namespace(ctx)));
-        r.get(ns + "/:nsid/reservation").handler(ctx ->
-            read(ctx, () -> Views.Reservation.of(service.reservation(ctx.pathParam("nqn"), nsid(ctx)))));
-        r.delete(ns + "/:nsid").handler(ctx ->
-            change(ctx, 204, () -> service.removeNamespace(ctx.pathParam("nqn"), nsid(ctx)), x -> null));
-
-        r.get(ns + "/:nsid/hosts").handler(ctx -> read(ctx, () -> namespace(ctx).hosts));
-        r.post(ns + "/:nsid/hosts").handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> service.addNamespaceHost(ctx.pathParam("nqn"), nsid(ctx),
-                required(body(ctx, Bodies.Host.class).nqn, "nqn")), Views.AllowedHost::new));
-        r.delete(ns + "/:nsid/hosts/:hostnqn").handler(ctx -> change(ctx, 204, () ->
-            service.removeNamespaceHost(ctx.pathParam("nqn"), nsid(ctx), ctx.pathParam("hostnqn")), x -> null));
-
-        String hosts = V1 + "/subsystems/:nqn/hosts";
-        r.get(hosts).handler(ctx -> read(ctx, () -> subsystem(ctx).hosts));
-        r.post(hosts).handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> addHost(ctx), Views.AllowedHost::new));
-        r.delete(hosts + "/:hostnqn").handler(ctx ->
-            change(ctx, 204, () -> service.removeHost(ctx.pathParam("nqn"), ctx.pathParam("hostnqn")), x -> null));
-
-        String listeners = V1 + "/subsystems/:nqn/listeners";
-        r.get(listeners).handler(ctx -> read(ctx, () ->
-            SubsystemView.listeners(subsystem(ctx).listeners, service.listenerStates())));
-        r.post(listeners).handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> service.addListener(ctx.pathParam("nqn"), body(ctx, ListenerConfig.class)),
-                l -> ListenerView.of(l, service.listenerStates().get(l))));
-        r.delete(listeners + "/:transport/:address/:port").handler(ctx ->
-            change(ctx, 204, () -> service.removeListener(ctx.pathParam("nqn"), listener(ctx)), x -> null));
-        r.get(listeners + "/:transport/:address/:port/ana").handler(ctx -> read(ctx, () ->
-            service.anaGroups(ctx.pathParam("nqn"), listener(ctx)).stream().map(Views.AnaGroup::of).toList()));
-        r.put(listeners + "/:transport/:address/:port/ana/:group").handler(this::requireJson).handler(ctx ->
-            change(ctx, 200, () -> service.setAnaState(ctx.pathParam("nqn"), listener(ctx), intParam(ctx, "group"),
-                required(body(ctx, Bodies.AnaState.class).state, "state")), Views.AnaGroup::of));
-
-        r.get(V1 + "/subsystems/:nqn/controllers").handler(ctx ->
-            read(ctx, () -> controllers(service.controllers(ctx.pathParam("nqn")))));
-
-        String referrals = V1 + "/discovery/referrals";
-        r.get(referrals).handler(ctx -> read(ctx, () -> service.snapshot().referrals));
-        r.post(referrals).handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> service.addReferral(body(ctx, ReferralConfig.class)), x -> x));
-        r.delete(referrals + "/:transport/:address/:port").handler(ctx ->
-            change(ctx, 204, () -> service.removeReferral(new ReferralConfig(ctx.pathParam("transport"),
-                ctx.pathParam("address"), port(ctx))), x -> null));
-
-        String discoveryHosts = V1 + "/discovery/hosts";
-        r.get(discoveryHosts).handler(ctx -> read(ctx, () -> {
-            TargetConfig c = service.snapshot();
-            return c.discovery == null ? List.of() : c.discovery.hostKeys;
-        }));
-        r.post(discoveryHosts).handler(this::requireJson).handler(ctx ->
-            change(ctx, 201, () -> addDiscoveryHost(ctx), x -> x));
-        r.delete(discoveryHosts + "/:hostnqn").handler(ctx ->
-            change(ctx, 204, () -> service.removeDiscoveryHost(ctx.pathParam("hostnqn")), x -> null));
-
-        r.get(V1 + "/transports").handler(ctx -> read(ctx, this::transports));
-        r.put(V1 + "/transports/tcp").handler(this::requireJson).handler(ctx ->
-            change(ctx, 200, () -> service.setTcpOptions(body(ctx, TcpTransportConfig.class)), c -> {
-                List<String> fields = service.restartFields(c);
-                return new Views.TcpChange(!fields.isEmpty(), fields, c.tcp);
-            }));
-        r.put(V1 + "/transports/rdma").handler(this::requireJson).handler(ctx ->
-            change(ctx, 200, () -> service.setRdmaOptions(body(ctx, RdmaTransportConfig.class)), c -> {
-                List<String> fields = service.restartFields(c);
-                return new Views.RdmaChange(!fields.isEmpty(), fields, c.rdma);
-            }));
-
-        r.get(V1 + "/config").handler(ctx -> read(ctx, () -> documentAnswer(service.snapshot())));
-        r.put(V1 + "/config").handler(this::requireJson).handler(ctx ->
-            change(ctx, 200, () -> service.importConfig(body(ctx, TargetConfig.class), ifMatch(ctx)),
-                this::documentAnswer));
+        ApiContract.OPERATIONS.stream().filter(op -> op.authenticated).forEach(op -> register(r, op));
 
         r.route().failureHandler(ApiErrors::handle);
         for (int status : new int[] {400, 401, 404, 413, 415, 500}) {
@@ -219,9 +97,104 @@ public final class ApiRoutes {
         return r;
     }
 
+    /** One operation of the table: a JSON body must say so (415 otherwise), then its handler serves it. */
+    private <B> void register(Router r, ApiContract.Op<B> op) {
+        Route route = r.route(HttpMethod.valueOf(op.method), op.path);
+        if (op.request != null) {
+            route.handler(this::requireJson);
+        }
+        route.handler(ctx -> op.handler.handle(new Call<>(this, ctx, op)));
+    }
+
+    /**
+     * One request to an operation of {@link ApiContract}: its handler reads the path and the body through it and
+     * answers through it, once.
+     *
+     * @param <B> the type of the operation's JSON body
+     */
+    static final class Call<B> {
+        final ApiRoutes api;
+        final RoutingContext ctx;
+        private final ApiContract.Op<B> op;
+
+        private Call(ApiRoutes api, RoutingContext ctx, ApiContract.Op<B> op) {
+            this.api = api;
+            this.ctx = ctx;
+            this.op = op;
+        }
+
+        ConfigService service() {
+            return api.service;
+        }
+
+        /** The JSON body, parsed into the operation's request type (400 when it does not parse or is absent). */
+        B body() {
+            return api.body(ctx, op.requestType());
+        }
+
+        String param(String name) {
+            return ctx.pathParam(name);
+        }
+
+        /** An integer path parameter (400 naming it otherwise). */
+        int intParam(String name) {
+            return ApiRoutes.intParam(ctx, name);
+        }
+
+        int nsid() {
+            return intParam("nsid");
+        }
+
+        /** The listener named by the path's transport, address and port. */
+        ListenerConfig listener() {
+            return new ListenerConfig(param("transport"), param("address"), intParam("port"));
+        }
+
+        /** The subsystem the path names (404 when there is none). */
+        SubsystemConfig subsystem() {
+            String nqn = param("nqn");
+            return service().snapshot().subsystems.stream().filter(s -> s.nqn.equals(nqn)).findFirst()
+                .orElseThrow(() -> ControlException.notFound("no subsystem " + nqn));
+        }
+
+        /** The namespace the path names (404 when there is none). */
+        NamespaceConfig namespace() {
+            int nsid = nsid();
+            SubsystemConfig s = subsystem();
+            return s.namespaces.stream().filter(n -> n.nsid == nsid).findFirst()
+                .orElseThrow(() -> ControlException.notFound("no namespace " + nsid + " in " + s.nqn));
+        }
+
+        /** Answers {@code body} with 200 at once. */
+        void answer(Object body) {
+            api.json(ctx, 200, body);
+        }
+
+        /** A read on a worker thread, answered 200. */
+        void read(Callable<Object> what) {
+            api.read(ctx, what);
+        }
+
+        /** A text made on a worker thread, answered 200 as {@code contentType}. */
+        void text(String contentType, Callable<String> what) {
+            api.vertx.executeBlocking(what, false).onComplete(ar -> {
+                if (ar.failed()) {
+                    ctx.fail(ar.cause());
+                } else {
+                    ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, contentType).end(ar.result());
+                }
+            });
+        }
+
+        /** A change through the config service, answered with the operation's success status and {@code view}. */
+        <T> void change(Supplier<CompletionStage<T>> what, Function<T, Object> view) {
+            api.change(ctx, op.okStatus(), what, view);
+        }
+    }
+
     // ------------------------------------------------------------------ the document, transports
 
-    private Views.Transports transports() {
+    Views.Transports transports() {
         TargetConfig stored = service.snapshot();
         TargetConfig live = service.startedWith();
         List<String> fields = service.restartFields(stored);
@@ -234,7 +207,7 @@ public final class ApiRoutes {
     }
 
     /** The document, with its ETag and the start-up settings waiting for a restart as headers. */
-    private WithHeaders documentAnswer(TargetConfig c) {
+    WithHeaders documentAnswer(TargetConfig c) {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put(ApiContract.ETAG, ConfigService.etag(c));
         List<String> fields = service.restartFields(c);
@@ -265,12 +238,12 @@ public final class ApiRoutes {
 
     // ------------------------------------------------------------------ health and security
 
-    private void health(RoutingContext ctx) {
+    void health(RoutingContext ctx) {
         boolean isReady = ready.getAsBoolean();
         json(ctx, isReady ? 200 : 503, new Views.Health(isReady ? "UP" : "DOWN", true, isReady));
     }
 
-    private void readiness(RoutingContext ctx) {
+    void readiness(RoutingContext ctx) {
         boolean isReady = ready.getAsBoolean();
         json(ctx, isReady ? 200 : 503, new Views.Status(isReady ? "UP" : "DOWN"));
     }
@@ -312,7 +285,7 @@ public final class ApiRoutes {
 
     /** A change through the config service, answered with {@code status} and the view of its result. */
     private <T> void change(RoutingContext ctx, int status, Supplier<CompletionStage<T>> what,
-                            java.util.function.Function<T, Object> view) {
+                            Function<T, Object> view) {
         CompletionStage<T> stage;
         try {
             stage = what.get();
@@ -367,7 +340,7 @@ public final class ApiRoutes {
         return value;
     }
 
-    private static ErrorBdev.Injection injection(Bodies.ErrorInjection b) {
+    static ErrorBdev.Injection injection(Bodies.ErrorInjection b) {
         return new ErrorBdev.Injection(required(b.ioType, "ioType"), required(b.errorType, "errorType"),
             b.count == null ? 0 : b.count, b.timeoutMs == null ? 0 : b.timeoutMs);
     }
@@ -376,8 +349,8 @@ public final class ApiRoutes {
      * POST /subsystems/{nqn}/hosts: a dhchapCtrlKey needs a dhchapKey (the controller only answers a host that
      * authenticated), a tlsKeyDerivation a tlsKey.
      */
-    private CompletionStage<String> addHost(RoutingContext ctx) {
-        Bodies.AllowedHost b = body(ctx, Bodies.AllowedHost.class);
+    static CompletionStage<String> addHost(Call<Bodies.AllowedHost> c) {
+        Bodies.AllowedHost b = c.body();
         String nqn = required(b, "nqn").nqn;
         required(nqn, "nqn");
         if (b.dhchapKey == null && b.dhchapCtrlKey != null) {
@@ -393,19 +366,19 @@ public final class ApiRoutes {
             keys.tlsKey = b.tlsKey;
             keys.tlsKeyDerivation = b.tlsKeyDerivation;
         }
-        return service.addHost(ctx.pathParam("nqn"), nqn, keys);
+        return c.service().addHost(c.param("nqn"), nqn, keys);
     }
 
     /** POST /discovery/hosts: a host NQN and a tlsKey (the discovery subsystem takes TLS PSKs only). */
-    private CompletionStage<HostKeyConfig> addDiscoveryHost(RoutingContext ctx) {
-        Bodies.DiscoveryHost b = body(ctx, Bodies.DiscoveryHost.class);
+    static CompletionStage<HostKeyConfig> addDiscoveryHost(Call<Bodies.DiscoveryHost> c) {
+        Bodies.DiscoveryHost b = c.body();
         HostKeyConfig keys = new HostKeyConfig(required(b.nqn, "nqn"), null, null);
         keys.tlsKey = required(b.tlsKey, "tlsKey");
         keys.tlsKeyDerivation = b.tlsKeyDerivation;
-        return service.addDiscoveryHost(keys);
+        return c.service().addDiscoveryHost(keys);
     }
 
-    private static <T> T required(T value, String field) {
+    static <T> T required(T value, String field) {
         if (value == null) {
             throw ApiError.badRequest(field, "missing");
         }
@@ -419,19 +392,6 @@ public final class ApiRoutes {
         }
     }
 
-    /** The listener named by the path's transport, address and port. */
-    private static ListenerConfig listener(RoutingContext ctx) {
-        return new ListenerConfig(ctx.pathParam("transport"), ctx.pathParam("address"), port(ctx));
-    }
-
-    private static int nsid(RoutingContext ctx) {
-        return intParam(ctx, "nsid");
-    }
-
-    private static int port(RoutingContext ctx) {
-        return intParam(ctx, "port");
-    }
-
     private static int intParam(RoutingContext ctx, String name) {
         String raw = ctx.pathParam(name);
         try {
@@ -443,31 +403,18 @@ public final class ApiRoutes {
 
     // ------------------------------------------------------------------ views
 
-    private SubsystemConfig subsystem(RoutingContext ctx) {
-        String nqn = ctx.pathParam("nqn");
-        return service.snapshot().subsystems.stream().filter(s -> s.nqn.equals(nqn)).findFirst()
-            .orElseThrow(() -> ControlException.notFound("no subsystem " + nqn));
-    }
-
-    private List<SubsystemView> subsystemViews(List<SubsystemConfig> all) {
+    List<SubsystemView> subsystemViews(List<SubsystemConfig> all) {
         var states = service.listenerStates();
         return all.stream().map(s -> SubsystemView.of(s, states)).toList();
     }
 
     /** The subsystem with each listener's state (listening and its bound port, or failed and why). */
-    private SubsystemView subsystemView(SubsystemConfig s) {
+    SubsystemView subsystemView(SubsystemConfig s) {
         return SubsystemView.of(s, service.listenerStates());
     }
 
-    private NamespaceConfig namespace(RoutingContext ctx) {
-        int nsid = nsid(ctx);
-        SubsystemConfig s = subsystem(ctx);
-        return s.namespaces.stream().filter(n -> n.nsid == nsid).findFirst()
-            .orElseThrow(() -> ControlException.notFound("no namespace " + nsid + " in " + s.nqn));
-    }
-
-    private BdevConfig bdev(RoutingContext ctx) {
-        String name = ctx.pathParam("name");
+    /** The bdev {@code name} (404 when there is none). */
+    BdevConfig bdev(String name) {
         BdevConfig b = service.snapshot().bdev(name);
         if (b == null) {
             throw ControlException.notFound("no bdev " + name);
@@ -475,10 +422,15 @@ public final class ApiRoutes {
         return b;
     }
 
-    private ArrayNode bdevViews(TargetConfig c) {
+    ArrayNode bdevViews(TargetConfig c) {
         ArrayNode out = mapper.createArrayNode();
         c.bdevs.forEach(b -> out.add(bdevView(b, c)));
         return out;
+    }
+
+    /** The bdev as configured plus {@code usedBy}, against the document as it is now. */
+    ObjectNode bdevView(BdevConfig b) {
+        return bdevView(b, service.snapshot());
     }
 
     /** The bdev as configured plus {@code usedBy}: "nqn/nsid" of the namespace it backs, or null. */
@@ -495,7 +447,7 @@ public final class ApiRoutes {
         return node.put("usedBy", usedBy);
     }
 
-    private static List<Views.Controller> controllers(List<ControllerInfo> list) {
+    static List<Views.Controller> controllers(List<ControllerInfo> list) {
         List<Views.Controller> out = new ArrayList<>();
         for (ControllerInfo c : list) {
             List<Views.Queue> queues = new ArrayList<>();

@@ -18,6 +18,8 @@ import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.Range;
+import io.nvmf4j.config.Ranges;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SpdkConfig;
@@ -37,9 +39,9 @@ import java.util.Map;
 /**
  * The schemas of the OpenAPI document, generated from the Java types the API reads and writes (the config
  * model in {@code io.nvmf4j.config}, {@link Bodies}, {@link Views}) with victools' jsonschema-generator and its
- * Jackson module (property names, {@code @JsonPropertyDescription}), described by the types' Javadoc. Added here: the enums and numeric bounds
- * that the model keeps in code ({@link #ENUMS}, {@link #BOUNDS}; ApiSchemasTest checks them against
- * {@link io.nvmf4j.config.ConfigValidator}), defaults read from a fresh instance of each config class, and no
+ * Jackson module (property names, {@code @JsonPropertyDescription}), described by the types' Javadoc. Added here: the enums the model keeps in code
+ * ({@link #ENUMS}) and the numeric bounds its fields declare ({@link Range}, collected in {@link #BOUNDS}; ApiSchemasTest
+ * checks both against {@link io.nvmf4j.config.ConfigValidator}), defaults read from a fresh instance of each config class, and no
  * unknown property (the mapper refuses them).
  */
 final class ApiSchemas {
@@ -56,7 +58,7 @@ final class ApiSchemas {
 
     /** Allowed string (or number) values, by "Class.field". */
     static final Map<String, List<?>> ENUMS = new LinkedHashMap<>();
-    /** Numeric bounds the validator applies, by "Class.field". */
+    /** Numeric bounds, by "Class.field": the {@link Range} each field of the model declares, which the validator applies. */
     static final Map<String, Bound> BOUNDS = new LinkedHashMap<>();
 
     static {
@@ -71,45 +73,15 @@ final class ApiSchemas {
         ENUMS.put(key(NamespaceConfig.class, "reservations"), NamespaceConfig.RESERVATIONS);
         ENUMS.put(key(BdevConfig.class, "ioEngine"), BdevConfig.IO_ENGINES);
 
-        BOUNDS.put(key(TargetConfig.class, "cores"), Bound.of(1, 256));
-        BOUNDS.put(key(TargetConfig.class, "authTimeoutMs"),
-            Bound.of(TargetConfig.MIN_AUTH_TIMEOUT_MS, TargetConfig.MAX_AUTH_TIMEOUT_MS));
-        for (Class<?> t : List.of(TcpTransportConfig.class, RdmaTransportConfig.class)) {
-            BOUNDS.put(key(t, "inCapsuleDataSize"), new Bound(0L, 131072L, 16L));
-            BOUNDS.put(key(t, "maxQueueDepth"), Bound.of(16, 1024));
-            BOUNDS.put(key(t, "maxIoQueues"), Bound.of(1, 128));
-            BOUNDS.put(key(t, "maxConnectionsPerListener"), Bound.of(1, 1 << 20));
-            BOUNDS.put(key(t, "maxConnectionsPerHost"), Bound.of(1, 1 << 20));
+        for (Class<?> t : List.of(TargetConfig.class, TcpTransportConfig.class, RdmaTransportConfig.class,
+            SpdkConfig.class, ApiConfig.class, BdevConfig.class, SubsystemConfig.class, NamespaceConfig.class,
+            ListenerConfig.class, ReferralConfig.class)) {
+            for (Field f : Ranges.fields(t)) {
+                Range r = f.getAnnotation(Range.class);
+                BOUNDS.put(key(t, f.getName()), new Bound(r.min(), r.max() == Long.MAX_VALUE ? null : r.max(),
+                    r.multipleOf() == 0 ? null : r.multipleOf()));
+            }
         }
-        BOUNDS.put(key(TcpTransportConfig.class, "mdtsBytes"), Bound.of(4096, 8 << 20));
-        BOUNDS.put(key(TcpTransportConfig.class, "maxH2cData"), new Bound(4096L, (long) 8 << 20, 4L));
-        BOUNDS.put(key(TcpTransportConfig.class, "connectTimeoutMs"), Bound.of(0, 3_600_000));
-        BOUNDS.put(key(TcpTransportConfig.class, "socketBufferBytes"), Bound.of(0, 1 << 30));
-        BOUNDS.put(key(RdmaTransportConfig.class, "mdtsBytes"), Bound.of(4096, 1 << 20));
-        BOUNDS.put(key(RdmaTransportConfig.class, "srqDepth"), Bound.of(16, 16384));
-        BOUNDS.put(key(RdmaTransportConfig.class, "dataBuffers"), Bound.of(4, 16384));
-        BOUNDS.put(key(RdmaTransportConfig.class, "cqSize"), Bound.of(256, 1 << 20));
-        BOUNDS.put(key(RdmaTransportConfig.class, "maxReadDepth"), Bound.of(1, 255));
-        BOUNDS.put(key(RdmaTransportConfig.class, "maxParkedCapsules"), Bound.of(1, 1024));
-        BOUNDS.put(key(RdmaTransportConfig.class, "rnrRetryCount"), Bound.of(0, 7));
-        BOUNDS.put(key(SpdkConfig.class, "memSizeMb"), Bound.of(512, 1 << 20));
-        BOUNDS.put(key(SpdkConfig.class, "callTimeoutMs"), Bound.of(1000, 600_000));
-        BOUNDS.put(key(SpdkConfig.class, "sharedBuffers"), Bound.of(0, 1 << 20));
-        BOUNDS.put(key(ApiConfig.class, "port"), Bound.of(0, 65535));
-        BOUNDS.put(key(ApiConfig.class, "requestsPerSecond"), Bound.of(1, ApiConfig.MAX_REQUESTS_PER_SECOND));
-        BOUNDS.put(key(ApiConfig.class, "requestBurst"), Bound.of(1, ApiConfig.MAX_REQUESTS_PER_SECOND));
-        BOUNDS.put(key(ApiConfig.class, "requestTimeoutSeconds"), Bound.of(1, ApiConfig.MAX_TIMEOUT_SECONDS));
-        BOUNDS.put(key(ApiConfig.class, "idleTimeoutSeconds"), Bound.of(1, ApiConfig.MAX_TIMEOUT_SECONDS));
-        BOUNDS.put(key(BdevConfig.class, "ioWorkers"), Bound.of(1, BdevConfig.MAX_IO_WORKERS));
-        BOUNDS.put(key(BdevConfig.class, "ioQueueDepth"), Bound.of(1, BdevConfig.MAX_IO_QUEUE_DEPTH));
-        BOUNDS.put(key(BdevConfig.class, "numBlocks"), new Bound(0L, null, null));
-        BOUNDS.put(key(SubsystemConfig.class, "maxNamespaces"), Bound.of(1, 1024));
-        BOUNDS.put(key(SubsystemConfig.class, "minCntlid"), Bound.of(1, 0xFFEF));
-        BOUNDS.put(key(SubsystemConfig.class, "maxCntlid"), Bound.of(1, 0xFFEF));
-        BOUNDS.put(key(NamespaceConfig.class, "nsid"), Bound.of(0, 1024));
-        BOUNDS.put(key(NamespaceConfig.class, "anaGroup"), Bound.of(1, io.nvmf4j.nvme.AnaLog.GROUPS_MAX));
-        BOUNDS.put(key(ListenerConfig.class, "port"), Bound.of(0, 65535));
-        BOUNDS.put(key(ReferralConfig.class, "port"), Bound.of(1, 65535));
     }
 
     private final SchemaBuilder builder;

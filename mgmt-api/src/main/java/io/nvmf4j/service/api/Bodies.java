@@ -19,6 +19,13 @@ final class Bodies {
         public Boolean allowAnyHost;
     }
 
+    /** PATCH /subsystems/{nqn}/namespaces/{nsid}. */
+    @JsonIgnoreProperties(ignoreUnknown = false)
+    public static final class NamespacePatch {
+        /** The ANA group (ANAGRPID) to move the namespace to, while it serves. */
+        public Integer anaGroup;
+    }
+
     /** POST /subsystems/{nqn}/namespaces/{nsid}/hosts. */
     @JsonIgnoreProperties(ignoreUnknown = false)
     public static final class Host {

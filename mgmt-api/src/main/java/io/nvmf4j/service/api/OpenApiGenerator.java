@@ -83,7 +83,7 @@ public final class OpenApiGenerator {
                 + "The schemas are generated from the service's config model.");
         doc.putArray("security").addObject().putArray("bearer");
         ObjectNode paths = doc.putObject("paths");
-        for (Op op : OPERATIONS) {
+        for (Op<?> op : OPERATIONS) {
             ObjectNode item = paths.has(op.template()) ? (ObjectNode) paths.get(op.template())
                 : paths.putObject(op.template());
             item.set(op.method.toLowerCase(), operation(m, schemas, op));
@@ -100,7 +100,7 @@ public final class OpenApiGenerator {
         return doc;
     }
 
-    private static ObjectNode operation(ObjectMapper m, ApiSchemas schemas, Op op) {
+    private static ObjectNode operation(ObjectMapper m, ApiSchemas schemas, Op<?> op) {
         ObjectNode o = m.createObjectNode().put("operationId", op.id).put("summary", op.summary);
         if (op.description != null) {
             o.put("description", op.description);

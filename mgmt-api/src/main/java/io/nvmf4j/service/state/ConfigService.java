@@ -45,12 +45,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The one way the running configuration changes. Every change runs on a single thread (so changes are
- * serialised and never run on a Vert.x event loop), is applied to the live {@link ConfigController}, and then
- * the whole document ({@link ConfigController#configSnapshot()}) is saved atomically before the returned
- * future completes. If the save fails the live change is undone with the inverse control call and the
- * future fails with {@link PersistenceException}. After every acknowledged change the file equals the
- * engine's document.
+ * The REST-facing face of the {@link ConfigController}: every change runs on a single thread (so changes are
+ * serialised and never run on a Vert.x event loop) as one {@link ConfigController#commit}, which applies it and
+ * writes the document atomically before the returned future completes (a write that fails undoes the change, and
+ * the future fails with {@link PersistenceException}). Here: the labels that make a refusal name the request's
+ * fields, the API's own refusals, the entity tag and the redaction. After every acknowledged change the file equals
+ * the engine's document.
  */
 public final class ConfigService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ConfigService.class);
@@ -62,18 +62,13 @@ public final class ConfigService implements AutoCloseable {
         void save(Path file, TargetConfig config) throws IOException;
     }
 
-    /** A change applied to the live target: what to answer and how to take it back. */
-    record Applied<T>(T result, Runnable undo) {
-    }
-
     @FunctionalInterface
     interface Change<T> {
-        Applied<T> apply(ConfigController<?> target);
+        T apply(ConfigController<?> target);
     }
 
     private final ConfigController<?> target;
     private final Path file;
-    private final Saver saver;
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "nvmf4j-config");
         t.setDaemon(true);
@@ -87,7 +82,7 @@ public final class ConfigService implements AutoCloseable {
     public ConfigService(ConfigController<?> target, Path file, Saver saver) {
         this.target = target;
         this.file = file;
-        this.saver = saver;
+        target.persistTo(file, saver::save);
     }
 
     // ------------------------------------------------------------------ reads (any thread; may block briefly)
@@ -210,8 +205,7 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<BdevConfig> addBdev(BdevConfig b) {
         return submit("add bdev " + nameOf(b), t -> {
-            BdevConfig added = labeled("bdevs[" + t.configSnapshot().bdevs.size() + "]", () -> t.addBdev(b));
-            return new Applied<>(copy(added, BdevConfig.class), () -> t.removeBdev(added.name));
+            return copy(labeled("bdevs[" + t.configSnapshot().bdevs.size() + "]", () -> t.addBdev(b)), BdevConfig.class);
         });
     }
 
@@ -245,20 +239,18 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<Void> removeBdev(String name) {
         return submit("remove bdev " + name, t -> {
-            BdevConfig before = t.configSnapshot().bdev(name);
             t.removeBdev(name);
-            return new Applied<>(null, () -> t.addBdev(before));
+            return null;
         });
     }
 
     /**
-     * Grows a bdev. Growth cannot be undone, so this one change is written ahead: the document with the
-     * new size is saved first (after the checks that need no engine call), then the bdev grows; if growing
-     * fails the previous document is saved again.
+     * Grows a bdev, after the checks that need no engine call. Growth cannot be undone, so the controller writes
+     * this one change ahead ({@link ConfigController#growBdev}).
      */
     public CompletableFuture<BdevConfig> growBdev(String name, long numBlocks) {
-        return submitRaw("grow bdev " + name + " to " + numBlocks + " blocks", () -> {
-            TargetConfig before = target.configSnapshot();
+        return submit("grow bdev " + name + " to " + numBlocks + " blocks", t -> {
+            TargetConfig before = t.configSnapshot();
             BdevConfig b = before.bdev(name);
             if (b == null) {
                 throw ControlException.notFound("no bdev " + name);
@@ -277,60 +269,43 @@ public final class ConfigService implements AutoCloseable {
                 ConfigValidator.validate(next);
                 return null;
             });
-            save(next, "nothing was changed");
-            try {
-                target.growBdev(name, numBlocks);
-            } catch (RuntimeException e) {
-                saveQuietly(before);
-                throw e;
-            }
-            TargetConfig after = target.configSnapshot();
-            if (!ConfigStore.toJson(after).equals(ConfigStore.toJson(next))) {
-                save(after, "the bdev has grown; the file may still show the requested size");
-            }
-            return copy(after.bdev(name), BdevConfig.class);
+            t.growBdev(name, numBlocks);
+            return copy(t.configSnapshot().bdev(name), BdevConfig.class);
         });
     }
 
     public CompletableFuture<SubsystemConfig> addSubsystem(SubsystemConfig s) {
         return submit("add subsystem " + (s == null ? null : s.nqn), t -> {
-            SubsystemConfig added = copy(labeled("subsystems[" + t.configSnapshot().subsystems.size() + "]",
+            return copy(labeled("subsystems[" + t.configSnapshot().subsystems.size() + "]",
                 () -> t.addSubsystem(s)), SubsystemConfig.class);
-            return new Applied<>(added, () -> t.removeSubsystem(added.nqn));
         });
     }
 
     public CompletableFuture<Void> removeSubsystem(String nqn) {
         return submit("remove subsystem " + nqn, t -> {
-            SubsystemConfig before = find(t.configSnapshot(), nqn);
             t.removeSubsystem(nqn);
-            return new Applied<>(null, () -> t.addSubsystem(before));
+            return null;
         });
     }
 
     public CompletableFuture<SubsystemConfig> setAllowAnyHost(String nqn, boolean allow) {
         return submit("set allowAnyHost=" + allow + " on " + nqn, t -> {
-            boolean before = find(t.configSnapshot(), nqn).allowAnyHost;
             t.setAllowAnyHost(nqn, allow);
-            return new Applied<>(find(t.configSnapshot(), nqn), () -> t.setAllowAnyHost(nqn, before));
+            return find(t.configSnapshot(), nqn);
         });
     }
 
     public CompletableFuture<NamespaceConfig> addNamespace(String nqn, NamespaceConfig n) {
         return submit("add namespace to " + nqn, t -> {
-            NamespaceConfig added = copy(labeled(fragmentAt(t, nqn, "namespaces"), () -> t.addNamespace(nqn, n)),
+            return copy(labeled(fragmentAt(t, nqn, "namespaces"), () -> t.addNamespace(nqn, n)),
                 NamespaceConfig.class);
-            return new Applied<>(added, () -> t.removeNamespace(nqn, added.nsid));
         });
     }
 
     public CompletableFuture<Void> removeNamespace(String nqn, int nsid) {
         return submit("remove namespace " + nsid + " from " + nqn, t -> {
-            NamespaceConfig before = find(t.configSnapshot(), nqn).namespaces.stream()
-                .filter(x -> x.nsid == nsid).findFirst()
-                .orElseThrow(() -> ControlException.notFound("no namespace " + nsid + " in " + nqn));
             t.removeNamespace(nqn, nsid);
-            return new Applied<>(null, () -> t.addNamespace(nqn, before));
+            return null;
         });
     }
 
@@ -345,16 +320,14 @@ public final class ConfigService implements AutoCloseable {
                 t.addHost(nqn, hostnqn, keys);
                 return null;
             });
-            return new Applied<>(hostnqn, () -> t.removeHost(nqn, hostnqn));
+            return hostnqn;
         });
     }
 
     public CompletableFuture<Void> removeHost(String nqn, String hostnqn) {
         return submit("disallow host " + hostnqn + " on " + nqn, t -> {
-            HostKeyConfig keys = find(t.configSnapshot(), nqn).hostKeys.stream()
-                .filter(k -> hostnqn.equals(k.host)).findFirst().orElse(null);
             t.removeHost(nqn, hostnqn);
-            return new Applied<>(null, () -> t.addHost(nqn, hostnqn, keys));
+            return null;
         });
     }
 
@@ -365,7 +338,7 @@ public final class ConfigService implements AutoCloseable {
                 t.addNamespaceHost(nqn, nsid, hostnqn);
                 return null;
             });
-            return new Applied<>(hostnqn, () -> t.removeNamespaceHost(nqn, nsid, hostnqn));
+            return hostnqn;
         });
     }
 
@@ -373,19 +346,32 @@ public final class ConfigService implements AutoCloseable {
     public CompletableFuture<Void> removeNamespaceHost(String nqn, int nsid, String hostnqn) {
         return submit("mask namespace " + nsid + " of " + nqn + " from host " + hostnqn, t -> {
             t.removeNamespaceHost(nqn, nsid, hostnqn);
-            return new Applied<>(null, () -> t.addNamespaceHost(nqn, nsid, hostnqn));
+            return null;
         });
+    }
+
+    /** Moves namespace {@code nsid} of {@code nqn} to ANA group {@code group} while it serves. */
+    public CompletableFuture<NamespaceConfig> setNamespaceAnaGroup(String nqn, int nsid, int group) {
+        return submit("move namespace " + nsid + " of " + nqn + " to ANA group " + group, t ->
+            copy(labeled(namespaceAt(t, nqn, nsid, ""), () -> t.setNamespaceAnaGroup(nqn, nsid, group)),
+                NamespaceConfig.class));
     }
 
     /** Where the next host of namespace {@code nsid} of {@code nqn} lands in the document. */
     private static String namespaceHostAt(ConfigController<?> t, String nqn, int nsid) {
+        return namespaceAt(t, nqn, nsid, "hosts");
+    }
+
+    /** Namespace {@code nsid} of {@code nqn} in the document, or (with {@code list}) the next entry of that list. */
+    private static String namespaceAt(ConfigController<?> t, String nqn, int nsid, String list) {
         List<SubsystemConfig> all = t.configSnapshot().subsystems;
         for (int i = 0; i < all.size(); i++) {
             List<NamespaceConfig> ns = all.get(i).namespaces;
             for (int j = 0; all.get(i).nqn.equals(nqn) && j < ns.size(); j++) {
                 if (ns.get(j).nsid == nsid) {
+                    String at = "subsystems[" + i + "].namespaces[" + j + "]";
                     int k = ns.get(j).hosts == null ? 0 : ns.get(j).hosts.size();
-                    return "subsystems[" + i + "].namespaces[" + j + "].hosts[" + k + "]";
+                    return list.isEmpty() ? at : at + "." + list + "[" + k + "]";
                 }
             }
         }
@@ -405,7 +391,7 @@ public final class ConfigService implements AutoCloseable {
                 LOG.warn("listener {} of {}: kept but not serving (not in the discovery log): {}", l, nqn,
                     state.cause());
             }
-            return new Applied<>(l, () -> t.removeListener(nqn, l));
+            return l;
         });
     }
 
@@ -429,16 +415,14 @@ public final class ConfigService implements AutoCloseable {
                 throw ControlException.invalid("group: no namespace of " + nqn + " is in ANA group " + group);
             }
             t.setAnaState(nqn, l, group, state);
-            String previous = before == null ? null : before.state();
-            AnaGroupInfo now = t.anaGroups(nqn, l).stream().filter(g -> g.group() == group).findFirst().orElseThrow();
-            return new Applied<>(now, () -> t.setAnaState(nqn, l, group, previous));
+            return t.anaGroups(nqn, l).stream().filter(g -> g.group() == group).findFirst().orElseThrow();
         });
     }
 
     public CompletableFuture<Void> removeListener(String nqn, ListenerConfig l) {
         return submit("remove listener " + l + " from " + nqn, t -> {
             t.removeListener(nqn, l);
-            return new Applied<>(null, () -> t.addListener(nqn, l));
+            return null;
         });
     }
 
@@ -451,17 +435,15 @@ public final class ConfigService implements AutoCloseable {
                 t.addDiscoveryHostKey(keys);
                 return null;
             }));
-            return new Applied<>(keys, () -> t.removeDiscoveryHostKey(keys.host));
+            return keys;
         });
     }
 
     /** Takes a host's TLS PSK off the discovery subsystem. */
     public CompletableFuture<Void> removeDiscoveryHost(String hostnqn) {
         return submit("remove discovery TLS PSK of host " + hostnqn, t -> {
-            TargetConfig c = t.configSnapshot();
-            HostKeyConfig keys = c.discovery == null ? null : c.discovery.hostKey(hostnqn);
             t.removeDiscoveryHostKey(hostnqn);
-            return new Applied<>(null, () -> t.addDiscoveryHostKey(keys));
+            return null;
         });
     }
 
@@ -471,14 +453,14 @@ public final class ConfigService implements AutoCloseable {
                 t.addReferral(r);
                 return null;
             });
-            return new Applied<>(r, () -> t.removeReferral(r));
+            return r;
         });
     }
 
     public CompletableFuture<Void> removeReferral(ReferralConfig r) {
         return submit("remove referral " + r, t -> {
             t.removeReferral(r);
-            return new Applied<>(null, () -> t.addReferral(r));
+            return null;
         });
     }
 
@@ -495,14 +477,13 @@ public final class ConfigService implements AutoCloseable {
     private CompletableFuture<TargetConfig> storeStartupSettings(String what, String label,
                                                                  Consumer<TargetConfig> change) {
         return submit(what, t -> {
-            TargetConfig before = t.configSnapshot();
-            TargetConfig next = copy(before, TargetConfig.class);
+            TargetConfig next = copy(t.configSnapshot(), TargetConfig.class);
             labeled(label, () -> {
                 change.accept(next);
                 t.setStartupSettings(next);
                 return null;
             });
-            return new Applied<>(t.configSnapshot(), () -> t.setStartupSettings(before));
+            return t.configSnapshot();
         });
     }
 
@@ -529,35 +510,16 @@ public final class ConfigService implements AutoCloseable {
             TargetConfig next = copy(wanted, TargetConfig.class);
             keepServiceSettings(t.configSnapshot(), next);
             ConfigValidator.validate(next);
-            Undo undo = ConfigImport.apply(t, next);
-            return new Applied<>(t.configSnapshot(), undo::runAll);
+            ConfigImport.apply(t, next);
+            return t.configSnapshot();
         });
     }
 
     // ------------------------------------------------------------------ machinery
 
+    /** One change, committed by the controller (applied, written, undone when the write fails). */
     private <T> CompletableFuture<T> submit(String what, Change<T> change) {
-        return submitRaw(what, () -> target.keepingReservations(() -> applyAndSave(change)));
-    }
-
-    /** One change and its save (undone when the save fails); inside keepingReservations, see submit. */
-    private <T> T applyAndSave(Change<T> change) {
-        Applied<T> applied = change.apply(target);
-        try {
-            saver.save(file, target.configSnapshot());
-        } catch (IOException | RuntimeException e) {
-            String undone = "the change was undone";
-            try {
-                applied.undo().run();
-            } catch (RuntimeException u) {
-                LOG.error("undoing a change that could not be saved failed; the live target differs from {}",
-                    file, u);
-                undone = "undoing the change failed too (" + u.getMessage() + ")";
-            }
-            throw new PersistenceException("cannot save the configuration to " + file + " (" + e.getMessage()
-                + "); " + undone, e);
-        }
-        return applied.result();
+        return submitRaw(what, () -> target.commit(() -> change.apply(target)));
     }
 
     private <T> CompletableFuture<T> submitRaw(String what, java.util.concurrent.Callable<T> work) {
@@ -573,23 +535,6 @@ public final class ConfigService implements AutoCloseable {
                 throw new IllegalStateException(e);
             }
         }, thread);
-    }
-
-    private void save(TargetConfig c, String consequence) {
-        try {
-            saver.save(file, c);
-        } catch (IOException | RuntimeException e) {
-            throw new PersistenceException("cannot save the configuration to " + file + " (" + e.getMessage()
-                + "); " + consequence, e);
-        }
-    }
-
-    private void saveQuietly(TargetConfig c) {
-        try {
-            saver.save(file, c);
-        } catch (IOException | RuntimeException e) {
-            LOG.error("cannot restore {} after a refused change: {}", file, e.toString());
-        }
     }
 
     /**

@@ -1,6 +1,8 @@
 package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.nvmf4j.it.AnaLogs;
+import io.nvmf4j.it.Le;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.TcpHostOptions;
@@ -65,6 +67,67 @@ class AnaApiTest {
             assertThat(Http.parse(t.fileJson()).get("subsystems").get(0).get("listeners").get(0).has("anaStates"))
                 .as("optimized is the default, left out").isFalse();
         }
+    }
+
+    /**
+     * PATCH of a namespace's anaGroup moves it while a host is connected over TCP: the host gets the ANA change
+     * event and reads the ANA log page with the namespace in its new group, whose state (set ahead through the
+     * listener) its I/O then takes; the document keeps the new group, and moving it back restores all.
+     */
+    @Test
+    void aNamespaceMovesToAnotherAnaGroupWhileAHostIsConnected() throws Exception {
+        String ns = "/api/v1/subsystems/" + enc(TestService.NQN) + "/namespaces/1";
+        try (NvmeController c = NvmeController.open("127.0.0.1", t.nvmePort, TestService.NQN, TestService.HOSTNQN,
+            10_000, 1, TcpHostOptions.DEFAULT)) {
+            byte[] before = AnaLogs.read(c.admin(), false);
+            assertThat(AnaLogs.groups(before)).as("before").containsExactly(new int[] {1, AnaLogs.ANAS_OPTIMIZED, 1});
+            assertThat(c.admin().setFeatures(0x0B, AnaLogs.AEC_ANA_CHANGE).ok()).isTrue();
+            CompletableFuture<Completion> aer = c.admin().asyncEventRequest();
+            Http.Res r = t.http.patch(ns, "{\"anaGroup\": 2}");
+            assertThat(r.status()).as("%s", r).isEqualTo(200);
+            assertThat(r.json().get("anaGroup").asInt()).isEqualTo(2);
+            assertThat(aer.get(10, TimeUnit.SECONDS).dw0()).as("ANA change AEN").isEqualTo(AnaLogs.AEN_ANA_CHANGE);
+            byte[] after = AnaLogs.read(c.admin(), false);
+            assertThat(AnaLogs.groups(after)).as("after").containsExactly(new int[] {2, AnaLogs.ANAS_OPTIMIZED, 1});
+            assertThat(Le.u64(after, 0)).as("CHGCNT").isGreaterThan(Le.u64(before, 0));
+            assertThat(Http.parse(t.fileJson()).get("subsystems").get(0).get("namespaces").get(0).get("anaGroup")
+                .asInt()).as("persisted").isEqualTo(2);
+            assertThat(t.http.get(ana).json()).isEqualTo(Http.parse("[{\"group\":2,\"state\":\"optimized\","
+                + "\"nsids\":[1]}]"));
+
+            assertThat(t.http.put(ana + "/2", "{\"state\": \"inaccessible\"}").status()).isEqualTo(200);
+            Completion read = c.io(0).read(1, 0, 1);
+            assertThat(read.sct()).as("the new group's state: path related").isEqualTo(AnaLogs.SCT_PATH);
+            assertThat(read.sc()).isEqualTo(AnaLogs.SC_ANA_INACCESSIBLE);
+            assertThat(t.http.put(ana + "/2", "{\"state\": \"optimized\"}").status()).isEqualTo(200);
+            assertThat(t.http.patch(ns, "{\"anaGroup\": 1}").status()).isEqualTo(200);
+            assertThat(c.io(0).read(1, 0, 1).ok()).as("back in group 1, optimized").isTrue();
+            assertThat(AnaLogs.groups(AnaLogs.read(c.admin(), false))).containsExactly(
+                new int[] {1, AnaLogs.ANAS_OPTIMIZED, 1});
+        }
+    }
+
+    @Test
+    void aNamespaceGroupRefusalNamesItsField() {
+        String ns = "/api/v1/subsystems/" + enc(TestService.NQN) + "/namespaces";
+        String before = t.fileJson();
+        assertThat(refusal(t.http.patch(ns + "/1", "{\"anaGroup\": 0}"), "anaGroup"))
+            .isEqualTo("anaGroup: an ANA group id must be 1..128, got 0");
+        assertThat(refusal(t.http.patch(ns + "/1", "{\"anaGroup\": 129}"), "anaGroup"))
+            .isEqualTo("anaGroup: an ANA group id must be 1..128, got 129");
+        assertThat(refusal(t.http.patch(ns + "/1", "{}"), "anaGroup")).isEqualTo("anaGroup: missing");
+        refusal(t.http.patch(ns + "/1", "{\"anaGroup\": \"two\"}"), "anaGroup");
+        assertThat(t.http.patch(ns + "/9", "{\"anaGroup\": 2}").status()).as("no such namespace").isEqualTo(404);
+        assertThat(t.http.patch("/api/v1/subsystems/" + enc("nqn.2026-11.io.nvmf4j:none") + "/namespaces/1",
+            "{\"anaGroup\": 2}").status()).isEqualTo(404);
+        assertThat(t.fileJson()).as("unchanged").isEqualTo(before);
+    }
+
+    /** Asserts a 400 that names {@code field}; its message. */
+    private static String refusal(Http.Res r, String field) {
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.field()).as("%s", r).isEqualTo(field);
+        return r.error();
     }
 
     @Test

@@ -1,4 +1,4 @@
-package io.nvmf4j.service.state;
+package io.nvmf4j.engine;
 
 /** The configuration file could not be written; the message says whether the live change was undone. */
 public final class PersistenceException extends RuntimeException {
