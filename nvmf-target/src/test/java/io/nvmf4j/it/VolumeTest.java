@@ -186,7 +186,10 @@ class VolumeTest {
         long free = t.nvmf().pool("p0").free();
         long fill = (free - (4L << 20)) / 4096 * 4096;
         t.nvmf().createVolume("p0", new VolumeRequest("filler", BigInteger.valueOf(fill), 4096, true));
-        System.out.printf("thick filler of %d bytes: pool free %d -> %d%n", fill, free, t.nvmf().pool("p0").free());
+        PoolInfo full = t.nvmf().pool("p0");
+        System.out.printf("thick filler of %d bytes: pool free %d -> %d%n", fill, free, full.free());
+        assertThat(full.watermarkCrossings()).as("one crossing of the 85%% watermark, counted once").isEqualTo(1);
+        assertThat(t.nvmf().pool("p0").watermarkCrossings()).as("still above: not counted again").isEqualTo(1);
         try (NvmeController c = t.controller(1, TcpHostOptions.DEFAULT)) {
             NvmeHost io = c.io(0);
             Completion last = null;
