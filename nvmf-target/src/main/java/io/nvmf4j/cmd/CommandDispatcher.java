@@ -127,10 +127,19 @@ public final class CommandDispatcher {
         return false;
     }
 
-    /** Runs a parked command again on its poll group (a stopped poll group took its queue with it). */
+    /**
+     * Runs a parked command again on its poll group; one whose controller went meanwhile completes as aborted (its
+     * queue recycles it), and a stopped poll group took its queue with it.
+     */
     private void resume(Request req) {
         try {
-            req.queue().executor().execute(() -> execute(req));
+            req.queue().executor().execute(() -> {
+                if (req.controller() == null) {
+                    req.complete(NvmeStatus.ABORTED_SQ_DELETION);
+                } else {
+                    execute(req);
+                }
+            });
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // the queue's poll group stopped: the command went with its queue
         }

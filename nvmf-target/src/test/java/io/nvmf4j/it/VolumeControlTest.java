@@ -1,7 +1,6 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.ScratchMounts;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.StorageConfig;
@@ -28,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The control layer's pool, volume and snapshot calls on a real XFS ({@code reflink=1}, {@link ScratchMounts#xfs},
+ * The control layer's pool, volume and snapshot calls on a real XFS ({@code reflink=1}, {@link PoolScratch},
  * root): every bad request is refused naming its field with nothing changed (document and directory); a crash between
  * a change's file operation and the document's commit (a fault hook) leaves, after a restart from the committed
  * document, the pool as the document says, without leftovers or leaked space; a pool on a file system that cannot
@@ -40,17 +39,16 @@ class VolumeControlTest {
 
     @TempDir
     Path tmp;
-    private ScratchMounts mounts;
+    private PoolScratch scratch;
     private Path fs;
     private Path poolDir;
     private ConfigController<JavaEngine> t;
 
     @BeforeEach
     void setUp() throws Exception {
-        ScratchMounts.assumeRoot();
-        mounts = new ScratchMounts(tmp);
-        fs = mounts.xfs(400L << 20);
-        poolDir = Files.createDirectory(fs.resolve("pool"));
+        scratch = PoolScratch.make(tmp);
+        fs = scratch.fs;
+        poolDir = scratch.poolDir;
         t = JavaEngine.start(config());
         t.addPool(new PoolConfig("p0", PoolConfig.KIND_REFLINK_DIR, poolDir.toString()));
     }
@@ -63,14 +61,8 @@ class VolumeControlTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        try {
-            if (t != null) {
-                t.close();
-            }
-        } finally {
-            if (mounts != null) {
-                mounts.close();
-            }
+        if (scratch != null) {
+            scratch.closeAfter(t);
         }
     }
 

@@ -1,7 +1,6 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.ScratchMounts;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.StorageConfig;
@@ -35,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Volumes of a reflink-dir pool over real NVMe/TCP on loopback, on a real XFS ({@code reflink=1}) made by the test
- * ({@link ScratchMounts#xfs}, root): a thin volume exported and written, a snapshot taken while a host writes, a clone
+ * ({@link PoolScratch}, root): a thin volume exported and written, a snapshot taken while a host writes, a clone
  * of it exported to a second host that reads the data as of the snapshot, a live grow the host sees, thin provisioning
  * in Identify Namespace, Capacity Exceeded on a full pool for that namespace only, and deletes in lineage order.
  */
@@ -49,31 +48,24 @@ class VolumeTest {
 
     @TempDir
     Path tmp;
-    private ScratchMounts mounts;
+    private PoolScratch scratch;
     private Path fs;
     private Path poolDir;
     private TestTarget t;
 
     @BeforeEach
     void setUp() throws Exception {
-        ScratchMounts.assumeRoot();
-        mounts = new ScratchMounts(tmp);
-        fs = mounts.xfs(400L << 20);
-        poolDir = Files.createDirectory(fs.resolve("pool"));
+        scratch = PoolScratch.make(tmp);
+        fs = scratch.fs;
+        poolDir = scratch.poolDir;
         t = TestTarget.start(c -> c.storage = StorageConfig.directories(fs.toString()));
         t.nvmf().addPool(new PoolConfig("p0", PoolConfig.KIND_REFLINK_DIR, poolDir.toString()));
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        try {
-            if (t != null) {
-                t.close();
-            }
-        } finally {
-            if (mounts != null) {
-                mounts.close();
-            }
+        if (scratch != null) {
+            scratch.closeAfter(t);
         }
     }
 
