@@ -80,6 +80,11 @@ public final class JavaEngine implements Engine {
         }
 
         @Override
+        public TargetConfig document() {
+            return doc.get();
+        }
+
+        @Override
         public List<Namespace> namespacesOn(BlockDevice d) {
             List<Namespace> out = new ArrayList<>();
             for (Subsystem s : target.nvmSubsystems()) {

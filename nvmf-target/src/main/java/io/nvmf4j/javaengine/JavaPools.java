@@ -48,13 +48,19 @@ final class JavaPools {
     interface Engine {
         Map<String, BlockDevice> bdevs();
 
+        /** The committed document (a change under way is not in it yet). */
+        TargetConfig document();
+
         /** The live namespaces on {@code d}, in every subsystem. */
         List<Namespace> namespacesOn(BlockDevice d);
 
         /** Grows bdev {@code name} and tells the hosts of its namespaces ({@link JavaEngine#growBdev}). */
         void grow(TargetConfig doc, String name, long numBlocks);
 
-        /** Closes bdev {@code name} once the namespaces removed from it drained ({@link JavaEngine#removeBdev}). */
+        /**
+         * Closes bdev {@code name} and takes it out of {@link #bdevs} once the namespaces removed from it drained
+         * (conflict when they do not in time; then nothing changed).
+         */
         void close(String name);
     }
 
@@ -153,7 +159,6 @@ final class JavaPools {
             return;
         }
         engine.close(bdev);
-        engine.bdevs().remove(bdev);
         try {
             pool(poolName).setVolumeSize(v.name, numBlocks * v.blockSize);
         } catch (BdevException e) {
@@ -163,14 +168,19 @@ final class JavaPools {
         openVolume(poolName, next.pool(poolName).volume(v.name));
     }
 
+    /**
+     * Closes the volume's bdev first (conflict, nothing changed, while a removed namespace's commands still run on
+     * it), then moves its file to the trash; the bdev opens again when that fails.
+     */
     void deleteVolume(String poolName, String volume) {
-        String bdev = VolumeConfig.bdevName(poolName, volume);
-        call(() -> {
+        VolumeConfig v = engine.document().pool(poolName).volume(volume);
+        engine.close(VolumeConfig.bdevName(poolName, volume));
+        try {
             pool(poolName).trashVolume(volume);
-            return null;
-        }, "name");
-        engine.close(bdev);
-        engine.bdevs().remove(bdev);
+        } catch (BdevException e) {
+            openVolume(poolName, v);
+            throw ControlException.invalid("name: " + e.getMessage());
+        }
     }
 
     void deleteSnapshot(String poolName, String volume, String snapshot) {
