@@ -105,6 +105,11 @@ setup_ceph() {
   install_missing "${missing[@]}"
 }
 
+# mkfs.xfs for the volume tests: they make an XFS with reflink=1 on a loop device (a reflink-dir pool's file system).
+setup_xfs() {
+  command -v mkfs.xfs >/dev/null 2>&1 || install_missing xfsprogs
+}
+
 # The aarch64 build of the JNI libraries on an x86-64 machine: Debian's cross compiler, and an arm64 sysroot
 # unpacked from Debian's arm64 packages into ~/.cache/nvmf4j (native/aarch64.sh; nothing arm64 is installed
 # on the host). With both, every Maven build also builds lib<name>_aarch64.so into the jars. Without network
@@ -295,6 +300,7 @@ case "$cmd" in
     setup_bench_tools
     setup_plot_tools  # fio-jobs/test.sh checks the kit's smoke run draws its PNG
     setup_ceph
+    setup_xfs
     stage "maven verify"
     mvn_cmd verify
     # the fio runner against two loop devices (no target needed)

@@ -1,7 +1,8 @@
 /*
  * nvmf4j_bdev: the file system calls of the file block device (io.nvmf4j.bdev.FileNative) that Java's
  * FileChannel lacks: pwritev2(RWF_DSYNC) for FUA, fdatasync whose error is seen, fallocate (punch hole,
- * zero range), BLKDISCARD / BLKZEROOUT on block devices, and fstat's allocated blocks.
+ * zero range, preallocation), BLKDISCARD / BLKZEROOUT on block devices, fstat's allocated blocks, and for the
+ * reflink pool (ReflinkPool) the FICLONE ioctl and statvfs.
  *
  * Conventions (as in rdma-cm's nvmf4j_rdma): data-path calls take a file descriptor and native addresses,
  * return a count or a negative errno, never throw and never allocate; JNI_OnLoad checks the ABI version
@@ -20,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -30,7 +32,7 @@
 #endif
 
 /* Bumped whenever a native signature or an exported constant changes; must equal FileNative.ABI_VERSION. */
-#define NVMF4J_BDEV_ABI_VERSION 6
+#define NVMF4J_BDEV_ABI_VERSION 7
 #define NATIVE_CLASS "io/nvmf4j/bdev/FileNative"
 
 /* The io_uring ring's natives (nvmf4j_uring.c), registered on the same class. */
@@ -312,6 +314,42 @@ static jint zero_range(JNIEnv *env, jclass cls, jint fd, jlong off, jlong len)
 	return fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0 ? NEG_ERRNO() : 0;
 }
 
+/* fallocate(mode 0): the range is allocated (a thick volume), reads what it read before; ENOSPC when it does not fit. */
+static jint preallocate(JNIEnv *env, jclass cls, jint fd, jlong off, jlong len)
+{
+	return fallocate(fd, 0, (off_t)off, (off_t)len) < 0 ? NEG_ERRNO() : 0;
+}
+
+/*
+ * ioctl(FICLONE): dst (opened for writing, empty) becomes a copy of the whole of src sharing its blocks (XFS with
+ * reflink=1, btrfs); EOPNOTSUPP or EINVAL where the file system cannot, EXDEV across file systems.
+ */
+static jint clone_file(JNIEnv *env, jclass cls, jint src, jint dst)
+{
+	return ioctl(dst, FICLONE, src) < 0 ? NEG_ERRNO() : 0;
+}
+
+/*
+ * statvfs(2) of a directory into out[0..2]: bytes in the file system, bytes free for an unprivileged user (f_bavail),
+ * bytes free in all (f_bfree). 0 or a negative errno.
+ */
+static jint stat_fs(JNIEnv *env, jclass cls, jstring path, jlongArray out)
+{
+	const char *p = (*env)->GetStringUTFChars(env, path, NULL);
+	if (!p)
+		return -ENOMEM;
+	struct statvfs st;
+	int rc = statvfs(p, &st);
+	int err = errno;
+	(*env)->ReleaseStringUTFChars(env, path, p);
+	if (rc < 0)
+		return -(err ? err : EIO);
+	jlong v[3] = { (jlong)(st.f_blocks * st.f_frsize), (jlong)(st.f_bavail * st.f_frsize),
+		       (jlong)(st.f_bfree * st.f_frsize) };
+	(*env)->SetLongArrayRegion(env, out, 0, 3, v);
+	return 0;
+}
+
 static jint block_range_ioctl(int fd, unsigned long request, jlong off, jlong len)
 {
 	uint64_t range[2] = { (uint64_t)off, (uint64_t)len };
@@ -403,6 +441,9 @@ static const JNINativeMethod methods[] = {
 	{ "fdatasync", "(I)I", (void *)fdatasync_file },
 	{ "punchHole", "(IJJ)I", (void *)punch_hole },
 	{ "zeroRange", "(IJJ)I", (void *)zero_range },
+	{ "preallocate", "(IJJ)I", (void *)preallocate },
+	{ "cloneFile", "(II)I", (void *)clone_file },
+	{ "statFs", "(Ljava/lang/String;[J)I", (void *)stat_fs },
 	{ "blkDiscard", "(IJJ)I", (void *)blk_discard },
 	{ "blkZeroout", "(IJJ)I", (void *)blk_zeroout },
 	{ "bufferAddress", "(Ljava/nio/ByteBuffer;)J", (void *)buffer_address },

@@ -64,6 +64,19 @@ public interface BlockDevice extends AutoCloseable {
      */
     void grow(long newNumBlocks);
 
+    /**
+     * Whether the device allocates its blocks as they are written (a thin volume): Identify Namespace then sets NSFEAT
+     * bit 0 and reports {@link #allocatedBytes()} as NUSE.
+     */
+    default boolean thinProvisioned() {
+        return false;
+    }
+
+    /** Bytes the device occupies on its medium now, or -1 when it cannot tell. */
+    default long allocatedBytes() {
+        return -1;
+    }
+
     /** Whether data survives the process (a volatile write cache is reported for these). */
     boolean persistent();
 

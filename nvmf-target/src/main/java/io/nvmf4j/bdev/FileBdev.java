@@ -121,6 +121,8 @@ public final class FileBdev extends AbstractBdev {
     private volatile boolean writeCache = true;
     private final AtomicInteger sticky = new AtomicInteger(NvmeStatus.SUCCESS);
     private final AtomicLong durabilityErrors = new AtomicLong();
+    /** A thin volume of a pool (see {@link #thinProvisioned()}). */
+    private volatile boolean thin;
     private boolean closed;
 
     private FileBdev(String name, Path path, int fd, int blockSize, long numBlocks, boolean directIo,
@@ -353,7 +355,32 @@ public final class FileBdev extends AbstractBdev {
         return blockDevice;
     }
 
-    /** Bytes the file occupies on its medium ({@code st_blocks} x 512), for tests and metrics. */
+    @Override
+    public boolean thinProvisioned() {
+        return thin;
+    }
+
+    /** Makes the device report itself thin (a sparse volume of a pool) or not. */
+    public void thinProvisioned(boolean thin) {
+        this.thin = thin;
+    }
+
+    /** The open descriptor (the pool clones from it). */
+    int fd() {
+        return fd;
+    }
+
+    /**
+     * fdatasync(2) now, on the calling (control) thread: what every completed write left in the page cache is on
+     * the medium. SUCCESS, or the durability error every later write and flush fails with.
+     */
+    public int sync() {
+        int rc = FileNative.fdatasync(fd);
+        return rc == 0 ? NvmeStatus.SUCCESS : durabilityError("fdatasync", rc, 0, 0);
+    }
+
+    /** Bytes the file occupies on its medium ({@code st_blocks} x 512; shared reflink blocks counted in full). */
+    @Override
     public long allocatedBytes() {
         return FileNative.allocatedBytes(fd);
     }

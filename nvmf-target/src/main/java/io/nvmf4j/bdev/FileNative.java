@@ -14,7 +14,7 @@ import java.nio.ByteBuffer;
  */
 final class FileNative {
     /** Must equal {@code NVMF4J_BDEV_ABI_VERSION} in {@code nvmf4j_bdev.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 6;
+    static final int ABI_VERSION = 7;
     static final String NAME = "nvmf4j_bdev";
 
     static final int OPEN_CREATE = 1;
@@ -80,6 +80,18 @@ final class FileNative {
     static native int fdatasync(int fd);
     static native int punchHole(int fd, long offset, long length);
     static native int zeroRange(int fd, long offset, long length);
+    /** fallocate(mode 0): allocates the range (a thick volume); ENOSPC when the file system has no room. */
+    static native int preallocate(int fd, long offset, long length);
+    /**
+     * ioctl(FICLONE): {@code dst} (empty, open for writing) becomes a copy of all of {@code src} that shares its
+     * blocks; EOPNOTSUPP or EINVAL where the file system cannot reflink, EXDEV across file systems.
+     */
+    static native int cloneFile(int src, int dst);
+    /**
+     * statvfs(2) of {@code path} into {@code out}: bytes in the file system, bytes available (f_bavail), bytes free
+     * (f_bfree); 0 or a negative errno.
+     */
+    static native int statFs(String path, long[] out);
     static native int blkDiscard(int fd, long offset, long length);
     static native int blkZeroout(int fd, long offset, long length);
     static native long bufferAddress(ByteBuffer buffer);

@@ -190,7 +190,8 @@ public final class AdminCommands {
         long blocks = ns.numBlocks();
         d.setLongLE(IdentifyNamespace.NSZE, blocks);
         d.setLongLE(IdentifyNamespace.NCAP, blocks);
-        d.setLongLE(IdentifyNamespace.NUSE, blocks);
+        d.setLongLE(IdentifyNamespace.NUSE, used(ns, blocks));
+        d.setByte(IdentifyNamespace.NSFEAT, ns.bdev().thinProvisioned() ? IdentifyNamespace.NSFEAT_THIN : 0);
         d.setByte(IdentifyNamespace.NLBAF, 0);
         d.setByte(IdentifyNamespace.FLBAS, 0);
         d.setByte(IdentifyNamespace.NMIC, NMIC_SHARED);
@@ -223,6 +224,18 @@ public final class AdminCommands {
         d.setIntLE(IdentifyNamespaceIndependent.ANAGRPID, ns.anaGroup());
         d.setByte(IdentifyNamespaceIndependent.NSTAT, IdentifyNamespaceIndependent.NSTAT_READY);
         return NvmeStatus.SUCCESS;
+    }
+
+    /**
+     * NUSE: the blocks allocated on a thin device (its file's allocated bytes, shared reflink blocks counted in full;
+     * at most NSZE), else every block.
+     */
+    private static long used(Namespace ns, long blocks) {
+        if (!ns.bdev().thinProvisioned()) {
+            return blocks;
+        }
+        long bytes = ns.bdev().allocatedBytes();
+        return bytes < 0 ? blocks : Math.min(blocks, (bytes + ns.blockSize() - 1) / ns.blockSize());
     }
 
     /** NMIC bit 0: the namespace may be reached through several controllers (paths). */

@@ -99,7 +99,55 @@ public final class CommandDispatcher {
                 req.fail(access, Sqe.OPCODE); // another host's reservation fences this one out
                 return;
             }
+            if (ns.writesHeld() && changesMedium(req.sqe.opcode()) && park(req, ns)) {
+                return;
+            }
         }
         req.handler.execute(req);
+    }
+
+    /**
+     * Parks a command while a snapshot holds its namespace's writes (Namespace#holdWrites): its count goes back so the
+     * snapshot's fence does not wait for it, and it executes again from the start on its poll group once the hold
+     * ends. False when the hold ended meanwhile (the count is taken again and it runs now). Allocates one task per
+     * parked command (only during a hold).
+     */
+    private boolean park(Request req, Namespace ns) {
+        req.releaseNamespace();
+        if (ns.park(() -> resume(req))) {
+            return true;
+        }
+        int half = ns.tryAcquire();
+        if (half < 0) {
+            req.fail(NvmeStatus.INVALID_NAMESPACE, Sqe.NSID);
+            return true;
+        }
+        req.nsHeld = true;
+        req.nsHalf = half;
+        return false;
+    }
+
+    /**
+     * Runs a parked command again on its poll group; one whose controller went meanwhile completes as aborted (its
+     * queue recycles it), and a stopped poll group took its queue with it.
+     */
+    private void resume(Request req) {
+        try {
+            req.queue().executor().execute(() -> {
+                if (req.controller() == null) {
+                    req.complete(NvmeStatus.ABORTED_SQ_DELETION);
+                } else {
+                    execute(req);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the queue's poll group stopped: the command went with its queue
+        }
+    }
+
+    /** Commands that write to the medium (held during a snapshot); reads, Compare and Flush run on. */
+    private static boolean changesMedium(int opcode) {
+        return opcode == Opcodes.IO_WRITE || opcode == Opcodes.IO_WRITE_ZEROES
+            || opcode == Opcodes.IO_DATASET_MANAGEMENT;
     }
 }

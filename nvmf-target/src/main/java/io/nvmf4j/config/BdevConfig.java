@@ -12,6 +12,11 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = false)
 public final class BdevConfig {
+    /**
+     * Not a type a document gives: the bdev a namespace names as {@code <pool>/<volume>}, a volume of a pool
+     * ({@link TargetConfig#bdev}).
+     */
+    public static final String TYPE_VOLUME = "volume";
     public static final int DEFAULT_IO_WORKERS = 8;
     public static final int MAX_IO_WORKERS = 256;
     public static final int DEFAULT_IO_QUEUE_DEPTH = 1024;

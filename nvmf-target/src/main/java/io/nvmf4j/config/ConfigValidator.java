@@ -93,6 +93,7 @@ public final class ConfigValidator {
                 }
             }
         }
+        PoolRules.validate(c, engine, p);
         Set<String> nqns = new HashSet<>();
         Set<String> usedBdevs = new HashSet<>();
         Map<String, String> identities = new HashMap<>();

@@ -21,13 +21,15 @@ import java.util.Set;
  * @param secureChannels   the listener {@code secureChannel}s
  * @param anaStates        the ANA states a listener's group may be in
  * @param reservationModes a namespace's {@code reservations} values it keeps (a single one is also the default)
+ * @param poolKinds        the pool {@code kind}s it keeps volumes in ({@link PoolConfig})
  * @param features         what else it has
  * @param refusals         why it lacks what it lacks, by {@link Feature} name or {@code bdev.<type>},
- *                         {@code secureChannel.<name>}, {@code anaState}, {@code reservations} (a format)
+ *                         {@code secureChannel.<name>}, {@code anaState}, {@code reservations} (a format),
+ *                         {@code pool.<kind>}
  */
 public record EngineCapabilities(String name, Set<String> bdevTypes, List<String> transports,
                                  Set<String> secureChannels, Set<AnaState> anaStates, Set<String> reservationModes,
-                                 Set<Feature> features, Map<String, String> refusals) {
+                                 Set<String> poolKinds, Set<Feature> features, Map<String, String> refusals) {
     /** Capabilities beyond the sets above. */
     public enum Feature {
         /** {@code authTimeoutMs} other than its default. */
@@ -50,15 +52,17 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
     public static final EngineCapabilities JAVA = new EngineCapabilities("java",
         Set.of("malloc", "null", "file", "error", "rbd"), List.of("tcp", "rdma"),
         Set.of(ListenerConfig.SECURE_NONE, ListenerConfig.SECURE_OPTIONAL, ListenerConfig.SECURE_REQUIRED),
-        EnumSet.allOf(AnaState.class), Set.copyOf(NamespaceConfig.RESERVATIONS), EnumSet.allOf(Feature.class),
-        Map.of());
+        EnumSet.allOf(AnaState.class), Set.copyOf(NamespaceConfig.RESERVATIONS), Set.of(PoolConfig.KIND_REFLINK_DIR),
+        EnumSet.allOf(Feature.class), Map.of());
 
     /** The spdk engine: SPDK's NVMe-oF target inside the JVM (spdk-jni), as spdk-jni/spdk-build.sh builds it. */
     public static final EngineCapabilities SPDK = new EngineCapabilities("spdk",
         Set.of("malloc", "null", "file"), List.of("tcp", "rdma"),
         Set.of(ListenerConfig.SECURE_NONE, ListenerConfig.SECURE_REQUIRED),
         EnumSet.of(AnaState.OPTIMIZED, AnaState.NON_OPTIMIZED, AnaState.INACCESSIBLE),
-        Set.of(NamespaceConfig.RESERVATIONS_LOCAL), EnumSet.noneOf(Feature.class), Map.ofEntries(
+        Set.of(NamespaceConfig.RESERVATIONS_LOCAL), Set.of(), EnumSet.noneOf(Feature.class), Map.ofEntries(
+            Map.entry("pool." + PoolConfig.KIND_REFLINK_DIR, "reflink-dir pools are java engine only; the spdk engine's"
+                + " pools (SPDK's lvol store) are not built yet: use engine java"),
             Map.entry(Feature.AUTH_TIMEOUT.name(),
                 "java engine only (SPDK's target keeps its own authentication timeout)"),
             Map.entry(Feature.HOST_AUTH_POLICY.name(),

@@ -89,6 +89,37 @@ final class FilePaths {
     }
 
     /**
+     * Reports at {@code at} why a pool may not live in directory {@code path}: it must be an existing directory
+     * strictly under one of {@code storage.fileDirectories}, reached with no symbolic link from that directory down.
+     */
+    static void validatePoolPath(String path, StorageConfig s, String at, List<String> p) {
+        Path f = absolute(path, at, p);
+        if (f == null) {
+            return;
+        }
+        Path dir = allowedDirectory(f, s);
+        if (dir == null) {
+            p.add(at + ": " + path + " is outside storage.fileDirectories "
+                + (s == null || s.fileDirectories == null ? "[]" : s.fileDirectories)
+                + "; a pool's directory must lie in one of them");
+            return;
+        }
+        Path link = linkBelow(f, dir);
+        if (link != null) {
+            p.add(at + ": " + link + " is a symbolic link; a pool's directory must not pass through one below " + dir);
+        } else if (!Files.isDirectory(f, LinkOption.NOFOLLOW_LINKS)) {
+            p.add(at + ": " + path + " is not a directory; nvmf4j creates no directories, make it first");
+        }
+    }
+
+    /** Whether {@code file} (a bdev's path) lies in directory {@code dir} or below it; false for unparsable text. */
+    static boolean inside(String file, String dir) {
+        Path f = parse(file);
+        Path d = parse(dir);
+        return f != null && d != null && f.startsWith(d);
+    }
+
+    /**
      * Reports at {@code at} why an rbd bdev may not name {@code path} as its Ceph config or keyring: it must lie
      * under one of {@code storage.cephDirectories}, with no symbolic link from that directory down, and be a
      * regular file if it exists.

@@ -59,6 +59,12 @@ public final class TargetConfig {
      */
     public StorageConfig storage;
     public List<BdevConfig> bdevs = new ArrayList<>();
+    /**
+     * Storage pools with their volumes and snapshots ({@link PoolConfig}); a namespace names a volume as its bdev by
+     * {@code <pool>/<volume>}. Absent: none.
+     */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    public List<PoolConfig> pools = new ArrayList<>();
     public List<SubsystemConfig> subsystems = new ArrayList<>();
     /** Other discovery services to list in the discovery log. */
     public List<ReferralConfig> referrals = new ArrayList<>();
@@ -75,7 +81,15 @@ public final class TargetConfig {
      */
     public MetricsConfig metrics;
 
+    /**
+     * The bdev named {@code name}, or null: one of {@link #bdevs}, or a pool's volume named {@code <pool>/<volume>}
+     * (then a {@link BdevConfig} of type {@value BdevConfig#TYPE_VOLUME} made for the question, with the volume's
+     * geometry: changing it changes nothing).
+     */
     public BdevConfig bdev(String name) {
+        if (name != null && name.indexOf('/') >= 0) {
+            return volumeBdev(name);
+        }
         if (bdevs == null) {
             return null; // "bdevs": null in a document; the validator says so
         }
@@ -85,5 +99,30 @@ public final class TargetConfig {
             }
         }
         return null;
+    }
+
+    /** The pool named {@code name}, or null. */
+    public PoolConfig pool(String name) {
+        if (pools == null) {
+            return null;
+        }
+        for (PoolConfig p : pools) {
+            if (p != null && p.name != null && p.name.equals(name)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    private BdevConfig volumeBdev(String name) {
+        int slash = name.indexOf('/');
+        PoolConfig p = pool(name.substring(0, slash));
+        VolumeConfig v = p == null ? null : p.volume(name.substring(slash + 1));
+        if (v == null) {
+            return null;
+        }
+        BdevConfig b = new BdevConfig(name, BdevConfig.TYPE_VOLUME, v.blockSize, v.numBlocks);
+        b.pool = p.name;
+        return b;
     }
 }

@@ -24,6 +24,11 @@ import java.util.concurrent.atomic.LongAdder;
  * command saw the state published before the fence (Preempt and Abort, as nvmet waits for the preempted hosts'
  * commands; and a change of a shared reservation made through another target that takes access away, before this
  * target acknowledges it). Fences that come while one drains are batched into the next switch.
+ *
+ * <p>Write holds: while {@link #holdWrites} is on, a command that changes the medium parks itself
+ * ({@link #park}) after giving its count back instead of reaching the device, so a fence then waits only for the
+ * commands already on the device; {@link #resumeWrites} hands the parked ones back to their poll groups. A snapshot
+ * of a volume in use is taken between the two (crash-consistent: no write is half in it).
  */
 public final class Namespace {
     private final int nsid;
@@ -47,6 +52,10 @@ public final class Namespace {
     private List<Fence> draining;
     private List<Fence> nextFences;
     private volatile boolean removed;
+    /** Set by {@link #holdWrites}: commands that change the medium park instead of running. */
+    private volatile boolean writesHeld;
+    /** The parked commands' continuations (only while held; guarded by this). */
+    private List<Runnable> parked;
     /** The hosts that see it, or null: every host (per-host masking); replaced as a whole, read lock-free. */
     private volatile String[] hosts;
     /** Its persistent reservation; set before the namespace is published (none kept: a fresh, unsaved one). */
@@ -267,6 +276,43 @@ public final class Namespace {
                 switchEpoch(next.get(0).executor());
             }
         }
+    }
+
+    /**
+     * Whether commands that change the medium must {@link #park} now. Read by the poll groups after the command's
+     * count was taken, so that a fence started after {@link #holdWrites} either waits for the command or the
+     * command sees the hold.
+     */
+    public boolean writesHeld() {
+        return writesHeld;
+    }
+
+    /**
+     * Parks a command that changes the medium (its count already given back) until {@link #resumeWrites}, which runs
+     * {@code resume} on its poll group; false when the hold ended meanwhile (then run it now).
+     */
+    public synchronized boolean park(Runnable resume) {
+        if (!writesHeld) {
+            return false;
+        }
+        parked.add(resume);
+        return true;
+    }
+
+    /** From now on commands that change the medium park; follow with a {@link #fence} to drain the running ones. */
+    public synchronized void holdWrites() {
+        if (!writesHeld) {
+            parked = new ArrayList<>();
+            writesHeld = true;
+        }
+    }
+
+    /** Ends the hold: returns the parked commands' continuations, in arrival order, for the caller to run. */
+    public synchronized List<Runnable> resumeWrites() {
+        writesHeld = false;
+        List<Runnable> out = parked == null ? List.of() : parked;
+        parked = null;
+        return out;
     }
 
     /** From now on no command gets in, and long commands stop at their next step. */

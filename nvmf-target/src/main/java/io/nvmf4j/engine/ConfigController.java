@@ -9,6 +9,9 @@ import io.nvmf4j.config.EngineCapabilities.Feature;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
+import io.nvmf4j.config.SnapshotConfig;
+import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.config.Nqn;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -108,6 +111,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 TargetConfig now = doc.get();
                 if (file != null && now != saved) {
                     write(now, before, log);
+                    settle(); // the change is durable: what a committed delete kept for its undo can go
                 }
                 return result;
             } finally {
@@ -231,10 +235,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     /** Refused (conflict) while a namespace uses it, or while removed namespaces still run commands on it. */
     public void removeBdev(String name) {
         synchronized (engine) {
-            BdevConfig b = doc.get().bdev(name);
-            if (b == null) {
-                throw ControlException.notFound("no bdev " + name);
-            }
+            BdevConfig b = plainBdev(name);
             ConfigDocument.checkBdevUnused(doc.get(), name);
             TargetConfig next = changedWith(c -> c.bdevs.removeIf(x -> name.equals(x.name)));
             engine.removeBdev(b);
@@ -249,10 +250,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
      */
     public void growBdev(String name, long numBlocks) {
         synchronized (engine) {
-            BdevConfig b = doc.get().bdev(name);
-            if (b == null) {
-                throw ControlException.notFound("no bdev " + name);
-            }
+            BdevConfig b = plainBdev(name);
             TargetConfig before = doc.get();
             TargetConfig next = changedWith(c -> c.bdev(name).numBlocks = numBlocks);
             boolean ahead = undoLog.get() != null && file != null;
@@ -285,6 +283,19 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         }
     }
 
+    /** Bdev {@code name} of {@code bdevs}: not found otherwise, invalid for a volume (it has its own calls). */
+    private BdevConfig plainBdev(String name) {
+        BdevConfig b = doc.get().bdev(name);
+        if (b == null) {
+            throw ControlException.notFound("no bdev " + name);
+        }
+        if (BdevConfig.TYPE_VOLUME.equals(b.type)) {
+            throw ControlException.invalid("bdev " + name + " is a volume of pool " + b.pool + "; resize or delete it"
+                + " as a volume");
+        }
+        return b;
+    }
+
     /**
      * Makes error bdev {@code name} fail commands as {@code injection} says (see {@link ErrorBdev}); not found for an
      * unknown bdev, invalid for one that is not an error bdev or a bad injection, or on an engine without error bdevs.
@@ -314,6 +325,283 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             throw ControlException.invalid("the " + engine.name() + " engine has no error bdevs");
         }
         return engine;
+    }
+
+    // ------------------------------------------------------------------ pools, volumes, snapshots
+
+    /**
+     * Where a test stops a change between its file operation and the commit of the document (a crash there): called
+     * with the change's name ({@code createVolume}, {@code resizeVolume}, {@code deleteVolume}, {@code snapshot},
+     * {@code cloneSnapshot}, {@code deleteSnapshot}) after the engine made the change and before the document holds it.
+     */
+    @FunctionalInterface
+    public interface FaultHook {
+        void at(String step);
+    }
+
+    private volatile FaultHook faults = step -> { };
+
+    /** Installs a fault hook (tests only). */
+    public void faultHook(FaultHook hook) {
+        this.faults = hook;
+    }
+
+    private void commitStep(String step, TargetConfig next) {
+        faults.at(step);
+        doc.set(next);
+    }
+
+    /** Invalid with the engine's reason unless it keeps pools of {@code kind}. */
+    private void checkPoolKind(String kind) {
+        EngineCapabilities can = engine.capabilities();
+        if (kind != null && !can.poolKinds().contains(kind)) {
+            throw ControlException.invalid("kind: " + can.refusal("pool." + kind));
+        }
+    }
+
+    /**
+     * Adds an empty pool (its {@code volumes} absent or empty); invalid when its directory is outside
+     * {@code storage.fileDirectories} or its file system cannot hold it (a reflink-dir pool on a file system that
+     * cannot reflink), conflict for a name taken.
+     */
+    public PoolInfo addPool(PoolConfig p) {
+        synchronized (engine) {
+            if (p == null) {
+                throw ControlException.invalid("pool: missing");
+            }
+            checkPoolKind(p.kind);
+            PoolDocument.checkName(p.name, "name");
+            if (doc.get().pool(p.name) != null) {
+                throw ControlException.conflict("name: pool " + p.name + " already exists");
+            }
+            if (p.volumes != null && !p.volumes.isEmpty()) {
+                throw ControlException.invalid("volumes: a new pool starts empty; create its volumes in it");
+            }
+            TargetConfig next = validatedWith(c -> c.pools.add(p));
+            PoolConfig added = next.pool(p.name);
+            engine.addPool(next, added);
+            doc.set(next);
+            return engine.poolInfo(added);
+        }
+    }
+
+    /** Removes an empty pool (conflict while it has volumes); its directory and anything else in it stay. */
+    public void removePool(String name) {
+        synchronized (engine) {
+            PoolConfig p = PoolDocument.pool(doc.get(), name);
+            if (!p.volumes.isEmpty()) {
+                throw ControlException.conflict("pool " + name + " still has volume(s) "
+                    + p.volumes.stream().map(v -> v.name).toList());
+            }
+            TargetConfig next = changedWith(c -> c.pools.removeIf(x -> name.equals(x.name)));
+            engine.removePool(p);
+            doc.set(next);
+        }
+    }
+
+    /** Every pool with its capacity now. */
+    public List<PoolInfo> pools() {
+        synchronized (engine) {
+            return doc.get().pools.stream().map(engine::poolInfo).toList();
+        }
+    }
+
+    public PoolInfo pool(String name) {
+        synchronized (engine) {
+            return engine.poolInfo(PoolDocument.pool(doc.get(), name));
+        }
+    }
+
+    /**
+     * Creates a volume: thin unless {@code thick} (then every block is allocated now; invalid when the pool has no
+     * room for them). Invalid for a bad name, block size or size, conflict for a name taken.
+     */
+    public VolumeInfo createVolume(String pool, VolumeRequest r) {
+        synchronized (engine) {
+            PoolConfig p = PoolDocument.pool(doc.get(), pool);
+            if (r == null) {
+                throw ControlException.invalid("volume: missing");
+            }
+            PoolDocument.checkName(r.name(), "name");
+            PoolDocument.checkVolumeFree(p, r.name());
+            int bs = PoolDocument.blockSize(r.blockSize());
+            long blocks = PoolDocument.blocks(r.size(), bs);
+            VolumeConfig v = new VolumeConfig(r.name(), bs, blocks);
+            v.thick = Boolean.TRUE.equals(r.thick());
+            if (v.thick) {
+                long free = engine.poolInfo(p).free();
+                if (blocks * bs > free) {
+                    throw ControlException.invalid("size: " + blocks * bs + " bytes of a thick volume exceed the free"
+                        + " space of pool " + pool + " (" + free + " bytes)");
+                }
+            }
+            TargetConfig next = validatedWith(c -> c.pool(pool).volumes.add(v));
+            engine.createVolume(next, pool, next.pool(pool).volume(v.name));
+            commitStep("createVolume", next);
+            return volumeInfo(pool, v.name);
+        }
+    }
+
+    /** The volumes of a pool, with their provisioned and allocated bytes. */
+    public List<VolumeInfo> volumes(String pool) {
+        synchronized (engine) {
+            return PoolDocument.pool(doc.get(), pool).volumes.stream().map(v -> volumeInfo(pool, v.name)).toList();
+        }
+    }
+
+    public VolumeInfo volume(String pool, String name) {
+        synchronized (engine) {
+            PoolDocument.volume(doc.get(), pool, name);
+            return volumeInfo(pool, name);
+        }
+    }
+
+    private VolumeInfo volumeInfo(String pool, String name) {
+        TargetConfig c = doc.get();
+        VolumeConfig v = PoolDocument.volume(c, pool, name);
+        return new VolumeInfo(pool, v.name, VolumeConfig.bdevName(pool, v.name), v.blockSize,
+            v.numBlocks * v.blockSize, engine.allocatedBytes(pool, v.name, null), !v.thick, v.origin,
+            v.snapshots.stream().map(s -> s.name).toList(), PoolDocument.namespaceOf(c, pool, v.name));
+    }
+
+    /**
+     * Sets a volume's size: a grow is live (its namespace reports the new size, changed-namespace AEN); a shrink is
+     * refused (conflict) while a namespace uses the volume, as it would cut data away under a host.
+     */
+    public VolumeInfo resizeVolume(String pool, String name, java.math.BigInteger size) {
+        synchronized (engine) {
+            VolumeConfig v = PoolDocument.volume(doc.get(), pool, name);
+            long blocks = PoolDocument.blocks(size, v.blockSize);
+            if (blocks == v.numBlocks) {
+                return volumeInfo(pool, name);
+            }
+            String ns = PoolDocument.namespaceOf(doc.get(), pool, name);
+            if (blocks < v.numBlocks && ns != null) {
+                throw ControlException.conflict("size: volume " + name + " backs namespace " + ns + "; a shrink"
+                    + " would cut its data away under the host (remove the namespace first)");
+            }
+            TargetConfig next = validatedWith(c -> c.pool(pool).volume(name).numBlocks = blocks);
+            engine.resizeVolume(next, pool, v, blocks);
+            commitStep("resizeVolume", next);
+            return volumeInfo(pool, name);
+        }
+    }
+
+    /**
+     * Deletes a volume: conflict while a namespace uses it or it has snapshots (delete the clones, then the
+     * snapshots, then the volume). Its blocks are free once the change is durable ({@link #settle}).
+     */
+    public void deleteVolume(String pool, String name) {
+        synchronized (engine) {
+            PoolConfig p = PoolDocument.pool(doc.get(), pool);
+            VolumeConfig v = PoolDocument.volume(doc.get(), pool, name);
+            PoolDocument.checkDeletable(doc.get(), p, v);
+            TargetConfig next = changedWith(c -> c.pool(pool).volumes.removeIf(x -> name.equals(x.name)));
+            engine.deleteVolume(pool, name);
+            commitStep("deleteVolume", next);
+        }
+    }
+
+    /**
+     * Takes snapshot {@code name} of a volume, crash-consistent when a namespace uses it (see
+     * {@link #createGroupSnapshot}). Not found for a missing volume, conflict for a name the volume has.
+     */
+    public SnapshotTaken createSnapshot(String pool, String volume, String name) {
+        return snapshot(pool, List.of(volume), name, null);
+    }
+
+    /**
+     * Takes snapshot {@code name} of every volume of {@code volumes} at one instant: writes to their namespaces are
+     * held, the ones in flight complete, the data is synced, the copies are made, writes resume (the pause is logged
+     * and returned). Each snapshot records {@code name} as its group.
+     */
+    public SnapshotTaken createGroupSnapshot(String pool, List<String> volumes, String name) {
+        if (volumes == null || volumes.isEmpty()) {
+            throw ControlException.invalid("volumes: name at least one volume");
+        }
+        if (volumes.stream().distinct().count() != volumes.size()) {
+            throw ControlException.invalid("volumes: a volume is named twice: " + volumes);
+        }
+        return snapshot(pool, volumes, name, name);
+    }
+
+    private SnapshotTaken snapshot(String pool, List<String> volumes, String name, String group) {
+        synchronized (engine) {
+            PoolDocument.checkName(name, "name");
+            for (String v : volumes) {
+                if (PoolDocument.volume(doc.get(), pool, v).snapshot(name) != null) {
+                    throw ControlException.conflict("name: volume " + v + " already has a snapshot " + name);
+                }
+            }
+            String created = java.time.Instant.now().toString();
+            TargetConfig next = validatedWith(c -> {
+                for (String v : volumes) {
+                    VolumeConfig vc = c.pool(pool).volume(v);
+                    vc.snapshots.add(new SnapshotConfig(name, vc.numBlocks, created, group));
+                }
+            });
+            long pause = engine.snapshot(pool, volumes, name);
+            commitStep("snapshot", next);
+            return new SnapshotTaken(volumes.stream().map(v -> snapshotInfo(pool, v, name)).toList(), pause);
+        }
+    }
+
+    /** The snapshots of a volume, oldest first. */
+    public List<SnapshotInfo> snapshots(String pool, String volume) {
+        synchronized (engine) {
+            return PoolDocument.volume(doc.get(), pool, volume).snapshots.stream()
+                .map(s -> snapshotInfo(pool, volume, s.name)).toList();
+        }
+    }
+
+    private SnapshotInfo snapshotInfo(String pool, String volume, String name) {
+        TargetConfig c = doc.get();
+        SnapshotConfig s = PoolDocument.snapshot(c, pool, volume, name);
+        VolumeConfig v = c.pool(pool).volume(volume);
+        return new SnapshotInfo(pool, volume, name, s.numBlocks * v.blockSize, engine.allocatedBytes(pool, volume, name),
+            s.created, s.group, PoolDocument.clonesOf(c.pool(pool), volume, name));
+    }
+
+    /**
+     * Makes volume {@code clone} from a snapshot: a thin, writable volume with the snapshot's size and contents,
+     * exportable at once. Not found for a missing snapshot, conflict for a name taken.
+     */
+    public VolumeInfo cloneSnapshot(String pool, String volume, String snapshot, String clone) {
+        synchronized (engine) {
+            PoolConfig p = PoolDocument.pool(doc.get(), pool);
+            SnapshotConfig s = PoolDocument.snapshot(doc.get(), pool, volume, snapshot);
+            PoolDocument.checkName(clone, "name");
+            PoolDocument.checkVolumeFree(p, clone);
+            VolumeConfig v = new VolumeConfig(clone, p.volume(volume).blockSize, s.numBlocks);
+            v.origin = volume + "@" + snapshot;
+            TargetConfig next = validatedWith(c -> c.pool(pool).volumes.add(v));
+            engine.cloneSnapshot(next, pool, volume, snapshot, next.pool(pool).volume(clone));
+            commitStep("cloneSnapshot", next);
+            return volumeInfo(pool, clone);
+        }
+    }
+
+    /** Deletes a snapshot: conflict while a volume was cloned from it. */
+    public void deleteSnapshot(String pool, String volume, String snapshot) {
+        synchronized (engine) {
+            PoolConfig p = PoolDocument.pool(doc.get(), pool);
+            PoolDocument.snapshot(doc.get(), pool, volume, snapshot);
+            PoolDocument.checkSnapshotDeletable(p, volume, snapshot);
+            TargetConfig next = changedWith(c -> c.pool(pool).volume(volume).snapshots
+                .removeIf(x -> snapshot.equals(x.name)));
+            engine.deleteSnapshot(pool, volume, snapshot);
+            commitStep("deleteSnapshot", next);
+        }
+    }
+
+    /**
+     * The committed document is durable now (the service calls it after each save): the engine frees what deletes
+     * committed before it left, which could be undone until then.
+     */
+    public void settle() {
+        synchronized (engine) {
+            engine.settle();
+        }
     }
 
     // ------------------------------------------------------------------ subsystems, namespaces, hosts

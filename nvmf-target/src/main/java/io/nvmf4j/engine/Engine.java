@@ -7,6 +7,8 @@ import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
+import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -66,6 +68,79 @@ public interface Engine extends AutoCloseable {
     /** The injections active on error bdev {@code name}. */
     default List<ErrorBdev.Injection> errorInjections(String name) {
         throw new UnsupportedOperationException("error bdevs");
+    }
+
+    // ------------------------------------------------------------------ pools and volumes
+    //
+    // Called on engines whose EngineCapabilities#poolKinds hold the pool's kind only (the controller refuses the
+    // others with the engine's reason). Every call leaves nothing behind when it fails. A file the engine makes for a
+    // change is named so that one left by a change never committed is found and removed at the next start.
+
+    /** Opens pool {@code p} of {@code next}: refused (invalid) when its medium cannot hold a pool of its kind. */
+    default void addPool(TargetConfig next, PoolConfig p) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /** Closes pool {@code p}, which holds no volume. */
+    default void removePool(PoolConfig p) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /** Pool {@code pool}'s capacity now (checks its warning watermark). */
+    default PoolInfo poolInfo(PoolConfig pool) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /** Makes volume {@code v} of pool {@code pool} of {@code next} and opens it as bdev {@code <pool>/<volume>}. */
+    default void createVolume(TargetConfig next, String pool, VolumeConfig v) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /**
+     * Sets volume {@code volume}'s size to {@code numBlocks}: a grow is live (every namespace on it reports the new size,
+     * changed-namespace AEN); a shrink comes only for a volume no namespace uses.
+     */
+    default void resizeVolume(TargetConfig next, String pool, VolumeConfig volume, long numBlocks) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /**
+     * Closes volume {@code volume} (no namespace uses it, no snapshot left) and deletes it: its file is gone for good
+     * at the next {@link #settle}.
+     */
+    default void deleteVolume(String pool, String volume) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /**
+     * Takes snapshot {@code snapshot} of each of {@code volumes} at one instant: writes to their namespaces held, the
+     * ones in flight completed, the data synced, the copies made, writes resumed. Returns the pause in nanoseconds
+     * (0 when no namespace used them).
+     */
+    default long snapshot(String pool, List<String> volumes, String snapshot) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /** Makes volume {@code clone} of {@code next} from snapshot {@code snapshot} of {@code volume}, and opens it. */
+    default void cloneSnapshot(TargetConfig next, String pool, String volume, String snapshot, VolumeConfig clone) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /** Deletes snapshot {@code snapshot} of {@code volume} (no clone names it). */
+    default void deleteSnapshot(String pool, String volume, String snapshot) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /** Bytes volume {@code volume} (snapshot {@code snapshot}, when not null) occupies on its pool's medium. */
+    default long allocatedBytes(String pool, String volume, String snapshot) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /**
+     * The committed document is durable: frees what deletes committed before it left (their files stay, renamed,
+     * until then, so a change whose save fails can still be undone). Engines without pools have nothing to do.
+     */
+    default void settle() {
     }
 
     // ------------------------------------------------------------------ subsystems, namespaces, hosts

@@ -13,6 +13,8 @@ import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
+import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -30,6 +32,7 @@ import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.engine.LiveDocument;
+import io.nvmf4j.engine.PoolInfo;
 import io.nvmf4j.engine.ReservationInfo;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.nvme.AnaState;
@@ -69,6 +72,41 @@ public final class JavaEngine implements Engine {
 
     private final Target target;
     private final Map<String, BlockDevice> bdevs = new LinkedHashMap<>();
+    /** The pools and the volumes they serve as bdevs named {@code <pool>/<volume>}. */
+    private final JavaPools pools = new JavaPools(new JavaPools.Engine() {
+        @Override
+        public Map<String, BlockDevice> bdevs() {
+            return bdevs;
+        }
+
+        @Override
+        public TargetConfig document() {
+            return doc.get();
+        }
+
+        @Override
+        public List<Namespace> namespacesOn(BlockDevice d) {
+            List<Namespace> out = new ArrayList<>();
+            for (Subsystem s : target.nvmSubsystems()) {
+                for (Namespace ns : s.namespaces()) {
+                    if (ns.bdev() == d) {
+                        out.add(ns);
+                    }
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public void grow(TargetConfig next, String name, long numBlocks) {
+            growBdev(next, next.bdev(name), numBlocks);
+        }
+
+        @Override
+        public void close(String name) {
+            closeBdev(name);
+        }
+    });
     private final Map<ListenerConfig, InetSocketAddress> bound = new LinkedHashMap<>();
     /** Listeners whose transport cannot run here → why (kept configured, not advertised, not bound). */
     private final Map<ListenerConfig, String> failed = new LinkedHashMap<>();
@@ -150,6 +188,7 @@ public final class JavaEngine implements Engine {
         for (BdevConfig b : config.bdevs) {
             bdevs.put(b.name, watchHealth(b, BlockDevices.create(b, config.storage, bdevs::get)));
         }
+        pools.open(config);
         for (SubsystemConfig s : config.subsystems) {
             target.addSubsystem(buildSubsystem(config, s));
         }
@@ -428,7 +467,11 @@ public final class JavaEngine implements Engine {
 
     @Override
     public synchronized void removeBdev(BdevConfig b) {
-        String name = b.name;
+        closeBdev(b.name);
+    }
+
+    /** Closes bdev {@code name} once the namespaces removed from it drained (conflict when they do not in time). */
+    private void closeBdev(String name) {
         pollGroups.barrier();
         for (Namespace ns : retired.getOrDefault(name, List.of())) {
             if (!ns.awaitIdle(BDEV_DRAIN_TIMEOUT_MS)) {
@@ -438,6 +481,64 @@ public final class JavaEngine implements Engine {
         }
         retired.remove(name);
         bdevs.remove(name).close();
+    }
+
+    // ------------------------------------------------------------------ pools and volumes (JavaPools)
+
+    @Override
+    public synchronized void addPool(TargetConfig next, PoolConfig p) {
+        pools.addPool(p);
+    }
+
+    @Override
+    public synchronized void removePool(PoolConfig p) {
+        pools.removePool(p);
+    }
+
+    @Override
+    public synchronized PoolInfo poolInfo(PoolConfig p) {
+        return pools.info(p);
+    }
+
+    @Override
+    public synchronized void createVolume(TargetConfig next, String pool, VolumeConfig v) {
+        pools.createVolume(pool, v);
+    }
+
+    @Override
+    public synchronized void resizeVolume(TargetConfig next, String pool, VolumeConfig v, long numBlocks) {
+        pools.resizeVolume(next, pool, v, numBlocks);
+    }
+
+    @Override
+    public synchronized void deleteVolume(String pool, String volume) {
+        pools.deleteVolume(pool, volume);
+    }
+
+    @Override
+    public synchronized long snapshot(String pool, List<String> volumes, String snapshot) {
+        return pools.snapshot(pool, volumes, snapshot);
+    }
+
+    @Override
+    public synchronized void cloneSnapshot(TargetConfig next, String pool, String volume, String snapshot,
+                                           VolumeConfig clone) {
+        pools.cloneSnapshot(pool, volume, snapshot, clone);
+    }
+
+    @Override
+    public synchronized void deleteSnapshot(String pool, String volume, String snapshot) {
+        pools.deleteSnapshot(pool, volume, snapshot);
+    }
+
+    @Override
+    public synchronized long allocatedBytes(String pool, String volume, String snapshot) {
+        return pools.allocatedBytes(pool, volume, snapshot);
+    }
+
+    @Override
+    public synchronized void settle() {
+        pools.settle();
     }
 
     @Override

@@ -6,6 +6,8 @@ public final class IdentifyNamespace {
     public static final int NCAP = 8;
     public static final int NUSE = 16;
     public static final int NSFEAT = 24;
+    /** NSFEAT bit 0 THINP: thin provisioning, NUSE reports the blocks allocated. */
+    public static final int NSFEAT_THIN = 0x01;
     public static final int NLBAF = 25;
     public static final int FLBAS = 26;
     public static final int NMIC = 30;

@@ -19,24 +19,41 @@ import java.util.concurrent.TimeUnit;
  * way this kernel, which has no device-mapper, offers to make a real fsync fail). Everything is undone
  * by {@link #close()}, in reverse order.
  */
-final class ScratchMounts implements AutoCloseable {
+public final class ScratchMounts implements AutoCloseable {
     private final Path base;
     private final Deque<List<String>> undo = new ArrayDeque<>();
 
-    ScratchMounts(Path base) {
+    public ScratchMounts(Path base) {
         this.base = base;
     }
 
     /** Skips the test where it cannot run (not root, or no mount/losetup); on the project's machines it runs. */
-    static void assumeRoot() {
+    public static void assumeRoot() {
         Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
             "mounting scratch file systems and loop devices needs root");
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/sbin/losetup")) || Files.isExecutable(Path.of("/usr/sbin/losetup")),
             "losetup(8) is missing");
     }
 
+    /**
+     * A fresh XFS of {@code bytes} made with {@code reflink=1} (what a reflink-dir pool needs) on a loop device over a
+     * sparse image in the base directory, mounted; skips the test where mkfs.xfs is missing.
+     */
+    public Path xfs(long bytes) throws IOException, InterruptedException {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/sbin/mkfs.xfs")) || Files.isExecutable(Path.of("/usr/sbin/mkfs.xfs")),
+            "mkfs.xfs(8) is missing (xfsprogs)");
+        Path image = Files.createTempFile(base, "xfs-", ".img");
+        run(List.of("truncate", "-s", Long.toString(bytes), image.toString()));
+        run(List.of("mkfs.xfs", "-q", "-f", "-m", "reflink=1", image.toString()));
+        Path dev = loop(image);
+        Path dir = Files.createTempDirectory(base, "xfs-");
+        run(List.of("mount", "-t", "xfs", dev.toString(), dir.toString()));
+        undo.push(List.of("umount", dir.toString()));
+        return dir;
+    }
+
     /** A fresh mount of {@code type} ("tmpfs", "ramfs") with {@code options} (may be empty). */
-    Path mount(String type, String options) throws IOException, InterruptedException {
+    public Path mount(String type, String options) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory(base, type + "-");
         List<String> cmd = new ArrayList<>(List.of("mount", "-t", type));
         if (!options.isEmpty()) {
@@ -79,6 +96,7 @@ final class ScratchMounts implements AutoCloseable {
         return out;
     }
 
+    /** Undoes every mount and loop device made, in reverse order. */
     @Override
     public void close() throws IOException, InterruptedException {
         IOException first = null;

@@ -167,7 +167,8 @@ public final class ConfigService implements AutoCloseable {
     /**
      * What an import keeps from the live document {@code have}: its {@code api.token} when the import gives none
      * (an exported document has none), and its {@code storage} section when the import leaves it out. A different
-     * storage section is refused: where bdevs may live is the operator's to set in the file, not the API's.
+     * storage section is refused: where bdevs may live is the operator's to set in the file, not the API's; so are
+     * different pools.
      */
     static void keepServiceSettings(TargetConfig have, TargetConfig want) {
         if (want.api != null && want.api.token == null && have.api != null) {
@@ -179,6 +180,19 @@ public final class ConfigService implements AutoCloseable {
             throw ControlException.invalid("storage: the API cannot change where bdevs may live (fileDirectories, "
                 + "blockDevices); edit the configuration file and restart the service");
         }
+        // pools, volumes and snapshots are files their own calls make and remove (with their lineage and crash rules)
+        String pools = ConfigStore.toJson(poolsOnly(have));
+        if (!pools.equals(ConfigStore.toJson(poolsOnly(want)))) {
+            throw ControlException.invalid("pools: an import cannot change pools, volumes or snapshots; create and"
+                + " delete them with the pool, volume and snapshot calls (leave pools as exported)");
+        }
+    }
+
+    /** A document holding only {@code c}'s pools, to compare them. */
+    private static TargetConfig poolsOnly(TargetConfig c) {
+        TargetConfig only = new TargetConfig();
+        only.pools = c.pools == null ? new ArrayList<>() : c.pools;
+        return only;
     }
 
     /** A conditional change whose precondition (If-Match) did not hold: nothing was changed (HTTP 412). */

@@ -123,6 +123,22 @@ class ConfigImportTest {
             .isEqualTo(want.subsystems.get(0).namespaces.get(0).nguid);
     }
 
+    /** Pools are files made and removed by their own calls: an import that would change them is refused whole. */
+    @Test
+    void anImportThatChangesPoolsIs400AndChangesNothing() throws java.io.IOException {
+        String before = t.liveJson();
+        TargetConfig want = current();
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(
+            java.nio.file.Path.of(want.storage.fileDirectories.get(0)), "pool");
+        want.pools.add(new io.nvmf4j.config.PoolConfig("p0", io.nvmf4j.config.PoolConfig.KIND_REFLINK_DIR,
+            dir.toString()));
+        want.bdevs.add(new BdevConfig("n1", "null", 512, 8));
+        Res r = http.put("/api/v1/config", ConfigStore.toJson(want));
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.error()).startsWith("pools: an import cannot change pools");
+        assertThat(t.liveJson()).isEqualTo(before);
+    }
+
     @Test
     void anInvalidDocumentIs400WithTheFieldAndChangesNothing() {
         String before = t.liveJson();

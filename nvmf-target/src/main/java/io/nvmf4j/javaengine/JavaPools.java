@@ -1,0 +1,296 @@
+package io.nvmf4j.javaengine;
+
+import io.nvmf4j.ControlException;
+import io.nvmf4j.bdev.BdevException;
+import io.nvmf4j.bdev.BlockDevice;
+import io.nvmf4j.bdev.FileBdev;
+import io.nvmf4j.bdev.ReflinkPool;
+import io.nvmf4j.config.PoolConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.config.VolumeConfig;
+import io.nvmf4j.core.Namespace;
+import io.nvmf4j.engine.PoolInfo;
+import io.nvmf4j.nvme.NvmeStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The java engine's pools ({@link ReflinkPool}) and the volumes it serves from them: each volume is open as a
+ * {@link FileBdev} named {@code <pool>/<volume>} in the engine's bdevs, so a namespace uses it like any bdev. Called
+ * by {@link JavaEngine} holding its monitor.
+ *
+ * <p>A snapshot of volumes that namespaces use is crash-consistent: their writes are held
+ * ({@link Namespace#holdWrites}), a fence waits for the commands already on the devices, the files are synced and
+ * cloned, and the held writes run on. The pause is logged with its length.
+ */
+final class JavaPools {
+    private static final Logger LOG = LoggerFactory.getLogger(JavaPools.class);
+    /** How long a snapshot waits for the commands on its volumes to complete before it gives up (conflict). */
+    static final long DRAIN_TIMEOUT_MS = 10_000;
+    /** Where the snapshot's fences poll (no poll group runs them). */
+    private static final ScheduledExecutorService FENCES = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "nvmf4j-snapshot-fence");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** What the pools need of their engine. */
+    interface Engine {
+        Map<String, BlockDevice> bdevs();
+
+        /** The committed document (a change under way is not in it yet). */
+        TargetConfig document();
+
+        /** The live namespaces on {@code d}, in every subsystem. */
+        List<Namespace> namespacesOn(BlockDevice d);
+
+        /** Grows bdev {@code name} and tells the hosts of its namespaces ({@link JavaEngine#growBdev}). */
+        void grow(TargetConfig doc, String name, long numBlocks);
+
+        /**
+         * Closes bdev {@code name} and takes it out of {@link #bdevs} once the namespaces removed from it drained
+         * (conflict when they do not in time; then nothing changed).
+         */
+        void close(String name);
+    }
+
+    private final Engine engine;
+    private final Map<String, ReflinkPool> pools = new LinkedHashMap<>();
+
+    JavaPools(Engine engine) {
+        this.engine = engine;
+    }
+
+    /**
+     * At start: opens every pool of {@code c}, makes its directory agree with the document (files left by changes
+     * never committed are removed, see {@link ReflinkPool#reconcile}) and opens its volumes.
+     */
+    void open(TargetConfig c) {
+        for (PoolConfig p : c.pools) {
+            ReflinkPool pool = ReflinkPool.open(p.name, Path.of(p.path), p.warnPercentOrDefault());
+            pools.put(p.name, pool);
+            ReflinkPool.Reconciled r = pool.reconcile(p);
+            if (!r.missing().isEmpty()) {
+                throw new BdevException("pool " + p.name + ": the files of " + r.missing() + " are missing from "
+                    + p.path);
+            }
+            for (VolumeConfig v : p.volumes) {
+                openVolume(p.name, v);
+            }
+            LOG.info("pool {}: {} volume(s) in {}{}", p.name, p.volumes.size(), p.path, r.removed().isEmpty()
+                ? "" : "; removed " + r.removed().size() + " file(s) the configuration does not name");
+        }
+    }
+
+    void addPool(PoolConfig p) {
+        ReflinkPool pool = call(() -> ReflinkPool.open(p.name, Path.of(p.path), p.warnPercentOrDefault()), "path");
+        List<String> theirs = pool.poolFiles();
+        if (!theirs.isEmpty()) {
+            throw ControlException.invalid("path: " + p.path + " holds pool files already " + theirs + "; a new pool"
+                + " needs a directory without them");
+        }
+        pools.put(p.name, pool);
+        LOG.info("pool {}: added in {} ({} bytes free)", p.name, p.path, pool.capacity().free());
+    }
+
+    void removePool(PoolConfig p) {
+        pools.remove(p.name);
+    }
+
+    PoolInfo info(PoolConfig p) {
+        ReflinkPool pool = pool(p.name);
+        ReflinkPool.Capacity c = call(pool::capacity, "path");
+        return new PoolInfo(p.name, p.kind, p.path, c.size(), c.used(), c.free(), p.warnPercentOrDefault(),
+            pool.watermarkCrossings(), p.volumes.size());
+    }
+
+    void createVolume(String poolName, VolumeConfig v) {
+        ReflinkPool pool = pool(poolName);
+        call(() -> {
+            pool.createVolume(v);
+            return null;
+        }, "size");
+        openOrDiscard(poolName, v);
+        pool.capacity(); // the watermark
+    }
+
+    void cloneSnapshot(String poolName, String volume, String snapshot, VolumeConfig clone) {
+        ReflinkPool pool = pool(poolName);
+        call(() -> {
+            pool.cloneSnapshot(volume, snapshot, clone.name);
+            return null;
+        }, "name");
+        openOrDiscard(poolName, clone);
+    }
+
+    private void openOrDiscard(String poolName, VolumeConfig v) {
+        try {
+            openVolume(poolName, v);
+        } catch (BdevException e) {
+            pool(poolName).trashVolume(v.name);
+            pool(poolName).emptyTrash();
+            throw ControlException.invalid(e.getMessage());
+        }
+    }
+
+    private void openVolume(String poolName, VolumeConfig v) {
+        String bdev = VolumeConfig.bdevName(poolName, v.name);
+        engine.bdevs().put(bdev, pool(poolName).openVolume(bdev, v));
+    }
+
+    /**
+     * A grow runs live on the open bdev (hosts told); a shrink (no namespace uses the volume) closes the bdev, sets
+     * the file's size and opens it again.
+     */
+    void resizeVolume(TargetConfig next, String poolName, VolumeConfig v, long numBlocks) {
+        String bdev = VolumeConfig.bdevName(poolName, v.name);
+        if (numBlocks > v.numBlocks) {
+            engine.grow(next, bdev, numBlocks);
+            return;
+        }
+        engine.close(bdev);
+        try {
+            pool(poolName).setVolumeSize(v.name, numBlocks * v.blockSize);
+        } catch (BdevException e) {
+            openVolume(poolName, v);
+            throw ControlException.invalid(e.getMessage());
+        }
+        openVolume(poolName, next.pool(poolName).volume(v.name));
+    }
+
+    /**
+     * Closes the volume's bdev first (conflict, nothing changed, while a removed namespace's commands still run on
+     * it), then moves its file to the trash; the bdev opens again when that fails.
+     */
+    void deleteVolume(String poolName, String volume) {
+        VolumeConfig v = engine.document().pool(poolName).volume(volume);
+        engine.close(VolumeConfig.bdevName(poolName, volume));
+        try {
+            pool(poolName).trashVolume(volume);
+        } catch (BdevException e) {
+            openVolume(poolName, v);
+            throw ControlException.invalid("name: " + e.getMessage());
+        }
+    }
+
+    void deleteSnapshot(String poolName, String volume, String snapshot) {
+        call(() -> {
+            pool(poolName).trashSnapshot(volume, snapshot);
+            return null;
+        }, "name");
+    }
+
+    /** Empties every pool's trash: the deletes committed so far are durable. */
+    void settle() {
+        for (ReflinkPool p : pools.values()) {
+            List<String> removed = p.emptyTrash();
+            if (!removed.isEmpty()) {
+                LOG.info("pool {}: removed {}", p.name(), removed);
+            }
+        }
+    }
+
+    long allocatedBytes(String poolName, String volume, String snapshot) {
+        ReflinkPool pool = pool(poolName);
+        if (snapshot == null && engine.bdevs().get(VolumeConfig.bdevName(poolName, volume)) instanceof FileBdev f) {
+            return f.allocatedBytes();
+        }
+        return call(() -> pool.allocatedBytes(snapshot == null ? pool.volumePath(volume).getFileName().toString()
+            : pool.snapshotPath(volume, snapshot).getFileName().toString()), "name");
+    }
+
+    /**
+     * Snapshot {@code snapshot} of each of {@code volumes} at one instant (see the class comment); the pause in
+     * nanoseconds (0 when no namespace uses them). A failure before the copies are all made removes those made.
+     */
+    long snapshot(String poolName, List<String> volumes, String snapshot) {
+        ReflinkPool pool = pool(poolName);
+        List<FileBdev> devices = new ArrayList<>();
+        List<Namespace> held = new ArrayList<>();
+        for (String v : volumes) {
+            FileBdev d = (FileBdev) engine.bdevs().get(VolumeConfig.bdevName(poolName, v));
+            devices.add(d);
+            held.addAll(engine.namespacesOn(d));
+        }
+        long start = System.nanoTime();
+        held.forEach(Namespace::holdWrites);
+        List<String> made = new ArrayList<>();
+        try {
+            drain(held);
+            for (int i = 0; i < volumes.size(); i++) {
+                FileBdev d = devices.get(i);
+                int synced = d.sync();
+                if (synced != NvmeStatus.SUCCESS) {
+                    throw ControlException.conflict("volume " + volumes.get(i) + ": its data could not be synced"
+                        + " before the snapshot (the device reports write faults now)");
+                }
+                String v = volumes.get(i);
+                call(() -> {
+                    pool.snapshot(d, v, snapshot);
+                    return null;
+                }, "name");
+                made.add(v);
+            }
+        } catch (RuntimeException e) {
+            for (String v : made) {
+                pool.trashSnapshot(v, snapshot);
+            }
+            pool.emptyTrash();
+            throw e;
+        } finally {
+            for (Namespace ns : held) {
+                ns.resumeWrites().forEach(Runnable::run);
+            }
+        }
+        long pause = held.isEmpty() ? 0 : System.nanoTime() - start;
+        if (!held.isEmpty()) {
+            LOG.info("pool {}: snapshot {} of {}: writes to {} namespace(s) held for {} us", poolName, snapshot,
+                volumes, held.size(), TimeUnit.NANOSECONDS.toMicros(pause));
+        }
+        return pause;
+    }
+
+    /** Waits until the commands already on the held namespaces completed; conflict after the bound. */
+    private static void drain(List<Namespace> held) {
+        CountDownLatch done = new CountDownLatch(held.size());
+        for (Namespace ns : held) {
+            ns.fence(FENCES, done::countDown);
+        }
+        try {
+            if (!done.await(DRAIN_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                throw ControlException.conflict("commands on the volumes did not complete within " + DRAIN_TIMEOUT_MS
+                    + " ms; no snapshot taken, try again");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ControlException.conflict("interrupted while waiting for the volumes' commands; no snapshot taken");
+        }
+    }
+
+    private ReflinkPool pool(String name) {
+        ReflinkPool p = pools.get(name);
+        if (p == null) {
+            throw ControlException.notFound("no pool " + name);
+        }
+        return p;
+    }
+
+    /** Runs a pool operation; its refusal becomes invalid, naming {@code field} unless it names itself. */
+    private static <T> T call(java.util.function.Supplier<T> op, String field) {
+        try {
+            return op.get();
+        } catch (BdevException e) {
+            throw ControlException.invalid(field + ": " + e.getMessage());
+        }
+    }
+}

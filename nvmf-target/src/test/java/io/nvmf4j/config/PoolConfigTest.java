@@ -1,0 +1,88 @@
+package io.nvmf4j.config;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The validator's rules for {@code pools}: a document with a pool, its volumes and snapshots is accepted on the java
+ * engine; the spdk engine refuses the pool kind with its reason; bad names, sizes, lineage and directories (outside
+ * {@code storage.fileDirectories}, shared with another pool or a file bdev) are refused naming the field; a namespace
+ * names a volume as {@code <pool>/<volume>}.
+ */
+class PoolConfigTest {
+    @TempDir
+    Path dir;
+
+    private TargetConfig document() throws IOException {
+        Path pool = Files.createDirectories(dir.resolve("pool"));
+        TargetConfig c = new TargetConfig();
+        c.storage = StorageConfig.directories(dir.toString());
+        PoolConfig p = new PoolConfig("p0", PoolConfig.KIND_REFLINK_DIR, pool.toString());
+        VolumeConfig v = new VolumeConfig("v", 512, 2048);
+        v.snapshots.add(new SnapshotConfig("s", 2048, "2026-12-06T00:00:00Z", null));
+        VolumeConfig clone = new VolumeConfig("c", 512, 2048);
+        clone.origin = "v@s";
+        p.volumes.add(v);
+        p.volumes.add(clone);
+        c.pools.add(p);
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = "nqn.2024-01.io.nvmf4j:pools";
+        s.namespaces.add(new NamespaceConfig(1, "p0/c"));
+        c.subsystems.add(s);
+        return c;
+    }
+
+    @Test
+    void aPoolWithVolumesSnapshotsAndAClonesNamespaceIsAccepted() throws IOException {
+        TargetConfig c = document();
+        ConfigValidator.validate(c);
+        assertThat(c.bdev("p0/c").type).isEqualTo(BdevConfig.TYPE_VOLUME);
+        assertThat(c.bdev("p0/c").numBlocks).isEqualTo(2048);
+        assertThat(c.bdev("p0/missing")).isNull();
+        TargetConfig back = ConfigStore.parse(ConfigStore.toJson(c));
+        assertThat(ConfigStore.toJson(back)).isEqualTo(ConfigStore.toJson(c));
+    }
+
+    @Test
+    void theSpdkEngineRefusesThePoolKindWithItsReason() throws IOException {
+        TargetConfig c = document();
+        c.engine = "spdk";
+        assertThat(Refusals.problems(c)).contains("pools[0].kind: reflink-dir pools are java engine only");
+    }
+
+    @Test
+    void badNamesSizesLineageAndDirectoriesAreRefusedNamingTheField() throws IOException {
+        TargetConfig c = document();
+        PoolConfig p = c.pools.get(0);
+        p.volumes.get(0).name = "../x";
+        p.volumes.get(1).numBlocks = 0;
+        p.volumes.get(1).origin = "v@nope";
+        p.warnPercent = 0;
+        PoolConfig other = new PoolConfig("p0", PoolConfig.KIND_REFLINK_DIR, p.path + "/inner");
+        c.pools.add(other);
+        PoolConfig away = new PoolConfig("p2", "lvol", "/etc");
+        c.pools.add(away);
+        BdevConfig inside = new BdevConfig("f", "file", 512, 8);
+        inside.path = p.path + "/f.img";
+        c.bdevs.add(inside);
+        c.subsystems.get(0).namespaces.get(0).bdev = "p0/zz";
+        String problems = Refusals.problems(c);
+        assertThat(problems)
+            .contains("pools[0].volumes[0].name: must be")
+            .contains("pools[0].volumes[1].numBlocks: must be 1..")
+            .contains("pools[0].volumes[1].origin: no snapshot 'v@nope'")
+            .contains("pools[0].warnPercent: must be 1..100")
+            .contains("pools[1].name: duplicate pool name 'p0'")
+            .contains("pools[1].path:").contains("overlaps pool 'p0'")
+            .contains("pools[2].kind: must be reflink-dir")
+            .contains("pools[2].path: /etc is outside storage.fileDirectories")
+            .contains("pools[0].path: file bdev 'f'")
+            .contains("namespaces[0].bdev: no bdev named 'p0/zz'");
+    }
+}
