@@ -5,6 +5,8 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -48,13 +50,24 @@ class ErrorBdevTest {
         }
     }
 
+    /**
+     * The error bdev's timer thread is kept busy (a held read's completion blocks it) while the writes are submitted
+     * and counted, so their 200 ms holds cannot end before the checks, whatever the speed of the machine.
+     */
     @Test
     void timeoutIsCommandInterruptedAndTheHeldSetIsBounded() throws Exception {
         MallocBdev base = new MallocBdev("m0", BS, 64);
         ErrorBdev d = new ErrorBdev("e0", base, 2);
-        d.inject(new ErrorBdev.Injection("write", "timeout", 0, 200));
+        CountDownLatch release = new CountDownLatch(1);
+        StuckIo timerHeld = new StuckIo(release);
         List<TestIo> ios = new ArrayList<>();
         try {
+            d.inject(new ErrorBdev.Injection("read", "timeout", 1, 1));
+            d.read(timerHeld);
+            assertThat(timerHeld.entered.await(10, TimeUnit.SECONDS)).as("the timer thread completing the read")
+                .isTrue();
+            assertThat(d.heldCommands()).as("the read left the held set before its completion").isZero();
+            d.inject(new ErrorBdev.Injection("write", "timeout", 0, 200));
             for (int i = 0; i < 3; i++) {
                 TestIo io = TestIo.of(0, new byte[BS]);
                 ios.add(io);
@@ -64,14 +77,19 @@ class ErrorBdevTest {
             assertThat(ios.get(2).isDone()).as("the third fails at once").isTrue();
             assertThat(ios.get(2).await()).isEqualTo(NvmeStatus.COMMAND_INTERRUPTED);
             assertThat(d.refusedHolds()).isEqualTo(1);
+            assertThat(ios.subList(0, 2)).as("held while the timer is busy").noneMatch(TestIo::isDone);
+            release.countDown();
             for (TestIo io : ios.subList(0, 2)) {
                 int status = io.await();
                 assertThat(status).as("SCT 0 / SC 21h, Command Interrupted").isEqualTo(0x21);
                 assertThat(status & NvmeStatus.DNR).as("retryable: no DNR").isZero();
                 assertThat(io.completions()).isEqualTo(1);
             }
+            assertThat(timerHeld.status).as("the read, completed before the writes")
+                .isEqualTo(NvmeStatus.COMMAND_INTERRUPTED);
             assertThat(d.heldCommands()).isZero();
         } finally {
+            release.countDown();
             d.close();
             ios.forEach(TestIo::close);
             base.close();

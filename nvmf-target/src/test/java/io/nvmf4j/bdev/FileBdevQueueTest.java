@@ -256,48 +256,4 @@ class FileBdevQueueTest {
             bdevComplete(s);
         }
     }
-
-    /** A read whose buffer() blocks its worker until the test releases it, standing in for a slow disk. */
-    private static final class StuckIo implements BdevIo {
-        final CountDownLatch entered = new CountDownLatch(1);
-        private final CountDownLatch release;
-        private final TestIo inner = TestIo.of(0, BS);
-        volatile int status = -1;
-
-        StuckIo(CountDownLatch release) {
-            this.release = release;
-        }
-
-        @Override
-        public long offset() {
-            return 0;
-        }
-
-        @Override
-        public int length() {
-            return BS;
-        }
-
-        @Override
-        public ByteBuf buffer() {
-            entered.countDown();
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return inner.buffer();
-        }
-
-        @Override
-        public void bdevComplete(int s) {
-            status = s;
-            inner.close();
-        }
-
-        @Override
-        public void bdevCompleteAsync(int s) {
-            bdevComplete(s);
-        }
-    }
 }

@@ -33,12 +33,17 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Number of Queues ordering. Each must end in exactly one response with the right status.
  */
 class EdgeCaseTest {
-    static final TcpHostOptions SHORT = new TcpHostOptions(false, false, 8192, Duration.ofSeconds(3));
+    /**
+     * The host's options; their timeout (10 s) bounds each command, the Connects of a target just started on a busy
+     * machine included, and the waits for a PDU or the queue's end below.
+     */
+    static final TcpHostOptions HOST = TcpHostOptions.DEFAULT;
+    static final Duration WAIT = HOST.timeout();
 
     /** Get Log Page with LPOU bit 31 set (negative as a signed long): Invalid Field, connection intact. */
     @Test
     void getLogPageWithHugeOffset() throws Exception {
-        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(1, SHORT)) {
+        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(1, HOST)) {
             Completion r = c.admin().getLogPage(0x02, 0xFFFFFFFF, 0xFFFFFFFF_FFFFFFFCL, 4096);
             assertStatus(r, 0, 0x02, true);
         }
@@ -56,7 +61,7 @@ class EdgeCaseTest {
     /** SLBA near 2^63 (slba + nlb overflows a signed long): LBA Out of Range. */
     @Test
     void readAtSlbaNearLongMaxOnMalloc() throws Exception {
-        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(1, SHORT)) {
+        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(1, HOST)) {
             Completion r = c.io(0).read(1, Long.MAX_VALUE, 1);
             assertStatus(r, 0, 0x80, true);
         }
@@ -80,7 +85,7 @@ class EdgeCaseTest {
     private static NvmeController connect(ConfigController<JavaEngine> t) throws Exception {
         int port = t.engine().tcpListenAddresses().get(0).getPort();
         return NvmeController.open(TestTarget.ADDRESS, port, "nqn.2024-01.io.nvmf4j:review", TestTarget.HOSTNQN,
-            30000, 1, SHORT);
+            30000, 1, HOST);
     }
 
     /** The same on a file bdev (asynchronous device): LBA Out of Range, no lost completion. */
@@ -100,7 +105,7 @@ class EdgeCaseTest {
             int cid = TcpHost.RAW_CID_BASE + 1;
             Sqe w = NvmeHost.rw(NvmeHost.OPC_WRITE, 1, 0, 32).sgl(Sqe.SGL_TRANSPORT, 0, 16384).cid(cid);
             q.sendRaw(q.encodeCapsule(w, null));
-            Pdu r2t = q.readPdu(Duration.ofSeconds(3));
+            Pdu r2t = q.readPdu(WAIT);
             assertThat(r2t.type()).isEqualTo(Pdu.R2T);
             int ttag = r2t.u16(10);
 
@@ -108,7 +113,7 @@ class EdgeCaseTest {
             t.removeBdev("f0");
 
             q.sendRaw(q.encodeH2cData(cid, ttag, 0, new byte[16384], true));
-            Pdu resp = q.readPdu(Duration.ofSeconds(3));
+            Pdu resp = q.readPdu(WAIT);
             assertThat(resp.type()).isEqualTo(Pdu.CAPSULE_RESP);
             int status = resp.u16(22) >>> 1;
             assertThat(status & 0xFF).as("SC").isEqualTo(0x0B);
@@ -119,10 +124,10 @@ class EdgeCaseTest {
     /** Fabrics Disconnect on an I/O queue: the host gets its response, then the queue closes. */
     @Test
     void disconnectGetsAResponse() throws Exception {
-        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(1, SHORT)) {
+        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(1, HOST)) {
             Completion r = c.io(0).execute(Sqe.fabrics(0x08));
             assertThat(r.ok()).isTrue();
-            assertThat(c.io(0).queue().awaitClosed(Duration.ofSeconds(5))).as("queue closed after Disconnect").isTrue();
+            assertThat(c.io(0).queue().awaitClosed(WAIT)).as("queue closed after Disconnect").isTrue();
             assertThat(c.admin().keepAlive().ok()).as("the admin queue carries on").isTrue();
         }
     }
@@ -131,7 +136,7 @@ class EdgeCaseTest {
     @Test
     void ioConnectBeforeEnableIsASequenceError() throws Exception {
         try (TestTarget t = TestTarget.start();
-             TcpHost a = t.tcp(SHORT); TcpHost q = t.tcp(SHORT)) {
+             TcpHost a = t.tcp(HOST); TcpHost q = t.tcp(HOST)) {
             NvmeHost admin = new NvmeHost(a, 512);
             byte[] hostid = NvmeController.hostIdFor(TestTarget.HOSTNQN);
             NvmeHost.ConnectResult r = admin.fabricsConnect(0, 31, 0xFFFF, 30000, TestTarget.HOSTNQN,
@@ -147,7 +152,7 @@ class EdgeCaseTest {
     /** I/O queue Connect with another host identifier than the admin queue's: Connect Invalid Parameters. */
     @Test
     void ioConnectWithAnotherHostIdIsRefused() throws Exception {
-        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(1, SHORT); TcpHost q = t.tcp(SHORT)) {
+        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(1, HOST); TcpHost q = t.tcp(HOST)) {
             byte[] other = NvmeController.hostIdFor("nqn.2014-08.org.example:other");
             Completion r = new NvmeHost(q, 512).fabricsConnect(2, 127, c.cntlid(), 0, TestTarget.HOSTNQN,
                 TestTarget.SUBNQN, other).completion();
@@ -159,7 +164,7 @@ class EdgeCaseTest {
     /** Number of Queues once I/O queues exist: Command Sequence Error, the grant is unchanged. */
     @Test
     void numberOfQueuesAfterIoQueuesIsASequenceError() throws Exception {
-        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(2, SHORT)) {
+        try (TestTarget t = TestTarget.start(); NvmeController c = t.controller(2, HOST)) {
             assertStatus(c.admin().setFeatures(0x07, 0), 0, 0x0C, true);
             assertThat(c.admin().getFeatures(0x07, 0).dw0()).isEqualTo(0x00010001);
             TestTarget.assertWriteReadBack(c.io(1), 100, 4096, 9);

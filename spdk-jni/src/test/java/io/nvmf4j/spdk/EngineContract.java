@@ -71,6 +71,11 @@ abstract class EngineContract {
     static final int DISCOVERY_ENTRY = 1024;
     static final int SC_INVALID_NAMESPACE = 0x0B;
     static final String OTHER_HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:7c0e2b1a-44d3-4f6e-9b1c-0000000000ff";
+    /**
+     * How long a test waits for what the spdk engine learns at its controller watch's polls (every
+     * {@link SpdkEngine#CONTROLLER_POLL_MS} ms, each a call on SPDK's app thread): on a busy machine, many polls.
+     */
+    static final Duration WATCH_WAIT = Duration.ofSeconds(30);
 
     static EngineTarget target;
 
@@ -125,23 +130,23 @@ abstract class EngineContract {
                 host = TestTarget.ADDRESS + ":" + c.admin().queue().localPort();
                 String connected = "controller " + cntlid + " of " + TestTarget.SUBNQN + " connected: host "
                     + TestTarget.HOSTNQN + " at " + host + " over tcp, kato " + TestTarget.KATO_MS + " ms";
-                ILoggingEvent in = log.await(connected, Duration.ofSeconds(5));
+                ILoggingEvent in = log.await(connected, WATCH_WAIT);
                 assertThat(LogCapture.keyValues(in)).containsEntry("subnqn", TestTarget.SUBNQN)
                     .containsEntry("hostnqn", TestTarget.HOSTNQN).containsEntry("host", host)
                     .containsEntry("transport", "tcp").containsEntry("cntlid", cntlid)
                     .containsEntry("kato_ms", TestTarget.KATO_MS);
                 if (engine().engine() instanceof SpdkEngine spdk) {
                     // the spdk engine learns of I/O queues at its controller watch's polls: wait for one that saw both
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    long deadline = System.nanoTime() + WATCH_WAIT.toNanos();
                     while (spdk.ioQueuesSeen(TestTarget.SUBNQN, cntlid) < 2) {
-                        assertThat(System.nanoTime()).as("the controller watch saw 2 I/O queues within 30 s")
+                        assertThat(System.nanoTime()).as("the controller watch saw 2 I/O queues within %s", WATCH_WAIT)
                             .isLessThan(deadline);
                         Thread.sleep(SpdkEngine.CONTROLLER_POLL_MS / 5);
                     }
                 }
             }
             ILoggingEvent out = log.await("controller " + cntlid + " of " + TestTarget.SUBNQN + " disconnected: host "
-                + TestTarget.HOSTNQN + " at " + host + " over tcp, 2 I/O queue(s), up ", Duration.ofSeconds(5));
+                + TestTarget.HOSTNQN + " at " + host + " over tcp, 2 I/O queue(s), up ", WATCH_WAIT);
             assertThat(LogCapture.keyValues(out)).containsEntry("io_queues", 2).containsEntry("host", host)
                 .containsKey("reason");
         }
