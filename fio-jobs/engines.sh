@@ -582,9 +582,12 @@ record_io_path() {
   rm -f "$TMP/iopath.data" "$TMP/iopath.pids"
   for ((i = 0; i < 200; i++)); do grep -q "Initialization complete" "$TMP/perf.out" 2> /dev/null && break; sleep 0.05; done
   sleep "$3"; sleep 0.3
+  # perf's status is not 0 when spdk_nvme_perf ends inside the second (a loaded machine); what it wrote is used
   command perf record -q -m 2048 -e raw_syscalls:sys_enter --filter "$IO_RW" \
       -e raw_syscalls:sys_exit --filter "$IO_RW || ($IO_POLL) && ret > 0" \
-      -p "$TPID,$1" -o "$TMP/iopath.data" -- sleep 1 > /dev/null 2>&1 && echo "$1 $TPID" > "$TMP/iopath.pids"
+      -p "$TPID,$1" -o "$TMP/iopath.data" -- sleep 1 > /dev/null 2>&1 ||
+    log "perf record (system calls) ended with a status other than 0 (a traced process ended inside the second)"
+  [ -s "$TMP/iopath.data" ] && echo "$1 $TPID" > "$TMP/iopath.pids"
 }
 
 # io_path_row: after a measurement with --io-path, the round trip's segments (fio-jobs/io-path.py) appended
