@@ -372,6 +372,26 @@ class NvmfctlTest {
     }
 
     @Test
+    void namespaceReservationsModeIsSetThroughNvmfctlAndABadOneIsRefusedNamingTheField() {
+        ok("bdev", "create", "malloc", "resv1", "--size", "1M");
+        Run added = ok("ns", "add", "-n", NQN, "-b", "resv1", "--nsid", "12", "--reservations", "off");
+        assertThat(added.out()).contains("reservations  off\n");
+        JsonNode listed = json(ok("ns", "list", "--nqn", NQN, "--json"));
+        JsonNode ns = null;
+        for (JsonNode n : listed) {
+            if (n.get("nsid").asInt() == 12) {
+                ns = n;
+            }
+        }
+        assertThat(ns).as("namespace 12 in ns list").isNotNull();
+        assertThat(ns.get("reservations").asText()).isEqualTo("off");
+        ok("ns", "remove", "-n", NQN, "--nsid", "12");
+        assertThat(fails(1, "ns", "add", "-n", NQN, "-b", "resv1", "--nsid", "13", "--reservations", "everywhere")
+            .err()).startsWith("nvmfctl: ").contains("reservations").contains("everywhere");
+        ok("bdev", "delete", "resv1");
+    }
+
+    @Test
     void namespaceMaskingHostAddAndRemove() {
         String host = "nqn.2014-08.org.nvmexpress:uuid:0b7e5a10-0000-4000-8000-0000000000c1";
         ok("bdev", "create", "null", "mask1", "--size", "1M");

@@ -86,6 +86,12 @@ public final class CommandDispatcher {
                 req.fail(NvmeStatus.INVALID_NAMESPACE, Sqe.NSID);
                 return;
             }
+            if (!req.controller().deviceCommandStarting()) {
+                // the controller is being torn down or reset: nothing new reaches a device
+                ns.release(half);
+                req.complete(NvmeStatus.ABORTED_SQ_DELETION);
+                return;
+            }
             req.nsHeld = true;
             req.nsHalf = half;
             int path = req.controller().ana().state(ns.anaGroup()).ioStatus();

@@ -11,6 +11,12 @@ public final class TcpTransportConfig {
     public int maxQueueDepth = 128;
     /** Largest number of I/O queues per controller. */
     public int maxIoQueues = 8;
+    /**
+     * The smallest transfer size a target can report, for either transport: MDTS is 2^n pages of 4 KiB and 0 means
+     * no limit, so one page cannot be said.
+     */
+    public static final int MIN_MDTS_BYTES = 8192;
+
     /** Maximum data transfer size in bytes; a power of two, a multiple of 4 KiB (MDTS is its log2 in 4 KiB pages). */
     public int mdtsBytes = 131072;
     /** Largest H2CData PDU payload the target accepts (MAXH2CDATA in ICResp). */

@@ -43,7 +43,10 @@ public abstract class Request implements BdevIo {
     /** Exact transfer length the command needs, or -1 when the handler checks it. */
     public int expectedLength;
     public Namespace ns;
-    /** {@link #ns} counts this command in flight (taken at execution, given back at completion). */
+    /**
+     * {@link #ns} and the queue's controller count this command in flight (taken at execution, given back at
+     * completion).
+     */
     public boolean nsHeld;
     /** The epoch half of {@link #ns} this command is counted in while {@link #nsHeld} (see Namespace#fence). */
     public int nsHalf;
@@ -139,6 +142,7 @@ public abstract class Request implements BdevIo {
         if (nsHeld) {
             nsHeld = false;
             ns.release(nsHalf);
+            queue.controller().deviceCommandEnded();
         }
     }
 

@@ -24,6 +24,7 @@ import io.nvmf4j.config.SpdkConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
+import io.nvmf4j.core.TransportLimits;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.runtime.IdleStrategies;
 
@@ -72,6 +73,8 @@ final class ApiSchemas {
         ENUMS.put(key(BdevConfig.class, "ioEngine"), BdevConfig.IO_ENGINES);
 
         BOUNDS.put(key(TargetConfig.class, "cores"), Bound.of(1, 256));
+        BOUNDS.put(key(TargetConfig.class, "commandQuiesceTimeMs"),
+            Bound.of(TargetConfig.MIN_COMMAND_QUIESCE_TIME_MS, TargetConfig.MAX_COMMAND_QUIESCE_TIME_MS));
         BOUNDS.put(key(TargetConfig.class, "authTimeoutMs"),
             Bound.of(TargetConfig.MIN_AUTH_TIMEOUT_MS, TargetConfig.MAX_AUTH_TIMEOUT_MS));
         for (Class<?> t : List.of(TcpTransportConfig.class, RdmaTransportConfig.class)) {
@@ -81,11 +84,11 @@ final class ApiSchemas {
             BOUNDS.put(key(t, "maxConnectionsPerListener"), Bound.of(1, 1 << 20));
             BOUNDS.put(key(t, "maxConnectionsPerHost"), Bound.of(1, 1 << 20));
         }
-        BOUNDS.put(key(TcpTransportConfig.class, "mdtsBytes"), Bound.of(4096, 8 << 20));
+        BOUNDS.put(key(TcpTransportConfig.class, "mdtsBytes"), Bound.of(TransportLimits.MIN_MDTS_BYTES, 8 << 20));
         BOUNDS.put(key(TcpTransportConfig.class, "maxH2cData"), new Bound(4096L, (long) 8 << 20, 4L));
         BOUNDS.put(key(TcpTransportConfig.class, "connectTimeoutMs"), Bound.of(0, 3_600_000));
         BOUNDS.put(key(TcpTransportConfig.class, "socketBufferBytes"), Bound.of(0, 1 << 30));
-        BOUNDS.put(key(RdmaTransportConfig.class, "mdtsBytes"), Bound.of(4096, 1 << 20));
+        BOUNDS.put(key(RdmaTransportConfig.class, "mdtsBytes"), Bound.of(TransportLimits.MIN_MDTS_BYTES, 1 << 20));
         BOUNDS.put(key(RdmaTransportConfig.class, "srqDepth"), Bound.of(16, 16384));
         BOUNDS.put(key(RdmaTransportConfig.class, "dataBuffers"), Bound.of(4, 16384));
         BOUNDS.put(key(RdmaTransportConfig.class, "cqSize"), Bound.of(256, 1 << 20));
