@@ -60,6 +60,33 @@ class NvmfctlRbdTest {
         }
     }
 
+    @Test
+    void osdOpTimeoutAndCacheReachTheBdevAndTheServiceRefusesACacheUnderTheLock() throws Exception {
+        CephCluster ceph = CephCluster.get();
+        String image = "ctl-opts-" + ProcessHandle.current().pid();
+        try (TestService t = TestService.start(dir, TestService::allowTestCeph)) {
+            Cli cli = new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(), "--state-dir",
+                t.dir.toString());
+            String[] base = {"bdev", "create", "rbd", "r1", "--pool", ceph.pool(), "--image", image, "--ceph-conf",
+                ceph.conf(), "--client", ceph.client(), "--keyring", ceph.keyring(), "--create", "--size", "8M"};
+
+            Run refused = cli.run(concat(concat(base, "--exclusive-lock"), "--cache"));
+            assertThat(refused.code()).as("%s", refused).isNotZero();
+            assertThat(refused.err()).as("%s", refused).contains("cache: librbd's cache is for an image one gateway serves");
+            Run outOfRange = cli.run(concat(concat(base, "--osd-op-timeout"), "61"));
+            assertThat(outOfRange.code()).as("%s", outOfRange).isNotZero();
+            assertThat(outOfRange.err()).as("%s", outOfRange).contains("osdOpTimeoutSeconds: must be 1..60, got 61");
+
+            ok(cli, concat(concat(concat(base, "--osd-op-timeout"), "30"), "--cache"));
+            String got = ok(cli, "--json", "bdev", "get", "r1").out();
+            assertThat(got).contains("\"osdOpTimeoutSeconds\" : 30").contains("\"cache\" : true");
+        }
+        Run local = new Cli(Map.of(), "--url", "http://127.0.0.1:1").run("bdev", "create", "malloc", "m1", "--size",
+            "8M", "--osd-op-timeout", "30");
+        assertThat(local.code()).as("%s", local).isEqualTo(2);
+        assertThat(local.err()).as("%s", local).contains("are for rbd bdevs only");
+    }
+
     private static String[] concat(String[] a, String last) {
         String[] all = java.util.Arrays.copyOf(a, a.length + 1);
         all[a.length] = last;

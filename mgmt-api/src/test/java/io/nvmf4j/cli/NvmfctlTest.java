@@ -541,11 +541,11 @@ class NvmfctlTest {
         assertThat(fails(2, "bdev", "create", "rbd", "x", "--pool", "rbd").err())
             .isEqualTo("nvmfctl: an rbd bdev needs --pool and --image\n");
         assertThat(fails(2, "bdev", "create", "malloc", "x", "--size", "1M", "--image", "i").err())
-            .isEqualTo("nvmfctl: --pool, --image, --ceph-conf, --client, --keyring, --create and --exclusive-lock are "
-                + "for rbd bdevs only\n");
+            .isEqualTo("nvmfctl: --pool, --image, --ceph-conf, --client, --keyring, --create, --exclusive-lock, "
+                + "--osd-op-timeout and --cache are for rbd bdevs only\n");
         assertThat(fails(2, "bdev", "create", "null", "x", "--size", "1M", "--exclusive-lock").err())
-            .isEqualTo("nvmfctl: --pool, --image, --ceph-conf, --client, --keyring, --create and --exclusive-lock are "
-                + "for rbd bdevs only\n");
+            .isEqualTo("nvmfctl: --pool, --image, --ceph-conf, --client, --keyring, --create, --exclusive-lock, "
+                + "--osd-op-timeout and --cache are for rbd bdevs only\n");
         assertThat(Cli.runBare(Map.of(), "--url", "ftp://x", "bdev", "list").err())
             .isEqualTo("nvmfctl: --url must start with http:// or https://, got ftp://x\n");
         assertThat(fails(2, "config", "import", dir.resolve("absent.json").toString()).err())
