@@ -32,6 +32,11 @@ class NvmfctlRbdTest {
         return r;
     }
 
+    /** nvmfctl against the test service's API, with its state directory (the token). */
+    private static Cli cli(TestService t) {
+        return new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(), "--state-dir", t.dir.toString());
+    }
+
     private static String lockers(String image) throws Exception {
         return CephCluster.get().rbd("lock", "ls", CephCluster.get().pool() + "/" + image);
     }
@@ -41,8 +46,7 @@ class NvmfctlRbdTest {
         CephCluster ceph = CephCluster.get();
         String image = "ctl-lock-" + ProcessHandle.current().pid();
         try (TestService t = TestService.start(dir, TestService::allowTestCeph)) {
-            Cli cli = new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(), "--state-dir",
-                t.dir.toString());
+            Cli cli = cli(t);
             ok(cli, "bdev", "create", "rbd", "r1", "--pool", ceph.pool(), "--image", image, "--ceph-conf", ceph.conf(),
                 "--client", ceph.client(), "--keyring", ceph.keyring(), "--create", "--size", "8M", "--exclusive-lock");
             assertThat(ok(cli, "--json", "bdev", "get", "r1").out()).contains("\"exclusiveLock\" : true");
@@ -65,8 +69,7 @@ class NvmfctlRbdTest {
         CephCluster ceph = CephCluster.get();
         String image = "ctl-opts-" + ProcessHandle.current().pid();
         try (TestService t = TestService.start(dir, TestService::allowTestCeph)) {
-            Cli cli = new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(), "--state-dir",
-                t.dir.toString());
+            Cli cli = cli(t);
             String[] base = {"bdev", "create", "rbd", "r1", "--pool", ceph.pool(), "--image", image, "--ceph-conf",
                 ceph.conf(), "--client", ceph.client(), "--keyring", ceph.keyring(), "--create", "--size", "8M"};
 
