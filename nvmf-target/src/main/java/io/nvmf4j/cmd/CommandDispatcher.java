@@ -79,21 +79,14 @@ public final class CommandDispatcher {
     public void execute(Request req) {
         Namespace ns = req.ns;
         if (ns != null) {
-            int half = req.controller().subsystem().namespace(req.sqe.nsid(), req.controller().hostnqn()) != ns ? -1
-                : ns.tryAcquire();
-            if (half < 0) {
-                // removed (or masked from this host) while its data was on the way: do not touch the device
-                req.fail(NvmeStatus.INVALID_NAMESPACE, Sqe.NSID);
+            // removed (or masked from this host) while its data was on the way, or the controller is being torn
+            // down or reset: nothing reaches the device
+            int counted = req.controller().subsystem().namespace(req.sqe.nsid(), req.controller().hostnqn()) != ns
+                ? NvmeStatus.INVALID_NAMESPACE : req.countIn();
+            if (counted != NvmeStatus.SUCCESS) {
+                req.fail(counted, counted == NvmeStatus.INVALID_NAMESPACE ? Sqe.NSID : Request.NO_ERROR_LOCATION);
                 return;
             }
-            if (!req.controller().deviceCommandStarting()) {
-                // the controller is being torn down or reset: nothing new reaches a device
-                ns.release(half);
-                req.complete(NvmeStatus.ABORTED_SQ_DELETION);
-                return;
-            }
-            req.nsHeld = true;
-            req.nsHalf = half;
             int path = req.controller().ana().state(ns.anaGroup()).ioStatus();
             if (path != NvmeStatus.SUCCESS) {
                 // the namespace's ANA group is not accessible through this listener: the host fails over

@@ -324,12 +324,12 @@ public final class Controller {
     // ---- commands on the devices ----
 
     /**
-     * Counts one command in before it touches a namespace's device (poll-group thread, allocation-free); false
+     * Counts one command in (Request#countIn) before it touches a namespace's device (poll-group thread); false
      * (nothing counted) once the controller is torn down or CC.EN is cleared: the command must not start. The
      * increment comes before the reads of the flags and teardown writes them before it reads the count, so
      * either the command sees the teardown or the teardown waits for the command.
      */
-    public boolean deviceCommandStarting() {
+    boolean deviceCommandStarting() {
         deviceCommands.increment();
         if (destroyed.get() || (cc & CC_EN) == 0) {
             deviceCommands.decrement();
@@ -338,8 +338,11 @@ public final class Controller {
         return true;
     }
 
-    /** Counts a command out of its device (it completed); once per successful {@link #deviceCommandStarting}. */
-    public void deviceCommandEnded() {
+    /**
+     * Counts a command out of its device; once per successful {@link #deviceCommandStarting}, by the command's
+     * completion (Request#complete, the only caller of either).
+     */
+    void deviceCommandEnded() {
         deviceCommands.decrement();
     }
 

@@ -153,6 +153,11 @@ public final class TestTarget implements AutoCloseable {
         return NvmeController.open(ADDRESS, port, SUBNQN, HOSTNQN, katoMs, ioQueues, options);
     }
 
+    /** A controller of the open subsystem through the listener on {@code port}, for {@code hostnqn}: one I/O queue. */
+    static NvmeController openController(int port, String hostnqn) throws IOException {
+        return NvmeController.open(ADDRESS, port, SUBNQN, hostnqn, KATO_MS, 1, TcpHostOptions.DEFAULT);
+    }
+
     /** A discovery controller (KATO 0, no I/O queues). */
     NvmeController discovery(String hostnqn) throws IOException {
         return NvmeController.open(ADDRESS, port, NvmeHost.DISCOVERY_NQN, hostnqn, 0, 0, TcpHostOptions.DEFAULT);
