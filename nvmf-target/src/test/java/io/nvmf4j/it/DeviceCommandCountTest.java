@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A controller's count of commands on its devices (what Command Quiesce Time waits for) over loopback NVMe/TCP:
  * two hosts send every kind of command — reads, writes, Compare (equal and not), Flush, Dataset Management, Write
  * Zeroes, each reservation command with its failures (conflicts, a preempt-and-abort), commands refused by a
- * reservation, on a missing namespace or with an invalid opcode, admin commands, Keep Alive, an outstanding AER —
- * and once every answer is in, neither controller counts a command. Each host then disconnects as Linux's
+ * reservation, on a missing namespace or with an invalid opcode, admin commands, Abort, Keep Alive, an outstanding
+ * AER — and once every answer is in, neither controller counts a command. Each host then disconnects as Linux's
  * {@code nvme disconnect} does (I/O queues closed, CC.SHN until CSTS.SHST complete, admin queue closed): the
  * controller is released at once, with nothing left to wait for, and the host connects again. With and without a
  * reservation state directory (with one, every reservation change runs on the reservation's executor).
@@ -166,9 +166,10 @@ class DeviceCommandCountTest {
         assertThat(io.read(NSID, TestTarget.NUM_BLOCKS, 1).ok()).as("a read past the end").isFalse();
     }
 
-    /** Identify, a log page, Get Features and Keep Alive on the admin queue. */
+    /** Identify, a log page, Get Features, Abort and Keep Alive on the admin queue. */
     private static void adminCommands(NvmeHost admin) {
         ok(admin.identify(1, 0, 0));
+        ok(admin.abort(1, 0));
         ok(admin.identify(0, NSID, 0));
         ok(admin.getLogPage(2, -1, 0, 512));
         ok(admin.getFeatures(0x07, 0));
