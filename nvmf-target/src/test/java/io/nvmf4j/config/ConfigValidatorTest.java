@@ -132,6 +132,10 @@ class ConfigValidatorTest {
             bad("commandQuiesceTimeMs above the 16-bit CQT", c -> c.commandQuiesceTimeMs = 65536,
                 "commandQuiesceTimeMs", "65536"),
             bad("commandQuiesceTimeMs below 100", c -> c.commandQuiesceTimeMs = 99, "commandQuiesceTimeMs"),
+            bad("commandQuiesceTimeMs on the spdk engine", c -> {
+                c.engine = "spdk";
+                c.commandQuiesceTimeMs = 30_000;
+            }, "commandQuiesceTimeMs", "SPDK's target reports no Command Quiesce Time"),
             bad("maxQueueDepth 8", c -> c.tcp.maxQueueDepth = 8, "tcp.maxQueueDepth"),
             bad("maxIoQueues 0", c -> c.tcp.maxIoQueues = 0, "tcp.maxIoQueues"),
             bad("maxH2cData not a multiple of 4", c -> c.tcp.maxH2cData = 4098, "tcp.maxH2cData"),
