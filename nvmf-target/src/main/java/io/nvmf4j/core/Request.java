@@ -134,7 +134,6 @@ public abstract class Request implements BdevIo {
     public int countIn() {
         int half = ns.tryAcquire();
         if (half < 0) {
-            errorLocation = Sqe.NSID;
             return NvmeStatus.INVALID_NAMESPACE;
         }
         Controller c = queue.controller();
