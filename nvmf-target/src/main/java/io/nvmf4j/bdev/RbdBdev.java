@@ -845,6 +845,13 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
+    /** Whether this client watches the image's header now (another gateway's notifications reach it). */
+    public boolean watchesHeader() {
+        synchronized (control) {
+            return watch != 0;
+        }
+    }
+
     /** rados_watch2 of the header on {@code c}, remembered as the watch's connection: the handle or -errno. Under control. */
     private long watchOn(Conn c) throws java.io.IOException {
         long w = RbdNative.watch(c.ioctx, headerOid(), index);
@@ -867,7 +874,9 @@ public final class RbdBdev extends AbstractBdev {
         if (oldWatch != 0) {
             RbdNative.unwatch(oldWatch); // fails on a blocklisted client; frees the watch and waits for its callbacks
         }
-        boolean watchAgain = oldWatch != 0;
+        // the header is watched on the new client whenever anyone listens: the watch's break, seen first, may have
+        // ended the old watch already (rewatch), so "there was a watch" is no sign of whether one is wanted
+        boolean watchAgain = oldWatch != 0 || !headerListeners.isEmpty();
         Conn old;
         connLock.writeLock().lock();
         try {
