@@ -13,12 +13,15 @@
 #   3. fio verify while A gets SIGKILL; B is made optimized through its REST API (as a cluster manager does: it
 #      breaks the dead A's lock once Ceph's watch timeout has passed) and the host fails over; 0 verify errors;
 #      the lock is B's client's
-#   4. B steps down (gives the lock up), A restarts with the same config and state directory, takes the lock
-#      and is the host's optimized path again; writes go through A
-#   5. B is made optimized while A keeps the lock: B breaks it and Ceph blocklists A's client; A (not restarted)
-#      notices at its next write, is inaccessible to the host while it reconnects as a new Ceph client, then
-#      serves as non-optimized (its /metrics count the blocklist and the reconnect); B steps down and A, made
-#      optimized through its API, takes the lock without breaking it; writes go through A again
+#   4. A restarts with the same config (optimized) and state directory while B holds the lock: A does not take
+#      it (a restart never steals) and serves non-optimized; B steps down (gives the lock up), A made optimized
+#      through its API takes the lock and is the host's optimized path again; writes go through A
+#   5. B is made optimized while A, alive, keeps the lock: refused (409), the lock stays A's and nothing is
+#      blocklisted; then A's client is blocklisted at Ceph (ceph osd blocklist add, as a fencing agent does) and B,
+#      made optimized, takes the fenced owner's lock; A (not restarted) notices at its next write, is inaccessible
+#      to the host while it reconnects as a new Ceph client, then serves as non-optimized (its /metrics count the
+#      blocklist and the reconnect); B steps down and A, made optimized through its API, takes the lock without
+#      breaking it; writes go through A again
 # The cluster is stopped at the end. Uses suite.sh's gateway helpers (ana_use, ana_put, ... with GW=rbd).
 RBD_NQN=nqn.2026-12.io.nvmf4j:e2e-rbd RBD_A_PORT=4450 RBD_B_PORT=4451 RBD_A_API=8450 RBD_B_API=8451
 RBD_IMAGE=e2e RBD_MIB=256 RBD_CLUSTER=$WORK/ceph
@@ -26,13 +29,14 @@ RBD_CONNECT=(--reconnect-delay=1 --ctrl-loss-tmo=600 --keep-alive-tmo=5)
 RBD_FIO_BYTES=$((128 << 20))          # fio verify over the first 128 MiB (through Ceph under TCG)
 
 rbd_admin() { timeout 300 rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" "$@"; }
+ceph_admin() { timeout 300 ceph -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" "$@"; }
 rbd_config() { # instance nvme-port api-port min-cntlid state-of-group-1 : writes $WORK/rbd-<instance>.json
   cat > "$WORK/rbd-$1.json" <<JSON
 {"engine": "java", "cores": 1, "idleStrategy": "${E2E_IDLE:-backoff}", "api": {"port": $3},
  "storage": {"cephDirectories": ["$(dirname "$CEPH_CONF")"]},
  "bdevs": [{"name": "ceph0", "type": "rbd", "blockSize": 4096, "pool": "$CEPH_POOL", "image": "$RBD_IMAGE",
    "cephConf": "$CEPH_CONF", "clientName": "$CEPH_CLIENT", "keyring": "$CEPH_KEYRING", "timeoutSeconds": 120,
-   "exclusiveLock": true}],
+   "osdOpTimeoutSeconds": 60, "exclusiveLock": true}], "commandQuiesceTimeMs": 65535,
  "subsystems": [{"nqn": "$RBD_NQN", "serial": "NVMF4JRBD0001", "model": "nvmf4j-e2e-rbd", "allowAnyHost": true,
    "maxNamespaces": 8, "minCntlid": $4, "maxCntlid": $(($4 + 99)),
    "namespaces": [{"nsid": 1, "bdev": "ceph0", "anaGroup": 1, "nguid": "6e766d66346a0016e000000000000001",
@@ -138,17 +142,24 @@ rbd_reservations() { # A and B connected: Write Exclusive through A seen through
   resv_report $p/report-empty-via-B "$cb" 0 0 -
 }
 
-rbd_blocklist() { # A optimized with the lock, B non-optimized: B breaks A's lock, A reconnects by itself
-  local t rc before breaks_a breaks_b client jpid logs=$RES/rbd-service
-  hdr "rbd: B made optimized while A keeps the lock: Ceph blocklists A, which reconnects without a restart"
-  before=$(rbd_clients | tr '\n' ' ') breaks_a=$(grep -c 'breaking its lock' "$logs-A.log")
-  breaks_b=$(grep -c 'breaking its lock' "$logs-B.log") jpid=$RBD_A_JPID
-  C=rbd/B-breaks-A OUTF=$RES/cli/rbd-b-breaks-a.txt BAD=""
-  t=$(now_us)
+rbd_blocklist() { # A optimized with the lock, B non-optimized: A's live lock is not broken; fenced, it moves
+  local t rc before breaks_a client jpid addr logs=$RES/rbd-service
+  hdr "rbd: B made optimized while A keeps the lock: refused; A's client blocklisted at Ceph, B takes over, A reconnects"
+  before=$(rbd_clients | tr '\n' ' ') breaks_a=$(grep -c 'breaking its lock' "$logs-A.log") jpid=$RBD_A_JPID
+  C=rbd/fault/live-lock-not-broken OUTF=$RES/cli/rbd-live-lock-not-broken.txt BAD=""
   ana_put B optimized > "$OUTF" 2>&1; rc=$?
-  expect "breaks logged by B" "$(grep -c 'breaking its lock' "$logs-B.log")" $((breaks_b + 1))
+  expect_true "PUT .../ana/1 optimized on B" "succeeded; HTTP 409 was expected" grep -q ' HTTP 409$' "$OUTF"
+  expect "exclusive lock owner" "$(rbd_locker)" "client.$RBD_CLIENT_A"
+  expect "A's nvmf_rbd_blocklisted_total" "$(rbd_metric A nvmf_rbd_blocklisted_total)" 0
+  ana_path_is "$RBD_CTRL_A" optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$RBD_CTRL_A")"
+  verdict 0 "B refused the lock A holds and answers for (rc $rc): $(grep -o 'HTTP [0-9]*' "$OUTF" | tail -n 1)"
+  C=rbd/B-takes-fenced-lock OUTF=$RES/cli/rbd-b-breaks-a.txt BAD=""
+  addr=$(rbd_admin lock ls "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null | jq -r '[.[]?.address] | first // ""')
+  { echo "blocklisting A's client at $addr"; ceph_admin osd blocklist add "$addr"; } > "$OUTF" 2>&1
+  t=$(now_us)
+  wait_for 120 ana_put B optimized >> "$OUTF" 2>&1; rc=$?
   wait_for 30 ana_path_is "$RBD_CTRL_B" optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$RBD_CTRL_B")"
-  verdict $rc "PUT .../ana/1 optimized on B while A keeps the lock: B broke it ($(secs_since "$t")s)"
+  verdict $rc "A's client blocklisted at Ceph; PUT .../ana/1 optimized on B: B holds the lock ($(secs_since "$t")s)"
   rbd_lock_check rbd/lock-broken-to-B "client.$RBD_CLIENT_B" "B's; A's client blocklisted"
   # a write down path A only (its controller's char device): refused with a path status, and A notices
   passthru_args "$RBD_CTRL_A" write
@@ -225,21 +236,32 @@ rbd_scenarios() { # both gateways running
   verdict 0 "fio verify finished with 0 errors through gateway B after A died ($(secs_since "$t")s)"
   ana_write_moves rbd/io-on-B B A
 
-  hdr "rbd: B steps down (gives the lock up), A comes back and takes its place"
-  C=rbd/B-steps-down OUTF=$RES/cli/rbd-b-down.txt BAD=""
-  ana_put B non-optimized > "$OUTF" 2>&1; rc=$?
-  expect "exclusive lock owner" "$(rbd_locker)" none
-  verdict $rc "PUT .../ana/1 non-optimized on B: B released the lock"
+  hdr "rbd: A restarts (its document says optimized) while B holds the lock: the lock stays B's; B steps down, A takes over"
   local before; before=$(rbd_clients | tr '\n' ' ')
   ana_use A; svc_start rbd/restart-A || return 1; ana_keep A
   t=$(now_us)
   RBD_CLIENT_A=$(rbd_new_client "$before")
-  C=rbd/A-back OUTF=$RES/cli/rbd-a-back.txt BAD=""
+  C=rbd/fault/restart-does-not-steal OUTF=$RES/cli/rbd-restart-does-not-steal.txt BAD=""
   wait_for 300 eval '[ "$(ctrl_state_of "$RBD_CTRL_A")" = live ]' || BAD="$RBD_CTRL_A is $(ctrl_state_of "$RBD_CTRL_A")"
+  expect "exclusive lock owner" "$(rbd_locker)" "client.$RBD_CLIENT_B"
+  wait_for 30 ana_path_is "$RBD_CTRL_A" non-optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$RBD_CTRL_A")"
+  ana_path_is "$RBD_CTRL_B" optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$RBD_CTRL_B")"
+  svc_log_now > "$OUTF" 2>&1
+  grep -q 'breaking its lock' "$OUTF" && BAD+="${BAD:+; }A broke a lock on its return"
+  grep -q "another gateway holds the exclusive lock" "$OUTF" || BAD+="${BAD:+; }A's log does not say the lock is B's"
+  verdict 0 "A restarted (same config and state directory) $(secs_since "$t")s ago: lock $(rbd_locker), path A $(ana_path_state "$RBD_CTRL_A"), B $(ana_path_state "$RBD_CTRL_B")"
+  ana_write_moves rbd/io-on-B-after-A-restart B A
+  C=rbd/B-steps-down OUTF=$RES/cli/rbd-b-down.txt BAD=""
+  ana_put B non-optimized > "$OUTF" 2>&1; rc=$?
+  expect "exclusive lock owner" "$(rbd_locker)" none
+  verdict $rc "PUT .../ana/1 non-optimized on B: B released the lock"
+  C=rbd/A-back OUTF=$RES/cli/rbd-a-back.txt BAD=""
+  t=$(now_us)
+  ana_put A optimized > "$OUTF" 2>&1; rc=$?
   wait_for 30 ana_path_is "$RBD_CTRL_A" optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$RBD_CTRL_A")"
   ana_path_is "$RBD_CTRL_B" non-optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$RBD_CTRL_B")"
-  svc_log_now | grep -q 'breaking its lock' && BAD+="${BAD:+; }A broke a lock on its return"
-  verdict 0 "$RBD_CTRL_A live and optimized again $(secs_since "$t")s after A restarted (same config and state directory); B non-optimized"
+  svc_log_now | grep -q 'breaking its lock' && BAD+="${BAD:+; }A broke a lock"
+  verdict $rc "$RBD_CTRL_A optimized again $(secs_since "$t")s after PUT .../ana/1 optimized on A; B non-optimized"
   rbd_lock_check rbd/lock-back-on-A "client.${RBD_CLIENT_A:-?}" "the restarted gateway A's new client, taken without breaking"
   ana_write_moves rbd/io-back-on-A A B
   rbd_blocklist

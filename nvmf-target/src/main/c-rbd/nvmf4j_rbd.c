@@ -66,18 +66,23 @@ static int set_option(rados_t cluster, const char *key, const char *value)
 
 /*
  * rados_create2 as clientName ("client.x"), the config file (NULL: Ceph's default search), the keyring,
- * the timeouts in seconds (a monitor or OSD that does not answer fails the call or the I/O with ETIMEDOUT
- * instead of hanging), partial discards that zero (reads after Deallocate return zeros), then rados_connect.
+ * the timeouts in seconds (a monitor that does not answer fails the call, an OSD that does not answer fails
+ * the I/O, with ETIMEDOUT instead of hanging; the OSD one is separate so that it can sit above Ceph's own
+ * failure detection), librbd's cache on or off (off: every acknowledged write is on the OSDs and reads see
+ * what any client wrote), partial discards that zero (reads after Deallocate return zeros), then rados_connect.
  * Returns the cluster handle or a negative errno.
  */
-static jlong connect_cluster(JNIEnv *env, jclass cls, jstring conf, jstring client, jstring keyring, jint timeout)
+static jlong connect_cluster(JNIEnv *env, jclass cls, jstring conf, jstring client, jstring keyring, jint timeout,
+			     jint osd_timeout, jboolean cache)
 {
 	const char *c = conf ? (*env)->GetStringUTFChars(env, conf, NULL) : NULL;
 	const char *n = (*env)->GetStringUTFChars(env, client, NULL);
 	const char *k = keyring ? (*env)->GetStringUTFChars(env, keyring, NULL) : NULL;
 	rados_t cluster = NULL;
 	char secs[16];
+	char osd_secs[16];
 	snprintf(secs, sizeof(secs), "%d", (int)timeout);
+	snprintf(osd_secs, sizeof(osd_secs), "%d", (int)osd_timeout);
 	int rc = n ? rados_create2(&cluster, "ceph", n, 0) : -ENOMEM;
 	if (rc == 0)
 		rc = rados_conf_read_file(cluster, c);
@@ -86,9 +91,11 @@ static jlong connect_cluster(JNIEnv *env, jclass cls, jstring conf, jstring clie
 	if (rc == 0)
 		rc = set_option(cluster, "client_mount_timeout", secs);
 	if (rc == 0)
-		rc = set_option(cluster, "rados_osd_op_timeout", secs);
+		rc = set_option(cluster, "rados_osd_op_timeout", osd_secs);
 	if (rc == 0)
 		rc = set_option(cluster, "rados_mon_op_timeout", secs);
+	if (rc == 0)
+		rc = set_option(cluster, "rbd_cache", cache ? "true" : "false");
 	if (rc == 0)
 		rc = set_option(cluster, "rbd_skip_partial_discard", "false");
 	if (rc == 0)
@@ -614,7 +621,7 @@ static jint lock_break_others(JNIEnv *env, jclass cls, jlong img)
 static const JNINativeMethod methods[] = {
 	{ "abiVersion", "()I", (void *)abi_version },
 	{ "strerror", "(I)Ljava/lang/String;", (void *)str_error },
-	{ "connect", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;I)J", (void *)connect_cluster },
+	{ "connect", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;IIZ)J", (void *)connect_cluster },
 	{ "shutdown", "(J)V", (void *)shutdown_cluster },
 	{ "openPool", "(JLjava/lang/String;)J", (void *)open_pool },
 	{ "closePool", "(J)V", (void *)close_pool },

@@ -116,6 +116,14 @@ final class BdevCommands extends Group {
             + "optimized for the namespace's ANA group, give it up when none is (two gateways on one image).")
         boolean exclusiveLock;
 
+        @Option(names = "--osd-op-timeout", paramLabel = "SECONDS", description = "rbd: how long an I/O waits for an "
+            + "OSD before it ends with Command Interrupted (1-60; default 45, above Ceph's own failure detection).")
+        Integer osdOpTimeout;
+
+        @Option(names = "--cache", description = "rbd: librbd's cache on (off by default); only for an image one "
+            + "gateway serves (refused with --exclusive-lock or under shared reservations).")
+        boolean cache;
+
         @Override
         public Integer call() {
             if (!type.equals("malloc") && !type.equals("null") && !type.equals("file") && !type.equals("rbd")) {
@@ -123,9 +131,9 @@ final class BdevCommands extends Group {
             }
             boolean rbd = type.equals("rbd");
             if (!rbd && (pool != null || image != null || cephConf != null || client != null || keyring != null
-                || create || exclusiveLock)) {
-                throw CliException.usage("--pool, --image, --ceph-conf, --client, --keyring, --create and "
-                    + "--exclusive-lock are for rbd bdevs only");
+                || create || exclusiveLock || osdOpTimeout != null || cache)) {
+                throw CliException.usage("--pool, --image, --ceph-conf, --client, --keyring, --create, "
+                    + "--exclusive-lock, --osd-op-timeout and --cache are for rbd bdevs only");
             }
             if (rbd && (pool == null || image == null)) {
                 throw CliException.usage("an rbd bdev needs --pool and --image");
@@ -151,6 +159,12 @@ final class BdevCommands extends Group {
                 putIfSet(body, "keyring", keyring);
                 if (exclusiveLock) {
                     body.put("exclusiveLock", true);
+                }
+                if (osdOpTimeout != null) {
+                    body.put("osdOpTimeoutSeconds", osdOpTimeout); // its range is the service's to check
+                }
+                if (cache) {
+                    body.put("cache", true);
                 }
             }
             printOne(api().post(PATH, body));

@@ -61,6 +61,12 @@ final class NamespaceCommands extends Group {
             + "'ns host-add'.")
         boolean masked;
 
+        @Option(names = "--reservations", paramLabel = "MODE", description = "Where its persistent reservation "
+            + "lives: shared (in the rbd image: every gateway that exports it sees one state), local (this instance "
+            + "only: right when no other instance exports it) or off (no reservations advertised). Default: shared on "
+            + "an rbd bdev, else local (off in a subsystem with a narrowed cntlid range).")
+        String reservations;
+
         @Override
         public Integer call() {
             ObjectNode body = object().put("bdev", bdev);
@@ -72,6 +78,9 @@ final class NamespaceCommands extends Group {
             }
             if (uuid != null) {
                 body.put("uuid", uuid);
+            }
+            if (reservations != null) {
+                body.put("reservations", reservations);
             }
             if (masked || hosts != null) {
                 var list = body.putArray("hosts");

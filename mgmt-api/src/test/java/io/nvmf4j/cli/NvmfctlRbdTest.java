@@ -32,6 +32,11 @@ class NvmfctlRbdTest {
         return r;
     }
 
+    /** nvmfctl against the test service's API, with its state directory (the token). */
+    private static Cli cli(TestService t) {
+        return new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(), "--state-dir", t.dir.toString());
+    }
+
     private static String lockers(String image) throws Exception {
         return CephCluster.get().rbd("lock", "ls", CephCluster.get().pool() + "/" + image);
     }
@@ -41,8 +46,7 @@ class NvmfctlRbdTest {
         CephCluster ceph = CephCluster.get();
         String image = "ctl-lock-" + ProcessHandle.current().pid();
         try (TestService t = TestService.start(dir, TestService::allowTestCeph)) {
-            Cli cli = new Cli(Map.of(), "--url", "http://127.0.0.1:" + t.service.apiPort(), "--state-dir",
-                t.dir.toString());
+            Cli cli = cli(t);
             ok(cli, "bdev", "create", "rbd", "r1", "--pool", ceph.pool(), "--image", image, "--ceph-conf", ceph.conf(),
                 "--client", ceph.client(), "--keyring", ceph.keyring(), "--create", "--size", "8M", "--exclusive-lock");
             assertThat(ok(cli, "--json", "bdev", "get", "r1").out()).contains("\"exclusiveLock\" : true");
@@ -58,6 +62,32 @@ class NvmfctlRbdTest {
             ok(cli, concat(listener, "non-optimized"));
             assertThat(lockers(image)).as("given up again").doesNotContain("client.");
         }
+    }
+
+    @Test
+    void osdOpTimeoutAndCacheReachTheBdevAndTheServiceRefusesACacheUnderTheLock() throws Exception {
+        CephCluster ceph = CephCluster.get();
+        String image = "ctl-opts-" + ProcessHandle.current().pid();
+        try (TestService t = TestService.start(dir, TestService::allowTestCeph)) {
+            Cli cli = cli(t);
+            String[] base = {"bdev", "create", "rbd", "r1", "--pool", ceph.pool(), "--image", image, "--ceph-conf",
+                ceph.conf(), "--client", ceph.client(), "--keyring", ceph.keyring(), "--create", "--size", "8M"};
+
+            Run refused = cli.run(concat(concat(base, "--exclusive-lock"), "--cache"));
+            assertThat(refused.code()).as("%s", refused).isNotZero();
+            assertThat(refused.err()).as("%s", refused).contains("cache: librbd's cache is for an image one gateway serves");
+            Run outOfRange = cli.run(concat(concat(base, "--osd-op-timeout"), "61"));
+            assertThat(outOfRange.code()).as("%s", outOfRange).isNotZero();
+            assertThat(outOfRange.err()).as("%s", outOfRange).contains("osdOpTimeoutSeconds: must be 1..60, got 61");
+
+            ok(cli, concat(concat(concat(base, "--osd-op-timeout"), "30"), "--cache"));
+            String got = ok(cli, "--json", "bdev", "get", "r1").out();
+            assertThat(got).contains("\"osdOpTimeoutSeconds\" : 30").contains("\"cache\" : true");
+        }
+        Run local = new Cli(Map.of(), "--url", "http://127.0.0.1:1").run("bdev", "create", "malloc", "m1", "--size",
+            "8M", "--osd-op-timeout", "30");
+        assertThat(local.code()).as("%s", local).isEqualTo(2);
+        assertThat(local.err()).as("%s", local).contains("are for rbd bdevs only");
     }
 
     private static String[] concat(String[] a, String last) {

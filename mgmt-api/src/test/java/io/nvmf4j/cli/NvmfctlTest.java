@@ -386,6 +386,26 @@ class NvmfctlTest {
     }
 
     @Test
+    void namespaceReservationsModeIsSetThroughNvmfctlAndABadOneIsRefusedNamingTheField() {
+        ok("bdev", "create", "malloc", "resv1", "--size", "1M");
+        Run added = ok("ns", "add", "-n", NQN, "-b", "resv1", "--nsid", "12", "--reservations", "off");
+        assertThat(added.out()).contains("reservations  off\n");
+        JsonNode listed = json(ok("ns", "list", "--nqn", NQN, "--json"));
+        JsonNode ns = null;
+        for (JsonNode n : listed) {
+            if (n.get("nsid").asInt() == 12) {
+                ns = n;
+            }
+        }
+        assertThat(ns).as("namespace 12 in ns list").isNotNull();
+        assertThat(ns.get("reservations").asText()).isEqualTo("off");
+        ok("ns", "remove", "-n", NQN, "--nsid", "12");
+        assertThat(fails(1, "ns", "add", "-n", NQN, "-b", "resv1", "--nsid", "13", "--reservations", "everywhere")
+            .err()).startsWith("nvmfctl: ").contains("reservations").contains("everywhere");
+        ok("bdev", "delete", "resv1");
+    }
+
+    @Test
     void namespaceMaskingHostAddAndRemove() {
         String host = "nqn.2014-08.org.nvmexpress:uuid:0b7e5a10-0000-4000-8000-0000000000c1";
         ok("bdev", "create", "null", "mask1", "--size", "1M");
@@ -535,11 +555,11 @@ class NvmfctlTest {
         assertThat(fails(2, "bdev", "create", "rbd", "x", "--pool", "rbd").err())
             .isEqualTo("nvmfctl: an rbd bdev needs --pool and --image\n");
         assertThat(fails(2, "bdev", "create", "malloc", "x", "--size", "1M", "--image", "i").err())
-            .isEqualTo("nvmfctl: --pool, --image, --ceph-conf, --client, --keyring, --create and --exclusive-lock are "
-                + "for rbd bdevs only\n");
+            .isEqualTo("nvmfctl: --pool, --image, --ceph-conf, --client, --keyring, --create, --exclusive-lock, "
+                + "--osd-op-timeout and --cache are for rbd bdevs only\n");
         assertThat(fails(2, "bdev", "create", "null", "x", "--size", "1M", "--exclusive-lock").err())
-            .isEqualTo("nvmfctl: --pool, --image, --ceph-conf, --client, --keyring, --create and --exclusive-lock are "
-                + "for rbd bdevs only\n");
+            .isEqualTo("nvmfctl: --pool, --image, --ceph-conf, --client, --keyring, --create, --exclusive-lock, "
+                + "--osd-op-timeout and --cache are for rbd bdevs only\n");
         assertThat(Cli.runBare(Map.of(), "--url", "ftp://x", "bdev", "list").err())
             .isEqualTo("nvmfctl: --url must start with http:// or https://, got ftp://x\n");
         assertThat(fails(2, "config", "import", dir.resolve("absent.json").toString()).err())

@@ -77,8 +77,17 @@ public interface BlockDevice extends AutoCloseable {
         return -1;
     }
 
-    /** Whether data survives the process (a volatile write cache is reported for these). */
+    /** Whether data survives the process. */
     boolean persistent();
+
+    /**
+     * Whether the device has a volatile write cache at all (Identify's VWC): writes it completes may be lost until a
+     * Flush. By default every persistent device (the file bdev: the page cache); a device whose completed writes are
+     * already durable (an rbd image without librbd's cache) says false.
+     */
+    default boolean volatileCache() {
+        return persistent();
+    }
 
     /**
      * Whether writes may sit in a volatile cache until a Flush (the file bdev: the page cache). This is

@@ -32,7 +32,8 @@ public final class BlockDevices {
             case "file" -> FileBdev.open(c.name, Path.of(c.path), c.blockSize, c.numBlocks, c.directIo,
                 c.ioWorkersOrDefault(), c.ioQueueDepthOrDefault(), storage, c.ioEngineOrDefault());
             case "rbd" -> RbdBdev.open(c.name, c.blockSize, c.numBlocks, new RbdBdev.Options(c.pool, c.image,
-                c.cephConf, c.clientNameOrDefault(), c.keyring, c.createOrDefault(), c.timeoutSecondsOrDefault()));
+                c.cephConf, c.clientNameOrDefault(), c.keyring, c.createOrDefault(), c.timeoutSecondsOrDefault(),
+                c.osdOpTimeoutSecondsOrDefault(), c.cacheOrDefault()));
             case "error" -> {
                 BlockDevice base = c.base == null ? null : existing.apply(c.base);
                 if (base == null) {

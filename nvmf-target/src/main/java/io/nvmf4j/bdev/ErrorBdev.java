@@ -297,6 +297,11 @@ public final class ErrorBdev implements BlockDevice {
     }
 
     @Override
+    public boolean volatileCache() {
+        return base.volatileCache();
+    }
+
+    @Override
     public boolean writeCacheEnabled() {
         return base.writeCacheEnabled();
     }

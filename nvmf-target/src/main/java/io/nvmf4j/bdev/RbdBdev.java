@@ -12,9 +12,11 @@ import org.slf4j.LoggerFactory;
  * and ends when librbd calls back on its own thread: {@link BdevIo#bdevCompleteAsync(int)} hands the status to
  * the submitter's poll group. Nothing is allocated on the Java heap per I/O.
  *
- * <p>Durability: librbd's cache (on by default, {@code rbd_cache}) is this device's volatile write cache.
- * Flush is {@code rbd_aio_flush}; a write, Write Zeroes or Deallocate with FUA, and any of them while the write
- * cache is turned off (Set Features 06h), is followed by an {@code rbd_aio_flush} before it completes.
+ * <p>Durability: librbd's cache ({@code rbd_cache}) is off unless {@link Options#cache} turns it on: then every write
+ * is on the OSDs when librbd completes it, reads through any gateway see it, and the device has no volatile write
+ * cache. With the cache on (an image one gateway serves) it is this device's volatile write cache: Flush is
+ * {@code rbd_aio_flush}; a write, Write Zeroes or Deallocate with FUA, and any of them while the write cache is
+ * turned off (Set Features 06h), is followed by an {@code rbd_aio_flush} before it completes.
  *
  * <p>Deallocate is {@code rbd_aio_discard} with {@code rbd_skip_partial_discard} off (set at connect), so a
  * range smaller than an object or not aligned to one is zeroed rather than skipped, and every deallocated
@@ -40,9 +42,18 @@ import org.slf4j.LoggerFactory;
 public final class RbdBdev extends AbstractBdev {
     private static final Logger LOG = LoggerFactory.getLogger(RbdBdev.class);
 
-    /** What one rbd bdev opens: pool and image, and how to reach the cluster. */
+    /**
+     * What one rbd bdev opens: pool and image, how to reach the cluster (monitor timeout, OSD op timeout), and
+     * whether librbd's cache is on.
+     */
     public record Options(String pool, String image, String cephConf, String clientName, String keyring,
-                          boolean create, int timeoutSeconds) {
+                          boolean create, int timeoutSeconds, int osdOpTimeoutSeconds, boolean cache) {
+        /** The defaults of the OSD op timeout and the cache (off). */
+        public Options(String pool, String image, String cephConf, String clientName, String keyring, boolean create,
+                       int timeoutSeconds) {
+            this(pool, image, cephConf, clientName, keyring, create, timeoutSeconds,
+                io.nvmf4j.config.BdevConfig.DEFAULT_RBD_OSD_OP_TIMEOUT_SECONDS, false);
+        }
     }
 
     private static final int OP_READ = BdevErrors.OP_READ;
@@ -90,6 +101,8 @@ public final class RbdBdev extends AbstractBdev {
     /** Blocklist events and reconnects of every rbd bdev of this process (the service's metrics). */
     private static final java.util.concurrent.atomic.LongAdder BLOCKLISTED = new java.util.concurrent.atomic.LongAdder();
     private static final java.util.concurrent.atomic.LongAdder RECONNECTED = new java.util.concurrent.atomic.LongAdder();
+    private static final java.util.concurrent.atomic.LongAdder REWATCH_FAILURES =
+        new java.util.concurrent.atomic.LongAdder();
     private static final long RECONNECT_FIRST_MS = 1000;
     private static final long RECONNECT_MAX_MS = 30_000;
 
@@ -105,7 +118,10 @@ public final class RbdBdev extends AbstractBdev {
         new java.util.concurrent.locks.ReentrantReadWriteLock();
     private final int index;
     private final DiscardLimits limits;
-    private volatile boolean writeCache = true;
+    /** Whether librbd's cache is on (Options#cache): the only volatile write cache this device has. */
+    private final boolean cache;
+    /** The host's Volatile Write Cache setting (Set Features 06h); matters only with {@link #cache}. */
+    private volatile boolean writeCache;
     /** Blocklisted and not reconnected yet: I/O ends with ANA Inaccessible. Written under this, read anywhere. */
     private volatile boolean fenced;
     /** This gateway took the exclusive lock (acquireExclusiveLock) and has not given it up. */
@@ -141,6 +157,8 @@ public final class RbdBdev extends AbstractBdev {
     private RbdBdev(String name, int blockSize, long numBlocks, Options options, Conn conn) {
         super(name, blockSize, numBlocks);
         this.options = options;
+        this.cache = options.cache();
+        this.writeCache = options.cache();
         this.conn = conn;
         this.limits = new DiscardLimits(true, true, true, true, 256, GIB / blockSize, 16 * GIB / blockSize);
         for (int i = 0; i < INITIAL_SLOTS; i++) {
@@ -190,7 +208,8 @@ public final class RbdBdev extends AbstractBdev {
 
     /** A new client of the cluster with the pool and the image open (created when asked and absent). */
     private static Conn connect(String what, int blockSize, long numBlocks, Options o) {
-        long cluster = RbdNative.connect(o.cephConf(), o.clientName(), o.keyring(), o.timeoutSeconds());
+        long cluster = RbdNative.connect(o.cephConf(), o.clientName(), o.keyring(), o.timeoutSeconds(),
+            o.osdOpTimeoutSeconds(), o.cache());
         if (cluster < 0) {
             throw new BdevException(what + "cannot connect to the Ceph cluster of " + o.cephConf() + " as "
                 + o.clientName() + " (keyring " + o.keyring() + "): " + RbdNative.strerror((int) cluster)
@@ -529,6 +548,11 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
+    /** This device's index: the tag of its requests' and its header watch's callbacks ({@link #headerUpdated}). */
+    int index() {
+        return index;
+    }
+
     /**
      * The header of the device with index {@code tag} was notified (a librados thread): true when every listener has
      * taken it in already (the library acknowledges it now), false when the last one to finish acknowledges it.
@@ -615,7 +639,22 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
-    /** Makes a broken watch again (its own thread: a watch cannot end inside its own callback). */
+    /** First wait before a failed re-watch is tried again; it doubles up to {@link #REWATCH_MAX_DELAY_MS}. */
+    static final long REWATCH_FIRST_DELAY_MS = 100;
+    static final long REWATCH_MAX_DELAY_MS = 5_000;
+    /**
+     * How long the header may stay unwatched before that is logged as an error: Ceph's {@code osd_client_watch_timeout}
+     * (30 s), the time another gateway's notify waits for a dead watcher; past it this gateway misses changes.
+     */
+    static final long REWATCH_ERROR_AFTER_MS = 30_000;
+
+    /**
+     * Makes a broken watch again (its own thread: a watch cannot end inside its own callback). A failed attempt is
+     * tried again after 100 ms, doubling up to 5 s, until it succeeds or the device is closed or fenced (the
+     * reconnect then watches on the new client); each failure is counted ({@link #rewatchFailuresTotal}), the first
+     * logged as a warning and, once the header has gone unwatched for 30 s, as an error: changes other gateways make
+     * (reservations) are not seen meanwhile.
+     */
     private void rewatch() {
         synchronized (control) {
             if (isClosed() || watch == 0 || fenced) {
@@ -623,19 +662,70 @@ public final class RbdBdev extends AbstractBdev {
             }
             RbdNative.unwatch(watch);
             watch = 0;
-            try {
-                long w = withConnLong(c -> watchOn(c));
-                if (w < 0) {
-                    LOG.error("rbd bdev {}: cannot watch the header again: {}", name(), RbdNative.strerror((int) w));
+        }
+        long start = System.nanoTime();
+        long delay = REWATCH_FIRST_DELAY_MS;
+        boolean errorLogged = false;
+        for (int attempt = 1; ; attempt++) {
+            String failure;
+            synchronized (control) {
+                if (isClosed() || fenced || watch != 0) {
                     return;
                 }
-                watch = w;
-                // changes may have been missed while the watch was down
-                tellHeaderListeners(HeaderEvent.WATCHED_AGAIN, new java.util.concurrent.atomic.AtomicInteger(1),
-                    () -> { });
-            } catch (java.io.IOException e) {
-                LOG.error("rbd bdev {}: {}", name(), e.getMessage());
+                failure = watchAgain();
+                if (failure == null) {
+                    if (attempt > 1) {
+                        LOG.info("rbd bdev {}: watches the header of {}/{} again (attempt {}, {} ms after the break)",
+                            name(), options.pool(), options.image(), attempt,
+                            java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                    }
+                    // changes may have been missed while the watch was down
+                    tellHeaderListeners(HeaderEvent.WATCHED_AGAIN, new java.util.concurrent.atomic.AtomicInteger(1),
+                        () -> { });
+                    return;
+                }
             }
+            REWATCH_FAILURES.increment();
+            long down = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            if (!errorLogged && down >= REWATCH_ERROR_AFTER_MS) {
+                errorLogged = true;
+                LOG.error("rbd bdev {}: the header of {}/{} has not been watched for {} ms ({} attempts, last: {}); "
+                    + "changes other gateways make are not seen until it is; still trying every {} ms", name(),
+                    options.pool(), options.image(), down, attempt, failure, REWATCH_MAX_DELAY_MS);
+            } else if (attempt == 1) {
+                LOG.warn("rbd bdev {}: cannot watch the header of {}/{} again: {}; retrying", name(), options.pool(),
+                    options.image(), failure);
+            }
+            if (!sleep(delay)) {
+                return;
+            }
+            delay = Math.min(REWATCH_MAX_DELAY_MS, delay * 2);
+        }
+    }
+
+    /** One attempt to watch the header (under control): null, or why it failed. */
+    private String watchAgain() {
+        try {
+            long w = withConnLong(c -> watchOn(c));
+            if (w < 0) {
+                return RbdNative.strerror((int) w);
+            }
+            watch = w;
+            return null;
+        } catch (java.io.IOException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** Failed attempts of every rbd bdev of this process to watch its header again after the watch broke. */
+    public static long rewatchFailuresTotal() {
+        return REWATCH_FAILURES.sum();
+    }
+
+    /** Whether the header is watched now (false while a broken watch has not been made again). */
+    public boolean headerWatched() {
+        synchronized (control) {
+            return watch != 0;
         }
     }
 
@@ -755,6 +845,13 @@ public final class RbdBdev extends AbstractBdev {
         }
     }
 
+    /** Whether this client watches the image's header now (another gateway's notifications reach it). */
+    public boolean watchesHeader() {
+        synchronized (control) {
+            return watch != 0;
+        }
+    }
+
     /** rados_watch2 of the header on {@code c}, remembered as the watch's connection: the handle or -errno. Under control. */
     private long watchOn(Conn c) throws java.io.IOException {
         long w = RbdNative.watch(c.ioctx, headerOid(), index);
@@ -777,7 +874,9 @@ public final class RbdBdev extends AbstractBdev {
         if (oldWatch != 0) {
             RbdNative.unwatch(oldWatch); // fails on a blocklisted client; frees the watch and waits for its callbacks
         }
-        boolean watchAgain = oldWatch != 0;
+        // the header is watched on the new client whenever anyone listens: the watch's break, seen first, may have
+        // ended the old watch already (rewatch), so "there was a watch" is no sign of whether one is wanted
+        boolean watchAgain = oldWatch != 0 || !headerListeners.isEmpty();
         Conn old;
         connLock.writeLock().lock();
         try {
@@ -859,10 +958,13 @@ public final class RbdBdev extends AbstractBdev {
 
     /**
      * Takes the image's exclusive lock and keeps it (librbd hands it to no other client until
-     * {@link #releaseExclusiveLock()}: their writes fail with EROFS). First by asking: a client that holds it
-     * automatically (it wrote last) hands it over. When that is refused (another client keeps it explicitly) or
-     * fails (its owner died and does not answer), the owner's lock is broken, which blocklists it: a gateway that
-     * was cut off cannot write after this returns. Blocking; for the control path.
+     * {@link #releaseExclusiveLock()}: their writes fail with EROFS). Only by asking: a client that holds it
+     * automatically (it wrote last) hands it over, and librbd itself breaks the lock of an owner that no longer
+     * watches the image (dead, or its watch timed out). An owner that answers and keeps the lock explicitly (another
+     * gateway that is optimized), or that does not answer but still watches the image (alive but slow, or stopped
+     * for less than Ceph's {@code osd_client_watch_timeout}), is never broken: {@link LockHeldElsewhere}, and the
+     * lock stays where it is. Breaking a live owner's lock would blocklist it, and Ceph would drop the writes it has
+     * acknowledged but not yet sent. Blocking; for the control path.
      */
     public void acquireExclusiveLock() throws java.io.IOException {
         synchronized (control) {
@@ -875,11 +977,23 @@ public final class RbdBdev extends AbstractBdev {
                 LOG.info("rbd bdev {}: holds the exclusive lock of {}/{}", name(), options.pool(), options.image());
                 return;
             }
-            if (rc != -RbdNative.EROFS && rc != -RbdNative.EBUSY && rc != -RbdNative.ETIMEDOUT) {
+            if (rc == -RbdNative.EROFS) {
+                throw new LockHeldElsewhere("rbd bdev " + name() + ": another gateway holds the exclusive lock of "
+                    + options.pool() + "/" + options.image() + " and keeps it (it answers): not broken; make that"
+                    + " gateway non-optimized first");
+            }
+            if (rc != -RbdNative.EBUSY && rc != -RbdNative.ETIMEDOUT) {
                 throw lockFailure("take", rc); // no exclusive-lock feature (EINVAL), blocklisted, ...: nothing to break
             }
-            LOG.warn("rbd bdev {}: the owner of the exclusive lock of {}/{} did not hand it over ({}); breaking its"
-                + " lock (Ceph blocklists it)", name(), options.pool(), options.image(), RbdNative.strerror(rc));
+            if (watchedByOthers()) {
+                throw new LockHeldElsewhere("rbd bdev " + name() + ": the owner of the exclusive lock of "
+                    + options.pool() + "/" + options.image() + " did not hand it over (" + RbdNative.strerror(rc)
+                    + ") but still watches the image (alive): not broken; Ceph drops a dead client's watch after"
+                    + " osd_client_watch_timeout (30 s), librbd then breaks its lock itself");
+            }
+            LOG.warn("rbd bdev {}: the owner of the exclusive lock of {}/{} did not hand it over ({}) and no longer"
+                + " watches the image; breaking its lock (Ceph blocklists it)", name(), options.pool(),
+                options.image(), RbdNative.strerror(rc));
             int broken = withConn(c -> RbdNative.lockBreakOthers(c.image));
             if (broken < 0) {
                 throw lockFailure("break the previous owner's", broken);
@@ -891,6 +1005,13 @@ public final class RbdBdev extends AbstractBdev {
             lockHeld = true;
             LOG.info("rbd bdev {}: holds the exclusive lock of {}/{} (broke {} other owner(s))", name(),
                 options.pool(), options.image(), broken);
+        }
+    }
+
+    /** The exclusive lock is another live gateway's: it was not taken, and not broken. */
+    public static final class LockHeldElsewhere extends java.io.IOException {
+        LockHeldElsewhere(String message) {
+            super(message);
         }
     }
 
@@ -927,14 +1048,25 @@ public final class RbdBdev extends AbstractBdev {
         return true;
     }
 
+    /** librbd's cache, when on: without it every write is on the OSDs when librbd completes it. */
+    @Override
+    public boolean volatileCache() {
+        return cache;
+    }
+
     @Override
     public boolean writeCacheEnabled() {
-        return writeCache;
+        return cache && writeCache;
     }
 
     @Override
     public void setWriteCacheEnabled(boolean enabled) {
         writeCache = enabled;
+    }
+
+    /** Whether {@code io} needs an {@code rbd_aio_flush} before it completes: with the cache on, FUA or WCE off. */
+    private boolean flushAfter(BdevIo io) {
+        return cache && (io.fua() || !writeCache);
     }
 
     @Override
@@ -949,7 +1081,7 @@ public final class RbdBdev extends AbstractBdev {
 
     @Override
     public void write(BdevIo io) {
-        submit(io, io.fua() || !writeCache ? OP_WRITE | THEN_FLUSH : OP_WRITE);
+        submit(io, flushAfter(io) ? OP_WRITE | THEN_FLUSH : OP_WRITE);
     }
 
     @Override
@@ -959,12 +1091,12 @@ public final class RbdBdev extends AbstractBdev {
 
     @Override
     public void writeZeroes(BdevIo io) {
-        submit(io, io.fua() || !writeCache ? OP_WRITE_ZEROES | THEN_FLUSH : OP_WRITE_ZEROES);
+        submit(io, flushAfter(io) ? OP_WRITE_ZEROES | THEN_FLUSH : OP_WRITE_ZEROES);
     }
 
     @Override
     public void deallocate(BdevIo io) {
-        submit(io, io.fua() || !writeCache ? OP_DEALLOCATE | THEN_FLUSH : OP_DEALLOCATE);
+        submit(io, flushAfter(io) ? OP_DEALLOCATE | THEN_FLUSH : OP_DEALLOCATE);
     }
 
     /** Takes a slot and hands {@code io} to librbd; a refused submission completes at once. */

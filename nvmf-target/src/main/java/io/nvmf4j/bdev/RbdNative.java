@@ -59,8 +59,12 @@ final class RbdNative {
 
     static native int abiVersion();
     static native String strerror(int errno);
-    /** rados_create2 + conf file + keyring + timeouts + rados_connect: the cluster handle or -errno. */
-    static native long connect(String cephConf, String clientName, String keyring, int timeoutSeconds);
+    /**
+     * rados_create2 + conf file + keyring + timeouts (monitor and connect; OSD ops) + librbd's cache on or off +
+     * rados_connect: the cluster handle or -errno.
+     */
+    static native long connect(String cephConf, String clientName, String keyring, int timeoutSeconds,
+                               int osdOpTimeoutSeconds, boolean cache);
     static native void shutdown(long cluster);
     static native long openPool(long cluster, String pool);
     static native void closePool(long ioctx);

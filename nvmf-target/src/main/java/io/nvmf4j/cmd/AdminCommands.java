@@ -176,6 +176,8 @@ public final class AdminCommands {
             d.setIntLE(ANAGRPMAX, AnaLog.GROUPS_MAX);
             d.setIntLE(NANAGRPID, Math.max(1, AnaLog.groupsFitting(limits.mdtsBytes(), s.maxNamespaces())));
             d.setIntLE(MNAN, s.maxNamespaces()); // the host sizes its ANA log buffer by MNAN
+            // how long after losing this controller its commands may still reach a device (DeviceQuiesce)
+            d.setShortLE(CQT, c.quiesceTimeMs());
         }
     }
 

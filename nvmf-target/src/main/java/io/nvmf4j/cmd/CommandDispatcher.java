@@ -79,15 +79,14 @@ public final class CommandDispatcher {
     public void execute(Request req) {
         Namespace ns = req.ns;
         if (ns != null) {
-            int half = req.controller().subsystem().namespace(req.sqe.nsid(), req.controller().hostnqn()) != ns ? -1
-                : ns.tryAcquire();
-            if (half < 0) {
-                // removed (or masked from this host) while its data was on the way: do not touch the device
-                req.fail(NvmeStatus.INVALID_NAMESPACE, Sqe.NSID);
+            // removed (or masked from this host) while its data was on the way, or the controller is being torn
+            // down or reset: nothing reaches the device
+            int counted = req.controller().subsystem().namespace(req.sqe.nsid(), req.controller().hostnqn()) != ns
+                ? NvmeStatus.INVALID_NAMESPACE : req.countIn();
+            if (counted != NvmeStatus.SUCCESS) {
+                req.fail(counted, counted == NvmeStatus.INVALID_NAMESPACE ? Sqe.NSID : Request.NO_ERROR_LOCATION);
                 return;
             }
-            req.nsHeld = true;
-            req.nsHalf = half;
             int path = req.controller().ana().state(ns.anaGroup()).ioStatus();
             if (path != NvmeStatus.SUCCESS) {
                 // the namespace's ANA group is not accessible through this listener: the host fails over
@@ -109,21 +108,19 @@ public final class CommandDispatcher {
     /**
      * Parks a command while a snapshot holds its namespace's writes (Namespace#holdWrites): its count goes back so the
      * snapshot's fence does not wait for it, and it executes again from the start on its poll group once the hold
-     * ends. False when the hold ended meanwhile (the count is taken again and it runs now). Allocates one task per
+     * ends. False when the hold ended meanwhile (the counts are taken again and it runs now). Allocates one task per
      * parked command (only during a hold).
      */
     private boolean park(Request req, Namespace ns) {
-        req.releaseNamespace();
+        req.uncount();
         if (ns.park(() -> resume(req))) {
             return true;
         }
-        int half = ns.tryAcquire();
-        if (half < 0) {
-            req.fail(NvmeStatus.INVALID_NAMESPACE, Sqe.NSID);
+        int counted = req.countIn();
+        if (counted != NvmeStatus.SUCCESS) {
+            req.fail(counted, counted == NvmeStatus.INVALID_NAMESPACE ? Sqe.NSID : Request.NO_ERROR_LOCATION);
             return true;
         }
-        req.nsHeld = true;
-        req.nsHalf = half;
         return false;
     }
 

@@ -55,7 +55,7 @@ public final class FabricsCommands {
     public static final int PROP_CC = 0x14;
     public static final int PROP_CSTS = 0x1C;
     public static final int NVME_VERSION = 0x00020000;
-    /** CAP.TO: ready timeout in 500 ms units. */
+    /** CAP.TO: ready timeout in 500 ms units, at least (the Command Quiesce Time may ask for more). */
     private static final long CAP_TO = 15;
 
     private final Target target;
@@ -230,8 +230,19 @@ public final class FabricsCommands {
                                   byte[] hostid, HostKeys keys) {
         Queue queue = req.queue();
         int effectiveKato = subsys.isDiscovery() && kato == 0 ? DISCOVERY_DEFAULT_KATO_MS : kato;
-        Controller c = subsys.createController((s, id) -> new Controller(s, id, hostnqn, hostid, queue, effectiveKato,
-            target.observer()));
+        java.nio.ByteBuffer id = java.nio.ByteBuffer.wrap(hostid);
+        if (subsys.whenQuiesced(id.getLong(0), id.getLong(8), queue.executor(), () -> {
+            if (queue.isClosed()) {
+                req.complete(NvmeStatus.ABORTED_SQ_DELETION); // the host closed the connection meanwhile
+            } else {
+                createController(req, subsys, sqsize, cattr, kato, hostnqn, hostid, keys);
+            }
+        })) {
+            // this host's previous controller still has commands on a device: its new one starts after them
+            return;
+        }
+        Controller c = subsys.createController((s, n) -> new Controller(s, n, hostnqn, hostid, queue, effectiveKato,
+            target.observer(), target.commandQuiesceTimeMs()));
         if (c == null && subsys.isRemoved()) {
             refuse(req, subsys.nqn(), hostnqn, 0, "subsystem removed", NvmeStatus.CONNECT_INVALID_PARAMETERS, true,
                 DATA_SUBNQN);
@@ -442,10 +453,16 @@ public final class FabricsCommands {
         req.complete(NvmeStatus.SUCCESS);
     }
 
-    /** CAP: MQES, CQR, TO, CSS (NVM command set), MPSMIN = MPSMAX = 4 KiB. */
+    /**
+     * CAP: MQES, CQR, TO, CSS (NVM command set), MPSMIN = MPSMAX = 4 KiB. TO covers the Command Quiesce Time: after
+     * CC.EN is cleared CSTS.RDY stays set until the controller's device commands have ended (Controller#writeCc),
+     * and a host gives up on a reset that takes longer than TO.
+     */
     static long capabilities(Queue queue) {
         long mqes = queue.limits().maxQueueDepth() - 1;
-        return mqes | (1L << 16) | (CAP_TO << 24) | (1L << 37);
+        Controller c = queue.controller();
+        long to = c == null ? CAP_TO : Math.min(0xFF, Math.max(CAP_TO, (c.quiesceTimeMs() + 499) / 500 + 1));
+        return mqes | (1L << 16) | (to << 24) | (1L << 37);
     }
 
     private void executePropertySet(Request req) {

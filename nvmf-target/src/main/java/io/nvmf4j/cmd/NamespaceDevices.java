@@ -44,7 +44,7 @@ final class NamespaceDevices {
             return true;
         }
         for (Namespace ns : all) {
-            if (ns.bdev().persistent()) {
+            if (ns.bdev().volatileCache()) {
                 return true;
             }
         }

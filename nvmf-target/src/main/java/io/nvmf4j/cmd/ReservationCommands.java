@@ -189,8 +189,7 @@ public final class ReservationCommands {
             return;
         }
         // counted for the namespace's removal but not for its fences (Namespace#holdForChange)
-        ns.holdForChange(req.nsHeld ? req.nsHalf : -1);
-        req.nsHeld = false;
+        req.holdNamespaceForChange();
         try {
             ns.reservation().executor().execute(() -> {
                 List<Reservation.Notice> notices = new ArrayList<>(2);

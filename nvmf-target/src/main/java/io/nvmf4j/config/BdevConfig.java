@@ -35,6 +35,15 @@ public final class BdevConfig {
     public static final String DEFAULT_RBD_CLIENT = "client.admin";
     public static final int DEFAULT_RBD_TIMEOUT_SECONDS = 15;
     public static final int MAX_RBD_TIMEOUT_SECONDS = 300;
+    /**
+     * {@link #osdOpTimeoutSeconds} by default: above Ceph's own detection of a failed OSD with its defaults
+     * ({@code osd_heartbeat_grace} 20 s after the last answer, the peers checking every {@code osd_heartbeat_interval}
+     * 6 s, then the new OSD map and peering of the PGs, a few seconds), so that an I/O waits out an OSD failover
+     * Ceph recovers from instead of failing; and below the default Command Quiesce Time (50 s) by the 5 s librbd
+     * takes at most to deliver the completion.
+     */
+    public static final int DEFAULT_RBD_OSD_OP_TIMEOUT_SECONDS = 45;
+    public static final int MAX_RBD_OSD_OP_TIMEOUT_SECONDS = 60;
 
     public String name;
     public String type;
@@ -93,10 +102,27 @@ public final class BdevConfig {
      */
     public Boolean create;
     /**
-     * {@code rbd} only: seconds a monitor or OSD may take to answer before connecting or an I/O fails (null:
-     * {@link #DEFAULT_RBD_TIMEOUT_SECONDS}); a cluster that is down is an error at creation, not a hang.
+     * {@code rbd} only: seconds a monitor may take to answer before connecting or a control call fails (null:
+     * {@link #DEFAULT_RBD_TIMEOUT_SECONDS}); a cluster that is down is an error at creation, not a hang. I/O has
+     * its own bound, {@link #osdOpTimeoutSeconds}.
      */
     public Integer timeoutSeconds;
+    /**
+     * {@code rbd} only: seconds an OSD may take to answer an I/O before librados gives up on it
+     * ({@code rados_osd_op_timeout}; null: {@link #DEFAULT_RBD_OSD_OP_TIMEOUT_SECONDS}). It must sit above the
+     * cluster's own failure detection (osd_heartbeat_grace + osd_heartbeat_interval + peering) or an OSD failover
+     * becomes an I/O error, and below the target's commandQuiesceTimeMs, the bound of a lost controller's commands.
+     * A command that times out ends with Command Interrupted (no DNR): its outcome is unknown (the OSD may still
+     * apply it), so the host retries it on the same path (docs/reservations.md, "Timed-out commands").
+     */
+    public Integer osdOpTimeoutSeconds;
+    /**
+     * {@code rbd} only: librbd's client-side cache ({@code rbd_cache}; null: false). Off, every write is on the OSDs
+     * when it completes and reads see what any gateway wrote; Identify then reports no volatile write cache. On, a
+     * write may be acknowledged before the OSDs have it and reads are ordered only within this client: for an image
+     * that no other gateway serves only (refused with reservations shared or exclusiveLock).
+     */
+    public Boolean cache;
     /**
      * {@code rbd} only: hold the image's exclusive lock while a listener of this target is {@code optimized} for the
      * namespace's ANA group, and give it up when none is (null: false, librbd's automatic locking). For two gateways
@@ -136,6 +162,14 @@ public final class BdevConfig {
 
     public boolean exclusiveLockOrDefault() {
         return exclusiveLock != null && exclusiveLock;
+    }
+
+    public int osdOpTimeoutSecondsOrDefault() {
+        return osdOpTimeoutSeconds == null ? DEFAULT_RBD_OSD_OP_TIMEOUT_SECONDS : osdOpTimeoutSeconds;
+    }
+
+    public boolean cacheOrDefault() {
+        return Boolean.TRUE.equals(cache);
     }
 
     public int timeoutSecondsOrDefault() {

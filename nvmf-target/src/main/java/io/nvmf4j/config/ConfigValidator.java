@@ -60,6 +60,14 @@ public final class ConfigValidator {
         } else if (!engine.has(Feature.AUTH_TIMEOUT) && c.authTimeoutMs != TargetConfig.DEFAULT_AUTH_TIMEOUT_MS) {
             p.add("authTimeoutMs: " + engine.refusal(Feature.AUTH_TIMEOUT));
         }
+        Integer cqt = c.commandQuiesceTimeMs;
+        if (cqt != null
+            && (cqt < TargetConfig.MIN_COMMAND_QUIESCE_TIME_MS || cqt > TargetConfig.MAX_COMMAND_QUIESCE_TIME_MS)) {
+            p.add("commandQuiesceTimeMs: must be " + TargetConfig.MIN_COMMAND_QUIESCE_TIME_MS + ".."
+                + TargetConfig.MAX_COMMAND_QUIESCE_TIME_MS + ", got " + cqt);
+        } else if (cqt != null && !engine.has(Feature.COMMAND_QUIESCE_TIME)) {
+            p.add("commandQuiesceTimeMs: " + engine.refusal(Feature.COMMAND_QUIESCE_TIME));
+        }
         if (c.idleStrategy == null || !IdleStrategies.isValid(c.idleStrategy)) {
             p.add("idleStrategy: must be busy, backoff or interrupt, got " + c.idleStrategy);
         }
@@ -156,6 +164,7 @@ public final class ConfigValidator {
         validateMetrics(c.metrics, p);
         validateErrorBdevs(c, p);
         validateRbdEngine(c, p);
+        validateRbdBounds(c, p);
         if (!p.isEmpty()) {
             throw new ConfigException(p);
         }
@@ -185,6 +194,54 @@ public final class ConfigValidator {
     /** The document's engine's transports as a phrase for messages: {@code "tcp or rdma"}. */
     private static String transports(TargetConfig c) {
         return String.join(" or ", EngineCapabilities.forDocument(c).transports());
+    }
+
+    /**
+     * What an rbd bdev must keep for the paths around it: its OSD op timeout below the Command Quiesce Time (a lost
+     * controller's commands end within the bound Identify advertises), and librbd's cache only on an image no other
+     * gateway serves (a namespace on it with reservations {@code shared}, directly or through an error bdev, or
+     * exclusiveLock, says another may: an acknowledged write could still be in this client's cache, and a read
+     * through the other gateway could miss it).
+     */
+    private static void validateRbdBounds(TargetConfig c, List<String> p) {
+        if (c.bdevs == null) {
+            return;
+        }
+        int cqt = c.commandQuiesceTimeMsOrDefault();
+        for (int i = 0; i < c.bdevs.size(); i++) {
+            BdevConfig b = c.bdevs.get(i);
+            if (b == null || !"rbd".equals(b.type)) {
+                continue;
+            }
+            String at = "bdevs[" + i + "]";
+            if (b.osdOpTimeoutSecondsOrDefault() * 1000L >= cqt) {
+                p.add(at + ".osdOpTimeoutSeconds: " + b.osdOpTimeoutSecondsOrDefault() + " s is not below"
+                    + " commandQuiesceTimeMs " + cqt + " (a lost controller's commands must end within the Command"
+                    + " Quiesce Time); lower it or raise commandQuiesceTimeMs");
+            }
+            if (b.cacheOrDefault() && (b.exclusiveLockOrDefault() || sharedNamespaceOn(c, b.name))) {
+                p.add(at + ".cache: librbd's cache is for an image one gateway serves, but " + (b.exclusiveLockOrDefault()
+                    ? "exclusiveLock is set" : "a namespace on it shares its reservations with other gateways")
+                    + " (a write acknowledged here could still be in this client's cache when another gateway reads)");
+            }
+        }
+    }
+
+    /** Whether a namespace on bdev {@code name} (or on an error bdev over it) has reservations {@code shared}. */
+    private static boolean sharedNamespaceOn(TargetConfig c, String name) {
+        if (c.subsystems == null) {
+            return false;
+        }
+        for (SubsystemConfig s : c.subsystems) {
+            for (NamespaceConfig n : s == null || s.namespaces == null ? List.<NamespaceConfig>of() : s.namespaces) {
+                BdevConfig on = n == null || n.bdev == null ? null : c.bdev(n.bdev);
+                boolean over = on != null && (name.equals(on.name) || "error".equals(on.type) && name.equals(on.base));
+                if (over && NamespaceConfig.RESERVATIONS_SHARED.equals(n.reservationsOrDefault(c, s))) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**
@@ -399,6 +456,10 @@ public final class ConfigValidator {
         }
     }
 
+    /** Why one 4 KiB page is not a transfer size a target can report (TransportLimits#mdtsField). */
+    private static final String MDTS_REASON = " (Identify's MDTS is a power of two of 4 KiB pages whose 0 means"
+        + " no limit: one page cannot be reported)";
+
     private static void validateTcp(TcpTransportConfig t, List<String> p) {
         validateQueues("tcp", t, p);
         mdtsProblem("tcp", t.mdtsBytes, Ranges.of(TcpTransportConfig.class, "mdtsBytes"), p);
@@ -428,8 +489,8 @@ public final class ConfigValidator {
 
     private static void mdtsProblem(String transport, int mdtsBytes, Range r, List<String> p) {
         if (!Ranges.holds(r, mdtsBytes) || Integer.bitCount(mdtsBytes) != 1) {
-            p.add(transport + ".mdtsBytes: must be a power of two from " + r.min() + " to " + r.max() + ", got "
-                + mdtsBytes);
+            p.add(transport + ".mdtsBytes: must be a power of two from " + r.min() + " to " + r.max() + MDTS_REASON
+                + ", got " + mdtsBytes);
         }
     }
 
@@ -479,9 +540,9 @@ public final class ConfigValidator {
         }
         if (!"rbd".equals(b.type) && (b.pool != null || b.image != null || b.cephConf != null
             || b.clientName != null || b.keyring != null || b.create != null || b.timeoutSeconds != null
-            || b.exclusiveLock != null)) {
-            p.add(at + ": pool, image, cephConf, clientName, keyring, create, timeoutSeconds and exclusiveLock belong to"
-                + " rbd bdevs");
+            || b.osdOpTimeoutSeconds != null || b.cache != null || b.exclusiveLock != null)) {
+            p.add(at + ": pool, image, cephConf, clientName, keyring, create, timeoutSeconds, osdOpTimeoutSeconds, cache"
+                + " and exclusiveLock belong to rbd bdevs");
         }
         if (b.base != null && !"error".equals(b.type)) {
             p.add(at + ".base: only error bdevs wrap a base");
@@ -573,6 +634,11 @@ public final class ConfigValidator {
         }
         if (b.timeoutSeconds != null && (b.timeoutSeconds < 1 || b.timeoutSeconds > BdevConfig.MAX_RBD_TIMEOUT_SECONDS)) {
             p.add(at + ".timeoutSeconds: must be 1.." + BdevConfig.MAX_RBD_TIMEOUT_SECONDS + ", got " + b.timeoutSeconds);
+        }
+        if (b.osdOpTimeoutSeconds != null && (b.osdOpTimeoutSeconds < 1
+            || b.osdOpTimeoutSeconds > BdevConfig.MAX_RBD_OSD_OP_TIMEOUT_SECONDS)) {
+            p.add(at + ".osdOpTimeoutSeconds: must be 1.." + BdevConfig.MAX_RBD_OSD_OP_TIMEOUT_SECONDS + ", got "
+                + b.osdOpTimeoutSeconds);
         }
         if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null || b.ioEngine != null) {
             p.add(at + ": path, directIo, ioWorkers, ioQueueDepth and ioEngine belong to file bdevs, not rbd");
@@ -719,7 +785,7 @@ public final class ConfigValidator {
         for (ListenerConfig l : s.listeners) {
             int mdts = l == null ? 0 : "tcp".equals(l.transport) && c.tcp != null ? c.tcp.mdtsBytes
                 : "rdma".equals(l.transport) && c.rdma != null ? c.rdma.mdtsBytes : 0;
-            if (mdts < 4096 || !checked.add(l.transport)) {
+            if (mdts < TcpTransportConfig.MIN_MDTS_BYTES || !checked.add(l.transport)) {
                 continue;
             }
             int fit = AnaLog.groupsFitting(mdts, s.maxNamespaces);

@@ -45,7 +45,9 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         /** ANA group ids above the subsystem's {@code maxNamespaces}. */
         ANA_GROUPS_ABOVE_MAX_NAMESPACES,
         /** An ANA log page sized by the transport's MDTS (NANAGRPID = the groups that fit next to the NSIDs). */
-        ANA_LOG_WITHIN_MDTS
+        ANA_LOG_WITHIN_MDTS,
+        /** Identify's Command Quiesce Time, and a lost controller's device commands bounded by it. */
+        COMMAND_QUIESCE_TIME
     }
 
     /** The java engine: our own data path. */
@@ -65,6 +67,8 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
                 + " pools (SPDK's lvol store) are not built yet: use engine java"),
             Map.entry(Feature.AUTH_TIMEOUT.name(),
                 "java engine only (SPDK's target keeps its own authentication timeout)"),
+            Map.entry(Feature.COMMAND_QUIESCE_TIME.name(),
+                "java engine only (SPDK's target reports no Command Quiesce Time)"),
             Map.entry(Feature.HOST_AUTH_POLICY.name(),
                 "java engine only (SPDK's target takes its hashes and DH groups for every host)"),
             Map.entry(Feature.LIBNVME_TLS_DERIVATION.name(), "the spdk engine (SPDK's target) derives TLS PSKs as RFC"

@@ -14,8 +14,8 @@ public final class RdmaTransportConfig {
     /** Largest number of I/O queues per controller. */
     @Range(min = 1, max = 128)
     public int maxIoQueues = 8;
-    /** Maximum data transfer size in bytes (one data buffer); a power of two from 4 KiB to 1 MiB. */
-    @Range(min = 4096, max = 1 << 20)
+    /** Maximum data transfer size in bytes (one data buffer); a power of two from 8 KiB to 1 MiB. */
+    @Range(min = TcpTransportConfig.MIN_MDTS_BYTES, max = 1 << 20)
     public int mdtsBytes = 131072;
     /** Receive buffers (capsules) posted on each poll group's shared receive queue. */
     @Range(min = 16, max = 16384)

@@ -47,6 +47,21 @@ public final class TargetConfig {
     public static final int DEFAULT_AUTH_TIMEOUT_MS = 10_000;
     public static final int MIN_AUTH_TIMEOUT_MS = 1_000;
     public static final int MAX_AUTH_TIMEOUT_MS = 600_000;
+    /**
+     * Command Quiesce Time (Identify Controller CQT, milliseconds): once a controller is lost (its admin queue closed,
+     * its keep-alive expired, CC.EN cleared) the commands it had started on a device end within this bound, so a
+     * host that waits this long after losing a path may retry elsewhere without an old write landing after its
+     * retry. The controller's teardown waits up to this for its device commands (docs/reservations.md, "Command
+     * Quiesce Time"); an {@code rbd} bdev's {@code osdOpTimeoutSeconds} must stay below it.
+     * {@value #MIN_COMMAND_QUIESCE_TIME_MS}..{@value #MAX_COMMAND_QUIESCE_TIME_MS} (the field is 16 bits),
+     * null: {@value #DEFAULT_COMMAND_QUIESCE_TIME_MS}. Java engine. Read at start.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @Range(min = MIN_COMMAND_QUIESCE_TIME_MS, max = MAX_COMMAND_QUIESCE_TIME_MS)
+    public Integer commandQuiesceTimeMs;
+    public static final int DEFAULT_COMMAND_QUIESCE_TIME_MS = 50_000;
+    public static final int MIN_COMMAND_QUIESCE_TIME_MS = 100;
+    public static final int MAX_COMMAND_QUIESCE_TIME_MS = 65_535;
     /** NVMe/TCP transport options. */
     public TcpTransportConfig tcp = new TcpTransportConfig();
     /** NVMe/RDMA transport options. */
@@ -80,6 +95,10 @@ public final class TargetConfig {
      * defaults.
      */
     public MetricsConfig metrics;
+
+    public int commandQuiesceTimeMsOrDefault() {
+        return commandQuiesceTimeMs == null ? DEFAULT_COMMAND_QUIESCE_TIME_MS : commandQuiesceTimeMs;
+    }
 
     /**
      * The bdev named {@code name}, or null: one of {@link #bdevs}, or a pool's volume named {@code <pool>/<volume>}

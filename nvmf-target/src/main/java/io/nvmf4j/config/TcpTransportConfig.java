@@ -14,8 +14,14 @@ public final class TcpTransportConfig {
     /** Largest number of I/O queues per controller. */
     @Range(min = 1, max = 128)
     public int maxIoQueues = 8;
-    /** Maximum data transfer size in bytes; a power of two, a multiple of 4 KiB (MDTS is its log2 in 4 KiB pages). */
-    @Range(min = 4096, max = 8 << 20)
+    /**
+     * The smallest transfer size a target can report, for either transport: MDTS is 2^n pages of 4 KiB and 0 means
+     * no limit, so one page cannot be said.
+     */
+    public static final int MIN_MDTS_BYTES = 8192;
+
+    /** Maximum data transfer size in bytes; a power of two of at least 8 KiB (MDTS is its log2 in 4 KiB pages). */
+    @Range(min = MIN_MDTS_BYTES, max = 8 << 20)
     public int mdtsBytes = 131072;
     /** Largest H2CData PDU payload the target accepts (MAXH2CDATA in ICResp). */
     @Range(min = 4096, max = 8 << 20, multipleOf = 4)

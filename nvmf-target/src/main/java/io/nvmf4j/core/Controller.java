@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A dynamic controller: created by an admin-queue Connect with cntlid 0xFFFF, destroyed when its admin
@@ -71,6 +72,14 @@ public final class Controller {
     /** The ANA states of the listener the host connected through (read by every queue of this controller). */
     private final AnaPort ana;
     private final AtomicBoolean destroyed = new AtomicBoolean();
+    /**
+     * Commands of this controller that run on a namespace's device now (counted from their execution to their
+     * completion, any poll-group thread); after {@link #destroy} and after CC.EN is cleared they are waited for,
+     * up to the Command Quiesce Time ({@link DeviceQuiesce}).
+     */
+    private final LongAdder deviceCommands = new LongAdder();
+    /** The Command Quiesce Time this controller reports and keeps (Target#commandQuiesceTimeMs). */
+    private final int quiesceTimeMs;
     private final IoObserver observer;
     /** DH-HMAC-CHAP: the host's keys when it must authenticate (null: no authentication), and each queue's state. */
     private volatile HostKeys hostKeys;
@@ -94,6 +103,8 @@ public final class Controller {
     private volatile int csts;
     /** The shutdown whose flushes are under way, or null. */
     private ShutdownFlush shutdown;
+    /** The wait for the device commands after CC.EN was cleared (CSTS.RDY stays set until it ends), or null. */
+    private DeviceQuiesce resetQuiesce;
     public int aecConfig;
     public long timestampOriginMillis = -1;
     public long timestampSetAtNanos;
@@ -130,8 +141,9 @@ public final class Controller {
     }
 
     public Controller(Subsystem subsystem, int cntlid, String hostnqn, byte[] hostid, Queue adminQueue, int kato,
-                      IoObserver observer) {
+                      IoObserver observer, int quiesceTimeMs) {
         this.subsystem = subsystem;
+        this.quiesceTimeMs = quiesceTimeMs;
         this.observer = observer;
         this.cntlid = cntlid;
         this.hostnqn = hostnqn;
@@ -241,6 +253,7 @@ public final class Controller {
         boolean wasEnabled = (old & CC_EN) != 0;
         boolean enable = (value & CC_EN) != 0;
         if (enable && !wasEnabled) {
+            resetQuiesce = null;
             if (supportedCc(value)) {
                 csts |= CSTS_RDY;
             } else {
@@ -249,11 +262,16 @@ public final class Controller {
                 csts |= CSTS_CFS;
             }
         } else if (!enable && wasEnabled) {
-            csts &= ~(CSTS_RDY | CSTS_CFS);
+            csts &= ~CSTS_CFS;
             for (Queue q : ioQueues()) {
                 detachIoQueue(q.qid(), q);
                 q.disconnect("controller reset (CC.EN cleared)");
             }
+            // CSTS.RDY clears once the commands already on a device have ended (or the CQT passed): a host that
+            // waits for RDY 0 before it resubmits elsewhere cannot race them
+            DeviceQuiesce wait = new DeviceQuiesce(this, "controller reset (CC.EN cleared)", this::resetQuiesced);
+            resetQuiesce = wait;
+            wait.start(adminQueue.executor());
         }
         int shn = (value >>> 14) & 0x3;
         int oldShn = (old >>> 14) & 0x3;
@@ -262,6 +280,16 @@ public final class Controller {
         } else if (shn == 0 && oldShn != 0) {
             shutdown = null;
             csts &= ~CSTS_SHST_MASK;
+        }
+    }
+
+    /** The device commands started before CC.EN was cleared have ended (or the bound passed): CSTS.RDY clears. */
+    private void resetQuiesced(DeviceQuiesce wait) {
+        if (resetQuiesce == wait) {
+            resetQuiesce = null;
+            if ((cc & CC_EN) == 0) {
+                csts &= ~CSTS_RDY;
+            }
         }
     }
 
@@ -291,6 +319,41 @@ public final class Controller {
             shutdown = null;
             csts = (csts & ~CSTS_SHST_MASK) | CSTS_SHST_COMPLETE;
         }
+    }
+
+    // ---- commands on the devices ----
+
+    /**
+     * Counts one command in (Request#countIn) before it touches a namespace's device (poll-group thread); false
+     * (nothing counted) once the controller is torn down or CC.EN is cleared: the command must not start. The
+     * increment comes before the reads of the flags and teardown writes them before it reads the count, so
+     * either the command sees the teardown or the teardown waits for the command.
+     */
+    boolean deviceCommandStarting() {
+        deviceCommands.increment();
+        if (destroyed.get() || (cc & CC_EN) == 0) {
+            deviceCommands.decrement();
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Counts a command out of its device; once per successful {@link #deviceCommandStarting}, by the command's
+     * completion (Request#complete, the only caller of either).
+     */
+    void deviceCommandEnded() {
+        deviceCommands.decrement();
+    }
+
+    /** Commands of this controller on a device now. */
+    public long deviceCommands() {
+        return deviceCommands.sum();
+    }
+
+    /** The Command Quiesce Time in milliseconds (Identify Controller CQT), the bound of {@link DeviceQuiesce}. */
+    public int quiesceTimeMs() {
+        return quiesceTimeMs;
     }
 
     // ---- I/O queues ----
@@ -648,12 +711,18 @@ public final class Controller {
 
     // ---- teardown ----
 
-    /** Tears the controller down: unregisters it and disconnects every queue. Thread-safe, idempotent. */
+    /**
+     * Tears the controller down: unregisters it and disconnects every queue; its cntlid is released once the
+     * commands it started on a device have ended ({@link DeviceQuiesce}). Thread-safe, idempotent.
+     */
     public void destroy(String reason) {
         if (!destroyed.compareAndSet(false, true)) {
             return;
         }
-        subsystem.removeController(this);
+        // out of the live controllers; its cntlid stays taken, and a new controller of its host waits, until
+        // the commands it started on a device have ended (or the Command Quiesce Time passed)
+        subsystem.startQuiesce(this);
+        new DeviceQuiesce(this, reason, w -> subsystem.endQuiesce(this)).start(adminQueue.executor());
         adminQueue.executor().execute(() -> {
             if (keepAliveTask != null) {
                 keepAliveTask.cancel(false);

@@ -43,10 +43,16 @@ public abstract class Request implements BdevIo {
     /** Exact transfer length the command needs, or -1 when the handler checks it. */
     public int expectedLength;
     public Namespace ns;
-    /** {@link #ns} counts this command in flight (taken at execution, given back at completion). */
-    public boolean nsHeld;
+    /** {@link #ns} counts this command in flight ({@link #countIn}; given back at completion or before a fence). */
+    private boolean nsHeld;
     /** The epoch half of {@link #ns} this command is counted in while {@link #nsHeld} (see Namespace#fence). */
-    public int nsHalf;
+    private int nsHalf;
+    /**
+     * The controller that counts this command on its devices ({@link #countIn}), or null. Given back in one place,
+     * {@link #complete}, which every command reaches exactly once; kept through a reservation change and a fence,
+     * so the Command Quiesce Time wait (DeviceQuiesce) sees the command until its answer.
+     */
+    private Controller counted;
     /** Next step after a block-device completion; null completes the request with the device status. */
     public BdevStep bdevStep;
 
@@ -96,8 +102,8 @@ public abstract class Request implements BdevIo {
         handler = null;
         xferDir = XFER_NONE;
         expectedLength = 0;
+        assert counted == null && !nsHeld : "a request reused before its completion gave back its counts";
         ns = null;
-        nsHeld = false;
         bdevStep = null;
         bdevBuffer = null;
         bdevOffset = 0;
@@ -118,10 +124,55 @@ public abstract class Request implements BdevIo {
         return sqe.cid();
     }
 
+    /**
+     * Counts this command in before it touches {@link #ns}'s device: on the namespace (its removal and fences wait
+     * for it) and on the queue's controller (its teardown and reset wait for it, up to the Command Quiesce Time).
+     * Returns SUCCESS with both taken, or the status to fail with and nothing taken: Invalid Namespace (removed),
+     * or Command Aborted due to SQ Deletion (the controller is being torn down or reset). {@link #complete} gives
+     * both back.
+     */
+    public int countIn() {
+        int half = ns.tryAcquire();
+        if (half < 0) {
+            return NvmeStatus.INVALID_NAMESPACE;
+        }
+        Controller c = queue.controller();
+        if (!c.deviceCommandStarting()) {
+            ns.release(half);
+            return NvmeStatus.ABORTED_SQ_DELETION;
+        }
+        nsHalf = half;
+        nsHeld = true;
+        counted = c;
+        return NvmeStatus.SUCCESS;
+    }
+
+    /**
+     * Moves the count this command holds on {@link #ns} (if any) to a hold that the namespace's removal waits for
+     * but its fences do not (Namespace#holdForChange): a reservation change, which does not touch the device. The
+     * controller's count stays until {@link #complete}.
+     */
+    public void holdNamespaceForChange() {
+        ns.holdForChange(nsHeld ? nsHalf : -1);
+        nsHeld = false;
+    }
+
+    /**
+     * Gives back both counts {@link #countIn} took: at completion, and before a command waits to run again from the
+     * start (a write held during a snapshot, which counts in again when it resumes).
+     */
+    public void uncount() {
+        releaseNamespace();
+        if (counted != null) {
+            counted.deviceCommandEnded();
+            counted = null;
+        }
+    }
+
     /** Ends the command: exactly once. Hands the request back to its transport for the response. */
     public void complete(int status) {
         this.status = status;
-        releaseNamespace();
+        uncount();
         if (queue.connectInProgress() == this) {
             queue.connectInProgress(null);
         }
@@ -134,7 +185,10 @@ public abstract class Request implements BdevIo {
         queue.complete(this);
     }
 
-    /** Gives back the count this command holds on {@link #ns}, if any (at completion, or before waiting on a fence). */
+    /**
+     * Gives back the count this command holds on {@link #ns}, if any (at completion, or before waiting on a fence);
+     * the controller's count stays until {@link #complete}.
+     */
     public void releaseNamespace() {
         if (nsHeld) {
             nsHeld = false;

@@ -37,6 +37,13 @@ public final class Subsystem {
     private final List<ListenerConfig> listeners = new CopyOnWriteArrayList<>();
     private volatile Namespace[] namespaces;
     private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
+    /**
+     * Controllers torn down whose device commands may still run (Controller#destroy, DeviceQuiesce): their cntlids
+     * stay taken, and a new controller of their host waits ({@link #whenQuiesced}); under the monitor.
+     */
+    private final Map<Integer, Controller> quiescing = new java.util.HashMap<>();
+    /** Admin Connects waiting for their host's quiescing controllers; under the monitor. */
+    private final List<QuiesceWaiter> quiesceWaiters = new ArrayList<>();
     /** ANA states by listener (a listener not set up yet reports every group optimized). */
     private final ConcurrentHashMap<ListenerConfig, AnaPort> anaPorts = new ConcurrentHashMap<>();
     private int nextCntlid;
@@ -206,7 +213,7 @@ public final class Subsystem {
         for (int i = 0; i < span; i++) {
             int cntlid = nextCntlid;
             nextCntlid = nextCntlid >= maxCntlid ? minCntlid : nextCntlid + 1;
-            if (!controllers.containsKey(cntlid)) {
+            if (!controllers.containsKey(cntlid) && !quiescing.containsKey(cntlid)) {
                 Controller c = factory.create(this, cntlid);
                 controllers.put(cntlid, c);
                 return c;
@@ -251,8 +258,63 @@ public final class Subsystem {
         return removed;
     }
 
-    void removeController(Controller c) {
-        controllers.remove(c.cntlid(), c);
+    /** {@code c} is torn down: out of the live controllers, its cntlid kept until {@link #endQuiesce}. */
+    synchronized void startQuiesce(Controller c) {
+        if (controllers.remove(c.cntlid(), c)) {
+            quiescing.put(c.cntlid(), c);
+        }
+    }
+
+    /** {@code c}'s device commands ended (or its bound passed): its cntlid is free, its host's Connects go on. */
+    void endQuiesce(Controller c) {
+        List<QuiesceWaiter> ready = new ArrayList<>();
+        synchronized (this) {
+            quiescing.remove(c.cntlid(), c);
+            for (java.util.Iterator<QuiesceWaiter> it = quiesceWaiters.iterator(); it.hasNext(); ) {
+                QuiesceWaiter w = it.next();
+                if (!quiescingHost(w.hostHi(), w.hostLo())) {
+                    it.remove();
+                    ready.add(w);
+                }
+            }
+        }
+        for (QuiesceWaiter w : ready) {
+            try {
+                w.executor().execute(w.then());
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // that Connect's poll group stopped: its queue is gone with it
+            }
+        }
+    }
+
+    /**
+     * When a controller of host (hi, lo) is still quiescing: {@code then} runs on {@code executor} once none is,
+     * and true is returned; else false (nothing waits; the caller goes on at once). A host's new controller so
+     * never runs commands beside the old one's.
+     */
+    public synchronized boolean whenQuiesced(long hi, long lo, java.util.concurrent.Executor executor, Runnable then) {
+        if (!quiescingHost(hi, lo)) {
+            return false;
+        }
+        quiesceWaiters.add(new QuiesceWaiter(hi, lo, executor, then));
+        return true;
+    }
+
+    private boolean quiescingHost(long hi, long lo) {
+        for (Controller q : quiescing.values()) {
+            if (q.isHost(hi, lo)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Controllers torn down whose device commands have not ended yet (their cntlids are still taken). */
+    public synchronized List<Controller> quiescingControllers() {
+        return new ArrayList<>(quiescing.values());
+    }
+
+    private record QuiesceWaiter(long hostHi, long hostLo, java.util.concurrent.Executor executor, Runnable then) {
     }
 
     @Override

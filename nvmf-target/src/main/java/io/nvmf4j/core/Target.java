@@ -30,6 +30,8 @@ public final class Target {
     };
     /** DH-HMAC-CHAP: how long after its Connect a queue may take to authenticate (TargetConfig.authTimeoutMs). */
     private volatile int authTimeoutMs = io.nvmf4j.config.TargetConfig.DEFAULT_AUTH_TIMEOUT_MS;
+    /** Command Quiesce Time (TargetConfig.commandQuiesceTimeMs): Identify's CQT and each controller's drain bound. */
+    private volatile int commandQuiesceTimeMs = io.nvmf4j.config.TargetConfig.DEFAULT_COMMAND_QUIESCE_TIME_MS;
 
     public Target() {
         this(IoObserver.NONE);
@@ -64,6 +66,14 @@ public final class Target {
 
     public void setAuthTimeoutMs(int ms) {
         this.authTimeoutMs = ms;
+    }
+
+    public int commandQuiesceTimeMs() {
+        return commandQuiesceTimeMs;
+    }
+
+    public void setCommandQuiesceTimeMs(int ms) {
+        this.commandQuiesceTimeMs = ms;
     }
 
     public Subsystem discovery() {

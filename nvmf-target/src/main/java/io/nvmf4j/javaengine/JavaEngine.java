@@ -139,6 +139,7 @@ public final class JavaEngine implements Engine {
         this.target = new Target(observer);
         target.setAuthTimeoutMs(config.authTimeoutMs);
         target.setDiscoveryEntryFields(registry::type);
+        target.setCommandQuiesceTimeMs(config.commandQuiesceTimeMsOrDefault());
     }
 
     /**
@@ -193,7 +194,7 @@ public final class JavaEngine implements Engine {
             target.addSubsystem(buildSubsystem(config, s));
         }
         for (SubsystemConfig s : config.subsystems) {
-            syncExclusiveLocks(s);
+            syncExclusiveLocks(s, true);
         }
         pollGroups = new PollGroups(config.cores, config.idleStrategy,
             config.pollGroupCores == null ? null : io.nvmf4j.config.SpdkCores.parse(config.pollGroupCores));
@@ -294,8 +295,11 @@ public final class JavaEngine implements Engine {
     /**
      * Holds the exclusive lock of every image of an rbd bdev with {@code exclusiveLock} whose namespace's ANA group is
      * optimized through a listener of {@code sc} on this target, and gives up the others' (BdevConfig#exclusiveLock).
+     * At start a lock another live gateway holds is not taken (a restart never steals it): the namespace's ANA groups
+     * here are at most non-optimized until a state is set for them through the API; later such a lock refuses the
+     * change (RbdBdev.LockHeldElsewhere).
      */
-    private void syncExclusiveLocks(SubsystemConfig sc) throws IOException {
+    private void syncExclusiveLocks(SubsystemConfig sc, boolean atStart) throws IOException {
         Subsystem live = target.subsystem(sc.nqn);
         for (NamespaceConfig n : sc.namespaces) {
             BdevConfig bc = doc.get().bdevs.stream().filter(b -> b.name.equals(n.bdev)).findFirst().orElse(null);
@@ -307,7 +311,14 @@ public final class JavaEngine implements Engine {
             for (ListenerConfig l : sc.listeners) {
                 optimized |= live.anaPort(l).state(group) == AnaState.OPTIMIZED;
             }
-            if (optimized) {
+            if (optimized && atStart) {
+                try {
+                    rbd.acquireExclusiveLock();
+                } catch (RbdBdev.LockHeldElsewhere e) {
+                    LOG.warn("{}; serving it non-optimized", e.getMessage());
+                    limitGroupsOf(rbd, AnaState.NON_OPTIMIZED, "its exclusive lock is another live gateway's");
+                }
+            } else if (optimized) {
                 rbd.acquireExclusiveLock();
             } else {
                 rbd.releaseExclusiveLock();
@@ -336,6 +347,10 @@ public final class JavaEngine implements Engine {
      * and tells the hosts whose state changed. The reconnect thread of the bdev; takes no lock of the engine.
      */
     private void limitGroupsOf(BlockDevice bdev, AnaState limit) {
+        limitGroupsOf(bdev, limit, limit == AnaState.INACCESSIBLE ? "blocklisted, reconnecting" : "reconnected");
+    }
+
+    private void limitGroupsOf(BlockDevice bdev, AnaState limit, String why) {
         for (Subsystem s : target.nvmSubsystems()) {
             java.util.Set<Integer> groups = new java.util.TreeSet<>();
             for (Namespace ns : s.namespaces()) {
@@ -346,9 +361,8 @@ public final class JavaEngine implements Engine {
             for (int g : groups) {
                 for (ListenerConfig l : s.listeners()) {
                     if (s.anaPort(l).limit(g, limit)) {
-                        LOG.warn("subsystem {}: ANA group {} is {} through listener {} (bdev {} {})", s.nqn(), g,
-                            s.anaPort(l).state(g).configName(), l, bdev.name(), limit == AnaState.INACCESSIBLE
-                                ? "blocklisted, reconnecting" : "reconnected");
+                        LOG.warn("subsystem {}: ANA group {} is {} through listener {} (bdev {}: {})", s.nqn(), g,
+                            s.anaPort(l).state(g).configName(), l, bdev.name(), why);
                         anaChanged(s, l);
                     }
                 }
@@ -781,7 +795,7 @@ public final class JavaEngine implements Engine {
         int before = ns.anaGroup();
         ns.anaGroup(group);
         try {
-            syncExclusiveLocks(ConfigDocument.subsystem(next, nqn));
+            syncExclusiveLocks(ConfigDocument.subsystem(next, nqn), false);
         } catch (IOException e) {
             ns.anaGroup(before);
             throw ControlException.conflict("namespace " + nsid + " of " + nqn + " stays in ANA group " + before + ": "
@@ -822,7 +836,7 @@ public final class JavaEngine implements Engine {
         }
         if (live.anaPort(l).set(group, AnaState.byName(state)) || !lifted.isEmpty()) {
             try {
-                syncExclusiveLocks(ConfigDocument.subsystem(doc.get(), nqn));
+                syncExclusiveLocks(ConfigDocument.subsystem(doc.get(), nqn), false);
             } catch (IOException e) {
                 live.anaPort(l).set(group, configured);
                 lifted.forEach(x -> live.anaPort(x).limit(group, AnaState.NON_OPTIMIZED));

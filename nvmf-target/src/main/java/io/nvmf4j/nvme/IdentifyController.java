@@ -37,6 +37,8 @@ public final class IdentifyController {
     public static final int ANACAP = 343;
     public static final int ANAGRPMAX = 344;
     public static final int NANAGRPID = 348;
+    /** Command Quiesce Time (TP4129), 16 bits, in milliseconds. */
+    public static final int CQT = 386;
     public static final int SQES = 512;
     public static final int CQES = 513;
     public static final int MAXCMD = 514;

@@ -46,7 +46,25 @@ class RbdBdevTest {
     }
 
     private RbdBdev open(String image, long numBlocks, boolean create) {
-        RbdBdev d = RbdBdev.open("r0", BS, numBlocks, options(image, create));
+        return open(image, numBlocks, options(image, create));
+    }
+
+    /** The image with librbd's cache on (an image one gateway serves). */
+    private RbdBdev openCached(String image, long numBlocks) {
+        CephCluster c = CephCluster.get();
+        return open(image, numBlocks, new RbdBdev.Options(c.pool(), image, c.conf(), c.client(), c.keyring(), true, 10,
+            io.nvmf4j.config.BdevConfig.DEFAULT_RBD_OSD_OP_TIMEOUT_SECONDS, true));
+    }
+
+    /** A new image of 1 MiB whose I/O an OSD must answer within {@code seconds}. */
+    private RbdBdev openWithOsdOpTimeout(String image, int seconds) {
+        CephCluster c = CephCluster.get();
+        return open(image, 2048, new RbdBdev.Options(c.pool(), image, c.conf(), c.client(), c.keyring(), true, 10,
+            seconds, false));
+    }
+
+    private RbdBdev open(String image, long numBlocks, RbdBdev.Options o) {
+        RbdBdev d = RbdBdev.open("r0", BS, numBlocks, o);
         open.add(d);
         return d;
     }
@@ -59,10 +77,11 @@ class RbdBdevTest {
     @Test
     void createWriteReadFlushAndReopen() throws Exception {
         String image = newImage();
-        RbdBdev d = open(image, 16384, true); // 8 MiB: two 4 MiB objects
+        RbdBdev d = openCached(image, 16384); // 8 MiB: two 4 MiB objects
         assertThat(d.numBlocks()).isEqualTo(16384);
         assertThat(d.persistent()).isTrue();
-        assertThat(d.writeCacheEnabled()).as("librbd's cache is a volatile write cache").isTrue();
+        assertThat(d.volatileCache()).as("librbd's cache, turned on, is a volatile write cache").isTrue();
+        assertThat(d.writeCacheEnabled()).isTrue();
         assertThat(CephCluster.get().rbd("info", CephCluster.get().pool() + "/" + image))
             .contains("size 8 MiB");
         byte[] a = random(64 * 1024, 1);
@@ -129,7 +148,7 @@ class RbdBdevTest {
     @Test
     void writeCacheOffMakesEveryWriteFlushAndGrowKeepsData() throws Exception {
         String image = newImage();
-        RbdBdev d = open(image, 2048, true);
+        RbdBdev d = openCached(image, 2048);
         d.setWriteCacheEnabled(false);
         byte[] a = random(4096, 5);
         assertThat(write(d, 512 * 1024, a)).isEqualTo(NvmeStatus.SUCCESS);
@@ -159,7 +178,7 @@ class RbdBdevTest {
      */
     @Test
     void writeZeroesAndDeallocateWithFuaFlush() {
-        RbdBdev d = open(newImage(), 16384, true);
+        RbdBdev d = openCached(newImage(), 16384);
         assertThat(d.writeCacheEnabled()).isTrue();
         long before = d.flushes();
         assertThat(zeroRange(d, false, TestIo.range(0, 4096))).isEqualTo(NvmeStatus.SUCCESS);
@@ -174,6 +193,86 @@ class RbdBdevTest {
             assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
         }
         assertThat(d.flushes() - before).as("and after a write with FUA, as before").isEqualTo(3);
+    }
+
+    /**
+     * By default librbd's cache is off: a completed write is on the OSDs and any gateway's read sees it, so the device
+     * has no volatile write cache (Identify VWC 0), Set Features 06h changes nothing, and no write needs a flush, FUA
+     * or not.
+     */
+    @Test
+    void withoutTheCacheNothingIsVolatileAndNoWriteIsFlushed() {
+        RbdBdev d = open(newImage(), 16384, true);
+        assertThat(d.volatileCache()).as("no volatile write cache without librbd's").isFalse();
+        assertThat(d.writeCacheEnabled()).isFalse();
+        d.setWriteCacheEnabled(true);
+        assertThat(d.writeCacheEnabled()).as("nothing to turn on").isFalse();
+        long before = d.flushes();
+        try (TestIo io = TestIo.of(0, random(4096, 21)).withFua()) {
+            d.write(io);
+            assertThat(io.await()).isEqualTo(NvmeStatus.SUCCESS);
+        }
+        assertThat(zeroRange(d, true, TestIo.range(8192, 4096).withFua())).isEqualTo(NvmeStatus.SUCCESS);
+        assertThat(d.flushes() - before).as("flushes: none is needed").isZero();
+        assertThat(read(d, 0, 4096)).isEqualTo(random(4096, 21));
+    }
+
+    /**
+     * An OSD that does not answer within osdOpTimeoutSeconds (the OSD stopped with SIGSTOP) ends the write with
+     * Command Interrupted (SCT 0h, SC 21h) without DNR: not a path error (SCT 3h, which Linux fails over to another
+     * path) and not "not written" (DNR); Linux retries it on the same path. Its outcome is unknown: the OSD may
+     * apply it once it runs again.
+     */
+    @Test
+    void anOsdThatDoesNotAnswerEndsTheWriteWithCommandInterruptedWithoutDnr() throws Exception {
+        RbdBdev d = openWithOsdOpTimeout(newImage(), 3);
+        // a first write takes librbd's exclusive lock, so the one below is the write alone
+        assertThat(write(d, 8192, random(4096, 24))).isEqualTo(NvmeStatus.SUCCESS);
+        try (CephCluster.StoppedOsd stopped = CephCluster.get().stopOsd();
+             TestIo io = TestIo.of(0, random(4096, 22))) {
+            long t0 = System.nanoTime();
+            d.write(io);
+            int status = io.await(30);
+            double s = (System.nanoTime() - t0) / 1e9;
+            assertThat(status).as("status 0x%x after %.1f s", status, s).isEqualTo(NvmeStatus.COMMAND_INTERRUPTED);
+            assertThat(status & NvmeStatus.DNR).isZero();
+            assertThat(s).as("ended by osdOpTimeoutSeconds 3").isBetween(2.5, 20.0);
+        }
+        assertThat(write(d, 0, random(4096, 23))).as("served again once the OSD answers").isEqualTo(NvmeStatus.SUCCESS);
+    }
+
+    /**
+     * A header watch that breaks and cannot be made again at once (the OSD stopped with SIGSTOP: the watch call times
+     * out) is tried again with backoff until it is, each failure counted; the listeners hear of the break, then of
+     * the new watch.
+     */
+    @Test
+    void aBrokenWatchThatCannotBeMadeAgainIsRetriedUntilItIs() throws Exception {
+        RbdBdev d = openWithOsdOpTimeout(newImage(), 2);
+        List<RbdBdev.HeaderEvent> heard = java.util.Collections.synchronizedList(new ArrayList<>());
+        d.watchHeader((event, done) -> {
+            heard.add(event);
+            done.run();
+        });
+        assertThat(d.headerWatched()).isTrue();
+        long failures = RbdBdev.rewatchFailuresTotal();
+        try (CephCluster.StoppedOsd stopped = CephCluster.get().stopOsd()) {
+            RbdBdev.headerUpdated(d.index(), -107, 0, 0); // librados: the watch broke (ENOTCONN)
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (RbdBdev.rewatchFailuresTotal() < failures + 2) {
+                assertThat(System.nanoTime()).as("two failed attempts while the OSD is stopped").isLessThan(deadline);
+                Thread.sleep(50);
+            }
+            assertThat(d.headerWatched()).isFalse();
+            assertThat(heard).as("nothing to tell while unwatched").isEmpty();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!d.headerWatched()) {
+            assertThat(System.nanoTime()).as("watched again once the OSD answers").isLessThan(deadline);
+            Thread.sleep(50);
+        }
+        assertThat(heard).as("the new watch, told once (changes may have been missed)")
+            .containsExactly(RbdBdev.HeaderEvent.WATCHED_AGAIN);
     }
 
     /** Write Zeroes ({@code deallocate} false) or Deallocate of {@code io}'s range; its status. */

@@ -177,8 +177,13 @@ final class TestIo implements BdevIo, AutoCloseable {
 
     /** Waits for the completion and returns its NVMe status. */
     int await() {
+        return await(5);
+    }
+
+    /** The status, waiting up to {@code seconds} for the device to complete the I/O. */
+    int await(int seconds) {
         try {
-            return done.get(5, TimeUnit.SECONDS);
+            return done.get(seconds, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

@@ -127,6 +127,15 @@ class ConfigValidatorTest {
             bad("inCapsuleDataSize too large", c -> c.tcp.inCapsuleDataSize = 131072 + 16, "tcp.inCapsuleDataSize"),
             bad("mdtsBytes not a power of two", c -> c.tcp.mdtsBytes = 3 * 4096, "tcp.mdtsBytes"),
             bad("mdtsBytes below 4096", c -> c.tcp.mdtsBytes = 2048, "tcp.mdtsBytes"),
+            bad("mdtsBytes of one page (MDTS 0 is no limit)", c -> c.tcp.mdtsBytes = 4096, "tcp.mdtsBytes",
+                "one page cannot be reported"),
+            bad("commandQuiesceTimeMs above the 16-bit CQT", c -> c.commandQuiesceTimeMs = 65536,
+                "commandQuiesceTimeMs", "65536"),
+            bad("commandQuiesceTimeMs below 100", c -> c.commandQuiesceTimeMs = 99, "commandQuiesceTimeMs"),
+            bad("commandQuiesceTimeMs on the spdk engine", c -> {
+                c.engine = "spdk";
+                c.commandQuiesceTimeMs = 30_000;
+            }, "commandQuiesceTimeMs", "SPDK's target reports no Command Quiesce Time"),
             bad("maxQueueDepth 8", c -> c.tcp.maxQueueDepth = 8, "tcp.maxQueueDepth"),
             bad("maxIoQueues 0", c -> c.tcp.maxIoQueues = 0, "tcp.maxIoQueues"),
             bad("maxH2cData not a multiple of 4", c -> c.tcp.maxH2cData = 4098, "tcp.maxH2cData"),
@@ -199,6 +208,7 @@ class ConfigValidatorTest {
             bad("rdma maxParkedCapsules 0", c -> c.rdma.maxParkedCapsules = 0, "rdma.maxParkedCapsules", "0"),
             bad("rdma rnrRetryCount over 7", c -> c.rdma.rnrRetryCount = 8, "rdma.rnrRetryCount", "8"),
             bad("rdma mdts not a power of two", c -> c.rdma.mdtsBytes = 12288, "rdma.mdtsBytes", "12288"),
+            bad("rdma mdts of one page", c -> c.rdma.mdtsBytes = 4096, "rdma.mdtsBytes", "4096"),
             bad("listener address localhost", c -> sub(c).listeners.get(0).address = "localhost",
                 "subsystems[0].listeners[0].address", "localhost"),
             bad("listener address out of range", c -> sub(c).listeners.get(0).address = "256.1.1.1",

@@ -59,6 +59,48 @@ class RbdBdevConfigTest {
         assertThat(problems(config(b -> b.path = "/x"))).contains("belong to file bdevs, not rbd");
     }
 
+    /**
+     * An OSD failover Ceph recovers from must not become an I/O error: by default an I/O waits longer than Ceph's own
+     * detection of a failed OSD (osd_heartbeat_grace 20 s + osd_heartbeat_interval 6 s, then the new map and
+     * peering), and ends within the target's Command Quiesce Time.
+     */
+    @Test
+    void theOsdOpTimeoutSitsAboveCephsFailureDetectionAndBelowTheCommandQuiesceTime() {
+        BdevConfig b = config(x -> { }).bdevs.get(0);
+        int grace = 20;
+        int interval = 6;
+        assertThat(b.osdOpTimeoutSecondsOrDefault()).as("rados_osd_op_timeout by default")
+            .isGreaterThan(grace + interval + 10);
+        assertThat(b.osdOpTimeoutSecondsOrDefault() * 1000).isLessThan(new TargetConfig().commandQuiesceTimeMsOrDefault());
+        assertThat(problems(config(x -> x.osdOpTimeoutSeconds = 61)))
+            .contains("bdevs[0].osdOpTimeoutSeconds: must be 1..60, got 61");
+        TargetConfig tight = config(x -> x.osdOpTimeoutSeconds = 30);
+        tight.commandQuiesceTimeMs = 30_000;
+        assertThat(problems(tight)).contains("bdevs[0].osdOpTimeoutSeconds: 30 s is not below commandQuiesceTimeMs"
+            + " 30000 (a lost controller's commands must end within the Command Quiesce Time)");
+    }
+
+    /** librbd's cache only on an image no other gateway serves; off by default. */
+    @Test
+    void theCacheIsOffByDefaultAndRefusedWhereAnotherGatewayMayServeTheImage() {
+        assertThat(config(x -> { }).bdevs.get(0).cacheOrDefault()).isFalse();
+        TargetConfig shared = config(x -> x.cache = true);
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = "nqn.2024-01.io.nvmf4j:rbd";
+        s.allowAnyHost = true;
+        s.namespaces.add(new NamespaceConfig(1, "ceph0"));
+        shared.subsystems.add(s);
+        assertThat(problems(shared)).contains("bdevs[0].cache: librbd's cache is for an image one gateway serves, but"
+            + " a namespace on it shares its reservations with other gateways");
+        s.namespaces.get(0).reservations = NamespaceConfig.RESERVATIONS_LOCAL;
+        assertThatCode(() -> ConfigValidator.validate(shared)).as("one gateway (reservations local)")
+            .doesNotThrowAnyException();
+        assertThat(problems(config(x -> {
+            x.cache = true;
+            x.exclusiveLock = true;
+        }))).contains("bdevs[0].cache: librbd's cache is for an image one gateway serves, but exclusiveLock is set");
+    }
+
     @Test
     void rbdFieldsOnOtherTypesAreRefused() {
         TargetConfig c = new TargetConfig();
@@ -68,8 +110,8 @@ class RbdBdevConfigTest {
         BdevConfig n = new BdevConfig("n0", "null", 512, 2048);
         n.exclusiveLock = true;
         c.bdevs.add(n);
-        String refused = ": pool, image, cephConf, clientName, keyring, create, timeoutSeconds and exclusiveLock"
-            + " belong to rbd bdevs";
+        String refused = ": pool, image, cephConf, clientName, keyring, create, timeoutSeconds, osdOpTimeoutSeconds,"
+            + " cache and exclusiveLock belong to rbd bdevs";
         assertThat(problems(c)).contains("bdevs[0]" + refused, "bdevs[1]" + refused);
     }
 

@@ -35,13 +35,7 @@ class ErrorInjectionTest {
 
     @BeforeAll
     static void start() throws Exception {
-        target = TestTarget.start(c -> {
-            c.bdevs.add(new BdevConfig("base0", "malloc", TestTarget.BLOCK_SIZE, TestTarget.SMALL_BLOCKS));
-            BdevConfig e = new BdevConfig(ERR, "error", TestTarget.BLOCK_SIZE, 0);
-            e.base = "base0";
-            c.bdevs.add(e);
-            c.subsystems.get(0).namespaces.add(new NamespaceConfig(NSID, ERR));
-        });
+        target = TestTarget.start(c -> TestTarget.addErrorNamespace(c, NSID, ERR));
     }
 
     @AfterAll

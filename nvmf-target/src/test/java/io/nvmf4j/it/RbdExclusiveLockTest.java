@@ -26,8 +26,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * cluster ({@link CephCluster}) as namespace 1 (ANA group 1) with {@code exclusiveLock}; gateway 1's listener is
  * optimized, gateway 2's non-optimized. The optimized gateway holds the lock (Ceph's {@code rbd lock ls} names its
  * client), the other's writes get Asymmetric Access Transition (a path error: the host sends them through the optimized
- * path) while its reads work; stepping down through the API hands the lock over; a gateway made optimized while the
- * other still keeps the lock breaks it, and Ceph's blocklist fences the old one's writes.
+ * path) while its reads work; stepping down through the API hands the lock over; a gateway made optimized (or restarted
+ * optimized) while the other, alive, keeps the lock does not break it; once a fencing agent has blocklisted the owner
+ * the other gateway takes the lock and the fenced one reconnects.
  */
 @ExtendWith(CephCluster.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
@@ -101,22 +102,59 @@ class RbdExclusiveLockTest extends RbdGateways {
         ok(a.io(0).write(1, 22, block(5)));
     }
 
+    /**
+     * A gateway made optimized while the other, alive, keeps the lock does not break it (breaking blocklists the
+     * owner, and Ceph would drop the writes it acknowledged): the API answers 409 and both stay as they were.
+     */
     @Test
-    void aGatewayMadeOptimizedWhileTheOtherKeepsTheLockBreaksItAndCephFencesTheOld() throws Exception {
+    void aGatewayMadeOptimizedWhileTheOtherKeepsTheLockDoesNotBreakIt() throws Exception {
         start(0, "optimized");
         start(1, "non-optimized");
         NvmeController a = connect(0, ReservationTest.HOST_A);
-        NvmeController b = connect(1, ReservationTest.HOST_B);
         ok(a.io(0).write(1, 30, block(6)));
-        // gateway 1 is cut off in the operator's view and does not step down: gateway 2 is made optimized anyway
-        gw[1].setAnaState(TestTarget.SUBNQN, listener[1], 1, "optimized");
-        assertThat(owns(1)).isTrue();
-        ok(b.io(0).write(1, 31, block(7)));
-        // Ceph blocklisted gateway 1's client when its lock was broken: nothing it sends lands any more
-        Completion fenced = a.io(0).write(1, 31, block(8));
-        assertThat(fenced.sct()).as("%s", fenced).isEqualTo(SCT_PATH);
-        assertThat(fenced.sc()).as("%s", fenced).isIn(SC_ANA_TRANSITION, SC_ANA_INACCESSIBLE);
-        assertThat(b.io(0).read(1, 31, 1).data()).as("gateway 1's write did not land").isEqualTo(block(7));
+        assertThatThrownBy(() -> gw[1].setAnaState(TestTarget.SUBNQN, listener[1], 1, "optimized"))
+            .isInstanceOf(ControlException.class).hasMessageContaining("keeps it (it answers): not broken")
+            .hasMessageContaining("stays non-optimized");
+        assertThat(owns(0)).as("the live owner keeps the lock").isTrue();
+        assertThat(owns(1)).isFalse();
+        assertThat(((RbdBdev) gw[0].engine().bdev("r0")).blocklistedCount()).isZero();
+        assertThat(gw[1].anaGroups(TestTarget.SUBNQN, listener[1]).get(0).state()).isEqualTo("non-optimized");
+        ok(a.io(0).write(1, 31, block(7)));
+        assertThat(a.io(0).read(1, 30, 2).data()).isEqualTo(concat(block(6), block(7)));
+    }
+
+    /**
+     * A gateway restarted with a saved document that says optimized, while the other gateway holds the lock and
+     * serves: it does not take the lock at start (a restart never steals), serves the namespace non-optimized, and
+     * the live owner's writes go on.
+     */
+    @Test
+    void aRestartedGatewayDoesNotStealTheLiveOwnersLock() throws Exception {
+        start(0, "optimized");
+        NvmeController a = connect(0, ReservationTest.HOST_A);
+        ok(a.io(0).write(1, 50, block(14)));
+        start(1, "optimized");
+        assertThat(owns(0)).as("the live owner keeps the lock").isTrue();
+        assertThat(owns(1)).isFalse();
+        assertThat(((RbdBdev) gw[0].engine().bdev("r0")).blocklistedCount()).isZero();
+        assertThat(gw[1].anaGroups(TestTarget.SUBNQN, listener[1]).get(0).state()).isEqualTo("non-optimized");
+        ok(a.io(0).write(1, 51, block(15)));
+        NvmeController b = connect(1, ReservationTest.HOST_B);
+        pathError(b.io(0).write(1, 52, block(16)), SC_ANA_TRANSITION);
+        assertThat(b.io(0).read(1, 50, 2).data()).isEqualTo(concat(block(14), block(15)));
+    }
+
+    /** Blocklists the current owner of the image's exclusive lock at Ceph (as a fencing agent does). */
+    private void blocklistLockOwner() throws Exception {
+        String address = null;
+        for (String line : lockers().split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length >= 4 && f[0].startsWith("client.")) {
+                address = f[f.length - 1];
+            }
+        }
+        assertThat(address).as("the locker's address in rbd lock ls:%n%s", lockers()).isNotNull();
+        CephCluster.get().ceph("osd", "blocklist", "add", address);
     }
 
     @Test
@@ -131,8 +169,9 @@ class RbdExclusiveLockTest extends RbdGateways {
         long reconnected = RbdBdev.reconnectedTotal();
         java.util.concurrent.CompletableFuture<Completion> aen = a.admin().asyncEventRequest();
 
-        // gateway 2 takes the lock from gateway 1, which does not step down: Ceph blocklists gateway 1's client
-        gw[1].setAnaState(TestTarget.SUBNQN, listener[1], 1, "optimized");
+        // gateway 1's client is blocklisted at Ceph (a fencing agent); gateway 2 takes the lock of the fenced owner
+        blocklistLockOwner();
+        awaitOptimized(1);
         ok(b.io(0).write(1, 41, block(10)));
         Completion refused = a.io(0).write(1, 41, block(11));
         assertThat(refused.sct()).as("a path error, no data error: %s", refused).isEqualTo(SCT_PATH);
@@ -182,6 +221,20 @@ class RbdExclusiveLockTest extends RbdGateways {
             .isInstanceOf(ControlException.class).hasMessageContaining("exclusive lock")
             .hasMessageContaining("stays non-optimized");
         assertThat(gw[0].anaGroups(TestTarget.SUBNQN, listener[0]).get(0).state()).isEqualTo("non-optimized");
+    }
+
+    /** Makes gateway {@code i} optimized, trying again while the old owner's lock is still seen as alive. */
+    private void awaitOptimized(int i) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                gw[i].setAnaState(TestTarget.SUBNQN, listener[i], 1, "optimized");
+                return;
+            } catch (ControlException e) {
+                assertThat(System.nanoTime()).as("gateway %d optimized: %s", i + 1, e.getMessage()).isLessThan(deadline);
+                Thread.sleep(500);
+            }
+        }
     }
 
     private static byte[] concat(byte[] x, byte[] y) {

@@ -199,6 +199,11 @@ class RbdGatewayFenceTest extends RbdGateways {
         assertThat(blocklisted).as("B's client on the OSDs' blocklist when the Acquire completed").isPositive();
         await("B serves again as a new client", 60, () -> device(1).blocklistedCount() > 0 && !device(1).isFenced());
         conflict(p.io(0).write(1, LBA, pattern(3)));
+        // the new client watches the header: a change made through A afterwards is seen through B at once
+        assertThat(device(1).watchesHeader()).as("B's new client watches the image's header").isTrue();
+        ok(s.io(0).resvRelease(1, 0, WRITE_EXCLUSIVE_REGISTRANTS_ONLY, KEY_S)); // the type it held: the preempted host was no holder
+        byte[] r = p.io(0).resvReport(1, true, 4096).data();
+        assertThat(r[4]).as("the reservation A released, as B reports it").isZero();
     }
 
     /**

@@ -9,7 +9,6 @@ import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.testhost.CephCluster;
 import io.nvmf4j.testhost.NvmeController;
-import io.nvmf4j.testhost.TcpHostOptions;
 import org.junit.jupiter.api.AfterEach;
 
 import java.io.IOException;
@@ -52,8 +51,7 @@ abstract class RbdGateways {
 
     /** A controller of the open subsystem through the listener on {@code port}, for {@code hostnqn}. */
     NvmeController connectPort(int port, String hostnqn) throws IOException {
-        NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN, hostnqn,
-            TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT);
+        NvmeController c = TestTarget.openController(port, hostnqn);
         open.add(c);
         return c;
     }

@@ -9,7 +9,6 @@ import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
 import io.nvmf4j.testhost.Sqe;
-import io.nvmf4j.testhost.TcpHostOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -81,8 +80,7 @@ class ReservationTest {
     }
 
     private NvmeController connect(String hostnqn) throws IOException {
-        NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN, hostnqn,
-            TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT);
+        NvmeController c = TestTarget.openController(port, hostnqn);
         open.add(c);
         return c;
     }

@@ -121,6 +121,18 @@ public final class TestTarget implements AutoCloseable {
         return cfg;
     }
 
+    /**
+     * Adds namespace {@code nsid} of the open subsystem on error bdev {@code name} over a malloc bdev of
+     * {@link #SMALL_BLOCKS} blocks, {@code base0} (fault injection through the API).
+     */
+    static void addErrorNamespace(TargetConfig c, int nsid, String name) {
+        c.bdevs.add(new BdevConfig("base0", "malloc", BLOCK_SIZE, SMALL_BLOCKS));
+        BdevConfig e = new BdevConfig(name, "error", BLOCK_SIZE, 0);
+        e.base = "base0";
+        c.bdevs.add(e);
+        c.subsystems.get(0).namespaces.add(new NamespaceConfig(nsid, name));
+    }
+
     /** The running target, for control-plane changes. */
     ConfigController<JavaEngine> nvmf() {
         return target;
@@ -139,6 +151,11 @@ public final class TestTarget implements AutoCloseable {
 
     NvmeController controller(int ioQueues, TcpHostOptions options, int katoMs) throws IOException {
         return NvmeController.open(ADDRESS, port, SUBNQN, HOSTNQN, katoMs, ioQueues, options);
+    }
+
+    /** A controller of the open subsystem through the listener on {@code port}, for {@code hostnqn}: one I/O queue. */
+    static NvmeController openController(int port, String hostnqn) throws IOException {
+        return NvmeController.open(ADDRESS, port, SUBNQN, hostnqn, KATO_MS, 1, TcpHostOptions.DEFAULT);
     }
 
     /** A discovery controller (KATO 0, no I/O queues). */

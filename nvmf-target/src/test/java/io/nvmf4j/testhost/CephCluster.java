@@ -111,6 +111,23 @@ public final class CephCluster implements BeforeAllCallback, AutoCloseable {
         return cmd;
     }
 
+    /** What {@link #stopOsd} returns: closing it lets the OSD run again. */
+    public interface StoppedOsd extends AutoCloseable {
+        @Override
+        void close() throws IOException, InterruptedException;
+    }
+
+    /**
+     * Stops the cluster's OSD (SIGSTOP): it keeps its connections and the monitors keep it up, but it answers
+     * nothing, so a client's op times out (rados_osd_op_timeout); what it had received it may still apply once the
+     * returned handle is closed (SIGCONT).
+     */
+    public StoppedOsd stopOsd() throws IOException, InterruptedException {
+        String pid = Files.readString(dir.resolve("run/osd.0.pid"), StandardCharsets.US_ASCII).trim();
+        run(new String[] {"kill", "-STOP", pid}, 10);
+        return () -> run(new String[] {"kill", "-CONT", pid}, 10);
+    }
+
     private static CephCluster start() throws IOException, InterruptedException {
         Path script = findScript();
         Path dir = Files.createTempDirectory("nvmf4j-ceph-");

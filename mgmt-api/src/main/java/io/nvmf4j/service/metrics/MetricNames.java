@@ -63,6 +63,11 @@ public final class MetricNames {
     public static final String RBD_BLOCKLISTED = "nvmf.rbd.blocklisted";
     /** {@code nvmf_rbd_reconnected_total} (counter, java engine): rbd bdevs serving again after a blocklist. */
     public static final String RBD_RECONNECTED = "nvmf.rbd.reconnected";
+    /**
+     * {@code nvmf_rbd_rewatch_failures_total} (counter, java engine): failed attempts of an rbd bdev to watch its
+     * image's header again after the watch broke.
+     */
+    public static final String RBD_REWATCH_FAILURES = "nvmf.rbd.rewatch.failures";
     /** {@code nvmf4j_build_info{version,revision,java,engine}} (gauge, always 1). */
     public static final String BUILD_INFO = "nvmf4j.build.info";
 

@@ -175,6 +175,9 @@ public final class Metrics implements AutoCloseable {
                 .register(registry);
             FunctionCounter.builder(MetricNames.RBD_RECONNECTED, this, m -> RbdBdev.reconnectedTotal())
                 .description("rbd bdevs serving again as a new Ceph client after a blocklist").register(registry);
+            FunctionCounter.builder(MetricNames.RBD_REWATCH_FAILURES, this, m -> RbdBdev.rewatchFailuresTotal())
+                .description("failed attempts of an rbd bdev to watch its image's header again after the watch broke")
+                .register(registry);
         }
         FunctionCounter.builder(MetricNames.POLLGROUP_BUSY, target, t -> t.busySeconds())
             .description("seconds the poll-group threads spent working (not idle), summed over them")

@@ -68,7 +68,7 @@ class ApiSchemasTest {
     private static List<String> problemsWith(String key, Object value) throws Exception {
         TargetConfig c = document();
         if (key.equals("RdmaTransportConfig.dataBuffers")) {
-            c.rdma.mdtsBytes = 4096; // dataBuffers x mdtsBytes must also stay below 2 GiB
+            c.rdma.mdtsBytes = 8192; // dataBuffers x mdtsBytes must also stay below 2 GiB
         }
         Target t = target(c, key);
         if (t.owner() instanceof NamespaceConfig n && NamespaceConfig.RESERVATIONS_SHARED.equals(value)) {

@@ -80,7 +80,7 @@ class RbdNamespaceTest {
                 assertThat(id.getLong(0)).as("NSZE").isEqualTo(16384);
                 assertThat(id.get(33) & 1).as("DLFEAT: deallocated blocks read zeros").isEqualTo(1);
                 ByteBuffer ctrl = le(admin.identify(0x01, 0, 0).data());
-                assertThat(ctrl.get(525) & 1).as("VWC: librbd's cache").isEqualTo(1);
+                assertThat(ctrl.get(525) & 1).as("VWC: none without librbd's cache (off by default)").isEqualTo(0);
 
                 assertThat(io.write(nsid, 0, a).ok()).isTrue();
                 assertThat(io.write(nsid, 8192 - 4, b).ok()).as("across the 4 MiB objects").isTrue();

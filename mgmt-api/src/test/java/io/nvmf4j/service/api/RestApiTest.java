@@ -453,6 +453,7 @@ class RestApiTest {
         assertThat(r.header("Content-Type")).isEqualTo("text/plain; version=0.0.4");
         assertThat(r.body()).contains("nvmf_transport_connections", "nvmf_pollgroup_busy_seconds_total",
             "nvmf_pollgroup_allocated_bytes_total", "nvmf_rbd_blocklisted_total", "nvmf_rbd_reconnected_total",
+            "nvmf_rbd_rewatch_failures_total",
             "nvmf_subsystem_namespaces", "jvm_memory_used_bytes");
     }
 
