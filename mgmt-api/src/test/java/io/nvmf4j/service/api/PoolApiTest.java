@@ -180,4 +180,61 @@ class PoolApiTest {
         assertThat(t.fileJson()).isEqualTo(before);
         assertThat(poolFiles()).isEqualTo(files);
     }
+
+    /**
+     * A change whose document cannot be saved (a directory where the save's temporary file goes) leaves the pool's
+     * files and the document as they were, and the pool serves on as before.
+     */
+    @Test
+    void aSaveThatFailsLeavesFilesAndDocumentAsBefore() throws IOException {
+        expect(201, http.post(POOLS, "{\"name\":\"p\",\"path\":\"" + poolDir + "\"}"));
+        expect(201, http.post(P + "/volumes", "{\"name\":\"v1\",\"size\":" + 4 * MIB + "}"));
+        expect(201, http.post(P + "/volumes", "{\"name\":\"v2\",\"size\":" + 4 * MIB + "}"));
+        expect(201, http.post(P + "/volumes/v1/snapshots", "{\"name\":\"s1\"}"));
+        expect(201, http.post(NS, "{\"nsid\":2,\"bdev\":\"p/v1\"}"));
+        Path other = Files.createDirectory(poolDir.getParent().resolve("other"));
+        String before = t.liveJson();
+        List<String> files = poolFiles();
+        Path blocker = Files.createDirectories(t.file.resolveSibling("." + t.file.getFileName() + ".tmp"));
+        Files.writeString(blocker.resolve("keep"), "x");
+
+        String[][] changes = {
+            {"POST", POOLS, "{\"name\":\"q\",\"path\":\"" + other + "\"}"},
+            {"POST", P + "/volumes", "{\"name\":\"v3\",\"size\":" + MIB + "}"},
+            {"DELETE", P + "/volumes/v2", null},
+            {"POST", P + "/volumes/v1/snapshots", "{\"name\":\"s2\"}"},
+            {"POST", P + "/group-snapshots", "{\"name\":\"g1\",\"volumes\":[\"v1\",\"v2\"]}"},
+            {"POST", P + "/volumes/v1/snapshots/s1/clone", "{\"name\":\"c1\"}"},
+            {"DELETE", P + "/volumes/v1/snapshots/s1", null},
+        };
+        for (String[] c : changes) {
+            Res r = http.send(c[0], c[1], c[2], c[2] == null ? null : "application/json");
+            assertThat(r.status()).as("%s %s -> %s", c[0], c[1], r).isEqualTo(500);
+            assertThat(r.error()).as("%s %s", c[0], c[1]).endsWith("; the change was undone");
+            assertThat(t.liveJson()).as("%s %s: the document", c[0], c[1]).isEqualTo(before);
+            assertThat(poolFiles()).as("%s %s: the pool's files", c[0], c[1]).isEqualTo(files);
+        }
+        for (String size : new String[] {"" + 8 * MIB, "" + 2 * MIB}) {
+            Res r = http.patch(P + "/volumes/v2", "{\"size\":" + size + "}");
+            assertThat(r.status()).as("%s", r).isEqualTo(500);
+            assertThat(r.error()).endsWith("; nothing was changed");
+            assertThat(t.liveJson()).isEqualTo(before);
+            assertThat(Files.size(poolDir.resolve("v2.vol"))).isEqualTo(4 * MIB);
+        }
+        assertThat(t.fileJson()).isEqualTo(before);
+
+        // the pool serves on as the document says: each change succeeds once the document can be saved
+        Files.delete(blocker.resolve("keep"));
+        Files.delete(blocker);
+        expect(201, http.post(POOLS, "{\"name\":\"q\",\"path\":\"" + other + "\"}"));
+        expect(201, http.post(P + "/volumes", "{\"name\":\"v3\",\"size\":" + MIB + "}"));
+        expect(201, http.post(NS, "{\"nsid\":3,\"bdev\":\"p/v2\"}"));
+        expect(201, http.post(P + "/volumes/v1/snapshots", "{\"name\":\"s2\"}"));
+        expect(201, http.post(P + "/group-snapshots", "{\"name\":\"g1\",\"volumes\":[\"v1\",\"v2\"]}"));
+        expect(201, http.post(P + "/volumes/v1/snapshots/s1/clone", "{\"name\":\"c1\"}"));
+        expect(200, http.patch(P + "/volumes/v2", "{\"size\":" + 8 * MIB + "}"));
+        expect(204, http.delete(NS + "/3"));
+        expect(204, http.delete(P + "/volumes/v3"));
+        assertThat(t.fileJson()).isEqualTo(t.liveJson());
+    }
 }
