@@ -1,8 +1,6 @@
 package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.nvmf4j.bdev.ScratchMounts;
-import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.service.api.Http.Res;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,32 +31,23 @@ class PoolApiTest {
 
     @TempDir
     Path tmp;
-    private ScratchMounts mounts;
+    private PoolService pools;
     private Path poolDir;
     private TestService t;
     private Http http;
 
     @BeforeEach
     void start() throws Exception {
-        ScratchMounts.assumeRoot();
-        mounts = new ScratchMounts(tmp);
-        Path fs = mounts.xfs(400 * MIB);
-        poolDir = Files.createDirectory(fs.resolve("pool"));
-        Path state = Files.createDirectory(tmp.resolve("state"));
-        t = TestService.start(state, c -> c.storage = StorageConfig.directories(fs.toString()));
+        pools = PoolService.start(tmp);
+        poolDir = pools.poolDir;
+        t = pools.service;
         http = t.http;
     }
 
     @AfterEach
     void stop() throws Exception {
-        try {
-            if (t != null) {
-                t.close();
-            }
-        } finally {
-            if (mounts != null) {
-                mounts.close();
-            }
+        if (pools != null) {
+            pools.close();
         }
     }
 
