@@ -102,6 +102,17 @@ class NvmfctlPoolTest {
                 + "v2 +8 MiB +.+ +no +- +1 +-\n"
                 + "c1 +64 MiB +.+ +yes +v1@s1 +0 +-\n");
         assertThat(ok("volume", "get", "-p", "p1", "c1").out()).contains("origin            v1@s1\n");
+        String tree = ok("ls").out();
+        assertThat(tree).contains("| o- 5 [bdev p1/v1, 128 MiB, uuid ")
+            .containsPattern("\n  o- pools \\[1]\n  \\| o- p1 \\[reflink-dir, \\d+ MiB, .+ used, .+ free, "
+                + poolDir + "]\n"
+                + "  \\|   o- v1 \\[128 MiB, thin, .+ allocated, snapshots s1, g1, used by "
+                + TestService.NQN.replace(".", "\\.") + "/5]\n"
+                + "  \\|   o- v2 \\[8 MiB, thick, .+ allocated, snapshots g1, unused]\n"
+                + "  \\|   o- c1 \\[64 MiB, thin, .+ allocated, clone of v1@s1, unused]\n"
+                + "  o- referrals");
+        assertThat(json(ok("ls", "--json")).get("pools").get(0).get("volumes").findValuesAsText("name"))
+            .containsExactly("v1", "v2", "c1");
 
         assertThat(fails("snapshot", "delete", "-p", "p1", "--volume", "v1", "s1").err()).contains("has clone(s) [c1]");
         assertThat(fails("volume", "delete", "-p", "p1", "v1").err()).contains("backs namespace");

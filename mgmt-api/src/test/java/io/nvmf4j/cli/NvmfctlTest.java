@@ -613,7 +613,7 @@ class NvmfctlTest {
                 .containsPattern("\n  o- referrals \\[\\d+]\n");
 
             JsonNode j = json(ok("ls", "--json"));
-            assertThat(j.fieldNames()).toIterable().containsExactly("subsystems", "bdevs", "referrals");
+            assertThat(j.fieldNames()).toIterable().containsExactly("subsystems", "bdevs", "pools", "referrals");
             JsonNode sub = null;
             JsonNode def = null;
             for (JsonNode s : j.get("subsystems")) {
