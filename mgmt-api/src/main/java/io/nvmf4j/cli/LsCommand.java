@@ -12,12 +12,15 @@ import java.util.Map;
 
 /**
  * {@code nvmfctl ls}: the whole target as one tree, as nvmetcli's {@code ls} shows the kernel's: subsystems
- * with their namespaces, hosts, listeners and controllers; bdevs; discovery referrals. {@code --json}: the same
- * as one document, the API's objects with each subsystem's {@code controllers} added.
+ * with their namespaces, hosts, listeners and controllers; bdevs; pools with their volumes; discovery referrals.
+ * {@code --json}: the same as one document, the API's objects with each subsystem's {@code controllers} added and
+ * each pool's {@code volumes} (a count in the API) given as the list of its volumes.
  */
 @Command(name = "ls", description = {"Show the whole target as a tree, as 'nvmetcli ls' does: subsystems with "
-    + "their namespaces (nsid, bdev, size, uuid), hosts, listeners and controllers; bdevs; discovery referrals.",
-    "With --json: {\"subsystems\": [... each with \"controllers\"], \"bdevs\": [...], \"referrals\": [...]}."})
+    + "their namespaces (nsid, bdev, size, uuid), hosts, listeners and controllers; bdevs; pools with their "
+    + "volumes; discovery referrals.",
+    "With --json: {\"subsystems\": [... each with \"controllers\"], \"bdevs\": [...], \"pools\": [... each with "
+        + "its \"volumes\" listed], \"referrals\": [...]}."})
 final class LsCommand extends ApiCommand {
     @Override
     public Integer call() {
@@ -30,6 +33,12 @@ final class LsCommand extends ApiCommand {
             subs.add(copy);
         }
         doc.set("bdevs", api().get(BdevCommands.PATH));
+        ArrayNode pools = doc.putArray("pools");
+        for (JsonNode p : api().get(PoolCommands.PATH)) {
+            ObjectNode copy = p.deepCopy();
+            copy.set("volumes", api().get(PoolCommands.volumes(p.path("name").asText())));
+            pools.add(copy);
+        }
         doc.set("referrals", api().get(ReferralCommands.PATH));
         if (json()) {
             printJson(doc);
@@ -41,8 +50,10 @@ final class LsCommand extends ApiCommand {
 
     /** The tree of an {@code ls --json} document. */
     static Tree tree(JsonNode doc, String url) {
-        Map<String, JsonNode> bdevs = new HashMap<>();
-        doc.path("bdevs").forEach(b -> bdevs.put(b.path("name").asText(), b));
+        Map<String, String> sizes = new HashMap<>();
+        doc.path("bdevs").forEach(b -> sizes.put(b.path("name").asText(), size(b)));
+        doc.path("pools").forEach(p -> p.path("volumes").forEach(v -> sizes.put(v.path("bdev").asText(),
+            Table.size(v.path("provisionedBytes").asLong()))));
         Tree root = new Tree("/", url);
         Tree subsystems = root.add("subsystems", count(doc.path("subsystems")));
         for (JsonNode s : doc.path("subsystems")) {
@@ -51,7 +62,7 @@ final class LsCommand extends ApiCommand {
             Tree ns = sub.add("namespaces", count(s.path("namespaces")));
             for (JsonNode n : s.path("namespaces")) {
                 String bdev = n.path("bdev").asText();
-                ns.add(n.path("nsid").asText(), join("bdev " + bdev, size(bdevs.get(bdev)),
+                ns.add(n.path("nsid").asText(), join("bdev " + bdev, sizes.getOrDefault(bdev, "no such bdev"),
                     "uuid " + n.path("uuid").asText("-")));
             }
             Tree hosts = sub.add("hosts", s.path("allowAnyHost").asBoolean()
@@ -73,16 +84,27 @@ final class LsCommand extends ApiCommand {
                 b.path("blockSize").asText() + " B blocks", b.hasNonNull("path") ? b.get("path").asText() : null,
                 b.hasNonNull("usedBy") ? "used by " + Table.text(b.get("usedBy")) : "unused"));
         }
+        Tree poolTree = root.add("pools", count(doc.path("pools")));
+        for (JsonNode p : doc.path("pools")) {
+            Tree pool = poolTree.add(p.path("name").asText(), join(p.path("kind").asText(),
+                Table.size(p.path("size").asLong()), Table.size(p.path("used").asLong()) + " used",
+                Table.size(p.path("free").asLong()) + " free", p.path("path").asText()));
+            for (JsonNode v : p.path("volumes")) {
+                pool.add(v.path("name").asText(), join(Table.size(v.path("provisionedBytes").asLong()),
+                    v.path("thin").asBoolean() ? "thin" : "thick",
+                    Table.size(v.path("allocatedBytes").asLong()) + " allocated",
+                    v.hasNonNull("origin") ? "clone of " + v.get("origin").asText() : null,
+                    v.path("snapshots").isEmpty() ? null : "snapshots " + Table.text(v.get("snapshots")),
+                    v.hasNonNull("namespace") ? "used by " + v.get("namespace").asText() : "unused"));
+            }
+        }
         Tree referrals = root.add("referrals", count(doc.path("referrals")));
         doc.path("referrals").forEach(r -> referrals.add(Address.describe(r), null));
         return root;
     }
 
-    /** A bdev's capacity: "256 MiB", "file size" for a file bdev that takes its file's, "?" when unknown. */
+    /** A bdev's capacity: "256 MiB", or "file size" for a file bdev that takes its file's. */
     private static String size(JsonNode b) {
-        if (b == null) {
-            return "no such bdev";
-        }
         long blocks = b.path("numBlocks").asLong();
         if (blocks == 0 && "file".equals(b.path("type").asText())) {
             return "file size";

@@ -536,7 +536,7 @@ class NvmfctlTest {
     void badUsageExits2WithOneLineAndWhereToReadMore() {
         assertThat(fails(2, "bdev").err()).isEqualTo("nvmfctl: missing subcommand: one of list, get, create, grow, "
             + "delete\nTry 'nvmfctl bdev --help' for more information.\n");
-        assertThat(fails(2).err()).startsWith("nvmfctl: missing command: one of ls, bdev, subsystem, ")
+        assertThat(fails(2).err()).startsWith("nvmfctl: missing command: one of ls, bdev, pool, volume, snapshot, subsystem, ")
             .endsWith("\nTry 'nvmfctl --help' for more information.\n").doesNotContain("Usage").doesNotContain("import,");
         assertThat(fails(2, "bdev", "list", "--colour").err()).isEqualTo("nvmfctl: Unknown option: '--colour'\n"
             + "Try 'nvmfctl bdev list --help' for more information.\n");
@@ -633,7 +633,7 @@ class NvmfctlTest {
                 .containsPattern("\n  o- referrals \\[\\d+]\n");
 
             JsonNode j = json(ok("ls", "--json"));
-            assertThat(j.fieldNames()).toIterable().containsExactly("subsystems", "bdevs", "referrals");
+            assertThat(j.fieldNames()).toIterable().containsExactly("subsystems", "bdevs", "pools", "referrals");
             JsonNode sub = null;
             JsonNode def = null;
             for (JsonNode s : j.get("subsystems")) {

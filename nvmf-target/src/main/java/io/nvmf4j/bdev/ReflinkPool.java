@@ -290,6 +290,25 @@ public final class ReflinkPool {
         restore(snapshotFile(volume, snapshot));
     }
 
+    /** Removes a volume's file now: the undo of a create or clone that was never committed. */
+    public void discardVolume(String volume) {
+        discard(volumeFile(volume));
+    }
+
+    /** Removes a snapshot's file now: the undo of a snapshot that was never committed. */
+    public void discardSnapshot(String volume, String snapshot) {
+        discard(snapshotFile(volume, snapshot));
+    }
+
+    private void discard(String file) {
+        try {
+            Files.delete(dir.resolve(file));
+            syncDirectory();
+        } catch (IOException e) {
+            throw refused("cannot remove " + file + ": " + e);
+        }
+    }
+
     private void trash(String file) {
         try {
             Files.move(dir.resolve(file), dir.resolve(TRASH_PREFIX + file), java.nio.file.StandardCopyOption.ATOMIC_MOVE);

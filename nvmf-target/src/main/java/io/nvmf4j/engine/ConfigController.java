@@ -253,24 +253,32 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             BdevConfig b = plainBdev(name);
             TargetConfig before = doc.get();
             TargetConfig next = changedWith(c -> c.bdev(name).numBlocks = numBlocks);
-            boolean ahead = undoLog.get() != null && file != null;
-            if (ahead) {
-                try {
-                    saver.save(file, next);
-                    saved = next;
-                } catch (IOException | RuntimeException e) {
-                    throw notSaved(e, "nothing was changed");
-                }
-            }
-            try {
-                engine.growBdev(before, b, numBlocks);
-            } catch (RuntimeException e) {
-                if (ahead) {
-                    writeQuietly(before);
-                }
-                throw e;
-            }
+            writtenAhead(before, next, () -> engine.growBdev(before, b, numBlocks));
             doc.set(next);
+        }
+    }
+
+    /**
+     * Runs a step that cannot be undone: inside {@link #commit}, {@code next} is written before it (nothing changed
+     * when that fails) and {@code before} again when the step fails.
+     */
+    private void writtenAhead(TargetConfig before, TargetConfig next, Runnable step) {
+        boolean ahead = undoLog.get() != null && file != null;
+        if (ahead) {
+            try {
+                saver.save(file, next);
+                saved = next;
+            } catch (IOException | RuntimeException e) {
+                throw notSaved(e, "nothing was changed");
+            }
+        }
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            if (ahead) {
+                writeQuietly(before);
+            }
+            throw e;
         }
     }
 
@@ -346,9 +354,10 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         this.faults = hook;
     }
 
-    private void commitStep(String step, TargetConfig next) {
+    /** Sets {@code next} after the engine made step {@code step}; {@code undo} takes it back (see {@link #applied}). */
+    private void commitStep(String step, TargetConfig next, Consumer<TargetConfig> undo) {
         faults.at(step);
-        doc.set(next);
+        applied(next, undo);
     }
 
     /** Invalid with the engine's reason unless it keeps pools of {@code kind}. */
@@ -380,7 +389,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             TargetConfig next = validatedWith(c -> c.pools.add(p));
             PoolConfig added = next.pool(p.name);
             engine.addPool(next, added);
-            doc.set(next);
+            applied(next, prev -> engine.removePool(added));
             return engine.poolInfo(added);
         }
     }
@@ -395,7 +404,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             }
             TargetConfig next = changedWith(c -> c.pools.removeIf(x -> name.equals(x.name)));
             engine.removePool(p);
-            doc.set(next);
+            applied(next, prev -> engine.addPool(prev, p));
         }
     }
 
@@ -437,7 +446,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             }
             TargetConfig next = validatedWith(c -> c.pool(pool).volumes.add(v));
             engine.createVolume(next, pool, next.pool(pool).volume(v.name));
-            commitStep("createVolume", next);
+            commitStep("createVolume", next, prev -> engine.discardVolume(pool, v.name));
             return volumeInfo(pool, v.name);
         }
     }
@@ -466,7 +475,9 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     /**
      * Sets a volume's size: a grow is live (its namespace reports the new size, changed-namespace AEN); a shrink is
-     * refused (conflict) while a namespace uses the volume, as it would cut data away under a host.
+     * refused (conflict) while a namespace uses the volume, as it would cut data away under a host. Neither can be
+     * undone (hosts saw the growth; a shrink cut the data away), so inside {@link #commit} the document with the new
+     * size is written first, as for {@link #growBdev}.
      */
     public VolumeInfo resizeVolume(String pool, String name, java.math.BigInteger size) {
         synchronized (engine) {
@@ -480,9 +491,13 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 throw ControlException.conflict("size: volume " + name + " backs namespace " + ns + "; a shrink"
                     + " would cut its data away under the host (remove the namespace first)");
             }
+            TargetConfig before = doc.get();
             TargetConfig next = validatedWith(c -> c.pool(pool).volume(name).numBlocks = blocks);
-            engine.resizeVolume(next, pool, v, blocks);
-            commitStep("resizeVolume", next);
+            writtenAhead(before, next, () -> {
+                engine.resizeVolume(next, pool, v, blocks);
+                faults.at("resizeVolume");
+            });
+            doc.set(next);
             return volumeInfo(pool, name);
         }
     }
@@ -498,7 +513,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             PoolDocument.checkDeletable(doc.get(), p, v);
             TargetConfig next = changedWith(c -> c.pool(pool).volumes.removeIf(x -> name.equals(x.name)));
             engine.deleteVolume(pool, name);
-            commitStep("deleteVolume", next);
+            commitStep("deleteVolume", next, prev -> engine.restoreVolume(pool, v));
         }
     }
 
@@ -541,7 +556,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 }
             });
             long pause = engine.snapshot(pool, volumes, name);
-            commitStep("snapshot", next);
+            commitStep("snapshot", next, prev -> engine.discardSnapshots(pool, volumes, name));
             return new SnapshotTaken(volumes.stream().map(v -> snapshotInfo(pool, v, name)).toList(), pause);
         }
     }
@@ -576,7 +591,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             v.origin = volume + "@" + snapshot;
             TargetConfig next = validatedWith(c -> c.pool(pool).volumes.add(v));
             engine.cloneSnapshot(next, pool, volume, snapshot, next.pool(pool).volume(clone));
-            commitStep("cloneSnapshot", next);
+            commitStep("cloneSnapshot", next, prev -> engine.discardVolume(pool, clone));
             return volumeInfo(pool, clone);
         }
     }
@@ -590,7 +605,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             TargetConfig next = changedWith(c -> c.pool(pool).volume(volume).snapshots
                 .removeIf(x -> snapshot.equals(x.name)));
             engine.deleteSnapshot(pool, volume, snapshot);
-            commitStep("deleteSnapshot", next);
+            commitStep("deleteSnapshot", next, prev -> engine.restoreSnapshot(pool, volume, snapshot));
         }
     }
 

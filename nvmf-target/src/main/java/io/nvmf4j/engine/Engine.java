@@ -131,6 +131,29 @@ public interface Engine extends AutoCloseable {
         throw new UnsupportedOperationException("pools");
     }
 
+    // The undo of a change whose document could not be saved (ConfigController#commit): each takes back one step
+    // above, leaving the pool's files and open volumes as they were before it.
+
+    /** Closes volume {@code volume} made by a create or clone that is taken back, and removes its file now. */
+    default void discardVolume(String pool, String volume) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /** Brings back volume {@code v} of {@code pool}, deleted by a delete that is taken back, and opens it again. */
+    default void restoreVolume(String pool, VolumeConfig v) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /** Removes snapshot {@code snapshot} of each of {@code volumes}, taken by a snapshot that is taken back. */
+    default void discardSnapshots(String pool, List<String> volumes, String snapshot) {
+        throw new UnsupportedOperationException("pools");
+    }
+
+    /** Brings back snapshot {@code snapshot} of {@code volume}, deleted by a delete that is taken back. */
+    default void restoreSnapshot(String pool, String volume, String snapshot) {
+        throw new UnsupportedOperationException("pools");
+    }
+
     /** Bytes volume {@code volume} (snapshot {@code snapshot}, when not null) occupies on its pool's medium. */
     default long allocatedBytes(String pool, String volume, String snapshot) {
         throw new UnsupportedOperationException("pools");

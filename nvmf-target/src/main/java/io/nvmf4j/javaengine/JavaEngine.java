@@ -546,6 +546,26 @@ public final class JavaEngine implements Engine {
     }
 
     @Override
+    public synchronized void discardVolume(String pool, String volume) {
+        pools.discardVolume(pool, volume);
+    }
+
+    @Override
+    public synchronized void restoreVolume(String pool, VolumeConfig v) {
+        pools.restoreVolume(pool, v);
+    }
+
+    @Override
+    public synchronized void discardSnapshots(String pool, List<String> volumes, String snapshot) {
+        pools.discardSnapshots(pool, volumes, snapshot);
+    }
+
+    @Override
+    public synchronized void restoreSnapshot(String pool, String volume, String snapshot) {
+        pools.restoreSnapshot(pool, volume, snapshot);
+    }
+
+    @Override
     public synchronized long allocatedBytes(String pool, String volume, String snapshot) {
         return pools.allocatedBytes(pool, volume, snapshot);
     }

@@ -190,6 +190,28 @@ final class JavaPools {
         }, "name");
     }
 
+    /** The undo of a create or clone: closes the volume's bdev and removes its file now. */
+    void discardVolume(String poolName, String volume) {
+        engine.close(VolumeConfig.bdevName(poolName, volume));
+        pool(poolName).discardVolume(volume);
+    }
+
+    /** The undo of a delete: the volume's file comes back from the trash and opens again. */
+    void restoreVolume(String poolName, VolumeConfig v) {
+        pool(poolName).restoreVolume(v.name);
+        openVolume(poolName, v);
+    }
+
+    void discardSnapshots(String poolName, List<String> volumes, String snapshot) {
+        for (String v : volumes) {
+            pool(poolName).discardSnapshot(v, snapshot);
+        }
+    }
+
+    void restoreSnapshot(String poolName, String volume, String snapshot) {
+        pool(poolName).restoreSnapshot(volume, snapshot);
+    }
+
     /** Empties every pool's trash: the deletes committed so far are durable. */
     void settle() {
         for (ReflinkPool p : pools.values()) {

@@ -5,6 +5,7 @@ import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -192,6 +193,9 @@ final class ApiContract {
     private static final String LISTENERS = V1 + "/subsystems/:nqn/listeners";
     private static final String REFERRALS = V1 + "/discovery/referrals";
     private static final String DISCOVERY_HOSTS = V1 + "/discovery/hosts";
+    private static final String POOLS = V1 + "/pools";
+    private static final String VOLUMES = POOLS + "/:pool/volumes";
+    private static final String SNAPSHOTS = VOLUMES + "/:volume/snapshots";
     private static final String RESTART_NOTE = "Stored at once and applied at the next start; restartRequired and "
         + "restartFields say which stored settings differ from the ones in effect (GET /transports shows both).";
 
@@ -238,6 +242,64 @@ final class ApiContract {
         op("DELETE", V1 + "/bdevs/:name/errors", "clearErrors", "Stop every injection of an error bdev")
             .ok(204, null)
             .handle(c -> c.change(() -> c.service().clearErrors(c.param("name")), x -> null)),
+
+        op("GET", POOLS, "listPools", "List pools with their capacity").ok(200, new Many(Views.Pool.class))
+            .handle(c -> c.read(() -> c.service().pools().stream().map(Views.Pool::of).toList())),
+        op("POST", POOLS, "addPool", "Add an empty pool")
+            .describe("reflink-dir (java engine): an existing directory under storage.fileDirectories on a file "
+                + "system that reflinks (XFS with reflink=1, btrfs); refused (400 naming path) otherwise.")
+            .body(PoolConfig.class).ok(201, Views.Pool.class).fails(409, "A pool of that name exists")
+            .handle(c -> c.change(() -> c.service().addPool(c.body()), Views.Pool::of)),
+        op("GET", POOLS + "/:pool", "getPool", "One pool with its capacity").ok(200, Views.Pool.class)
+            .handle(c -> c.read(() -> Views.Pool.of(c.service().pool(c.param("pool"))))),
+        op("DELETE", POOLS + "/:pool", "removePool", "Remove an empty pool (its directory stays)").ok(204, null)
+            .fails(409, "The pool still has volumes")
+            .handle(c -> c.change(() -> c.service().removePool(c.param("pool")), x -> null)),
+        op("GET", VOLUMES, "listVolumes", "The volumes of a pool, provisioned and allocated bytes")
+            .ok(200, new Many(Views.Volume.class))
+            .handle(c -> c.read(() -> c.service().volumes(c.param("pool")).stream().map(Views.Volume::of).toList())),
+        op("POST", VOLUMES, "createVolume", "Create a volume (thin unless thick)")
+            .describe("A namespace uses it as bdev <pool>/<volume>.")
+            .body(Bodies.Volume.class).ok(201, Views.Volume.class).fails(409, "A volume of that name exists")
+            .handle(c -> c.change(() -> c.service().createVolume(c.param("pool"), ApiRoutes.volumeRequest(c.body())),
+                Views.Volume::of)),
+        op("GET", VOLUMES + "/:volume", "getVolume", "One volume").ok(200, Views.Volume.class)
+            .handle(c -> c.read(() -> Views.Volume.of(c.service().volume(c.param("pool"), c.param("volume"))))),
+        op("PATCH", VOLUMES + "/:volume", "resizeVolume", "Resize a volume")
+            .describe("A grow is live: hosts get the namespace-attribute event and see the new size. A shrink is "
+                + "refused (409) while a namespace uses the volume.")
+            .body(Bodies.Resize.class).ok(200, Views.Volume.class).fails(409, "A shrink of a volume a namespace uses")
+            .handle(c -> c.change(() -> c.service().resizeVolume(c.param("pool"), c.param("volume"),
+                required(c.body().size, "size")), Views.Volume::of)),
+        op("DELETE", VOLUMES + "/:volume", "deleteVolume", "Delete a volume").ok(204, null)
+            .fails(409, "A namespace uses the volume or it has snapshots")
+            .handle(c -> c.change(() -> c.service().deleteVolume(c.param("pool"), c.param("volume")), x -> null)),
+        op("GET", SNAPSHOTS, "listSnapshots", "The snapshots of a volume, oldest first")
+            .ok(200, new Many(Views.Snapshot.class))
+            .handle(c -> c.read(() -> c.service().snapshots(c.param("pool"), c.param("volume")).stream()
+                .map(Views.Snapshot::of).toList())),
+        op("POST", SNAPSHOTS, "createSnapshot", "Take a crash-consistent snapshot of a volume")
+            .describe("Writes to the volume's namespace are held while the copy is made; pauseNanos says how long.")
+            .body(Bodies.Named.class).ok(201, Views.SnapshotsTaken.class)
+            .fails(409, "The volume has a snapshot of that name")
+            .handle(c -> c.change(() -> c.service().createSnapshot(c.param("pool"), c.param("volume"),
+                required(c.body().name, "name")), Views.SnapshotsTaken::of)),
+        op("DELETE", SNAPSHOTS + "/:snapshot", "deleteSnapshot", "Delete a snapshot").ok(204, null)
+            .fails(409, "A volume was cloned from the snapshot")
+            .handle(c -> c.change(() -> c.service().deleteSnapshot(c.param("pool"), c.param("volume"),
+                c.param("snapshot")), x -> null)),
+        op("POST", SNAPSHOTS + "/:snapshot/clone", "cloneSnapshot", "Make a writable thin volume from a snapshot")
+            .describe("The body names the new volume; it is exportable at once.")
+            .body(Bodies.Named.class).ok(201, Views.Volume.class).fails(409, "A volume of that name exists")
+            .handle(c -> c.change(() -> c.service().cloneSnapshot(c.param("pool"), c.param("volume"),
+                c.param("snapshot"), required(c.body().name, "name")), Views.Volume::of)),
+        op("POST", POOLS + "/:pool/group-snapshots", "createGroupSnapshot",
+            "Snapshot several volumes of a pool at one instant")
+            .describe("Each volume gets a snapshot of that name, its group; a write order across the volumes is kept.")
+            .body(Bodies.GroupSnapshot.class).ok(201, Views.SnapshotsTaken.class)
+            .fails(409, "A volume has a snapshot of that name")
+            .handle(c -> c.change(() -> c.service().createGroupSnapshot(c.param("pool"),
+                required(c.body().volumes, "volumes"), required(c.body().name, "name")), Views.SnapshotsTaken::of)),
 
         op("GET", V1 + "/subsystems", "listSubsystems", "List subsystems").ok(200, new Many(SubsystemView.class))
             .handle(c -> c.read(() -> c.api.subsystemViews(c.service().snapshot().subsystems))),

@@ -345,6 +345,12 @@ public final class ApiRoutes {
             b.count == null ? 0 : b.count, b.timeoutMs == null ? 0 : b.timeoutMs);
     }
 
+    /** POST /pools/{pool}/volumes: name and size are required. */
+    static io.nvmf4j.engine.VolumeRequest volumeRequest(Bodies.Volume b) {
+        return new io.nvmf4j.engine.VolumeRequest(required(b.name, "name"), required(b.size, "size"), b.blockSize,
+            b.thick);
+    }
+
     /**
      * POST /subsystems/{nqn}/hosts: a dhchapCtrlKey needs a dhchapKey (the controller only answers a host that
      * authenticated), a tlsKeyDerivation a tlsKey.

@@ -2,6 +2,9 @@ package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 
+import java.math.BigInteger;
+import java.util.List;
+
 /** Request bodies that are not config fragments. */
 final class Bodies {
     private Bodies() {
@@ -77,5 +80,41 @@ final class Bodies {
     public static final class AnaState {
         /** optimized, non-optimized, inaccessible, persistent-loss or change. */
         public String state;
+    }
+
+    /** POST /pools/{pool}/volumes. */
+    @JsonIgnoreProperties(ignoreUnknown = false)
+    public static final class Volume {
+        /** The volume's name: letters, digits, '.', '_', '-'; its bdev is {@code <pool>/<name>}. */
+        public String name;
+        /** Its size in bytes: positive, a multiple of the block size. */
+        public BigInteger size;
+        /** 512 or 4096; absent: 512. */
+        public Integer blockSize;
+        /** Every block allocated now (refused when the pool has no room); absent or false: thin. */
+        public Boolean thick;
+    }
+
+    /** PATCH /pools/{pool}/volumes/{volume}: a grow is live, a shrink is refused while a namespace uses it. */
+    @JsonIgnoreProperties(ignoreUnknown = false)
+    public static final class Resize {
+        /** The new size in bytes, a multiple of the volume's block size. */
+        public BigInteger size;
+    }
+
+    /** POST .../snapshots (the snapshot's name) and POST .../snapshots/{snapshot}/clone (the new volume's name). */
+    @JsonIgnoreProperties(ignoreUnknown = false)
+    public static final class Named {
+        /** Letters, digits, '.', '_', '-'. */
+        public String name;
+    }
+
+    /** POST /pools/{pool}/group-snapshots: one snapshot of each volume, taken at one instant. */
+    @JsonIgnoreProperties(ignoreUnknown = false)
+    public static final class GroupSnapshot {
+        /** The snapshots' name (each volume gets a snapshot of that name) and the group's. */
+        public String name;
+        /** The volumes of the pool to snapshot together. */
+        public List<String> volumes;
     }
 }

@@ -126,4 +126,62 @@ final class Views {
         @JsonPropertyDescription("The start-up settings that apply only at the next start") List<String> restartFields,
         @JsonPropertyDescription("The stored RDMA options") RdmaTransportConfig rdma) {
     }
+
+    /** A pool and its file system's capacity now. */
+    record Pool(String name,
+                @JsonPropertyDescription("reflink-dir (java engine)") String kind,
+                @JsonPropertyDescription("Its directory") String path,
+                @JsonPropertyDescription("Bytes of the pool's file system") long size,
+                @JsonPropertyDescription("Bytes in use on it (shared reflink blocks counted once)") long used,
+                @JsonPropertyDescription("Bytes a writer can still allocate") long free,
+                @JsonPropertyDescription("The warning watermark, percent of size") int warnPercent,
+                @JsonPropertyDescription("Times the use rose above the watermark since the start") long watermarkCrossings,
+                @JsonPropertyDescription("Volumes in the pool") int volumes) {
+        static Pool of(io.nvmf4j.engine.PoolInfo p) {
+            return new Pool(p.name(), p.kind(), p.path(), p.size(), p.used(), p.free(), p.warnPercent(),
+                p.watermarkCrossings(), p.volumes());
+        }
+    }
+
+    /** A volume of a pool. */
+    record Volume(String pool, String name,
+                  @JsonPropertyDescription("The bdev name a namespace gives it: <pool>/<volume>") String bdev,
+                  int blockSize,
+                  @JsonPropertyDescription("Its size in bytes") long provisionedBytes,
+                  @JsonPropertyDescription("Bytes its file occupies (blocks shared with snapshots and clones counted "
+                      + "in each)") long allocatedBytes,
+                  @JsonPropertyDescription("Thin (sparse) or thick (allocated at creation)") boolean thin,
+                  @JsonPropertyDescription("The snapshot it was cloned from (volume@snapshot), or null")
+                  @Nullable String origin,
+                  @JsonPropertyDescription("Its snapshots, oldest first") List<String> snapshots,
+                  @JsonPropertyDescription("The namespace that uses it (nqn/nsid), or null") @Nullable String namespace) {
+        static Volume of(io.nvmf4j.engine.VolumeInfo v) {
+            return new Volume(v.pool(), v.name(), v.bdev(), v.blockSize(), v.provisionedBytes(), v.allocatedBytes(),
+                v.thin(), v.origin(), v.snapshots(), v.namespace());
+        }
+    }
+
+    /** A snapshot of a volume. */
+    record Snapshot(String pool, String volume, String name,
+                    @JsonPropertyDescription("The volume's size when it was taken, bytes") long sizeBytes,
+                    @JsonPropertyDescription("Bytes its file occupies (shared blocks counted in full)")
+                    long allocatedBytes,
+                    @JsonPropertyDescription("When it was taken (ISO-8601)") String created,
+                    @JsonPropertyDescription("Its group snapshot's name, or null") @Nullable String group,
+                    @JsonPropertyDescription("Volumes cloned from it (it cannot be deleted while there are any)")
+                    List<String> clones) {
+        static Snapshot of(io.nvmf4j.engine.SnapshotInfo s) {
+            return new Snapshot(s.pool(), s.volume(), s.name(), s.sizeBytes(), s.allocatedBytes(), s.created(),
+                s.group(), s.clones());
+        }
+    }
+
+    /** The snapshots one call took at one instant. */
+    record SnapshotsTaken(List<Snapshot> snapshots,
+                          @JsonPropertyDescription("How long writes to the volumes' namespaces were held, ns (0: no "
+                              + "namespace used them)") long pauseNanos) {
+        static SnapshotsTaken of(io.nvmf4j.engine.SnapshotTaken t) {
+            return new SnapshotsTaken(t.snapshots().stream().map(Snapshot::of).toList(), t.pauseNanos());
+        }
+    }
 }

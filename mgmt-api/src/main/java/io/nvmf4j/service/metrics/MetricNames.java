@@ -84,6 +84,18 @@ public final class MetricNames {
     public static final String SPDK_POLLGROUP_COMPLETED_IO = "nvmf.spdk.pollgroup.completed.io";
     /** {@code nvmf_spdk_pollgroups}: SPDK's NVMe-oF poll groups, one per reactor (gauge). */
     public static final String SPDK_POLLGROUPS = "nvmf.spdk.pollgroups";
+    /** {@code nvmf_pool_size_bytes{pool}}: bytes of the pool's file system (gauge). */
+    public static final String POOL_SIZE = "nvmf.pool.size";
+    /** {@code nvmf_pool_used_bytes{pool}}: bytes in use on it (gauge). */
+    public static final String POOL_USED = "nvmf.pool.used";
+    /** {@code nvmf_pool_free_bytes{pool}}: bytes a writer can still allocate (gauge). */
+    public static final String POOL_FREE = "nvmf.pool.free";
+    /** {@code nvmf_pool_watermark_crossings_total{pool}}: times the use rose above the pool's warnPercent. */
+    public static final String POOL_WATERMARK_CROSSINGS = "nvmf.pool.watermark.crossings";
+    /** {@code nvmf_volume_provisioned_bytes{pool,volume}}: a volume's size (gauge). */
+    public static final String VOLUME_PROVISIONED = "nvmf.volume.provisioned";
+    /** {@code nvmf_volume_allocated_bytes{pool,volume}}: bytes its file occupies (gauge). */
+    public static final String VOLUME_ALLOCATED = "nvmf.volume.allocated";
 
     public static final String TAG_SUBSYSTEM = "subsystem";
     public static final String TAG_NSID = "nsid";
@@ -92,6 +104,8 @@ public final class MetricNames {
     public static final String TAG_TRANSPORT = "transport";
     public static final String TAG_QUEUE = "queue";
     public static final String TAG_FES = "fes";
+    public static final String TAG_POOL = "pool";
+    public static final String TAG_VOLUME = "volume";
 
     public static final String OP_READ = "read";
     public static final String OP_WRITE = "write";

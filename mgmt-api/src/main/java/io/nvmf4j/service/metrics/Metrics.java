@@ -49,7 +49,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code nvmf_keepalive_expired_total}, {@code nvmf_auth_failures_total}, gauges {@code nvmf_subsystem_controllers}, {@code nvmf_subsystem_queues},
  * {@code nvmf_subsystem_namespaces}. Per transport ({@code transport=tcp}): {@code nvmf_transport_connections}
  * (open), {@code nvmf_transport_queues_connected_total{queue=admin|io}}, {@code nvmf_transport_errors_total{fes}},
- * {@code nvmf_transport_connect_timeouts_total}.
+ * {@code nvmf_transport_connect_timeouts_total}. Per pool and volume: capacity gauges read at each scrape
+ * ({@link PoolMeters}).
  * Engine: counters {@code nvmf_pollgroup_busy_seconds_total} and (java engine) {@code nvmf_pollgroup_allocated_bytes_total};
  * {@code nvmf4j_build_info{version,revision,java,engine}}. JVM: memory, GC, threads, class loading, CPU, uptime. See
  * {@link MetricNames}. With the spdk engine the per-namespace counts and queue counts come from SPDK's own
@@ -104,6 +105,7 @@ public final class Metrics implements AutoCloseable {
     private final MultiGauge controllers;
     private final MultiGauge queues;
     private final MultiGauge namespaces;
+    private final PoolMeters pools;
     private volatile ConfigController<?> target;
     /** The spdk engine's meters (null with the java engine). */
     private volatile SpdkMeters spdk;
@@ -145,6 +147,7 @@ public final class Metrics implements AutoCloseable {
             .description("admin and I/O queues of live controllers").register(registry);
         namespaces = MultiGauge.builder(MetricNames.SUBSYSTEM_NAMESPACES).description("active namespaces")
             .register(registry);
+        pools = new PoolMeters(registry);
     }
 
     /** Pass to {@link io.nvmf4j.engine.Engines#start(io.nvmf4j.config.TargetConfig, IoObserver)}. */
@@ -232,6 +235,7 @@ public final class Metrics implements AutoCloseable {
             queues.register(q, true);
             namespaces.register(n, true);
         }
+        pools.refresh(t);
         prune(t, stats);
     }
 

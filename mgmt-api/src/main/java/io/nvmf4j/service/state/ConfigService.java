@@ -12,6 +12,7 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.LogText;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -22,11 +23,17 @@ import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.AnaGroupInfo;
 import io.nvmf4j.engine.ListenerState;
+import io.nvmf4j.engine.PoolInfo;
+import io.nvmf4j.engine.SnapshotInfo;
+import io.nvmf4j.engine.SnapshotTaken;
+import io.nvmf4j.engine.VolumeInfo;
+import io.nvmf4j.engine.VolumeRequest;
 import io.nvmf4j.nvme.AnaLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -285,6 +292,80 @@ public final class ConfigService implements AutoCloseable {
             });
             t.growBdev(name, numBlocks);
             return copy(t.configSnapshot().bdev(name), BdevConfig.class);
+        });
+    }
+
+    // pools, volumes, snapshots: reads take the engine's lock (any thread), changes are one commit each
+
+    public List<PoolInfo> pools() {
+        return target.pools();
+    }
+
+    public PoolInfo pool(String name) {
+        return target.pool(name);
+    }
+
+    public List<VolumeInfo> volumes(String pool) {
+        return target.volumes(pool);
+    }
+
+    public VolumeInfo volume(String pool, String name) {
+        return target.volume(pool, name);
+    }
+
+    public List<SnapshotInfo> snapshots(String pool, String volume) {
+        return target.snapshots(pool, volume);
+    }
+
+    /** Adds an empty pool; document problems name the fields of {@code p} ({@code path}, {@code warnPercent}). */
+    public CompletableFuture<PoolInfo> addPool(PoolConfig p) {
+        return submit("add pool " + (p == null ? null : p.name), t ->
+            labeled("pools[" + t.configSnapshot().pools.size() + "]", () -> t.addPool(p)));
+    }
+
+    public CompletableFuture<Void> removePool(String name) {
+        return submit("remove pool " + name, t -> {
+            t.removePool(name);
+            return null;
+        });
+    }
+
+    public CompletableFuture<VolumeInfo> createVolume(String pool, VolumeRequest r) {
+        return submit("create volume " + (r == null ? null : r.name()) + " in pool " + pool,
+            t -> t.createVolume(pool, r));
+    }
+
+    public CompletableFuture<VolumeInfo> resizeVolume(String pool, String name, BigInteger size) {
+        return submit("resize volume " + name + " of pool " + pool + " to " + size + " bytes",
+            t -> t.resizeVolume(pool, name, size));
+    }
+
+    public CompletableFuture<Void> deleteVolume(String pool, String name) {
+        return submit("delete volume " + name + " of pool " + pool, t -> {
+            t.deleteVolume(pool, name);
+            return null;
+        });
+    }
+
+    public CompletableFuture<SnapshotTaken> createSnapshot(String pool, String volume, String name) {
+        return submit("snapshot " + name + " of volume " + volume + " in pool " + pool,
+            t -> t.createSnapshot(pool, volume, name));
+    }
+
+    public CompletableFuture<SnapshotTaken> createGroupSnapshot(String pool, List<String> volumes, String name) {
+        return submit("group snapshot " + name + " of " + volumes + " in pool " + pool,
+            t -> t.createGroupSnapshot(pool, volumes, name));
+    }
+
+    public CompletableFuture<VolumeInfo> cloneSnapshot(String pool, String volume, String snapshot, String clone) {
+        return submit("clone " + volume + "@" + snapshot + " as " + clone + " in pool " + pool,
+            t -> t.cloneSnapshot(pool, volume, snapshot, clone));
+    }
+
+    public CompletableFuture<Void> deleteSnapshot(String pool, String volume, String snapshot) {
+        return submit("delete snapshot " + volume + "@" + snapshot + " in pool " + pool, t -> {
+            t.deleteSnapshot(pool, volume, snapshot);
+            return null;
         });
     }
 

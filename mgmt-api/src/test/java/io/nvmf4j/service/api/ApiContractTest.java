@@ -14,6 +14,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.validation.ResponseValidator;
 import io.vertx.openapi.validation.ValidatableResponse;
+import io.nvmf4j.bdev.ScratchMounts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -54,10 +55,24 @@ class ApiContractTest {
     private static ResponseValidator validator;
     private static OpenAPIContract contract;
     private static final Set<String> validated = new TreeSet<>();
+    /** The XFS made with reflink=1 the pool routes run on; null where it cannot be made (not root). */
+    private static ScratchMounts mounts;
+    private static Path poolFs;
 
     @BeforeAll
     static void start() throws Exception {
-        t = TestService.start(dir, c -> { });
+        try {
+            ScratchMounts.assumeRoot();
+            mounts = new ScratchMounts(dir);
+            poolFs = mounts.xfs(400L << 20);
+        } catch (org.opentest4j.TestAbortedException e) {
+            poolFs = null;
+        }
+        t = TestService.start(dir, c -> {
+            if (poolFs != null) {
+                c.storage = io.nvmf4j.config.StorageConfig.directories(poolFs.toString());
+            }
+        });
         http = t.http;
         anon = http.withToken(null);
         vertx = Vertx.vertx();
@@ -69,6 +84,9 @@ class ApiContractTest {
     @AfterAll
     static void stop() throws Exception {
         t.close();
+        if (mounts != null) {
+            mounts.close();
+        }
         vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 
@@ -270,6 +288,64 @@ class ApiContractTest {
         check(412, http.withIfMatch("\"0123\""), "PUT", "/api/v1/config", doc.body(), "application/json");
     }
 
+    /** Pools, volumes, snapshots and clones, on the XFS made at the start. */
+    @Test
+    @Order(1)
+    void everyPoolAnswerValidates() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(poolFs != null, "no XFS with reflink=1 (needs root)");
+        String pools = "/api/v1/pools";
+        String pool = "{\"name\":\"p\",\"path\":\"" + java.nio.file.Files.createDirectory(poolFs.resolve("p")) + "\"}";
+        crud(pools, pool, "{\"name\":\"q\"}", pool);
+        String p = pools + "/p";
+        check(200, "GET", p, null);
+        check(404, "GET", pools + "/zz", null);
+        check(401, anon, "GET", p, null, null);
+
+        String volumes = p + "/volumes";
+        String volume = "{\"name\":\"v1\",\"size\":1048576}";
+        crud(volumes, volume, "{\"name\":\"v2\",\"size\":0}", volume);
+        check(404, "GET", pools + "/zz/volumes", null);
+        check(404, "POST", pools + "/zz/volumes", volume);
+        String v1 = volumes + "/v1";
+        check(200, "GET", v1, null);
+        check(404, "GET", volumes + "/zz", null);
+        check(401, anon, "GET", v1, null, null);
+        body(v1, "PATCH", "{\"size\":2097152}", "{\"size\":-1}");
+        check(404, "PATCH", volumes + "/zz", "{\"size\":2097152}");
+        check(201, "POST", SUB + "/namespaces", "{\"nsid\":7,\"bdev\":\"p/v1\"}");
+        check(409, "PATCH", v1, "{\"size\":1048576}");
+
+        String snapshots = v1 + "/snapshots";
+        crud(snapshots, "{\"name\":\"s1\"}", "{\"name\":\"a b\"}", "{\"name\":\"s1\"}");
+        check(404, "GET", volumes + "/zz/snapshots", null);
+        check(404, "POST", volumes + "/zz/snapshots", "{\"name\":\"s2\"}");
+        String clone = snapshots + "/s1/clone";
+        body(clone, "POST", "{\"name\":\"c1\"}", "{\"name\":\"a/b\"}");
+        check(409, "POST", clone, "{\"name\":\"c1\"}");
+        check(404, "POST", snapshots + "/zz/clone", "{\"name\":\"c2\"}");
+        String groups = p + "/group-snapshots";
+        body(groups, "POST", "{\"name\":\"g1\",\"volumes\":[\"v1\",\"c1\"]}", "{\"name\":\"g2\",\"volumes\":[]}");
+        check(409, "POST", groups, "{\"name\":\"g1\",\"volumes\":[\"v1\"]}");
+        check(404, "POST", pools + "/zz/group-snapshots", "{\"name\":\"g1\",\"volumes\":[\"v1\"]}");
+
+        check(409, "DELETE", snapshots + "/s1", null);
+        check(404, "DELETE", snapshots + "/zz", null);
+        check(401, anon, "DELETE", snapshots + "/s1", null, null);
+        check(409, "DELETE", v1, null);
+        check(404, "DELETE", volumes + "/zz", null);
+        check(401, anon, "DELETE", v1, null, null);
+        check(409, "DELETE", p, null);
+        check(404, "DELETE", pools + "/zz", null);
+        check(401, anon, "DELETE", p, null, null);
+        check(204, "DELETE", snapshots + "/g1", null);
+        check(204, "DELETE", volumes + "/c1/snapshots/g1", null);
+        check(204, "DELETE", volumes + "/c1", null);
+        check(204, "DELETE", snapshots + "/s1", null);
+        check(204, "DELETE", SUB + "/namespaces/7", null);
+        check(204, "DELETE", v1, null);
+        check(204, "DELETE", p, null);
+    }
+
     /** GET (200, 401), POST (201, 400, 409, 413, 415, 401) on a collection without path parameters. */
     private static void crud(String path, String created, String invalid, String conflicting) {
         check(200, "GET", path, null);
@@ -319,6 +395,9 @@ class ApiContractTest {
     void everyDocumentedAnswerWasExercised() {
         Set<String> documented = new TreeSet<>();
         for (ApiContract.Op<?> op : ApiContract.OPERATIONS) {
+            if (poolFs == null && op.path.contains("/pools")) {
+                continue; // no XFS to run them on (not root): everyPoolAnswerValidates was skipped
+            }
             op.allAnswers().forEach(a -> documented.add(op.id + " " + a.status()));
         }
         assertThat(validated).as("route x status answers validated").containsAll(documented);
