@@ -10,14 +10,21 @@
 #      (its own host NQN and host ID) connected to B is refused writes (Reservation Conflict) and allowed reads;
 #      this host preempts it through A and the second host finds the Registration Preempted page in log page
 #      80h of its controller on B; the release through B is seen through A
+#   2a. faults (rbd/fault/preempt-abort-*): under Write Exclusive - Registrants Only the second host writes a
+#      pattern through B in a loop; B's connections to the OSD are delayed 1.5 s (tc netem on lo), or B's process is
+#      stopped (SIGSTOP); this host's Preempt and Abort through A returns only once B drained or B's Ceph client is
+#      blocklisted (required when B is stopped); the survivor's pattern written through A after it is the only
+#      data on those blocks once B resumed, netem's queue is empty and the writer ended; the preempted host's next
+#      write is refused
 #   3. fio verify while A gets SIGKILL; B is made optimized through its REST API (as a cluster manager does: it
 #      breaks the dead A's lock once Ceph's watch timeout has passed) and the host fails over; 0 verify errors;
-#      the lock is B's client's
+#      the lock is B's client's; the failover time (SIGKILL to the first write completing through B) is printed
 #   4. A restarts with the same config (optimized) and state directory while B holds the lock: A does not take
 #      it (a restart never steals) and serves non-optimized; B steps down (gives the lock up), A made optimized
 #      through its API takes the lock and is the host's optimized path again; writes go through A
 #   5. B is made optimized while A, alive, keeps the lock: refused (409), the lock stays A's and nothing is
-#      blocklisted; then A's client is blocklisted at Ceph (ceph osd blocklist add, as a fencing agent does) and B,
+#      blocklisted; 8 blocks acknowledged through A just before (rbd/fault/acked-writes-*) are all read back
+#      through B after a Flush there; then A's client is blocklisted at Ceph (ceph osd blocklist add, as a fencing agent does) and B,
 #      made optimized, takes the fenced owner's lock; A (not restarted) notices at its next write, is inaccessible
 #      to the host while it reconnects as a new Ceph client, then serves as non-optimized (its /metrics count the
 #      blocklist and the reconnect); B steps down and A, made optimized through its API, takes the lock without
@@ -142,8 +149,134 @@ rbd_reservations() { # A and B connected: Write Exclusive through A seen through
   resv_report $p/report-empty-via-B "$cb" 0 0 -
 }
 
+osd_port() { # the OSD's msgr2 port, where a Ceph client's I/O goes
+  ceph_admin osd dump --format json 2> /dev/null |
+    jq -r '[.osds[0].public_addrs.addrvec[]? | select(.type == "v2") | .addr] | first // "" | sub(".*:"; "")'
+}
+osd_delay() { # pid ms : packets from that process's sockets to the OSD held that long (tc netem on lo), or off
+  local pid=$1 ms=$2 port lp n=0
+  tc qdisc del dev lo root 2> /dev/null
+  [ "$ms" = off ] && return 0
+  port=$(osd_port); [ -n "$port" ] || { echo "no OSD port in ceph osd dump"; return 1; }
+  modprobe sch_netem 2> /dev/null; modprobe sch_prio 2> /dev/null; modprobe cls_u32 2> /dev/null
+  tc qdisc add dev lo root handle 1: prio && tc qdisc add dev lo parent 1:3 handle 30: netem delay "${ms}ms" || return 1
+  for lp in $(ss -Htnp state established "( dport = :$port )" | grep "pid=$pid," | awk '{print $3}' | sed 's/.*://'); do
+    tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip sport "$lp" 0xffff match ip dport "$port" 0xffff \
+      flowid 1:3 && n=$((n + 1))
+  done
+  echo "delay ${ms} ms on $n connection(s) of pid $pid to the OSD at :$port"
+  [ $n -gt 0 ]
+}
+netem_backlog() { # packets still held by the netem qdisc on lo
+  tc -s qdisc show dev lo 2> /dev/null |
+    awk '/qdisc netem/ {f = 1} f && /backlog/ {for (i = 1; i < NF; i++) if ($i == "backlog") {print $(i + 2); exit}}' | tr -d p
+}
+pattern_blocks() { # ctrl file first count : nvme io-passthru writes of the 4 KiB file at LBAs first.. through ctrl
+  local l rc=0
+  for ((l = $3; l < $3 + $4; l++)); do
+    timeout 60 nvme io-passthru "/dev/$1" --namespace-id=1 --opcode=0x01 --write --data-len=4096 --cdw10="$l" \
+      --cdw12=0 --input-file="$2" > /dev/null 2>&1 || rc=1
+  done
+  return $rc
+}
+blocks_equal() { # ctrl file first count : every 4 KiB block at LBAs first.. read through ctrl equals the file
+  local l bad=0
+  for ((l = $3; l < $3 + $4; l++)); do
+    timeout 60 nvme io-passthru "/dev/$1" --namespace-id=1 --opcode=0x02 --read --data-len=4096 --cdw10="$l" \
+      --cdw12=0 --raw-binary > "$WORK/rbd-readback" 2> /dev/null && cmp -s "$WORK/rbd-readback" "$2" || bad=$((bad + 1))
+  done
+  echo "$bad"
+  [ $bad = 0 ]
+}
+
+# Preempt and Abort while the preempted host writes through gateway B, B's link to the OSD delayed (delay) or B's
+# process stopped (stop): the Acquire through A completes only once B drained or was blocklisted, and no write of
+# the preempted host lands after the survivor's pattern (NVMe 2.0 8.19.7; the kernel's nvmet_pr_do_abort).
+rbd_fault_preempt() { # delay|stop
+  local mode=$1 p=rbd/fault/preempt-abort ca=/dev/$RBD_CTRL_A hb rc wpid t bjpid baddr before waited
+  local hostb=(--hostnqn="$RESV_B_NQN" --hostid="$RESV_B_ID") first=32 count=8
+  [ "$mode" = delay ] && p+=-delayed-gateway || p+=-stalled-gateway
+  hdr "rbd: Preempt and Abort through A while the preempted host writes through B ($mode)"
+  head -c 4096 /dev/zero | tr '\0' 'A' > "$WORK/rbd-pat-A"; head -c 4096 /dev/zero | tr '\0' 'B' > "$WORK/rbd-pat-B"
+  ana_use B; bjpid=$JPID
+  baddr=$(rbd_admin status "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null |
+    jq -r --arg c "$RBD_CLIENT_B" '[.watchers[] | select(.client == ($c | tonumber)) | .address] | first // ""')
+  cli $p/disconnect-path-B nvme disconnect -d "$RBD_CTRL_B"; rc=$?
+  wait_for 10 eval '[ ! -e "/sys/class/nvme/$RBD_CTRL_B" ]' || BAD="controller $RBD_CTRL_B still present"
+  verdict $rc "this host's path B out while the second host uses gateway B"
+  C=$p/connect-host-b OUTF=$RES/cli/${p//\//_}-connect-host-b.txt BAD=""
+  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $RBD_B_PORT -n "$RBD_NQN" "${hostb[@]}" \
+    "${RBD_CONNECT[@]}" > "$OUTF" 2>&1; rc=$?
+  wait_for 20 host_b_ctrl || BAD="no controller with host NQN $RESV_B_NQN"
+  hb=$(host_b_ctrl)
+  verdict $rc "second host connected to gateway B: ${hb:-none}"
+  [ -n "$hb" ] || return 1
+  # Write Exclusive - Registrants Only: the second host, registered, may write until it is preempted
+  resv_cmd $p/register-via-A ok nvme resv-register "$ca" --namespace-id=1 --nrkey=0xa1 --rrega=0
+  resv_cmd $p/acquire-registrants-only-via-A ok nvme resv-acquire "$ca" --namespace-id=1 --crkey=0xa1 --rtype=5 --racqa=0
+  resv_cmd $p/host-b-register-via-B ok nvme resv-register "/dev/$hb" --namespace-id=1 --nrkey=0xb2 --rrega=0
+  C=$p/host-b-writes OUTF=$RES/cli/${p//\//_}-host-b-writes.txt BAD=""
+  rm -f "$WORK/rbd-writer-stop" "$WORK/rbd-writer-ok"
+  ( while [ ! -e "$WORK/rbd-writer-stop" ]; do
+      pattern_blocks "$hb" "$WORK/rbd-pat-B" $first $count && echo ok >> "$WORK/rbd-writer-ok"
+    done ) & wpid=$!
+  wait_for 120 test -s "$WORK/rbd-writer-ok" || BAD="no pass of the second host's writes through B succeeded"
+  blocks_equal "$RBD_CTRL_A" "$WORK/rbd-pat-B" $first $count > "$OUTF" || BAD+="${BAD:+; }the second host's pattern is not on the image"
+  verdict 0 "the second host writes LBAs $first..$((first + count - 1)) through B in a loop; its pattern read through A"
+  C=$p/fault OUTF=$RES/cli/${p//\//_}-fault.txt BAD=""
+  if [ "$mode" = delay ]; then
+    osd_delay "$bjpid" 1500 > "$OUTF" 2>&1; rc=$?
+  else
+    kill -STOP "$bjpid"; rc=$?; echo "gateway B (pid $bjpid) stopped with SIGSTOP" > "$OUTF"
+  fi
+  verdict $rc "$(head -n 1 "$OUTF")"
+  t=$(now_us)
+  resv_cmd $p/preempt-abort-via-A ok nvme resv-acquire "$ca" --namespace-id=1 --crkey=0xa1 --prkey=0xb2 --rtype=5 --racqa=2
+  waited=$(secs_since "$t")
+  metric "${p//\//_}_acquire_s" "$waited" s
+  C=$p/b-drained-or-fenced OUTF=$RES/cli/${p//\//_}-fenced.txt BAD=""
+  ceph_admin osd blocklist ls > "$OUTF" 2>&1
+  if [ "$mode" = stop ]; then
+    [ -n "$baddr" ] && grep -qF "$baddr" "$OUTF" ||
+      BAD="B's client (${baddr:-address unknown}) is not blocklisted although B could not acknowledge"
+  fi
+  verdict 0 "Acquire (Preempt and Abort) through A returned after ${waited}s; B's client ${baddr:-?}: $(grep -qF "${baddr:-none}" "$OUTF" && echo blocklisted || echo 'not blocklisted (it acknowledged after draining)')"
+  # the survivor writes its pattern; then every write the preempted host had sent may arrive: B resumed, the
+  # delayed packets delivered (netem's queue empty), the writer ended
+  C=$p/survivor-pattern OUTF=$RES/cli/${p//\//_}-survivor.txt BAD=""
+  pattern_blocks "$RBD_CTRL_A" "$WORK/rbd-pat-A" $first $count; rc=$?
+  if [ "$mode" = stop ]; then kill -CONT "$bjpid"; else wait_for 60 eval '[ "$(netem_backlog)" = 0 ]' || BAD="netem still holds $(netem_backlog) packet(s)"; fi
+  touch "$WORK/rbd-writer-stop"
+  wait_for 300 gone "$wpid" || BAD+="${BAD:+; }the second host's writer did not end"
+  wait "$wpid" 2> /dev/null
+  [ "$mode" = delay ] && osd_delay "$bjpid" off
+  [ "$mode" = stop ] && { wait_for 180 eval 'grep -q "again as a new client" "$RES/rbd-service-B.log"' ||
+    BAD+="${BAD:+; }B did not reconnect as a new Ceph client after its blocklisting"; }
+  verdict $rc "the survivor wrote LBAs $first..$((first + count - 1)) through A; B $( [ "$mode" = stop ] && echo resumed || echo "undelayed, netem queue empty"); writer ended"
+  C=$p/no-write-after-preempt OUTF=$RES/cli/${p//\//_}-readback.txt BAD=""
+  { echo "blocks differing from the survivor's pattern, read through A: $(blocks_equal "$RBD_CTRL_A" "$WORK/rbd-pat-A" $first $count)"
+    echo "the same read through B (the second host's controller): $(blocks_equal "$hb" "$WORK/rbd-pat-A" $first $count)"; } > "$OUTF" 2>&1
+  grep -q 'through A: 0$' "$OUTF" || BAD="$(head -n 1 "$OUTF")"
+  grep -q 'through B.*: 0$' "$OUTF" || BAD+="${BAD:+; }$(tail -n 1 "$OUTF")"
+  verdict 0 "no block of the preempted host's pattern after the Acquire: $(tr '\n' ';' < "$OUTF")"
+  passthru_args "$hb" write; PT[-1]=--input-file="$WORK/rbd-pat-B"
+  resv_cmd $p/host-b-write-refused-after conflict "${PT[@]}"
+  before=$(rbd_clients | tr '\n' ' ')
+  resv_cmd $p/release-via-A ok nvme resv-release "$ca" --namespace-id=1 --crkey=0xa1 --rtype=5 --rrela=0
+  resv_cmd $p/unregister-via-A ok nvme resv-register "$ca" --namespace-id=1 --crkey=0xa1 --rrega=1
+  C=$p/disconnect-host-b OUTF=$RES/cli/${p//\//_}-disconnect-host-b.txt BAD=""
+  nvme disconnect -d "$hb" > "$OUTF" 2>&1; rc=$?
+  wait_for 10 eval '! host_b_ctrl > /dev/null' || BAD="controller $hb still present"
+  verdict $rc "$(head -n 1 "$OUTF")"
+  [ "$mode" = stop ] && RBD_CLIENT_B=$(rbd_admin status "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null |
+    jq -r --arg a "$RBD_CLIENT_A" '[.watchers[].client | tostring | select(. != $a)] | first // ""')
+  PORT=$RBD_B_PORT; connect $p/reconnect-path-B "${RBD_CONNECT[@]}" || return 1; RBD_CTRL_B=$CTRL
+  wait_for 30 ana_path_is "$RBD_CTRL_B" non-optimized
+  resv_report $p/report-empty-via-B "/dev/$RBD_CTRL_B" 0 0 -
+}
+
 rbd_blocklist() { # A optimized with the lock, B non-optimized: A's live lock is not broken; fenced, it moves
-  local t rc before breaks_a client jpid addr logs=$RES/rbd-service
+  local t rc before breaks_a client jpid addr l bad logs=$RES/rbd-service
   hdr "rbd: B made optimized while A keeps the lock: refused; A's client blocklisted at Ceph, B takes over, A reconnects"
   before=$(rbd_clients | tr '\n' ' ') breaks_a=$(grep -c 'breaking its lock' "$logs-A.log") jpid=$RBD_A_JPID
   C=rbd/fault/live-lock-not-broken OUTF=$RES/cli/rbd-live-lock-not-broken.txt BAD=""
@@ -153,6 +286,13 @@ rbd_blocklist() { # A optimized with the lock, B non-optimized: A's live lock is
   expect "A's nvmf_rbd_blocklisted_total" "$(rbd_metric A nvmf_rbd_blocklisted_total)" 0
   ana_path_is "$RBD_CTRL_A" optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$RBD_CTRL_A")"
   verdict 0 "B refused the lock A holds and answers for (rc $rc): $(grep -o 'HTTP [0-9]*' "$OUTF" | tail -n 1)"
+  # writes acknowledged through A just before its lock is broken must all be there through B (no client-side
+  # write-back window: librbd's cache is off on a shared image)
+  head -c $((8 * 4096)) /dev/urandom > "$WORK/rbd-acked"
+  C=rbd/fault/acked-writes-before-lock-break OUTF=$RES/cli/rbd-acked-writes.txt BAD=""
+  for ((l = 0; l < 8; l++)); do dd if="$WORK/rbd-acked" of="$WORK/rbd-acked-$l" bs=4096 skip=$l count=1 status=none; done
+  for ((l = 0; l < 8; l++)); do pattern_blocks "$RBD_CTRL_A" "$WORK/rbd-acked-$l" $((64 + l)) 1 || BAD+="${BAD:+; }write at LBA $((64 + l)) through A failed"; done
+  verdict 0 "8 blocks of random data written through A (LBAs 64..71), each acknowledged, just before A is fenced"
   C=rbd/B-takes-fenced-lock OUTF=$RES/cli/rbd-b-breaks-a.txt BAD=""
   addr=$(rbd_admin lock ls "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null | jq -r '[.[]?.address] | first // ""')
   { echo "blocklisting A's client at $addr"; ceph_admin osd blocklist add "$addr"; } > "$OUTF" 2>&1
@@ -161,6 +301,12 @@ rbd_blocklist() { # A optimized with the lock, B non-optimized: A's live lock is
   wait_for 30 ana_path_is "$RBD_CTRL_B" optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$RBD_CTRL_B")"
   verdict $rc "A's client blocklisted at Ceph; PUT .../ana/1 optimized on B: B holds the lock ($(secs_since "$t")s)"
   rbd_lock_check rbd/lock-broken-to-B "client.$RBD_CLIENT_B" "B's; A's client blocklisted"
+  C=rbd/fault/acked-writes-after-lock-break OUTF=$RES/cli/rbd-acked-after.txt BAD=""
+  timeout 60 nvme flush "/dev/$RBD_CTRL_B" --namespace-id=1 > "$OUTF" 2>&1; rc=$?
+  bad=0
+  for ((l = 0; l < 8; l++)); do blocks_equal "$RBD_CTRL_B" "$WORK/rbd-acked-$l" $((64 + l)) 1 > /dev/null || bad=$((bad + 1)); done
+  expect "acknowledged blocks missing or different through B" "$bad" 0
+  verdict $rc "Flush through B, then the 8 blocks read through B: $((8 - bad)) of 8 as A acknowledged them"
   # a write down path A only (its controller's char device): refused with a path status, and A notices
   passthru_args "$RBD_CTRL_A" write
   C=rbd/A-write-refused OUTF=$RES/cli/rbd-a-write-refused.txt BAD=""
@@ -190,7 +336,7 @@ rbd_blocklist() { # A optimized with the lock, B non-optimized: A's live lock is
 }
 
 rbd_scenarios() { # both gateways running
-  local t fio_pid rc base
+  local t fio_pid rc base base_b tk
   T=nvmf4j TR=tcp ADDR=127.0.0.1 NQN=$RBD_NQN NS_IDS=1
   PORT=$RBD_A_PORT; connect rbd/connect-A "${RBD_CONNECT[@]}" || return 1; RBD_CTRL_A=$CTRL
   PORT=$RBD_B_PORT; connect rbd/connect-B "${RBD_CONNECT[@]}" || return 1; RBD_CTRL_B=$CTRL
@@ -208,6 +354,8 @@ rbd_scenarios() { # both gateways running
   ana_write_moves rbd/io-on-optimized A B
 
   rbd_reservations || skip rbd/resv/remaining "not run: the second host did not connect"
+  rbd_fault_preempt delay || skip rbd/fault/preempt-abort-delayed-gateway/remaining "not run: the second host did not connect"
+  rbd_fault_preempt stop || skip rbd/fault/preempt-abort-stalled-gateway/remaining "not run: the second host did not connect"
 
   hdr "rbd: fio verify while the optimized gateway A is killed (SIGKILL); B made optimized through its API"
   t=$(now_us)
@@ -216,6 +364,7 @@ rbd_scenarios() { # both gateways running
   until [ "$(ana_written A)" -gt $((${base:-0} + (8 << 20))) ] || ! kill -0 $fio_pid 2> /dev/null; do sleep 0.2; done
   C=rbd/kill-A OUTF=$RES/cli/rbd-kill.txt BAD=""
   kill -0 $fio_pid 2> /dev/null || BAD="fio ended before the kill"
+  base_b=$(ana_written B) tk=$(now_us)
   ana_use A; kill -KILL "$JPID"; wait_for 10 gone "$JPID"; wait "$SVC_PID" 2> /dev/null; SVC_PID="" JPID=""; ana_keep A
   metric rbd_kill_after_fio_start_s "$(secs_since "$t")" s
   verdict 0 "gateway A killed (SIGKILL) $(secs_since "$t")s into fio verify; path B: $(ana_path_state "$RBD_CTRL_B")"
@@ -226,6 +375,11 @@ rbd_scenarios() { # both gateways running
   wait_for 30 ana_path_is "$RBD_CTRL_B" optimized || BAD="the host still sees B as $(ana_path_state "$RBD_CTRL_B")"
   verdict $rc "PUT .../ana/1 optimized on B answered in $(secs_since "$t1")s (B holds the lock); the host saw the change on $RBD_CTRL_B"
   rbd_lock_check rbd/lock-moved-to-B "client.$RBD_CLIENT_B" "gateway B's client; A's broken"
+  C=rbd/fault/failover-time OUTF=$RES/cli/rbd-failover-time.txt BAD=""
+  wait_for 300 eval '[ "$(ana_written B)" -gt "${base_b:-0}" ]' || BAD="no write completed through B"
+  metric rbd_failover_io_s "$(secs_since "$tk")" s
+  echo "SIGKILL of A to the first write completing through B: $(secs_since "$tk")s; B's lock takeover (PUT) $(cat "$RES/metrics.tsv" | awk '$1 == "rbd_b_takeover_s" {v = $2} END {print v}')s" > "$OUTF"
+  verdict 0 "$(cat "$OUTF"); bounded by Ceph's watch timeout (the dead owner's lock is broken once its watch expired, 30 s), the host's keep-alive (5 s) and reconnect delay (1 s)"
   wait $fio_pid; rc=$?
   grep 'rbd/failover-fio-verify' "$RES/results.tsv" | tail -n 1 | grep -q PASS || rc=1
   C=rbd/failover OUTF=$RES/cli/rbd-failover.txt BAD=""
