@@ -32,6 +32,9 @@
 # The cluster is stopped at the end. Uses suite.sh's gateway helpers (ana_use, ana_put, ... with GW=rbd).
 RBD_NQN=nqn.2026-12.io.nvmf4j:e2e-rbd RBD_A_PORT=4450 RBD_B_PORT=4451 RBD_A_API=8450 RBD_B_API=8451
 RBD_IMAGE=e2e RBD_MIB=256 RBD_CLUSTER=$WORK/ceph
+# the fault checks' image: no exclusive lock, both gateways optimized (a host may write through either), one
+# namespace in its own subsystem (a controller's char device takes I/O commands only with one namespace)
+RBD_SHARED_NQN=nqn.2026-12.io.nvmf4j:e2e-rbd-shared RBD_SHARED_IMAGE=e2e-shared RBD_SHARED_MIB=64
 RBD_CONNECT=(--reconnect-delay=1 --ctrl-loss-tmo=600 --keep-alive-tmo=5)
 RBD_FIO_BYTES=$((128 << 20))          # fio verify over the first 128 MiB (through Ceph under TCG)
 
@@ -43,14 +46,29 @@ rbd_config() { # instance nvme-port api-port min-cntlid state-of-group-1 : write
  "storage": {"cephDirectories": ["$(dirname "$CEPH_CONF")"]},
  "bdevs": [{"name": "ceph0", "type": "rbd", "blockSize": 4096, "pool": "$CEPH_POOL", "image": "$RBD_IMAGE",
    "cephConf": "$CEPH_CONF", "clientName": "$CEPH_CLIENT", "keyring": "$CEPH_KEYRING", "timeoutSeconds": 120,
-   "osdOpTimeoutSeconds": 60, "exclusiveLock": true}], "commandQuiesceTimeMs": 65535,
+   "osdOpTimeoutSeconds": 60, "exclusiveLock": true},
+  {"name": "ceph1", "type": "rbd", "blockSize": 4096, "pool": "$CEPH_POOL", "image": "$RBD_SHARED_IMAGE",
+   "cephConf": "$CEPH_CONF", "clientName": "$CEPH_CLIENT", "keyring": "$CEPH_KEYRING", "timeoutSeconds": 120,
+   "osdOpTimeoutSeconds": 60}], "commandQuiesceTimeMs": 65535,
  "subsystems": [{"nqn": "$RBD_NQN", "serial": "NVMF4JRBD0001", "model": "nvmf4j-e2e-rbd", "allowAnyHost": true,
    "maxNamespaces": 8, "minCntlid": $4, "maxCntlid": $(($4 + 99)),
    "namespaces": [{"nsid": 1, "bdev": "ceph0", "anaGroup": 1, "nguid": "6e766d66346a0016e000000000000001",
                    "uuid": "6e766d66-346a-4016-e000-000000000001"}],
-   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $2, "anaStates": {"1": "$5"}}]}]}
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $2, "anaStates": {"1": "$5"}}]},
+  {"nqn": "$RBD_SHARED_NQN", "serial": "NVMF4JRBD0002", "model": "nvmf4j-e2e-rbd", "allowAnyHost": true,
+   "maxNamespaces": 8, "minCntlid": $4, "maxCntlid": $(($4 + 99)),
+   "namespaces": [{"nsid": 1, "bdev": "ceph1", "anaGroup": 1, "nguid": "6e766d66346a0016e000000000000002",
+                   "uuid": "6e766d66-346a-4016-e000-000000000002"}],
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $2, "anaStates": {"1": "optimized"}}]}]}
 JSON
   cp "$WORK/rbd-$1.json" "$RES/rbd-config-$1.json"
+}
+ana_put_code() { # instance state : ana_put's PUT, printing only the HTTP status (the body in $WORK/ana-put-body.txt)
+  local nqn; nqn=$(gw NQN)
+  curl -sS -m 300 -o "$WORK/ana-put-body.txt" -w '%{http_code}' -X PUT \
+    -H "Authorization: Bearer $(cat "$WORK/$GWT-state-$1/api-token")" -H 'Content-Type: application/json' \
+    -d "{\"state\": \"$2\"}" \
+    "http://127.0.0.1:$(gw "${1}_API")/api/v1/subsystems/${nqn//:/%3A}/listeners/tcp/127.0.0.1/$(gw "${1}_PORT")/ana/1"
 }
 rbd_clients() { # the Ceph client ids watching the image (rbd status), one a line
   rbd_admin status "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null | jq -r '[.watchers[].client] | unique[]'
@@ -69,10 +87,10 @@ rbd_lock_check() { # check-name expected-locker(client.N|none) what : rbd lock l
 rbd_new_client() { # clients-before : the one client id that is not in the list given
   rbd_clients | grep -vxF -f <(tr ' ' '\n' <<< "$1" | grep .) | head -n 1
 }
-host_b_ctrl() { # the controller of the second host (its host NQN) in the subsystem
+host_b_ctrl() { # [nqn] : the controller of the second host (its host NQN) in the subsystem (default RBD_NQN)
   local c
   for c in /sys/class/nvme/nvme*; do
-    [ "$(cat "$c/subsysnqn" 2> /dev/null)" = "$RBD_NQN" ] && [ "$(cat "$c/hostnqn" 2> /dev/null)" = "$RESV_B_NQN" ] &&
+    [ "$(cat "$c/subsysnqn" 2> /dev/null)" = "${1:-$RBD_NQN}" ] && [ "$(cat "$c/hostnqn" 2> /dev/null)" = "$RESV_B_NQN" ] &&
       { echo "${c##*/}"; return 0; }
   done
   return 1
@@ -190,40 +208,46 @@ blocks_equal() { # ctrl file first count : every 4 KiB block at LBAs first.. rea
 }
 
 # Preempt and Abort while the preempted host writes through gateway B, B's link to the OSD delayed (delay) or B's
-# process stopped (stop): the Acquire through A completes only once B drained or was blocklisted, and no write of
-# the preempted host lands after the survivor's pattern (NVMe 2.0 8.19.7; the kernel's nvmet_pr_do_abort).
+# process stopped (stop), on the shared image (no exclusive lock: both gateways write): the Acquire through A
+# completes only once B drained or was blocklisted, and no write of the preempted host lands after the survivor's
+# pattern (NVMe 2.0 8.19.7; the kernel's nvmet_pr_do_abort).
+shared_watcher_other_than() { # client-id : the other client watching the shared image, and its address
+  rbd_admin status "$CEPH_POOL/$RBD_SHARED_IMAGE" --format json 2> /dev/null |
+    jq -r --arg a "$1" '[.watchers[] | select((.client | tostring) != $a)] | first // {} | "\(.client // "") \(.address // "")"'
+}
 rbd_fault_preempt() { # delay|stop
-  local mode=$1 p=rbd/fault/preempt-abort ca=/dev/$RBD_CTRL_A hb rc wpid t bjpid baddr before waited
+  local mode=$1 p=rbd/fault/preempt-abort ca hb rc wpid t bjpid bclient baddr waited outf n0 fenced=0
   local hostb=(--hostnqn="$RESV_B_NQN" --hostid="$RESV_B_ID") first=32 count=8
   [ "$mode" = delay ] && p+=-delayed-gateway || p+=-stalled-gateway
+  outf=$RES/cli/${p//\//_}
   hdr "rbd: Preempt and Abort through A while the preempted host writes through B ($mode)"
   head -c 4096 /dev/zero | tr '\0' 'A' > "$WORK/rbd-pat-A"; head -c 4096 /dev/zero | tr '\0' 'B' > "$WORK/rbd-pat-B"
   ana_use B; bjpid=$JPID
-  baddr=$(rbd_admin status "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null |
-    jq -r --arg c "$RBD_CLIENT_B" '[.watchers[] | select(.client == ($c | tonumber)) | .address] | first // ""')
-  cli $p/disconnect-path-B nvme disconnect -d "$RBD_CTRL_B"; rc=$?
-  wait_for 10 eval '[ ! -e "/sys/class/nvme/$RBD_CTRL_B" ]' || BAD="controller $RBD_CTRL_B still present"
-  verdict $rc "this host's path B out while the second host uses gateway B"
-  C=$p/connect-host-b OUTF=$RES/cli/${p//\//_}-connect-host-b.txt BAD=""
-  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $RBD_B_PORT -n "$RBD_NQN" "${hostb[@]}" \
+  T=nvmf4j TR=tcp ADDR=127.0.0.1 NQN=$RBD_SHARED_NQN NS_IDS=1 PORT=$RBD_A_PORT
+  connect $p/connect-A "${RBD_CONNECT[@]}" || return 1; ca=$CTRL
+  NQN=$RBD_NQN
+  read -r bclient baddr <<< "$(shared_watcher_other_than "$RBD_SHARED_A")"
+  C=$p/connect-host-b OUTF=$outf-connect-host-b.txt BAD=""
+  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $RBD_B_PORT -n "$RBD_SHARED_NQN" "${hostb[@]}" \
     "${RBD_CONNECT[@]}" > "$OUTF" 2>&1; rc=$?
-  wait_for 20 host_b_ctrl || BAD="no controller with host NQN $RESV_B_NQN"
-  hb=$(host_b_ctrl)
-  verdict $rc "second host connected to gateway B: ${hb:-none}"
+  wait_for 20 host_b_ctrl "$RBD_SHARED_NQN" || BAD="no controller with host NQN $RESV_B_NQN"
+  hb=$(host_b_ctrl "$RBD_SHARED_NQN")
+  verdict $rc "second host connected to gateway B: ${hb:-none}; this host through A: $ca; B's Ceph client of the image: client.${bclient:-?} at ${baddr:-?}"
   [ -n "$hb" ] || return 1
   # Write Exclusive - Registrants Only: the second host, registered, may write until it is preempted
-  resv_cmd $p/register-via-A ok nvme resv-register "$ca" --namespace-id=1 --nrkey=0xa1 --rrega=0
-  resv_cmd $p/acquire-registrants-only-via-A ok nvme resv-acquire "$ca" --namespace-id=1 --crkey=0xa1 --rtype=5 --racqa=0
+  resv_cmd $p/register-via-A ok nvme resv-register "/dev/$ca" --namespace-id=1 --nrkey=0xa1 --rrega=0
+  resv_cmd $p/acquire-registrants-only-via-A ok nvme resv-acquire "/dev/$ca" --namespace-id=1 --crkey=0xa1 --rtype=3 --racqa=0
   resv_cmd $p/host-b-register-via-B ok nvme resv-register "/dev/$hb" --namespace-id=1 --nrkey=0xb2 --rrega=0
-  C=$p/host-b-writes OUTF=$RES/cli/${p//\//_}-host-b-writes.txt BAD=""
+  C=$p/host-b-writes OUTF=$outf-host-b-writes.txt BAD=""
   rm -f "$WORK/rbd-writer-stop" "$WORK/rbd-writer-ok"
   ( while [ ! -e "$WORK/rbd-writer-stop" ]; do
       pattern_blocks "$hb" "$WORK/rbd-pat-B" $first $count && echo ok >> "$WORK/rbd-writer-ok"
     done ) & wpid=$!
   wait_for 120 test -s "$WORK/rbd-writer-ok" || BAD="no pass of the second host's writes through B succeeded"
-  blocks_equal "$RBD_CTRL_A" "$WORK/rbd-pat-B" $first $count > "$OUTF" || BAD+="${BAD:+; }the second host's pattern is not on the image"
+  blocks_equal "$ca" "$WORK/rbd-pat-B" $first $count > "$OUTF" || BAD+="${BAD:+; }the second host's pattern is not on the image"
   verdict 0 "the second host writes LBAs $first..$((first + count - 1)) through B in a loop; its pattern read through A"
-  C=$p/fault OUTF=$RES/cli/${p//\//_}-fault.txt BAD=""
+  C=$p/fault OUTF=$outf-fault.txt BAD=""
+  n0=$(grep -c "again as a new client" "$RES/rbd-service-B.log")
   if [ "$mode" = delay ]; then
     osd_delay "$bjpid" 1500 > "$OUTF" 2>&1; rc=$?
   else
@@ -231,61 +255,71 @@ rbd_fault_preempt() { # delay|stop
   fi
   verdict $rc "$(head -n 1 "$OUTF")"
   t=$(now_us)
-  resv_cmd $p/preempt-abort-via-A ok nvme resv-acquire "$ca" --namespace-id=1 --crkey=0xa1 --prkey=0xb2 --rtype=5 --racqa=2
+  resv_cmd $p/preempt-abort-via-A ok nvme resv-acquire "/dev/$ca" --namespace-id=1 --crkey=0xa1 --prkey=0xb2 --rtype=3 --racqa=2
   waited=$(secs_since "$t")
   metric "${p//\//_}_acquire_s" "$waited" s
-  C=$p/b-drained-or-fenced OUTF=$RES/cli/${p//\//_}-fenced.txt BAD=""
+  C=$p/b-drained-or-fenced OUTF=$outf-fenced.txt BAD=""
   ceph_admin osd blocklist ls > "$OUTF" 2>&1
   if [ "$mode" = stop ]; then
     [ -n "$baddr" ] && grep -qF "$baddr" "$OUTF" ||
       BAD="B's client (${baddr:-address unknown}) is not blocklisted although B could not acknowledge"
   fi
-  verdict 0 "Acquire (Preempt and Abort) through A returned after ${waited}s; B's client ${baddr:-?}: $(grep -qF "${baddr:-none}" "$OUTF" && echo blocklisted || echo 'not blocklisted (it acknowledged after draining)')"
+  [ -n "$baddr" ] && grep -qF "$baddr" "$OUTF" && fenced=1
+  verdict 0 "Acquire (Preempt and Abort) through A returned after ${waited}s; B's client ${baddr:-?}: $( [ $fenced = 1 ] && echo blocklisted || echo 'not blocklisted (it acknowledged after draining)')"
   # the survivor writes its pattern; then every write the preempted host had sent may arrive: B resumed, the
   # delayed packets delivered (netem's queue empty), the writer ended
-  C=$p/survivor-pattern OUTF=$RES/cli/${p//\//_}-survivor.txt BAD=""
-  pattern_blocks "$RBD_CTRL_A" "$WORK/rbd-pat-A" $first $count; rc=$?
+  C=$p/survivor-pattern OUTF=$outf-survivor.txt BAD=""
+  pattern_blocks "$ca" "$WORK/rbd-pat-A" $first $count; rc=$?
   if [ "$mode" = stop ]; then kill -CONT "$bjpid"; else wait_for 60 eval '[ "$(netem_backlog)" = 0 ]' || BAD="netem still holds $(netem_backlog) packet(s)"; fi
   touch "$WORK/rbd-writer-stop"
   wait_for 300 gone "$wpid" || BAD+="${BAD:+; }the second host's writer did not end"
   wait "$wpid" 2> /dev/null
   [ "$mode" = delay ] && osd_delay "$bjpid" off
-  [ "$mode" = stop ] && { wait_for 180 eval 'grep -q "again as a new client" "$RES/rbd-service-B.log"' ||
-    BAD+="${BAD:+; }B did not reconnect as a new Ceph client after its blocklisting"; }
-  verdict $rc "the survivor wrote LBAs $first..$((first + count - 1)) through A; B $( [ "$mode" = stop ] && echo resumed || echo "undelayed, netem queue empty"); writer ended"
-  C=$p/no-write-after-preempt OUTF=$RES/cli/${p//\//_}-readback.txt BAD=""
-  { echo "blocks differing from the survivor's pattern, read through A: $(blocks_equal "$RBD_CTRL_A" "$WORK/rbd-pat-A" $first $count)"
+  # a fenced B serves again once it reconnected as a new Ceph client (its namespaces are inaccessible meanwhile)
+  if [ $fenced = 1 ]; then
+    wait_for 180 eval '[ "$(grep -c "again as a new client" "$RES/rbd-service-B.log")" -gt "$n0" ]' ||
+      BAD+="${BAD:+; }B did not reconnect as a new Ceph client after its blocklisting"
+  fi
+  verdict $rc "the survivor wrote LBAs $first..$((first + count - 1)) through A; B $( [ "$mode" = stop ] && echo resumed || echo "undelayed, netem queue empty"); writer ended ($(wc -l < "$WORK/rbd-writer-ok") passes of the second host's writes had succeeded)"
+  C=$p/no-write-after-preempt OUTF=$outf-readback.txt BAD=""
+  { echo "blocks differing from the survivor's pattern, read through A: $(blocks_equal "$ca" "$WORK/rbd-pat-A" $first $count)"
     echo "the same read through B (the second host's controller): $(blocks_equal "$hb" "$WORK/rbd-pat-A" $first $count)"; } > "$OUTF" 2>&1
   grep -q 'through A: 0$' "$OUTF" || BAD="$(head -n 1 "$OUTF")"
   grep -q 'through B.*: 0$' "$OUTF" || BAD+="${BAD:+; }$(tail -n 1 "$OUTF")"
   verdict 0 "no block of the preempted host's pattern after the Acquire: $(tr '\n' ';' < "$OUTF")"
-  passthru_args "$hb" write; PT[-1]=--input-file="$WORK/rbd-pat-B"
+  PT=(nvme io-passthru "/dev/$hb" --namespace-id=1 --data-len=4096 --cdw10=$first --cdw12=0 --opcode=0x01 --write
+      --input-file="$WORK/rbd-pat-B")
   resv_cmd $p/host-b-write-refused-after conflict "${PT[@]}"
-  before=$(rbd_clients | tr '\n' ' ')
-  resv_cmd $p/release-via-A ok nvme resv-release "$ca" --namespace-id=1 --crkey=0xa1 --rtype=5 --rrela=0
-  resv_cmd $p/unregister-via-A ok nvme resv-register "$ca" --namespace-id=1 --crkey=0xa1 --rrega=1
-  C=$p/disconnect-host-b OUTF=$RES/cli/${p//\//_}-disconnect-host-b.txt BAD=""
-  nvme disconnect -d "$hb" > "$OUTF" 2>&1; rc=$?
-  wait_for 10 eval '! host_b_ctrl > /dev/null' || BAD="controller $hb still present"
-  verdict $rc "$(head -n 1 "$OUTF")"
-  [ "$mode" = stop ] && RBD_CLIENT_B=$(rbd_admin status "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null |
+  resv_report $p/report-via-B "/dev/$hb" 3 1 "$(tr -d '-' < "/sys/class/nvme/$ca/hostid")"
+  resv_cmd $p/release-via-A ok nvme resv-release "/dev/$ca" --namespace-id=1 --crkey=0xa1 --rtype=3 --rrela=0
+  resv_cmd $p/unregister-via-A ok nvme resv-register "/dev/$ca" --namespace-id=1 --crkey=0xa1 --rrega=1
+  C=$p/report-empty-via-B OUTF=$outf-report-empty.txt BAD=""
+  # B takes the change in when A's notification reaches it (A does not wait for that on a release)
+  wait_for 30 eval 'nvme resv-report "/dev/$hb" --namespace-id=1 --eds -o json 2> /dev/null | jq -e ".regctl == 0" > /dev/null' ||
+    BAD="B still reports: $(nvme resv-report "/dev/$hb" --namespace-id=1 --eds -o json 2>&1 | tr -s ' \n' ' ' | head -c 300)"
+  verdict 0 "B reports no registrant after A's release and unregister"
+  C=$p/disconnect OUTF=$outf-disconnect.txt BAD=""
+  { nvme disconnect -d "$hb"; nvme disconnect -d "$ca"; } > "$OUTF" 2>&1; rc=$?
+  wait_for 10 eval '[ ! -e "/sys/class/nvme/$hb" ] && [ ! -e "/sys/class/nvme/$ca" ]' || BAD="a controller is still present"
+  verdict $rc "$(tr '\n' ' ' < "$OUTF")"
+  # B's Ceph client of the main image, new if it was fenced too; this host's path B live again after a stop
+  RBD_CLIENT_B=$(rbd_admin status "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null |
     jq -r --arg a "$RBD_CLIENT_A" '[.watchers[].client | tostring | select(. != $a)] | first // ""')
-  PORT=$RBD_B_PORT; connect $p/reconnect-path-B "${RBD_CONNECT[@]}" || return 1; RBD_CTRL_B=$CTRL
-  wait_for 30 ana_path_is "$RBD_CTRL_B" non-optimized
-  resv_report $p/report-empty-via-B "/dev/$RBD_CTRL_B" 0 0 -
+  wait_for 120 eval '[ "$(ctrl_state_of "$RBD_CTRL_B")" = live ]'
 }
 
 rbd_blocklist() { # A optimized with the lock, B non-optimized: A's live lock is not broken; fenced, it moves
-  local t rc before breaks_a client jpid addr l bad logs=$RES/rbd-service
+  local t rc before breaks_a client jpid addr l bad code logs=$RES/rbd-service
   hdr "rbd: B made optimized while A keeps the lock: refused; A's client blocklisted at Ceph, B takes over, A reconnects"
   before=$(rbd_clients | tr '\n' ' ') breaks_a=$(grep -c 'breaking its lock' "$logs-A.log") jpid=$RBD_A_JPID
   C=rbd/fault/live-lock-not-broken OUTF=$RES/cli/rbd-live-lock-not-broken.txt BAD=""
-  ana_put B optimized > "$OUTF" 2>&1; rc=$?
-  expect_true "PUT .../ana/1 optimized on B" "succeeded; HTTP 409 was expected" grep -q ' HTTP 409$' "$OUTF"
+  code=$(ana_put_code B optimized 2> "$OUTF"); rc=$?
+  cat "$WORK/ana-put-body.txt" >> "$OUTF" 2> /dev/null
+  expect "HTTP status of PUT .../ana/1 optimized on B" "$code" 409
   expect "exclusive lock owner" "$(rbd_locker)" "client.$RBD_CLIENT_A"
   expect "A's nvmf_rbd_blocklisted_total" "$(rbd_metric A nvmf_rbd_blocklisted_total)" 0
   ana_path_is "$RBD_CTRL_A" optimized || BAD+="${BAD:+; }path A is $(ana_path_state "$RBD_CTRL_A")"
-  verdict 0 "B refused the lock A holds and answers for (rc $rc): $(grep -o 'HTTP [0-9]*' "$OUTF" | tail -n 1)"
+  verdict 0 "B refused the lock A holds and answers for (curl rc $rc): HTTP $code"
   # writes acknowledged through A just before its lock is broken must all be there through B (no client-side
   # write-back window: librbd's cache is off on a shared image)
   head -c $((8 * 4096)) /dev/urandom > "$WORK/rbd-acked"
@@ -445,6 +479,11 @@ rbd_part() {
     verdict $rc "$CEPH_POOL/$RBD_IMAGE: $RBD_MIB MiB, features $(sed -n 's/^[[:space:]]*features: //p' "$OUTF")"
   fi
   if [ $rc = 0 ]; then
+    cli rbd/image-shared rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" create \
+      "$CEPH_POOL/$RBD_SHARED_IMAGE" --size "${RBD_SHARED_MIB}M"; rc=$?
+    verdict $rc "$CEPH_POOL/$RBD_SHARED_IMAGE: $RBD_SHARED_MIB MiB, for the fault checks (no exclusive lock in the gateways' bdev)"
+  fi
+  if [ $rc = 0 ]; then
     SVC_START_TIMEOUT=$((SVC_START_TIMEOUT * 2))   # two JVMs and Ceph on the guest's 2 vCPUs under TCG
     rbd_config A $RBD_A_PORT $RBD_A_API 1 optimized
     rbd_config B $RBD_B_PORT $RBD_B_API 101 non-optimized
@@ -453,6 +492,7 @@ rbd_part() {
     if svc_start rbd/start-A; then
       ana_keep A
       RBD_CLIENT_A=$(rbd_clients | head -n 1)
+      RBD_SHARED_A=$(rbd_admin status "$CEPH_POOL/$RBD_SHARED_IMAGE" --format json 2> /dev/null | jq -r '.watchers[0].client // ""')
       rbd_lock_check rbd/lock-on-A "client.${RBD_CLIENT_A:-?}" "gateway A's client: it started optimized"
       before=$(rbd_clients | tr '\n' ' ')
       ana_use B; : > "$SVC_LOG"
@@ -461,6 +501,7 @@ rbd_part() {
         RBD_CLIENT_B=$(rbd_new_client "$before")
         rbd_scenarios || skip rbd/remaining "not run: an earlier rbd check failed (see above)"
         timeout 60 nvme disconnect -n "$RBD_NQN" > /dev/null 2>&1
+        timeout 60 nvme disconnect -n "$RBD_SHARED_NQN" > /dev/null 2>&1
         ana_use B; [ -z "$SVC_PID" ] || svc_stop rbd/stop-B
       fi
       ana_use A; [ -z "$SVC_PID" ] || svc_stop rbd/stop-A
