@@ -103,7 +103,8 @@ public final class PoolRules {
             p.add(at + ".path: an lvol pool has no directory (it lives on baseBdev), got '" + pool.path + "'");
         }
         Long cs = pool.clusterSize;
-        if (cs != null && (cs < PoolConfig.MIN_CLUSTER_SIZE || cs > PoolConfig.MAX_CLUSTER_SIZE || Long.bitCount(cs) != 1)) {
+        if (cs != null
+            && (cs < PoolConfig.MIN_CLUSTER_SIZE || cs > PoolConfig.MAX_CLUSTER_SIZE || Long.bitCount(cs) != 1)) {
             p.add(at + ".clusterSize: must be a power of two " + PoolConfig.MIN_CLUSTER_SIZE + ".."
                 + PoolConfig.MAX_CLUSTER_SIZE + ", got " + cs);
         }
@@ -128,7 +129,8 @@ public final class PoolRules {
         }
         if (c.subsystems != null) {
             for (SubsystemConfig s : c.subsystems) {
-                for (NamespaceConfig n : s == null || s.namespaces == null ? List.<NamespaceConfig>of() : s.namespaces) {
+                List<NamespaceConfig> ns = s == null || s.namespaces == null ? List.of() : s.namespaces;
+                for (NamespaceConfig n : ns) {
                     if (n != null && pool.baseBdev.equals(n.bdev)) {
                         p.add(at + ".baseBdev: bdev '" + b.name + "' backs namespace " + n.nsid + " of " + s.nqn
                             + "; the lvol store needs it alone");
