@@ -1,7 +1,6 @@
 package io.nvmf4j.spdk;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.SnapshotConfig;
@@ -331,10 +330,5 @@ final class SpdkPools {
             step.run();
             return null;
         }, field);
-    }
-
-    /** The document's bdev {@code name}, or null. */
-    static BdevConfig base(TargetConfig c, PoolConfig p) {
-        return c.bdev(p.baseBdev);
     }
 }
