@@ -41,7 +41,7 @@ export PKG_CONFIG_PATH=$spdk/build/lib/pkgconfig
 # every SPDK library the engine needs, whole (their constructors register subsystems, bdev modules,
 # transports and socket implementations), then DPDK's, then the system libraries
 spdk_libs=$(pkg-config --libs spdk_event_nvmf spdk_event_bdev spdk_event_accel spdk_event_iobuf \
-  spdk_event_sock spdk_event_keyring spdk_bdev_malloc spdk_bdev_null spdk_bdev_aio spdk_sock_posix \
+  spdk_event_sock spdk_event_keyring spdk_bdev_malloc spdk_bdev_null spdk_bdev_aio spdk_bdev_lvol spdk_sock_posix \
   spdk_accel_modules spdk_keyring_modules spdk_event)
 dpdk_libs=$(pkg-config --libs spdk_env_dpdk)
 sys_libs=$(pkg-config --libs --static spdk_syslibs)
@@ -52,7 +52,7 @@ ${CC:-gcc} -shared -fPIC -O2 -g -Wall -Werror -std=gnu11 -fno-strict-aliasing -W
   -Wl,-soname,"$lib" -Wl,-Bsymbolic -Wl,--exclude-libs,ALL \
   -I"$jhome/include" -I"$jhome/include/linux" -I"$here/../rdma-cm/src/main/c" \
   -I"$spdk/include" -I"$spdk/lib" -I"$spdk/module/bdev/malloc" -I"$spdk/module/bdev/null" \
-  -I"$spdk/module/bdev/aio" \
+  -I"$spdk/module/bdev/aio" -I"$spdk/module/bdev/lvol" \
   "$here"/src/main/c/*.c -o "$out/$lib" \
   -Wl,-Bstatic -Wl,--whole-archive $whole -Wl,--no-whole-archive -Wl,-Bdynamic $sys_libs -Wl,-z,defs
 echo "build-native: built $lib against $spdk ($(du -h "$out/$lib" | cut -f1))" >&2

@@ -40,6 +40,7 @@
 #include "bdev_malloc.h"
 #include "bdev_null.h"
 #include "bdev_aio.h"
+#include "vbdev_lvol.h"
 #include "nvmf/nvmf_internal.h"
 
 #include <dirent.h>
@@ -50,7 +51,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal SpdkNative.ABI_VERSION. */
-#define NVMF4J_SPDK_ABI_VERSION 6
+#define NVMF4J_SPDK_ABI_VERSION 7
 #define NATIVE_CLASS "io/nvmf4j/spdk/SpdkNative"
 #define EXCEPTION_CLASS "io/nvmf4j/spdk/SpdkException"
 
@@ -1936,6 +1937,245 @@ static jstring JNICALL n_poll_group_stats(JNIEnv *env, jclass cls)
 	return stat_call(env, do_pg_stats);
 }
 
+/* ------------------------------------------------------------------ lvol stores (pools of kind lvol) */
+
+/*
+ * A pool of kind lvol is an SPDK lvol store named like the pool on a base bdev; its volumes and snapshots are
+ * lvols of that store, so each one's bdev has the alias <pool>/<lvol> that namespaces name. Every step runs on
+ * the app thread and finishes the call from SPDK's completion callback.
+ */
+
+static void lvs_made(void *arg, struct spdk_lvol_store *lvs, int rc)
+{
+	struct call *c = arg;
+	(void)lvs;
+	if (rc)
+		finish(c, rc, "SPDK could not make lvol store %s on bdev %s: %s", c->s2, c->s1, spdk_strerror(-rc));
+	else {
+		appendf(c, "created");
+		finish(c, 0, NULL);
+	}
+}
+
+/* After every examine (a store on the base bdev is loaded by then): the store named s2, else a new one on s1. */
+static void lvs_examined(void *arg)
+{
+	struct call *c = arg;
+	struct spdk_lvol_store *lvs = vbdev_get_lvol_store_by_name(c->s2);
+	if (lvs) {
+		struct lvol_store_bdev *lb = vbdev_get_lvs_bdev_by_lvs(lvs);
+		const char *base = lb && lb->bdev ? spdk_bdev_get_name(lb->bdev) : "";
+		if (strcmp(base, c->s1) != 0) {
+			finish(c, -EEXIST, "SPDK has lvol store %s on bdev %s already, not on %s", c->s2, base, c->s1);
+			return;
+		}
+		appendf(c, "loaded");
+		finish(c, 0, NULL);
+		return;
+	}
+	if (!spdk_bdev_get_by_name(c->s1)) {
+		finish(c, -ENOENT, "SPDK has no bdev %s for lvol store %s", c->s1, c->s2);
+		return;
+	}
+	int rc = vbdev_lvs_create(c->s1, c->s2, (uint32_t)c->u1, LVS_CLEAR_WITH_UNMAP, 0, lvs_made, c);
+	if (rc)
+		finish(c, rc, "SPDK could not make lvol store %s on bdev %s: %s", c->s2, c->s1, spdk_strerror(-rc));
+}
+
+static void do_open_lvs(struct call *c)
+{
+	int rc = spdk_bdev_wait_for_examine(lvs_examined, c);
+	if (rc)
+		finish(c, rc, "SPDK could not wait for its bdevs' examine: %s", spdk_strerror(-rc));
+}
+
+static void lvs_destroyed(void *arg, int rc)
+{
+	struct call *c = arg;
+	if (rc)
+		finish(c, rc, "SPDK could not remove lvol store %s: %s", c->s2, spdk_strerror(-rc));
+	else
+		finish(c, 0, NULL);
+}
+
+static struct spdk_lvol_store *find_lvs(struct call *c)
+{
+	struct spdk_lvol_store *lvs = vbdev_get_lvol_store_by_name(c->s2);
+	if (!lvs)
+		finish(c, -ENOENT, "SPDK has no lvol store %s", c->s2);
+	return lvs;
+}
+
+static void do_remove_lvs(struct call *c)
+{
+	struct spdk_lvol_store *lvs = find_lvs(c);
+	if (lvs)
+		vbdev_lvs_destruct(lvs, lvs_destroyed, c);
+}
+
+/*
+ * The store's capacity and lvols as text: "<cluster bytes> <total clusters> <free clusters> <block bytes>", then
+ * one line per lvol "<name>\t<allocated clusters>\t<clusters>\t<thin 0|1>\t<snapshot 0|1>".
+ */
+static void do_lvs_info(struct call *c)
+{
+	struct spdk_lvol_store *lvs = find_lvs(c);
+	if (!lvs)
+		return;
+	struct spdk_blob_store *bs = lvs->blobstore;
+	appendf(c, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", spdk_bs_get_cluster_size(bs),
+		spdk_bs_total_data_cluster_count(bs), spdk_bs_free_cluster_count(bs), spdk_bs_get_io_unit_size(bs));
+	struct spdk_lvol *l;
+	TAILQ_FOREACH(l, &lvs->lvols, link) {
+		if (!l->blob)
+			continue;
+		appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%d\n", l->name, spdk_blob_get_num_allocated_clusters(l->blob),
+			spdk_blob_get_num_clusters(l->blob), spdk_blob_is_thin_provisioned(l->blob) ? 1 : 0,
+			spdk_blob_is_snapshot(l->blob) ? 1 : 0);
+	}
+	finish(c, 0, NULL);
+}
+
+static void lvol_made(void *arg, struct spdk_lvol *lvol, int rc)
+{
+	struct call *c = arg;
+	(void)lvol;
+	if (rc)
+		finish(c, rc, "SPDK could not make lvol %s/%s: %s", c->s2, c->s4, spdk_strerror(-rc));
+	else
+		finish(c, 0, NULL);
+}
+
+static void lvol_done(void *arg, int rc)
+{
+	struct call *c = arg;
+	if (rc)
+		finish(c, rc, "SPDK could not change lvol %s/%s: %s", c->s2, c->s3, spdk_strerror(-rc));
+	else
+		finish(c, 0, NULL);
+}
+
+static struct spdk_lvol *find_lvol(struct call *c)
+{
+	struct spdk_lvol *l = vbdev_get_lvol_store_by_name(c->s2) ? spdk_lvol_get_by_names(c->s2, c->s3) : NULL;
+	if (!l)
+		finish(c, -ENOENT, "SPDK has no lvol %s/%s", c->s2, c->s3);
+	return l;
+}
+
+enum lvol_op { LVOL_CREATE, LVOL_RESIZE, LVOL_DESTROY, LVOL_SNAPSHOT, LVOL_CLONE };
+
+/* s2 store, s3 lvol, s4 new lvol (create: s3), u1 bytes, b1 thin, i1 the lvol_op. */
+static void do_lvol(struct call *c)
+{
+	if (c->i1 == LVOL_CREATE) {
+		struct spdk_lvol_store *lvs = find_lvs(c);
+		if (!lvs)
+			return;
+		int rc = vbdev_lvol_create(lvs, c->s4, c->u1, c->b1, LVOL_CLEAR_WITH_DEFAULT, lvol_made, c);
+		if (rc)
+			finish(c, rc, "SPDK could not make lvol %s/%s: %s", c->s2, c->s4, spdk_strerror(-rc));
+		return;
+	}
+	struct spdk_lvol *l = find_lvol(c);
+	if (!l)
+		return;
+	switch (c->i1) {
+	case LVOL_RESIZE:
+		vbdev_lvol_resize(l, c->u1, lvol_done, c);
+		break;
+	case LVOL_DESTROY:
+		/* SPDK merges a snapshot with one dependent into it and refuses one with more */
+		vbdev_lvol_destroy(l, lvol_done, c);
+		break;
+	case LVOL_SNAPSHOT:
+		vbdev_lvol_create_snapshot(l, c->s4, lvol_made, c);
+		break;
+	case LVOL_CLONE:
+		vbdev_lvol_create_clone(l, c->s4, lvol_made, c);
+		break;
+	default:
+		finish(c, -EINVAL, "no lvol operation %d", c->i1);
+	}
+}
+
+static jstring JNICALL n_lvs(JNIEnv *env, jclass cls, jint op, jstring base, jstring name, jlong cluster_bytes)
+{
+	(void)cls;
+	static const call_fn fns[] = {do_open_lvs, do_remove_lvs, do_lvs_info};
+	if (op < 0 || op > 2) {
+		throw_spdk(env, -EINVAL, "no lvol store operation");
+		return NULL;
+	}
+	struct call *c = call_new(fns[op]);
+	if (!c)
+		return NULL;
+	if ((base && !jstr(env, base, c->s1, sizeof(c->s1), "base bdev")) ||
+	    !jstr(env, name, c->s2, SPDK_LVS_NAME_MAX, "lvol store")) {
+		call_put(c);
+		call_put(c);
+		return NULL;
+	}
+	c->u1 = (uint64_t)cluster_bytes;
+	if (run_call(env, c) != 0)
+		return NULL;
+	return take_out(env, c);
+}
+
+static void JNICALL n_lvol(JNIEnv *env, jclass cls, jint op, jstring lvs, jstring lvol, jstring made, jlong bytes,
+			   jboolean thin)
+{
+	(void)cls;
+	struct call *c = call_new(do_lvol);
+	if (!c)
+		return;
+	if (!jstr(env, lvs, c->s2, SPDK_LVS_NAME_MAX, "lvol store") ||
+	    !jstr(env, lvol, c->s3, SPDK_LVOL_NAME_MAX, "lvol") ||
+	    (made && !jstr(env, made, c->s4, SPDK_LVOL_NAME_MAX, "new lvol"))) {
+		call_put(c);
+		call_put(c);
+		return;
+	}
+	c->i1 = op;
+	c->u1 = (uint64_t)bytes;
+	c->b1 = thin;
+	if (run_call(env, c) == 0)
+		call_put(c);
+}
+
+/* Pauses subsystem s1 until resumeSubsystem, the commands on namespace i1 (0: none awaited) completed first. */
+static void paused_only(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	(void)s;
+	struct call *c = arg;
+	if (status)
+		finish(c, status, "SPDK could not pause subsystem %s", c->s1);
+	else
+		finish(c, 0, NULL);
+}
+
+static void do_pause(struct call *c)
+{
+	pause_then(c, (uint32_t)c->i1, paused_only);
+}
+
+static void do_resume(struct call *c)
+{
+	struct spdk_nvmf_subsystem *s = find_subsystem(c);
+	if (!s)
+		return;
+	c->rc = 0;
+	int rc = spdk_nvmf_subsystem_resume(s, resumed, c);
+	if (rc)
+		finish(c, rc, "SPDK could not resume subsystem %s", c->s1);
+}
+
+static void JNICALL n_pause_subsystem(JNIEnv *env, jclass cls, jstring nqn, jint nsid, jboolean pause)
+{
+	(void)cls;
+	nqn_call(env, pause ? do_pause : do_resume, nqn, NULL, NULL, nsid, false);
+}
+
 /* ------------------------------------------------------------------ test hook: a stalled app thread */
 
 /* Posted by hold_on_app once the app thread runs it; released by releaseAppThread. */
@@ -2030,6 +2270,9 @@ static const JNINativeMethod methods[] = {
 	{"bdevStats", "()" S, (void *)n_bdev_stats},
 	{"threadStats", "()" S, (void *)n_thread_stats},
 	{"pollGroupStats", "()" S, (void *)n_poll_group_stats},
+	{"lvs", "(I" S S "J)" S, (void *)n_lvs},
+	{"lvol", "(I" S S S "JZ)V", (void *)n_lvol},
+	{"pauseSubsystem", "(" S "IZ)V", (void *)n_pause_subsystem},
 	{"holdAppThread", "()V", (void *)n_hold_app_thread},
 	{"releaseAppThread", "()V", (void *)n_release_app_thread},
 };

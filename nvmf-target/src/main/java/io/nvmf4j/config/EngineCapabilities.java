@@ -55,16 +55,18 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         Set.of("malloc", "null", "file", "error", "rbd"), List.of("tcp", "rdma"),
         Set.of(ListenerConfig.SECURE_NONE, ListenerConfig.SECURE_OPTIONAL, ListenerConfig.SECURE_REQUIRED),
         EnumSet.allOf(AnaState.class), Set.copyOf(NamespaceConfig.RESERVATIONS), Set.of(PoolConfig.KIND_REFLINK_DIR),
-        EnumSet.allOf(Feature.class), Map.of());
+        EnumSet.allOf(Feature.class), Map.of("pool." + PoolConfig.KIND_LVOL, "lvol pools (SPDK's lvol store) are spdk"
+            + " engine only; the java engine's pools are reflink-dir: use kind reflink-dir or engine spdk"));
 
     /** The spdk engine: SPDK's NVMe-oF target inside the JVM (spdk-jni), as spdk-jni/spdk-build.sh builds it. */
     public static final EngineCapabilities SPDK = new EngineCapabilities("spdk",
         Set.of("malloc", "null", "file"), List.of("tcp", "rdma"),
         Set.of(ListenerConfig.SECURE_NONE, ListenerConfig.SECURE_REQUIRED),
         EnumSet.of(AnaState.OPTIMIZED, AnaState.NON_OPTIMIZED, AnaState.INACCESSIBLE),
-        Set.of(NamespaceConfig.RESERVATIONS_LOCAL), Set.of(), EnumSet.noneOf(Feature.class), Map.ofEntries(
+        Set.of(NamespaceConfig.RESERVATIONS_LOCAL), Set.of(PoolConfig.KIND_LVOL), EnumSet.noneOf(Feature.class),
+        Map.ofEntries(
             Map.entry("pool." + PoolConfig.KIND_REFLINK_DIR, "reflink-dir pools are java engine only; the spdk engine's"
-                + " pools (SPDK's lvol store) are not built yet: use engine java"),
+                + " pools are SPDK lvol stores: use kind lvol or engine java"),
             Map.entry(Feature.AUTH_TIMEOUT.name(),
                 "java engine only (SPDK's target keeps its own authentication timeout)"),
             Map.entry(Feature.COMMAND_QUIESCE_TIME.name(),

@@ -14,6 +14,10 @@ import java.util.List;
  * ({@code <volume>@<snapshot>.snap}), a clone a reflink copy of a snapshot made into a new volume. A namespace uses
  * a volume as its bdev by the name {@code <pool>/<volume>}.
  *
+ * <p>The spdk engine's kind is {@value #KIND_LVOL}: an SPDK lvol store named like the pool on the document's bdev
+ * {@link #baseBdev} (malloc or file), with clusters of {@link #clusterSize} bytes; volumes, snapshots
+ * ({@code <volume>@<snapshot>}) and clones are the store's lvols, thin unless thick.
+ *
  * <p>The document is the truth about what the pool holds: at start a file of the pool's naming that the document
  * does not name (left by a create, snapshot or clone whose document change was never committed, or by a delete
  * whose file removal did not finish) is removed and logged; a volume file shorter or longer than the document's size
@@ -24,16 +28,31 @@ import java.util.List;
 public final class PoolConfig {
     /** The java engine's pool: a directory on a reflink file system. */
     public static final String KIND_REFLINK_DIR = "reflink-dir";
+    /** The spdk engine's pool: an SPDK lvol store on a bdev of the document. */
+    public static final String KIND_LVOL = "lvol";
+    /** The kinds a document may name, in the order messages list them. */
+    public static final java.util.List<String> KINDS = java.util.List.of(KIND_REFLINK_DIR, KIND_LVOL);
+    /** {@code lvol}: the cluster size when none is given (SPDK's own default). */
+    public static final long DEFAULT_CLUSTER_SIZE = 4L << 20;
+    public static final long MIN_CLUSTER_SIZE = 4096;
+    public static final long MAX_CLUSTER_SIZE = 1L << 30;
     public static final int DEFAULT_WARN_PERCENT = 85;
     public static final int MIN_WARN_PERCENT = 1;
     public static final int MAX_WARN_PERCENT = 100;
 
     /** Its name: letters, digits, '.', '_', '-' (as a bdev's), unique among pools. */
     public String name;
-    /** How it keeps volumes: {@value #KIND_REFLINK_DIR} (java engine). */
+    /** How it keeps volumes: {@value #KIND_REFLINK_DIR} (java engine) or {@value #KIND_LVOL} (spdk engine). */
     public String kind = KIND_REFLINK_DIR;
     /** {@code reflink-dir}: the absolute directory, under one of {@code storage.fileDirectories}. */
     public String path;
+    /** {@code lvol}: the bdev of the document the lvol store lives on (malloc or file; no namespace uses it). */
+    public String baseBdev;
+    /**
+     * {@code lvol}: bytes per cluster, the unit volumes are allocated and sized in; a power of two,
+     * {@value #MIN_CLUSTER_SIZE}..{@value #MAX_CLUSTER_SIZE}; null: {@value #DEFAULT_CLUSTER_SIZE}.
+     */
+    public Long clusterSize;
     /**
      * The percentage of the file system's bytes in use above which the pool warns (logged once per crossing and
      * counted); null: {@value #DEFAULT_WARN_PERCENT}. 1..100.
@@ -49,6 +68,10 @@ public final class PoolConfig {
         this.name = name;
         this.kind = kind;
         this.path = path;
+    }
+
+    public long clusterSizeOrDefault() {
+        return clusterSize == null ? DEFAULT_CLUSTER_SIZE : clusterSize;
     }
 
     public int warnPercentOrDefault() {

@@ -70,13 +70,15 @@ public final class PoolRules {
                 p.add(at + ".name: duplicate pool name '" + pool.name + "'");
             }
             if (pool.kind == null) {
-                p.add(at + ".kind: missing (" + PoolConfig.KIND_REFLINK_DIR + ")");
-            } else if (!PoolConfig.KIND_REFLINK_DIR.equals(pool.kind)) {
-                p.add(at + ".kind: must be " + PoolConfig.KIND_REFLINK_DIR + ", got '" + pool.kind + "'");
+                p.add(at + ".kind: missing (one of " + PoolConfig.KINDS + ")");
+            } else if (!PoolConfig.KINDS.contains(pool.kind)) {
+                p.add(at + ".kind: must be one of " + PoolConfig.KINDS + ", got '" + pool.kind + "'");
             } else if (!engine.poolKinds().contains(pool.kind)) {
                 p.add(at + ".kind: " + engine.refusal("pool." + pool.kind));
             }
-            if (pool.path == null) {
+            if (PoolConfig.KIND_LVOL.equals(pool.kind)) {
+                validateLvol(c, i, at, p);
+            } else if (pool.path == null) {
                 p.add(at + ".path: missing (the pool's directory)");
             } else {
                 FilePaths.validatePoolPath(pool.path, c.storage, at + ".path", p);
@@ -88,6 +90,53 @@ public final class PoolRules {
                     + ", got " + pool.warnPercent);
             }
             validateVolumes(pool, at, p);
+        }
+    }
+
+    /**
+     * An lvol pool: no path; its base bdev a malloc or file bdev of the document that no namespace and no other pool
+     * uses; its cluster size a power of two in range.
+     */
+    private static void validateLvol(TargetConfig c, int i, String at, List<String> p) {
+        PoolConfig pool = c.pools.get(i);
+        if (pool.path != null) {
+            p.add(at + ".path: an lvol pool has no directory (it lives on baseBdev), got '" + pool.path + "'");
+        }
+        Long cs = pool.clusterSize;
+        if (cs != null
+            && (cs < PoolConfig.MIN_CLUSTER_SIZE || cs > PoolConfig.MAX_CLUSTER_SIZE || Long.bitCount(cs) != 1)) {
+            p.add(at + ".clusterSize: must be a power of two " + PoolConfig.MIN_CLUSTER_SIZE + ".."
+                + PoolConfig.MAX_CLUSTER_SIZE + ", got " + cs);
+        }
+        if (pool.baseBdev == null) {
+            p.add(at + ".baseBdev: missing (the bdev the lvol store lives on)");
+            return;
+        }
+        BdevConfig b = c.bdev(pool.baseBdev);
+        if (b == null || BdevConfig.TYPE_VOLUME.equals(b.type)) {
+            p.add(at + ".baseBdev: no bdev '" + pool.baseBdev + "'");
+            return;
+        }
+        if (!"malloc".equals(b.type) && !"file".equals(b.type)) {
+            p.add(at + ".baseBdev: bdev '" + b.name + "' is a " + b.type + " bdev; an lvol store lives on a malloc or"
+                + " file bdev");
+        }
+        for (int j = 0; j < i; j++) {
+            PoolConfig o = c.pools.get(j);
+            if (o != null && pool.baseBdev.equals(o.baseBdev)) {
+                p.add(at + ".baseBdev: bdev '" + b.name + "' holds pool '" + o.name + "' already");
+            }
+        }
+        if (c.subsystems != null) {
+            for (SubsystemConfig s : c.subsystems) {
+                List<NamespaceConfig> ns = s == null || s.namespaces == null ? List.of() : s.namespaces;
+                for (NamespaceConfig n : ns) {
+                    if (n != null && pool.baseBdev.equals(n.bdev)) {
+                        p.add(at + ".baseBdev: bdev '" + b.name + "' backs namespace " + n.nsid + " of " + s.nqn
+                            + "; the lvol store needs it alone");
+                    }
+                }
+            }
         }
     }
 

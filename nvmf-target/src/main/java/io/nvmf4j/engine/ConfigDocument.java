@@ -7,6 +7,7 @@ import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 
@@ -190,6 +191,11 @@ public final class ConfigDocument {
         for (BdevConfig b : c.bdevs) {
             if ("error".equals(b.type) && bdev.equals(b.base)) {
                 throw ControlException.conflict("bdev " + bdev + " is the base of error bdev " + b.name);
+            }
+        }
+        for (PoolConfig p : c.pools) {
+            if (bdev.equals(p.baseBdev)) {
+                throw ControlException.conflict("bdev " + bdev + " holds the lvol store of pool " + p.name);
             }
         }
         for (SubsystemConfig s : c.subsystems) {

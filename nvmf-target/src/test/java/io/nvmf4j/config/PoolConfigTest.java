@@ -57,6 +57,47 @@ class PoolConfigTest {
     }
 
     @Test
+    void theJavaEngineRefusesAnLvolPoolWithItsReason() throws IOException {
+        TargetConfig c = document();
+        c.pools.get(0).kind = PoolConfig.KIND_LVOL;
+        c.pools.get(0).path = null;
+        c.pools.get(0).baseBdev = "m0";
+        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 131072));
+        assertThat(Refusals.problems(c)).contains("pools[0].kind: lvol pools (SPDK's lvol store) are spdk engine only");
+    }
+
+    @Test
+    void anLvolPoolOnTheSpdkEngineNeedsAFreeMallocOrFileBaseBdevAndAPowerOfTwoClusterSize() throws IOException {
+        TargetConfig c = document();
+        c.engine = "spdk";
+        c.subsystems.get(0).namespaces.clear();
+        PoolConfig p = c.pools.get(0);
+        p.kind = PoolConfig.KIND_LVOL;
+        p.path = null;
+        p.baseBdev = "m0";
+        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 131072));
+        ConfigValidator.validate(c);
+        assertThat(c.bdev("p0/c").type).isEqualTo(BdevConfig.TYPE_VOLUME);
+        p.clusterSize = 3L << 20;
+        p.path = "/tmp";
+        PoolConfig second = new PoolConfig("p1", PoolConfig.KIND_LVOL, null);
+        second.baseBdev = "m0";
+        c.pools.add(second);
+        PoolConfig third = new PoolConfig("p2", PoolConfig.KIND_LVOL, null);
+        third.baseBdev = "nothere";
+        c.pools.add(third);
+        c.pools.add(new PoolConfig("p3", PoolConfig.KIND_LVOL, null));
+        c.subsystems.get(0).namespaces.add(new io.nvmf4j.config.NamespaceConfig(1, "m0"));
+        assertThat(Refusals.problems(c))
+            .contains("pools[0].clusterSize: must be a power of two 4096..1073741824, got 3145728")
+            .contains("pools[0].path: an lvol pool has no directory")
+            .contains("pools[1].baseBdev: bdev 'm0' holds pool 'p0' already")
+            .contains("pools[2].baseBdev: no bdev 'nothere'")
+            .contains("pools[3].baseBdev: missing")
+            .contains("pools[0].baseBdev: bdev 'm0' backs namespace 1 of");
+    }
+
+    @Test
     void badNamesSizesLineageAndDirectoriesAreRefusedNamingTheField() throws IOException {
         TargetConfig c = document();
         PoolConfig p = c.pools.get(0);
@@ -66,7 +107,7 @@ class PoolConfigTest {
         p.warnPercent = 0;
         PoolConfig other = new PoolConfig("p0", PoolConfig.KIND_REFLINK_DIR, p.path + "/inner");
         c.pools.add(other);
-        PoolConfig away = new PoolConfig("p2", "lvol", "/etc");
+        PoolConfig away = new PoolConfig("p2", "zfs", "/etc");
         c.pools.add(away);
         BdevConfig inside = new BdevConfig("f", "file", 512, 8);
         inside.path = p.path + "/f.img";
@@ -80,7 +121,7 @@ class PoolConfigTest {
             .contains("pools[0].warnPercent: must be 1..100")
             .contains("pools[1].name: duplicate pool name 'p0'")
             .contains("pools[1].path:").contains("overlaps pool 'p0'")
-            .contains("pools[2].kind: must be reflink-dir")
+            .contains("pools[2].kind: must be one of [reflink-dir, lvol], got 'zfs'")
             .contains("pools[2].path: /etc is outside storage.fileDirectories")
             .contains("pools[0].path: file bdev 'f'")
             .contains("namespaces[0].bdev: no bdev named 'p0/zz'");

@@ -20,8 +20,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.math.BigInteger;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -29,6 +27,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static io.nvmf4j.it.StampedWrites.STAMP;
+import static io.nvmf4j.it.StampedWrites.awaitAtLeast;
+import static io.nvmf4j.it.StampedWrites.readAll;
+import static io.nvmf4j.it.StampedWrites.stamp;
+import static io.nvmf4j.it.StampedWrites.stampedPrefix;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -44,7 +47,6 @@ class VolumeTest {
     private static final int BS = 512;
     /** Asynchronous event configuration: namespace attribute notices. */
     private static final int AEC_NS_ATTRIBUTE = 1 << 8;
-    private static final int STAMP = 4096;
 
     @TempDir
     Path tmp;
@@ -128,8 +130,8 @@ class VolumeTest {
             try (NvmeController other = NvmeController.open(TestTarget.ADDRESS, t.port, TestTarget.RESTRICTED_NQN,
                 TestTarget.ALLOWED_HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
                 NvmeHost cio = other.io(0);
-                assertThat(readAll(cio, 2, pattern.length)).as("the pattern as of the snapshot").isEqualTo(pattern);
-                long inSnapshot = stampedPrefix(cio, 2, stampBase, after + 20);
+                assertThat(readAll(cio, 2, BS, pattern.length)).as("the pattern as of the snapshot").isEqualTo(pattern);
+                long inSnapshot = stampedPrefix(cio, 2, BS, stampBase, after + 20);
                 System.out.printf("the snapshot holds stamped writes 0..%d%n", inSnapshot - 1);
                 assertThat(inSnapshot).as("every write acknowledged before the snapshot began is in it, none issued"
                     + " after it returned").isBetween(before, after + 1);
@@ -201,58 +203,6 @@ class VolumeTest {
             t.nvmf().settle();
             Completion again = io.write(7, lba, Le.random(64 << 10, 99));
             assertThat(again.ok()).as("the volume serves again once space is freed: %s", again).isTrue();
-        }
-    }
-
-    /** {@code bytes} from LBA 0 of {@code nsid}, read 64 KiB at a time. */
-    private static byte[] readAll(NvmeHost io, int nsid, int bytes) {
-        byte[] out = new byte[bytes];
-        for (int off = 0; off < bytes; off += 64 << 10) {
-            Completion r = io.read(nsid, off / BS, (64 << 10) / BS);
-            assertThat(r.ok()).as("read at %d: %s", off, r).isTrue();
-            System.arraycopy(r.data(), 0, out, off, 64 << 10);
-        }
-        return out;
-    }
-
-    /** A 4 KiB block that says it is write {@code k}. */
-    private static byte[] stamp(long k) {
-        ByteBuffer b = ByteBuffer.allocate(STAMP).order(ByteOrder.LITTLE_ENDIAN);
-        while (b.hasRemaining()) {
-            b.putLong(k + 1);
-        }
-        return b.array();
-    }
-
-    /**
-     * How many stamped blocks, from the first, read back as written (write {@code k} in block {@code k}), and checks
-     * that none after them does: the snapshot holds a prefix of the writes, each whole.
-     */
-    private static long stampedPrefix(NvmeHost io, int nsid, long base, long upTo) {
-        long prefix = -1;
-        for (long k = 0; k < upTo; k++) {
-            Completion r = io.read(nsid, (base + k * STAMP) / BS, STAMP / BS);
-            assertThat(r.ok()).isTrue();
-            boolean written = java.util.Arrays.equals(r.data(), stamp(k));
-            if (!written) {
-                assertThat(r.data()).as("block %d is either write %d, whole, or never written", k, k)
-                    .isEqualTo(new byte[STAMP]);
-                if (prefix < 0) {
-                    prefix = k;
-                }
-            } else {
-                assertThat(prefix).as("write %d is in the snapshot but write %d before it is not", k, prefix)
-                    .isNegative();
-            }
-        }
-        return prefix < 0 ? upTo : prefix;
-    }
-
-    private static void awaitAtLeast(AtomicLong n, long target) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (n.get() < target) {
-            assertThat(System.nanoTime() - deadline).as("waiting for %d writes, %d done", target, n.get()).isNegative();
-            Thread.sleep(1);
         }
     }
 }

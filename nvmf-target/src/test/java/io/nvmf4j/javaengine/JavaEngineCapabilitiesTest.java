@@ -1,6 +1,7 @@
 package io.nvmf4j.javaengine;
 
 import io.nvmf4j.config.EngineCapabilities;
+import io.nvmf4j.config.PoolConfig;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,10 +13,12 @@ class JavaEngineCapabilitiesTest {
         assertThat(EngineCapabilities.JAVA.transports()).isEqualTo(TransportRegistry.builtIn().names());
     }
 
+    /** Every capability but the spdk engine's pool kind (SPDK's lvol store), which it refuses with its reason. */
     @Test
-    void itHasEveryCapabilityAndRefusesNothing() {
+    void itHasEveryCapabilityAndRefusesOnlyTheLvolPoolKind() {
         assertThat(EngineCapabilities.JAVA.features()).containsExactlyInAnyOrder(EngineCapabilities.Feature.values());
-        assertThat(EngineCapabilities.JAVA.refusals()).isEmpty();
+        assertThat(EngineCapabilities.JAVA.refusals()).containsOnlyKeys("pool." + PoolConfig.KIND_LVOL);
+        assertThat(EngineCapabilities.JAVA.poolKinds()).containsExactly(PoolConfig.KIND_REFLINK_DIR);
         assertThat(EngineCapabilities.JAVA.bdevTypes()).contains("error", "rbd");
     }
 }

@@ -9,12 +9,14 @@ import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SpdkConfig;
 import io.nvmf4j.config.SpdkCores;
 import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
@@ -22,6 +24,7 @@ import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.EngineUnavailableException;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.engine.LiveDocument;
+import io.nvmf4j.engine.PoolInfo;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.transport.BindFailures;
@@ -84,6 +87,7 @@ public final class SpdkEngine implements Engine {
     /** Host ({@link #hostId}) → its TLS PSK file as SPDK last read it ({@link #rereadChangedPsks}). */
     private final Map<String, PskFile> pskFiles = new HashMap<>();
     private boolean closed;
+    private final SpdkPools pools = new SpdkPools();
     /** How often the controller lists are read to log controllers coming and going ({@link ControllerWatch}). */
     static final long CONTROLLER_POLL_MS = 500;
     private final ControllerWatch watch = new ControllerWatch();
@@ -230,6 +234,7 @@ public final class SpdkEngine implements Engine {
         for (BdevConfig b : config.bdevs) {
             createBdev(b, config.storage);
         }
+        pools.open(config);
         for (SubsystemConfig s : config.subsystems) {
             buildSubsystem(s);
         }
@@ -644,6 +649,64 @@ public final class SpdkEngine implements Engine {
         } catch (SpdkException e) {
             throw mapped(e);
         }
+    }
+
+    // ------------------------------------------------------------------ pools (SpdkPools)
+
+    @Override
+    public synchronized void addPool(TargetConfig next, PoolConfig p) {
+        pools.addPool(p);
+    }
+
+    @Override
+    public synchronized void removePool(PoolConfig p) {
+        pools.removePool(p);
+    }
+
+    @Override
+    public synchronized PoolInfo poolInfo(PoolConfig pool) {
+        return pools.poolInfo(pool);
+    }
+
+    @Override
+    public synchronized void createVolume(TargetConfig next, String pool, VolumeConfig v) {
+        pools.createVolume(pool, v);
+    }
+
+    @Override
+    public synchronized void resizeVolume(TargetConfig next, String pool, VolumeConfig volume, long numBlocks) {
+        pools.resizeVolume(pool, volume, numBlocks);
+    }
+
+    @Override
+    public synchronized void deleteVolume(String pool, String volume) {
+        pools.deleteVolume(pool, volume);
+    }
+
+    @Override
+    public synchronized long snapshot(String pool, List<String> volumes, String snapshot) {
+        return pools.snapshot(doc.get(), pool, volumes, snapshot);
+    }
+
+    @Override
+    public synchronized void cloneSnapshot(TargetConfig next, String pool, String volume, String snapshot,
+                                           VolumeConfig clone) {
+        pools.cloneSnapshot(pool, volume, snapshot, clone);
+    }
+
+    @Override
+    public synchronized void deleteSnapshot(String pool, String volume, String snapshot) {
+        pools.deleteSnapshot(pool, volume, snapshot);
+    }
+
+    @Override
+    public synchronized long allocatedBytes(String pool, String volume, String snapshot) {
+        return pools.allocatedBytes(pool, volume, snapshot);
+    }
+
+    /** What the start found in pool {@code pool}'s lvol store against the document, or null (added since). */
+    synchronized SpdkPools.Reconciled poolReconciled(String pool) {
+        return pools.reconciled(pool);
     }
 
     @Override

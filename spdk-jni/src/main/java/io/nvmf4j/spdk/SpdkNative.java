@@ -14,7 +14,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class SpdkNative {
     /** Must equal {@code NVMF4J_SPDK_ABI_VERSION} in {@code nvmf4j_spdk.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 6;
+    static final int ABI_VERSION = 7;
     static final String NAME = "nvmf4j_spdk";
     /** Written by build-native.sh instead of the library when no SPDK was found to build against. */
     static final String UNAVAILABLE_RESOURCE = "META-INF/native/" + NAME + ".unavailable";
@@ -204,6 +204,34 @@ final class SpdkNative {
      * now, pending bdev I/O, completed NVMe I/O.
      */
     static native String pollGroupStats();
+
+    /** {@link #lvs} operations. */
+    static final int LVS_OPEN = 0, LVS_REMOVE = 1, LVS_INFO = 2;
+
+    /**
+     * An lvol store: {@link #LVS_OPEN} waits for SPDK's examine of every bdev, then takes the store {@code name}
+     * found on bdev {@code base} (returns {@code loaded}) or makes it there with clusters of {@code clusterBytes}
+     * (returns {@code created}); {@link #LVS_REMOVE} destroys the store (its lvols gone); {@link #LVS_INFO} returns
+     * "cluster-bytes total-clusters free-clusters block-bytes" and one line per lvol
+     * "name TAB allocated-clusters TAB clusters TAB thin(0|1) TAB snapshot(0|1)".
+     */
+    static native String lvs(int op, String base, String name, long clusterBytes);
+
+    /** {@link #lvol} operations. */
+    static final int LVOL_CREATE = 0, LVOL_RESIZE = 1, LVOL_DESTROY = 2, LVOL_SNAPSHOT = 3, LVOL_CLONE = 4;
+
+    /**
+     * Lvol {@code lvol} of store {@code lvs}: create (named {@code lvol}, {@code bytes}, {@code thin}), resize to
+     * {@code bytes} (live: SPDK tells the namespaces on it), destroy (EBUSY while lvols depend on it), snapshot
+     * into {@code made}, or clone a snapshot into {@code made}.
+     */
+    static native void lvol(int op, String lvs, String lvol, String made, long bytes, boolean thin);
+
+    /**
+     * Pauses subsystem {@code nqn} ({@code pause}), its commands on namespace {@code nsid} completed first (0: none
+     * awaited), or resumes it.
+     */
+    static native void pauseSubsystem(String nqn, int nsid, boolean pause);
 
     /**
      * Test hook: blocks SPDK's app thread, as a slow SPDK step would, until {@link #releaseAppThread}; returns once

@@ -45,7 +45,11 @@ final class EngineTarget implements AutoCloseable {
     }
 
     static EngineTarget start(String name) throws IOException {
-        TargetConfig cfg = document(name);
+        return start(document(name));
+    }
+
+    /** Engine {@code cfg.engine} on {@code cfg} (a {@link #document} the test added to). */
+    static EngineTarget start(TargetConfig cfg) throws IOException {
         return new EngineTarget(Engines.start(cfg, IoObserver.NONE), cfg.subsystems.get(0).listeners.get(0));
     }
 

@@ -5,13 +5,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
 import java.io.IOException;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -51,15 +48,7 @@ class SpdkExitTest {
     /** Runs the child to its end; its output, after checking its status and that it did not crash. */
     private String runChild(String mode, int expectedStatus) throws IOException, InterruptedException {
         Path log = dir.resolve("child.log");
-        Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-XX:+UseSerialGC", "-Xmx96m", "-cp", testClasses() + File.pathSeparator
-                + System.getProperty("java.class.path"), ExitWithSpdkRunning.class.getName(), mode))
-            .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        try {
-            assertThat(p.waitFor(EXIT_TIMEOUT_S, TimeUnit.SECONDS)).as("exited within %d s", EXIT_TIMEOUT_S).isTrue();
-        } finally {
-            p.destroyForcibly();
-        }
+        Process p = ChildJvm.run(ExitWithSpdkRunning.class, "96m", dir, log, EXIT_TIMEOUT_S, mode);
         String out = Files.readString(log, StandardCharsets.UTF_8);
         assertThat(out).as("the engine ran").contains("engine running");
         assertThat(out).as("no native crash").doesNotContain("A fatal error has been detected");
@@ -70,15 +59,5 @@ class SpdkExitTest {
                 .noneMatch(n -> n.startsWith("hs_err_pid") || n.equals("core") || n.startsWith("core."));
         }
         return out;
-    }
-
-    /** spdk-jni's test classes, where {@link ExitWithSpdkRunning} was loaded from. */
-    private static String testClasses() {
-        try {
-            return Path.of(ExitWithSpdkRunning.class.getProtectionDomain().getCodeSource().getLocation().toURI())
-                .toString();
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }
