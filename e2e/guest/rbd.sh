@@ -308,6 +308,46 @@ rbd_fault_preempt() { # delay|stop
   wait_for 120 eval '[ "$(ctrl_state_of "$RBD_CTRL_B")" = live ]'
 }
 
+# Round-robin across both gateways on the shared image (both optimized, no exclusive lock), B's link to the OSD
+# delayed: fio writes with verify_backlog (each block read back soon after it was written, through whichever path the
+# host's iopolicy picks next) ends with 0 verify errors; both gateways carried writes.
+rbd_fault_round_robin() {
+  local p=rbd/fault/round-robin-verify-backlog ca cb dev s rc wa wb v bjpid
+  hdr "rbd: round-robin across both gateways with fio verify_backlog, B's OSD link delayed"
+  ana_use B; bjpid=$JPID
+  T=nvmf4j TR=tcp ADDR=127.0.0.1 NQN=$RBD_SHARED_NQN NS_IDS=1 PORT=$RBD_A_PORT
+  connect $p/connect-A "${RBD_CONNECT[@]}" || { NQN=$RBD_NQN; return 1; }
+  ca=$CTRL
+  PORT=$RBD_B_PORT; connect $p/connect-B "${RBD_CONNECT[@]}" || { NQN=$RBD_NQN; return 1; }
+  cb=$CTRL dev=${DEV[1]}
+  NQN=$RBD_NQN
+  C=$p/iopolicy OUTF=$RES/cli/${p//\//_}-iopolicy.txt BAD=""
+  for s in /sys/class/nvme-subsystem/*; do [ -e "$s/$ca" ] && break; done
+  echo round-robin > "$s/iopolicy" 2> "$OUTF"; rc=$?
+  expect "iopolicy of ${s##*/}" "$(cat "$s/iopolicy" 2> /dev/null)" round-robin
+  wait_for 30 ana_path_is "$cb" optimized || BAD+="${BAD:+; }path B is $(ana_path_state "$cb")"
+  verdict $rc "${s##*/} ($dev over $ca and $cb, both optimized): iopolicy $(cat "$s/iopolicy" 2> /dev/null)"
+  C=$p/delay OUTF=$RES/cli/${p//\//_}-delay.txt BAD=""
+  osd_delay "$bjpid" 20 > "$OUTF" 2>&1; rc=$?
+  verdict $rc "$(head -n 1 "$OUTF")"
+  wa=$(ana_written A) wb=$(ana_written B)
+  fio_json "${p//\//_}" 600 --name=rr --filename="$dev" --ioengine=libaio --direct=1 --rw=randwrite \
+    --bssplit=4k/50:16k/25:64k/25 --blockalign=4k --iodepth=16 --size=$((24 << 20)) --verify=crc32c \
+    --verify_backlog=32 --verify_fatal=1 --verify_state_save=0; rc=$?
+  osd_delay "$bjpid" off
+  mapfile -t v < <(jq -r '([.jobs[].error] | add), ([.jobs[].write.io_bytes] | add), ([.jobs[].read.io_bytes] | add)' \
+    "$RES/fio-${p//\//_}.json" 2> /dev/null)
+  C=$p OUTF=$RES/fio-${p//\//_}.json BAD="" ERRF=$RES/fio-${p//\//_}.stderr
+  expect errors "${v[0]:-}" 0
+  expect_true "writes through A" "none" [ "$(ana_written A)" -gt "${wa:-0}" ]
+  expect_true "writes through B" "none" [ "$(ana_written B)" -gt "${wb:-0}" ]
+  verdict $rc "fio randwrite 4k-64k QD16 with verify_backlog=32 over 24 MiB of $dev: $(( ${v[1]:-0} >> 20 )) MiB written, $(( ${v[2]:-0} >> 20 )) MiB verified, 0 errors; through A $(( ($(ana_written A) - ${wa:-0}) >> 20 )) MiB, through B $(( ($(ana_written B) - ${wb:-0}) >> 20 )) MiB"
+  C=$p/disconnect OUTF=$RES/cli/${p//\//_}-disconnect.txt BAD=""
+  nvme disconnect -n "$RBD_SHARED_NQN" > "$OUTF" 2>&1; rc=$?
+  wait_for 10 eval '[ ! -e "/sys/class/nvme/$ca" ] && [ ! -e "/sys/class/nvme/$cb" ]' || BAD="a controller is still present"
+  verdict $rc "$(head -n 1 "$OUTF")"
+}
+
 rbd_blocklist() { # A optimized with the lock, B non-optimized: A's live lock is not broken; fenced, it moves
   local t rc before breaks_a client jpid addr l bad code logs=$RES/rbd-service
   hdr "rbd: B made optimized while A keeps the lock: refused; A's client blocklisted at Ceph, B takes over, A reconnects"
@@ -390,6 +430,7 @@ rbd_scenarios() { # both gateways running
   rbd_reservations || skip rbd/resv/remaining "not run: the second host did not connect"
   rbd_fault_preempt delay || skip rbd/fault/preempt-abort-delayed-gateway/remaining "not run: the second host did not connect"
   rbd_fault_preempt stop || skip rbd/fault/preempt-abort-stalled-gateway/remaining "not run: the second host did not connect"
+  rbd_fault_round_robin || skip rbd/fault/round-robin-verify-backlog/remaining "not run: a path did not connect"
 
   hdr "rbd: fio verify while the optimized gateway A is killed (SIGKILL); B made optimized through its API"
   t=$(now_us)
