@@ -40,4 +40,25 @@ class FuzzRegressionTest {
     void aReceiveShorterThanAnFfdhe3072ChallengeIsNoEscape() {
         new io.nvmf4j.auth.AuthFuzz().run(6169559066701285945L);
     }
+
+    /**
+     * TCP PDU fuzz, case tcp-pdu:-2970406845591796962 of a fresh-seed run on a loaded machine: a Dataset Management
+     * used up its poll-thread budget and scheduled its next step; the next PDU of the same write was malformed, the
+     * target answered a C2HTermReq and closed the connection with {@code channel.close()}, which on the fuzz's
+     * {@code EmbeddedChannel} (never on a real event loop) cancels every task not yet due. The step never ran, the
+     * command stayed counted on its controller, and every later admin Connect of the host waited for it (20 cases
+     * reported "a valid admin Connect was refused"). The target now closes through its handler context, the fuzz
+     * closes through the pipeline, and a case fails at once when its controller still counts a command.
+     */
+    @Test
+    void aStepScheduledBeforeATerminationStillRuns() throws Exception {
+        io.nvmf4j.transport.tcp.TcpPduFuzz tcp = new io.nvmf4j.transport.tcp.TcpPduFuzz();
+        try {
+            assertThat(tcp.taskScheduledBeforeTerminationRuns())
+                .as("a task scheduled on the queue's loop before a C2HTermReq ran after the connection closed").isTrue();
+            tcp.run(-2970406845591796962L);
+        } finally {
+            tcp.close();
+        }
+    }
 }

@@ -1,7 +1,6 @@
 package io.nvmf4j.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.nvmf4j.nvme.Cqe;
@@ -202,7 +201,7 @@ final class TcpPduWriter {
         b.setIntLE(TERM_FEI, fei);
         b.writeBytes(in, idx, errLen);
         writeStaged(); // what was answered before goes first
-        ctx.writeAndFlush(b).addListener(ChannelFutureListener.CLOSE);
+        ctx.writeAndFlush(b).addListener(f -> ctx.close());
     }
 
     /**

@@ -2,7 +2,6 @@ package io.nvmf4j.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.nvmf4j.auth.TlsPsk;
@@ -178,7 +177,7 @@ final class TcpQueue extends QueueBase implements TcpPduWriter.StagedListener {
             LOG.debug("queue {} from {}: closing: {}", qid, peer(), reason);
             // flush what is queued (e.g. the response to a Disconnect command) before closing
             writer.writeStaged();
-            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> ctx.close());
             reader.lingerThenClose();
         }
     }

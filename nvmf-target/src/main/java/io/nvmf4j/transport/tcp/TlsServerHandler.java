@@ -3,7 +3,6 @@ package io.nvmf4j.transport.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.nvmf4j.auth.TlsPsk;
@@ -229,7 +228,7 @@ final class TlsServerHandler extends ChannelDuplexHandler {
         LOG.warn("TLS from {}: {} ({}); closing", peer, tls.isHandshaking() || identity == null
             ? "handshake failed" : "connection failed", e.getMessage() != null ? e.getMessage() : e.toString());
         writeOutput(ctx, null);
-        ctx.writeAndFlush(ctx.alloc().buffer(0)).addListener(ChannelFutureListener.CLOSE);
+        ctx.writeAndFlush(ctx.alloc().buffer(0)).addListener(f -> ctx.close());
     }
 
     @Override
