@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
         io.nvmf4j.service.profile.ProfileCommands.Setup.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {"0:stopped cleanly (SIGTERM or Ctrl-C)", "1:cannot start (a port taken, an engine that cannot "
-        + "run here)", "2:bad usage or a bad configuration (every bad field is named)", "3:stopped after a fatal "
+        + "run here), or a stop that failed or did not end within --stop-timeout", "2:bad usage or a bad configuration (every bad field is named)", "3:stopped after a fatal "
         + "error (an OutOfMemoryError or another Error no code caught, in any thread), named in one log line"})
 public final class Main implements Callable<Integer> {
     static {
@@ -54,6 +54,16 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--state-dir", paramLabel = "DIR",
         description = "State directory (default: /var/lib/nvmf4j for root, ~/.local/state/nvmf4j otherwise).")
     Path stateDir;
+
+    /** The default of {@code --stop-timeout}: below the unit's TimeoutStopSec (60), so the line is ours. */
+    static final int DEFAULT_STOP_TIMEOUT_SECONDS = 50;
+
+    @Option(names = "--stop-timeout", paramLabel = "SECONDS", defaultValue = "" + DEFAULT_STOP_TIMEOUT_SECONDS,
+        description = "Bound of a stop (SIGTERM, Ctrl-C or a fatal error), 1..3600 seconds (default: ${DEFAULT-VALUE}, "
+            + "below the unit's TimeoutStopSec=60): a stop that has not ended by then (a device that does not "
+            + "finish its I/O or flush) is logged with where it waits, and the process exits with status 1 (3 after a "
+            + "fatal error) without finishing it.")
+    int stopTimeoutSeconds;
 
     @Option(names = "--config", paramLabel = "FILE",
         description = "Configuration file (default: <state-dir>/config.json; created with the embedded default "
@@ -154,6 +164,10 @@ public final class Main implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (stopTimeoutSeconds < 1 || stopTimeoutSeconds > 3600) {
+            System.err.println("nvmf4j-target: --stop-timeout: must be 1..3600 seconds, got " + stopTimeoutSeconds);
+            return 2;
+        }
         Path dir = stateDir != null ? stateDir : StateDir.defaultDir();
         Path file = configPath();
         Service service;
@@ -170,6 +184,7 @@ public final class Main implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             String fatal = FATAL_ERROR.get();
             int status = fatal == null ? 0 : FATAL;
+            boundStop(Thread.currentThread(), stopped, fatal == null ? 1 : FATAL);
             try {
                 if (fatal == null) {
                     LOG.info("stopping: management API, then disconnecting hosts and flushing block devices");
@@ -194,5 +209,38 @@ public final class Main implements Callable<Integer> {
         service.announce();
         stopped.await();
         return 0;
+    }
+
+    /**
+     * Bounds the stop the shutdown hook {@code stopper} runs: unless {@code stopped} is counted down within
+     * {@code --stop-timeout}, logs one line with where the stop waits (the hook's frames) and halts with
+     * {@code status}. A daemon thread, so a stop that ends in time ends the process as before.
+     */
+    private void boundStop(Thread stopper, CountDownLatch stopped, int status) {
+        Thread bound = new Thread(() -> {
+            try {
+                if (stopped.await(stopTimeoutSeconds, java.util.concurrent.TimeUnit.SECONDS)) {
+                    return;
+                }
+            } catch (InterruptedException e) {
+                return;
+            }
+            try {
+                StringBuilder at = new StringBuilder();
+                StackTraceElement[] frames = stopper.getStackTrace();
+                for (int i = 0; i < Math.min(frames.length, 12); i++) {
+                    at.append(i == 0 ? "" : " < ").append(frames[i]);
+                }
+                LOG.error("stop did not end within {} s (--stop-timeout); exiting with status {} without finishing it; "
+                    + "it waits at {}", stopTimeoutSeconds, status, at);
+            } catch (Throwable noLog) {
+                // the exit matters more than its line
+            }
+            System.out.flush();
+            System.err.flush();
+            Runtime.getRuntime().halt(status);
+        }, "nvmf4j-stop-bound");
+        bound.setDaemon(true);
+        bound.start();
     }
 }

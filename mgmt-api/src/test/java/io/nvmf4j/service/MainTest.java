@@ -266,6 +266,108 @@ class MainTest {
         }
     }
 
+    /**
+     * A stop that cannot end: the file bdev's file system is frozen ({@code fsfreeze}) while a host's write is in
+     * flight, so the write waits in the kernel and the stop waits for it. The stop bound halts the JVM after
+     * {@code --stop-timeout} with one line naming where the stop waits, and exit status 1; the write was never
+     * acknowledged. (The kernel holds the exiting process until the frozen write is let go: the test thaws the file
+     * system after the line, as an operator would.)
+     */
+    @Test
+    void aStopThatCannotEndExitsAtTheStopTimeoutWithOneLineAndStatus1() throws Exception {
+        io.nvmf4j.bdev.ScratchMounts.assumeRoot();
+        try (io.nvmf4j.bdev.ScratchMounts mounts = new io.nvmf4j.bdev.ScratchMounts(dir)) {
+            Path fs = mounts.xfs(320L << 20); // mkfs.xfs wants more than 300 MB; the image is sparse
+            int port = freePort();
+            TargetConfig c = config(port);
+            BdevConfig f = new BdevConfig("f0", "file", 512, 8192);
+            f.path = fs.resolve("disk.img").toString();
+            c.bdevs.add(f);
+            c.storage = io.nvmf4j.config.StorageConfig.directories(fs.toString());
+            c.subsystems.get(0).namespaces.add(new NamespaceConfig(2, "f0"));
+            Path file = dir.resolve("frozen.json");
+            ConfigStore.save(file, c);
+            Service s = start("--state-dir", dir.toString(), "--config", file.toString(), "--stop-timeout", "2");
+            String connect = "nvme connect -t tcp -a 127.0.0.1 -s " + port + " -n " + NQN;
+            assertThat(s.awaitLine(l -> l.contains(connect))).as("output:%n%s", s.output()).isTrue();
+            boolean frozen = false;
+            io.nvmf4j.testhost.NvmeController host = io.nvmf4j.testhost.NvmeController.open("127.0.0.1", port, NQN,
+                "nqn.2014-08.org.nvmexpress:uuid:7d3c1c6e-5b0a-4f4e-9d7e-3a1f00000001", 15000, 1,
+                io.nvmf4j.testhost.TcpHostOptions.DEFAULT);
+            try {
+                assertThat(host.io(0).write(2, 0, new byte[4096]).ok()).as("a write before the freeze").isTrue();
+                int blockedBefore = blockedTasks(s.process.pid());
+                run("fsfreeze", "-f", fs.toString());
+                frozen = true;
+                var inFlight = host.io(0).writeAsync(2, 8, new byte[4096]);
+                assertThat(awaitBlockedTasks(s.process.pid(), blockedBefore + 1))
+                    .as("a thread of the service waits in the frozen file system (state D)").isTrue();
+                s.process.destroy();  // SIGTERM
+                String line = "stop did not end within 2 s (--stop-timeout); exiting with status 1 without finishing "
+                    + "it; it waits at ";
+                assertThat(s.awaitLine(l -> l.contains(line))).as("output:%n%s", s.output()).isTrue();
+                // the JVM has halted; the kernel ends the process once the thread in the frozen file system is let go
+                run("fsfreeze", "-u", fs.toString());
+                frozen = false;
+                assertThat(s.process.waitFor(START_TIMEOUT_MS, TimeUnit.MILLISECONDS))
+                    .as("ended; output:%n%s", s.output()).isTrue();
+                assertThat(s.process.exitValue()).as("exit status; output:%n%s", s.output()).isEqualTo(1);
+                assertThat(s.output().lines().filter(l -> l.contains(line))).as("one line; output:%n%s", s.output())
+                    .hasSize(1);
+                assertThat(s.output()).as("the stop did not finish").doesNotContain("target stopped");
+                assertThat(inFlight.isDone() && !inFlight.isCompletedExceptionally() && inFlight.join().ok())
+                    .as("the write in flight was not acknowledged").isFalse();
+            } finally {
+                try {
+                    host.close();
+                } catch (Exception targetGone) {
+                    // the target ended under the host: its close may fail, the assertions above are what counts
+                }
+                if (frozen) {
+                    run("fsfreeze", "-u", fs.toString());
+                }
+            }
+        }
+    }
+
+    /** Threads of process {@code pid} in uninterruptible sleep (state D), from /proc. */
+    private static int blockedTasks(long pid) throws IOException {
+        int n = 0;
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String stat = Files.readString(t.resolve("stat"));
+                    // "pid (comm) S ...": the state follows the last ')' (comm may hold spaces and parentheses)
+                    if (stat.charAt(stat.lastIndexOf(')') + 2) == 'D') {
+                        n++;
+                    }
+                } catch (java.nio.file.NoSuchFileException gone) {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return n;
+    }
+
+    private static boolean awaitBlockedTasks(long pid, int atLeast) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MS);
+        while (blockedTasks(pid) < atLeast) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(5);  // poll interval, bounded by the deadline
+        }
+        return true;
+    }
+
+    private static void run(String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException(String.join(" ", cmd) + ": " + out.trim());
+        }
+    }
+
     @Test
     void anUnknownEngineIsABadConfigurationNamingTheField() throws Exception {
         TargetConfig c = config(freePort());

@@ -96,13 +96,34 @@ public final class ScratchMounts implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Runs one undo step. An unmount is retried for up to 10 s while the file system is busy: a process that used
+     * files there (a child service with an io_uring ring) may be reaped before the kernel's deferred ring teardown
+     * has let go of them.
+     */
+    private static void undo(List<String> cmd) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try {
+                run(cmd);
+                return;
+            } catch (IOException e) {
+                boolean busy = "umount".equals(cmd.get(0)) && String.valueOf(e.getMessage()).contains("target is busy");
+                if (!busy || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(50); // poll interval, bounded by the deadline
+            }
+        }
+    }
+
     /** Undoes every mount and loop device made, in reverse order. */
     @Override
     public void close() throws IOException, InterruptedException {
         IOException first = null;
         while (!undo.isEmpty()) {
             try {
-                run(undo.pop());
+                undo(undo.pop());
             } catch (IOException e) {
                 if (first == null) {
                     first = e;
