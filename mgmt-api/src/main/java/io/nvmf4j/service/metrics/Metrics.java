@@ -148,6 +148,8 @@ public final class Metrics implements AutoCloseable {
     private final MultiGauge namespaces;
     private final PoolMeters pools;
     private volatile ConfigController<?> target;
+    /** The bound engine's capabilities (null before {@link #bind}). */
+    private volatile EngineCapabilities capabilities;
     /** The spdk engine's meters (null with the java engine). */
     private volatile SpdkMeters spdk;
 
@@ -229,7 +231,9 @@ public final class Metrics implements AutoCloseable {
         FunctionCounter.builder(MetricNames.POLLGROUP_BUSY, target, t -> t.busySeconds())
             .description("seconds the poll-group threads spent working (not idle), summed over them")
             .baseUnit("seconds").register(registry);
-        BuildInfo.register(registry, target.configSnapshot().engine);
+        String engine = target.configSnapshot().engine;
+        capabilities = EngineCapabilities.of(engine);
+        BuildInfo.register(registry, engine);
         refresh();
     }
 
@@ -508,8 +512,7 @@ public final class Metrics implements AutoCloseable {
      * engine: SPDK counts I/O per bdev only), with the engine's reason.
      */
     private void requireIoVisibility() {
-        ConfigController<?> t = target;
-        EngineCapabilities can = t == null ? null : EngineCapabilities.of(t.configSnapshot().engine);
+        EngineCapabilities can = capabilities;
         if (can != null && !can.has(EngineCapabilities.Feature.IO_VISIBILITY)) {
             throw ControlException.invalid(can.refusal(EngineCapabilities.Feature.IO_VISIBILITY));
         }
