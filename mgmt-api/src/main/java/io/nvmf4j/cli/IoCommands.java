@@ -5,6 +5,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.util.Arrays;
+
 /**
  * {@code nvmfctl io}: I/O per host and per controller, the slowest recent I/Os and a namespace's latency
  * percentiles ({@code /api/v1/io/...}, java engine).
@@ -26,14 +28,14 @@ final class IoCommands extends Group {
 
     /** A table of {@code first} columns and then the {@code io} columns. */
     private static Table ioTable(String... first) {
-        String[] all = java.util.Arrays.copyOf(first, first.length + IO_COLUMNS.length);
+        String[] all = Arrays.copyOf(first, first.length + IO_COLUMNS.length);
         System.arraycopy(IO_COLUMNS, 0, all, first.length, IO_COLUMNS.length);
         return new Table(all);
     }
 
     /** A row of {@code first} cells and then those of the {@code io} object. */
     private static void ioRow(Table t, JsonNode io, Object... first) {
-        Object[] all = java.util.Arrays.copyOf(first, first.length + IO_COLUMNS.length);
+        Object[] all = Arrays.copyOf(first, first.length + IO_COLUMNS.length);
         Object[] cells = {io.get("reads"), io.get("writes"), io.get("others"), Table.size(io.get("bytesRead").asLong()),
             Table.size(io.get("bytesWritten").asLong()), io.get("errors"), micros(io.get("meanReadMicros")),
             micros(io.get("meanWriteMicros"))};

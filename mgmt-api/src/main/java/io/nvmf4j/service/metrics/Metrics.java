@@ -2,19 +2,21 @@ package io.nvmf4j.service.metrics;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.distribution.CountAtBucket;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.Timer;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.config.EngineCapabilities;
@@ -24,14 +26,15 @@ import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Subsystem;
-import io.nvmf4j.nvme.Opcodes;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.SubsystemStats;
+import io.nvmf4j.nvme.Opcodes;
 import io.nvmf4j.spdk.SpdkEngine;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -525,7 +528,7 @@ public final class Metrics implements AutoCloseable {
             pruneControllers();
             List<HostTotals> out = new ArrayList<>();
             byHost.values().forEach(h -> out.add(new HostTotals(h.host, h.controllers, h.counts.totals())));
-            out.sort(java.util.Comparator.comparing(HostTotals::host));
+            out.sort(Comparator.comparing(HostTotals::host));
             return out;
         }
     }
@@ -546,7 +549,7 @@ public final class Metrics implements AutoCloseable {
                     out.add(new ControllerTotals(e.subsystem, e.controller.cntlid(), e.host, e.counts.totals()));
                 }
             }
-            out.sort(java.util.Comparator.comparing(ControllerTotals::subsystem)
+            out.sort(Comparator.comparing(ControllerTotals::subsystem)
                 .thenComparingInt(ControllerTotals::cntlid));
             return out;
         }
@@ -578,7 +581,7 @@ public final class Metrics implements AutoCloseable {
     }
 
     static LatencyPercentiles percentiles(String op, Timer timer) {
-        io.micrometer.core.instrument.distribution.HistogramSnapshot snap = timer.takeSnapshot();
+        HistogramSnapshot snap = timer.takeSnapshot();
         long count = snap.count();
         double max = snap.max(TimeUnit.NANOSECONDS);
         double[] values = new double[PERCENTILES.length];
@@ -594,12 +597,12 @@ public final class Metrics implements AutoCloseable {
      * The {@code q} quantile, in nanoseconds, of cumulative bucket counts (Prometheus' {@code histogram_quantile}:
      * linear within the bucket that holds it); above the last finite bound, {@code max}.
      */
-    static double quantile(io.micrometer.core.instrument.distribution.CountAtBucket[] buckets, long count, double q,
+    static double quantile(CountAtBucket[] buckets, long count, double q,
                            double max) {
         double rank = q * count;
         double lowerBound = 0;
         double lowerCount = 0;
-        for (io.micrometer.core.instrument.distribution.CountAtBucket b : buckets) {
+        for (CountAtBucket b : buckets) {
             double upper = b.bucket(TimeUnit.NANOSECONDS);
             if (Double.isInfinite(upper)) {
                 break;
