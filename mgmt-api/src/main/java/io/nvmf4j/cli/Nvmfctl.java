@@ -40,7 +40,7 @@ import java.util.concurrent.Callable;
             + "'nvmfctl COMMAND --help' explains each command."},
     subcommands = {LsCommand.class, BdevCommands.class, PoolCommands.Pools.class, PoolCommands.Volumes.class,
         PoolCommands.Snapshots.class, SubsystemCommands.class, NamespaceCommands.class,
-        HostCommands.class, ListenerCommands.class, ControllerCommands.class, ReferralCommands.class,
+        HostCommands.class, ListenerCommands.class, ControllerCommands.class, IoCommands.class, ReferralCommands.class,
         TransportCommands.class, ConfigCommands.class, NvmetcliImport.Current.class, NvmetcliImport.Legacy.class,
         HealthCommand.class, HelpCommand.class},
     footerHeading = "%nJSON output:%n",

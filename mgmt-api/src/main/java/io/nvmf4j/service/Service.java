@@ -68,7 +68,7 @@ public final class Service implements AutoCloseable {
             ApiConfig a = c.api;
             if (a.port != 0) {
                 token = ApiToken.resolve(a, stateDir, configFile);
-                api = ApiServer.start(a, token, config, metrics::scrape, () -> self[0] != null && self[0].ready);
+                api = ApiServer.start(a, token, config, metrics, () -> self[0] != null && self[0].ready);
             }
         } catch (IOException | RuntimeException e) {
             config.close();

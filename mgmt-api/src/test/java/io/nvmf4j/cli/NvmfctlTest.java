@@ -344,6 +344,40 @@ class NvmfctlTest {
     }
 
     @Test
+    void ioHostsControllersSlowestAndLatencyAfterAHostsIo() throws Exception {
+        try (NvmeController c = NvmeController.open("127.0.0.1", t.nvmePort, NQN, TestService.HOSTNQN, 0, 1,
+            TcpHostOptions.DEFAULT)) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(c.io(0).write(1, i, new byte[512]).ok()).isTrue();
+            }
+            assertThat(c.io(0).read(1, 5, 2).ok()).isTrue();
+            // recorded as the response is flushed, just after the host has it: await the read
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            JsonNode hosts = json(ok("io", "hosts", "--json"));
+            while ((hosts.isEmpty() || hosts.get(0).at("/io/reads").asLong() < 1) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+                hosts = json(ok("io", "hosts", "--json"));
+            }
+            assertThat(hosts.get(0).get("host").asText()).isEqualTo(TestService.HOSTNQN);
+            assertThat(hosts.get(0).at("/io/writes").asLong()).isGreaterThanOrEqualTo(3);
+            String table = ok("io", "hosts").out();
+            assertThat(table.lines().findFirst().orElseThrow()).startsWith("HOST ").contains("WRITES");
+            assertThat(table).contains(TestService.HOSTNQN);
+            String ctrls = ok("io", "controllers", "--subsystem", NQN, "--host", TestService.HOSTNQN).out();
+            assertThat(ctrls).containsPattern("\n" + NQN.replace(".", "\\.") + " +" + c.cntlid() + " +"
+                + TestService.HOSTNQN.replace(".", "\\."));
+            JsonNode slow = json(ok("io", "slowest", "--limit", "3", "--json"));
+            assertThat(slow.size()).isBetween(1, 3);
+            assertThat(ok("io", "slowest").out().lines().findFirst().orElseThrow()).startsWith("TIME ");
+            JsonNode lat = json(ok("io", "latency", "-n", NQN, "--nsid", "1", "--json"));
+            assertThat(lat.findValues("op")).extracting(JsonNode::asText).containsExactly("read", "write");
+            assertThat(ok("io", "latency", "-n", NQN, "--nsid", "1").out()).contains("P99.9-US");
+            Run bad = fails(1, "io", "slowest", "--limit", "65");
+            assertThat(bad.err()).contains("limit").contains("must be 1..64, got 65");
+        }
+    }
+
+    @Test
     void referralAddListRemove() {
         assertThat(ok("referral", "add", "-a", "192.0.2.7", "-s", "8010").out())
             .isEqualTo("added referral tcp 192.0.2.7:8010\n");

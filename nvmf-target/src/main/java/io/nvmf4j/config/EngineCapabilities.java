@@ -47,7 +47,12 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         /** An ANA log page sized by the transport's MDTS (NANAGRPID = the groups that fit next to the NSIDs). */
         ANA_LOG_WITHIN_MDTS,
         /** Identify's Command Quiesce Time, and a lost controller's device commands bounded by it. */
-        COMMAND_QUIESCE_TIME
+        COMMAND_QUIESCE_TIME,
+        /**
+         * I/O counts, bytes and latency per host and per controller, latency percentiles per namespace and the
+         * slowest recent I/Os (the engine reports each I/O with its controller and queue).
+         */
+        IO_VISIBILITY
     }
 
     /** The java engine: our own data path. */
@@ -69,6 +74,9 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
                 + " pools are SPDK lvol stores: use kind lvol or engine java"),
             Map.entry(Feature.AUTH_TIMEOUT.name(),
                 "java engine only (SPDK's target keeps its own authentication timeout)"),
+            Map.entry(Feature.IO_VISIBILITY.name(), "java engine only: SPDK's target counts I/O per bdev (the"
+                + " per-namespace meters of /metrics), not per host or controller, keeps no latency histogram and"
+                + " reports no single I/O"),
             Map.entry(Feature.COMMAND_QUIESCE_TIME.name(),
                 "java engine only (SPDK's target reports no Command Quiesce Time)"),
             Map.entry(Feature.HOST_AUTH_POLICY.name(),

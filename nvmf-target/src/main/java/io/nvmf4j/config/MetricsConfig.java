@@ -21,4 +21,13 @@ public final class MetricsConfig {
      * 1.25x apart, 106 buckets with {@code +Inf}). Applies at the next start of the service.
      */
     public List<Long> latencyBucketsMicros;
+
+    /**
+     * Publish a set of I/O meters per connected controller ({@code nvmf_controller_io_*} with tags
+     * {@code subsystem}, {@code cntlid}, {@code host}; java engine). Off by default: per host
+     * ({@code nvmf_host_io_*}) is published always, and per controller through {@code GET /api/v1/io/controllers},
+     * since thousands of controllers would make thousands of series sets per scrape. Applies at the next start
+     * of the service.
+     */
+    public Boolean perControllerMeters;
 }

@@ -22,6 +22,20 @@ public interface IoObserver {
     default void ioCompleted(Namespace ns, int opcode, int bytes, long latencyNanos, int status) {
     }
 
+    /**
+     * A command completed on an I/O queue, with where it came from: {@code req.controller()} (its host and
+     * subsystem), {@code req.queue().qid()}, {@code req.ns}, the command ({@code req.sqe}: opcode, nsid, SLBA, NLB)
+     * and {@code req.status}. The request is a slot the queue reuses: read it during the call, never keep it.
+     * By default {@link #ioCompleted(Namespace, int, int, long, int)}.
+     *
+     * @param bytes        as {@link #ioCompleted(Namespace, int, int, long, int)}
+     * @param latencyNanos as {@link #ioCompleted(Namespace, int, int, long, int)}
+     * @param nowNanos     the {@link System#nanoTime()} reading the latency ends at
+     */
+    default void ioCompleted(Request req, int bytes, long latencyNanos, long nowNanos) {
+        ioCompleted(req.ns, req.sqe.opcode(), bytes, latencyNanos, req.status);
+    }
+
     /** A command completed on an admin queue with an error status. */
     default void adminError(Subsystem subsystem, int opcode, int status) {
     }

@@ -93,7 +93,7 @@ public abstract class QueueBase implements Queue {
         boolean ok = NvmeStatus.isSuccess(req.status);
         if (qid > 0) {
             int bytes = ok && req.xferDir != Request.XFER_NONE ? req.dataLength : 0;
-            observer.ioCompleted(req.ns, req.sqe.opcode(), bytes, nowNanos - req.startNanos, req.status);
+            observer.ioCompleted(req, bytes, nowNanos - req.startNanos, nowNanos);
         } else if (!ok) {
             observer.adminError(controller.subsystem(), req.sqe.opcode(), req.status);
         }

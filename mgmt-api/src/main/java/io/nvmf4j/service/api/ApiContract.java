@@ -54,6 +54,20 @@ final class ApiContract {
     record Answer(int status, String description, Object body, List<String> headers) {
     }
 
+    /**
+     * A query parameter of an operation: integers are bounded ({@code min}..{@code max}, {@code dflt} when absent);
+     * strings have {@code min = max = dflt = 0}.
+     */
+    record Query(String name, String description, boolean integer, int min, int max, int dflt) {
+        static Query text(String name, String description) {
+            return new Query(name, description, false, 0, 0, 0);
+        }
+
+        static Query integer(String name, String description, int min, int max, int dflt) {
+            return new Query(name, description, true, min, max, dflt);
+        }
+    }
+
     /** What serves one operation: it reads the request through {@code c} and answers through it once. */
     @FunctionalInterface
     interface Handler<B> {
@@ -76,6 +90,9 @@ final class ApiContract {
         Class<?> request;
         boolean authenticated = true;
         boolean ifMatch;
+        final List<Query> query = new ArrayList<>();
+        /** Refuse a query parameter it does not take ({@link #query}, {@link #noQuery}); older routes ignore them. */
+        boolean strictQuery;
         final List<Answer> answers = new ArrayList<>();
         Handler<B> handler;
 
@@ -114,6 +131,19 @@ final class ApiContract {
 
         Op<B> open() {
             authenticated = false;
+            return this;
+        }
+
+        /** Takes this query parameter (any other is refused, 400 naming it). */
+        Op<B> query(Query q) {
+            query.add(q);
+            strictQuery = true;
+            return this;
+        }
+
+        /** Takes no query parameter (any is refused, 400 naming it). */
+        Op<B> noQuery() {
+            strictQuery = true;
             return this;
         }
 
@@ -163,6 +193,10 @@ final class ApiContract {
             if (params.contains("nsid") || params.contains("port")) {
                 all.putIfAbsent(400, error(400, "A path parameter is not an integer"));
             }
+            if (strictQuery) {
+                all.putIfAbsent(400, error(400, "A query parameter that is unknown, repeated, not an integer or out "
+                    + "of range (the error names it)"));
+            }
             if (request != null) {
                 all.putIfAbsent(400, error(400, "Malformed JSON, an unknown field, a wrong type or an invalid value"));
                 all.putIfAbsent(413, error(413, "Body larger than " + ApiRoutes.BODY_LIMIT + " bytes"));
@@ -196,6 +230,9 @@ final class ApiContract {
     private static final String POOLS = V1 + "/pools";
     private static final String VOLUMES = POOLS + "/:pool/volumes";
     private static final String SNAPSHOTS = VOLUMES + "/:volume/snapshots";
+    private static final String IO = V1 + "/io";
+    private static final String JAVA_ONLY = " java engine only: the spdk engine answers 400 with the reason (SPDK "
+        + "counts I/O per bdev, not per host or controller).";
     private static final String RESTART_NOTE = "Stored at once and applied at the next start; restartRequired and "
         + "restartFields say which stored settings differ from the ones in effect (GET /transports shows both).";
 
@@ -214,7 +251,7 @@ final class ApiContract {
         op("GET", "/metrics", "metrics", "Prometheus metrics")
             .describe("Prometheus text exposition format: Content-Type " + ApiRoutes.PROMETHEUS_TEXT + ".")
             .ok(200, new Text("text/plain"))
-            .handle(c -> c.text(ApiRoutes.PROMETHEUS_TEXT, c.api.metrics::get)),
+            .handle(c -> c.text(ApiRoutes.PROMETHEUS_TEXT, c.api.metrics::scrape)),
 
         op("GET", V1 + "/bdevs", "listBdevs", "List block devices").ok(200, new Many(BDEV_VIEW))
             .handle(c -> c.read(() -> c.api.bdevViews(c.service().snapshot()))),
@@ -397,6 +434,35 @@ final class ApiContract {
         op("GET", V1 + "/subsystems/:nqn/controllers", "listControllers", "Connected controllers")
             .ok(200, new Many(Views.Controller.class))
             .handle(c -> c.read(() -> ApiRoutes.controllers(c.service().controllers(c.param("nqn"))))),
+
+        op("GET", IO + "/hosts", "listHostIo", "I/O per host NQN, over its controllers")
+            .describe("Counts, bytes and latency sums of every host that did I/O (hosts whose last controller went "
+                + "stay 5 minutes)." + JAVA_ONLY)
+            .noQuery().ok(200, new Many(Views.HostIo.class))
+            .handle(c -> c.read(() -> c.api.metrics.hosts().stream().map(Views.HostIo::of).toList())),
+        op("GET", IO + "/controllers", "listControllerIo", "I/O per live controller")
+            .describe("Every live controller that did I/O, by subsystem and cntlid; a controller that went is gone from "
+                + "the list." + JAVA_ONLY)
+            .query(ApiRoutes.SUBSYSTEM_QUERY).query(ApiRoutes.HOST_QUERY)
+            .ok(200, new Many(Views.ControllerIo.class))
+            .handle(c -> c.read(() -> c.api.metrics.controllers(c.query(ApiRoutes.SUBSYSTEM_QUERY),
+                c.query(ApiRoutes.HOST_QUERY)).stream().map(Views.ControllerIo::of).toList())),
+        op("GET", IO + "/slowest", "listSlowestIo", "The slowest recent I/O commands, slowest first")
+            .describe("The 64 slowest of the current minute and of the minute before, each with its namespace, host, "
+                + "controller, queue, opcode, LBA range, latency and time." + JAVA_ONLY)
+            .query(ApiRoutes.LIMIT_QUERY)
+            .ok(200, new Many(Views.SlowIo.class))
+            .handle(c -> c.read(() -> c.api.metrics.slowest(c.intQuery(ApiRoutes.LIMIT_QUERY)).stream()
+                .map(Views.SlowIo::of).toList())),
+        op("GET", NS + "/:nsid/latency", "getNamespaceLatency", "Latency percentiles of a namespace (p50..p99.9)")
+            .describe("Reads and writes since the service started, from the namespace's latency histogram "
+                + "(interpolated within a bucket, as Prometheus' histogram_quantile does)." + JAVA_ONLY)
+            .noQuery().ok(200, new Many(Views.Latency.class))
+            .handle(c -> c.read(() -> {
+                SubsystemConfig s = c.subsystem();
+                int nsid = c.namespace().nsid;
+                return c.api.metrics.latency(s.nqn, nsid).stream().map(Views.Latency::of).toList();
+            })),
 
         op("GET", REFERRALS, "listReferrals", "Discovery referrals").ok(200, new Many(ReferralConfig.class))
             .handle(c -> c.read(() -> c.service().snapshot().referrals)),

@@ -15,6 +15,7 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ControllerInfo;
+import io.nvmf4j.service.metrics.Metrics;
 import io.nvmf4j.service.state.ConfigService;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -52,15 +53,18 @@ public final class ApiRoutes {
     static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4";
     private static final String JSON = "application/json";
     private static final String V1 = "/api/v1";
+    static final ApiContract.Query SUBSYSTEM_QUERY = ApiContract.Query.text("subsystem", "Only this subsystem's");
+    static final ApiContract.Query HOST_QUERY = ApiContract.Query.text("host", "Only this host NQN's");
+    static final ApiContract.Query LIMIT_QUERY = ApiContract.Query.integer("limit", "At most this many", 1, 64, 64);
 
     private final ObjectMapper mapper = ConfigStore.mapper();
     private final Vertx vertx;
     private final ConfigService service;
     private final ApiToken token;
-    final Supplier<String> metrics;
+    final Metrics metrics;
     private final BooleanSupplier ready;
 
-    private ApiRoutes(Vertx vertx, ConfigService service, ApiToken token, Supplier<String> metrics,
+    private ApiRoutes(Vertx vertx, ConfigService service, ApiToken token, Metrics metrics,
                       BooleanSupplier ready) {
         this.vertx = vertx;
         this.service = service;
@@ -70,7 +74,7 @@ public final class ApiRoutes {
     }
 
     /** The router with every route, the bearer-token check, the body limit and the error mapping. */
-    public static Router router(Vertx vertx, ConfigService service, ApiToken token, Supplier<String> metrics,
+    public static Router router(Vertx vertx, ConfigService service, ApiToken token, Metrics metrics,
                                 BooleanSupplier ready) {
         return new ApiRoutes(vertx, service, token, metrics, ready).build();
     }
@@ -103,7 +107,17 @@ public final class ApiRoutes {
         if (op.request != null) {
             route.handler(this::requireJson);
         }
-        route.handler(ctx -> op.handler.handle(new Call<>(this, ctx, op)));
+        route.handler(ctx -> {
+            try {
+                if (op.strictQuery) {
+                    checkQuery(ctx, op);
+                }
+            } catch (ApiError e) {
+                ctx.fail(e);
+                return;
+            }
+            op.handler.handle(new Call<>(this, ctx, op));
+        });
     }
 
     /**
@@ -143,6 +157,17 @@ public final class ApiRoutes {
 
         int nsid() {
             return intParam("nsid");
+        }
+
+        /** A string query parameter the operation takes, or null when absent. */
+        String query(ApiContract.Query q) {
+            return ctx.queryParams().get(q.name());
+        }
+
+        /** An integer query parameter the operation takes, or its default when absent (checked before the handler). */
+        int intQuery(ApiContract.Query q) {
+            String raw = query(q);
+            return raw == null ? q.dflt() : Integer.parseInt(raw);
         }
 
         /** The listener named by the path's transport, address and port. */
@@ -395,6 +420,37 @@ public final class ApiRoutes {
     static final class JsonBodyException extends RuntimeException {
         JsonBodyException(JsonProcessingException cause) {
             super(cause.getOriginalMessage(), cause, false, false);
+        }
+    }
+
+    /**
+     * The query of a request against the parameters its operation takes: an unknown or repeated parameter, an
+     * integer that is not one or out of range, is 400 naming it.
+     */
+    private static void checkQuery(RoutingContext ctx, ApiContract.Op<?> op) {
+        for (String name : ctx.queryParams().names()) {
+            ApiContract.Query q = op.query.stream().filter(x -> x.name().equals(name)).findFirst().orElse(null);
+            if (q == null) {
+                throw ApiError.badRequest(name, "unknown query parameter" + (op.query.isEmpty() ? " (this operation takes"
+                    + " none)" : "; this operation takes " + String.join(", ", op.query.stream().map(ApiContract.Query::name)
+                    .toList())));
+            }
+            List<String> values = ctx.queryParams().getAll(name);
+            if (values.size() > 1) {
+                throw ApiError.badRequest(name, "given " + values.size() + " times");
+            }
+            if (q.integer()) {
+                String raw = values.get(0);
+                long v;
+                try {
+                    v = Long.parseLong(raw);
+                } catch (NumberFormatException e) {
+                    throw ApiError.badRequest(name, "must be an integer, got '" + raw + "'");
+                }
+                if (v < q.min() || v > q.max()) {
+                    throw ApiError.badRequest(name, "must be " + q.min() + ".." + q.max() + ", got " + v);
+                }
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 package io.nvmf4j.service.api;
 
 import io.nvmf4j.config.ApiConfig;
+import io.nvmf4j.service.metrics.Metrics;
 import io.nvmf4j.service.state.ConfigService;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -19,7 +20,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 
 /** The management API's HTTP(S) server: its own Vert.x instance, one router, bound to {@code api}. */
 public final class ApiServer implements AutoCloseable {
@@ -40,7 +40,7 @@ public final class ApiServer implements AutoCloseable {
      * Binds {@code api.address:api.port} (TLS when tlsCert and tlsKey are set); fails if it cannot. Slow clients are
      * bounded by {@link SlowClientGuard}.
      */
-    public static ApiServer start(ApiConfig api, ApiToken token, ConfigService service, Supplier<String> metrics,
+    public static ApiServer start(ApiConfig api, ApiToken token, ConfigService service, Metrics metrics,
                                   BooleanSupplier ready) throws IOException {
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2).setWorkerPoolSize(8)
             .setFileSystemOptions(new FileSystemOptions().setFileCachingEnabled(false)

@@ -118,6 +118,14 @@ public final class OpenApiGenerator {
             params.addObject().put("name", p).put("in", "path").put("required", true)
                 .put("description", PARAMS.getOrDefault(p, p)).set("schema", schema);
         }
+        for (ApiContract.Query q : op.query) {
+            ObjectNode schema = m.createObjectNode().put("type", q.integer() ? "integer" : "string");
+            if (q.integer()) {
+                schema.put("minimum", q.min()).put("maximum", q.max()).put("default", q.dflt());
+            }
+            params.addObject().put("name", q.name()).put("in", "query").put("required", false)
+                .put("description", q.description()).set("schema", schema);
+        }
         if (op.ifMatch) {
             params.addObject().put("name", IF_MATCH).put("in", "header").put("required", false)
                 .put("description", "Replace only if the document's ETag is one of these (or * for any); "

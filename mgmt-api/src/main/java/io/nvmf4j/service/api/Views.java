@@ -184,4 +184,79 @@ final class Views {
             return new SnapshotsTaken(t.snapshots().stream().map(Snapshot::of).toList(), t.pauseNanos());
         }
     }
+    /** I/O counts of a host or a controller (java engine). */
+    record Io(@JsonPropertyDescription("Read commands completed (failed ones included)") long reads,
+              @JsonPropertyDescription("Write commands completed (failed ones included)") long writes,
+              @JsonPropertyDescription("Other I/O commands (flush, write zeroes, dataset management, ...)") long others,
+              @JsonPropertyDescription("Data bytes of successful reads") long bytesRead,
+              @JsonPropertyDescription("Data bytes of successful writes") long bytesWritten,
+              @JsonPropertyDescription("Commands completed with an error status") long errors,
+              @JsonPropertyDescription("Mean read latency in microseconds (0 without reads)") double meanReadMicros,
+              @JsonPropertyDescription("Mean write latency in microseconds (0 without writes)") double meanWriteMicros,
+              @JsonPropertyDescription("Longest latency of any command, in microseconds") double maxMicros) {
+        static Io of(io.nvmf4j.service.metrics.IoTotals t) {
+            return new Io(t.reads(), t.writes(), t.others(), t.bytesRead(), t.bytesWritten(), t.errors(),
+                mean(t.readLatencyNanos(), t.reads()), mean(t.writeLatencyNanos(), t.writes()),
+                t.maxLatencyNanos() / 1e3);
+        }
+
+        private static double mean(long nanos, long count) {
+            return count == 0 ? 0 : nanos / 1e3 / count;
+        }
+    }
+
+    /** GET /io/hosts: one host NQN over its controllers. */
+    record HostIo(@JsonPropertyDescription("The host NQN") String host,
+                  @JsonPropertyDescription("Its live controllers that did I/O") int controllers,
+                  @JsonPropertyDescription("Since its first I/O") Io io) {
+        static HostIo of(io.nvmf4j.service.metrics.HostTotals h) {
+            return new HostIo(h.host(), h.controllers(), Io.of(h.io()));
+        }
+    }
+
+    /** GET /io/controllers: one live controller. */
+    record ControllerIo(@JsonPropertyDescription("The subsystem NQN") String subsystem,
+                        @JsonPropertyDescription("The controller ID") int cntlid,
+                        @JsonPropertyDescription("Its host NQN") String host,
+                        @JsonPropertyDescription("Since its first I/O") Io io) {
+        static ControllerIo of(io.nvmf4j.service.metrics.ControllerTotals c) {
+            return new ControllerIo(c.subsystem(), c.cntlid(), c.host(), Io.of(c.io()));
+        }
+    }
+
+    /** GET /io/slowest: one of the slowest recent I/O commands. */
+    record SlowIo(@JsonPropertyDescription("When it completed (ISO-8601, UTC)") String time,
+                  @JsonPropertyDescription("The subsystem NQN") String subsystem,
+                  @JsonPropertyDescription("The nsid it named") int nsid,
+                  @JsonPropertyDescription("The host NQN of its controller") String host,
+                  @JsonPropertyDescription("Its controller") int cntlid,
+                  @JsonPropertyDescription("Its I/O queue") int qid,
+                  @JsonPropertyDescription("NVM opcode (2 read, 1 write, 0 flush, 8 write zeroes, ...)") int opcode,
+                  @JsonPropertyDescription("read, write or other") String op,
+                  @JsonPropertyDescription("Its starting LBA (null for a command without a block range)")
+                  @Nullable Long lba,
+                  @JsonPropertyDescription("Its number of blocks (null as for lba)") @Nullable Integer blocks,
+                  @JsonPropertyDescription("Data bytes it moved (0 when it failed)") int bytes,
+                  @JsonPropertyDescription("Capsule arrival to response sent, in microseconds") double latencyMicros,
+                  @JsonPropertyDescription("NVMe status: <sct>/0x<sc>, 0/0x00 for success") String status) {
+        static SlowIo of(io.nvmf4j.service.metrics.SlowIo s) {
+            String op = s.opcode() == io.nvmf4j.nvme.Opcodes.IO_READ ? "read"
+                : s.opcode() == io.nvmf4j.nvme.Opcodes.IO_WRITE ? "write" : "other";
+            return new SlowIo(java.time.Instant.ofEpochMilli(s.timeMillis()).toString(), s.subsystem(), s.nsid(),
+                s.host(), s.cntlid(), s.qid(), s.opcode(), op, s.lba(), s.blocks(), s.bytes(), s.latencyNanos() / 1e3,
+                s.statusText());
+        }
+    }
+
+    /** GET /subsystems/{nqn}/namespaces/{nsid}/latency: percentiles of one op, in microseconds. */
+    record Latency(@JsonPropertyDescription("read or write") String op,
+                   @JsonPropertyDescription("Commands the percentiles are over (since the service started)") long count,
+                   double p50Micros, double p90Micros, double p99Micros,
+                   @JsonPropertyDescription("p99.9") double p999Micros,
+                   @JsonPropertyDescription("The longest of the last minutes (0 when none came lately)") double maxMicros) {
+        static Latency of(io.nvmf4j.service.metrics.LatencyPercentiles p) {
+            return new Latency(p.op(), p.count(), p.p50Micros(), p.p90Micros(), p.p99Micros(), p.p999Micros(),
+                p.maxMicros());
+        }
+    }
 }

@@ -97,7 +97,21 @@ public final class MetricNames {
     /** {@code nvmf_volume_allocated_bytes{pool,volume}}: bytes its file occupies (gauge). */
     public static final String VOLUME_ALLOCATED = "nvmf.volume.allocated";
 
+    /**
+     * Prefix of the per-host meters, {@code nvmf_host_io_commands_total{host,op="read|write|other"}},
+     * {@code nvmf_host_io_bytes_total{host,op="read|write"}}, {@code nvmf_host_io_latency_seconds_total{host,op}}
+     * (sum of latencies; mean = its rate / the commands' rate) and {@code nvmf_host_io_errors_total{host}}.
+     */
+    public static final String HOST_PREFIX = "nvmf.host";
+    /**
+     * Prefix of the per-controller meters ({@code metrics.perControllerMeters} only): as {@link #HOST_PREFIX}'s,
+     * named {@code nvmf_controller_io_*}, with tags {@code subsystem}, {@code cntlid} and {@code host}.
+     */
+    public static final String CONTROLLER_PREFIX = "nvmf.controller";
+
     public static final String TAG_SUBSYSTEM = "subsystem";
+    public static final String TAG_HOST = "host";
+    public static final String TAG_CNTLID = "cntlid";
     public static final String TAG_NSID = "nsid";
     public static final String TAG_OP = "op";
     public static final String TAG_STATUS = "status";

@@ -2,35 +2,46 @@ package io.nvmf4j.service.metrics;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.distribution.CountAtBucket;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.RbdBdev;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.MetricsConfig;
+import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
+import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.SubsystemStats;
+import io.nvmf4j.nvme.Opcodes;
 import io.nvmf4j.spdk.SpdkEngine;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The target's metrics in a Micrometer {@link PrometheusMeterRegistry}, scraped as Prometheus text.
@@ -80,6 +91,21 @@ import java.util.concurrent.ConcurrentHashMap;
  * 112 500 calls on one thread; 0 bytes on the poll-group threads over 12 000 NVMe/TCP I/Os after warm-up).
  * Fabrics commands on I/O queues (the Connect of an I/O queue) are not counted as I/O; only their errors are.
  *
+ * <h2>Per host and per controller</h2>
+ * The java engine's observer also counts each I/O for its controller and for the controller's host NQN
+ * ({@link IoCounts}: {@link java.util.concurrent.atomic.LongAdder} cells, no lock), and offers it to the list of
+ * the slowest recent I/Os ({@link SlowIos}). The controller is found through a {@link ConcurrentHashMap} keyed by
+ * the {@link Controller} object (identity), resolved once per controller like a namespace. Per host the meters
+ * {@code nvmf_host_io_*{host}} are always published (one set per host NQN); per controller
+ * {@code nvmf_controller_io_*{subsystem,cntlid,host}} only with {@code metrics.perControllerMeters} (a controller
+ * set per connected controller is too many series for a scrape at thousands of controllers). The REST views
+ * ({@link #hosts}, {@link #controllers}, {@link #slowest}, {@link #latency}) are always there.
+ *
+ * <p>Bounds: a destroyed controller's entry (and its meters) goes at the next scrape or REST read, and when the
+ * map has grown to twice the controllers it held after the last pruning (plus {@value #PRUNE_SLACK}), so it
+ * holds at most about twice the live controllers whoever reads. A host's entry and meters stay while it has a
+ * controller and {@link #HOST_RETENTION_NANOS} after its last one went (so a scrape sees its last counts).
+ *
  * <h2>Lifecycle of namespace and subsystem meters</h2>
  * A namespace whose I/O arrives before {@link #bind} (or whose nsid does not exist) is counted under
  * {@code subsystem="unknown", nsid="0"}. Meters of namespaces and subsystems that were removed are
@@ -87,6 +113,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * device) for the garbage collector.
  */
 public final class Metrics implements AutoCloseable {
+    /** Entries of destroyed controllers tolerated above twice the live ones before the resolve path prunes. */
+    static final int PRUNE_SLACK = 64;
+    /** How long a host's counts stay after its last controller went. */
+    static final long HOST_RETENTION_NANOS = TimeUnit.MINUTES.toNanos(5);
+    /** The slowest I/Os are kept per window of this length (a listing covers this window and the one before). */
+    static final long SLOW_WINDOW_NANOS = TimeUnit.MINUTES.toNanos(1);
+    /** The percentiles {@link #latency} reports. */
+    static final double[] PERCENTILES = {0.5, 0.9, 0.99, 0.999};
+
     private final PrometheusMeterRegistry registry;
     /** The registry's clock when this made the registry (closed with it), else null. */
     private final CoarseClock clock;
@@ -99,6 +134,15 @@ public final class Metrics implements AutoCloseable {
     private final Map<String, NamespaceMeters> byKey = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, SubsystemMeters> bySubsystem = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, TransportMeters> byTransport = new ConcurrentHashMap<>();
+    /** Controller object (identity) → its counts; read without a lock on the I/O path. */
+    private final ConcurrentHashMap<Controller, ControllerIo> byController = new ConcurrentHashMap<>();
+    /** Host NQN → its counts (changed under the cache lock). */
+    private final ConcurrentHashMap<String, HostIo> byHost = new ConcurrentHashMap<>();
+    private final SlowIos slow = new SlowIos(SLOW_WINDOW_NANOS);
+    /** {@code metrics.perControllerMeters}: publish a set of meters per controller. */
+    private final boolean perControllerMeters;
+    /** The size of {@link #byController} at which the resolve path prunes it (cache lock). */
+    private int pruneControllersAt = PRUNE_SLACK;
     /** Guards changes to the caches above (not their lock-free reads). */
     private final Object cacheLock = new Object();
     private final NamespaceMeters unknownNamespace;
@@ -107,32 +151,37 @@ public final class Metrics implements AutoCloseable {
     private final MultiGauge namespaces;
     private final PoolMeters pools;
     private volatile ConfigController<?> target;
+    /** The bound engine's capabilities (null before {@link #bind}). */
+    private volatile EngineCapabilities capabilities;
     /** The spdk engine's meters (null with the java engine). */
     private volatile SpdkMeters spdk;
 
     public Metrics() {
-        this(new CoarseClock(), LatencyBuckets.defaults());
+        this(new CoarseClock(), LatencyBuckets.defaults(), false);
     }
 
     /** With the document's {@code metrics} settings (latency buckets), read once: a change applies at the next start. */
     public Metrics(MetricsConfig config) {
-        this(new CoarseClock(), LatencyBuckets.of(config));
+        this(new CoarseClock(), LatencyBuckets.of(config), config != null && Boolean.TRUE.equals(config.perControllerMeters));
     }
 
     /** Uses the given registry (its owner closes it through {@link #close()}) and its clock. */
     public Metrics(PrometheusMeterRegistry registry) {
-        this(registry, null, LatencyBuckets.defaults());
+        this(registry, null, LatencyBuckets.defaults(), false);
     }
 
     /** A registry of its own on {@code clock} ({@link CoarseClock}: no clock reading per recorded latency). */
-    private Metrics(CoarseClock clock, LatencyBuckets buckets) {
-        this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT, new PrometheusRegistry(), clock), clock, buckets);
+    private Metrics(CoarseClock clock, LatencyBuckets buckets, boolean perControllerMeters) {
+        this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT, new PrometheusRegistry(), clock), clock, buckets,
+            perControllerMeters);
     }
 
-    private Metrics(PrometheusMeterRegistry registry, CoarseClock clock, LatencyBuckets buckets) {
+    private Metrics(PrometheusMeterRegistry registry, CoarseClock clock, LatencyBuckets buckets,
+                    boolean perControllerMeters) {
         this.registry = registry;
         this.clock = clock;
         this.buckets = buckets;
+        this.perControllerMeters = perControllerMeters;
         new JvmMemoryMetrics().bindTo(registry);
         gcMetrics.bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
@@ -185,7 +234,9 @@ public final class Metrics implements AutoCloseable {
         FunctionCounter.builder(MetricNames.POLLGROUP_BUSY, target, t -> t.busySeconds())
             .description("seconds the poll-group threads spent working (not idle), summed over them")
             .baseUnit("seconds").register(registry);
-        BuildInfo.register(registry, target.configSnapshot().engine);
+        String engine = target.configSnapshot().engine;
+        capabilities = EngineCapabilities.of(engine);
+        BuildInfo.register(registry, engine);
         refresh();
     }
 
@@ -261,6 +312,7 @@ public final class Metrics implements AutoCloseable {
                 return gone;
             });
             byNamespace.keySet().removeIf(ns -> t.subsystemOf(ns) == null);
+            pruneControllers();
             Set<NamespaceMeters> used = Collections.newSetFromMap(new IdentityHashMap<>());
             used.addAll(byNamespace.values());
             byKey.values().removeIf(m -> {
@@ -365,12 +417,232 @@ public final class Metrics implements AutoCloseable {
         }
     }
 
+    // ------------------------------------------------------------------ per host and per controller
+
+    /** The counts of one live controller, and its host's. */
+    private static final class ControllerIo {
+        final Controller controller;
+        final String subsystem;
+        final String host;
+        final HostIo hostIo;
+        final IoCounts counts = new IoCounts();
+        /** Its meters ({@code metrics.perControllerMeters}), else empty. */
+        List<Meter> meters = List.of();
+
+        ControllerIo(Controller controller, HostIo hostIo) {
+            this.controller = controller;
+            this.subsystem = controller.subsystem().nqn();
+            this.host = controller.hostnqn();
+            this.hostIo = hostIo;
+        }
+    }
+
+    /** The counts of one host NQN over its controllers, with its meters. */
+    private static final class HostIo {
+        final String host;
+        final IoCounts counts = new IoCounts();
+        final List<Meter> meters;
+        /** Its controllers with an entry at the last pruning (cache lock). */
+        int controllers;
+        /** {@link System#nanoTime()} at the last pruning that found it with a controller (cache lock). */
+        long lastSeenNanos = System.nanoTime();
+
+        HostIo(MeterRegistry registry, String host) {
+            this.host = host;
+            meters = counts.register(registry, MetricNames.HOST_PREFIX, "by the host's controllers",
+                Tags.of(MetricNames.TAG_HOST, host));
+        }
+    }
+
+    private ControllerIo controller(Controller c) {
+        ControllerIo e = byController.get(c);
+        return e != null ? e : resolve(c);
+    }
+
+    /** First I/O of a controller: its entry (and its host's), pruning destroyed ones when the map has grown. */
+    private ControllerIo resolve(Controller c) {
+        synchronized (cacheLock) {
+            ControllerIo e = byController.get(c);
+            if (e != null) {
+                return e;
+            }
+            if (byController.size() >= pruneControllersAt) {
+                pruneControllers();
+            }
+            HostIo h = byHost.computeIfAbsent(c.hostnqn(), k -> new HostIo(registry, k));
+            e = new ControllerIo(c, h);
+            if (perControllerMeters) {
+                e.meters = e.counts.register(registry, MetricNames.CONTROLLER_PREFIX, "by the controller",
+                    Tags.of(MetricNames.TAG_SUBSYSTEM, e.subsystem, MetricNames.TAG_CNTLID, Integer.toString(c.cntlid()),
+                        MetricNames.TAG_HOST, e.host));
+            }
+            byController.put(c, e);
+            return e;
+        }
+    }
+
+    /**
+     * Drops the entries (and meters) of destroyed controllers, and of hosts without a controller for
+     * {@link #HOST_RETENTION_NANOS} (cache lock held).
+     */
+    private void pruneControllers() {
+        byController.values().removeIf(e -> {
+            boolean gone = e.controller.isDestroyed();
+            if (gone) {
+                e.meters.forEach(registry::remove);
+            }
+            return gone;
+        });
+        pruneControllersAt = Math.max(PRUNE_SLACK, 2 * byController.size() + PRUNE_SLACK);
+        byHost.values().forEach(h -> h.controllers = 0);
+        byController.values().forEach(e -> e.hostIo.controllers++);
+        long now = System.nanoTime();
+        byHost.values().removeIf(h -> {
+            if (h.controllers > 0) {
+                h.lastSeenNanos = now;
+                return false;
+            }
+            boolean gone = now - h.lastSeenNanos > HOST_RETENTION_NANOS;
+            if (gone) {
+                h.meters.forEach(registry::remove);
+            }
+            return gone;
+        });
+    }
+
+    /**
+     * Refuses the per-host, per-controller and slowest-I/O views on an engine that cannot have them (the spdk
+     * engine: SPDK counts I/O per bdev only), with the engine's reason.
+     */
+    private void requireIoVisibility() {
+        EngineCapabilities can = capabilities;
+        if (can != null && !can.has(EngineCapabilities.Feature.IO_VISIBILITY)) {
+            throw ControlException.invalid(can.refusal(EngineCapabilities.Feature.IO_VISIBILITY));
+        }
+    }
+
+    /** The hosts that did I/O (or did within {@link #HOST_RETENTION_NANOS}), by host NQN. */
+    public List<HostTotals> hosts() {
+        requireIoVisibility();
+        synchronized (cacheLock) {
+            pruneControllers();
+            List<HostTotals> out = new ArrayList<>();
+            byHost.values().forEach(h -> out.add(new HostTotals(h.host, h.controllers, h.counts.totals())));
+            out.sort(Comparator.comparing(HostTotals::host));
+            return out;
+        }
+    }
+
+    /**
+     * The live controllers that did I/O, by subsystem and cntlid.
+     *
+     * @param subsystem only this subsystem's (null: every one)
+     * @param host      only this host's (null: every one)
+     */
+    public List<ControllerTotals> controllers(String subsystem, String host) {
+        requireIoVisibility();
+        synchronized (cacheLock) {
+            pruneControllers();
+            List<ControllerTotals> out = new ArrayList<>();
+            for (ControllerIo e : byController.values()) {
+                if ((subsystem == null || subsystem.equals(e.subsystem)) && (host == null || host.equals(e.host))) {
+                    out.add(new ControllerTotals(e.subsystem, e.controller.cntlid(), e.host, e.counts.totals()));
+                }
+            }
+            out.sort(Comparator.comparing(ControllerTotals::subsystem)
+                .thenComparingInt(ControllerTotals::cntlid));
+            return out;
+        }
+    }
+
+    /** Entries held for controllers (live ones and destroyed ones not yet pruned): the bound tests read it. */
+    int controllerEntries() {
+        return byController.size();
+    }
+
+    /** The slowest recent I/Os, slowest first (see {@link SlowIos}). */
+    public List<SlowIo> slowest(int limit) {
+        requireIoVisibility();
+        return slow.slowest(limit);
+    }
+
+    /**
+     * Latency percentiles of a namespace's reads and writes since the service started, from its
+     * {@code nvmf_io_latency_seconds} histogram (interpolated within a bucket: with the default ladder a value is
+     * within about 25 % of the true one). A namespace without I/O yet has count 0.
+     */
+    public List<LatencyPercentiles> latency(String nqn, int nsid) {
+        requireIoVisibility();
+        NamespaceMeters m = byKey.get(nqn + ' ' + nsid);
+        List<LatencyPercentiles> out = new ArrayList<>();
+        out.add(m == null ? LatencyPercentiles.none(MetricNames.OP_READ) : percentiles(MetricNames.OP_READ, m.readLatency()));
+        out.add(m == null ? LatencyPercentiles.none(MetricNames.OP_WRITE) : percentiles(MetricNames.OP_WRITE, m.writeLatency()));
+        return out;
+    }
+
+    static LatencyPercentiles percentiles(String op, Timer timer) {
+        HistogramSnapshot snap = timer.takeSnapshot();
+        long count = snap.count();
+        double max = snap.max(TimeUnit.NANOSECONDS);
+        double[] values = new double[PERCENTILES.length];
+        for (int i = 0; i < values.length; i++) {
+            double v = count == 0 ? 0 : quantile(snap.histogramCounts(), count, PERCENTILES[i], max);
+            values[i] = max > 0 ? Math.min(max, v) : v; // the max is windowed: 0 once no command came for a while
+        }
+        return new LatencyPercentiles(op, count, values[0] / 1e3, values[1] / 1e3, values[2] / 1e3, values[3] / 1e3,
+            max / 1e3);
+    }
+
+    /**
+     * The {@code q} quantile, in nanoseconds, of cumulative bucket counts (Prometheus' {@code histogram_quantile}:
+     * linear within the bucket that holds it); above the last finite bound, {@code max}.
+     */
+    static double quantile(CountAtBucket[] buckets, long count, double q,
+                           double max) {
+        double rank = q * count;
+        double lowerBound = 0;
+        double lowerCount = 0;
+        for (CountAtBucket b : buckets) {
+            double upper = b.bucket(TimeUnit.NANOSECONDS);
+            if (Double.isInfinite(upper)) {
+                break;
+            }
+            if (b.count() >= rank) {
+                double inBucket = b.count() - lowerCount;
+                return inBucket <= 0 ? upper : lowerBound + (upper - lowerBound) * (rank - lowerCount) / inBucket;
+            }
+            lowerBound = upper;
+            lowerCount = b.count();
+        }
+        return Math.max(max, lowerBound);
+    }
+
     // ------------------------------------------------------------------ the observer (poll-group threads)
 
     private final class Observer implements IoObserver {
         @Override
         public void ioCompleted(Namespace ns, int opcode, int bytes, long latencyNanos, int status) {
             namespace(ns).record(opcode, bytes, latencyNanos, status);
+        }
+
+        /**
+         * The namespace's meters, then (not for fabrics commands) the controller's and its host's counts and the
+         * slowest-I/O list: one map lookup, two sets of {@link java.util.concurrent.atomic.LongAdder} additions and
+         * two volatile reads more than the namespace alone.
+         */
+        @Override
+        public void ioCompleted(Request req, int bytes, long latencyNanos, long nowNanos) {
+            int opcode = req.sqe.opcode();
+            int status = req.status;
+            namespace(req.ns).record(opcode, bytes, latencyNanos, status);
+            if (opcode == Opcodes.FABRICS) {
+                return;
+            }
+            ControllerIo c = controller(req.controller());
+            c.counts.record(opcode, bytes, latencyNanos, status);
+            c.hostIo.counts.record(opcode, bytes, latencyNanos, status);
+            slow.offer(c.subsystem, req.sqe.nsid(), c.host, req.controller().cntlid(), req.queue().qid(), opcode,
+                req.sqe.slba(), req.sqe.nlb(), bytes, latencyNanos, nowNanos, status);
         }
 
         @Override

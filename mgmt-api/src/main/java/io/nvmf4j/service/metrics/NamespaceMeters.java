@@ -110,6 +110,14 @@ final class NamespaceMeters {
         }
     }
 
+    Timer readLatency() {
+        return readLatency;
+    }
+
+    Timer writeLatency() {
+        return writeLatency;
+    }
+
     /** Unregisters every meter (the namespace is gone). */
     void remove() {
         List<Meter> all = new ArrayList<>(List.of(reads, writes, others, bytesRead, bytesWritten, readLatency,

@@ -251,6 +251,20 @@ class ApiContractTest {
         check(200, "GET", SUB + "/controllers", null);
         check(404, "GET", subs + "/" + enc("nqn.x:none") + "/controllers", null);
         check(401, anon, "GET", SUB + "/controllers", null, null);
+        String ioApi = "/api/v1/io";
+        check(200, "GET", ioApi + "/hosts", null);
+        check(400, "GET", ioApi + "/hosts?limit=1", null);
+        check(401, anon, "GET", ioApi + "/hosts", null, null);
+        check(200, "GET", ioApi + "/controllers?subsystem=" + enc(NQN), null);
+        check(400, "GET", ioApi + "/controllers?cntlid=1", null);
+        check(401, anon, "GET", ioApi + "/controllers", null, null);
+        check(200, "GET", ioApi + "/slowest?limit=8", null);
+        check(400, "GET", ioApi + "/slowest?limit=65", null);
+        check(401, anon, "GET", ioApi + "/slowest", null, null);
+        check(200, "GET", SUB + "/namespaces/1/latency", null);
+        check(400, "GET", SUB + "/namespaces/one/latency", null);
+        check(404, "GET", SUB + "/namespaces/9/latency", null);
+        check(401, anon, "GET", SUB + "/namespaces/1/latency", null, null);
 
         String refs = "/api/v1/discovery/referrals";
         String referral = "{\"transport\":\"tcp\",\"address\":\"10.0.0.9\",\"port\":8009}";
@@ -377,7 +391,7 @@ class ApiContractTest {
     @Test
     @Order(2)
     void notReadyAnswersValidate() throws Exception {
-        Router router = ApiRoutes.router(vertx, t.service.config(), t.service.apiToken(), () -> "", () -> false);
+        Router router = ApiRoutes.router(vertx, t.service.config(), t.service.apiToken(), null, () -> false);
         HttpServer server = vertx.createHttpServer().requestHandler(router).listen(0, "127.0.0.1")
             .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         try {

@@ -42,7 +42,7 @@ class SaveFailureTest {
         });
         ApiConfig a = c.api;
         a.token = "0123456789abcdef0123";
-        api = ApiServer.start(a, ApiToken.resolve(a, dir, dir.resolve("config.json")), service, () -> "", () -> true);
+        api = ApiServer.start(a, ApiToken.resolve(a, dir, dir.resolve("config.json")), service, null, () -> true);
         http = new Http(api.port(), a.token);
     }
 

@@ -135,6 +135,19 @@ class SpdkMetricsTest {
         assertThat(metrics.scrape()).containsPattern("(?m)^nvmf4j_build_info\\{engine=\"spdk\",.*} 1(\\.0)?$");
     }
 
+    /** Per host, per controller, the slowest I/Os and percentiles: refused with the capability's reason. */
+    @Test
+    void ioVisibilityIsRefusedWithTheEngineReason() {
+        String why = io.nvmf4j.config.EngineCapabilities.SPDK.refusal(io.nvmf4j.config.EngineCapabilities.Feature.IO_VISIBILITY);
+        assertThat(why).startsWith("java engine only: SPDK's target counts I/O per bdev");
+        for (Runnable view : new Runnable[] {metrics::hosts, () -> metrics.controllers(null, null),
+            () -> metrics.slowest(64), () -> metrics.latency(NQN, 1)}) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(view::run)
+                .isInstanceOf(io.nvmf4j.ControlException.class).hasMessage(why);
+        }
+        assertThat(metrics.scrape()).doesNotContain("nvmf_host_io_").doesNotContain("nvmf_controller_io_");
+    }
+
     @Test
     void observerOnlyMetersAreAbsentAndRemovedNamespacesLoseTheirMeters() throws Exception {
         String text = metrics.scrape();
