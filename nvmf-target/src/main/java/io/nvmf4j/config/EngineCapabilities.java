@@ -47,7 +47,15 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         /** An ANA log page sized by the transport's MDTS (NANAGRPID = the groups that fit next to the NSIDs). */
         ANA_LOG_WITHIN_MDTS,
         /** Identify's Command Quiesce Time, and a lost controller's device commands bounded by it. */
-        COMMAND_QUIESCE_TIME
+        COMMAND_QUIESCE_TIME,
+        /** QoS limits on a namespace ({@link QosLimits}). */
+        QOS_NAMESPACE,
+        /** QoS limits per host, on a namespace or a subsystem. */
+        QOS_PER_HOST,
+        /** QoS groups of namespaces ({@code qosGroups}). */
+        QOS_GROUPS,
+        /** A QoS IOPS limit of any value (without it: multiples of {@link QosLimits#SPDK_IOPS_STEP}). */
+        QOS_IOPS_ANY
     }
 
     /** The java engine: our own data path. */
@@ -67,6 +75,14 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         Map.ofEntries(
             Map.entry("pool." + PoolConfig.KIND_REFLINK_DIR, "reflink-dir pools are java engine only; the spdk engine's"
                 + " pools are SPDK lvol stores: use kind lvol or engine java"),
+            Map.entry(Feature.QOS_NAMESPACE.name(), "QoS is java engine only for now (the spdk engine does not set"
+                + " SPDK's bdev QoS yet); use engine java"),
+            Map.entry(Feature.QOS_PER_HOST.name(), "QoS per host is java engine only: SPDK's bdev QoS limits a"
+                + " bdev's I/O whichever host sends it; use engine java"),
+            Map.entry(Feature.QOS_GROUPS.name(), "QoS groups are java engine only: SPDK's bdev QoS limits each bdev"
+                + " on its own (no shared budget across bdevs); use engine java"),
+            Map.entry(Feature.QOS_IOPS_ANY.name(), "the spdk engine (SPDK's bdev QoS) takes IOPS in multiples of "
+                + QosLimits.SPDK_IOPS_STEP + ", got %d"),
             Map.entry(Feature.AUTH_TIMEOUT.name(),
                 "java engine only (SPDK's target keeps its own authentication timeout)"),
             Map.entry(Feature.COMMAND_QUIESCE_TIME.name(),
