@@ -71,12 +71,10 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         Set.of("malloc", "null", "file"), List.of("tcp", "rdma"),
         Set.of(ListenerConfig.SECURE_NONE, ListenerConfig.SECURE_REQUIRED),
         EnumSet.of(AnaState.OPTIMIZED, AnaState.NON_OPTIMIZED, AnaState.INACCESSIBLE),
-        Set.of(NamespaceConfig.RESERVATIONS_LOCAL), Set.of(PoolConfig.KIND_LVOL), EnumSet.noneOf(Feature.class),
+        Set.of(NamespaceConfig.RESERVATIONS_LOCAL), Set.of(PoolConfig.KIND_LVOL), EnumSet.of(Feature.QOS_NAMESPACE),
         Map.ofEntries(
             Map.entry("pool." + PoolConfig.KIND_REFLINK_DIR, "reflink-dir pools are java engine only; the spdk engine's"
                 + " pools are SPDK lvol stores: use kind lvol or engine java"),
-            Map.entry(Feature.QOS_NAMESPACE.name(), "QoS is java engine only for now (the spdk engine does not set"
-                + " SPDK's bdev QoS yet); use engine java"),
             Map.entry(Feature.QOS_PER_HOST.name(), "QoS per host is java engine only: SPDK's bdev QoS limits a"
                 + " bdev's I/O whichever host sends it; use engine java"),
             Map.entry(Feature.QOS_GROUPS.name(), "QoS groups are java engine only: SPDK's bdev QoS limits each bdev"
