@@ -116,12 +116,13 @@ public final class CommandDispatcher {
     /**
      * Takes the command's budget from the QoS of its namespace (in arrival order, shared by every poll group); when
      * the budget is not there yet the command waits on its queue ({@link ThrottledRequests}) with its counts given
-     * back, and executes again from the start when it is. Reservation commands do not touch the device and pass.
+     * back, and executes again from the start when it is. Admin and reservation commands do not touch the device and
+     * pass.
      */
     private boolean throttle(Request req, Namespace ns, NamespaceQos qos) {
         int opcode = req.sqe.opcode();
         req.qosTaken = qos;
-        if (ReservationCommands.isReservationCommand(opcode)) {
+        if (req.queue().qid() == 0 || ReservationCommands.isReservationCommand(opcode)) {
             return false;
         }
         boolean read = opcode == Opcodes.IO_READ || opcode == Opcodes.IO_COMPARE;

@@ -628,6 +628,7 @@ public final class JavaEngine implements Engine {
     /** A namespace left its subsystem: no new command reaches it, running ones stop at their next step. */
     private void retire(Namespace ns) {
         ns.markRemoved();
+        ns.qos(null); // what QoS holds back on it resumes at the next wake and fails as Invalid Namespace
         if (keeping > 0) {
             parked.put(HexFormat.of().formatHex(ns.nguid()), ns.reservation()); // decided when the change ends
         } else {

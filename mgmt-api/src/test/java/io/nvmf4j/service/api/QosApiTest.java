@@ -267,6 +267,29 @@ class QosApiTest {
         assertThat(t.http.post(ns, "{\"nsid\": 2, \"bdev\": \"m1\"}").status()).isEqualTo(201);
     }
 
+    /**
+     * Reads held back on a namespace that is removed end at once as Invalid Namespace, not when their budget would
+     * have come (at 1 IOPS, seconds later).
+     */
+    @Test
+    void readsHeldBackOnARemovedNamespaceEndAtOnce() throws Exception {
+        assertThat(t.http.put(ns + "/2/qos", "{\"iops\": 1}").status()).isEqualTo(200);
+        try (NvmeController c = connect(TestService.HOSTNQN)) {
+            List<CompletableFuture<Completion>> reads = reads(c, 2, 10);
+            await(() -> live(2).qosWaiting.sum() >= 9, "9 reads waiting");
+            assertThat(t.http.delete(ns + "/2").status()).isEqualTo(204);
+            CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(3, TimeUnit.SECONDS);
+            int invalid = 0;
+            for (CompletableFuture<Completion> r : reads) {
+                Completion done = r.get();
+                invalid += done.sct() == 0 && done.sc() == 0x0B ? 1 : 0;
+            }
+            assertThat(invalid).as("Invalid Namespace").isGreaterThanOrEqualTo(9);
+        } finally {
+            assertThat(t.http.post(ns, "{\"nsid\": 2, \"bdev\": \"m1\"}").status()).isEqualTo(201);
+        }
+    }
+
     /** A whole document with other limits changes them live; the namespace stays (no changed-namespace). */
     @Test
     void aWholeDocumentChangesLimitsInPlace() {
