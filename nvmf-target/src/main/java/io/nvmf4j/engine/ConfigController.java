@@ -1091,11 +1091,6 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         }
     }
 
-    /** The QoS groups. */
-    public List<QosGroupConfig> qosGroups() {
-        return configSnapshot().qosGroups;
-    }
-
     /**
      * Sets every QoS setting (namespaces', subsystems' hosts', groups) as {@code from} has them, for the objects the
      * document has: a whole-document import ends with it. Nothing happens when they are the same.
