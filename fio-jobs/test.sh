@@ -47,6 +47,8 @@ WANT_TEXT="unknown target" expect_rc "engines.sh: java-3c -> usage error" 2 "$EN
 WANT_TEXT="positive whole number" expect_rc "engines.sh: --time 0 -> usage error" 2 "$ENGINES" --time 0
 WANT_TEXT="needs a value" expect_rc "engines.sh: option without its value -> usage error" 2 "$ENGINES" --rounds
 WANT_TEXT="queue depths 1-128" expect_rc "engines.sh: --sweep-qd 0 -> usage error" 2 "$ENGINES" --sweep-qd 1,0
+# qos.sh (the QoS check): its usage errors, parsing and verdicts, without a target
+WANT_TEXT="qos.sh --check:" expect_rc "qos.sh --check" 0 "$HERE/qos.sh" --check
 # e2e/run.sh (the kit's guest rows): its poll-group options are checked before anything is installed or booted
 E2E_RUN=$HERE/../e2e/run.sh
 WANT_TEXT="--cores takes a whole number of at least 1, not '0'" expect_rc "e2e/run.sh: --cores 0 -> usage error" 2 "$E2E_RUN" --cores 0

@@ -51,7 +51,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal SpdkNative.ABI_VERSION. */
-#define NVMF4J_SPDK_ABI_VERSION 7
+#define NVMF4J_SPDK_ABI_VERSION 8
 #define NATIVE_CLASS "io/nvmf4j/spdk/SpdkNative"
 #define EXCEPTION_CLASS "io/nvmf4j/spdk/SpdkException"
 
@@ -843,6 +843,54 @@ static void do_resize_bdev(struct call *c)
 		finish(c, rc, "SPDK could not grow bdev %s: %s", c->s2, spdk_strerror(-rc));
 	else
 		finish(c, 0, NULL);
+}
+
+/*
+ * A bdev's QoS: c->acc[0..3] are its limits in SPDK's order (spdk_bdev_qos_rate_limit_type): read+write IOPS,
+ * read+write MB/s, read MB/s, write MB/s; 0 disables one. The Java side refuses values SPDK would round
+ * (IOPS not a multiple of 1000), so SPDK takes them as given. One change runs at a time (calls are serial), so
+ * SPDK's -EAGAIN for a change in progress does not arise.
+ */
+static void bdev_qos_done(void *arg, int status)
+{
+	struct call *c = arg;
+	if (status)
+		finish(c, status, "SPDK could not set the QoS of bdev %s: %s", c->s1, spdk_strerror(-status));
+	else
+		finish(c, 0, NULL);
+}
+
+static void do_bdev_qos(struct call *c)
+{
+	struct spdk_bdev *b = spdk_bdev_get_by_name(c->s1);
+	if (!b) {
+		finish(c, -ENOENT, "SPDK has no bdev %s", c->s1);
+		return;
+	}
+	uint64_t limits[SPDK_BDEV_QOS_NUM_RATE_LIMIT_TYPES];
+	for (int i = 0; i < SPDK_BDEV_QOS_NUM_RATE_LIMIT_TYPES; i++)
+		limits[i] = c->acc[i];
+	spdk_bdev_set_qos_rate_limits(b, limits, bdev_qos_done, c);
+}
+
+static void JNICALL n_bdev_qos(JNIEnv *env, jclass cls, jstring name, jlong iops, jlong rw_mbps, jlong r_mbps,
+			       jlong w_mbps)
+{
+	(void)cls;
+	struct call *c = call_new(do_bdev_qos);
+	if (!c)
+		return;
+	if (!jstr(env, name, c->s1, sizeof(c->s1), "bdev")) {
+		call_put(c);
+		call_put(c);
+		return;
+	}
+	c->acc[SPDK_BDEV_QOS_RW_IOPS_RATE_LIMIT] = (uint64_t)iops;
+	c->acc[SPDK_BDEV_QOS_RW_BPS_RATE_LIMIT] = (uint64_t)rw_mbps;
+	c->acc[SPDK_BDEV_QOS_R_BPS_RATE_LIMIT] = (uint64_t)r_mbps;
+	c->acc[SPDK_BDEV_QOS_W_BPS_RATE_LIMIT] = (uint64_t)w_mbps;
+	if (run_call(env, c) == 0)
+		call_put(c);
 }
 
 static void bdev_call(JNIEnv *env, call_fn fn, jstring type, jstring name, jlong num_blocks)
@@ -2247,6 +2295,7 @@ static const JNINativeMethod methods[] = {
 	{"createBdev", "(" S S "JII" S ")V", (void *)n_create_bdev},
 	{"deleteBdev", "(" S S ")V", (void *)n_delete_bdev},
 	{"resizeBdev", "(" S S "J)V", (void *)n_resize_bdev},
+	{"bdevQos", "(" S "JJJJ)V", (void *)n_bdev_qos},
 	{"createSubsystem", "(" S S S "IIIZ)V", (void *)n_create_subsystem},
 	{"deleteSubsystem", "(" S ")V", (void *)n_delete_subsystem},
 	{"setAllowAnyHost", "(" S "Z)V", (void *)n_set_allow_any_host},

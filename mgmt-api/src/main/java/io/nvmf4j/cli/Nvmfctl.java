@@ -39,7 +39,7 @@ import java.util.concurrent.Callable;
         "Start with 'nvmfctl ls' (the whole target as a tree); 'nvmfctl help COMMAND [SUBCOMMAND]' or "
             + "'nvmfctl COMMAND --help' explains each command."},
     subcommands = {LsCommand.class, BdevCommands.class, PoolCommands.Pools.class, PoolCommands.Volumes.class,
-        PoolCommands.Snapshots.class, SubsystemCommands.class, NamespaceCommands.class,
+        PoolCommands.Snapshots.class, SubsystemCommands.class, NamespaceCommands.class, QosCommands.class,
         HostCommands.class, ListenerCommands.class, ControllerCommands.class, IoCommands.class, ReferralCommands.class,
         TransportCommands.class, ConfigCommands.class, NvmetcliImport.Current.class, NvmetcliImport.Legacy.class,
         HealthCommand.class, HelpCommand.class},

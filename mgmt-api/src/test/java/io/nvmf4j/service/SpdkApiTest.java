@@ -88,6 +88,40 @@ class SpdkApiTest {
     }
 
     /** The spdk engine reports the options it started with (live) beside the stored ones. */
+    /**
+     * QoS on the spdk engine: a namespace's limits go to SPDK's bdev QoS, set, changed again and removed; an IOPS
+     * limit SPDK would round is refused, and per-host limits and groups (which SPDK's QoS has not) are refused with
+     * that reason, nothing changed.
+     */
+    @Test
+    void qosPerNamespaceThroughSpdksBdevQos() throws IOException {
+        String ns = "/api/v1/subsystems/" + enc(NQN) + "/namespaces/1/qos";
+        String host = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-0000000000cc";
+        Res r = http.put(ns, "{\"iops\": 1500}");
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.field()).isEqualTo("iops");
+        assertThat(r.error()).isEqualTo("iops: the spdk engine (SPDK's bdev QoS) takes IOPS in multiples of 1000, "
+            + "got 1500");
+        r = http.put(ns, "{\"iops\": 2000, \"rwMBps\": 10}");
+        assertThat(r.status()).as("%s", r).isEqualTo(200);
+        r = http.put(ns, "{\"iops\": 5000, \"readMBps\": 3, \"writeMBps\": 4}");
+        assertThat(r.status()).as("a second change: %s", r).isEqualTo(200);
+        assertThat(http.get(ns).json().get("iops").asLong()).isEqualTo(5000);
+        r = http.put(ns + "/hosts/" + enc(host), "{\"iops\": 1000}");
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.error()).contains("QoS per host is java engine only");
+        r = http.put("/api/v1/subsystems/" + enc(NQN) + "/qos/hosts/" + enc(host), "{\"iops\": 1000}");
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        r = http.post("/api/v1/qos-groups", "{\"name\": \"g\", \"namespaces\": [{\"nqn\": \"" + NQN
+            + "\", \"nsid\": 1}], \"limits\": {\"iops\": 1000}}");
+        assertThat(r.status()).as("%s", r).isEqualTo(400);
+        assertThat(r.error()).isEqualTo("limits: QoS groups are java engine only: SPDK's bdev QoS limits each bdev on"
+            + " its own (no shared budget across bdevs); use engine java");
+        assertThat(http.delete(ns).status()).isEqualTo(204);
+        assertThat(http.get(ns).json().size()).as("no QoS left").isZero();
+        assertThat(output()).doesNotContain("Round up the rate limit");
+    }
+
     @Test
     void transportsShowTheLiveOptionsBesideTheStoredOnes() {
         Res put = http.put("/api/v1/transports/rdma", "{\"maxIoQueues\":4}");

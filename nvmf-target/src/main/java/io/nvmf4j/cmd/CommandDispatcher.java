@@ -4,6 +4,8 @@ import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Target;
+import io.nvmf4j.core.ThrottledRequests;
+import io.nvmf4j.qos.NamespaceQos;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
 import io.nvmf4j.nvme.Sqe;
@@ -21,6 +23,8 @@ public final class CommandDispatcher {
     private final ReservationCommands reservations = new ReservationCommands();
 
     private final Target target;
+    /** Runs a command QoS held back again, from the start (one object for every park). */
+    private final java.util.function.Consumer<Request> resumeThrottled = this::execute;
 
     public CommandDispatcher(Target target) {
         this.target = target;
@@ -101,8 +105,37 @@ public final class CommandDispatcher {
             if (ns.writesHeld() && changesMedium(req.sqe.opcode()) && park(req, ns)) {
                 return;
             }
+            NamespaceQos qos = ns.qos();
+            if (qos != null && req.qosTaken != qos && throttle(req, ns, qos)) {
+                return;
+            }
         }
         req.handler.execute(req);
+    }
+
+    /**
+     * Takes the command's budget from the QoS of its namespace (in arrival order, shared by every poll group); when
+     * the budget is not there yet the command waits on its queue ({@link ThrottledRequests}) with its counts given
+     * back, and executes again from the start when it is. Admin and reservation commands do not touch the device and
+     * pass.
+     */
+    private boolean throttle(Request req, Namespace ns, NamespaceQos qos) {
+        int opcode = req.sqe.opcode();
+        req.qosTaken = qos;
+        if (req.queue().qid() == 0 || ReservationCommands.isReservationCommand(opcode)) {
+            return false;
+        }
+        boolean read = opcode == Opcodes.IO_READ || opcode == Opcodes.IO_COMPARE;
+        long bytes = read || opcode == Opcodes.IO_WRITE
+            ? ((req.sqe.cdw12() & 0xFFFFL) + 1) * ns.blockSize() : 0;
+        long now = System.nanoTime();
+        long start = qos.reserve(req.controller().hostnqn(), read, bytes, now);
+        if (start == Long.MIN_VALUE || start - now <= 0) {
+            return false;
+        }
+        req.uncount();
+        req.queue().throttled().park(req, start, now, resumeThrottled);
+        return true;
     }
 
     /**

@@ -102,6 +102,7 @@ public final class ConfigValidator {
             }
         }
         PoolRules.validate(c, engine, p);
+        QosRules.validate(c, engine, p);
         Set<String> nqns = new HashSet<>();
         Set<String> usedBdevs = new HashSet<>();
         Map<String, String> identities = new HashMap<>();
@@ -891,7 +892,7 @@ public final class ConfigValidator {
     }
 
     /** Reports a bad NQN at {@code at}; returns whether it was bad. */
-    private static boolean nqnProblem(TargetConfig c, String nqn, String at, List<String> p) {
+    static boolean nqnProblem(TargetConfig c, String nqn, String at, List<String> p) {
         String problem = Nqn.problem(nqn, c.allowLegacyNqns);
         if (problem != null) {
             p.add(at + ": " + problem);

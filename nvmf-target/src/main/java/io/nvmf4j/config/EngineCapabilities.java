@@ -52,7 +52,15 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
          * I/O counts, bytes and latency per host and per controller, latency percentiles per namespace and the
          * slowest recent I/Os (the engine reports each I/O with its controller and queue).
          */
-        IO_VISIBILITY
+        IO_VISIBILITY,
+        /** QoS limits on a namespace ({@link QosLimits}). */
+        QOS_NAMESPACE,
+        /** QoS limits per host, on a namespace or a subsystem. */
+        QOS_PER_HOST,
+        /** QoS groups of namespaces ({@code qosGroups}). */
+        QOS_GROUPS,
+        /** A QoS IOPS limit of any value (without it: multiples of {@link QosLimits#SPDK_IOPS_STEP}). */
+        QOS_IOPS_ANY
     }
 
     /** The java engine: our own data path. */
@@ -68,10 +76,16 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         Set.of("malloc", "null", "file"), List.of("tcp", "rdma"),
         Set.of(ListenerConfig.SECURE_NONE, ListenerConfig.SECURE_REQUIRED),
         EnumSet.of(AnaState.OPTIMIZED, AnaState.NON_OPTIMIZED, AnaState.INACCESSIBLE),
-        Set.of(NamespaceConfig.RESERVATIONS_LOCAL), Set.of(PoolConfig.KIND_LVOL), EnumSet.noneOf(Feature.class),
+        Set.of(NamespaceConfig.RESERVATIONS_LOCAL), Set.of(PoolConfig.KIND_LVOL), EnumSet.of(Feature.QOS_NAMESPACE),
         Map.ofEntries(
             Map.entry("pool." + PoolConfig.KIND_REFLINK_DIR, "reflink-dir pools are java engine only; the spdk engine's"
                 + " pools are SPDK lvol stores: use kind lvol or engine java"),
+            Map.entry(Feature.QOS_PER_HOST.name(), "QoS per host is java engine only: SPDK's bdev QoS limits a"
+                + " bdev's I/O whichever host sends it; use engine java"),
+            Map.entry(Feature.QOS_GROUPS.name(), "QoS groups are java engine only: SPDK's bdev QoS limits each bdev"
+                + " on its own (no shared budget across bdevs); use engine java"),
+            Map.entry(Feature.QOS_IOPS_ANY.name(), "the spdk engine (SPDK's bdev QoS) takes IOPS in multiples of "
+                + QosLimits.SPDK_IOPS_STEP + ", got %d"),
             Map.entry(Feature.AUTH_TIMEOUT.name(),
                 "java engine only (SPDK's target keeps its own authentication timeout)"),
             Map.entry(Feature.IO_VISIBILITY.name(), "java engine only: SPDK's target counts I/O per bdev (the"

@@ -38,6 +38,11 @@ public final class NamespaceConfig {
      * Absent: see {@link #reservationsOrDefault}.
      */
     public String reservations;
+    /**
+     * Its QoS ({@link QosConfig}): its own limits and limits per host; absent: none. Changed live through the API's
+     * qos calls.
+     */
+    public QosConfig qos;
 
     public static final String RESERVATIONS_SHARED = "shared";
     public static final String RESERVATIONS_LOCAL = "local";

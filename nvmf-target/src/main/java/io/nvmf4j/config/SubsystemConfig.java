@@ -29,6 +29,11 @@ public final class SubsystemConfig {
     public int maxCntlid = MAX_CNTLID;
     /** The highest cntlid of a dynamic controller (0xFFEF). */
     public static final int MAX_CNTLID = 0xFFEF;
+    /**
+     * QoS per host over all its namespaces ({@link QosConfig#hosts}; a subsystem has no limits of its own: a
+     * {@code qosGroups} entry limits namespaces together); absent: none.
+     */
+    public QosConfig qos;
     public List<NamespaceConfig> namespaces = new ArrayList<>();
     public List<ListenerConfig> listeners = new ArrayList<>();
 }

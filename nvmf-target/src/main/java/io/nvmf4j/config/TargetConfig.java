@@ -81,6 +81,9 @@ public final class TargetConfig {
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     public List<PoolConfig> pools = new ArrayList<>();
     public List<SubsystemConfig> subsystems = new ArrayList<>();
+    /** QoS groups (tenants): namespaces whose I/O together shares limits ({@link QosGroupConfig}); absent: none. */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    public List<QosGroupConfig> qosGroups = new ArrayList<>();
     /** Other discovery services to list in the discovery log. */
     public List<ReferralConfig> referrals = new ArrayList<>();
     /**
@@ -115,6 +118,19 @@ public final class TargetConfig {
         for (BdevConfig b : bdevs) {
             if (b != null && name != null && name.equals(b.name)) {
                 return b;
+            }
+        }
+        return null;
+    }
+
+    /** The QoS group named {@code name}, or null. */
+    public QosGroupConfig qosGroup(String name) {
+        if (qosGroups == null) {
+            return null;
+        }
+        for (QosGroupConfig g : qosGroups) {
+            if (g != null && g.name != null && g.name.equals(name)) {
+                return g;
             }
         }
         return null;

@@ -41,6 +41,12 @@ public final class Namespace {
     public final LongAdder writeCommands = new LongAdder();
     public final LongAdder bytesRead = new LongAdder();
     public final LongAdder bytesWritten = new LongAdder();
+    /** QoS: commands held back (each time one waits), their total wait, and how many wait now. */
+    public final LongAdder qosDelayed = new LongAdder();
+    public final LongAdder qosDelayNanos = new LongAdder();
+    public final LongAdder qosWaiting = new LongAdder();
+    /** The QoS limiters of this namespace's I/O, or null: none; replaced as a whole, read lock-free. */
+    private volatile io.nvmf4j.qos.NamespaceQos qos;
 
     /** Commands executing on the device now, by epoch half (incremented before {@link #removed} is read). */
     private final LongAdder[] inFlight = {new LongAdder(), new LongAdder()};
@@ -96,6 +102,16 @@ public final class Namespace {
             }
         }
         return false;
+    }
+
+    /** The QoS its I/O falls under, or null. */
+    public io.nvmf4j.qos.NamespaceQos qos() {
+        return qos;
+    }
+
+    /** Installs the QoS its I/O falls under from now (null: none); commands waiting take their budget again. */
+    public void qos(io.nvmf4j.qos.NamespaceQos qos) {
+        this.qos = qos;
     }
 
     public int nsid() {

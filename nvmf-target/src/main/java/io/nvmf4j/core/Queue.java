@@ -59,4 +59,7 @@ public interface Queue {
     default TlsPsk.Identity secureChannelIdentity() {
         return null;
     }
+
+    /** The commands QoS holds back on this queue (poll group thread only). */
+    ThrottledRequests throttled();
 }

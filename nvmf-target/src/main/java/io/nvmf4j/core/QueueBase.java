@@ -27,11 +27,22 @@ public abstract class QueueBase implements Queue {
     private int[] freeStack = new int[0];
     private int freeTop;
 
+    /** Made at the first command QoS holds back. */
+    private ThrottledRequests throttled;
+
     protected QueueBase(String transport, ListenerConfig listener, TransportLimits limits, IoObserver observer) {
         this.transport = transport;
         this.listener = listener;
         this.limits = limits;
         this.observer = observer;
+    }
+
+    @Override
+    public final ThrottledRequests throttled() {
+        if (throttled == null) {
+            throttled = new ThrottledRequests(this);
+        }
+        return throttled;
     }
 
     @Override

@@ -53,6 +53,11 @@ public abstract class Request implements BdevIo {
      * so the Command Quiesce Time wait (DeviceQuiesce) sees the command until its answer.
      */
     private Controller counted;
+    /** The QoS of {@link #ns} this command took its budget from (null: none yet); see ThrottledRequests. */
+    public io.nvmf4j.qos.NamespaceQos qosTaken;
+    /** When QoS lets this command start, and when it began to wait ({@link System#nanoTime}). */
+    long qosStart;
+    long qosParkedAt;
     /** Next step after a block-device completion; null completes the request with the device status. */
     public BdevStep bdevStep;
 
@@ -104,6 +109,7 @@ public abstract class Request implements BdevIo {
         expectedLength = 0;
         assert counted == null && !nsHeld : "a request reused before its completion gave back its counts";
         ns = null;
+        qosTaken = null;
         bdevStep = null;
         bdevBuffer = null;
         bdevOffset = 0;

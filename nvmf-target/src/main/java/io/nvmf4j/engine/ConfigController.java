@@ -10,6 +10,9 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.PoolConfig;
+import io.nvmf4j.config.QosConfig;
+import io.nvmf4j.config.QosGroupConfig;
+import io.nvmf4j.config.QosLimits;
 import io.nvmf4j.config.SnapshotConfig;
 import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.config.Nqn;
@@ -644,7 +647,10 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     public void removeSubsystem(String nqn) {
         synchronized (engine) {
             SubsystemConfig sc = subsystem(nqn);
-            TargetConfig next = changedWith(c -> c.subsystems.removeIf(x -> nqn.equals(x.nqn)));
+            TargetConfig next = changedWith(c -> {
+                c.subsystems.removeIf(x -> nqn.equals(x.nqn));
+                QosDocument.leaveGroups(c, nqn, 0);
+            });
             engine.removeSubsystem(next, sc);
             applied(next, prev -> engine.addSubsystem(prev, sc));
         }
@@ -683,7 +689,10 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             if (ConfigDocument.namespace(subsystem(nqn), nsid) == null) {
                 throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
             }
-            TargetConfig next = changedWith(c -> ConfigDocument.subsystem(c, nqn).namespaces.removeIf(x -> x.nsid == nsid));
+            TargetConfig next = changedWith(c -> {
+                ConfigDocument.subsystem(c, nqn).namespaces.removeIf(x -> x.nsid == nsid);
+                QosDocument.leaveGroups(c, nqn, nsid);
+            });
             engine.removeNamespace(nqn, nsid);
             applied(next, prev -> engine.addNamespace(prev, nqn, ConfigDocument.namespace(
                 ConfigDocument.subsystem(prev, nqn), nsid)));
@@ -987,6 +996,123 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             subsystem(nqn);
             return engine.reservation(nqn, nsid);
         }
+    }
+
+    // ------------------------------------------------------------------ QoS
+
+    /**
+     * Sets (or replaces) the QoS limits of namespace {@code nsid} of {@code nqn}, live: I/O from now on takes its
+     * budget from them. Invalid (naming the field) for a limit out of range or one the engine cannot keep; not found
+     * for an unknown namespace.
+     */
+    public QosConfig setNamespaceQos(String nqn, int nsid, QosLimits limits) {
+        synchronized (engine) {
+            QosDocument.namespace(doc.get(), nqn, nsid);
+            TargetConfig next = changeQos(c -> QosDocument.namespaceQos(c, nqn, nsid).setLimits(limits));
+            return QosDocument.namespace(next, nqn, nsid).qos;
+        }
+    }
+
+    /** Removes the QoS limits of namespace {@code nsid} (its hosts' stay); not found when it has none. */
+    public void removeNamespaceQos(String nqn, int nsid) {
+        synchronized (engine) {
+            QosConfig q = QosDocument.namespace(doc.get(), nqn, nsid).qos;
+            if (q == null || q.isUnlimited()) {
+                throw ControlException.notFound("namespace " + nsid + " of " + nqn + " has no QoS limits");
+            }
+            changeQos(c -> QosDocument.namespaceQos(c, nqn, nsid).setLimits(null));
+        }
+    }
+
+    /** Sets (or replaces) the limits of host {@code hostnqn}'s I/O to namespace {@code nsid}, live. */
+    public QosLimits setNamespaceHostQos(String nqn, int nsid, String hostnqn, QosLimits limits) {
+        synchronized (engine) {
+            QosDocument.namespace(doc.get(), nqn, nsid);
+            TargetConfig next = changeQos(c -> QosDocument.putHost(QosDocument.namespaceQos(c, nqn, nsid), hostnqn,
+                limits));
+            return QosDocument.namespace(next, nqn, nsid).qos.host(hostnqn);
+        }
+    }
+
+    public void removeNamespaceHostQos(String nqn, int nsid, String hostnqn) {
+        synchronized (engine) {
+            QosDocument.checkHost(QosDocument.namespace(doc.get(), nqn, nsid).qos, hostnqn,
+                "namespace " + nsid + " of " + nqn);
+            changeQos(c -> QosDocument.removeHost(QosDocument.namespace(c, nqn, nsid).qos, hostnqn));
+        }
+    }
+
+    /** Sets (or replaces) the limits of host {@code hostnqn}'s I/O to all namespaces of subsystem {@code nqn}, live. */
+    public QosLimits setSubsystemHostQos(String nqn, String hostnqn, QosLimits limits) {
+        synchronized (engine) {
+            subsystem(nqn);
+            TargetConfig next = changeQos(c -> QosDocument.putHost(QosDocument.subsystemQos(c, nqn), hostnqn, limits));
+            return ConfigDocument.subsystem(next, nqn).qos.host(hostnqn);
+        }
+    }
+
+    public void removeSubsystemHostQos(String nqn, String hostnqn) {
+        synchronized (engine) {
+            QosDocument.checkHost(subsystem(nqn).qos, hostnqn, nqn);
+            changeQos(c -> QosDocument.removeHost(ConfigDocument.subsystem(c, nqn).qos, hostnqn));
+        }
+    }
+
+    /**
+     * Creates QoS group {@code g.name}: its namespaces' I/O together takes its budget from its limits, live. Invalid
+     * (naming the field) for an unknown namespace, one named twice or in another group, a bad limit; conflict for a
+     * name taken.
+     */
+    public QosGroupConfig addQosGroup(QosGroupConfig g) {
+        synchronized (engine) {
+            if (g == null) {
+                throw ControlException.invalid("body: missing");
+            }
+            if (g.name != null && doc.get().qosGroup(g.name) != null) {
+                throw ControlException.conflict("name: QoS group " + g.name + " already exists");
+            }
+            return changeQos(c -> c.qosGroups.add(g)).qosGroup(g.name);
+        }
+    }
+
+    /** Replaces QoS group {@code g.name} (its namespaces and limits), live; not found for an unknown group. */
+    public QosGroupConfig setQosGroup(QosGroupConfig g) {
+        synchronized (engine) {
+            QosGroupConfig was = QosDocument.group(doc.get(), g.name);
+            int at = doc.get().qosGroups.indexOf(was);
+            return changeQos(c -> c.qosGroups.set(at, g)).qosGroup(g.name);
+        }
+    }
+
+    public void removeQosGroup(String name) {
+        synchronized (engine) {
+            QosDocument.group(doc.get(), name);
+            changeQos(c -> c.qosGroups.removeIf(x -> name.equals(x.name)));
+        }
+    }
+
+    /**
+     * Sets every QoS setting (namespaces', subsystems' hosts', groups) as {@code from} has them, for the objects the
+     * document has: a whole-document import ends with it. Nothing happens when they are the same.
+     */
+    public void replaceQos(TargetConfig from) {
+        synchronized (engine) {
+            TargetConfig trial = changedWith(c -> QosDocument.copyQos(from, c));
+            if (!io.nvmf4j.config.ConfigStore.toJson(trial).equals(io.nvmf4j.config.ConfigStore.toJson(doc.get()))) {
+                changeQos(c -> QosDocument.copyQos(from, c));
+            }
+        }
+    }
+
+    /** Applies a QoS change: the document with it validated, the engine's limiters set, the document committed. */
+    private TargetConfig changeQos(Consumer<TargetConfig> change) {
+        TargetConfig next = validatedWith(c -> {
+            change.accept(c);
+            QosDocument.tidy(c);
+        });
+        engine.applyQos(next);
+        applied(next, engine::applyQos);
+        return next;
     }
 
     // ------------------------------------------------------------------ state and statistics

@@ -183,6 +183,16 @@ public interface Engine extends AutoCloseable {
     void removeNamespace(String nqn, int nsid);
 
     /**
+     * Applies the QoS of {@code doc} (namespaces' {@code qos}, subsystems' per-host {@code qos}, {@code qosGroups}) to
+     * the I/O from now on; the document was validated against this engine's capabilities. Refused (invalid) when the
+     * engine cannot.
+     */
+    default void applyQos(TargetConfig doc) {
+        throw io.nvmf4j.ControlException.invalid(capabilities().refusal(
+            io.nvmf4j.config.EngineCapabilities.Feature.QOS_NAMESPACE));
+    }
+
+    /**
      * Moves namespace {@code nsid} of {@code nqn} to ANA group {@code group} ({@code next}: the document with it
      * there): from then on the ANA log page (0Ch) lists it in that group and its I/O takes that group's state
      * through each listener; the connected hosts are told (an asynchronous event).

@@ -117,6 +117,8 @@ public final class JavaEngine implements Engine {
     private final Map<String, List<Namespace>> retired = new HashMap<>();
     /** Inside {@link #keepingReservations}: the reservations of namespaces removed meanwhile, by NGUID. */
     private final Map<String, Reservation> parked = new HashMap<>();
+    /** The QoS limiters of the namespaces (io.nvmf4j.qos). */
+    private final io.nvmf4j.qos.QosPlan qos = new io.nvmf4j.qos.QosPlan();
     private int keeping;
     /** The document as its control layer committed it (read-only here). */
     private final LiveDocument doc;
@@ -390,6 +392,7 @@ public final class JavaEngine implements Engine {
             n.eui64 == null ? null : HexFormat.of().parseHex(n.eui64));
         ns.setHosts(n.hosts);
         ns.anaGroup(n.anaGroupOrDefault());
+        ns.qos(qos.added(doc, sc, n));
         String mode = n.reservationsOrDefault(doc, sc);
         ns.reservationsOn(!NamespaceConfig.RESERVATIONS_OFF.equals(mode));
         BlockDevice image = ns.bdev() instanceof ErrorBdev wrapper ? wrapper.base() : ns.bdev();
@@ -625,6 +628,7 @@ public final class JavaEngine implements Engine {
     /** A namespace left its subsystem: no new command reaches it, running ones stop at their next step. */
     private void retire(Namespace ns) {
         ns.markRemoved();
+        ns.qos(null); // what QoS holds back on it resumes at the next wake and fails as Invalid Namespace
         if (keeping > 0) {
             parked.put(HexFormat.of().formatHex(ns.nguid()), ns.reservation()); // decided when the change ends
         } else {
@@ -688,6 +692,17 @@ public final class JavaEngine implements Engine {
         Subsystem live = liveSubsystem(nqn);
         live.addNamespace(namespaceOf(next, ConfigDocument.subsystem(next, nqn), added));
         notifyNamespaceChanged(live, added.nsid);
+    }
+
+    /** Installs {@code doc}'s QoS on every namespace (the limiters whose limits did not change keep their budget). */
+    @Override
+    public synchronized void applyQos(TargetConfig doc) {
+        qos.update(doc);
+        for (Subsystem s : target.nvmSubsystems()) {
+            for (Namespace ns : s.namespaces()) {
+                ns.qos(qos.of(s.nqn(), ns.nsid()));
+            }
+        }
     }
 
     @Override

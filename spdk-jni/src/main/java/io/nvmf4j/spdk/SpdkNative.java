@@ -14,7 +14,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class SpdkNative {
     /** Must equal {@code NVMF4J_SPDK_ABI_VERSION} in {@code nvmf4j_spdk.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 7;
+    static final int ABI_VERSION = 8;
     static final String NAME = "nvmf4j_spdk";
     /** Written by build-native.sh instead of the library when no SPDK was found to build against. */
     static final String UNAVAILABLE_RESOURCE = "META-INF/native/" + NAME + ".unavailable";
@@ -104,6 +104,12 @@ final class SpdkNative {
 
     /** null: resize to numBlocks (whole MiB); file: rescan the file's size. */
     static native void resizeBdev(String type, String name, long numBlocks);
+
+    /**
+     * Sets the QoS of bdev {@code name} through SPDK's bdev QoS ({@code spdk_bdev_set_qos_rate_limits}): read+write
+     * IOPS (a multiple of 1000), read+write, read and write MB/s (2^20 bytes); 0 disables a limit, all 0 disables QoS.
+     */
+    static native void bdevQos(String name, long iops, long rwMBps, long readMBps, long writeMBps);
 
     static native void createSubsystem(String nqn, String serial, String model, int maxNamespaces, int minCntlid,
                                        int maxCntlid, boolean allowAnyHost);

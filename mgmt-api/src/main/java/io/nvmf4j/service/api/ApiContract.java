@@ -6,6 +6,9 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.PoolConfig;
+import io.nvmf4j.config.QosConfig;
+import io.nvmf4j.config.QosGroupConfig;
+import io.nvmf4j.config.QosLimits;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -233,6 +236,12 @@ final class ApiContract {
     private static final String IO = V1 + "/io";
     private static final String JAVA_ONLY = " java engine only: the spdk engine answers 400 with the reason (SPDK "
         + "counts I/O per bdev, not per host or controller).";
+    private static final String QOS_GROUPS = V1 + "/qos-groups";
+    private static final String QOS_NOTE = "Limits iops, readMBps, writeMBps, rwMBps (MB = 2^20 bytes); absent or 0: "
+        + "unlimited. I/O over a limit waits (it is not failed). May change any number of times while I/O runs. 400 "
+        + "naming the field for a negative value, one beyond its range, or (spdk engine) IOPS not a multiple of 1000.";
+    private static final String QOS_GROUP_NOTE = "A namespace is in one group at most; 400 naming namespaces[i] for "
+        + "an unknown one, one named twice or in another group. java engine only (spdk: 400).";
     private static final String RESTART_NOTE = "Stored at once and applied at the next start; restartRequired and "
         + "restartFields say which stored settings differ from the ones in effect (GET /transports shows both).";
 
@@ -394,6 +403,42 @@ final class ApiContract {
             .handle(c -> c.change(() -> c.service().removeNamespaceHost(c.param("nqn"), c.nsid(),
                 c.param("hostnqn")), x -> null)),
 
+        op("GET", NS + "/:nsid/qos", "getNamespaceQos", "A namespace's QoS: its limits and its hosts' limits")
+            .describe("Absent limits (or 0) are unlimited; an empty object: no QoS.")
+            .ok(200, QosConfig.class)
+            .handle(c -> c.read(() -> c.namespace().qos == null ? new QosConfig() : c.namespace().qos)),
+        op("PUT", NS + "/:nsid/qos", "setNamespaceQos", "Set or replace a namespace's QoS limits, live")
+            .describe(QOS_NOTE + " Its per-host limits stay.")
+            .body(QosLimits.class).ok(200, QosConfig.class)
+            .handle(c -> c.change(() -> c.service().setNamespaceQos(c.param("nqn"), c.nsid(), c.body()), q -> q)),
+        op("DELETE", NS + "/:nsid/qos", "removeNamespaceQos", "Remove a namespace's QoS limits (its hosts' stay)")
+            .ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeNamespaceQos(c.param("nqn"), c.nsid()), x -> null)),
+        op("PUT", NS + "/:nsid/qos/hosts/:hostnqn", "setNamespaceHostQos",
+            "Set or replace the QoS limits of one host's I/O to a namespace, live")
+            .describe(QOS_NOTE + " java engine only (spdk: 400).")
+            .body(QosLimits.class).ok(200, QosLimits.class)
+            .handle(c -> c.change(() -> c.service().setNamespaceHostQos(c.param("nqn"), c.nsid(), c.param("hostnqn"),
+                c.body()), q -> q)),
+        op("DELETE", NS + "/:nsid/qos/hosts/:hostnqn", "removeNamespaceHostQos",
+            "Remove the QoS limits of one host on a namespace").ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeNamespaceHostQos(c.param("nqn"), c.nsid(),
+                c.param("hostnqn")), x -> null)),
+        op("GET", V1 + "/subsystems/:nqn/qos", "getSubsystemQos", "A subsystem's QoS: per-host limits")
+            .ok(200, QosConfig.class)
+            .handle(c -> c.read(() -> c.subsystem().qos == null ? new QosConfig() : c.subsystem().qos)),
+        op("PUT", V1 + "/subsystems/:nqn/qos/hosts/:hostnqn", "setSubsystemHostQos",
+            "Set or replace the QoS limits of one host's I/O to all namespaces of a subsystem, live")
+            .describe(QOS_NOTE + " The host's I/O to every namespace of the subsystem shares one budget. java engine "
+                + "only (spdk: 400).")
+            .body(QosLimits.class).ok(200, QosLimits.class)
+            .handle(c -> c.change(() -> c.service().setSubsystemHostQos(c.param("nqn"), c.param("hostnqn"),
+                c.body()), q -> q)),
+        op("DELETE", V1 + "/subsystems/:nqn/qos/hosts/:hostnqn", "removeSubsystemHostQos",
+            "Remove the QoS limits of one host on a subsystem").ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeSubsystemHostQos(c.param("nqn"), c.param("hostnqn")),
+                x -> null)),
+
         op("GET", HOSTS, "listHosts", "Allowed host NQNs").ok(200, new Many(String.class))
             .handle(c -> c.read(() -> c.subsystem().hosts)),
         op("POST", HOSTS, "addHost", "Allow a host (with dhchapKey: it must authenticate with DH-HMAC-CHAP)")
@@ -492,6 +537,22 @@ final class ApiContract {
             "Take a host's TLS PSK off the discovery subsystem (its discovery controllers are disconnected)")
             .ok(204, null)
             .handle(c -> c.change(() -> c.service().removeDiscoveryHost(c.param("hostnqn")), x -> null)),
+
+        op("GET", QOS_GROUPS, "listQosGroups", "QoS groups (tenants)").ok(200, new Many(QosGroupConfig.class))
+            .handle(c -> c.read(() -> c.service().snapshot().qosGroups)),
+        op("POST", QOS_GROUPS, "addQosGroup", "Create a QoS group (a tenant), live")
+            .describe("Its namespaces' I/O together shares its limits. " + QOS_NOTE + " " + QOS_GROUP_NOTE)
+            .body(QosGroupConfig.class).ok(201, QosGroupConfig.class).fails(409, "A group of that name exists")
+            .handle(c -> c.change(() -> c.service().addQosGroup(c.body()), g -> g)),
+        op("GET", QOS_GROUPS + "/:name", "getQosGroup", "One QoS group").ok(200, QosGroupConfig.class)
+            .handle(c -> c.read(() -> c.api.qosGroup(c.param("name")))),
+        op("PUT", QOS_GROUPS + "/:name", "setQosGroup", "Replace a QoS group's namespaces and limits, live")
+            .describe(QOS_NOTE + " " + QOS_GROUP_NOTE + " The body's name is absent or the path's.")
+            .body(QosGroupConfig.class).ok(200, QosGroupConfig.class)
+            .handle(c -> c.change(() -> c.service().setQosGroup(ApiRoutes.qosGroup(c.body(), c.param("name"))),
+                g -> g)),
+        op("DELETE", QOS_GROUPS + "/:name", "removeQosGroup", "Remove a QoS group").ok(204, null)
+            .handle(c -> c.change(() -> c.service().removeQosGroup(c.param("name")), x -> null)),
 
         op("GET", V1 + "/transports", "getTransports", "Transport options: stored (pending) and live")
             .describe("tcp and rdma are the stored options, which the next start uses; live holds the ones the "

@@ -409,6 +409,16 @@ public final class ApiRoutes {
         return c.service().addDiscoveryHost(keys);
     }
 
+    /** A QoS group body for path name {@code name}: its name absent (taken from the path) or the same. */
+    static io.nvmf4j.config.QosGroupConfig qosGroup(io.nvmf4j.config.QosGroupConfig g, String name) {
+        if (g.name == null) {
+            g.name = name;
+        } else if (!g.name.equals(name)) {
+            throw ApiError.badRequest("name", "must be the group of the path (" + name + ") or absent, got " + g.name);
+        }
+        return g;
+    }
+
     static <T> T required(T value, String field) {
         if (value == null) {
             throw ApiError.badRequest(field, "missing");
@@ -473,6 +483,15 @@ public final class ApiRoutes {
     /** The subsystem with each listener's state (listening and its bound port, or failed and why). */
     SubsystemView subsystemView(SubsystemConfig s) {
         return SubsystemView.of(s, service.listenerStates());
+    }
+
+    /** QoS group {@code name} (404 when there is none). */
+    io.nvmf4j.config.QosGroupConfig qosGroup(String name) {
+        io.nvmf4j.config.QosGroupConfig g = service.snapshot().qosGroup(name);
+        if (g == null) {
+            throw ControlException.notFound("no QoS group " + name);
+        }
+        return g;
     }
 
     /** The bdev {@code name} (404 when there is none). */

@@ -18,6 +18,9 @@ public final class MetricNames {
      * to make acknowledged writes durable (a failed fdatasync); after the first, its writes and flushes fail.
      */
     public static final String NAMESPACE_DURABILITY_ERRORS = "nvmf.namespace.durability.errors";
+    public static final String QOS_DELAYED = "nvmf.qos.delayed";
+    public static final String QOS_THROTTLED = "nvmf.qos.throttled";
+    public static final String QOS_WAITING = "nvmf.qos.waiting";
     /** {@code nvmf_admin_errors_total{subsystem,status}}: admin commands completed with an error. */
     public static final String ADMIN_ERRORS = "nvmf.admin.errors";
     /** {@code nvmf_keepalive_expired_total{subsystem}}: controllers torn down by their keep-alive timer. */

@@ -1,6 +1,7 @@
 package io.nvmf4j.service.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -35,6 +36,8 @@ final class NamespaceMeters {
     /** The namespace object counted now (one removed and added again under the same nsid: the latest). */
     private volatile Namespace namespace;
     private Gauge durabilityErrors;
+    /** QoS: I/Os held back, seconds they waited, I/Os waiting now (registered with the gauge above). */
+    private List<Meter> qos = List.of();
 
     NamespaceMeters(MeterRegistry registry, String subsystem, String nsid) {
         this(registry, LatencyBuckets.defaults(), subsystem, nsid);
@@ -75,7 +78,22 @@ final class NamespaceMeters {
                 .description("failed attempts of the namespace's device to make acknowledged writes durable; after the "
                     + "first, its writes and flushes fail")
                 .tags(tags).strongReference(true).register(registry);
+            qos = List.of(
+                FunctionCounter.builder(MetricNames.QOS_DELAYED, this, m -> qosRead(n -> n.qosDelayed.sum()))
+                    .description("I/O commands QoS held back (each waited for its budget; none is failed)")
+                    .tags(tags).register(registry),
+                FunctionCounter.builder(MetricNames.QOS_THROTTLED, this, m -> qosRead(n -> n.qosDelayNanos.sum()) / 1e9)
+                    .description("seconds I/O commands waited for their QoS budget, summed").baseUnit("seconds")
+                    .tags(tags).register(registry),
+                Gauge.builder(MetricNames.QOS_WAITING, this, m -> qosRead(n -> n.qosWaiting.sum()))
+                    .description("I/O commands waiting for their QoS budget now").tags(tags)
+                    .strongReference(true).register(registry));
         }
+    }
+
+    private double qosRead(java.util.function.ToLongFunction<Namespace> f) {
+        Namespace ns = namespace;
+        return ns == null ? 0 : f.applyAsLong(ns);
     }
 
     private double durabilityErrorCount() {
@@ -125,6 +143,7 @@ final class NamespaceMeters {
         if (durabilityErrors != null) {
             all.add(durabilityErrors);
         }
+        all.addAll(qos);
         all.forEach(registry::remove);
         errors.remove();
     }

@@ -55,6 +55,7 @@ final class ConfigImport {
             i.removeWhatGoes();
             i.applyLegacyNqns();
             i.addWhatComes();
+            t.replaceQos(i.want); // live: a namespace whose qos alone changes stays
             t.orderLike(i.want);
             return i.undo;
         } catch (RuntimeException e) {
@@ -141,7 +142,7 @@ final class ConfigImport {
                 continue;
             }
             for (NamespaceConfig hn : h.namespaces) {
-                if (!same(hn, namespace(w, hn.nsid)) || changedBdevs.contains(hn.bdev)) {
+                if (!sameButQos(hn, namespace(w, hn.nsid)) || changedBdevs.contains(hn.bdev)) {
                     t.removeNamespace(h.nqn, hn.nsid);
                     removedNamespaces.add(h.nqn + "/" + hn.nsid);
                     undo.push(() -> t.addNamespace(h.nqn, copy(hn)));
@@ -296,6 +297,18 @@ final class ConfigImport {
             }
         }
         return null;
+    }
+
+    /** {@link #same}, apart from the QoS (which changes live, {@link ConfigController#replaceQos}). */
+    private static boolean sameButQos(NamespaceConfig a, NamespaceConfig b) {
+        if (a == null || b == null) {
+            return false;
+        }
+        NamespaceConfig x = ConfigService.copy(a, NamespaceConfig.class);
+        NamespaceConfig y = ConfigService.copy(b, NamespaceConfig.class);
+        x.qos = null;
+        y.qos = null;
+        return same(x, y);
     }
 
     /** Same definition: equal as JSON (the model classes have no equals of their own). */

@@ -12,6 +12,9 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.LogText;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.QosConfig;
+import io.nvmf4j.config.QosGroupConfig;
+import io.nvmf4j.config.QosLimits;
 import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
@@ -450,6 +453,102 @@ public final class ConfigService implements AutoCloseable {
         return submit("move namespace " + nsid + " of " + nqn + " to ANA group " + group, t ->
             copy(labeled(namespaceAt(t, nqn, nsid, ""), () -> t.setNamespaceAnaGroup(nqn, nsid, group)),
                 NamespaceConfig.class));
+    }
+
+    // QoS: each change is one commit; a refusal names the field of the body
+
+    /** Sets the QoS limits of a namespace (its per-host limits stay). */
+    public CompletableFuture<QosConfig> setNamespaceQos(String nqn, int nsid, QosLimits limits) {
+        return submit("set the QoS of namespace " + nsid + " of " + nqn, t -> copy(labeled(
+            namespaceAt(t, nqn, nsid, "") + ".qos", () -> t.setNamespaceQos(nqn, nsid, limits)), QosConfig.class));
+    }
+
+    public CompletableFuture<Void> removeNamespaceQos(String nqn, int nsid) {
+        return submit("remove the QoS of namespace " + nsid + " of " + nqn, t -> {
+            t.removeNamespaceQos(nqn, nsid);
+            return null;
+        });
+    }
+
+    /** Sets the limits of one host on a namespace. */
+    public CompletableFuture<QosLimits> setNamespaceHostQos(String nqn, int nsid, String hostnqn, QosLimits limits) {
+        return submit("set the QoS of host " + hostnqn + " on namespace " + nsid + " of " + nqn, t -> {
+            NamespaceConfig n = namespaceOf(t, nqn, nsid);
+            String at = namespaceAt(t, nqn, nsid, "") + ".qos.hosts[" + hostIndex(n == null ? null : n.qos, hostnqn)
+                + "]";
+            return copy(hostLabeled(at, () -> t.setNamespaceHostQos(nqn, nsid, hostnqn, limits)), QosLimits.class);
+        });
+    }
+
+    public CompletableFuture<Void> removeNamespaceHostQos(String nqn, int nsid, String hostnqn) {
+        return submit("remove the QoS of host " + hostnqn + " on namespace " + nsid + " of " + nqn, t -> {
+            t.removeNamespaceHostQos(nqn, nsid, hostnqn);
+            return null;
+        });
+    }
+
+    /** Sets the limits of one host over all namespaces of a subsystem. */
+    public CompletableFuture<QosLimits> setSubsystemHostQos(String nqn, String hostnqn, QosLimits limits) {
+        return submit("set the QoS of host " + hostnqn + " on " + nqn, t -> {
+            TargetConfig c = t.configSnapshot();
+            SubsystemConfig s = find(c, nqn);
+            String at = "subsystems[" + c.subsystems.indexOf(s) + "].qos.hosts["
+                + hostIndex(s == null ? null : s.qos, hostnqn) + "]";
+            return copy(hostLabeled(at, () -> t.setSubsystemHostQos(nqn, hostnqn, limits)), QosLimits.class);
+        });
+    }
+
+    public CompletableFuture<Void> removeSubsystemHostQos(String nqn, String hostnqn) {
+        return submit("remove the QoS of host " + hostnqn + " on " + nqn, t -> {
+            t.removeSubsystemHostQos(nqn, hostnqn);
+            return null;
+        });
+    }
+
+    /** Creates a QoS group. */
+    public CompletableFuture<QosGroupConfig> addQosGroup(QosGroupConfig g) {
+        return submit("add QoS group " + g.name, t -> copy(labeled("qosGroups[" + t.configSnapshot().qosGroups.size()
+            + "]", () -> t.addQosGroup(g)), QosGroupConfig.class));
+    }
+
+    /** Replaces a QoS group. */
+    public CompletableFuture<QosGroupConfig> setQosGroup(QosGroupConfig g) {
+        return submit("set QoS group " + g.name, t -> {
+            TargetConfig c = t.configSnapshot();
+            int at = c.qosGroups.indexOf(c.qosGroup(g.name));
+            return copy(labeled("qosGroups[" + at + "]", () -> t.setQosGroup(g)), QosGroupConfig.class);
+        });
+    }
+
+    public CompletableFuture<Void> removeQosGroup(String name) {
+        return submit("remove QoS group " + name, t -> {
+            t.removeQosGroup(name);
+            return null;
+        });
+    }
+
+    /** Where host {@code hostnqn}'s entry of {@code q} lands once set (replaced entries go last). */
+    private static int hostIndex(QosConfig q, String hostnqn) {
+        if (q == null || q.hosts == null) {
+            return 0;
+        }
+        return q.hosts.size() - (q.host(hostnqn) != null ? 1 : 0);
+    }
+
+    /** A host's limits at {@code at}: "iops: ..." for its limits, "hostnqn: ..." for its NQN. */
+    private static <T> T hostLabeled(String at, java.util.function.Supplier<T> call) {
+        try {
+            return labeled(at + ".limits", call);
+        } catch (ConfigException e) {
+            throw new ConfigException(e.problems().stream()
+                .map(p -> p.startsWith(at + ".hostNqn") ? "hostnqn" + p.substring((at + ".hostNqn").length()) : p)
+                .toList());
+        }
+    }
+
+    private static NamespaceConfig namespaceOf(ConfigController<?> t, String nqn, int nsid) {
+        SubsystemConfig s = find(t.configSnapshot(), nqn);
+        return s == null ? null : s.namespaces.stream().filter(n -> n.nsid == nsid).findFirst().orElse(null);
     }
 
     /** Where the next host of namespace {@code nsid} of {@code nqn} lands in the document. */

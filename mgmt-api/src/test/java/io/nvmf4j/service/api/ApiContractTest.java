@@ -360,6 +360,54 @@ class ApiContractTest {
         check(204, "DELETE", p, null);
     }
 
+    /** The QoS routes: limits of a namespace, of a host on a namespace or subsystem, and groups. */
+    @Test
+    @Order(1)
+    void everyQosAnswerValidates() {
+        String ns = SUB + "/namespaces";
+        String host = "/qos/hosts/" + enc(TestService.HOSTNQN);
+        String none = "/api/v1/subsystems/" + enc("nqn.x:none");
+        check(200, "GET", ns + "/1/qos", null);
+        check(400, "GET", ns + "/one/qos", null);
+        check(404, "GET", ns + "/9/qos", null);
+        check(401, anon, "GET", ns + "/1/qos", null, null);
+        body(ns + "/1/qos", "PUT", "{\"iops\":1000000}", "{\"iops\":-1}");
+        check(404, "PUT", ns + "/9/qos", "{\"iops\":1}");
+        check(400, "DELETE", ns + "/one/qos", null);
+        check(401, anon, "DELETE", ns + "/1/qos", null, null);
+        check(204, "DELETE", ns + "/1/qos", null);
+        check(404, "DELETE", ns + "/1/qos", null);
+        body(ns + "/1" + host, "PUT", "{\"readMBps\":100000}", "{\"readMBps\":-1}");
+        check(404, "PUT", ns + "/9" + host, "{\"iops\":1}");
+        check(400, "DELETE", ns + "/one" + host, null);
+        check(401, anon, "DELETE", ns + "/1" + host, null, null);
+        check(204, "DELETE", ns + "/1" + host, null);
+        check(404, "DELETE", ns + "/1" + host, null);
+        check(200, "GET", SUB + "/qos", null);
+        check(404, "GET", none + "/qos", null);
+        check(401, anon, "GET", SUB + "/qos", null, null);
+        body(SUB + host, "PUT", "{\"writeMBps\":100000}", "{\"writeMBps\":-1}");
+        check(404, "PUT", none + host, "{\"iops\":1}");
+        check(401, anon, "DELETE", SUB + host, null, null);
+        check(204, "DELETE", SUB + host, null);
+        check(404, "DELETE", SUB + host, null);
+
+        String groups = "/api/v1/qos-groups";
+        String group = "{\"name\":\"g\",\"namespaces\":[{\"nqn\":\"" + NQN + "\",\"nsid\":1}],"
+            + "\"limits\":{\"rwMBps\":100000}}";
+        String twice = "{\"name\":\"h\",\"namespaces\":[{\"nqn\":\"" + NQN + "\",\"nsid\":1},{\"nqn\":\""
+            + NQN + "\",\"nsid\":1}],\"limits\":{}}";
+        crud(groups, group, twice, group);
+        check(200, "GET", groups + "/g", null);
+        check(404, "GET", groups + "/zz", null);
+        check(401, anon, "GET", groups + "/g", null, null);
+        body(groups + "/g", "PUT", group, twice.replace("\"h\"", "\"g\""));
+        check(404, "PUT", groups + "/zz", group.replace("\"g\"", "\"zz\""));
+        check(401, anon, "DELETE", groups + "/g", null, null);
+        check(204, "DELETE", groups + "/g", null);
+        check(404, "DELETE", groups + "/g", null);
+    }
+
     /** GET (200, 401), POST (201, 400, 409, 413, 415, 401) on a collection without path parameters. */
     private static void crud(String path, String created, String invalid, String conflicting) {
         check(200, "GET", path, null);
