@@ -554,21 +554,34 @@ public final class Controller {
         return lid == 0x70 ? 1 << 31 : lid == ReservationNotices.LID ? 1 << 30 : 1 << (lid & 0x1F);
     }
 
-    /** Records a changed namespace for log page 04h and raises the AEN; admin thread. */
+    /**
+     * Records a changed namespace for log page 04h and raises the AEN; admin thread. An NSID already listed is not
+     * listed twice; the first NSID beyond {@value #CHANGED_NS_MAX} distinct ones turns the list into its overflow
+     * form, one 0xFFFFFFFF entry, until the host reads the page.
+     */
     public void namespaceChanged(int nsid) {
-        if (changedNsCount == CHANGED_NS_MAX || (changedNsCount > 0 && changedNs[0] == -1)) {
-            changedNs[0] = -1;
-            changedNsCount = 1;
-        } else {
-            boolean present = false;
-            for (int i = 0; i < changedNsCount; i++) {
-                present |= changedNs[i] == nsid;
-            }
-            if (!present) {
+        if (!changedNsOverflowed() && !changedNsListed(nsid)) {
+            if (changedNsCount == CHANGED_NS_MAX) {
+                changedNs[0] = -1;
+                changedNsCount = 1;
+            } else {
                 changedNs[changedNsCount++] = nsid;
             }
         }
         raiseEvent(AEN_NS_CHANGED, AEC_NS_ATTRIBUTE);
+    }
+
+    private boolean changedNsOverflowed() {
+        return changedNsCount == 1 && changedNs[0] == -1;
+    }
+
+    private boolean changedNsListed(int nsid) {
+        for (int i = 0; i < changedNsCount; i++) {
+            if (changedNs[i] == nsid) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Changed namespaces in ascending order (or one 0xFFFFFFFF entry after overflow). */
