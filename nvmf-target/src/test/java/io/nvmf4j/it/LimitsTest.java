@@ -38,10 +38,11 @@ class LimitsTest {
 
     @Test
     void aSubsystemHoldsAsManyControllersAsItsCntlidRangeAndTheNextConnectIsControllerBusy() throws Exception {
+        CountingObserver observer = new CountingObserver();
         try (TestTarget target = TestTarget.start(c -> {
             c.subsystems.get(0).minCntlid = 10;
             c.subsystems.get(0).maxCntlid = 11;
-        })) {
+        }, observer)) {
             NvmeController first = target.controller(1, TcpHostOptions.DEFAULT);
             try (NvmeController second = target.controller(1, TcpHostOptions.DEFAULT)) {
                 assertThat(new int[] {first.cntlid(), second.cntlid()}).containsExactlyInAnyOrder(10, 11);
@@ -52,6 +53,7 @@ class LimitsTest {
                         NvmeController.hostIdFor(TestTarget.HOSTNQN)).completion();
                     // no DNR: a controller going away makes room, so the host may retry (SPDK answers the same)
                     TestTarget.assertStatus(busy, SCT_COMMAND_SPECIFIC, SC_CONNECT_CONTROLLER_BUSY, false);
+                    assertThat(observer.controllerLimitReached()).as("counted for the metric").isEqualTo(1);
                     assertThat(log.await("controller limit reached: every cntlid of minCntlid..maxCntlid 10..11 is "
                         + "in use", Duration.ofSeconds(5))).as("the refusal's log line").isNotNull();
                 }
