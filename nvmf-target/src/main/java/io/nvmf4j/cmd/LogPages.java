@@ -90,6 +90,9 @@ public final class LogPages {
         } finally {
             page.release();
         }
+        if (lid == Opcodes.LID_CHANGED_NS_LIST && !c.isDiscovery()) {
+            c.changedNamespacesRead();
+        }
         if (!retainEvent) {
             c.logPageRead(lid); // at any offset: RAE 0 clears the event once the command completes
         }

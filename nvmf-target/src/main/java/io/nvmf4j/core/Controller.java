@@ -542,9 +542,6 @@ public final class Controller {
     /** A log page read without Retain Asynchronous Event unmasks its events. */
     public void logPageRead(int lid) {
         maskedLogPages &= ~logPageMaskBit(lid);
-        if (lid == 0x04) {
-            changedNsCount = 0;
-        }
         if (lid == ReservationNotices.LID && reservationNotices.available() > 0) {
             queueEvent(ReservationNotices.AEN_RESERVATION_LOG); // more pages wait: tell the host again
         }
@@ -582,6 +579,14 @@ public final class Controller {
             }
         }
         return false;
+    }
+
+    /**
+     * Log page 04h was read, with or without Retain Asynchronous Event: the list starts empty again ("changed since
+     * the log page was last read"; nvmet and SPDK clear it on every read too). RAE only decides the event's mask.
+     */
+    public void changedNamespacesRead() {
+        changedNsCount = 0;
     }
 
     /** Changed namespaces in ascending order (or one 0xFFFFFFFF entry after overflow). */
