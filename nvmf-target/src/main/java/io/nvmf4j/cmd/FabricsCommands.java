@@ -249,6 +249,7 @@ public final class FabricsCommands {
             return;
         }
         if (c == null) {
+            target.observer().controllerLimitReached(subsys);
             refuse(req, subsys.nqn(), hostnqn, 0, "controller limit reached: every cntlid of minCntlid..maxCntlid "
                 + subsys.cntlidRange() + " is in use", NvmeStatus.CONNECT_CONTROLLER_BUSY, false,
                 Request.NO_ERROR_LOCATION);

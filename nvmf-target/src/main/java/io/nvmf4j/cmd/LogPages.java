@@ -90,6 +90,9 @@ public final class LogPages {
         } finally {
             page.release();
         }
+        if (lid == Opcodes.LID_CHANGED_NS_LIST && !c.isDiscovery()) {
+            c.changedNamespacesRead();
+        }
         if (!retainEvent) {
             c.logPageRead(lid); // at any offset: RAE 0 clears the event once the command completes
         }
@@ -289,8 +292,14 @@ public final class LogPages {
     /**
      * Discovery log for this host: the current discovery subsystem on the listener it came through,
      * then every (subsystem, listener) pair it may connect to.
+     *
+     * <p>GENCTR is read before the records: a change made while the page is built (which bumps the counter after
+     * changing the state) then leaves an older GENCTR on a page that may hold the new records, and the host, which
+     * compares GENCTR before and after reading the page in pieces, reads again. Read after, a page could pair the new
+     * GENCTR with the old records and the host would keep them.
      */
     private ByteBuf discoveryLog(Controller c) {
+        long genctr = target.discoveryGeneration();
         String hostnqn = c.hostnqn();
         ListenerConfig via = c.adminQueue().listener();
         List<Subsystem> subsystems = new ArrayList<>(target.nvmSubsystems());
@@ -322,7 +331,7 @@ public final class LogPages {
             entries.add(new Object[] {Subsystem.DISCOVERY_NQN, r, DiscoveryLog.SUBTYPE_REFERRAL});
         }
         ByteBuf b = zeroed(DiscoveryLog.HEADER_SIZE + entries.size() * DiscoveryLog.ENTRY_SIZE);
-        b.setLongLE(DiscoveryLog.GENCTR, target.discoveryGeneration());
+        b.setLongLE(DiscoveryLog.GENCTR, genctr);
         b.setLongLE(DiscoveryLog.NUMREC, entries.size());
         b.setShortLE(DiscoveryLog.RECFMT, 0);
         int off = DiscoveryLog.HEADER_SIZE;

@@ -773,7 +773,7 @@ public final class ConfigValidator {
      */
     private static void anaLogFits(TargetConfig c, SubsystemConfig s, String at, List<String> p) {
         if (!EngineCapabilities.forDocument(c).has(Feature.ANA_LOG_WITHIN_MDTS) || s.maxNamespaces < 1
-            || s.maxNamespaces > 1024) {
+            || s.maxNamespaces > SubsystemConfig.MAX_NAMESPACES) {
             return;
         }
         Set<Integer> groups = new HashSet<>();

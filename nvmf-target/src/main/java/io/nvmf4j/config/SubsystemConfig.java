@@ -21,8 +21,18 @@ public final class SubsystemConfig {
     /** DH-HMAC-CHAP key files per host; a host listed here must authenticate (absent from the JSON when empty). */
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     public List<HostKeyConfig> hostKeys = new ArrayList<>();
-    @Range(min = 1, max = 1024)
+    /**
+     * Namespaces it may hold (NN, MNAN), up to {@link #MAX_NAMESPACES}; on the java engine also as many NSIDs as fit
+     * in the ANA log page within the transport's MDTS (ConfigValidator#anaLogFits).
+     */
+    @Range(min = 1, max = MAX_NAMESPACES)
     public int maxNamespaces = 32;
+    /**
+     * The highest maxNamespaces: both engines keep one slot per NSID for every subsystem (java: a reference; SPDK: a
+     * pointer and an ANA group id), so a subsystem declared at this size costs at most 768 KiB before it holds any
+     * namespace. The NVMe limit (0xFFFFFFFE) is far above what a host scans.
+     */
+    public static final int MAX_NAMESPACES = 65535;
     @Range(min = 1, max = MAX_CNTLID)
     public int minCntlid = 1;
     @Range(min = 1, max = MAX_CNTLID)

@@ -542,9 +542,6 @@ public final class Controller {
     /** A log page read without Retain Asynchronous Event unmasks its events. */
     public void logPageRead(int lid) {
         maskedLogPages &= ~logPageMaskBit(lid);
-        if (lid == 0x04) {
-            changedNsCount = 0;
-        }
         if (lid == ReservationNotices.LID && reservationNotices.available() > 0) {
             queueEvent(ReservationNotices.AEN_RESERVATION_LOG); // more pages wait: tell the host again
         }
@@ -554,21 +551,42 @@ public final class Controller {
         return lid == 0x70 ? 1 << 31 : lid == ReservationNotices.LID ? 1 << 30 : 1 << (lid & 0x1F);
     }
 
-    /** Records a changed namespace for log page 04h and raises the AEN; admin thread. */
+    /**
+     * Records a changed namespace for log page 04h and raises the AEN; admin thread. An NSID already listed is not
+     * listed twice; the first NSID beyond {@value #CHANGED_NS_MAX} distinct ones turns the list into its overflow
+     * form, one 0xFFFFFFFF entry, until the host reads the page.
+     */
     public void namespaceChanged(int nsid) {
-        if (changedNsCount == CHANGED_NS_MAX || (changedNsCount > 0 && changedNs[0] == -1)) {
-            changedNs[0] = -1;
-            changedNsCount = 1;
-        } else {
-            boolean present = false;
-            for (int i = 0; i < changedNsCount; i++) {
-                present |= changedNs[i] == nsid;
-            }
-            if (!present) {
+        if (!changedNsOverflowed() && !changedNsListed(nsid)) {
+            if (changedNsCount == CHANGED_NS_MAX) {
+                changedNs[0] = -1;
+                changedNsCount = 1;
+            } else {
                 changedNs[changedNsCount++] = nsid;
             }
         }
         raiseEvent(AEN_NS_CHANGED, AEC_NS_ATTRIBUTE);
+    }
+
+    private boolean changedNsOverflowed() {
+        return changedNsCount == 1 && changedNs[0] == -1;
+    }
+
+    private boolean changedNsListed(int nsid) {
+        for (int i = 0; i < changedNsCount; i++) {
+            if (changedNs[i] == nsid) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Log page 04h was read, with or without Retain Asynchronous Event: the list starts empty again ("changed since
+     * the log page was last read"; nvmet and SPDK clear it on every read too). RAE only decides the event's mask.
+     */
+    public void changedNamespacesRead() {
+        changedNsCount = 0;
     }
 
     /** Changed namespaces in ascending order (or one 0xFFFFFFFF entry after overflow). */

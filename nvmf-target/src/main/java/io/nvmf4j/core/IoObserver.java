@@ -55,6 +55,17 @@ public interface IoObserver {
     default void transportError(String transport, int fes) {
     }
 
+    /**
+     * A connection refused at accept by a listener's limit: {@code limit} is the field that refused it,
+     * {@code maxConnectionsPerListener} or {@code maxConnectionsPerHost}.
+     */
+    default void connectionRefused(String transport, String limit) {
+    }
+
+    /** An admin Connect refused with Connect Controller Busy: every cntlid of the subsystem's range is in use. */
+    default void controllerLimitReached(Subsystem subsystem) {
+    }
+
     /** A connection was closed because it had not completed its handshake (TCP: ICReq and Connect) in time. */
     default void connectTimedOut(String transport) {
     }

@@ -66,6 +66,7 @@ public final class Engines {
     public static ConfigController<Engine> start(TargetConfig config, IoObserver observer,
                                                  java.nio.file.Path stateDir) throws IOException {
         ConfigValidator.validate(config);
+        OpenFiles.check(config, OpenFiles.limit());
         EngineProvider provider = provided(config.engine);
         return ConfigController.start(config, document -> provider.start(document, observer, stateDir));
     }

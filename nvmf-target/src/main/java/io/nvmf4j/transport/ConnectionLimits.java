@@ -7,16 +7,20 @@ import java.net.InetAddress;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * The connections one listener holds: at most {@code perListener} in all and {@code perHost} from one host address
  * (a port does not make a new host). A connection beyond either is refused by the transport (TCP: closed at
  * accept; RDMA: CM reject) with a WARN line naming the limit, at most one a second (the next one says how many
- * were left out). {@link #admit} and {@link #release} are called from any thread.
+ * were left out), and {@code refused} is told the limit's field. {@link #admit} and {@link #release} are called from
+ * any thread.
  */
 public final class ConnectionLimits {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionLimits.class);
     private static final long LOG_INTERVAL_NS = 1_000_000_000L;
+    public static final String PER_LISTENER = "maxConnectionsPerListener";
+    public static final String PER_HOST = "maxConnectionsPerHost";
 
     private final String listener;
     private final int perListener;
@@ -26,12 +30,20 @@ public final class ConnectionLimits {
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong lastLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NS);
     private final AtomicLong unlogged = new AtomicLong();
+    private final Consumer<String> refusedBy;
 
     /** {@code listener} names it in log lines (e.g. "tcp 127.0.0.1:4420"). */
     public ConnectionLimits(String listener, int perListener, int perHost) {
+        this(listener, perListener, perHost, limit -> {
+        });
+    }
+
+    /** As {@link #ConnectionLimits(String, int, int)}; each refusal tells {@code refusedBy} the limit's field. */
+    public ConnectionLimits(String listener, int perListener, int perHost, Consumer<String> refusedBy) {
         this.listener = listener;
         this.perListener = perListener;
         this.perHost = perHost;
+        this.refusedBy = refusedBy;
     }
 
     /**
@@ -42,13 +54,13 @@ public final class ConnectionLimits {
     public String admit(InetAddress host) {
         if (total.incrementAndGet() > perListener) {
             total.decrementAndGet();
-            return refuse(host, "maxConnectionsPerListener " + perListener + " reached on " + listener);
+            return refuse(host, PER_LISTENER, PER_LISTENER + " " + perListener + " reached on " + listener);
         }
         AtomicInteger n = byHost.computeIfAbsent(host, h -> new AtomicInteger());
         if (n.incrementAndGet() > perHost) {
             n.decrementAndGet();
             total.decrementAndGet();
-            return refuse(host, "maxConnectionsPerHost " + perHost + " reached for " + host.getHostAddress()
+            return refuse(host, PER_HOST, PER_HOST + " " + perHost + " reached for " + host.getHostAddress()
                 + " on " + listener);
         }
         return null;
@@ -70,8 +82,9 @@ public final class ConnectionLimits {
         return refused.get();
     }
 
-    private String refuse(InetAddress host, String why) {
+    private String refuse(InetAddress host, String limit, String why) {
         refused.incrementAndGet();
+        refusedBy.accept(limit);
         long now = System.nanoTime();
         long last = lastLog.get();
         if (now - last >= LOG_INTERVAL_NS && lastLog.compareAndSet(last, now)) {

@@ -78,6 +78,24 @@ class AnaConfigTest {
     }
 
     /**
+     * Above 1,024 namespaces the same rule bounds maxNamespaces on the java engine: at the default tcp.mdtsBytes
+     * (128 KiB) at most 32,756 NSIDs next to one group's descriptor.
+     */
+    @Test
+    void maxNamespacesAbove1024IsBoundedByTheAnaLogWithinMdts() {
+        TargetConfig c = config(1, null);
+        c.subsystems.get(0).maxNamespaces = SubsystemConfig.MAX_NAMESPACES;
+        assertThat(problems(c)).contains("subsystems[0].maxNamespaces: the ANA log page (16 bytes, 32 per ANA group,"
+            + " 4 per namespace) must fit in tcp.mdtsBytes 131072 (a Linux host turns ANA off otherwise): at most 32756,"
+            + " got 65535");
+        c.subsystems.get(0).maxNamespaces = 32756;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        c.tcp.mdtsBytes = 1 << 20;
+        c.subsystems.get(0).maxNamespaces = SubsystemConfig.MAX_NAMESPACES;
+        assertThatCode(() -> ConfigValidator.validate(c)).as("with a 1 MiB MDTS").doesNotThrowAnyException();
+    }
+
+    /**
      * The spdk engine takes ANA groups and the states SPDK's listeners have (optimized, non-optimized, inaccessible);
      * it refuses the two others and groups above maxNamespaces (SPDK's ANAGRPMAX), naming the field.
      */

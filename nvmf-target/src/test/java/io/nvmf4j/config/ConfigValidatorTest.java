@@ -181,7 +181,7 @@ class ConfigValidatorTest {
             bad("serial over 20 characters", c -> sub(c).serial = "x".repeat(21), "subsystems[0].serial"),
             bad("serial not printable", c -> sub(c).serial = "ab\tc", "subsystems[0].serial"),
             bad("model empty", c -> sub(c).model = "", "subsystems[0].model"),
-            bad("maxNamespaces above 1024", c -> sub(c).maxNamespaces = 1025, "subsystems[0].maxNamespaces"),
+            bad("maxNamespaces above 65535", c -> sub(c).maxNamespaces = 65536, "subsystems[0].maxNamespaces"),
             bad("minCntlid above maxCntlid", c -> sub(c).minCntlid = 100, c2 -> sub(c2).maxCntlid = 99,
                 "subsystems[0].minCntlid/maxCntlid"),
             bad("host not an nqn", c -> sub(c).hosts.add("host1"), "subsystems[0].hosts[0]"),

@@ -5,11 +5,36 @@ import io.nvmf4j.core.IoObserver;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
-/** Counts the events a test asserts on: fatal transport errors by FES, handshake timeouts, failed authentications. */
+/**
+ * Counts the events a test asserts on: fatal transport errors by FES, handshake timeouts, failed authentications,
+ * connections refused by a listener's limit, admin Connects refused at the controller limit.
+ */
 final class CountingObserver implements IoObserver {
     private final AtomicIntegerArray errorsByFes = new AtomicIntegerArray(256);
     private final AtomicInteger connectTimeouts = new AtomicInteger();
     private final java.util.Map<String, AtomicInteger> authFailures = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<String, AtomicInteger> refusedBy = new java.util.concurrent.ConcurrentHashMap<>();
+    private final AtomicInteger controllerLimit = new AtomicInteger();
+
+    @Override
+    public void connectionRefused(String transport, String limit) {
+        refusedBy.computeIfAbsent(limit, l -> new AtomicInteger()).incrementAndGet();
+    }
+
+    /** Connections refused by the limit named {@code limit} (maxConnectionsPerListener, maxConnectionsPerHost). */
+    int connectionsRefused(String limit) {
+        AtomicInteger n = refusedBy.get(limit);
+        return n == null ? 0 : n.get();
+    }
+
+    @Override
+    public void controllerLimitReached(io.nvmf4j.core.Subsystem subsystem) {
+        controllerLimit.incrementAndGet();
+    }
+
+    int controllerLimitReached() {
+        return controllerLimit.get();
+    }
 
     @Override
     public void authFailed(io.nvmf4j.core.Subsystem subsystem, String reason) {

@@ -34,13 +34,15 @@ class LimitsTest {
     private static final int SC_CONNECT_CONTROLLER_BUSY = 0x81;
     private static final int SC_CONNECT_INVALID_PARAMETERS = 0x82;
     private static final int SQE_QID = 42;
+    private static final int SC_AER_LIMIT_EXCEEDED = 0x05;
 
     @Test
     void aSubsystemHoldsAsManyControllersAsItsCntlidRangeAndTheNextConnectIsControllerBusy() throws Exception {
+        CountingObserver observer = new CountingObserver();
         try (TestTarget target = TestTarget.start(c -> {
             c.subsystems.get(0).minCntlid = 10;
             c.subsystems.get(0).maxCntlid = 11;
-        })) {
+        }, observer)) {
             NvmeController first = target.controller(1, TcpHostOptions.DEFAULT);
             try (NvmeController second = target.controller(1, TcpHostOptions.DEFAULT)) {
                 assertThat(new int[] {first.cntlid(), second.cntlid()}).containsExactlyInAnyOrder(10, 11);
@@ -51,6 +53,7 @@ class LimitsTest {
                         NvmeController.hostIdFor(TestTarget.HOSTNQN)).completion();
                     // no DNR: a controller going away makes room, so the host may retry (SPDK answers the same)
                     TestTarget.assertStatus(busy, SCT_COMMAND_SPECIFIC, SC_CONNECT_CONTROLLER_BUSY, false);
+                    assertThat(observer.controllerLimitReached()).as("counted for the metric").isEqualTo(1);
                     assertThat(log.await("controller limit reached: every cntlid of minCntlid..maxCntlid 10..11 is "
                         + "in use", Duration.ofSeconds(5))).as("the refusal's log line").isNotNull();
                 }
@@ -92,6 +95,27 @@ class LimitsTest {
                 assertRefusedAtQid(target, d.cntlid(), 5, hostid);
             }
             TestTarget.assertWriteReadBack(c.io(1), 64, 8192, 2);
+        }
+    }
+
+    /**
+     * Async Event Requests held: AERL 3 (0's based) lets a controller hold four; the fifth is Asynchronous Event
+     * Request Limit Exceeded and the four stay held, each completed by the next events.
+     */
+    @Test
+    void aFifthAsyncEventRequestIsLimitExceededAndTheFourHeldStay() throws Exception {
+        try (TestTarget target = TestTarget.start(); NvmeController c = target.controller(1, TcpHostOptions.DEFAULT)) {
+            assertThat(Le.u8(c.admin().identify(0x01, 0, 0).data(), 259)).as("AERL").isEqualTo(3);
+            assertThat(c.admin().setFeatures(0x0B, 1 << 8).ok()).isTrue();
+            java.util.List<java.util.concurrent.CompletableFuture<Completion>> held = new java.util.ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                held.add(c.admin().asyncEventRequest());
+            }
+            Completion fifth = c.admin().await(c.admin().asyncEventRequest());
+            TestTarget.assertStatus(fifth, SCT_COMMAND_SPECIFIC, SC_AER_LIMIT_EXCEEDED, true);
+            assertThat(held).as("the four held").noneMatch(java.util.concurrent.CompletableFuture::isDone);
+            target.nvmf().removeNamespace(TestTarget.SUBNQN, 3);
+            assertThat(held.get(0).get(10, TimeUnit.SECONDS).ok()).as("the first held gets the event").isTrue();
         }
     }
 

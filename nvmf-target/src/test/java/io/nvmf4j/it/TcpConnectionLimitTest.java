@@ -28,6 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class TcpConnectionLimitTest {
     static TestTarget target;
+    static final CountingObserver OBSERVER = new CountingObserver();
 
     @BeforeAll
     static void start() throws Exception {
@@ -35,7 +36,7 @@ class TcpConnectionLimitTest {
             c.tcp.maxConnectionsPerHost = 2;
             c.tcp.maxConnectionsPerListener = 3;
             c.tcp.connectTimeoutMs = 0; // the raw connections below never send a Connect
-        });
+        }, OBSERVER);
     }
 
     @AfterAll
@@ -92,6 +93,7 @@ class TcpConnectionLimitTest {
             third.close();
             assertThat(log.await("maxConnectionsPerHost 2 reached for 127.0.0.1", Duration.ofSeconds(5))
                 .getFormattedMessage()).startsWith("connection from 127.0.0.1 refused: maxConnectionsPerHost 2");
+            assertThat(OBSERVER.connectionsRefused("maxConnectionsPerHost")).as("counted for the metric").isEqualTo(1);
 
             open.add(admitted("127.0.0.2"));
             assertThat(closedByTarget(open.get(2), false)).as("127.0.0.2 is another host").isFalse();
@@ -99,6 +101,7 @@ class TcpConnectionLimitTest {
             assertThat(closedByTarget(fourth, true)).as("a fourth on the listener").isTrue();
             fourth.close();
             log.await("maxConnectionsPerListener 3 reached", Duration.ofSeconds(5));
+            assertThat(OBSERVER.connectionsRefused("maxConnectionsPerListener")).isEqualTo(1);
             for (Socket s : open.subList(0, 2)) {
                 assertThat(closedByTarget(s, false)).as("the first two stay").isFalse();
             }

@@ -43,6 +43,18 @@ public final class MetricNames {
      */
     public static final String TRANSPORT_CONNECT_TIMEOUTS = "nvmf.transport.connect.timeouts";
 
+    /**
+     * {@code nvmf_transport_connections_refused_total{transport,limit}}: connections refused at accept by a listener's
+     * {@code limit}, maxConnectionsPerListener or maxConnectionsPerHost.
+     */
+    public static final String TRANSPORT_CONNECTIONS_REFUSED = "nvmf.transport.connections.refused";
+    public static final String TAG_LIMIT = "limit";
+    /**
+     * {@code nvmf_controller_limit_refusals_total{subsystem}}: admin Connects refused with Controller Busy, every cntlid
+     * of the subsystem's minCntlid..maxCntlid in use.
+     */
+    public static final String CONTROLLER_LIMIT_REFUSALS = "nvmf.controller.limit.refusals";
+
     /** {@code nvmf_subsystem_controllers{subsystem}} (gauge; the discovery NQN included). */
     public static final String SUBSYSTEM_CONTROLLERS = "nvmf.subsystem.controllers";
     /** {@code nvmf_subsystem_queues{subsystem}}: admin + I/O queues of its live controllers (gauge). */

@@ -57,10 +57,10 @@ import java.util.concurrent.TimeUnit;
  * Per namespace (tags {@code subsystem=<nqn>}, {@code nsid=<n>}): {@code nvmf_io_commands_total{op=read|write|other}},
  * {@code nvmf_io_bytes_total{op=read|write}}, {@code nvmf_io_latency_seconds{op=read|write}} and
  * {@code nvmf_io_errors_total{status="<sct>/0x<sc>"}}, gauge {@code nvmf_namespace_durability_errors}. Per subsystem: {@code nvmf_admin_errors_total{status}},
- * {@code nvmf_keepalive_expired_total}, {@code nvmf_auth_failures_total}, gauges {@code nvmf_subsystem_controllers}, {@code nvmf_subsystem_queues},
+ * {@code nvmf_keepalive_expired_total}, {@code nvmf_auth_failures_total}, {@code nvmf_controller_limit_refusals_total}, gauges {@code nvmf_subsystem_controllers}, {@code nvmf_subsystem_queues},
  * {@code nvmf_subsystem_namespaces}. Per transport ({@code transport=tcp}): {@code nvmf_transport_connections}
  * (open), {@code nvmf_transport_queues_connected_total{queue=admin|io}}, {@code nvmf_transport_errors_total{fes}},
- * {@code nvmf_transport_connect_timeouts_total}. Per pool and volume: capacity gauges read at each scrape
+ * {@code nvmf_transport_connect_timeouts_total}, {@code nvmf_transport_connections_refused_total{limit}}. Per pool and volume: capacity gauges read at each scrape
  * ({@link PoolMeters}).
  * Engine: counters {@code nvmf_pollgroup_busy_seconds_total} and (java engine) {@code nvmf_pollgroup_allocated_bytes_total};
  * {@code nvmf4j_build_info{version,revision,java,engine}}. JVM: memory, GC, threads, class loading, CPU, uptime. See
@@ -395,6 +395,7 @@ public final class Metrics implements AutoCloseable {
         private final MeterRegistry registry;
         private final Counter keepAliveExpired;
         private final Counter authFailures;
+        private final Counter controllerLimitRefusals;
         private final StatusCounters adminErrors;
 
         SubsystemMeters(MeterRegistry registry, String nqn) {
@@ -406,6 +407,9 @@ public final class Metrics implements AutoCloseable {
             authFailures = Counter.builder(MetricNames.AUTH_FAILURES)
                 .description("failed DH-HMAC-CHAP authentications (the log names the host and the reason)").tags(tags)
                 .register(registry);
+            controllerLimitRefusals = Counter.builder(MetricNames.CONTROLLER_LIMIT_REFUSALS)
+                .description("admin Connects refused with Controller Busy: every cntlid of the range in use").tags(tags)
+                .register(registry);
             adminErrors = new StatusCounters(registry, MetricNames.ADMIN_ERRORS,
                 "admin commands completed with an error, by status", tags);
         }
@@ -413,6 +417,7 @@ public final class Metrics implements AutoCloseable {
         void remove() {
             registry.remove(keepAliveExpired);
             registry.remove(authFailures);
+            registry.remove(controllerLimitRefusals);
             adminErrors.remove();
         }
     }
@@ -673,6 +678,16 @@ public final class Metrics implements AutoCloseable {
         @Override
         public void connectTimedOut(String transport) {
             transport(transport).connectTimedOut();
+        }
+
+        @Override
+        public void connectionRefused(String transport, String limit) {
+            transport(transport).connectionRefused(limit);
+        }
+
+        @Override
+        public void controllerLimitReached(Subsystem subsystem) {
+            subsystem(subsystem.nqn()).controllerLimitRefusals.increment();
         }
 
         @Override

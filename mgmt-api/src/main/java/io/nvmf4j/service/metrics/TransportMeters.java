@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.nvmf4j.transport.ConnectionLimits;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -21,6 +22,8 @@ final class TransportMeters {
     private final Counter adminQueues;
     private final Counter ioQueues;
     private final Counter connectTimeouts;
+    private final Counter refusedPerListener;
+    private final Counter refusedPerHost;
     private final AtomicReferenceArray<Counter> errorsByFes = new AtomicReferenceArray<>(FES_TABLE);
 
     TransportMeters(MeterRegistry registry, String transport) {
@@ -32,6 +35,14 @@ final class TransportMeters {
         this.ioQueues = queues("io");
         this.connectTimeouts = Counter.builder(MetricNames.TRANSPORT_CONNECT_TIMEOUTS)
             .description("connections closed for not completing ICReq and Connect in time").tags(tags).register(registry);
+        this.refusedPerListener = refused(ConnectionLimits.PER_LISTENER);
+        this.refusedPerHost = refused(ConnectionLimits.PER_HOST);
+    }
+
+    private Counter refused(String limit) {
+        return Counter.builder(MetricNames.TRANSPORT_CONNECTIONS_REFUSED)
+            .description("connections refused at accept by a listener's limit").tags(tags)
+            .tag(MetricNames.TAG_LIMIT, limit).register(registry);
     }
 
     private Counter queues(String kind) {
@@ -45,6 +56,8 @@ final class TransportMeters {
         registry.remove(adminQueues);
         registry.remove(ioQueues);
         registry.remove(connectTimeouts);
+        registry.remove(refusedPerListener);
+        registry.remove(refusedPerHost);
         for (int i = 0; i < FES_TABLE; i++) {
             Counter c = errorsByFes.get(i);
             if (c != null) {
@@ -67,6 +80,10 @@ final class TransportMeters {
 
     void connectTimedOut() {
         connectTimeouts.increment();
+    }
+
+    void connectionRefused(String limit) {
+        (ConnectionLimits.PER_HOST.equals(limit) ? refusedPerHost : refusedPerListener).increment();
     }
 
     void error(int fes) {

@@ -70,6 +70,9 @@ class ApiSchemasTest {
         if (key.equals("RdmaTransportConfig.dataBuffers")) {
             c.rdma.mdtsBytes = 8192; // dataBuffers x mdtsBytes must also stay below 2 GiB
         }
+        if (key.equals("SubsystemConfig.maxNamespaces")) {
+            c.tcp.mdtsBytes = 1 << 20; // the java engine's ANA log must also fit in one transfer (AnaConfigTest)
+        }
         Target t = target(c, key);
         if (t.owner() instanceof NamespaceConfig n && NamespaceConfig.RESERVATIONS_SHARED.equals(value)) {
             rbd(c.bdev(n.bdev)); // a state every instance reads: the namespace's bdev is an rbd image

@@ -182,7 +182,8 @@ public final class RdmaTransport implements Transport {
         listenIds.put(listener, result[0]);
         listenerById.put(result[0], listener);
         limitsById.put(result[0], new ConnectionLimits("rdma " + listener.address + ":" + listener.port,
-            config.maxConnectionsPerListener, config.maxConnectionsPerHost));
+            config.maxConnectionsPerListener, config.maxConnectionsPerHost,
+            limit -> observer.connectionRefused(TYPE.name(), limit)));
         InetSocketAddress bound = boundAddress(result[0], listener);
         LOG.info("listening on rdma {} (device {})", bound, deviceNameOf(result[0]));
         return bound;

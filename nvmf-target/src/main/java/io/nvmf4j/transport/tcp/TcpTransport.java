@@ -132,7 +132,8 @@ public final class TcpTransport implements Transport {
         String secure = ListenerConfig.SECURE_NONE.equals(listener.secureChannelOrDefault()) ? null
             : listener.secureChannelOrDefault();
         ConnectionLimits connections = new ConnectionLimits("tcp " + BindFailures.hostPort(listener.address,
-            listener.port), config.maxConnectionsPerListener, config.maxConnectionsPerHost);
+            listener.port), config.maxConnectionsPerListener, config.maxConnectionsPerHost,
+            limit -> observer.connectionRefused(TcpQueue.TRANSPORT, limit));
         ServerBootstrap b = new ServerBootstrap()
             .group(pollGroups.acceptor(), pollGroups.workers())
             .channel(pollGroups.serverChannelClass())

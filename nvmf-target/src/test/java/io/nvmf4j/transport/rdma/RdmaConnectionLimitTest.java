@@ -23,7 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RdmaConnectionLimitTest {
     @Test
     void beyondThePerHostOrPerListenerLimitAConnectRequestGetsANoResourcesReject() throws Exception {
-        ConnectionLimits limits = new ConnectionLimits("rdma 10.0.0.1:4420", 3, 2);
+        java.util.List<String> refusedBy = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ConnectionLimits limits = new ConnectionLimits("rdma 10.0.0.1:4420", 3, 2, refusedBy::add);
         InetAddress a = RdmaTransport.hostOf("10.0.0.7:51234");
         InetAddress b = RdmaTransport.hostOf("10.0.0.8:40000");
         InetAddress c = RdmaTransport.hostOf("[fe80::1]:4420");
@@ -36,6 +37,8 @@ class RdmaConnectionLimitTest {
         assertThat(RdmaTransport.admit(limits, c)).as("a fourth on the listener")
             .isEqualTo(CmPrivateData.REJECT_NO_RESOURCES);
         assertThat(limits.refused()).isEqualTo(2);
+        assertThat(refusedBy).as("the limit of each refusal, for the metric")
+            .containsExactly(ConnectionLimits.PER_HOST, ConnectionLimits.PER_LISTENER);
         limits.release(a);
         assertThat(RdmaTransport.admit(limits, c)).as("once one went away").isZero();
         assertThat(limits.connections()).isEqualTo(3);
