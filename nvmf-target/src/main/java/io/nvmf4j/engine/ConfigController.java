@@ -38,8 +38,9 @@ import java.util.function.Function;
 /**
  * The control layer of a running target: every call that the REST API, persistence, import, nvmfctl (through the API)
  * and the metrics make, over one {@link Engine}. It owns the configuration document ({@link LiveDocument}): a change is
- * checked first (not found, conflict, then the whole document validated with the change applied), then applied to the
- * engine's data plane, and the document with the change is committed only when the engine accepted it; a refused
+ * checked first (not found, conflict, then the document validated with the change applied: a change of one bdev or
+ * one subsystem against an index of the rest, {@link ConfigValidator#validateChange}, any other whole), then applied
+ * to the engine's data plane, and the document with the change is committed only when the engine accepted it; a refused
  * change leaves document and engine as they were and throws {@link ControlException} (invalid → 400, not found → 404,
  * conflict → 409). What an engine cannot do is refused from its {@link EngineCapabilities}, with the reason the
  * validator gives for a document that asks for it. Calls may come from any thread; they are serialised on the
@@ -69,7 +70,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     /** The work of the indexes dropped so far (see {@link #documentWork()}). */
     private long workBefore;
 
-    /** Writes the document atomically ({@link io.nvmf4j.config.ConfigStore#save} in production). */
+    /** Saves the document durably ({@link io.nvmf4j.config.ConfigJournal#save} in the service). */
     @FunctionalInterface
     public interface Saver {
         void save(Path file, TargetConfig config) throws IOException;
@@ -102,7 +103,8 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     /**
      * Runs one change of the configuration ({@code change}: one or more control calls) and commits it: each call
-     * validates and applies its step, then the document is written atomically. If the write fails, every
+     * validates and applies its step, then the document is saved durably through the {@link Saver} (the service's
+     * appends a journal record, {@link io.nvmf4j.config.ConfigJournal}). If the write fails, every
      * data-plane step of the change is undone, newest first, the document is as it was, and
      * {@link PersistenceException} says so. A change that fails itself is not written (each control call leaves
      * engine and document as they were when it refuses). Namespaces removed and added again with the same NGUID

@@ -28,8 +28,9 @@ import java.util.function.Consumer;
 
 /**
  * The document rules of the control layer ({@link ConfigController}), applied before an engine touches its data
- * path: a change is checked by validating the whole document with the change applied (identities filled in), and
- * the lookups answer not-found or conflict the same way whichever engine runs.
+ * path: a change is checked by validating the document with the change applied (identities filled in; see
+ * {@link ConfigValidator#validateChange} for the calls that change one item), and the lookups answer not-found or
+ * conflict the same way whichever engine runs.
  */
 public final class ConfigDocument {
     private static final ObjectMapper MAPPER = ConfigStore.mapper();

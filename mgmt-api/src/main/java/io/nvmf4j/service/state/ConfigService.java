@@ -55,10 +55,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * The REST-facing face of the {@link ConfigController}: every change runs on a single thread (so changes are
  * serialised and never run on a Vert.x event loop) as one {@link ConfigController#commit}, which applies it and
- * writes the document atomically before the returned future completes (a write that fails undoes the change, and
+ * makes the document durable (a journal record forced to disk, {@link ConfigJournal}) before the returned future
+ * completes (a write that fails undoes the change, and
  * the future fails with {@link PersistenceException}). Here: the labels that make a refusal name the request's
- * fields, the API's own refusals, the entity tag and the redaction. After every acknowledged change the file equals
- * the engine's document.
+ * fields, the API's own refusals, the entity tag and the redaction. After every acknowledged change the file with its
+ * journal ({@link ConfigStore#load}) equals the engine's document.
  */
 public final class ConfigService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ConfigService.class);
