@@ -30,6 +30,13 @@
 #   ./dev.sh authflood [SECONDS]                      a benchmark line: a QD1 4 KiB read host's p99 latency on
 #                                                     one poll group alone and beside a host looping ffdhe8192
 #                                                     DH-HMAC-CHAP Negotiate/Receive (SECONDS per phase, 10)
+#   ./dev.sh scale [--sizes 100,500,1000,2000] [--engine java|spdk] [--hosts H] [--per-subsystem K]
+#                                                     the scale probe (fio-jobs/scale.py): build, start the
+#                                                     target, add null namespaces (K per subsystem) through
+#                                                     the REST API and print at each size the time per add
+#                                                     (p50/p99), list, one-field change, bytes on disk, heap,
+#                                                     direct, RSS, fds, restart to ready; then each cost's
+#                                                     growth from the smallest size to the largest
 #   ./dev.sh jmh [JMH options]                        JMH: the engine's cost per command without sockets
 #                                                     (CommandCostBenchmark: 4 KiB read, 4 KiB write, flush
 #                                                     through a real NVMe/TCP queue), ns per command
@@ -260,6 +267,13 @@ case "$cmd" in
       -Dmdep.includeScope=test -pl nvmf-target -am
     exec java -cp "nvmf-target/target/test-classes:nvmf-target/target/classes:$(cat nvmf-target/target/jmh.classpath)" \
       org.openjdk.jmh.Main "$@"
+    ;;
+  scale)
+    case "${1:-}" in -h|--help) exec fio-jobs/scale.py --help ;; esac
+    setup_build_tools
+    setup_native_tools
+    mvn_cmd -q -DskipTests package -pl mgmt-api -am
+    exec fio-jobs/scale.py "$@"
     ;;
   soak)
     test_main io.nvmf4j.it.Soak "$@"

@@ -60,7 +60,14 @@ public final class Service implements AutoCloseable {
             throw e;
         }
         metrics.bind(target);
-        ConfigService config = new ConfigService(target, configFile);
+        ConfigService config;
+        try {
+            config = new ConfigService(target, configFile);
+        } catch (IOException | RuntimeException e) {
+            target.close();
+            metrics.close();
+            throw e;
+        }
         ApiServer api = null;
         ApiToken token = null;
         Service[] self = new Service[1];

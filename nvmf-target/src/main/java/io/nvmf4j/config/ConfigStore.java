@@ -12,6 +12,8 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.type.LogicalType;
 
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -23,6 +25,7 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -110,8 +113,34 @@ public final class ConfigStore {
         }
     }
 
+    /**
+     * The document of {@code file} with the changes of its journal ({@link ConfigJournal}, {@code <file>.journal})
+     * applied, when it has one; a document without a journal reads as it always did.
+     */
     public static TargetConfig load(Path file) throws IOException {
-        return parse(Files.readString(file, StandardCharsets.UTF_8));
+        byte[] bytes = Files.readAllBytes(file);
+        return ConfigJournal.replay(file, bytes, parse(new String(bytes, StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * A copy of {@code c} that shares every item with it but has lists of its own (every list field): items may be
+     * added to, removed from or replaced in the copy's lists without touching {@code c}; an item to be changed in
+     * place must be replaced by a copy first. Costs one pointer per item, not a walk of the document.
+     */
+    public static TargetConfig shallowCopy(TargetConfig c) {
+        TargetConfig out = new TargetConfig();
+        try {
+            for (Field f : TargetConfig.class.getFields()) {
+                if (Modifier.isStatic(f.getModifiers()) || Modifier.isFinal(f.getModifiers())) {
+                    continue;
+                }
+                Object v = f.get(c);
+                f.set(out, v instanceof List<?> l ? new ArrayList<>(l) : v);
+            }
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+        return out;
     }
 
     /** Writes the document atomically and durably. */
@@ -173,25 +202,31 @@ public final class ConfigStore {
         boolean changed = false;
         // null entries and lists are left for ConfigValidator to report (REST body fuzz: "namespaces": [null])
         for (SubsystemConfig s : c.subsystems == null ? List.<SubsystemConfig>of() : c.subsystems) {
-            if (s == null) {
+            if (s != null) {
+                changed |= assignIdentities(s);
+            }
+        }
+        return changed;
+    }
+
+    /** As {@link #assignIdentities(TargetConfig)}, for one subsystem and its namespaces. */
+    public static boolean assignIdentities(SubsystemConfig s) {
+        boolean changed = false;
+        if (s.serial == null) {
+            s.serial = HexFormat.of().formatHex(randomBytes(10));
+            changed = true;
+        }
+        for (NamespaceConfig n : s.namespaces == null ? List.<NamespaceConfig>of() : s.namespaces) {
+            if (n == null) {
                 continue;
             }
-            if (s.serial == null) {
-                s.serial = HexFormat.of().formatHex(randomBytes(10));
+            if (n.nguid == null) {
+                n.nguid = HexFormat.of().formatHex(randomBytes(16));
                 changed = true;
             }
-            for (NamespaceConfig n : s.namespaces == null ? List.<NamespaceConfig>of() : s.namespaces) {
-                if (n == null) {
-                    continue;
-                }
-                if (n.nguid == null) {
-                    n.nguid = HexFormat.of().formatHex(randomBytes(16));
-                    changed = true;
-                }
-                if (n.uuid == null) {
-                    n.uuid = UUID.randomUUID().toString();
-                    changed = true;
-                }
+            if (n.uuid == null) {
+                n.uuid = UUID.randomUUID().toString();
+                changed = true;
             }
         }
         return changed;

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /** Checks a whole configuration document and reports every problem with its field path. */
@@ -32,6 +33,8 @@ public final class ConfigValidator {
     private static final Pattern BDEV_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]{0,62}");
     /** The largest bdev: 1 PiB (numBlocks x blockSize), far beyond any device and far from overflowing a long. */
     public static final long MAX_BDEV_BYTES = 1L << 50;
+    /** Bdev types whose rules concern the bdev alone and its name ({@link #validateChange} checks them alone). */
+    private static final Set<String> SCOPED_BDEV_TYPES = Set.of("malloc", "null", "file");
 
     private ConfigValidator() {
     }
@@ -103,6 +106,7 @@ public final class ConfigValidator {
         }
         PoolRules.validate(c, engine, p);
         QosRules.validate(c, engine, p);
+        Function<String, BdevConfig> bdevs = bdevLookup(c);
         Set<String> nqns = new HashSet<>();
         Set<String> usedBdevs = new HashSet<>();
         Map<String, String> identities = new HashMap<>();
@@ -113,8 +117,8 @@ public final class ConfigValidator {
                 if (c.subsystems.get(i) == null) {
                     p.add("subsystems[" + i + "]: null entry");
                 } else {
-                    validateSubsystem(c, c.subsystems.get(i), "subsystems[" + i + "]", nqns, usedBdevs, identities,
-                        p);
+                    validateSubsystem(c, bdevs, c.subsystems.get(i), "subsystems[" + i + "]", nqns, usedBdevs,
+                        identities, p);
                 }
             }
             secureChannelsAgree(c.subsystems, p);
@@ -169,6 +173,83 @@ public final class ConfigValidator {
         if (!p.isEmpty()) {
             throw new ConfigException(p);
         }
+    }
+
+    /**
+     * Validates a document that differs from a valid one only in bdev {@code bdev} (added at {@code bdevAt} of
+     * {@code bdevs}) and subsystem {@code s} (added or replaced at {@code subsystemAt} of {@code subsystems}), either
+     * may be null: those two are checked with the rules of {@link #validate}, and the rules that tie them to the rest
+     * of the document (unique bdev names, NQNs, bdev users and namespace identifiers, a namespace's bdev existing, one
+     * secure channel per listener address) through {@code others}, the index of the rest (the touched items' old
+     * entries taken out; the checks add the new ones). A document with pools, rbd or error bdevs (whose rules reach
+     * every namespace) is validated whole, and so is any document the scoped checks find a problem in, so a refusal
+     * names exactly the problems {@link #validate} names.
+     */
+    public static void validateChange(TargetConfig c, DocumentIndex others, BdevConfig bdev, int bdevAt,
+                                      SubsystemConfig s, int subsystemAt) {
+        if (others.hasCrossBdevs() || c.pools != null && !c.pools.isEmpty() || c.bdevs == null || c.subsystems == null
+            || bdev != null && bdev.type != null && !SCOPED_BDEV_TYPES.contains(bdev.type) || hasQos(c, s)) {
+            validate(c);
+            return;
+        }
+        List<String> p = new ArrayList<>();
+        if (bdev != null) {
+            validateBdev(bdev, "bdevs[" + bdevAt + "]", others.bdevNames(), c.storage, p);
+        }
+        if (s != null) {
+            if (s.namespaces != null && s.hosts != null && s.listeners != null) {
+                others.visit(s.namespaces.size() + s.hosts.size() + s.listeners.size());
+            }
+            Function<String, BdevConfig> bdevs = name -> name != null && name.indexOf('/') >= 0 ? c.bdev(name)
+                : others.bdev(name);
+            validateSubsystem(c, bdevs, s, "subsystems[" + subsystemAt + "]", others.nqns(), others.usedBdevs(s),
+                others.identities(), p);
+            if (s.listeners != null && !others.secureChannelsAgree(s.listeners)) {
+                p.add("secureChannel");
+            }
+        }
+        if (!p.isEmpty()) {
+            validate(c);
+        }
+    }
+
+    /**
+     * Whether QoS rules apply to a change of {@code s} (null: none): the document has groups (which name namespaces
+     * across subsystems), or the subsystem or one of its namespaces has limits. Such a change is validated whole
+     * ({@link QosRules} is not kept in the index).
+     */
+    private static boolean hasQos(TargetConfig c, SubsystemConfig s) {
+        if (c.qosGroups == null || !c.qosGroups.isEmpty()) {
+            return true;
+        }
+        if (s == null) {
+            return false;
+        }
+        if (s.qos != null) {
+            return true;
+        }
+        if (s.namespaces != null) {
+            for (NamespaceConfig n : s.namespaces) {
+                if (n != null && n.qos != null) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Bdev by name as {@link TargetConfig#bdev} finds it (the first of that name; a volume by pool/volume), through a
+     * map made once, so that checking every namespace's bdev is linear in the document.
+     */
+    private static Function<String, BdevConfig> bdevLookup(TargetConfig c) {
+        Map<String, BdevConfig> byName = new HashMap<>();
+        for (BdevConfig b : c.bdevs == null ? List.<BdevConfig>of() : c.bdevs) {
+            if (b != null && b.name != null) {
+                byName.putIfAbsent(b.name, b);
+            }
+        }
+        return name -> name == null ? null : name.indexOf('/') >= 0 ? c.bdev(name) : byName.get(name);
     }
 
     /**
@@ -646,8 +727,9 @@ public final class ConfigValidator {
         }
     }
 
-    private static void validateSubsystem(TargetConfig c, SubsystemConfig s, String at, Set<String> nqns,
-                                          Set<String> usedBdevs, Map<String, String> identities, List<String> p) {
+    private static void validateSubsystem(TargetConfig c, Function<String, BdevConfig> bdevs, SubsystemConfig s,
+                                          String at, Set<String> nqns, Set<String> usedBdevs,
+                                          Map<String, String> identities, List<String> p) {
         if (Nqn.DISCOVERY.equals(s.nqn)) {
             p.add(at + ".nqn: the discovery NQN is reserved");
         } else if (nqnProblem(c, s.nqn, at + ".nqn", p)) {
@@ -693,7 +775,7 @@ public final class ConfigValidator {
             } else if (!nsids.add(n.nsid)) {
                 p.add(nat + ".nsid: duplicate nsid " + n.nsid);
             }
-            if (n.bdev == null || c.bdev(n.bdev) == null) {
+            if (n.bdev == null || bdevs.apply(n.bdev) == null) {
                 p.add(nat + ".bdev: no bdev named '" + n.bdev + "'");
             } else if (!usedBdevs.add(n.bdev)) {
                 p.add(nat + ".bdev: bdev '" + n.bdev + "' already backs another namespace");

@@ -3,6 +3,9 @@ package io.nvmf4j.engine;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.ConfigValidator;
+import io.nvmf4j.config.DocumentIndex;
 import io.nvmf4j.config.DiscoveryConfig;
 import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.EngineCapabilities.Feature;
@@ -38,8 +41,9 @@ import java.util.function.Function;
 /**
  * The control layer of a running target: every call that the REST API, persistence, import, nvmfctl (through the API)
  * and the metrics make, over one {@link Engine}. It owns the configuration document ({@link LiveDocument}): a change is
- * checked first (not found, conflict, then the whole document validated with the change applied), then applied to the
- * engine's data plane, and the document with the change is committed only when the engine accepted it; a refused
+ * checked first (not found, conflict, then the document validated with the change applied: a change of one bdev or
+ * one subsystem against an index of the rest, {@link ConfigValidator#validateChange}, any other whole), then applied
+ * to the engine's data plane, and the document with the change is committed only when the engine accepted it; a refused
  * change leaves document and engine as they were and throws {@link ControlException} (invalid → 400, not found → 404,
  * conflict → 409). What an engine cannot do is refused from its {@link EngineCapabilities}, with the reason the
  * validator gives for a document that asks for it. Calls may come from any thread; they are serialised on the
@@ -60,8 +64,16 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     private volatile Saver saver;
     /** The document last written (a growth writes ahead of its change; commit then has nothing left to write). */
     private volatile TargetConfig saved;
+    /**
+     * The cross-document facts of {@link #indexed} ({@link DocumentIndex}), for the calls that change one bdev or one
+     * subsystem; rebuilt when the live document is another (a change made by a whole copy, an undo, a refusal).
+     */
+    private DocumentIndex index;
+    private TargetConfig indexed;
+    /** The work of the indexes dropped so far (see {@link #documentWork()}). */
+    private long workBefore;
 
-    /** Writes the document atomically ({@link io.nvmf4j.config.ConfigStore#save} in production). */
+    /** Saves the document durably ({@link io.nvmf4j.config.ConfigJournal#save} in the service). */
     @FunctionalInterface
     public interface Saver {
         void save(Path file, TargetConfig config) throws IOException;
@@ -94,7 +106,8 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     /**
      * Runs one change of the configuration ({@code change}: one or more control calls) and commits it: each call
-     * validates and applies its step, then the document is written atomically. If the write fails, every
+     * validates and applies its step, then the document is saved durably through the {@link Saver} (the service's
+     * appends a journal record, {@link io.nvmf4j.config.ConfigJournal}). If the write fails, every
      * data-plane step of the change is undone, newest first, the document is as it was, and
      * {@link PersistenceException} says so. A change that fails itself is not written (each control call leaves
      * engine and document as they were when it refuses). Namespaces removed and added again with the same NGUID
@@ -176,6 +189,19 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         return doc.get();
     }
 
+    /** "nqn/nsid" of the namespace bdev {@code name} backs, or null (found through the index). */
+    public String namespaceOn(String name) {
+        synchronized (engine) {
+            SubsystemConfig s = index().bdevUser(name);
+            for (NamespaceConfig n : s == null ? List.<NamespaceConfig>of() : s.namespaces) {
+                if (name.equals(n.bdev)) {
+                    return s.nqn + "/" + n.nsid;
+                }
+            }
+            return null;
+        }
+    }
+
     /** A deep copy of the live document, safe to hand out and to save. */
     public TargetConfig configSnapshot() {
         synchronized (engine) {
@@ -200,6 +226,92 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         return ConfigDocument.validatedWith(doc.get(), change);
     }
 
+    /**
+     * The index of the live document, rebuilt when the document changed other than through it. Owned by the thread
+     * that holds the engine's monitor, as the changes are.
+     */
+    private DocumentIndex index() {
+        synchronized (engine) {
+            TargetConfig c = doc.get();
+            if (indexed != c || index == null) {
+                if (index != null) {
+                    workBefore += index.visited();
+                }
+                index = DocumentIndex.of(c);
+                indexed = c;
+            }
+            return index;
+        }
+    }
+
+    /**
+     * Namespaces, host entries and listeners the control layer has looked at to check and index changes made one bdev
+     * or one subsystem at a time (rebuilding the index included): the work a change costs, which does not grow with
+     * the number of namespaces elsewhere in the document.
+     */
+    public long documentWork() {
+        synchronized (engine) {
+            return workBefore + (index == null ? 0 : index.visited());
+        }
+    }
+
+    /**
+     * A document that differs from the live one in subsystem {@code nqn} alone: it shares every other item, holds a
+     * copy of that subsystem with {@code change} applied (and identities assigned), and is validated
+     * ({@link ConfigValidator#validateChange}) when {@code validate}. Not found for an unknown NQN.
+     */
+    private Scoped subsystemChanged(String nqn, boolean validate, Consumer<SubsystemConfig> change) {
+        DocumentIndex x = index();
+        SubsystemConfig old = subsystem(nqn);
+        TargetConfig next = ConfigStore.shallowCopy(doc.get());
+        int at = indexOf(next.subsystems, old);
+        SubsystemConfig now = ConfigDocument.copy(old);
+        change.accept(now);
+        ConfigStore.assignIdentities(now);
+        next.subsystems.set(at, now);
+        indexed = null; // the index is in flux until the change is applied
+        x.removeSubsystem(old);
+        if (validate) {
+            ConfigValidator.validateChange(next, x, null, -1, now, at);
+        }
+        return new Scoped(next, now, x);
+    }
+
+    /** A document from {@link #subsystemChanged}, the subsystem it changed and the index it was checked against. */
+    private record Scoped(TargetConfig next, SubsystemConfig subsystem, DocumentIndex index) {
+        /** The index update that makes {@link #index} describe {@link #next}. */
+        Consumer<DocumentIndex> update() {
+            return i -> i.addSubsystem(subsystem);
+        }
+    }
+
+    /** The position of {@code item} (by identity) in {@code list}. */
+    private static <T> int indexOf(List<T> list, T item) {
+        for (int i = 0; i < list.size(); i++) {
+            if (list.get(i) == item) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("not in the document: " + item);
+    }
+
+    /**
+     * As {@link #applied}, for a document checked against index {@code x}: {@code indexUpdate} brings the change into
+     * it, which then describes {@code next} (unless it was dropped meanwhile; the next call rebuilds it then).
+     */
+    private void appliedIndexed(TargetConfig next, Consumer<TargetConfig> undo, DocumentIndex x,
+                                Consumer<DocumentIndex> indexUpdate) {
+        applied(next, undo);
+        if (index == x) {
+            indexUpdate.accept(x);
+            indexed = next;
+        }
+    }
+
+    private void appliedIndexed(Scoped scoped, Consumer<TargetConfig> undo) {
+        appliedIndexed(scoped.next(), undo, scoped.index(), scoped.update());
+    }
+
     /** The document with {@code change} applied, not validated (a removal the document has no rule against). */
     private TargetConfig changedWith(Consumer<TargetConfig> change) {
         TargetConfig next = ConfigDocument.copy(doc.get());
@@ -208,7 +320,22 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     }
 
     private SubsystemConfig subsystem(String nqn) {
-        return ConfigDocument.subsystem(doc.get(), nqn);
+        SubsystemConfig s = index().subsystem(nqn);
+        if (s == null) {
+            throw ControlException.notFound("no subsystem " + nqn);
+        }
+        return s;
+    }
+
+    /** Conflict when {@code bdev} already backs a namespace (found through the index). */
+    private void checkBdevFree(String bdev) {
+        SubsystemConfig user = index().bdevUser(bdev);
+        for (NamespaceConfig n : user == null ? List.<NamespaceConfig>of() : user.namespaces) {
+            if (bdev.equals(n.bdev)) {
+                throw ControlException.conflict("bdev " + bdev + " already backs namespace " + n.nsid + " of "
+                    + user.nqn);
+            }
+        }
     }
 
     /** Subsystem {@code nqn}, whose list {@code list} must hold {@code item} (not found with {@code missing}). */
@@ -225,13 +352,20 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     public BdevConfig addBdev(BdevConfig b) {
         synchronized (engine) {
-            if (b != null && b.name != null && doc.get().bdev(b.name) != null) {
+            if (b == null) {
+                throw ControlException.invalid("bdev: missing");
+            }
+            DocumentIndex x = index();
+            if (b.name != null && (b.name.indexOf('/') >= 0 ? doc.get().bdev(b.name) : x.bdev(b.name)) != null) {
                 throw ControlException.conflict("bdev " + b.name + " already exists");
             }
-            TargetConfig next = validatedWith(c -> c.bdevs.add(b));
+            TargetConfig next = ConfigStore.shallowCopy(doc.get());
+            next.bdevs.add(b);
+            indexed = null; // the validator adds the name to the index
+            ConfigValidator.validateChange(next, x, b, next.bdevs.size() - 1, null, -1);
             engine.addBdev(next, b);
-            applied(next, prev -> engine.removeBdev(next.bdev(b.name)));
-            return next.bdev(b.name);
+            appliedIndexed(next, prev -> engine.removeBdev(b), x, i -> i.addBdev(b));
+            return b;
         }
     }
 
@@ -239,10 +373,15 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     public void removeBdev(String name) {
         synchronized (engine) {
             BdevConfig b = plainBdev(name);
-            ConfigDocument.checkBdevUnused(doc.get(), name);
-            TargetConfig next = changedWith(c -> c.bdevs.removeIf(x -> name.equals(x.name)));
+            TargetConfig c = doc.get();
+            DocumentIndex x = index();
+            if (x.hasCrossBdevs() || !c.pools.isEmpty() || x.bdevUser(name) != null) {
+                ConfigDocument.checkBdevUnused(c, name);
+            }
+            TargetConfig next = ConfigStore.shallowCopy(c);
+            next.bdevs.remove(indexOf(next.bdevs, b));
             engine.removeBdev(b);
-            applied(next, prev -> engine.addBdev(prev, b));
+            appliedIndexed(next, prev -> engine.addBdev(prev, b), x, i -> i.removeBdev(b));
         }
     }
 
@@ -296,7 +435,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     /** Bdev {@code name} of {@code bdevs}: not found otherwise, invalid for a volume (it has its own calls). */
     private BdevConfig plainBdev(String name) {
-        BdevConfig b = doc.get().bdev(name);
+        BdevConfig b = name != null && name.indexOf('/') < 0 ? index().bdev(name) : doc.get().bdev(name);
         if (b == null) {
             throw ControlException.notFound("no bdev " + name);
         }
@@ -626,20 +765,28 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     public SubsystemConfig addSubsystem(SubsystemConfig s) {
         synchronized (engine) {
-            if (s != null && s.nqn != null && doc.get().subsystems.stream().anyMatch(x -> s.nqn.equals(x.nqn))) {
+            DocumentIndex x = index();
+            if (s != null && s.nqn != null && x.subsystem(s.nqn) != null) {
                 throw ControlException.conflict("subsystem " + s.nqn + " already exists");
             }
             if (s != null && s.namespaces != null) {
                 for (NamespaceConfig n : s.namespaces) {
                     if (n != null) {
-                        ConfigDocument.checkBdevFree(doc.get(), n.bdev);
+                        checkBdevFree(n.bdev);
                     }
                 }
             }
-            TargetConfig next = validatedWith(c -> c.subsystems.add(s));
-            SubsystemConfig added = next.subsystems.get(next.subsystems.size() - 1);
+            if (s == null) {
+                validatedWith(c -> c.subsystems.add(null)); // refused with the validator's words
+            }
+            TargetConfig next = ConfigStore.shallowCopy(doc.get());
+            SubsystemConfig added = ConfigDocument.copy(s);
+            next.subsystems.add(added);
+            ConfigStore.assignIdentities(added);
+            indexed = null; // the validator adds the subsystem's names to the index
+            ConfigValidator.validateChange(next, x, null, -1, added, next.subsystems.size() - 1);
             engine.addSubsystem(next, added);
-            applied(next, prev -> engine.removeSubsystem(prev, added));
+            appliedIndexed(next, prev -> engine.removeSubsystem(prev, added), x, i -> i.addSubsystem(added));
             return added;
         }
     }
@@ -647,12 +794,21 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     public void removeSubsystem(String nqn) {
         synchronized (engine) {
             SubsystemConfig sc = subsystem(nqn);
-            TargetConfig next = changedWith(c -> {
-                c.subsystems.removeIf(x -> nqn.equals(x.nqn));
-                QosDocument.leaveGroups(c, nqn, 0);
-            });
+            if (QosDocument.inGroups(doc.get(), nqn, 0)) {
+                // its namespaces leave their QoS groups with it: a change beyond the subsystem, checked whole
+                TargetConfig next = changedWith(c -> {
+                    c.subsystems.removeIf(x -> nqn.equals(x.nqn));
+                    QosDocument.leaveGroups(c, nqn, 0);
+                });
+                engine.removeSubsystem(next, sc);
+                applied(next, prev -> engine.addSubsystem(prev, sc));
+                return;
+            }
+            DocumentIndex x = index();
+            TargetConfig next = ConfigStore.shallowCopy(doc.get());
+            next.subsystems.remove(indexOf(next.subsystems, sc));
             engine.removeSubsystem(next, sc);
-            applied(next, prev -> engine.addSubsystem(prev, sc));
+            appliedIndexed(next, prev -> engine.addSubsystem(prev, sc), x, i -> i.removeSubsystem(sc));
         }
     }
 
@@ -660,10 +816,10 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         synchronized (engine) {
             SubsystemConfig sc = subsystem(nqn);
             // a host with keys but not in hosts is allowed only by allowAnyHost: the validator says so
-            TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).allowAnyHost = allow);
+            Scoped next = subsystemChanged(nqn, true, s -> s.allowAnyHost = allow);
             boolean was = sc.allowAnyHost;
             engine.setAllowAnyHost(sc, allow);
-            applied(next, prev -> engine.setAllowAnyHost(ConfigDocument.subsystem(prev, nqn), was));
+            appliedIndexed(next, prev -> engine.setAllowAnyHost(ConfigDocument.subsystem(prev, nqn), was));
         }
     }
 
@@ -675,11 +831,11 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 throw ControlException.invalid("namespace: missing");
             }
             ConfigDocument.assignNsid(sc, n);
-            ConfigDocument.checkBdevFree(doc.get(), n.bdev);
-            TargetConfig next = validatedWith(c -> ConfigDocument.subsystem(c, nqn).namespaces.add(n));
-            NamespaceConfig added = ConfigDocument.namespace(ConfigDocument.subsystem(next, nqn), n.nsid);
-            engine.addNamespace(next, nqn, added);
-            applied(next, prev -> engine.removeNamespace(nqn, added.nsid));
+            checkBdevFree(n.bdev);
+            Scoped next = subsystemChanged(nqn, true, s -> s.namespaces.add(n));
+            NamespaceConfig added = n;
+            engine.addNamespace(next.next(), nqn, added);
+            appliedIndexed(next, prev -> engine.removeNamespace(nqn, added.nsid));
             return added;
         }
     }
@@ -689,12 +845,20 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             if (ConfigDocument.namespace(subsystem(nqn), nsid) == null) {
                 throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
             }
-            TargetConfig next = changedWith(c -> {
-                ConfigDocument.subsystem(c, nqn).namespaces.removeIf(x -> x.nsid == nsid);
-                QosDocument.leaveGroups(c, nqn, nsid);
-            });
+            if (QosDocument.inGroups(doc.get(), nqn, nsid)) {
+                // the namespace leaves its QoS group with it: a change beyond the subsystem, checked whole
+                TargetConfig next = changedWith(c -> {
+                    ConfigDocument.subsystem(c, nqn).namespaces.removeIf(x -> x.nsid == nsid);
+                    QosDocument.leaveGroups(c, nqn, nsid);
+                });
+                engine.removeNamespace(nqn, nsid);
+                applied(next, prev -> engine.addNamespace(prev, nqn, ConfigDocument.namespace(
+                    ConfigDocument.subsystem(prev, nqn), nsid)));
+                return;
+            }
+            Scoped next = subsystemChanged(nqn, false, s -> s.namespaces.removeIf(x -> x.nsid == nsid));
             engine.removeNamespace(nqn, nsid);
-            applied(next, prev -> engine.addNamespace(prev, nqn, ConfigDocument.namespace(
+            appliedIndexed(next, prev -> engine.addNamespace(prev, nqn, ConfigDocument.namespace(
                 ConfigDocument.subsystem(prev, nqn), nsid)));
         }
     }
@@ -714,8 +878,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 throw ControlException.conflict("host " + hostnqn + " is already allowed on " + nqn);
             }
             HostKeyConfig k = keys == null ? null : keys.forHost(hostnqn);
-            TargetConfig next = validatedWith(c -> {
-                SubsystemConfig s = ConfigDocument.subsystem(c, nqn);
+            Scoped next = subsystemChanged(nqn, true, s -> {
                 s.hosts.add(hostnqn);
                 s.hostKeys.removeIf(h -> hostnqn.equals(h.host));
                 if (k != null) {
@@ -723,7 +886,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 }
             });
             engine.addHost(nqn, hostnqn, k, ConfigDocument.hostKey(sc, hostnqn));
-            applied(next, prev -> engine.removeHost(ConfigDocument.subsystem(next, nqn), hostnqn));
+            appliedIndexed(next, prev -> engine.removeHost(next.subsystem(), hostnqn));
         }
     }
 
@@ -732,13 +895,12 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         synchronized (engine) {
             SubsystemConfig sc = subsystemHolding(nqn, s -> s.hosts, hostnqn, "host " + hostnqn + " is not in "
                 + "the list of " + nqn);
-            TargetConfig next = changedWith(c -> {
-                SubsystemConfig s = ConfigDocument.subsystem(c, nqn);
+            Scoped next = subsystemChanged(nqn, false, s -> {
                 s.hosts.remove(hostnqn);
                 s.hostKeys.removeIf(h -> hostnqn.equals(h.host));
             });
             engine.removeHost(sc, hostnqn);
-            applied(next, prev -> engine.addHost(nqn, hostnqn, ConfigDocument.hostKey(sc, hostnqn), null));
+            appliedIndexed(next, prev -> engine.addHost(nqn, hostnqn, ConfigDocument.hostKey(sc, hostnqn), null));
         }
     }
 
@@ -1120,7 +1282,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     /** Live controllers of a subsystem (the discovery NQN included); not found for an unknown NQN. */
     public List<ControllerInfo> controllers(String nqn) {
         if (!Nqn.DISCOVERY.equals(nqn)) {
-            subsystem(nqn);
+            ConfigDocument.subsystem(doc.get(), nqn); // not found otherwise; read without the engine's monitor
         }
         return engine.controllers(nqn);
     }

@@ -14,7 +14,12 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.AnaState;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.BitSet;
+import java.util.List;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -23,16 +28,28 @@ import java.util.function.Consumer;
 
 /**
  * The document rules of the control layer ({@link ConfigController}), applied before an engine touches its data
- * path: a change is checked by validating the whole document with the change applied (identities filled in), and
- * the lookups answer not-found or conflict the same way whichever engine runs.
+ * path: a change is checked by validating the document with the change applied (identities filled in; see
+ * {@link ConfigValidator#validateChange} for the calls that change one item), and the lookups answer not-found or
+ * conflict the same way whichever engine runs.
  */
 public final class ConfigDocument {
+    private static final ObjectMapper MAPPER = ConfigStore.mapper();
+
     private ConfigDocument() {
     }
 
     /** A deep copy (through JSON, so nothing is shared). */
     public static TargetConfig copy(TargetConfig c) {
         return ConfigStore.parse(ConfigStore.toJson(c));
+    }
+
+    /** A deep copy of one subsystem (through JSON, so nothing is shared). */
+    public static SubsystemConfig copy(SubsystemConfig s) {
+        try {
+            return MAPPER.readValue(MAPPER.writeValueAsBytes(s), SubsystemConfig.class);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** A copy of {@code current} with {@code change} applied, identities assigned and validated. */
@@ -221,10 +238,15 @@ public final class ConfigDocument {
 
     /** The lowest nsid {@code sc} does not use; conflict when all of 1..maxNamespaces are taken. */
     public static int lowestFreeNsid(SubsystemConfig sc) {
-        for (int nsid = 1; nsid <= sc.maxNamespaces; nsid++) {
-            if (namespace(sc, nsid) == null) {
-                return nsid;
+        BitSet used = new BitSet();
+        for (NamespaceConfig n : sc.namespaces) {
+            if (n.nsid > 0) {
+                used.set(n.nsid);
             }
+        }
+        int nsid = used.nextClearBit(1);
+        if (nsid <= sc.maxNamespaces) {
+            return nsid;
         }
         throw ControlException.conflict("subsystem " + sc.nqn + " has no free nsid (maxNamespaces "
             + sc.maxNamespaces + ")");

@@ -71,6 +71,18 @@ final class QosDocument {
     }
 
     /** Takes namespace {@code nsid} of {@code nqn} (every namespace of it: nsid 0) out of the groups of {@code c}. */
+    /** Whether a QoS group names subsystem {@code nqn}'s namespace {@code nsid} (0: any of its namespaces). */
+    static boolean inGroups(TargetConfig c, String nqn, int nsid) {
+        for (QosGroupConfig g : c.qosGroups) {
+            for (var m : g.namespaces) {
+                if (m != null && nqn.equals(m.nqn) && (nsid == 0 || m.nsid == nsid)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     static void leaveGroups(TargetConfig c, String nqn, int nsid) {
         for (QosGroupConfig g : c.qosGroups) {
             g.namespaces.removeIf(m -> m != null && nqn.equals(m.nqn) && (nsid == 0 || m.nsid == nsid));

@@ -28,6 +28,7 @@ import io.vertx.ext.web.handler.BodyHandler;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -503,29 +504,25 @@ public final class ApiRoutes {
         return b;
     }
 
+    /** Every bdev of {@code c} as {@link #bdevView(BdevConfig)} shows it (the namespaces walked once). */
     ArrayNode bdevViews(TargetConfig c) {
+        Map<String, String> usedBy = new HashMap<>();
+        for (SubsystemConfig s : c.subsystems) {
+            for (NamespaceConfig n : s.namespaces) {
+                usedBy.put(n.bdev, s.nqn + "/" + n.nsid);
+            }
+        }
         ArrayNode out = mapper.createArrayNode();
-        c.bdevs.forEach(b -> out.add(bdevView(b, c)));
+        c.bdevs.forEach(b -> out.add(mapper.<ObjectNode>valueToTree(b).put("usedBy", usedBy.get(b.name))));
         return out;
     }
 
-    /** The bdev as configured plus {@code usedBy}, against the document as it is now. */
+    /**
+     * The bdev as configured plus {@code usedBy}: "nqn/nsid" of the namespace it backs, or null, against the document
+     * as it is now.
+     */
     ObjectNode bdevView(BdevConfig b) {
-        return bdevView(b, service.snapshot());
-    }
-
-    /** The bdev as configured plus {@code usedBy}: "nqn/nsid" of the namespace it backs, or null. */
-    private ObjectNode bdevView(BdevConfig b, TargetConfig c) {
-        ObjectNode node = mapper.valueToTree(b);
-        String usedBy = null;
-        for (SubsystemConfig s : c.subsystems) {
-            for (NamespaceConfig n : s.namespaces) {
-                if (b.name.equals(n.bdev)) {
-                    usedBy = s.nqn + "/" + n.nsid;
-                }
-            }
-        }
-        return node.put("usedBy", usedBy);
+        return mapper.<ObjectNode>valueToTree(b).put("usedBy", service.usedBy(b.name));
     }
 
     static List<Views.Controller> controllers(List<ControllerInfo> list) {

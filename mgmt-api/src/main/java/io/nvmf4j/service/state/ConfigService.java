@@ -6,6 +6,7 @@ import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigException;
+import io.nvmf4j.config.ConfigJournal;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.HostKeyConfig;
@@ -57,10 +58,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * The REST-facing face of the {@link ConfigController}: every change runs on a single thread (so changes are
  * serialised and never run on a Vert.x event loop) as one {@link ConfigController#commit}, which applies it and
- * writes the document atomically before the returned future completes (a write that fails undoes the change, and
+ * makes the document durable (a journal record forced to disk, {@link ConfigJournal}) before the returned future
+ * completes (a write that fails undoes the change, and
  * the future fails with {@link PersistenceException}). Here: the labels that make a refusal name the request's
- * fields, the API's own refusals, the entity tag and the redaction. After every acknowledged change the file equals
- * the engine's document.
+ * fields, the API's own refusals, the entity tag and the redaction. After every acknowledged change the file with its
+ * journal ({@link ConfigStore#load}) equals the engine's document.
  */
 public final class ConfigService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ConfigService.class);
@@ -85,9 +87,15 @@ public final class ConfigService implements AutoCloseable {
         return t;
     });
 
-    public ConfigService(ConfigController<?> target, Path file) {
-        this(target, file, ConfigStore::save);
+    /**
+     * Keeps the document in {@code file} and its journal ({@link ConfigJournal}): each change appends a record of
+     * what it changed, forced to the device before the change is acknowledged; the document is written whole when
+     * the journal outgrows it.
+     */
+    public ConfigService(ConfigController<?> target, Path file) throws IOException {
+        this(target, file, ConfigJournal.open(file, target.config())::save);
     }
+
 
     public ConfigService(ConfigController<?> target, Path file, Saver saver) {
         this.target = target;
@@ -100,6 +108,11 @@ public final class ConfigService implements AutoCloseable {
     /** A deep copy of the live document. */
     public TargetConfig snapshot() {
         return target.configSnapshot();
+    }
+
+    /** "nqn/nsid" of the namespace bdev {@code name} backs, or null. */
+    public String usedBy(String name) {
+        return target.namespaceOn(name);
     }
 
     public List<ControllerInfo> controllers(String nqn) {
@@ -229,7 +242,7 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<BdevConfig> addBdev(BdevConfig b) {
         return submit("add bdev " + nameOf(b), t -> {
-            return copy(labeled("bdevs[" + t.configSnapshot().bdevs.size() + "]", () -> t.addBdev(b)), BdevConfig.class);
+            return copy(labeled("bdevs[" + t.config().bdevs.size() + "]", () -> t.addBdev(b)), BdevConfig.class);
         });
     }
 
@@ -294,7 +307,7 @@ public final class ConfigService implements AutoCloseable {
                 return null;
             });
             t.growBdev(name, numBlocks);
-            return copy(t.configSnapshot().bdev(name), BdevConfig.class);
+            return copy(t.config().bdev(name), BdevConfig.class);
         });
     }
 
@@ -323,7 +336,7 @@ public final class ConfigService implements AutoCloseable {
     /** Adds an empty pool; document problems name the fields of {@code p} ({@code path}, {@code warnPercent}). */
     public CompletableFuture<PoolInfo> addPool(PoolConfig p) {
         return submit("add pool " + (p == null ? null : p.name), t ->
-            labeled("pools[" + t.configSnapshot().pools.size() + "]", () -> t.addPool(p)));
+            labeled("pools[" + t.config().pools.size() + "]", () -> t.addPool(p)));
     }
 
     public CompletableFuture<Void> removePool(String name) {
@@ -374,7 +387,7 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<SubsystemConfig> addSubsystem(SubsystemConfig s) {
         return submit("add subsystem " + (s == null ? null : s.nqn), t -> {
-            return copy(labeled("subsystems[" + t.configSnapshot().subsystems.size() + "]",
+            return copy(labeled("subsystems[" + t.config().subsystems.size() + "]",
                 () -> t.addSubsystem(s)), SubsystemConfig.class);
         });
     }
@@ -389,7 +402,7 @@ public final class ConfigService implements AutoCloseable {
     public CompletableFuture<SubsystemConfig> setAllowAnyHost(String nqn, boolean allow) {
         return submit("set allowAnyHost=" + allow + " on " + nqn, t -> {
             t.setAllowAnyHost(nqn, allow);
-            return find(t.configSnapshot(), nqn);
+            return copy(find(t.config(), nqn), SubsystemConfig.class);
         });
     }
 
@@ -558,7 +571,7 @@ public final class ConfigService implements AutoCloseable {
 
     /** Namespace {@code nsid} of {@code nqn} in the document, or (with {@code list}) the next entry of that list. */
     private static String namespaceAt(ConfigController<?> t, String nqn, int nsid, String list) {
-        List<SubsystemConfig> all = t.configSnapshot().subsystems;
+        List<SubsystemConfig> all = t.config().subsystems;
         for (int i = 0; i < all.size(); i++) {
             List<NamespaceConfig> ns = all.get(i).namespaces;
             for (int j = 0; all.get(i).nqn.equals(nqn) && j < ns.size(); j++) {
@@ -643,7 +656,7 @@ public final class ConfigService implements AutoCloseable {
 
     public CompletableFuture<ReferralConfig> addReferral(ReferralConfig r) {
         return submit("add referral " + r, t -> {
-            labeled("referrals[" + t.configSnapshot().referrals.size() + "]", () -> {
+            labeled("referrals[" + t.config().referrals.size() + "]", () -> {
                 t.addReferral(r);
                 return null;
             });
@@ -750,7 +763,7 @@ public final class ConfigService implements AutoCloseable {
 
     /** Where the next entry of list {@code list} of subsystem {@code nqn} lands in the document. */
     private static String fragmentAt(ConfigController<?> t, String nqn, String list) {
-        List<SubsystemConfig> all = t.configSnapshot().subsystems;
+        List<SubsystemConfig> all = t.config().subsystems;
         for (int i = 0; i < all.size(); i++) {
             SubsystemConfig s = all.get(i);
             if (s.nqn.equals(nqn)) {

@@ -1,6 +1,7 @@
 package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.nvmf4j.config.ConfigJournal;
 import io.nvmf4j.service.api.Http.Res;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -186,6 +187,10 @@ class PoolApiTest {
         List<String> files = poolFiles();
         Path blocker = Files.createDirectories(t.file.resolveSibling("." + t.file.getFileName() + ".tmp"));
         Files.writeString(blocker.resolve("keep"), "x");
+        // the journal a change is appended to: a directory in its place for the while
+        Path journal = ConfigJournal.journalOf(t.file);
+        Path aside = Files.move(journal, journal.resolveSibling("journal.aside"));
+        Files.createDirectory(journal);
 
         String[][] changes = {
             {"POST", POOLS, "{\"name\":\"q\",\"path\":\"" + other + "\"}"},
@@ -210,6 +215,8 @@ class PoolApiTest {
             assertThat(t.liveJson()).isEqualTo(before);
             assertThat(Files.size(poolDir.resolve("v2.vol"))).isEqualTo(4 * MIB);
         }
+        Files.delete(journal);
+        Files.move(aside, journal);
         assertThat(t.fileJson()).isEqualTo(before);
 
         // the pool serves on as the document says: each change succeeds once the document can be saved
