@@ -54,7 +54,22 @@ class ValidateChangeTest {
             s -> s.listeners.get(0).secureChannel = r.nextBoolean() ? ListenerConfig.SECURE_OPTIONAL : null,
             s -> s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", 4420 + r.nextInt(3))),
             s -> s.namespaces.clear(),
-            s -> s.model = "");
+            s -> s.model = "",
+            s -> ns(s, 0).qos = qos(r.nextBoolean() ? -1L : 5_000L),                        // QoS limits, bad or fine
+            s -> s.qos = subsystemQos(r.nextBoolean() ? "bad host" : HOST));
+
+    }
+
+    private static QosConfig qos(long iops) {
+        QosConfig q = new QosConfig();
+        q.iops = iops;
+        return q;
+    }
+
+    private static QosConfig subsystemQos(String host) {
+        QosConfig q = new QosConfig();
+        q.hosts.add(new QosConfig.HostQos(host, new QosLimits(1_000L, null, null, null)));
+        return q;
     }
 
     /** Namespace {@code i} of {@code s}; a throwaway one when a mutation before emptied the list. */
