@@ -30,7 +30,7 @@
 #   ./dev.sh authflood [SECONDS]                      a benchmark line: a QD1 4 KiB read host's p99 latency on
 #                                                     one poll group alone and beside a host looping ffdhe8192
 #                                                     DH-HMAC-CHAP Negotiate/Receive (SECONDS per phase, 10)
-#   ./dev.sh scale [--sizes 100,500,1000,2000] [--engine java|spdk] [--hosts H] [--per-subsystem K]
+#   ./dev.sh scale [--sizes 100,500,1000,2000] [--engine java|spdk] [--hosts H] [--per-subsystem K] [--controllers C]
 #                                                     the scale probe (fio-jobs/scale.py): build, start the
 #                                                     target, add null namespaces (K per subsystem) through
 #                                                     the REST API and print at each size the time per add

@@ -24,6 +24,9 @@ At each size it prints one row:
 
 and, at the end, the growth of each cost: its value at the largest size over its value at the smallest.
 --hosts H also allows H hosts on the first subsystem before the namespaces (a row "hosts" with their p50/p99).
+--controllers C, after the last size, connects C controllers (an admin and one I/O queue each, host NQNs spread over
+up to 1,000 hosts) to the first namespaces' subsystem with the test host (nvmf-target's test classes), and prints the
+time to connect them, the target's memory and fds with them, and the time of GET controllers and GET /metrics.
 Nothing is connected over NVMe; no I/O runs. Needs Java 17 and a build (./dev.sh build; ./dev.sh scale builds).
 """
 import argparse
@@ -172,12 +175,60 @@ def disk_bytes(state):
     return total
 
 
+def controllers(a, api, target, nvme_port, nqn):
+    """Connects a.controllers controllers to nqn through the test host's ControllerLoad, then measures the target."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    classes = os.path.join(here, "..", "nvmf-target", "target", "test-classes")
+    if not os.path.isdir(os.path.join(classes, "io", "nvmf4j", "testhost")):
+        raise RuntimeError(f"--controllers needs the test host's classes in {classes} (mvn test-compile)")
+    java = os.path.join(os.environ.get("JAVA_HOME", "/usr"), "bin", "java")
+    heap0, other0, rss0, fds0 = memory(target.pid())
+    kato = 600000
+    load = subprocess.Popen([java, "-Xss256k", "-cp", classes, "io.nvmf4j.testhost.ControllerLoad", "127.0.0.1",
+                             str(nvme_port), nqn, str(a.controllers), str(max(1, min(a.controllers, a.hosts or 1000))),
+                             str(kato)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        summary = None
+        for line in load.stdout:
+            line = line.strip()
+            if line == "READY":
+                break
+            summary = line
+        else:
+            raise RuntimeError(f"the controller load ended before it was ready ({load.wait()})")
+        heap, other, rss, fds = memory(target.pid())
+        t0 = time.perf_counter()
+        listing = api.call("GET", f"/api/v1/subsystems/{nqn}/controllers")
+        list_ms = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        api.call("GET", "/metrics")
+        metrics_ms = (time.perf_counter() - t0) * 1000
+        n = a.controllers
+        print(summary, flush=True)
+        print(f"with {n} controllers: heap {heap:.1f} MiB (+{heap - heap0:.1f}), direct {other:.1f} MiB, rss {rss:.1f} MiB "
+              f"(+{rss - rss0:.1f}, {(rss - rss0) * 1024 / n:.1f} KiB per controller), fds {fds} (+{fds - fds0}), "
+              f"GET controllers {list_ms:.1f} ms, GET /metrics {metrics_ms:.1f} ms", flush=True)
+        load.stdin.close()
+        for line in load.stdout:
+            print(line.strip(), flush=True)
+        if load.wait() != 0:
+            raise RuntimeError(f"the controller load exited {load.returncode}")
+        return listing
+    finally:
+        if load.poll() is None:
+            load.kill()
+            load.wait()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="100,500,1000,2000")
     ap.add_argument("--engine", default="java", choices=["java", "spdk"])
     ap.add_argument("--hosts", type=int, default=0)
     ap.add_argument("--per-subsystem", type=int, default=10)
+    ap.add_argument("--controllers", type=int, default=0,
+                    help="after the last size, connect this many controllers (admin + 1 I/O queue each) to the first "
+                         "subsystem and measure (needs nvmf-target's test classes: mvn test-compile)")
     ap.add_argument("--keep", help="state directory to use and keep (default: a temporary one, removed)")
     a = ap.parse_args()
     sizes = sorted(int(x) for x in a.sizes.split(","))
@@ -186,6 +237,10 @@ def main():
     api_port, nvme_port = free_port(), free_port()
     doc = {"engine": a.engine, "cores": 1,
            "api": {"port": api_port, "token": TOKEN, "requestsPerSecond": 1000000, "requestBurst": 1000000}}
+    if a.controllers:
+        # every controller comes from 127.0.0.1: two connections each, above the default 1,024 per address
+        limit = max(4096, 2 * a.controllers + 64)
+        doc["tcp"] = {"maxConnectionsPerHost": limit, "maxConnectionsPerListener": limit}
     with open(os.path.join(state, "config.json"), "w") as f:
         json.dump(doc, f)
     target = Target(state, os.path.join(state, "target.log"))
@@ -247,6 +302,8 @@ def main():
             rows.append(row)
             print(f"{n:>7} {row['p50']:>8.2f} {row['p99']:>8.2f} {list_ms:>8.1f} {row['change']:>7.2f} "
                   f"{row['disk']:>10} {heap:>7.1f} {other:>7.1f} {rss:>7.1f} {fds:>5} {restart:>8.2f}", flush=True)
+        if a.controllers:
+            controllers(a, api, target, nvme_port, first_nqn)
         if len(rows) > 1:
             lo, hi = rows[0], rows[-1]
             print(f"growth from {lo['n']} to {hi['n']} namespaces (x{hi['n'] / lo['n']:.0f}): " + ", ".join(
