@@ -369,6 +369,18 @@ class MainTest {
     }
 
     @Test
+    void aStopTimeoutOutOfRangeIsBadUsageNamingTheOption() throws Exception {
+        int port = freePort();
+        Path config = writeConfig(port);
+        for (String bad : new String[] {"0", "3601", "-5"}) {
+            Service s = start("--state-dir", dir.toString(), "--config", config.toString(), "--stop-timeout", bad);
+            assertThat(s.awaitExit()).as("exit status for %s; output:%n%s", bad, s.output()).isEqualTo(2);
+            assertThat(s.output()).contains("--stop-timeout: must be 1..3600 seconds, got " + bad)
+                .doesNotContain("listening on");
+        }
+    }
+
+    @Test
     void anUnknownEngineIsABadConfigurationNamingTheField() throws Exception {
         TargetConfig c = config(freePort());
         c.engine = "dpdk";
