@@ -101,7 +101,7 @@ mkdir -p "$TMP/broken/META-INF/native"
 cp "$TMP/so/META-INF/native/libnvmf4j_rdma_aarch64.so" "$TMP/broken/META-INF/native/libnvmf4j_bdev_aarch64.so"
 out=$(java -cp "$TMP/broken:$CP" io.nvmf4j.dist.NativeLibraryCheck --require aarch64 2>&1) \
   && bad "the check passed a bdev library that registers none of FileNative's natives" \
-  || { grep -q 'PROBLEM: libnvmf4j_bdev_aarch64.so: io.nvmf4j.bdev.FileNative declares native pread(IJIJ)I, which it does not register' <<< "$out" \
+  || { grep -q 'PROBLEM: libnvmf4j_bdev_aarch64.so: io.nvmf4j.os.FileNative declares native pread(IJIJ)I, which it does not register' <<< "$out" \
        && ok "the check fails on an aarch64 library missing a registered native (names FileNative.pread(IJIJ)I)" \
        || bad "the check failed without naming the missing native: $out"; }
 

@@ -1,5 +1,5 @@
 /*
- * nvmf4j_bdev: the file system calls of the file block device (io.nvmf4j.bdev.FileNative) that Java's
+ * nvmf4j_bdev: the file system calls of the file block device (io.nvmf4j.os.FileNative) that Java's
  * FileChannel lacks: pwritev2(RWF_DSYNC) for FUA, fdatasync whose error is seen, fallocate (punch hole,
  * zero range, preallocation), BLKDISCARD / BLKZEROOUT on block devices, fstat's allocated blocks, and for the
  * reflink pool (ReflinkPool) the FICLONE ioctl and statvfs.
@@ -33,7 +33,7 @@
 
 /* Bumped whenever a native signature or an exported constant changes; must equal FileNative.ABI_VERSION. */
 #define NVMF4J_BDEV_ABI_VERSION 7
-#define NATIVE_CLASS "io/nvmf4j/bdev/FileNative"
+#define NATIVE_CLASS "io/nvmf4j/os/FileNative"
 
 /* The io_uring ring's natives (nvmf4j_uring.c), registered on the same class. */
 int nvmf4j_uring_register(JNIEnv *env, jclass cls);

@@ -42,7 +42,7 @@ public final class NativeLibraryCheck {
     /** Each JNI library of nvmf4j and the class its JNI_OnLoad registers natives on. */
     public static final Map<String, String> LIBRARIES = Map.of(
         "nvmf4j_rdma", "io.nvmf4j.rdma.Native",
-        "nvmf4j_bdev", "io.nvmf4j.bdev.FileNative",
+        "nvmf4j_bdev", "io.nvmf4j.os.FileNative",
         "nvmf4j_rbd", "io.nvmf4j.bdev.RbdNative",
         "nvmf4j_spdk", "io.nvmf4j.spdk.SpdkNative");
     /** The library that a build may leave out, saying why in an .unavailable resource. */

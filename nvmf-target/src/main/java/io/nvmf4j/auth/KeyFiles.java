@@ -1,6 +1,6 @@
 package io.nvmf4j.auth;
 
-import io.nvmf4j.bdev.ReadOnlyFile;
+import io.nvmf4j.os.ReadOnlyFile;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,7 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.os.FileNative;
+
 /** A block device could not be created or opened (bad path, size, permissions). */
 public final class BdevException extends RuntimeException {
     public BdevException(String message) {
@@ -8,5 +10,13 @@ public final class BdevException extends RuntimeException {
 
     public BdevException(String message, Throwable cause) {
         super(message, cause);
+    }
+
+    /** Throws naming the device and the cause unless {@code libnvmf4j_bdev} is loaded. */
+    static void requireFileNative(String what) {
+        String failure = FileNative.failure();
+        if (failure != null) {
+            throw new BdevException(what + ": " + failure);
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.os.FileNative;
+
 import io.netty.buffer.ByteBuf;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.StorageConfig;
@@ -183,7 +185,7 @@ public final class FileBdev extends AbstractBdev {
      */
     public static FileBdev open(String name, Path path, int blockSize, long numBlocks, boolean directIo,
                                 int ioWorkers, int ioQueueDepth, StorageConfig storage, String ioEngine) {
-        FileNative.ensureLoaded(name);
+        BdevException.requireFileNative("file bdev " + name);
         boolean ring = chooseRing(name, ioEngine, ioWorkers);
         if (directIo) {
             checkDirectIoAlignment(name, path, blockSize);

@@ -1,5 +1,7 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.os.FileNative;
+
 import io.nvmf4j.nvme.NvmeStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,5 +1,7 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.os.FileNative;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmf4j.nvme.NvmeStatus;

@@ -1,5 +1,7 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.os.FileNative;
+
 import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.SnapshotConfig;
 import io.nvmf4j.config.StorageConfig;
@@ -73,7 +75,7 @@ public final class ReflinkPool {
      * reflink, probed with a real FICLONE of a small file.
      */
     public static ReflinkPool open(String name, Path dir, int warnPercent) {
-        FileNative.ensureLoaded("pool " + name);
+        BdevException.requireFileNative("file bdev pool " + name);
         ReflinkPool p = new ReflinkPool(name, dir.toAbsolutePath().normalize(), warnPercent);
         p.probe();
         return p;

@@ -1,5 +1,7 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.os.FileNative;
+
 import io.nvmf4j.config.StorageConfig;
 
 import java.io.IOException;
@@ -43,7 +45,7 @@ public final class StorageFile implements AutoCloseable {
      * path and the reason otherwise.
      */
     public static StorageFile open(String bdev, Path path, StorageConfig storage, boolean create, boolean directIo) {
-        FileNative.ensureLoaded(bdev);
+        BdevException.requireFileNative("file bdev " + bdev);
         if (!path.isAbsolute() || !path.normalize().equals(path)) {
             throw refused(bdev, path, "must be an absolute path without '.' or '..'");
         }

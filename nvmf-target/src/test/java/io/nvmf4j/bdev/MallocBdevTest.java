@@ -1,5 +1,7 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.os.FileNative;
+
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.nvme.NvmeStatus;
 import org.junit.jupiter.api.AfterEach;
@@ -77,7 +79,7 @@ class MallocBdevTest {
     /** The mapping calls refuse a length or address that cannot be right with -EINVAL, and nothing is mapped. */
     @Test
     void mappingRefusesBadLengthsAndAddresses() {
-        FileNative.ensureLoaded("m3");
+        assertThat(FileNative.failure()).as("libnvmf4j_bdev loaded").isNull();
         assertThat(FileNative.mapAnonymous(0, true)).isEqualTo(-FileNative.EINVAL);
         assertThat(FileNative.mapAnonymous(-4096, false)).isEqualTo(-FileNative.EINVAL);
         assertThat(FileNative.mapAnonymous(Long.MAX_VALUE, true)).as("more than the address space (ENOMEM)").isNegative();

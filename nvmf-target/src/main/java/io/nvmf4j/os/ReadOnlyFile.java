@@ -1,4 +1,4 @@
-package io.nvmf4j.bdev;
+package io.nvmf4j.os;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
