@@ -41,6 +41,7 @@ final class RecordingBdev implements BlockDevice {
     private volatile int stickyStatus = NvmeStatus.SUCCESS;
     private volatile long durabilityErrors;
     private volatile long flushDelayMillis;
+    private volatile Error flushFailure;
 
     RecordingBdev(String name, int blockSize, long numBlocks) {
         this.name = name;
@@ -49,6 +50,11 @@ final class RecordingBdev implements BlockDevice {
     }
 
     // ---- test controls and observations
+
+    /** Every later flush throws {@code e} on the thread that submitted it (a poll group's), as a device out of memory would. */
+    void failFlushesWith(Error e) {
+        flushFailure = e;
+    }
 
     void limits(DiscardLimits l) {
         limits = l;
@@ -139,6 +145,10 @@ final class RecordingBdev implements BlockDevice {
 
     @Override
     public void flush(BdevIo io) {
+        Error failure = flushFailure;
+        if (failure != null) {
+            throw failure;
+        }
         synchronized (this) {
             calls.add(new Call("flush", 0, 0, false));
         }

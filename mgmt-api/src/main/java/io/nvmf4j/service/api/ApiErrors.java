@@ -9,6 +9,7 @@ import io.nvmf4j.config.JsonProblems;
 import io.nvmf4j.config.LogText;
 import io.nvmf4j.service.state.ConfigService;
 import io.nvmf4j.engine.PersistenceException;
+import io.nvmf4j.runtime.FatalErrors;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import org.slf4j.Logger;
@@ -38,6 +39,7 @@ final class ApiErrors {
 
     /** Failure handler and error handler of the router. */
     static void handle(RoutingContext ctx) {
+        FatalErrors.raise(unwrap(ctx.failure())); // an Error (out of memory) stops the process; this request gets its 500
         Problem p = problemOf(ctx);
         ctx.put(AuditLog.REASON, p.error());
         if (ctx.response().headWritten()) {

@@ -1,6 +1,7 @@
 package io.nvmf4j.service.api;
 
 import io.nvmf4j.config.ApiConfig;
+import io.nvmf4j.runtime.FatalErrors;
 import io.nvmf4j.service.metrics.Metrics;
 import io.nvmf4j.service.state.ConfigService;
 import io.vertx.core.Vertx;
@@ -45,6 +46,13 @@ public final class ApiServer implements AutoCloseable {
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2).setWorkerPoolSize(8)
             .setFileSystemOptions(new FileSystemOptions().setFileCachingEnabled(false)
                 .setClassPathResolvingEnabled(false)));
+        // what a route or task failed with and nothing handled: an Error stops the process (FatalErrors), the rest
+        // is logged as Vert.x would
+        vertx.exceptionHandler(e -> {
+            if (!FatalErrors.raise(e)) {
+                LOG.error("management API: unhandled failure", e);
+            }
+        });
         try {
             Router router = ApiRoutes.router(vertx, service, token, metrics, ready);
             boolean tls = api.tlsCert != null && api.tlsKey != null;

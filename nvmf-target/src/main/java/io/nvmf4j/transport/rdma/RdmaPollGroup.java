@@ -15,6 +15,7 @@ import io.nvmf4j.rdma.HugepageArena;
 import io.nvmf4j.rdma.Rdma;
 import io.nvmf4j.rdma.RecvWorkRequests;
 import io.nvmf4j.rdma.Verbs;
+import io.nvmf4j.runtime.FatalErrors;
 import io.nvmf4j.runtime.IdleStrategies;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -304,29 +305,39 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
 
     @Override
     public void handle(IoRegistration registration, IoEvent ioEvent) {
-        // one event per arm (the CQ is re-armed once below), so one read: a second one would only
-        // return EAGAIN, a system call per wakeup for nothing; the fd is level-triggered, so an event
-        // left in the channel wakes the loop again
-        if (Verbs.getCqEvent(compChannel) > 0) {
-            Verbs.ackCqEvents(cq, 1);
-            armed = false;
-        }
-        pollAll();
-        if (!polled) {
-            Verbs.reqNotifyCq(cq, false);
-            armed = true;
+        try {
+            // one event per arm (the CQ is re-armed once below), so one read: a second one would only
+            // return EAGAIN, a system call per wakeup for nothing; the fd is level-triggered, so an event
+            // left in the channel wakes the loop again
+            if (Verbs.getCqEvent(compChannel) > 0) {
+                Verbs.ackCqEvents(cq, 1);
+                armed = false;
+            }
             pollAll();
-        } // else the strategy polls on every pass and arms before it blocks
-        buffers.runWaiters();
+            if (!polled) {
+                Verbs.reqNotifyCq(cq, false);
+                armed = true;
+                pollAll();
+            } // else the strategy polls on every pass and arms before it blocks
+            buffers.runWaiters();
+        } catch (Error e) {
+            // Netty would end the poll group's event loop on it; the process stops instead, the loop serving the stop
+            FatalErrors.raise(e);
+        }
     }
 
     @Override
     public int poll() {
-        int n = pollAll();
-        if (n > 0) {
-            buffers.runWaiters();
+        try {
+            int n = pollAll();
+            if (n > 0) {
+                buffers.runWaiters();
+            }
+            return n;
+        } catch (Error e) {
+            FatalErrors.raise(e);
+            return 0;
         }
-        return n;
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.runtime.FatalErrors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -251,6 +252,7 @@ final class TcpPduReader extends ByteToMessageDecoder {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        FatalErrors.raise(cause); // an Error (out of memory) stops the process; the connection closes as for any failure
         // One line per failed connection, written when it is closed: closing fails every pending write,
         // and each failure comes here (thousands for a host that stopped reading).
         if (failure == null && phase != Phase.CLOSED) {
