@@ -52,6 +52,18 @@ class FatalErrorTest {
     void anythingButAnErrorIsLeftToTheCaller() {
         assertThat(FatalErrors.raise(new IllegalStateException("not fatal"))).isFalse();
         assertThat(FatalErrors.raise(null)).isFalse();
+        assertThat(FatalErrors.raise(newOutOfDirectMemory())).as("Netty's own direct-memory bound").isFalse();
         assertThat(handled).as("the process handler was not called").isNotDone();
+    }
+
+    /** Netty's error for its direct-memory bound (its constructor is not public). */
+    private static Error newOutOfDirectMemory() {
+        try {
+            var c = io.netty.util.internal.OutOfDirectMemoryError.class.getDeclaredConstructor(String.class);
+            c.setAccessible(true);
+            return c.newInstance("failed to allocate 16777216 byte(s) of direct memory (the test's)");
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }
