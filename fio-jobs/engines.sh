@@ -664,6 +664,13 @@ measure() { # round target row up(0|1) : one measurement of a started target (up
   RES="" ROUND_NO=$round TARGET=$t ROW=$r
   # shellcheck disable=SC2086 # ROW_ARGS holds three words
   [ "$up" = 0 ] && perf ${ROW_ARGS[$r]} "$TIME" "$WARMUP"
+  # no number from a target that is up: spdk_nvme_perf failed or completed nothing in its time (a cold JVM on a
+  # loaded machine, seen at QD1 right after a start with --smoke's 2 s and no warm-up); measured once more, said so
+  if [ "$up" = 0 ] && [ -z "$RES" ]; then
+    log "[round $round/$ROUNDS] $t $r: spdk_nvme_perf gave no number (its output: $(tail -n 2 "$TMP/perf.out" | tr '\n' ' ')); measuring once more"
+    # shellcheck disable=SC2086 # ROW_ARGS holds three words
+    perf ${ROW_ARGS[$r]} "$TIME" "$WARMUP"
+  fi
   [ "$up" = 0 ] && [ -n "$PROFILE" ] && profile_row
   [ "$up" = 0 ] && [ -n "$IO_PATH" ] && io_path_row
   ROW=""
