@@ -1158,6 +1158,21 @@ public final class SpdkEngine implements Engine {
         return out;
     }
 
+    /**
+     * SPDK's latency histogram of bdev {@code bdev} (the namespace's: counted since the namespace was added), or
+     * of every bdev with one, by name, when {@code bdev} is null.
+     */
+    public synchronized Map<String, BdevLatency> bdevLatency(String bdev) {
+        Map<String, BdevLatency> out = new LinkedHashMap<>();
+        for (String line : SpdkNative.bdevLatency(bdev).split("\n")) {
+            if (!line.isEmpty()) {
+                BdevLatency l = BdevLatency.parse(line);
+                out.put(l.bdev(), l);
+            }
+        }
+        return out;
+    }
+
     /** SPDK's poll-group statistics, summed over the poll groups. */
     public synchronized PollGroupStat pollGroupStat() {
         return PollGroupStat.parse(SpdkNative.pollGroupStats().trim());

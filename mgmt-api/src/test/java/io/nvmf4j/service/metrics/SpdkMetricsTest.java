@@ -1,6 +1,8 @@
 package io.nvmf4j.service.metrics;
 
+import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -23,6 +25,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The spdk engine's meters: the per-namespace counters under the java engine's names move by exactly the
@@ -135,17 +138,57 @@ class SpdkMetricsTest {
         assertThat(metrics.scrape()).containsPattern("(?m)^nvmf4j_build_info\\{engine=\"spdk\",.*} 1(\\.0)?$");
     }
 
-    /** Per host, per controller, the slowest I/Os and percentiles: refused with the capability's reason. */
+    /**
+     * Per host and per controller, and the slowest I/Os: refused, each with its capability's reason; no per-host or
+     * per-controller meters.
+     */
     @Test
-    void ioVisibilityIsRefusedWithTheEngineReason() {
-        String why = io.nvmf4j.config.EngineCapabilities.SPDK.refusal(io.nvmf4j.config.EngineCapabilities.Feature.IO_VISIBILITY);
-        assertThat(why).startsWith("java engine only: SPDK's target counts I/O per bdev");
-        for (Runnable view : new Runnable[] {metrics::hosts, () -> metrics.controllers(null, null),
-            () -> metrics.slowest(64), () -> metrics.latency(NQN, 1)}) {
-            org.assertj.core.api.Assertions.assertThatThrownBy(view::run)
-                .isInstanceOf(io.nvmf4j.ControlException.class).hasMessage(why);
+    void perHostPerControllerAndSlowestAreRefusedByName() {
+        String perHost = EngineCapabilities.SPDK.refusal(EngineCapabilities.Feature.IO_PER_HOST);
+        assertThat(perHost).startsWith("I/O per host and per controller is java engine only: SPDK's NVMe-oF target"
+            + " keeps no I/O counts, bytes or latency per controller or host");
+        for (Runnable view : new Runnable[] {metrics::hosts, () -> metrics.controllers(null, null)}) {
+            assertThatThrownBy(view::run).isInstanceOf(ControlException.class).hasMessage(perHost);
         }
+        assertThatThrownBy(() -> metrics.slowest(64)).isInstanceOf(ControlException.class)
+            .hasMessage(EngineCapabilities.SPDK.refusal(EngineCapabilities.Feature.IO_SLOWEST))
+            .hasMessageStartingWith("the slowest recent I/Os are java engine only: SPDK's target reports no single I/O");
         assertThat(metrics.scrape()).doesNotContain("nvmf_host_io_").doesNotContain("nvmf_controller_io_");
+    }
+
+    /**
+     * A namespace's latency percentiles from SPDK's histogram of its bdev: one entry (op all) that counts the reads
+     * and writes sent, ordered p50 <= p90 <= p99 <= p99.9 <= max, and the same percentiles as gauges in the scrape.
+     */
+    @Test
+    void namespacePercentilesComeFromSpdksHistogram() throws Exception {
+        LatencyPercentiles before = metrics.latency(NQN, 2).get(0);
+        try (NvmeController c = NvmeController.open("127.0.0.1", port, NQN, HOSTNQN, 0, 1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            for (int i = 0; i < 40; i++) {
+                assertThat(io.write(2, i, new byte[512]).ok()).isTrue();
+            }
+            for (int i = 0; i < 20; i++) {
+                assertThat(io.read(2, i, 1).ok()).isTrue();
+            }
+        }
+        assertThat(metrics.latency(NQN, 2)).hasSize(1);
+        LatencyPercentiles after = metrics.latency(NQN, 2).get(0);
+        assertThat(after.op()).isEqualTo("all");
+        assertThat(after.count() - before.count()).as("the reads and writes sent").isEqualTo(60);
+        assertThat(after.p50Micros()).isPositive();
+        assertThat(after.p50Micros()).isLessThanOrEqualTo(after.p90Micros());
+        assertThat(after.p90Micros()).isLessThanOrEqualTo(after.p99Micros());
+        assertThat(after.p99Micros()).isLessThanOrEqualTo(after.p999Micros());
+        assertThat(after.p999Micros()).isLessThanOrEqualTo(after.maxMicros());
+        Scrape s = scrape();
+        double p50 = s.value("nvmf_spdk_io_latency_percentile_seconds", "subsystem", NQN, "nsid", "2",
+            "percentile", "50");
+        double p999 = s.value("nvmf_spdk_io_latency_percentile_seconds", "subsystem", NQN, "nsid", "2",
+            "percentile", "99.9");
+        assertThat(p50).isPositive().isLessThanOrEqualTo(p999);
+        assertThat(metrics.latency(NQN, 9)).as("no such namespace").extracting(LatencyPercentiles::count)
+            .containsExactly(0L);
     }
 
     @Test
