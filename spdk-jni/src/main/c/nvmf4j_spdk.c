@@ -1500,14 +1500,24 @@ static void hist_bucket_out(void *ctx, uint64_t start, uint64_t end, uint64_t co
 
 static void next_bdev_hist(struct call *c);
 
+static void hist_line_out(struct call *c, const char *name)
+{
+	struct hist_line l = {c, 1e9 / (double)spdk_get_ticks_hz()};
+	appendf(c, "%s", name);
+	spdk_histogram_data_iterate(c->hist, hist_bucket_out, &l);
+	appendf(c, "\n");
+}
+
 static void hist_walked(struct spdk_bdev *bdev, void *ctx, int status)
 {
 	struct call *c = ctx;
-	if (status == 0) {
-		struct hist_line l = {c, 1e9 / (double)spdk_get_ticks_hz()};
-		appendf(c, "%s", c->s1[0] ? c->s1 : spdk_bdev_get_name(bdev));
-		spdk_histogram_data_iterate(c->hist, hist_bucket_out, &l);
-		appendf(c, "\n");
+	if (status == 0 && c->s1[0]) {
+		hist_line_out(c, c->s1);
+	} else if (status == 0) {
+		hist_line_out(c, spdk_bdev_get_name(bdev));
+		const struct spdk_bdev_alias *a;
+		TAILQ_FOREACH(a, spdk_bdev_get_aliases(bdev), tailq)
+			hist_line_out(c, a->alias.name);
 	}
 	c->bdev_at++;
 	next_bdev_hist(c);
@@ -1526,9 +1536,10 @@ static void next_bdev_hist(struct call *c)
 }
 
 /*
- * One line per bdev with a latency histogram (only bdev s1 when s1 is not empty: under that name, which may be an
- * alias): its name, then for each non-empty bucket "start,end,count" (start and end in nanoseconds);
- * tab-separated. The counts are those of the bdev's channels now: a namespace's since it was added.
+ * One line per bdev with a latency histogram and one more per alias of it (an lvol's <store>/<lvol>, which
+ * namespaces name), or only bdev s1 when s1 is not empty (under that name, which may be an alias): the name, then
+ * for each non-empty bucket "start,end,count" (start and end in nanoseconds); tab-separated. The counts are those
+ * of the bdev's channels now: a namespace's since it was added.
  */
 static void do_bdev_latency(struct call *c)
 {
@@ -2046,19 +2057,29 @@ static jstring JNICALL n_controllers(JNIEnv *env, jclass cls, jstring nqn)
 }
 
 /*
- * One line per bdev: name, read ops, bytes read, write ops, bytes written, unmap ops, bytes unmapped,
- * read latency ticks, write latency ticks, tick rate; tab-separated.
+ * One line per bdev, and one more per alias of it (an lvol's <store>/<lvol>, which namespaces name): name, read ops,
+ * bytes read, write ops, bytes written, unmap ops, bytes unmapped, read latency ticks, write latency ticks, tick
+ * rate; tab-separated.
  */
 static void next_bdev_stat(struct call *c);
+
+static void bdev_stat_line(struct call *c, const char *name, const struct spdk_bdev_io_stat *st)
+{
+	appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+		"\t%" PRIu64 "\t%" PRIu64 "\n", name, st->num_read_ops, st->bytes_read, st->num_write_ops,
+		st->bytes_written, st->num_unmap_ops, st->bytes_unmapped, st->read_latency_ticks,
+		st->write_latency_ticks, st->ticks_rate);
+}
 
 static void bdev_stat_done(struct spdk_bdev *bdev, struct spdk_bdev_io_stat *st, void *arg, int rc)
 {
 	struct call *c = arg;
-	if (rc == 0)
-		appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
-			PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", spdk_bdev_get_name(bdev), st->num_read_ops,
-			st->bytes_read, st->num_write_ops, st->bytes_written, st->num_unmap_ops, st->bytes_unmapped,
-			st->read_latency_ticks, st->write_latency_ticks, st->ticks_rate);
+	if (rc == 0) {
+		bdev_stat_line(c, spdk_bdev_get_name(bdev), st);
+		const struct spdk_bdev_alias *a;
+		TAILQ_FOREACH(a, spdk_bdev_get_aliases(bdev), tailq)
+			bdev_stat_line(c, a->alias.name, st);
+	}
 	c->bdev_at++;
 	next_bdev_stat(c);
 }

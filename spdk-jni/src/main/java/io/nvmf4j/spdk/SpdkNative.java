@@ -198,7 +198,7 @@ final class SpdkNative {
 
     /**
      * Lines of bdev name, read ops, bytes read, write ops, bytes written, unmap ops, bytes unmapped, read latency
-     * ticks, write latency ticks, tick rate.
+     * ticks, write latency ticks, tick rate; a bdev's aliases (an lvol's {@code <store>/<lvol>}) get a line each too.
      */
     static native String bdevStats();
 
@@ -213,7 +213,7 @@ final class SpdkNative {
 
     /**
      * SPDK's latency histograms: a line per bdev that has one (every namespace's bdev: enabled when the namespace
-     * is added), or only bdev {@code bdev}'s ({@code null}: every one; an empty answer when it has none): its name,
+     * is added) and per alias of it, or only bdev {@code bdev}'s ({@code null}: every one; an empty answer when it has none): its name,
      * then for each non-empty bucket "start,end,count" (nanoseconds); tab-separated. ENODEV for an unknown bdev.
      */
     static native String bdevLatency(String bdev);

@@ -5,11 +5,13 @@ import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.VolumeRequest;
 import io.nvmf4j.spdk.Spdk;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
@@ -189,6 +191,43 @@ class SpdkMetricsTest {
         assertThat(p50).isPositive().isLessThanOrEqualTo(p999);
         assertThat(metrics.latency(NQN, 9)).as("no such namespace").extracting(LatencyPercentiles::count)
             .containsExactly(0L);
+    }
+
+    /**
+     * A namespace on a volume of an lvol pool names its bdev by the lvol's alias ({@code <pool>/<volume>}; SPDK's
+     * own name is a UUID): its counters and percentiles read that bdev's statistics, not 0.
+     */
+    @Test
+    void aNamespaceOnAnLvolVolumeHasItsCountersAndPercentiles() throws Exception {
+        engine.addBdev(new BdevConfig("lvsbase", "malloc", 512, 32768));
+        PoolConfig p = new PoolConfig("p0", PoolConfig.KIND_LVOL, null);
+        p.baseBdev = "lvsbase";
+        p.clusterSize = 1L << 20;
+        engine.addPool(p);
+        engine.createVolume("p0", VolumeRequest.thin("v1", 4L << 20));
+        engine.addNamespace(NQN, new NamespaceConfig(4, "p0/v1"));
+        try {
+            Scrape before = scrape();
+            try (NvmeController c = NvmeController.open("127.0.0.1", port, NQN, HOSTNQN, 0, 1,
+                TcpHostOptions.DEFAULT)) {
+                for (int i = 0; i < 6; i++) {
+                    assertThat(c.io(0).write(4, i * 8L, new byte[4096]).ok()).isTrue();
+                }
+            }
+            Scrape after = scrape();
+            assertThat(io(after, "nvmf_io_commands_total", 4, "write") - io(before, "nvmf_io_commands_total", 4, "write"))
+                .as("writes to the volume's namespace").isEqualTo(6);
+            assertThat(io(after, "nvmf_io_bytes_total", 4, "write") - io(before, "nvmf_io_bytes_total", 4, "write"))
+                .isEqualTo(6 * 4096);
+            assertThat(after.value("nvmf_spdk_io_latency_percentile_seconds", "subsystem", NQN, "nsid", "4",
+                "percentile", "99")).as("p99 of the volume's namespace").isPositive();
+            assertThat(metrics.latency(NQN, 4).get(0).count()).as("REST view, by the alias").isGreaterThanOrEqualTo(6);
+        } finally {
+            engine.removeNamespace(NQN, 4);
+            engine.deleteVolume("p0", "v1");
+            engine.removePool("p0");
+            engine.removeBdev("lvsbase");
+        }
     }
 
     @Test
