@@ -1401,9 +1401,10 @@ static void JNICALL n_disconnect_host(JNIEnv *env, jclass cls, jstring nqn, jstr
  * (one per poll group) tallies the ticks from the bdev I/O's submission to its completion, on the channel's own
  * thread, with no lock. SPDK keeps one histogram per bdev, with one io-type filter: it is enabled with none, so
  * reads, writes and the other commands are counted together. Granularity 3 over the whole 64-bit range: 8 buckets
- * per power of two (a bucket at most 12.5 % wide), 61 ranges, 3.9 KiB per channel (SPDK's default, granularity 7,
- * is 64 KiB per channel). A channel SPDK creates after the enable gets SPDK's default geometry; the walk below
- * re-buckets such a channel into the coarser one (a fine bucket lies inside one coarse bucket).
+ * per power of two (a bucket at most 12.5 % wide), 62 ranges (496 buckets), 3.9 KiB per channel (SPDK's default,
+ * granularity 7, is 64 KiB per channel). A channel SPDK creates after the enable gets SPDK's default geometry; the
+ * walk below re-buckets such a channel into the coarser one (a fine bucket lies inside one coarse bucket, so the
+ * result equals tallying every value into the coarse geometry).
  */
 #define HIST_GRANULARITY 3
 
