@@ -51,7 +51,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal SpdkNative.ABI_VERSION. */
-#define NVMF4J_SPDK_ABI_VERSION 8
+#define NVMF4J_SPDK_ABI_VERSION 9
 #define NATIVE_CLASS "io/nvmf4j/spdk/SpdkNative"
 #define EXCEPTION_CLASS "io/nvmf4j/spdk/SpdkException"
 
@@ -196,6 +196,9 @@ struct call {
 	int nbdevs, bdev_at;
 	struct spdk_bdev_io_stat *stat;
 	uint64_t acc[8];
+	/* the latency walk: the bdev's channels merged into hist, the channel being read */
+	struct spdk_histogram_data *hist;
+	struct spdk_bdev_channel_iter *iter;
 };
 
 static void call_put(struct call *c)
@@ -207,6 +210,7 @@ static void call_put(struct call *c)
 		free(c->out);
 		free(c->bdevs);
 		free(c->stat);
+		spdk_histogram_data_free(c->hist);
 		free(c);
 	}
 }
@@ -369,6 +373,25 @@ static jstring take_out(JNIEnv *env, struct call *c)
 	jstring s = (*env)->NewStringUTF(env, c->out ? c->out : "");
 	call_put(c);
 	return s;
+}
+
+/*
+ * Runs fn with string argument arg copied into s1 (what names it in errors; optional: a null arg stands for an empty
+ * string) and returns its result text, or NULL with an exception pending.
+ */
+static jstring text_call(JNIEnv *env, call_fn fn, jstring arg, const char *what, bool optional)
+{
+	struct call *c = call_new(fn);
+	if (!c)
+		return NULL;
+	if ((arg || !optional) && !jstr(env, arg, c->s1, sizeof(c->s1), what)) {
+		call_put(c);
+		call_put(c);
+		return NULL;
+	}
+	if (run_call(env, c) != 0)
+		return NULL;
+	return take_out(env, c);
 }
 
 /*
@@ -1371,6 +1394,187 @@ static void JNICALL n_disconnect_host(JNIEnv *env, jclass cls, jstring nqn, jstr
 	nqn_call(env, do_disconnect_host, nqn, hostnqn, "hostnqn", 0, false);
 }
 
+/* ------------------------------------------------------------------ latency histograms */
+
+/*
+ * Each namespace's bdev keeps SPDK's latency histogram (spdk_bdev_histogram_enable_ext): every channel of the bdev
+ * (one per poll group) tallies the ticks from the bdev I/O's submission to its completion, on the channel's own
+ * thread, with no lock. SPDK keeps one histogram per bdev, with one io-type filter: it is enabled with none, so
+ * reads, writes and the other commands are counted together. Granularity 3 over the whole 64-bit range: 8 buckets
+ * per power of two (a bucket at most 12.5 % wide), 62 ranges (496 buckets), 3.9 KiB per channel (SPDK's default,
+ * granularity 7, is 64 KiB per channel). A channel SPDK creates after the enable gets SPDK's default geometry; the
+ * walk below re-buckets such a channel into the coarser one (a fine bucket lies inside one coarse bucket, so the
+ * result equals tallying every value into the coarse geometry).
+ */
+#define HIST_GRANULARITY 3
+
+static void hist_enabled(void *arg, int status)
+{
+	struct call *c = arg;
+	if (status)
+		SPDK_WARNLOG("namespace %d of %s: no latency histogram on bdev %s: %s\n", c->i4, c->s1, c->s2,
+			     spdk_strerror(-status));
+	finish_keep(c, 0);
+}
+
+/* Resumed after adding a namespace: its channels exist now, so the histogram is enabled with our geometry on each. */
+static void ns_added_resumed(struct spdk_nvmf_subsystem *s, void *arg, int status)
+{
+	(void)s;
+	struct call *c = arg;
+	if (status) {
+		finish(c, status, "SPDK could not resume subsystem %s", c->s1);
+		return;
+	}
+	struct spdk_bdev *bdev = spdk_bdev_get_by_name(c->s2);
+	if (!bdev) {
+		finish_keep(c, 0);
+		return;
+	}
+	struct spdk_bdev_enable_histogram_opts o;
+	spdk_bdev_enable_histogram_opts_init(&o, sizeof(o));
+	o.granularity = HIST_GRANULARITY;
+	o.min_nsec = 0;
+	o.max_nsec = UINT64_MAX;
+	spdk_bdev_histogram_enable_ext(bdev, hist_enabled, c, true, &o);
+}
+
+/* Adds n data points of value v to h, as spdk_histogram_data_tally does for one. */
+static void hist_add(struct spdk_histogram_data *h, uint64_t v, uint64_t n)
+{
+	uint32_t range = __spdk_histogram_data_get_bucket_range(h, v);
+	uint32_t index;
+	if (range < h->min_range) {
+		range = h->min_range;
+		index = 0;
+	} else if (range > h->max_range) {
+		range = h->max_range;
+		index = SPDK_HISTOGRAM_NUM_BUCKETS_PER_RANGE(h) - 1;
+	} else {
+		index = __spdk_histogram_data_get_bucket_index(h, v, range);
+	}
+	*__spdk_histogram_get_bucket(h, range, index) += n;
+}
+
+static void hist_rebucket(void *ctx, uint64_t start, uint64_t end, uint64_t count, uint64_t total, uint64_t so_far)
+{
+	(void)end;
+	(void)total;
+	(void)so_far;
+	if (count)
+		hist_add(ctx, start, count);
+}
+
+static void hist_of_channel(void *arg, int status, struct spdk_histogram_data *h)
+{
+	struct call *c = arg;
+	if (status == 0 && h) {
+		if (spdk_histogram_data_merge(c->hist, h) != 0)
+			spdk_histogram_data_iterate(h, hist_rebucket, c->hist);
+	}
+	spdk_bdev_for_each_channel_continue(c->iter, 0);
+}
+
+/* On the channel's thread, where its histogram is tallied. */
+static void hist_channel(struct spdk_bdev_channel_iter *i, struct spdk_bdev *bdev, struct spdk_io_channel *ch,
+			 void *ctx)
+{
+	(void)bdev;
+	struct call *c = ctx;
+	c->iter = i;
+	spdk_bdev_channel_get_histogram(ch, hist_of_channel, c);
+}
+
+struct hist_line {
+	struct call *c;
+	double ns_per_tick;
+};
+
+static void hist_bucket_out(void *ctx, uint64_t start, uint64_t end, uint64_t count, uint64_t total, uint64_t so_far)
+{
+	(void)total;
+	(void)so_far;
+	struct hist_line *l = ctx;
+	if (count)
+		appendf(l->c, "\t%.0f,%.0f,%" PRIu64, (double)start * l->ns_per_tick, (double)end * l->ns_per_tick, count);
+}
+
+static void next_bdev_hist(struct call *c);
+
+static void hist_line_out(struct call *c, const char *name)
+{
+	struct hist_line l = {c, 1e9 / (double)spdk_get_ticks_hz()};
+	appendf(c, "%s", name);
+	spdk_histogram_data_iterate(c->hist, hist_bucket_out, &l);
+	appendf(c, "\n");
+}
+
+static void hist_walked(struct spdk_bdev *bdev, void *ctx, int status)
+{
+	struct call *c = ctx;
+	if (status == 0 && c->s1[0]) {
+		hist_line_out(c, c->s1);
+	} else if (status == 0) {
+		hist_line_out(c, spdk_bdev_get_name(bdev));
+		const struct spdk_bdev_alias *a;
+		TAILQ_FOREACH(a, spdk_bdev_get_aliases(bdev), tailq)
+			hist_line_out(c, a->alias.name);
+	}
+	c->bdev_at++;
+	next_bdev_hist(c);
+}
+
+static void next_bdev_hist(struct call *c)
+{
+	while (c->bdev_at < c->nbdevs && !c->bdevs[c->bdev_at]->internal.histogram_enabled)
+		c->bdev_at++;
+	if (c->bdev_at >= c->nbdevs) {
+		finish(c, 0, NULL);
+		return;
+	}
+	spdk_histogram_data_reset(c->hist);
+	spdk_bdev_for_each_channel(c->bdevs[c->bdev_at], hist_channel, c, hist_walked);
+}
+
+/*
+ * One line per bdev with a latency histogram and one more per alias of it (an lvol's <store>/<lvol>, which
+ * namespaces name), or only bdev s1 when s1 is not empty (under that name, which may be an alias): the name, then
+ * for each non-empty bucket "start,end,count" (start and end in nanoseconds); tab-separated. The counts are those
+ * of the bdev's channels now: a namespace's since it was added.
+ */
+static void do_bdev_latency(struct call *c)
+{
+	int n = 0;
+	if (c->s1[0]) {
+		struct spdk_bdev *b = spdk_bdev_get_by_name(c->s1);
+		if (!b) {
+			finish(c, -ENODEV, "no bdev %s", c->s1);
+			return;
+		}
+		c->bdevs = calloc(1, sizeof(*c->bdevs));
+		if (c->bdevs)
+			c->bdevs[c->nbdevs++] = b;
+	} else {
+		for (struct spdk_bdev *b = spdk_bdev_first(); b; b = spdk_bdev_next(b))
+			n++;
+		c->bdevs = calloc((size_t)n + 1, sizeof(*c->bdevs));
+		for (struct spdk_bdev *b = spdk_bdev_first(); c->bdevs && b && c->nbdevs < n; b = spdk_bdev_next(b))
+			c->bdevs[c->nbdevs++] = b;
+	}
+	c->hist = spdk_histogram_data_alloc_sized(HIST_GRANULARITY);
+	if (!c->bdevs || !c->hist) {
+		finish(c, -ENOMEM, "out of memory");
+		return;
+	}
+	next_bdev_hist(c);
+}
+
+static jstring JNICALL n_bdev_latency(JNIEnv *env, jclass cls, jstring bdev)
+{
+	(void)cls;
+	return text_call(env, do_bdev_latency, bdev, "bdev", true);
+}
+
 /* ------------------------------------------------------------------ namespaces */
 
 static void resumed(struct spdk_nvmf_subsystem *s, void *arg, int status)
@@ -1426,7 +1630,9 @@ static void ns_add_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
 		return;
 	}
 	c->i4 = (int)nsid;
-	resume_with(s, c, 0, NULL);
+	int r = spdk_nvmf_subsystem_resume(s, ns_added_resumed, c);
+	if (r)
+		finish(c, r, "SPDK could not resume subsystem %s", c->s1);
 }
 
 static void do_add_ns(struct call *c)
@@ -1848,33 +2054,33 @@ static void do_controllers(struct call *c)
 static jstring JNICALL n_controllers(JNIEnv *env, jclass cls, jstring nqn)
 {
 	(void)cls;
-	struct call *c = call_new(do_controllers);
-	if (!c)
-		return NULL;
-	if (!jstr(env, nqn, c->s1, sizeof(c->s1), "nqn")) {
-		call_put(c);
-		call_put(c);
-		return NULL;
-	}
-	if (run_call(env, c) != 0)
-		return NULL;
-	return take_out(env, c);
+	return text_call(env, do_controllers, nqn, "nqn", false);
 }
 
 /*
- * One line per bdev: name, read ops, bytes read, write ops, bytes written, unmap ops, bytes unmapped,
- * read latency ticks, write latency ticks, tick rate; tab-separated.
+ * One line per bdev, and one more per alias of it (an lvol's <store>/<lvol>, which namespaces name): name, read ops,
+ * bytes read, write ops, bytes written, unmap ops, bytes unmapped, read latency ticks, write latency ticks, tick
+ * rate; tab-separated.
  */
 static void next_bdev_stat(struct call *c);
+
+static void bdev_stat_line(struct call *c, const char *name, const struct spdk_bdev_io_stat *st)
+{
+	appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+		"\t%" PRIu64 "\t%" PRIu64 "\n", name, st->num_read_ops, st->bytes_read, st->num_write_ops,
+		st->bytes_written, st->num_unmap_ops, st->bytes_unmapped, st->read_latency_ticks,
+		st->write_latency_ticks, st->ticks_rate);
+}
 
 static void bdev_stat_done(struct spdk_bdev *bdev, struct spdk_bdev_io_stat *st, void *arg, int rc)
 {
 	struct call *c = arg;
-	if (rc == 0)
-		appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
-			PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", spdk_bdev_get_name(bdev), st->num_read_ops,
-			st->bytes_read, st->num_write_ops, st->bytes_written, st->num_unmap_ops, st->bytes_unmapped,
-			st->read_latency_ticks, st->write_latency_ticks, st->ticks_rate);
+	if (rc == 0) {
+		bdev_stat_line(c, spdk_bdev_get_name(bdev), st);
+		const struct spdk_bdev_alias *a;
+		TAILQ_FOREACH(a, spdk_bdev_get_aliases(bdev), tailq)
+			bdev_stat_line(c, a->alias.name, st);
+	}
 	c->bdev_at++;
 	next_bdev_stat(c);
 }
@@ -1959,12 +2165,7 @@ static void do_pg_stats(struct call *c)
 
 static jstring stat_call(JNIEnv *env, call_fn fn)
 {
-	struct call *c = call_new(fn);
-	if (!c)
-		return NULL;
-	if (run_call(env, c) != 0)
-		return NULL;
-	return take_out(env, c);
+	return text_call(env, fn, NULL, NULL, true);
 }
 
 static jstring JNICALL n_bdev_stats(JNIEnv *env, jclass cls)
@@ -2319,6 +2520,7 @@ static const JNINativeMethod methods[] = {
 	{"bdevStats", "()" S, (void *)n_bdev_stats},
 	{"threadStats", "()" S, (void *)n_thread_stats},
 	{"pollGroupStats", "()" S, (void *)n_poll_group_stats},
+	{"bdevLatency", "(" S ")" S, (void *)n_bdev_latency},
 	{"lvs", "(I" S S "J)" S, (void *)n_lvs},
 	{"lvol", "(I" S S S "JZ)V", (void *)n_lvol},
 	{"pauseSubsystem", "(" S "IZ)V", (void *)n_pause_subsystem},

@@ -111,7 +111,7 @@ final class IoCommands extends Group {
     }
 
     @Command(name = "latency", description = "Latency percentiles (p50, p90, p99, p99.9) of a namespace's reads and "
-        + "writes since the service started.")
+        + "writes since the service started (spdk engine: op all, every command since the namespace was added).")
     static final class Latency extends ApiCommand {
         @Mixin
         SubsystemNqn subsystem;

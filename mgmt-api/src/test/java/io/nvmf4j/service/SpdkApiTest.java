@@ -3,6 +3,7 @@ package io.nvmf4j.service;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
@@ -10,6 +11,8 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.service.api.Http;
 import io.nvmf4j.service.api.Http.Res;
 import io.nvmf4j.service.api.TestService;
+import io.nvmf4j.testhost.NvmeController;
+import io.nvmf4j.testhost.TcpHostOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,6 +46,8 @@ class SpdkApiTest {
     static Process service;
     static Path log;
     static Http http;
+    /** The port of the subsystem's NVMe/TCP listener. */
+    static int ioPort;
 
     @BeforeAll
     static void start() throws Exception {
@@ -60,7 +65,8 @@ class SpdkApiTest {
         s.nqn = NQN;
         s.allowAnyHost = true;
         s.namespaces.add(new NamespaceConfig(1, "m0"));
-        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", TestService.freePort()));
+        ioPort = TestService.freePort();
+        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", ioPort));
         c.subsystems.add(s);
         Path file = dir.resolve("config.json");
         ConfigStore.save(file, c);
@@ -133,6 +139,46 @@ class SpdkApiTest {
         assertThat(t.get("live").get("tcp")).isEqualTo(t.get("tcp"));
         Res back = http.put("/api/v1/transports/rdma", "{}");
         assertThat(back.json().get("restartRequired").asBoolean()).as("%s", back).isFalse();
+    }
+
+    /**
+     * The I/O views over the spdk engine: a namespace's percentiles answer (one entry, op all, from SPDK's histogram
+     * of its bdev, counting the writes and reads sent); per host, per controller and the slowest I/Os answer 400
+     * with the reason SPDK cannot, each by name; an unknown namespace is 404.
+     */
+    @Test
+    void ioViewsAnswerWhatSpdkHasAndRefuseTheRestByName() throws IOException {
+        String latency = "/api/v1/subsystems/" + enc(NQN) + "/namespaces/1/latency";
+        Res before = http.get(latency);
+        assertThat(before.status()).as("%s", before).isEqualTo(200);
+        try (NvmeController c = NvmeController.open("127.0.0.1", ioPort, NQN,
+            "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-0000000000dd", 0, 1, TcpHostOptions.DEFAULT)) {
+            for (int i = 0; i < 30; i++) {
+                assertThat(c.io(0).write(1, i * 8L, new byte[4096]).ok()).isTrue();
+                assertThat(c.io(0).read(1, i * 8L, 8).ok()).isTrue();
+            }
+        }
+        JsonNode after = http.get(latency).json();
+        assertThat(after.size()).as("%s", after).isEqualTo(1);
+        JsonNode all = after.get(0);
+        assertThat(all.get("op").asText()).isEqualTo("all");
+        assertThat(all.get("count").asLong() - before.json().get(0).get("count").asLong()).as("%s", all)
+            .isEqualTo(60);
+        assertThat(all.get("p50Micros").asDouble()).as("%s", all).isPositive()
+            .isLessThanOrEqualTo(all.get("p90Micros").asDouble());
+        assertThat(all.get("p99Micros").asDouble()).as("%s", all).isGreaterThanOrEqualTo(all.get("p90Micros").asDouble())
+            .isLessThanOrEqualTo(all.get("p999Micros").asDouble());
+        assertThat(all.get("maxMicros").asDouble()).as("%s", all).isGreaterThanOrEqualTo(all.get("p999Micros").asDouble());
+        assertError(http.get("/api/v1/subsystems/" + enc(NQN) + "/namespaces/7/latency"), 404,
+            "no namespace 7 in " + NQN);
+        String perHost = EngineCapabilities.SPDK.refusal(EngineCapabilities.Feature.IO_PER_HOST);
+        assertError(http.get("/api/v1/io/hosts"), 400, perHost);
+        assertError(http.get("/api/v1/io/controllers?subsystem=" + enc(NQN)), 400, perHost);
+        assertError(http.get("/api/v1/io/slowest?limit=5"), 400,
+            EngineCapabilities.SPDK.refusal(EngineCapabilities.Feature.IO_SLOWEST));
+        Res bad = http.get("/api/v1/io/slowest?limit=65");
+        assertThat(bad.status()).as("the query is checked first: %s", bad).isEqualTo(400);
+        assertThat(bad.field()).isEqualTo("limit");
     }
 
     @Test

@@ -166,7 +166,7 @@ public final class ConfigValidator {
                 p.add("api.token: must be at least 16 characters");
             }
         }
-        validateMetrics(c.metrics, p);
+        validateMetrics(c.metrics, engine, p);
         validateErrorBdevs(c, p);
         validateRbdEngine(c, p);
         validateRbdBounds(c, p);
@@ -370,8 +370,14 @@ public final class ConfigValidator {
         }
     }
 
-    /** {@code metrics} (optional): latency bucket bounds positive, strictly ascending, bounded in count and size. */
-    private static void validateMetrics(MetricsConfig m, List<String> p) {
+    /**
+     * {@code metrics} (optional): latency bucket bounds positive, strictly ascending, bounded in count and size;
+     * {@code perControllerMeters} only on an engine that counts I/O per controller ({@link Feature#IO_PER_HOST}).
+     */
+    private static void validateMetrics(MetricsConfig m, EngineCapabilities engine, List<String> p) {
+        if (m != null && Boolean.TRUE.equals(m.perControllerMeters) && !engine.has(Feature.IO_PER_HOST)) {
+            p.add("metrics.perControllerMeters: " + engine.refusal(Feature.IO_PER_HOST));
+        }
         List<Long> b = m == null ? null : m.latencyBucketsMicros;
         if (b == null) {
             return;

@@ -49,10 +49,12 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         /** Identify's Command Quiesce Time, and a lost controller's device commands bounded by it. */
         COMMAND_QUIESCE_TIME,
         /**
-         * I/O counts, bytes and latency per host and per controller, latency percentiles per namespace and the
-         * slowest recent I/Os (the engine reports each I/O with its controller and queue).
+         * I/O counts, bytes and latency per host and per controller, in the REST views and the metrics (the engine
+         * reports each I/O with its controller and queue).
          */
-        IO_VISIBILITY,
+        IO_PER_HOST,
+        /** The list of the slowest recent I/Os, each with its namespace, host, controller and command. */
+        IO_SLOWEST,
         /** QoS limits on a namespace ({@link QosLimits}). */
         QOS_NAMESPACE,
         /** QoS limits per host, on a namespace or a subsystem. */
@@ -88,9 +90,13 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
                 + QosLimits.SPDK_IOPS_STEP + ", got %d"),
             Map.entry(Feature.AUTH_TIMEOUT.name(),
                 "java engine only (SPDK's target keeps its own authentication timeout)"),
-            Map.entry(Feature.IO_VISIBILITY.name(), "java engine only: SPDK's target counts I/O per bdev (the"
-                + " per-namespace meters of /metrics), not per host or controller, keeps no latency histogram and"
-                + " reports no single I/O"),
+            Map.entry(Feature.IO_PER_HOST.name(), "I/O per host and per controller is java engine only: SPDK's"
+                + " NVMe-oF target keeps no I/O counts, bytes or latency per controller or host (it counts I/O per bdev,"
+                + " the per-namespace meters and GET .../namespaces/{nsid}/latency, and completed I/O per poll group);"
+                + " use engine java"),
+            Map.entry(Feature.IO_SLOWEST.name(), "the slowest recent I/Os are java engine only: SPDK's target reports"
+                + " no single I/O (its bdev latency histograms count times without their command, namespace or host);"
+                + " use engine java"),
             Map.entry(Feature.COMMAND_QUIESCE_TIME.name(),
                 "java engine only (SPDK's target reports no Command Quiesce Time)"),
             Map.entry(Feature.HOST_AUTH_POLICY.name(),

@@ -10,7 +10,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-/** {@code metrics.latencyBucketsMicros}: positive, strictly ascending, bounded; absent means the default ladder. */
+/**
+ * {@code metrics.latencyBucketsMicros}: positive, strictly ascending, bounded; absent means the default ladder.
+ * {@code metrics.perControllerMeters}: only on an engine that counts I/O per controller.
+ */
 class MetricsConfigValidationTest {
     private static TargetConfig with(Long... micros) {
         TargetConfig c = ConfigStore.defaultConfig();
@@ -21,7 +24,7 @@ class MetricsConfigValidationTest {
 
     private static String problems(TargetConfig c) {
         ConfigException e = catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(c));
-        assertThat(e).as("a bad bucket list must be refused").isNotNull();
+        assertThat(e).as("the document must be refused").isNotNull();
         return e.getMessage();
     }
 
@@ -67,5 +70,23 @@ class MetricsConfigValidationTest {
         Throwable fraction = org.assertj.core.api.Assertions.catchThrowable(() -> ConfigStore.mapper()
             .readValue("{\"metrics\": {\"latencyBucketsMicros\": [1.5]}}", TargetConfig.class));
         assertThat(fraction).as("1.5 µs is not an integer").isNotNull().hasMessageContaining("latencyBucketsMicros");
+    }
+
+    /**
+     * Per-controller meters on the spdk engine, whose SPDK counts no I/O per controller, are refused with the engine's
+     * reason (they would publish nothing); off, or on the java engine, they are accepted.
+     */
+    @Test
+    void perControllerMetersOnTheSpdkEngineAreRefusedByName() {
+        TargetConfig c = ConfigStore.defaultConfig();
+        c.engine = "spdk";
+        c.metrics = new MetricsConfig();
+        c.metrics.perControllerMeters = false;
+        assertThatCode(() -> ConfigValidator.validate(c)).as("off").doesNotThrowAnyException();
+        c.metrics.perControllerMeters = true;
+        assertThat(problems(c)).contains("metrics.perControllerMeters: I/O per host and per controller is java engine"
+            + " only: SPDK's NVMe-oF target keeps no I/O counts, bytes or latency per controller or host");
+        c.engine = "java";
+        assertThatCode(() -> ConfigValidator.validate(c)).as("java engine").doesNotThrowAnyException();
     }
 }

@@ -1146,13 +1146,28 @@ public final class SpdkEngine implements Engine {
         return null; // no per-I/O observer: SPDK's I/O statistics are read by bdevIoStats()
     }
 
-    /** SPDK's per-bdev I/O statistics, by bdev name. */
+    /** SPDK's per-bdev I/O statistics, by bdev name and by each alias (an lvol's {@code <store>/<lvol>}). */
     public synchronized Map<String, BdevIoStat> bdevIoStats() {
         Map<String, BdevIoStat> out = new LinkedHashMap<>();
         for (String line : SpdkNative.bdevStats().split("\n")) {
             if (!line.isEmpty()) {
                 BdevIoStat s = BdevIoStat.parse(line);
                 out.put(s.name(), s);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * SPDK's latency histogram of bdev {@code bdev} (the namespace's: counted since the namespace was added), or
+     * of every bdev with one, by name and by each alias, when {@code bdev} is null.
+     */
+    public synchronized Map<String, BdevLatency> bdevLatency(String bdev) {
+        Map<String, BdevLatency> out = new LinkedHashMap<>();
+        for (String line : SpdkNative.bdevLatency(bdev).split("\n")) {
+            if (!line.isEmpty()) {
+                BdevLatency l = BdevLatency.parse(line);
+                out.put(l.bdev(), l);
             }
         }
         return out;

@@ -14,7 +14,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class SpdkNative {
     /** Must equal {@code NVMF4J_SPDK_ABI_VERSION} in {@code nvmf4j_spdk.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 8;
+    static final int ABI_VERSION = 9;
     static final String NAME = "nvmf4j_spdk";
     /** Written by build-native.sh instead of the library when no SPDK was found to build against. */
     static final String UNAVAILABLE_RESOURCE = "META-INF/native/" + NAME + ".unavailable";
@@ -198,7 +198,7 @@ final class SpdkNative {
 
     /**
      * Lines of bdev name, read ops, bytes read, write ops, bytes written, unmap ops, bytes unmapped, read latency
-     * ticks, write latency ticks, tick rate.
+     * ticks, write latency ticks, tick rate; a bdev's aliases (an lvol's {@code <store>/<lvol>}) get a line each too.
      */
     static native String bdevStats();
 
@@ -210,6 +210,13 @@ final class SpdkNative {
      * now, pending bdev I/O, completed NVMe I/O.
      */
     static native String pollGroupStats();
+
+    /**
+     * SPDK's latency histograms: a line per bdev that has one (every namespace's bdev: enabled when the namespace
+     * is added) and per alias of it, or only bdev {@code bdev}'s ({@code null}: every one; an empty answer when it has none): its name,
+     * then for each non-empty bucket "start,end,count" (nanoseconds); tab-separated. ENODEV for an unknown bdev.
+     */
+    static native String bdevLatency(String bdev);
 
     /** {@link #lvs} operations. */
     static final int LVS_OPEN = 0, LVS_REMOVE = 1, LVS_INFO = 2;

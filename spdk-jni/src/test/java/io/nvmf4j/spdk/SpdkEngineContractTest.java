@@ -1,7 +1,10 @@
 package io.nvmf4j.spdk;
 
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.engine.EngineUnavailableException;
+import io.nvmf4j.it.TestTarget;
 import io.nvmf4j.testhost.NvmeController;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -106,6 +109,59 @@ class SpdkEngineContractTest extends EngineContract {
             assertThat(after.tickRate()).isPositive();
             assertThat(spdk.pollGroupStat().completedIo() - groupsBefore.completedIo()).as("completed NVMe I/O")
                 .isGreaterThanOrEqualTo(6);
+        }
+    }
+
+    /**
+     * SPDK's latency histogram of a namespace's bdev, enabled when the namespace is added: a namespace added live
+     * counts exactly the reads and writes sent to it, its percentiles move from 0 and are ordered, each bucket is at
+     * most 12.5 % wide (the geometry the engine sets, not SPDK's default), and a namespace added at start counts too.
+     */
+    @Test
+    void spdksLatencyHistogramOfANamespaceCountsItsIoWithOrderedPercentiles() throws Exception {
+        SpdkEngine spdk = (SpdkEngine) engine().engine();
+        engine().addBdev(new BdevConfig("lat0", "malloc", 512, 8192));
+        try (NvmeController c = target.controller(2)) {
+            engine().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(9, "lat0"));
+            BdevLatency before = spdk.bdevLatency("lat0").getOrDefault("lat0", BdevLatency.none("lat0"));
+            assertThat(before.count()).as("nothing counted before the first I/O").isZero();
+            assertThat(before.quantileNanos(0.5)).isZero();
+            BdevLatency startBefore = spdk.bdevLatency(null).get("m3");
+            assertThat(startBefore).as("the start's namespace 3 (bdev m3) has a histogram").isNotNull();
+            byte[] data = new byte[4096];
+            for (int i = 0; i < 120; i++) {
+                data[0] = (byte) i;
+                assertThat(c.io(i % 2).write(9, i * 8L, data).ok()).as("write %d", i).isTrue();
+            }
+            for (int i = 0; i < 80; i++) {
+                assertThat(c.io(i % 2).read(9, i * 8L, 8).ok()).as("read %d", i).isTrue();
+            }
+            TestData.assertWriteReadBack(c.io(0), 3, 200, 4096, 141);
+
+            BdevLatency after = spdk.bdevLatency("lat0").get("lat0");
+            assertThat(after.count()).as("every read and write, nothing else").isEqualTo(200);
+            double p50 = after.quantileNanos(0.5);
+            double p99 = after.quantileNanos(0.99);
+            double p999 = after.quantileNanos(0.999);
+            assertThat(p50).as("p50 moved").isPositive();
+            assertThat(p50).isLessThanOrEqualTo(p99);
+            assertThat(p99).isLessThanOrEqualTo(p999);
+            assertThat(p999).isLessThanOrEqualTo(after.maxNanos());
+            assertThat(after.maxNanos()).as("malloc I/O: well under a second").isLessThan(1_000_000_000L);
+            for (int i = 0; i < after.counts().length; i++) {
+                assertThat(after.counts()[i]).as("only non-empty buckets").isPositive();
+                if (after.startNanos()[i] >= 1000) {
+                    assertThat(after.endNanos()[i] - after.startNanos()[i]).as("bucket %d width", i)
+                        .isLessThanOrEqualTo(after.startNanos()[i] / 8 + 2);
+                }
+            }
+            assertThat(spdk.bdevLatency(null).get("m3").count() - startBefore.count())
+                .as("namespace 3: the write and the read back").isEqualTo(2);
+            assertThatThrownBy(() -> spdk.bdevLatency("no-such-bdev")).isInstanceOf(SpdkException.class)
+                .hasMessage("no bdev no-such-bdev");
+            engine().removeNamespace(TestTarget.SUBNQN, 9);
+        } finally {
+            engine().removeBdev("lat0");
         }
     }
 }

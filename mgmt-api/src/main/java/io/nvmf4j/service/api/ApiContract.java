@@ -235,7 +235,7 @@ final class ApiContract {
     private static final String SNAPSHOTS = VOLUMES + "/:volume/snapshots";
     private static final String IO = V1 + "/io";
     private static final String JAVA_ONLY = " java engine only: the spdk engine answers 400 with the reason (SPDK "
-        + "counts I/O per bdev, not per host or controller).";
+        + "counts I/O per bdev, not per host or controller, and reports no single I/O).";
     private static final String QOS_GROUPS = V1 + "/qos-groups";
     private static final String QOS_NOTE = "Limits iops, readMBps, writeMBps, rwMBps (MB = 2^20 bytes); absent or 0: "
         + "unlimited. I/O over a limit waits (it is not failed). May change any number of times while I/O runs. 400 "
@@ -501,7 +501,10 @@ final class ApiContract {
                 .map(Views.SlowIo::of).toList())),
         op("GET", NS + "/:nsid/latency", "getNamespaceLatency", "Latency percentiles of a namespace (p50..p99.9)")
             .describe("Reads and writes since the service started, from the namespace's latency histogram "
-                + "(interpolated within a bucket, as Prometheus' histogram_quantile does)." + JAVA_ONLY)
+                + "(interpolated within a bucket, as Prometheus' histogram_quantile does). The spdk engine answers one "
+                + "entry, op all: the namespace's I/O (reads, writes and the rest together) since it was added, from "
+                + "SPDK's latency histogram of its bdev (buckets at most 12.5 % wide; maxMicros is the upper bound of "
+                + "the slowest bucket).")
             .noQuery().ok(200, new Many(Views.Latency.class))
             .handle(c -> c.read(() -> {
                 SubsystemConfig s = c.subsystem();

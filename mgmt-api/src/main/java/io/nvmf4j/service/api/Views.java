@@ -249,11 +249,13 @@ final class Views {
     }
 
     /** GET /subsystems/{nqn}/namespaces/{nsid}/latency: percentiles of one op, in microseconds. */
-    record Latency(@JsonPropertyDescription("read or write") String op,
-                   @JsonPropertyDescription("Commands the percentiles are over (since the service started)") long count,
+    record Latency(@JsonPropertyDescription("read or write; all on the spdk engine (every command together)") String op,
+                   @JsonPropertyDescription("Commands the percentiles are over (since the service started; spdk "
+                       + "engine: since the namespace was added)") long count,
                    double p50Micros, double p90Micros, double p99Micros,
                    @JsonPropertyDescription("p99.9") double p999Micros,
-                   @JsonPropertyDescription("The longest of the last minutes (0 when none came lately)") double maxMicros) {
+                   @JsonPropertyDescription("The longest of the last minutes (0 when none came lately); spdk engine: "
+                       + "the upper bound of the slowest bucket since the namespace was added") double maxMicros) {
         static Latency of(io.nvmf4j.service.metrics.LatencyPercentiles p) {
             return new Latency(p.op(), p.count(), p.p50Micros(), p.p90Micros(), p.p99Micros(), p.p999Micros(),
                 p.maxMicros());

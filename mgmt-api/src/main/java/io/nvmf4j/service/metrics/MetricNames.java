@@ -91,6 +91,12 @@ public final class MetricNames {
      * I/O latencies (SPDK keeps sums, not a histogram); mean = its rate / the commands' rate.
      */
     public static final String SPDK_IO_LATENCY = "nvmf.spdk.io.latency.seconds";
+    /**
+     * {@code nvmf_spdk_io_latency_percentile_seconds{subsystem,nsid,percentile="50|90|99|99.9"}}: the spdk engine's
+     * latency percentiles of a namespace's I/O (reads, writes and the rest together) since it was added, from SPDK's
+     * latency histogram of its bdev (gauge).
+     */
+    public static final String SPDK_IO_LATENCY_PERCENTILE = "nvmf.spdk.io.latency.percentile.seconds";
     /** {@code nvmf_spdk_pollgroup_queues{queue="admin|io"}}: queues on SPDK's poll groups now (gauge). */
     public static final String SPDK_POLLGROUP_QUEUES = "nvmf.spdk.pollgroup.queues";
     /** {@code nvmf_spdk_pollgroup_pending_bdev_io}: bdev I/Os SPDK's poll groups are waiting for (gauge). */
@@ -129,6 +135,7 @@ public final class MetricNames {
     public static final String TAG_CNTLID = "cntlid";
     public static final String TAG_NSID = "nsid";
     public static final String TAG_OP = "op";
+    public static final String TAG_PERCENTILE = "percentile";
     public static final String TAG_STATUS = "status";
     public static final String TAG_TRANSPORT = "transport";
     public static final String TAG_QUEUE = "queue";
@@ -139,6 +146,8 @@ public final class MetricNames {
     public static final String OP_READ = "read";
     public static final String OP_WRITE = "write";
     public static final String OP_OTHER = "other";
+    /** The op of the spdk engine's percentiles: reads, writes and the other commands together. */
+    public static final String OP_ALL = "all";
 
     /**
      * Subsystem tag of I/O whose namespace the engine did not resolve (an invalid nsid, or I/O that arrived

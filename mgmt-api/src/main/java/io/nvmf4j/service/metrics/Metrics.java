@@ -516,19 +516,20 @@ public final class Metrics implements AutoCloseable {
     }
 
     /**
-     * Refuses the per-host, per-controller and slowest-I/O views on an engine that cannot have them (the spdk
-     * engine: SPDK counts I/O per bdev only), with the engine's reason.
+     * Refuses a view the bound engine cannot have ({@link EngineCapabilities.Feature#IO_PER_HOST},
+     * {@link EngineCapabilities.Feature#IO_SLOWEST}: the spdk engine, whose SPDK counts I/O per bdev only), with
+     * the engine's reason.
      */
-    private void requireIoVisibility() {
+    private void require(EngineCapabilities.Feature feature) {
         EngineCapabilities can = capabilities;
-        if (can != null && !can.has(EngineCapabilities.Feature.IO_VISIBILITY)) {
-            throw ControlException.invalid(can.refusal(EngineCapabilities.Feature.IO_VISIBILITY));
+        if (can != null && !can.has(feature)) {
+            throw ControlException.invalid(can.refusal(feature));
         }
     }
 
     /** The hosts that did I/O (or did within {@link #HOST_RETENTION_NANOS}), by host NQN. */
     public List<HostTotals> hosts() {
-        requireIoVisibility();
+        require(EngineCapabilities.Feature.IO_PER_HOST);
         synchronized (cacheLock) {
             pruneControllers();
             List<HostTotals> out = new ArrayList<>();
@@ -545,7 +546,7 @@ public final class Metrics implements AutoCloseable {
      * @param host      only this host's (null: every one)
      */
     public List<ControllerTotals> controllers(String subsystem, String host) {
-        requireIoVisibility();
+        require(EngineCapabilities.Feature.IO_PER_HOST);
         synchronized (cacheLock) {
             pruneControllers();
             List<ControllerTotals> out = new ArrayList<>();
@@ -567,17 +568,22 @@ public final class Metrics implements AutoCloseable {
 
     /** The slowest recent I/Os, slowest first (see {@link SlowIos}). */
     public List<SlowIo> slowest(int limit) {
-        requireIoVisibility();
+        require(EngineCapabilities.Feature.IO_SLOWEST);
         return slow.slowest(limit);
     }
 
     /**
      * Latency percentiles of a namespace's reads and writes since the service started, from its
      * {@code nvmf_io_latency_seconds} histogram (interpolated within a bucket: with the default ladder a value is
-     * within about 25 % of the true one). A namespace without I/O yet has count 0.
+     * within about 25 % of the true one). A namespace without I/O yet has count 0. On the spdk engine one entry,
+     * op {@code all}: its I/O since the namespace was added, from SPDK's latency histogram of its bdev
+     * ({@link SpdkMeters#latency}).
      */
     public List<LatencyPercentiles> latency(String nqn, int nsid) {
-        requireIoVisibility();
+        SpdkMeters sm = spdk;
+        if (sm != null) {
+            return List.of(sm.latency(nqn, nsid));
+        }
         NamespaceMeters m = byKey.get(nqn + ' ' + nsid);
         List<LatencyPercentiles> out = new ArrayList<>();
         out.add(m == null ? LatencyPercentiles.none(MetricNames.OP_READ) : percentiles(MetricNames.OP_READ, m.readLatency()));

@@ -1,13 +1,17 @@
 package io.nvmf4j.service.metrics;
 
+import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.VolumeRequest;
 import io.nvmf4j.spdk.Spdk;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
@@ -23,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The spdk engine's meters: the per-namespace counters under the java engine's names move by exactly the
@@ -135,17 +140,94 @@ class SpdkMetricsTest {
         assertThat(metrics.scrape()).containsPattern("(?m)^nvmf4j_build_info\\{engine=\"spdk\",.*} 1(\\.0)?$");
     }
 
-    /** Per host, per controller, the slowest I/Os and percentiles: refused with the capability's reason. */
+    /**
+     * Per host and per controller, and the slowest I/Os: refused, each with its capability's reason; no per-host or
+     * per-controller meters.
+     */
     @Test
-    void ioVisibilityIsRefusedWithTheEngineReason() {
-        String why = io.nvmf4j.config.EngineCapabilities.SPDK.refusal(io.nvmf4j.config.EngineCapabilities.Feature.IO_VISIBILITY);
-        assertThat(why).startsWith("java engine only: SPDK's target counts I/O per bdev");
-        for (Runnable view : new Runnable[] {metrics::hosts, () -> metrics.controllers(null, null),
-            () -> metrics.slowest(64), () -> metrics.latency(NQN, 1)}) {
-            org.assertj.core.api.Assertions.assertThatThrownBy(view::run)
-                .isInstanceOf(io.nvmf4j.ControlException.class).hasMessage(why);
+    void perHostPerControllerAndSlowestAreRefusedByName() {
+        String perHost = EngineCapabilities.SPDK.refusal(EngineCapabilities.Feature.IO_PER_HOST);
+        assertThat(perHost).startsWith("I/O per host and per controller is java engine only: SPDK's NVMe-oF target"
+            + " keeps no I/O counts, bytes or latency per controller or host");
+        for (Runnable view : new Runnable[] {metrics::hosts, () -> metrics.controllers(null, null)}) {
+            assertThatThrownBy(view::run).isInstanceOf(ControlException.class).hasMessage(perHost);
         }
+        assertThatThrownBy(() -> metrics.slowest(64)).isInstanceOf(ControlException.class)
+            .hasMessage(EngineCapabilities.SPDK.refusal(EngineCapabilities.Feature.IO_SLOWEST))
+            .hasMessageStartingWith("the slowest recent I/Os are java engine only: SPDK's target reports no single I/O");
         assertThat(metrics.scrape()).doesNotContain("nvmf_host_io_").doesNotContain("nvmf_controller_io_");
+    }
+
+    /**
+     * A namespace's latency percentiles from SPDK's histogram of its bdev: one entry (op all) that counts the reads
+     * and writes sent, ordered p50 <= p90 <= p99 <= p99.9 <= max, and the same percentiles as gauges in the scrape.
+     */
+    @Test
+    void namespacePercentilesComeFromSpdksHistogram() throws Exception {
+        LatencyPercentiles before = metrics.latency(NQN, 2).get(0);
+        try (NvmeController c = NvmeController.open("127.0.0.1", port, NQN, HOSTNQN, 0, 1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            for (int i = 0; i < 40; i++) {
+                assertThat(io.write(2, i, new byte[512]).ok()).isTrue();
+            }
+            for (int i = 0; i < 20; i++) {
+                assertThat(io.read(2, i, 1).ok()).isTrue();
+            }
+        }
+        assertThat(metrics.latency(NQN, 2)).hasSize(1);
+        LatencyPercentiles after = metrics.latency(NQN, 2).get(0);
+        assertThat(after.op()).isEqualTo("all");
+        assertThat(after.count() - before.count()).as("the reads and writes sent").isEqualTo(60);
+        assertThat(after.p50Micros()).isPositive();
+        assertThat(after.p50Micros()).isLessThanOrEqualTo(after.p90Micros());
+        assertThat(after.p90Micros()).isLessThanOrEqualTo(after.p99Micros());
+        assertThat(after.p99Micros()).isLessThanOrEqualTo(after.p999Micros());
+        assertThat(after.p999Micros()).isLessThanOrEqualTo(after.maxMicros());
+        Scrape s = scrape();
+        double p50 = s.value("nvmf_spdk_io_latency_percentile_seconds", "subsystem", NQN, "nsid", "2",
+            "percentile", "50");
+        double p999 = s.value("nvmf_spdk_io_latency_percentile_seconds", "subsystem", NQN, "nsid", "2",
+            "percentile", "99.9");
+        assertThat(p50).isPositive().isLessThanOrEqualTo(p999);
+        assertThat(metrics.latency(NQN, 9)).as("no such namespace").extracting(LatencyPercentiles::count)
+            .containsExactly(0L);
+    }
+
+    /**
+     * A namespace on a volume of an lvol pool names its bdev by the lvol's alias ({@code <pool>/<volume>}; SPDK's
+     * own name is a UUID): its counters and percentiles read that bdev's statistics, not 0.
+     */
+    @Test
+    void aNamespaceOnAnLvolVolumeHasItsCountersAndPercentiles() throws Exception {
+        engine.addBdev(new BdevConfig("lvsbase", "malloc", 512, 32768));
+        PoolConfig p = new PoolConfig("p0", PoolConfig.KIND_LVOL, null);
+        p.baseBdev = "lvsbase";
+        p.clusterSize = 1L << 20;
+        engine.addPool(p);
+        engine.createVolume("p0", VolumeRequest.thin("v1", 4L << 20));
+        engine.addNamespace(NQN, new NamespaceConfig(4, "p0/v1"));
+        try {
+            Scrape before = scrape();
+            try (NvmeController c = NvmeController.open("127.0.0.1", port, NQN, HOSTNQN, 0, 1,
+                TcpHostOptions.DEFAULT)) {
+                for (int i = 0; i < 6; i++) {
+                    assertThat(c.io(0).write(4, i * 8L, new byte[4096]).ok()).isTrue();
+                }
+            }
+            Scrape after = scrape();
+            assertThat(io(after, "nvmf_io_commands_total", 4, "write") - io(before, "nvmf_io_commands_total", 4, "write"))
+                .as("writes to the volume's namespace").isEqualTo(6);
+            assertThat(io(after, "nvmf_io_bytes_total", 4, "write") - io(before, "nvmf_io_bytes_total", 4, "write"))
+                .isEqualTo(6 * 4096);
+            assertThat(after.value("nvmf_spdk_io_latency_percentile_seconds", "subsystem", NQN, "nsid", "4",
+                "percentile", "99")).as("p99 of the volume's namespace").isPositive();
+            assertThat(metrics.latency(NQN, 4).get(0).count()).as("REST view, by the alias").isGreaterThanOrEqualTo(6);
+        } finally {
+            engine.removeNamespace(NQN, 4);
+            engine.deleteVolume("p0", "v1");
+            engine.removePool("p0");
+            engine.removeBdev("lvsbase");
+        }
     }
 
     @Test
