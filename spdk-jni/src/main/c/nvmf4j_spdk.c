@@ -1624,7 +1624,8 @@ static void ns_add_paused(struct spdk_nvmf_subsystem *s, void *arg, int status)
 		spdk_uuid_copy(&o.uuid, &c->uuid);
 	o.no_auto_visible = c->b1; /* masked: visible only to the hosts added with spdk_nvmf_ns_add_host */
 	o.anagrpid = (uint32_t)c->i2; /* SPDK's default (0) would put it in the group numbered like its nsid */
-	uint32_t nsid = spdk_nvmf_subsystem_add_ns_ext(s, c->s2, &o, sizeof(o), NULL);
+	/* a PTPL file (s3): SPDK restores the reservation saved there and keeps it there while PTPL is on */
+	uint32_t nsid = spdk_nvmf_subsystem_add_ns_ext(s, c->s2, &o, sizeof(o), c->s3[0] ? c->s3 : NULL);
 	if (nsid == 0) {
 		resume_with(s, c, -EINVAL, "SPDK refused namespace %d (bdev %s) in %s", c->i1, c->s2, c->s1);
 		return;
@@ -1662,7 +1663,8 @@ static bool jbytes(JNIEnv *env, jbyteArray a, uint8_t *out, jsize len, bool *has
 }
 
 static jint JNICALL n_add_namespace(JNIEnv *env, jclass cls, jstring nqn, jint nsid, jstring bdev,
-				    jbyteArray nguid, jbyteArray uuid, jbyteArray eui64, jboolean masked, jint anagrpid)
+				    jbyteArray nguid, jbyteArray uuid, jbyteArray eui64, jboolean masked, jint anagrpid,
+				    jstring ptpl)
 {
 	(void)cls;
 	struct call *c = call_new(do_add_ns);
@@ -1670,6 +1672,7 @@ static jint JNICALL n_add_namespace(JNIEnv *env, jclass cls, jstring nqn, jint n
 		return 0;
 	bool has_uuid;
 	if (!jstr(env, nqn, c->s1, sizeof(c->s1), "nqn") || !jstr(env, bdev, c->s2, sizeof(c->s2), "bdev") ||
+	    (ptpl && !jstr(env, ptpl, c->s3, sizeof(c->s3), "ptplFile")) ||
 	    !jbytes(env, nguid, c->nguid, 16, &c->has_nguid, "nguid") ||
 	    !jbytes(env, uuid, c->uuid.u.raw, 16, &has_uuid, "uuid") ||
 	    !jbytes(env, eui64, c->eui64, 8, &c->has_eui64, "eui64")) {
@@ -2506,7 +2509,7 @@ static const JNINativeMethod methods[] = {
 	{"reloadPsk", "(" S S S ")V", (void *)n_reload_psk},
 	{"removeHost", "(" S S ")V", (void *)n_remove_host},
 	{"disconnectHost", "(" S S ")V", (void *)n_disconnect_host},
-	{"addNamespace", "(" S "I" S "[B[B[BZI)I", (void *)n_add_namespace},
+	{"addNamespace", "(" S "I" S "[B[B[BZI" S ")I", (void *)n_add_namespace},
 	{"namespaceHost", "(" S "I" S "Z)V", (void *)n_namespace_host},
 	{"removeNamespace", "(" S "I)V", (void *)n_remove_namespace},
 	{"namespaceAnaGroup", "(" S "II)V", (void *)n_namespace_ana_group},

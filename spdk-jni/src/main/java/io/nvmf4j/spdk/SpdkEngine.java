@@ -70,6 +70,12 @@ public final class SpdkEngine implements Engine {
     private final LiveDocument doc;
     /** The document as started: the start-up settings SPDK runs with (transports are created from them). */
     private final TargetConfig started;
+    /** The service's state directory (SPDK's PTPL files: {@link #ptplFile}), null without one. */
+    private final Path stateDir;
+    /** The longest PTPL file path passed to SPDK, in bytes, less one (the native side's string buffer). */
+    static final int PTPL_PATH_MAX = 256;
+    /** Namespace ({@code nqn/nsid}) → the PTPL file SPDK was given for it, removed with the namespace. */
+    private final Map<String, Path> ptplFiles = new HashMap<>();
     /** Namespace ({@code nqn/nsid}) → the QoS limits set on its bdev in SPDK. */
     private final Map<String, BdevQos> qosSet = new java.util.HashMap<>();
     /** Listener as configured → the address SPDK listens on (port 0 resolved at bind time). */
@@ -98,9 +104,10 @@ public final class SpdkEngine implements Engine {
     /** The last {@link #busySeconds()}: SPDK's sum is over live threads, the counter must not go back. */
     private double lastBusySeconds;
 
-    private SpdkEngine(LiveDocument doc) {
+    private SpdkEngine(LiveDocument doc, Path stateDir) {
         this.doc = doc;
         this.started = ConfigDocument.copy(doc.get());
+        this.stateDir = stateDir;
     }
 
     /**
@@ -110,6 +117,14 @@ public final class SpdkEngine implements Engine {
      * {@link EngineUnavailableException} with one message; SPDK is stopped again when it had started.
      */
     static SpdkEngine start(LiveDocument doc) throws IOException {
+        return start(doc, null);
+    }
+
+    /**
+     * {@link #start(LiveDocument)} with the service's state directory, where SPDK keeps the reservation of each
+     * namespace whose host turned Persist Through Power Loss on ({@link #ptplFile}); null: no PTPL.
+     */
+    static SpdkEngine start(LiveDocument doc, Path stateDir) throws IOException {
         TargetConfig config = doc.get();
         ConfigValidator.validate(config); // names engine spdk: SpdkEngineProvider is chosen by that name
         String cause = SpdkNative.unavailabilityCause();
@@ -129,7 +144,7 @@ public final class SpdkEngine implements Engine {
         } catch (SpdkException e) {
             throw new EngineUnavailableException("engine spdk: " + e.getMessage());
         }
-        SpdkEngine engine = new SpdkEngine(doc);
+        SpdkEngine engine = new SpdkEngine(doc, stateDir);
         try {
             engine.open();
         } catch (SpdkException | ControlException e) {
@@ -285,10 +300,11 @@ public final class SpdkEngine implements Engine {
      */
     private static void createBdev(BdevConfig b, StorageConfig storage) {
         if (!"file".equals(b.type)) {
-            SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, -1, null);
+            SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, -1, bdevUuid(b.name));
             return;
         }
-        SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, openFile(b, storage).release(), null);
+        SpdkNative.createBdev(b.type, b.name, b.numBlocks, b.blockSize, openFile(b, storage).release(),
+            bdevUuid(b.name));
     }
 
     private static StorageFile openFile(BdevConfig b, StorageConfig storage) {
@@ -474,14 +490,63 @@ public final class SpdkEngine implements Engine {
                 uuid[8 + i] = (byte) (u.getLeastSignificantBits() >>> (56 - 8 * i));
             }
         }
+        Path ptpl = ptplFile(n);
         SpdkNative.addNamespace(nqn, n.nsid, n.bdev, n.nguid == null ? null : hex.parseHex(n.nguid), uuid,
-            n.eui64 == null ? null : hex.parseHex(n.eui64), n.hosts != null, n.anaGroupOrDefault());
+            n.eui64 == null ? null : hex.parseHex(n.eui64), n.hosts != null, n.anaGroupOrDefault(),
+            ptpl == null ? null : ptpl.toString());
+        if (ptpl != null) {
+            ptplFiles.put(nqn + "/" + n.nsid, ptpl);
+        }
         if (n.hosts != null) {
             for (String h : n.hosts) {
                 SpdkNative.namespaceHost(nqn, n.nsid, h, true);
             }
         }
         setQos(nqn, n);
+    }
+
+    /**
+     * Where SPDK keeps namespace {@code n}'s reservation while a host has Persist Through Power Loss on:
+     * {@code <state-dir>/spdk-reservation-<nguid>.json}, named by the NGUID (the namespace's identity, kept in the
+     * document across restarts) beside the java engine's {@code reservation-<nguid>.json}, whose format differs.
+     * SPDK reads it when the namespace is added (a registration saved before a restart is there again), writes it
+     * on each change while PTPL is on, and reports the PTPL capability only for a namespace that has one. SPDK
+     * restores it only onto a bdev with the UUID it recorded: the engine gives its bdevs a UUID derived from their
+     * name ({@link #bdevUuid}). Null without a state directory or an NGUID: no PTPL.
+     */
+    private Path ptplFile(NamespaceConfig n) {
+        if (stateDir == null || n.nguid == null) {
+            return null;
+        }
+        Path f = stateDir.toAbsolutePath().resolve("spdk-reservation-" + n.nguid.toLowerCase(java.util.Locale.ROOT)
+            + ".json");
+        if (f.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length >= PTPL_PATH_MAX) {
+            LOG.warn("namespace {} (nguid {}): no Persist Through Power Loss: the path of its reservation file {} is {}"
+                + " bytes or more, longer than the spdk engine passes to SPDK", n.nsid, n.nguid, f, PTPL_PATH_MAX);
+            return null;
+        }
+        return f;
+    }
+
+    /**
+     * The UUID of the bdev named {@code name} in SPDK: the same at every start (a name-based UUID of it), so that a
+     * PTPL file SPDK wrote for a namespace on it matches the bdev again after a restart.
+     */
+    static String bdevUuid(String name) {
+        return UUID.nameUUIDFromBytes(("nvmf4j bdev " + name).getBytes(java.nio.charset.StandardCharsets.UTF_8))
+            .toString();
+    }
+
+    /** Removes the PTPL file of a namespace that was removed (its registrations go with it, as on the java engine). */
+    private void removePtplFile(String key) {
+        Path f = ptplFiles.remove(key);
+        if (f != null) {
+            try {
+                Files.deleteIfExists(f);
+            } catch (IOException e) {
+                LOG.warn("namespace {}: could not remove its reservation file {}: {}", key, f, e.toString());
+            }
+        }
     }
 
     /**
@@ -793,6 +858,7 @@ public final class SpdkEngine implements Engine {
             SpdkNative.deleteSubsystem(sc.nqn);
             for (NamespaceConfig n : sc.namespaces) {
                 clearQos(sc.nqn + "/" + n.nsid);
+                removePtplFile(sc.nqn + "/" + n.nsid);
             }
         } catch (SpdkException e) {
             throw mapped(e);
@@ -853,6 +919,7 @@ public final class SpdkEngine implements Engine {
         try {
             SpdkNative.removeNamespace(nqn, nsid);
             clearQos(nqn + "/" + nsid);
+            removePtplFile(nqn + "/" + nsid);
         } catch (SpdkException e) {
             throw mapped(e);
         }

@@ -23,6 +23,6 @@ public final class SpdkEngineProvider implements EngineProvider {
 
     @Override
     public Engine start(LiveDocument document, IoObserver observer, Path stateDir) throws IOException {
-        return SpdkEngine.start(document);
+        return SpdkEngine.start(document, stateDir);
     }
 }

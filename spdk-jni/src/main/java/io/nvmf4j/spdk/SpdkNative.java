@@ -147,10 +147,11 @@ final class SpdkNative {
 
     /**
      * Pauses the subsystem, adds the namespace in ANA group {@code anaGroup} (1..maxNamespaces), resumes (hosts get
-     * the changed-namespace AEN); the nsid.
+     * the changed-namespace AEN); the nsid. With {@code ptplFile} (an absolute path, null: none) SPDK keeps the
+     * namespace's reservation there while a host has Persist Through Power Loss on, and restores it from there now.
      */
     static native int addNamespace(String nqn, int nsid, String bdev, byte[] nguid, byte[] uuid, byte[] eui64,
-                                   boolean masked, int anaGroup);
+                                   boolean masked, int anaGroup, String ptplFile);
 
     /**
      * Makes masked namespace {@code nsid} visible ({@code visible}) or not to {@code hostnqn}

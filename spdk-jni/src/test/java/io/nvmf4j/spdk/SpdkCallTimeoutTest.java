@@ -101,7 +101,7 @@ class SpdkCallTimeoutTest {
                 .as("the handed-over descriptor %d closed once SPDK opened its own", fd).isTrue();
             assertThat(fdsOf(wanted)).as("descriptors of %s: SPDK's aio bdev's own", wanted).hasSize(1);
 
-            SpdkNative.addNamespace(TestTarget.SUBNQN, NSID, "late0", null, null, null, false, 1);
+            SpdkNative.addNamespace(TestTarget.SUBNQN, NSID, "late0", null, null, null, false, 1, null);
             try (NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN,
                 TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
                 Completion r = c.io(0).read(NSID, 0, 1);
