@@ -106,6 +106,12 @@ static void errlog_reset(void)
 enum { ST_NONE, ST_STARTING, ST_RUNNING, ST_STOPPING, ST_STOPPED, ST_FAILED };
 
 static atomic_int g_state = ST_NONE;
+/*
+ * Held for reading by a caller from its check that SPDK runs to its message's send (run_call, the app-thread
+ * hold), and for writing by a stop as it leaves ST_RUNNING: a message is either sent before the stop begins (the app
+ * thread then still exists) or refused, never sent to an app thread that the stop is tearing down.
+ */
+static pthread_rwlock_t g_send_lock = PTHREAD_RWLOCK_INITIALIZER;
 /* Held while the app thread changes g_state; g_state_changed is broadcast after each change. */
 static pthread_mutex_t g_state_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_state_changed;
@@ -301,7 +307,9 @@ static struct call *call_new(call_fn fn)
  */
 static int run_call(JNIEnv *env, struct call *c)
 {
+	pthread_rwlock_rdlock(&g_send_lock);
 	if (atomic_load(&g_state) != ST_RUNNING) {
+		pthread_rwlock_unlock(&g_send_lock);
 		call_put(c);
 		call_put(c);
 		throw_spdk(env, -ENODEV, "SPDK is not running");
@@ -309,6 +317,7 @@ static int run_call(JNIEnv *env, struct call *c)
 	}
 	errlog_reset();
 	int rc = spdk_thread_send_msg(g_app_thread, call_on_app, c);
+	pthread_rwlock_unlock(&g_send_lock);
 	if (rc != 0) {
 		call_put(c);
 		call_put(c);
@@ -596,7 +605,10 @@ static jint JNICALL n_stop(JNIEnv *env, jclass cls)
 {
 	(void)cls;
 	int expected = ST_RUNNING;
-	if (!atomic_compare_exchange_strong(&g_state, &expected, ST_STOPPING))
+	pthread_rwlock_wrlock(&g_send_lock);
+	bool stopping = atomic_compare_exchange_strong(&g_state, &expected, ST_STOPPING);
+	pthread_rwlock_unlock(&g_send_lock);
+	if (!stopping)
 		return 0;
 	int rc = spdk_thread_send_msg(g_app_thread, do_shutdown, NULL);
 	if (rc != 0) {
@@ -626,7 +638,13 @@ static void stop_at_exit(void)
 		return; /* SPDK's own thread exiting the process: it cannot wait for itself */
 	bool stopped = await_state_leaves(ST_STARTING, g_timeout_ms);
 	int expected = ST_RUNNING;
-	if (stopped && atomic_compare_exchange_strong(&g_state, &expected, ST_STOPPING)) {
+	bool stopping = false;
+	if (stopped) {
+		pthread_rwlock_wrlock(&g_send_lock);
+		stopping = atomic_compare_exchange_strong(&g_state, &expected, ST_STOPPING);
+		pthread_rwlock_unlock(&g_send_lock);
+	}
+	if (stopping) {
 		fprintf(stderr, "nvmf4j_spdk: the process is exiting with SPDK running: stopping SPDK first\n");
 		stopped = spdk_thread_send_msg(g_app_thread, do_shutdown, NULL) == 0 &&
 			  await_state_leaves(ST_STOPPING, g_timeout_ms);
@@ -2454,11 +2472,14 @@ static void JNICALL n_hold_app_thread(JNIEnv *env, jclass cls)
 		sem_init(&g_held, 0, 0);
 		sem_init(&g_hold_release, 0, 0);
 	}
+	pthread_rwlock_rdlock(&g_send_lock);
 	if (atomic_load(&g_state) != ST_RUNNING) {
+		pthread_rwlock_unlock(&g_send_lock);
 		throw_spdk(env, -ENODEV, "SPDK is not running");
 		return;
 	}
 	int rc = spdk_thread_send_msg(g_app_thread, hold_on_app, NULL);
+	pthread_rwlock_unlock(&g_send_lock);
 	if (rc != 0) {
 		throw_spdk(env, rc, "SPDK's app thread refused the message (its queue is full)");
 		return;

@@ -45,6 +45,20 @@ class SpdkExitTest {
             .contains("nvmf4j_spdk: SPDK stopped (exit status 0)");
     }
 
+    /**
+     * Control calls racing the engine's stop on four threads (three runs): each call answers or is refused ("SPDK is
+     * not running"); none is sent to an app thread the stop is tearing down, so the JVM neither crashes nor hangs.
+     */
+    @Test
+    void controlCallsRacingTheStopAreAnsweredOrRefused() throws Exception {
+        for (int run = 0; run < 3; run++) {
+            String out = runChild("calls", 0);
+            out.lines().filter(l -> l.startsWith("calls answered")).forEach(l -> System.out.println("SpdkExitTest: " + l));
+            assertThat(out).contains("engine closed while " + ExitWithSpdkRunning.CALLERS + " threads made calls")
+                .containsPattern("calls answered: [1-9][0-9]*, refused: [0-9]+");
+        }
+    }
+
     /** Runs the child to its end; its output, after checking its status and that it did not crash. */
     private String runChild(String mode, int expectedStatus) throws IOException, InterruptedException {
         Path log = dir.resolve("child.log");
