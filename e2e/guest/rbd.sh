@@ -29,6 +29,11 @@
 #      to the host while it reconnects as a new Ceph client, then serves as non-optimized (its /metrics count the
 #      blocklist and the reconnect); B steps down and A, made optimized through its API, takes the lock without
 #      breaking it; writes go through A again
+#   6. ten namespaces, each on its own image, added to both gateways through their APIs (and removed after), are
+#      re-registered by this host through A all at once while B is stopped (SIGSTOP: B's watch on each header lingers until Ceph's watch timeout and never
+#      acknowledges); each Register waits for B once (A's announce bound, then B's client of that image is
+#      blocklisted) and all in parallel, so every one completes inside the host's I/O timeout (nvme_core io_timeout);
+#      the times are printed (rbd/fault/ten-namespaces-dead-watch)
 # The cluster is stopped at the end. Uses suite.sh's gateway helpers (ana_use, ana_put, ... with GW=rbd).
 RBD_NQN=nqn.2026-12.io.nvmf4j:e2e-rbd RBD_A_PORT=4450 RBD_B_PORT=4451 RBD_A_API=8450 RBD_B_API=8451
 RBD_IMAGE=e2e RBD_MIB=256 RBD_CLUSTER=$WORK/ceph
@@ -37,6 +42,8 @@ RBD_IMAGE=e2e RBD_MIB=256 RBD_CLUSTER=$WORK/ceph
 RBD_SHARED_NQN=nqn.2026-12.io.nvmf4j:e2e-rbd-shared RBD_SHARED_IMAGE=e2e-shared RBD_SHARED_MIB=64
 RBD_CONNECT=(--reconnect-delay=1 --ctrl-loss-tmo=600 --keep-alive-tmo=5)
 RBD_FIO_BYTES=$((128 << 20))          # fio verify over the first 128 MiB (through Ceph under TCG)
+# the dead-watch check's ten namespaces: one subsystem, each namespace on its own small image, both gateways
+RBD_TEN_NQN=nqn.2026-12.io.nvmf4j:e2e-rbd-ten RBD_TEN=10 RBD_TEN_MIB=16
 
 rbd_admin() { timeout 300 rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" "$@"; }
 ceph_admin() { timeout 300 ceph -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" "$@"; }
@@ -63,12 +70,19 @@ rbd_config() { # instance nvme-port api-port min-cntlid state-of-group-1 : write
 JSON
   cp "$WORK/rbd-$1.json" "$RES/rbd-config-$1.json"
 }
-ana_put_code() { # instance state : ana_put's PUT, printing only the HTTP status (the body in $WORK/ana-put-body.txt)
-  local nqn; nqn=$(gw NQN)
-  curl -sS -m 300 -o "$WORK/ana-put-body.txt" -w '%{http_code}' -X PUT \
+rbd_api() { # instance method path [body] : the instance's REST API, printing only the HTTP status (the answer's
+  # body in $WORK/rbd-api-body.txt)
+  local data=()
+  [ $# -lt 4 ] || data=(-d "$4")
+  curl -sS -m 300 -o "$WORK/rbd-api-body.txt" -w '%{http_code}' -X "$2" \
     -H "Authorization: Bearer $(cat "$WORK/$GWT-state-$1/api-token")" -H 'Content-Type: application/json' \
-    -d "{\"state\": \"$2\"}" \
-    "http://127.0.0.1:$(gw "${1}_API")/api/v1/subsystems/${nqn//:/%3A}/listeners/tcp/127.0.0.1/$(gw "${1}_PORT")/ana/1"
+    "${data[@]}" "http://127.0.0.1:$(gw "${1}_API")/api/v1$3"
+}
+ana_put_code() { # instance state : ana_put's PUT, printing only the HTTP status (the body in $WORK/ana-put-body.txt)
+  local nqn rc; nqn=$(gw NQN)
+  rbd_api "$1" PUT "/subsystems/${nqn//:/%3A}/listeners/tcp/127.0.0.1/$(gw "${1}_PORT")/ana/1" "{\"state\": \"$2\"}"; rc=$?
+  cp "$WORK/rbd-api-body.txt" "$WORK/ana-put-body.txt" 2> /dev/null
+  return $rc
 }
 rbd_clients() { # the Ceph client ids watching the image (rbd status), one a line
   rbd_admin status "$CEPH_POOL/$RBD_IMAGE" --format json 2> /dev/null | jq -r '[.watchers[].client] | unique[]'
@@ -409,6 +423,108 @@ rbd_blocklist() { # A optimized with the lock, B non-optimized: A's live lock is
   ana_write_moves rbd/io-on-reconnected-A A B
 }
 
+# Ten namespaces, each on its own image and served by both gateways, re-registered by this host through A all at once
+# while B is stopped (SIGSTOP): B's watch on each image's header stays until Ceph's watch timeout (30 s) and never
+# acknowledges A's notify. Each Register waits for B once (A's announce bound, then B's client of that image is
+# blocklisted), the ten in parallel, so each completes inside the host's I/O timeout; one reservation thread with a
+# wait per namespace would have taken about ten times the announce bound for the last of them.
+rbd_ten_add() { # instance first-cntlid : the ten images' bdevs and their subsystem (one namespace each) on it
+  local i code ns="" bad=""
+  for ((i = 1; i <= RBD_TEN; i++)); do
+    code=$(rbd_api "$1" POST /bdevs "{\"name\": \"ten$i\", \"type\": \"rbd\", \"blockSize\": 4096, \"pool\": \"$CEPH_POOL\",
+      \"image\": \"$RBD_IMAGE-ten-$i\", \"cephConf\": \"$CEPH_CONF\", \"clientName\": \"$CEPH_CLIENT\",
+      \"keyring\": \"$CEPH_KEYRING\", \"timeoutSeconds\": 120, \"osdOpTimeoutSeconds\": 60}")
+    [ "$code" = 201 ] || bad+="${bad:+; }bdev ten$i: HTTP $code $(head -c 200 "$WORK/rbd-api-body.txt")"
+    ns+="${ns:+, }{\"nsid\": $i, \"bdev\": \"ten$i\", \"nguid\": \"6e766d66346a0016e0000000000010$(printf %02x "$i")\"}"
+  done
+  code=$(rbd_api "$1" POST /subsystems "{\"nqn\": \"$RBD_TEN_NQN\", \"serial\": \"NVMF4JRBD0003\", \"model\": \"nvmf4j-e2e-rbd\",
+    \"allowAnyHost\": true, \"maxNamespaces\": 16, \"minCntlid\": $2, \"maxCntlid\": $(($2 + 99)), \"namespaces\": [$ns],
+    \"listeners\": [{\"transport\": \"tcp\", \"address\": \"127.0.0.1\", \"port\": $(gw "${1}_PORT")}]}")
+  [ "$code" = 201 ] || bad+="${bad:+; }subsystem: HTTP $code $(head -c 200 "$WORK/rbd-api-body.txt")"
+  echo "${bad:-added}"
+  [ -z "$bad" ]
+}
+rbd_ten_remove() { # instance : the subsystem and the ten bdevs off it again
+  local i code bad=""
+  code=$(rbd_api "$1" DELETE "/subsystems/${RBD_TEN_NQN//:/%3A}")
+  [ "$code" = 204 ] || bad+="subsystem: HTTP $code $(head -c 200 "$WORK/rbd-api-body.txt")"
+  for ((i = 1; i <= RBD_TEN; i++)); do
+    code=$(rbd_api "$1" DELETE "/bdevs/ten$i")
+    [ "$code" = 204 ] || bad+="${bad:+; }bdev ten$i: HTTP $code"
+  done
+  echo "${bad:-removed}"
+  [ -z "$bad" ]
+}
+rbd_fault_ten_namespaces() {
+  local p=rbd/fault/ten-namespaces-dead-watch outf bjpid n0 f0 tmo t i rc slow=0 times="" line end last=0 fenced pids=()
+  outf=$RES/cli/${p//\//_}
+  hdr "rbd: ten namespaces re-registered through A at once while gateway B's watch is dead (SIGSTOP)"
+  C=$p/setup OUTF=$outf-setup.txt BAD="" rc=0
+  for ((i = 1; i <= RBD_TEN; i++)); do
+    rbd_admin create "$CEPH_POOL/$RBD_IMAGE-ten-$i" --size "${RBD_TEN_MIB}M" >> "$OUTF" 2>&1 || { rc=$?; break; }
+  done
+  [ $rc = 0 ] && { echo "A: $(rbd_ten_add A 1)"; echo "B: $(rbd_ten_add B 101)"; } >> "$OUTF" 2>&1
+  grep -q '^A: added$' "$OUTF" || BAD="A: $(grep '^A: ' "$OUTF")"
+  grep -q '^B: added$' "$OUTF" || BAD+="${BAD:+; }B: $(grep '^B: ' "$OUTF")"
+  verdict $rc "$RBD_TEN images of $RBD_TEN_MIB MiB ($CEPH_POOL/$RBD_IMAGE-ten-N), each a namespace of $RBD_TEN_NQN on A and on B (added through their APIs)"
+  [ $rc = 0 ] && [ -z "$BAD" ] || return 1
+  T=nvmf4j TR=tcp ADDR=127.0.0.1 NQN=$RBD_TEN_NQN NS_IDS=$(seq -s ' ' 1 "$RBD_TEN") PORT=$RBD_A_PORT
+  connect $p/connect-A "${RBD_CONNECT[@]}" || return 1
+  tmo=$(cat /sys/module/nvme_core/parameters/io_timeout 2> /dev/null || echo 30)
+  ana_use B; bjpid=$JPID
+  n0=$(grep -c "again as a new client" "$RES/rbd-service-B.log")
+  f0=$(grep -c "did not acknowledge the reservation change" "$RES/rbd-service-A.log")
+  C=$p/stop-B OUTF=$outf-stop-B.txt BAD=""
+  kill -STOP "$bjpid"; rc=$?
+  echo "gateway B (pid $bjpid) stopped with SIGSTOP; its watches on the ten images' headers stay until Ceph's watch timeout" > "$OUTF"
+  verdict $rc "$(cat "$OUTF")"
+  C=$p/registers OUTF=$outf-registers.txt BAD=""
+  rm -f "$WORK"/rbd-ten-reg-*
+  t=$(now_us)
+  for ((i = 1; i <= RBD_TEN; i++)); do
+    ( s=$(now_us); timeout 120 nvme resv-register "${DEV[$i]}" --namespace-id="$i" --nrkey=$((0xc0 + i)) --rrega=0 \
+        > "$WORK/rbd-ten-reg-$i.out" 2>&1
+      echo "$? $(secs_since "$s") $(now_us)" > "$WORK/rbd-ten-reg-$i" ) & pids+=($!)
+  done
+  wait "${pids[@]}"
+  kill -CONT "$bjpid"
+  for ((i = 1; i <= RBD_TEN; i++)); do
+    read -r rc line end < "$WORK/rbd-ten-reg-$i" 2> /dev/null || { rc=none line=none end=0; }
+    [ "${end:-0}" -le "$last" ] || last=$end
+    echo "nsid $i (${DEV[$i]}): rc $rc after ${line}s: $(head -c 200 "$WORK/rbd-ten-reg-$i.out" | tr '\n' ' ')" >> "$OUTF"
+    times+="${times:+ }$line"
+    [ "$rc" = 0 ] || BAD+="${BAD:+; }nsid $i: rc $rc ($(head -n 1 "$WORK/rbd-ten-reg-$i.out"))"
+    [ "$line" != none ] && [ "${line%%.*}" -lt "$tmo" ] || slow=$((slow + 1))
+    metric "${p//\//_}_nsid${i}_s" "$line" s
+  done
+  expect "Registers not completed inside the host's I/O timeout (${tmo} s)" "$slow" 0
+  # the check means something only if B's watch was there, dead, when A announced: A fenced at least one of B's
+  # clients for not acknowledging
+  expect_true "A's log" "shows no watcher that did not acknowledge: B's watch was gone before the Registers" \
+    [ "$(grep -c "did not acknowledge the reservation change" "$RES/rbd-service-A.log")" -gt "$f0" ]
+  fenced=$(( $(grep -c "did not acknowledge the reservation change" "$RES/rbd-service-A.log") - f0 ))
+  verdict 0 "the ten Registers through A completed after (s) $times, all $((RBD_TEN - slow)) of $RBD_TEN inside the host's I/O timeout of ${tmo} s (the last answer $(( (last - t) / 1000 )) ms after the first of the ten nvme-cli processes was started); A fenced $fenced of B's clients that did not acknowledge"
+  C=$p/b-serves-again OUTF=$outf-b-serves-again.txt BAD=""
+  # B, resumed, finds each fenced client blocklisted when its watch breaks and serves again as a new client
+  wait_for 300 eval '[ "$(( $(grep -c "again as a new client" "$RES/rbd-service-B.log") - n0 ))" -ge "$fenced" ]' ||
+    BAD="B reconnected $(( $(grep -c "again as a new client" "$RES/rbd-service-B.log") - n0 )) of its $fenced fenced clients"
+  gone "$bjpid" && BAD+="${BAD:+; }B's process is gone"
+  grep -E 'blocklisted|again as a new client' "$RES/rbd-service-B.log" | tail -n 3 > "$OUTF"
+  verdict 0 "B resumed and reconnected ($(( $(grep -c "again as a new client" "$RES/rbd-service-B.log") - n0 )) new client(s))"
+  C=$p/unregister OUTF=$outf-unregister.txt BAD=""
+  for ((i = 1; i <= RBD_TEN; i++)); do
+    timeout 60 nvme resv-register "${DEV[$i]}" --namespace-id="$i" --crkey=$((0xc0 + i)) --rrega=1 >> "$OUTF" 2>&1 ||
+      BAD+="${BAD:+; }nsid $i: unregister failed"
+  done
+  verdict 0 "the ten registrations removed through A"
+  disconnect $p/disconnect
+  C=$p/teardown OUTF=$outf-teardown.txt BAD=""
+  { echo "A: $(rbd_ten_remove A)"; echo "B: $(rbd_ten_remove B)"; } > "$OUTF" 2>&1
+  grep -q '^A: removed$' "$OUTF" && grep -q '^B: removed$' "$OUTF" || BAD="$(tr '\n' ' ' < "$OUTF")"
+  verdict 0 "the subsystem and the ten bdevs removed from both gateways"
+  ana_use A
+}
+
 rbd_scenarios() { # both gateways running
   local t fio_pid rc base base_b tk
   T=nvmf4j TR=tcp ADDR=127.0.0.1 NQN=$RBD_NQN NS_IDS=1
@@ -494,6 +610,8 @@ rbd_scenarios() { # both gateways running
   rbd_lock_check rbd/lock-back-on-A "client.${RBD_CLIENT_A:-?}" "the restarted gateway A's new client, taken without breaking"
   ana_write_moves rbd/io-back-on-A A B
   rbd_blocklist
+  rbd_fault_ten_namespaces || skip rbd/fault/ten-namespaces-dead-watch/remaining "not run: the host did not connect"
+  NQN=$RBD_NQN NS_IDS=1
   cli rbd/disconnect nvme disconnect -n "$RBD_NQN"; rc=$?
   wait_for 10 eval '[ -z "$(nvme_ns_devs "$RBD_NQN")" ]' || BAD="namespace head still present"
   verdict $rc "$(head -n 1 "$OUTF")"
@@ -543,6 +661,7 @@ rbd_part() {
         rbd_scenarios || skip rbd/remaining "not run: an earlier rbd check failed (see above)"
         timeout 60 nvme disconnect -n "$RBD_NQN" > /dev/null 2>&1
         timeout 60 nvme disconnect -n "$RBD_SHARED_NQN" > /dev/null 2>&1
+        timeout 60 nvme disconnect -n "$RBD_TEN_NQN" > /dev/null 2>&1
         ana_use B; [ -z "$SVC_PID" ] || svc_stop rbd/stop-B
       fi
       ana_use A; [ -z "$SVC_PID" ] || svc_stop rbd/stop-A
