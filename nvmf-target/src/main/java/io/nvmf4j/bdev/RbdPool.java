@@ -35,8 +35,12 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
     /** The most images, trash entries or snapshots one listing takes (a pool of more is refused at listing). */
     private static final int MAX_LISTED = 65_536;
 
-    /** What the RADOS pool holds against the document: reported at start, nothing deleted. */
-    public record Reconciled(List<String> missing, List<String> unknown, List<String> restored) {
+    /**
+     * What the RADOS pool holds against the document, at start: images and snapshots it lacks, those it holds that
+     * the document does not name (reported, nothing deleted), images brought back from RBD's trash, and images set
+     * back to the document's size (a shrink whose document was written but whose resize did not run).
+     */
+    public record Reconciled(List<String> missing, List<String> unknown, List<String> restored, List<String> resized) {
     }
 
     /**
@@ -233,10 +237,14 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
         List<String> images = images();
         List<String> missing = new ArrayList<>();
         List<String> unknown = new ArrayList<>();
+        List<String> resized = new ArrayList<>();
         for (VolumeConfig v : p.volumes) {
             if (!images.contains(v.name)) {
                 missing.add(v.name);
                 continue;
+            }
+            if (shrinkToDocument(v)) {
+                resized.add(v.name);
             }
             List<String> snaps = snapshots(v.name);
             for (SnapshotConfig s : v.snapshots) {
@@ -262,7 +270,29 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
             LOG.warn("pool {}: RADOS pool {} holds {} that the configuration does not name; left alone", name,
                 config.pool, unknown);
         }
-        return new Reconciled(missing, unknown, restored);
+        return new Reconciled(missing, unknown, restored, resized);
+    }
+
+    /**
+     * Sets an image larger than the document's size back to it: the document of a shrink is written before the
+     * image is resized. (A smaller image grows when its bdev opens, as an rbd bdev's does.)
+     */
+    private boolean shrinkToDocument(VolumeConfig v) {
+        long want = v.numBlocks * v.blockSize;
+        long image = RbdNative.open(ioctx, v.name);
+        check("open image " + v.name, image);
+        try {
+            long size = check("read the size of image " + v.name, RbdNative.size(image));
+            if (size <= want) {
+                return false;
+            }
+            LOG.warn("pool {}: image {} holds {} bytes, the configuration says {} (a shrink that did not complete):"
+                + " set back to {}", name, v.name, size, want, want);
+            check("resize image " + v.name + " to " + want + " bytes", RbdNative.resize(image, want));
+            return true;
+        } finally {
+            RbdNative.close(image);
+        }
     }
 
     private List<String> restoreUncommitted(PoolConfig p) {

@@ -291,6 +291,13 @@ class RbdPoolTest {
             r.unknown(), r.restored());
         assertThat(r.unknown()).containsExactly("orphan");
         assertThat(rbd("ls")).containsExactly("base", "orphan", "victim");
+        // a shrink whose document was written ahead but whose resize never ran: the image is set back at start
+        TargetConfig shrunk = t.configSnapshot();
+        shrunk.pool("p0").volume("victim").numBlocks = 8 * MIB / BS;
+        restart(shrunk);
+        assertThat(t.engine().rbdReconciled("p0").resized()).containsExactly("victim");
+        assertThat(t.volume("p0", "victim").provisionedBytes()).isEqualTo(8 * MIB);
+        assertThat(CephCluster.get().rbd("info", radosPool + "/victim")).contains("size 8 MiB");
         // an image the document names that Ceph lost is reported and its volume not served
         TargetConfig committed = t.configSnapshot();
         t.close();
