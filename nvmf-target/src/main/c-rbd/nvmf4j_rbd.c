@@ -18,6 +18,12 @@
  * client that has the image open), and the blocklisting of one of them. The image's exclusive lock:
  * rbd_lock_acquire / rbd_lock_release and rbd_lock_break of the current owners (which blocklists them).
  *
+ * Pools of volumes (io.nvmf4j.bdev.RbdPool): images removed, moved to RBD's trash and restored from it, listed
+ * (with the trash); snapshots made without librbd's quiesce notification (the target holds the writes itself)
+ * and removed; clones of a snapshot in clone format 2 (no protection of the parent snapshot needed); the bytes of
+ * an image or snapshot's objects that exist (rbd_diff_iterate2 with whole objects, no parent); and a monitor
+ * command (the pool's figures of "df").
+ *
  * Conventions (as in rdma-cm's nvmf4j_rdma): calls return a value or a negative errno and never throw;
  * JNI_OnLoad checks the ABI version against RbdNative.ABI_VERSION and registers the natives.
  */
@@ -34,7 +40,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal RbdNative.ABI_VERSION. */
-#define NVMF4J_RBD_ABI_VERSION 4
+#define NVMF4J_RBD_ABI_VERSION 5
 #define NATIVE_CLASS "io/nvmf4j/bdev/RbdNative"
 
 #define H2P(type, h) ((type)(uintptr_t)(h))
@@ -618,6 +624,264 @@ static jint lock_break_others(JNIEnv *env, jclass cls, jlong img)
 	return rc < 0 ? rc : broken;
 }
 
+/* ------------------------------------------------------------------ pools of volumes */
+
+static jint remove_image(JNIEnv *env, jclass cls, jlong io, jstring image)
+{
+	const char *i = (*env)->GetStringUTFChars(env, image, NULL);
+	if (!i)
+		return -ENOMEM;
+	int rc = rbd_remove(H2P(rados_ioctx_t, io), i);
+	(*env)->ReleaseStringUTFChars(env, image, i);
+	return rc;
+}
+
+static int no_progress(uint64_t offset, uint64_t total, void *arg)
+{
+	return 0;
+}
+
+/* rbd_snap_create2 without librbd's quiesce notification: the caller held and drained the writes itself. */
+static jint snap_create(JNIEnv *env, jclass cls, jlong img, jstring snap)
+{
+	const char *s = (*env)->GetStringUTFChars(env, snap, NULL);
+	if (!s)
+		return -ENOMEM;
+	int rc = rbd_snap_create2(H2P(rbd_image_t, img), s, RBD_SNAP_CREATE_SKIP_QUIESCE, no_progress, NULL);
+	(*env)->ReleaseStringUTFChars(env, snap, s);
+	return rc;
+}
+
+static jint snap_remove(JNIEnv *env, jclass cls, jlong img, jstring snap)
+{
+	const char *s = (*env)->GetStringUTFChars(env, snap, NULL);
+	if (!s)
+		return -ENOMEM;
+	int rc = rbd_snap_remove(H2P(rbd_image_t, img), s);
+	(*env)->ReleaseStringUTFChars(env, snap, s);
+	return rc;
+}
+
+/* rbd_clone3 of parent@snap into child in the same pool, clone format 2 (the parent snapshot needs no protect). */
+static jint clone_image(JNIEnv *env, jclass cls, jlong io, jstring parent, jstring snap, jstring child)
+{
+	const char *p = (*env)->GetStringUTFChars(env, parent, NULL);
+	const char *s = (*env)->GetStringUTFChars(env, snap, NULL);
+	const char *c = (*env)->GetStringUTFChars(env, child, NULL);
+	int rc = -ENOMEM;
+	if (p && s && c) {
+		rbd_image_options_t opts;
+		rbd_image_options_create(&opts);
+		rc = rbd_image_options_set_uint64(opts, RBD_IMAGE_OPTION_CLONE_FORMAT, 2);
+		if (rc == 0)
+			rc = rbd_clone3(H2P(rados_ioctx_t, io), p, s, H2P(rados_ioctx_t, io), c, opts);
+		rbd_image_options_destroy(opts);
+	}
+	if (p)
+		(*env)->ReleaseStringUTFChars(env, parent, p);
+	if (s)
+		(*env)->ReleaseStringUTFChars(env, snap, s);
+	if (c)
+		(*env)->ReleaseStringUTFChars(env, child, c);
+	return rc;
+}
+
+/* Copies C string src into out (as many bytes as fit): its length. */
+static jint copy_out(JNIEnv *env, const char *src, jbyteArray out)
+{
+	jsize n = (jsize)strlen(src);
+	jsize cap = (*env)->GetArrayLength(env, out);
+	(*env)->SetByteArrayRegion(env, out, 0, n < cap ? n : cap, (const jbyte *)src);
+	return n;
+}
+
+/* The image's id into id_out, then rbd_trash_move (no deferment): the id's length, or a negative errno. */
+static jint trash_move(JNIEnv *env, jclass cls, jlong io, jstring image, jbyteArray id_out)
+{
+	const char *i = (*env)->GetStringUTFChars(env, image, NULL);
+	if (!i)
+		return -ENOMEM;
+	rados_ioctx_t ioctx = H2P(rados_ioctx_t, io);
+	rbd_image_t img = NULL;
+	char id[128];
+	int rc = rbd_open_read_only(ioctx, i, &img, NULL);
+	if (rc == 0) {
+		rc = rbd_get_id(img, id, sizeof(id));
+		rbd_close(img);
+	}
+	if (rc == 0)
+		rc = rbd_trash_move(ioctx, i, 0);
+	(*env)->ReleaseStringUTFChars(env, image, i);
+	return rc < 0 ? rc : copy_out(env, id, id_out);
+}
+
+static jint trash_restore(JNIEnv *env, jclass cls, jlong io, jstring id, jstring image)
+{
+	const char *d = (*env)->GetStringUTFChars(env, id, NULL);
+	const char *i = (*env)->GetStringUTFChars(env, image, NULL);
+	int rc = d && i ? rbd_trash_restore(H2P(rados_ioctx_t, io), d, i) : -ENOMEM;
+	if (d)
+		(*env)->ReleaseStringUTFChars(env, id, d);
+	if (i)
+		(*env)->ReleaseStringUTFChars(env, image, i);
+	return rc;
+}
+
+static jint trash_remove(JNIEnv *env, jclass cls, jlong io, jstring id)
+{
+	const char *d = (*env)->GetStringUTFChars(env, id, NULL);
+	if (!d)
+		return -ENOMEM;
+	int rc = rbd_trash_remove(H2P(rados_ioctx_t, io), d, false);
+	(*env)->ReleaseStringUTFChars(env, id, d);
+	return rc;
+}
+
+/* Sets element k of a String[] (ignored past its end). */
+static void set_string(JNIEnv *env, jobjectArray a, size_t k, const char *v)
+{
+	if (a && k < (size_t)(*env)->GetArrayLength(env, a)) {
+		jstring s = (*env)->NewStringUTF(env, v);
+		(*env)->SetObjectArrayElement(env, a, (jsize)k, s);
+		(*env)->DeleteLocalRef(env, s);
+	}
+}
+
+/* The pool's images (rbd_list2) into names, as many as it holds: how many there are, or a negative errno. */
+static jint list_images(JNIEnv *env, jclass cls, jlong io, jobjectArray names)
+{
+	size_t max = (size_t)(*env)->GetArrayLength(env, names);
+	rbd_image_spec_t *specs = calloc(max ? max : 1, sizeof(*specs));
+	if (!specs)
+		return -ENOMEM;
+	size_t n = max;
+	int rc = rbd_list2(H2P(rados_ioctx_t, io), specs, &n);
+	if (rc == -ERANGE) {
+		free(specs);
+		return (jint)n;
+	}
+	if (rc >= 0) {
+		for (size_t k = 0; k < n; k++)
+			set_string(env, names, k, specs[k].name);
+		rbd_image_spec_list_cleanup(specs, n);
+	}
+	free(specs);
+	return rc < 0 ? rc : (jint)n;
+}
+
+/* The pool's trash (rbd_trash_list): ids and names, as many as the arrays hold; how many, or a negative errno. */
+static jint list_trash(JNIEnv *env, jclass cls, jlong io, jobjectArray ids, jobjectArray names)
+{
+	size_t max = (size_t)(*env)->GetArrayLength(env, ids);
+	rbd_trash_image_info_t *entries = calloc(max ? max : 1, sizeof(*entries));
+	if (!entries)
+		return -ENOMEM;
+	size_t n = max;
+	int rc = rbd_trash_list(H2P(rados_ioctx_t, io), entries, &n);
+	if (rc == -ERANGE) {
+		free(entries);
+		return (jint)n;
+	}
+	if (rc >= 0) {
+		for (size_t k = 0; k < n; k++) {
+			set_string(env, ids, k, entries[k].id);
+			set_string(env, names, k, entries[k].name);
+		}
+		rbd_trash_list_cleanup(entries, n);
+	}
+	free(entries);
+	return rc < 0 ? rc : (jint)n;
+}
+
+/* The image's user snapshots (rbd_snap_list) into names: how many there are, or a negative errno. */
+static jint list_snaps(JNIEnv *env, jclass cls, jlong io, jstring image, jobjectArray names)
+{
+	const char *i = (*env)->GetStringUTFChars(env, image, NULL);
+	if (!i)
+		return -ENOMEM;
+	rbd_image_t img = NULL;
+	int rc = rbd_open_read_only(H2P(rados_ioctx_t, io), i, &img, NULL);
+	(*env)->ReleaseStringUTFChars(env, image, i);
+	if (rc < 0)
+		return rc;
+	int max = 16;
+	rbd_snap_info_t *snaps = NULL;
+	for (;;) {
+		snaps = calloc((size_t)max, sizeof(*snaps));
+		if (!snaps) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = rbd_snap_list(img, snaps, &max);
+		if (rc != -ERANGE)
+			break;
+		free(snaps);
+		snaps = NULL;
+	}
+	if (rc >= 0) {
+		for (int k = 0; k < rc; k++)
+			set_string(env, names, (size_t)k, snaps[k].name);
+		rbd_snap_list_end(snaps);
+	}
+	free(snaps);
+	rbd_close(img);
+	return rc;
+}
+
+static int add_extent(uint64_t offset, size_t len, int exists, void *arg)
+{
+	if (exists)
+		*(uint64_t *)arg += len;
+	return 0;
+}
+
+/*
+ * Bytes of the objects image (at snapshot snap, when not NULL) has written itself: rbd_diff_iterate2 from its
+ * creation, whole objects, without the parent's (a fresh clone has none). A negative errno on failure.
+ */
+static jlong allocated_bytes(JNIEnv *env, jclass cls, jlong io, jstring image, jstring snap)
+{
+	const char *i = (*env)->GetStringUTFChars(env, image, NULL);
+	const char *s = snap ? (*env)->GetStringUTFChars(env, snap, NULL) : NULL;
+	rbd_image_t img = NULL;
+	uint64_t size = 0, sum = 0;
+	int rc = i ? rbd_open_read_only(H2P(rados_ioctx_t, io), i, &img, s) : -ENOMEM;
+	if (rc == 0) {
+		rc = rbd_get_size(img, &size);
+		if (rc == 0)
+			rc = rbd_diff_iterate2(img, NULL, 0, size, 0, 1, add_extent, &sum);
+		rbd_close(img);
+	}
+	if (i)
+		(*env)->ReleaseStringUTFChars(env, image, i);
+	if (s)
+		(*env)->ReleaseStringUTFChars(env, snap, s);
+	return rc < 0 ? rc : (jlong)sum;
+}
+
+/* rados_mon_command with one JSON command: the answer's length (its bytes into out, as many fit) or -errno. */
+static jint mon_command(JNIEnv *env, jclass cls, jlong cluster, jstring command, jbyteArray out)
+{
+	const char *c = (*env)->GetStringUTFChars(env, command, NULL);
+	if (!c)
+		return -ENOMEM;
+	const char *cmd[1] = { c };
+	char *outbuf = NULL, *outs = NULL;
+	size_t outlen = 0, outslen = 0;
+	int rc = rados_mon_command(H2P(rados_t, cluster), cmd, 1, "", 0, &outbuf, &outlen, &outs, &outslen);
+	(*env)->ReleaseStringUTFChars(env, command, c);
+	if (rc >= 0) {
+		jsize cap = (*env)->GetArrayLength(env, out);
+		(*env)->SetByteArrayRegion(env, out, 0, (jsize)outlen < cap ? (jsize)outlen : cap, (const jbyte *)outbuf);
+		rc = (int)outlen;
+	}
+	if (outbuf)
+		rados_buffer_free(outbuf);
+	if (outs)
+		rados_buffer_free(outs);
+	return rc;
+}
+
 static const JNINativeMethod methods[] = {
 	{ "abiVersion", "()I", (void *)abi_version },
 	{ "strerror", "(I)Ljava/lang/String;", (void *)str_error },
@@ -651,6 +915,18 @@ static const JNINativeMethod methods[] = {
 	{ "lockRelease", "(J)I", (void *)lock_release },
 	{ "lockOwned", "(J)I", (void *)lock_owned },
 	{ "lockBreakOthers", "(J)I", (void *)lock_break_others },
+	{ "remove", "(JLjava/lang/String;)I", (void *)remove_image },
+	{ "snapCreate", "(JLjava/lang/String;)I", (void *)snap_create },
+	{ "snapRemove", "(JLjava/lang/String;)I", (void *)snap_remove },
+	{ "clone", "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;)I", (void *)clone_image },
+	{ "trashMove", "(JLjava/lang/String;[B)I", (void *)trash_move },
+	{ "trashRestore", "(JLjava/lang/String;Ljava/lang/String;)I", (void *)trash_restore },
+	{ "trashRemove", "(JLjava/lang/String;)I", (void *)trash_remove },
+	{ "listImages", "(J[Ljava/lang/String;)I", (void *)list_images },
+	{ "listTrash", "(J[Ljava/lang/String;[Ljava/lang/String;)I", (void *)list_trash },
+	{ "listSnapshots", "(JLjava/lang/String;[Ljava/lang/String;)I", (void *)list_snaps },
+	{ "allocatedBytes", "(JLjava/lang/String;Ljava/lang/String;)J", (void *)allocated_bytes },
+	{ "monCommand", "(JLjava/lang/String;[B)I", (void *)mon_command },
 };
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)

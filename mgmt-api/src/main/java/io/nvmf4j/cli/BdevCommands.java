@@ -172,7 +172,7 @@ final class BdevCommands extends Group {
         }
     }
 
-    private static void putIfSet(ObjectNode body, String field, String value) {
+    static void putIfSet(ObjectNode body, String field, String value) {
         if (value != null) {
             body.put(field, value);
         }

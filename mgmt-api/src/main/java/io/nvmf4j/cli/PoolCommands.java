@@ -82,22 +82,52 @@ final class PoolCommands {
         }
 
         @Command(name = "create", description = {"Add an empty pool: a directory under storage.fileDirectories on a "
-            + "file system that reflinks (XFS with reflink=1, or btrfs).",
-            "Example: nvmfctl pool create p1 --path /srv/nvmf4j/p1"})
+            + "file system that reflinks (XFS with reflink=1, or btrfs), or (--rados-pool) a RADOS pool without images "
+            + "whose RBD images become the volumes.",
+            "Example: nvmfctl pool create p1 --path /srv/nvmf4j/p1",
+            "         nvmfctl pool create p2 --rados-pool vols --ceph-conf /etc/ceph/ceph.conf --client client.nvmf4j "
+                + "--keyring /etc/ceph/ceph.client.nvmf4j.keyring"})
         static final class Create extends ApiCommand {
             @Parameters(paramLabel = "POOL", description = "A name for it (letters, digits, '_', '-', '.').")
             String name;
 
-            @Option(names = "--path", required = true, paramLabel = "DIR", description = "Its directory (it exists).")
+            @Option(names = "--path", paramLabel = "DIR", description = "reflink-dir: its directory (it exists).")
             String path;
 
+            @Option(names = "--rados-pool", paramLabel = "POOL", description = "rbd: the RADOS pool (no images in it).")
+            String radosPool;
+
+            @Option(names = "--ceph-conf", paramLabel = "FILE", description = "rbd: the Ceph config file.")
+            String cephConf;
+
+            @Option(names = "--client", paramLabel = "client.NAME",
+                description = "rbd: the Ceph client (default client.admin).")
+            String client;
+
+            @Option(names = "--keyring", paramLabel = "FILE", description = "rbd: the client's keyring.")
+            String keyring;
+
             @Option(names = "--warn-percent", paramLabel = "N",
-                description = "Warn when the file system's use rises above N percent (default 85).")
+                description = "Warn when the pool's use rises above N percent (default 85).")
             Integer warnPercent;
 
             @Override
             public Integer call() {
-                ObjectNode body = object().put("name", name).put("kind", "reflink-dir").put("path", path);
+                if ((path == null) == (radosPool == null)) {
+                    throw CliException.usage("a pool needs --path (reflink-dir) or --rados-pool (rbd), one of them");
+                }
+                if (path != null && (cephConf != null || client != null || keyring != null)) {
+                    throw CliException.usage("--ceph-conf, --client and --keyring are for rbd pools (--rados-pool)");
+                }
+                ObjectNode body = object().put("name", name);
+                if (path != null) {
+                    body.put("kind", "reflink-dir").put("path", path);
+                } else {
+                    body.put("kind", "rbd").put("pool", radosPool);
+                    BdevCommands.putIfSet(body, "cephConf", cephConf);
+                    BdevCommands.putIfSet(body, "clientName", client);
+                    BdevCommands.putIfSet(body, "keyring", keyring);
+                }
                 if (warnPercent != null) {
                     body.put("warnPercent", warnPercent);
                 }

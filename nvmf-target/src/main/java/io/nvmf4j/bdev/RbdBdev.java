@@ -457,6 +457,25 @@ public final class RbdBdev extends AbstractBdev {
     }
 
     /**
+     * Takes RBD snapshot {@code snapshot} of the image on this client's handle (which owns the exclusive lock while
+     * it writes, so librbd need not ask another owner). The caller held and drained the writes.
+     */
+    public void createSnapshot(String snapshot) throws java.io.IOException {
+        int rc = withConn(c -> RbdNative.snapCreate(c.image, snapshot));
+        if (rc < 0) {
+            throw ioFailure("take snapshot " + snapshot + " of", rc);
+        }
+    }
+
+    /** Removes RBD snapshot {@code snapshot} of the image (one that is not there is removed already). */
+    public void removeSnapshot(String snapshot) throws java.io.IOException {
+        int rc = withConn(c -> RbdNative.snapRemove(c.image, snapshot));
+        if (rc < 0 && rc != -RbdNative.ENOENT) {
+            throw ioFailure("remove snapshot " + snapshot + " of", rc);
+        }
+    }
+
+    /**
      * Calls {@code listener} whenever another client notifies the image's header (before that client's notify
      * returns: it waits for the listener's {@code done}), after the watch was made again, and after a reconnect
      * (blocklisted). Watches the header from the first listener on.

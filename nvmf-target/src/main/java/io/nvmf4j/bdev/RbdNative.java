@@ -15,7 +15,7 @@ import io.nvmf4j.rdma.NativeLibraryLoader;
  */
 final class RbdNative {
     /** Must equal {@code NVMF4J_RBD_ABI_VERSION} in {@code nvmf4j_rbd.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 4;
+    static final int ABI_VERSION = 5;
     static final String NAME = "nvmf4j_rbd";
     /** Linux errno values librados and librbd return (negated). */
     static final int ENOENT = 2;
@@ -123,4 +123,28 @@ final class RbdNative {
     static native int lockOwned(long image);
     /** Breaks every other owner's exclusive lock (they are blocklisted): how many, or -errno. */
     static native int lockBreakOthers(long image);
+
+    // ------------------------------------------------------------------ pools of volumes (RbdPool)
+
+    /** rbd_remove: 0, -ENOENT, -ENOTEMPTY (it has snapshots), -EBUSY (open elsewhere), -errno. */
+    static native int remove(long ioctx, String image);
+    /** rbd_snap_create2 without librbd's quiesce notification (the caller held the writes): 0 or -errno. */
+    static native int snapCreate(long image, String snapshot);
+    static native int snapRemove(long image, String snapshot);
+    /** rbd_clone3 of {@code parent@snapshot} into {@code child} of the same pool, clone format 2: 0 or -errno. */
+    static native int clone(long ioctx, String parent, String snapshot, String child);
+    /** The image's id into {@code idOut}, then rbd_trash_move: the id's length or -errno. */
+    static native int trashMove(long ioctx, String image, byte[] idOut);
+    static native int trashRestore(long ioctx, String id, String image);
+    static native int trashRemove(long ioctx, String id);
+    /** The pool's image names into {@code names} as far as it holds them: how many there are, or -errno. */
+    static native int listImages(long ioctx, String[] names);
+    /** The pool's trash (ids, names) as far as the arrays hold them: how many entries, or -errno. */
+    static native int listTrash(long ioctx, String[] ids, String[] names);
+    /** The image's user snapshots into {@code names}: how many there are, or -errno. */
+    static native int listSnapshots(long ioctx, String image, String[] names);
+    /** Bytes of the objects the image (at {@code snapshot}, when not null) wrote itself, whole objects; or -errno. */
+    static native long allocatedBytes(long ioctx, String image, String snapshot);
+    /** A monitor command (JSON): the answer's length, its bytes into {@code out} as far as it holds them; -errno. */
+    static native int monCommand(long cluster, String command, byte[] out);
 }

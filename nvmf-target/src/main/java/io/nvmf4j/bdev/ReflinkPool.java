@@ -38,7 +38,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Control-plane threads only, serialised by the engine; every file is reached below the pool's directory without
  * symbolic links ({@link FileNative#openBeneath}).
  */
-public final class ReflinkPool {
+public final class ReflinkPool implements VolumeStore {
     private static final Logger LOG = LoggerFactory.getLogger(ReflinkPool.class);
     static final String VOLUME_SUFFIX = ".vol";
     static final String SNAPSHOT_SUFFIX = ".snap";
@@ -206,6 +206,7 @@ public final class ReflinkPool {
     /**
      * Opens volume {@code v}'s file as file bdev {@code bdevName} (thin unless thick), below this directory only.
      */
+    @Override
     public FileBdev openVolume(String bdevName, VolumeConfig v) {
         FileBdev d = FileBdev.open(bdevName, volumePath(v.name), v.blockSize, v.numBlocks, false,
             io.nvmf4j.config.BdevConfig.DEFAULT_IO_WORKERS, io.nvmf4j.config.BdevConfig.DEFAULT_IO_QUEUE_DEPTH,
@@ -215,6 +216,7 @@ public final class ReflinkPool {
     }
 
     /** Sets the size of a volume's file no bdev has open (a shrink, or a grow of a volume nobody opened). */
+    @Override
     public void setVolumeSize(String volume, long bytes) {
         String file = volumeFile(volume);
         int fd = openExisting(file);
@@ -276,10 +278,12 @@ public final class ReflinkPool {
     }
 
     /** Moves a volume's file to the trash (undone by {@link #restoreVolume}; gone at {@link #emptyTrash}). */
+    @Override
     public void trashVolume(String volume) {
         trash(volumeFile(volume));
     }
 
+    @Override
     public void restoreVolume(String volume) {
         restore(volumeFile(volume));
     }
@@ -293,6 +297,7 @@ public final class ReflinkPool {
     }
 
     /** Removes a volume's file now: the undo of a create or clone that was never committed. */
+    @Override
     public void discardVolume(String volume) {
         discard(volumeFile(volume));
     }

@@ -696,24 +696,11 @@ public final class ConfigValidator {
      * a client name, sane timeouts.
      */
     private static void validateRbdBdev(BdevConfig b, StorageConfig storage, String at, List<String> p) {
-        if (b.pool == null || b.pool.isBlank()) {
-            p.add(at + ".pool: missing for an rbd bdev (the RADOS pool holding the image)");
-        } else if (!RBD_NAME.matcher(b.pool).matches()) {
-            p.add(at + ".pool: must be 1..255 characters without '/', '@' or whitespace, got '" + b.pool + "'");
-        }
+        validateRbdConnection(b.pool, b.cephConf, b.clientName, b.keyring, storage, at, "an rbd bdev", p);
         if (b.image == null || b.image.isBlank()) {
             p.add(at + ".image: missing for an rbd bdev (the RBD image's name)");
         } else if (!RBD_NAME.matcher(b.image).matches()) {
             p.add(at + ".image: must be 1..255 characters without '/', '@' or whitespace, got '" + b.image + "'");
-        }
-        if (b.cephConf != null) {
-            FilePaths.validateCephPath(b.cephConf, storage, at + ".cephConf", p);
-        }
-        if (b.keyring != null) {
-            FilePaths.validateCephPath(b.keyring, storage, at + ".keyring", p);
-        }
-        if (b.clientName != null && !RBD_CLIENT.matcher(b.clientName).matches()) {
-            p.add(at + ".clientName: must be client.NAME (letters, digits, '.', '_', '-'), got '" + b.clientName + "'");
         }
         if (b.numBlocks < 0) {
             p.add(at + ".numBlocks: must not be negative");
@@ -730,6 +717,28 @@ public final class ConfigValidator {
         }
         if (b.path != null || b.directIo || b.ioWorkers != null || b.ioQueueDepth != null || b.ioEngine != null) {
             p.add(at + ": path, directIo, ioWorkers, ioQueueDepth and ioEngine belong to file bdevs, not rbd");
+        }
+    }
+
+    /**
+     * How an rbd bdev or an rbd pool ({@code what}) reaches its RADOS pool: the pool named as Ceph allows, the config
+     * and keyring under {@code storage.cephDirectories}, a client name of the form {@code client.NAME}.
+     */
+    static void validateRbdConnection(String pool, String cephConf, String clientName, String keyring,
+                                      StorageConfig storage, String at, String what, List<String> p) {
+        if (pool == null || pool.isBlank()) {
+            p.add(at + ".pool: missing for " + what + " (the RADOS pool)");
+        } else if (!RBD_NAME.matcher(pool).matches()) {
+            p.add(at + ".pool: must be 1..255 characters without '/', '@' or whitespace, got '" + pool + "'");
+        }
+        if (cephConf != null) {
+            FilePaths.validateCephPath(cephConf, storage, at + ".cephConf", p);
+        }
+        if (keyring != null) {
+            FilePaths.validateCephPath(keyring, storage, at + ".keyring", p);
+        }
+        if (clientName != null && !RBD_CLIENT.matcher(clientName).matches()) {
+            p.add(at + ".clientName: must be client.NAME (letters, digits, '.', '_', '-'), got '" + clientName + "'");
         }
     }
 

@@ -69,9 +69,10 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
     public static final EngineCapabilities JAVA = new EngineCapabilities("java",
         Set.of("malloc", "null", "file", "error", "rbd"), List.of("tcp", "rdma"),
         Set.of(ListenerConfig.SECURE_NONE, ListenerConfig.SECURE_OPTIONAL, ListenerConfig.SECURE_REQUIRED),
-        EnumSet.allOf(AnaState.class), Set.copyOf(NamespaceConfig.RESERVATIONS), Set.of(PoolConfig.KIND_REFLINK_DIR),
-        EnumSet.allOf(Feature.class), Map.of("pool." + PoolConfig.KIND_LVOL, "lvol pools (SPDK's lvol store) are spdk"
-            + " engine only; the java engine's pools are reflink-dir: use kind reflink-dir or engine spdk"));
+        EnumSet.allOf(AnaState.class), Set.copyOf(NamespaceConfig.RESERVATIONS),
+        Set.of(PoolConfig.KIND_REFLINK_DIR, PoolConfig.KIND_RBD), EnumSet.allOf(Feature.class),
+        Map.of("pool." + PoolConfig.KIND_LVOL, "lvol pools (SPDK's lvol store) are spdk engine only; the java engine's"
+            + " pools are reflink-dir or rbd: use one of those kinds or engine spdk"));
 
     /** The spdk engine: SPDK's NVMe-oF target inside the JVM (spdk-jni), as spdk-jni/spdk-build.sh builds it. */
     public static final EngineCapabilities SPDK = new EngineCapabilities("spdk",
@@ -82,6 +83,9 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         Map.ofEntries(
             Map.entry("pool." + PoolConfig.KIND_REFLINK_DIR, "reflink-dir pools are java engine only; the spdk engine's"
                 + " pools are SPDK lvol stores: use kind lvol or engine java"),
+            Map.entry("pool." + PoolConfig.KIND_RBD, "rbd pools are java engine only (spdk-jni's SPDK is built"
+                + " without its rbd module); the spdk engine's pools are SPDK lvol stores: use kind lvol or engine"
+                + " java"),
             Map.entry(Feature.QOS_PER_HOST.name(), "QoS per host is java engine only: SPDK's bdev QoS limits a"
                 + " bdev's I/O whichever host sends it; use engine java"),
             Map.entry(Feature.QOS_GROUPS.name(), "QoS groups are java engine only: SPDK's bdev QoS limits each bdev"

@@ -18,6 +18,10 @@ import java.util.List;
  * {@link #baseBdev} (malloc or file), with clusters of {@link #clusterSize} bytes; volumes, snapshots
  * ({@code <volume>@<snapshot>}) and clones are the store's lvols, thin unless thick.
  *
+ * <p>The java engine's other kind is {@value #KIND_RBD}: a RADOS pool {@link #pool} of a Ceph cluster, reached as an
+ * rbd bdev reaches it ({@link #cephConf}, {@link #clientName}, {@link #keyring}); a volume is an RBD image named like
+ * it (thin), a snapshot an RBD snapshot of that image, a clone an RBD clone (format 2) of a snapshot.
+ *
  * <p>The document is the truth about what the pool holds: at start a file of the pool's naming that the document
  * does not name (left by a create, snapshot or clone whose document change was never committed, or by a delete
  * whose file removal did not finish) is removed and logged; a volume file shorter or longer than the document's size
@@ -30,8 +34,10 @@ public final class PoolConfig {
     public static final String KIND_REFLINK_DIR = "reflink-dir";
     /** The spdk engine's pool: an SPDK lvol store on a bdev of the document. */
     public static final String KIND_LVOL = "lvol";
+    /** The java engine's pool on Ceph: a RADOS pool whose volumes are RBD images. */
+    public static final String KIND_RBD = "rbd";
     /** The kinds a document may name, in the order messages list them. */
-    public static final java.util.List<String> KINDS = java.util.List.of(KIND_REFLINK_DIR, KIND_LVOL);
+    public static final java.util.List<String> KINDS = java.util.List.of(KIND_REFLINK_DIR, KIND_LVOL, KIND_RBD);
     /** {@code lvol}: the cluster size when none is given (SPDK's own default). */
     public static final long DEFAULT_CLUSTER_SIZE = 4L << 20;
     public static final long MIN_CLUSTER_SIZE = 4096;
@@ -42,12 +48,23 @@ public final class PoolConfig {
 
     /** Its name: letters, digits, '.', '_', '-' (as a bdev's), unique among pools. */
     public String name;
-    /** How it keeps volumes: {@value #KIND_REFLINK_DIR} (java engine) or {@value #KIND_LVOL} (spdk engine). */
+    /**
+     * How it keeps volumes: {@value #KIND_REFLINK_DIR} or {@value #KIND_RBD} (java engine), {@value #KIND_LVOL} (spdk
+     * engine).
+     */
     public String kind = KIND_REFLINK_DIR;
     /** {@code reflink-dir}: the absolute directory, under one of {@code storage.fileDirectories}. */
     public String path;
     /** {@code lvol}: the bdev of the document the lvol store lives on (malloc or file; no namespace uses it). */
     public String baseBdev;
+    /** {@code rbd}: the RADOS pool whose RBD images are the volumes (no other image may be in it). */
+    public String pool;
+    /** {@code rbd}: the Ceph config file, under {@code storage.cephDirectories}; null: Ceph's default search. */
+    public String cephConf;
+    /** {@code rbd}: the Ceph client ("client.NAME"; null: {@value BdevConfig#DEFAULT_RBD_CLIENT}). */
+    public String clientName;
+    /** {@code rbd}: the keyring with the client's key, under {@code storage.cephDirectories}. */
+    public String keyring;
     /**
      * {@code lvol}: bytes per cluster, the unit volumes are allocated and sized in; a power of two,
      * {@value #MIN_CLUSTER_SIZE}..{@value #MAX_CLUSTER_SIZE}; null: {@value #DEFAULT_CLUSTER_SIZE}.
@@ -72,6 +89,10 @@ public final class PoolConfig {
 
     public long clusterSizeOrDefault() {
         return clusterSize == null ? DEFAULT_CLUSTER_SIZE : clusterSize;
+    }
+
+    public String clientNameOrDefault() {
+        return clientName == null ? BdevConfig.DEFAULT_RBD_CLIENT : clientName;
     }
 
     public int warnPercentOrDefault() {

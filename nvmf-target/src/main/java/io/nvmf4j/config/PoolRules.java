@@ -78,6 +78,10 @@ public final class PoolRules {
             }
             if (PoolConfig.KIND_LVOL.equals(pool.kind)) {
                 validateLvol(c, i, at, p);
+            } else if (PoolConfig.KIND_RBD.equals(pool.kind)) {
+                validateRbd(c, i, at, p);
+            } else if (pool.pool != null || pool.cephConf != null || pool.clientName != null || pool.keyring != null) {
+                p.add(at + ": pool, cephConf, clientName and keyring belong to rbd pools, not " + pool.kind);
             } else if (pool.path == null) {
                 p.add(at + ".path: missing (the pool's directory)");
             } else {
@@ -139,6 +143,59 @@ public final class PoolRules {
             }
         }
     }
+
+    /**
+     * An rbd pool: reached as an rbd bdev reaches its pool ({@link ConfigValidator#validateRbdConnection}); no path,
+     * base bdev or cluster size; no other rbd pool of the document on the same RADOS pool of the same cluster (the
+     * images are the volumes, named like them); its volumes thin (RBD allocates objects as they are written) and
+     * its snapshots outside groups (see {@link #RBD_GROUP_REFUSAL}).
+     */
+    private static void validateRbd(TargetConfig c, int i, String at, List<String> p) {
+        PoolConfig pool = c.pools.get(i);
+        ConfigValidator.validateRbdConnection(pool.pool, pool.cephConf, pool.clientName, pool.keyring, c.storage, at,
+            "an rbd pool", p);
+        if (pool.path != null || pool.baseBdev != null || pool.clusterSize != null) {
+            p.add(at + ": path, baseBdev and clusterSize do not belong to an rbd pool (it lives in RADOS pool 'pool')");
+        }
+        for (int j = 0; j < i; j++) {
+            PoolConfig o = c.pools.get(j);
+            if (o != null && PoolConfig.KIND_RBD.equals(o.kind) && pool.pool != null && pool.pool.equals(o.pool)
+                && java.util.Objects.equals(pool.cephConf, o.cephConf)) {
+                p.add(at + ".pool: RADOS pool '" + pool.pool + "' holds pool '" + o.name + "' already");
+            }
+        }
+        if (pool.volumes == null) {
+            return;
+        }
+        for (int j = 0; j < pool.volumes.size(); j++) {
+            VolumeConfig v = pool.volumes.get(j);
+            if (v != null && v.thick) {
+                p.add(at + ".volumes[" + j + "].thick: " + RBD_THICK_REFUSAL);
+            }
+            for (int k = 0; v != null && v.snapshots != null && k < v.snapshots.size(); k++) {
+                SnapshotConfig s = v.snapshots.get(k);
+                if (s != null && s.group != null) {
+                    p.add(at + ".volumes[" + j + "].snapshots[" + k + "].group: " + RBD_GROUP_REFUSAL);
+                }
+            }
+        }
+    }
+
+    /** Why an rbd pool has no thick volumes. */
+    public static final String RBD_THICK_REFUSAL = "an rbd pool's volumes are thin: RBD allocates an image's objects"
+        + " as they are written, and a full write of every block to make one thick is not done here; leave thick out";
+
+    /**
+     * Why an rbd pool takes no group snapshots. RBD's group snapshot (rbd_group_snap_create) makes each image's
+     * snapshot in the group snapshot namespace, and Ceph 16 (Pacific)'s librbd clones only user-namespace
+     * snapshots, by name (rbd_clone3; cloning by snapshot id, rbd_clone4, came later), and removes a group's image
+     * snapshots only all together (rbd_group_snap_remove), while a snapshot here is cloned and deleted on its own;
+     * an image also belongs to at most one RBD group.
+     */
+    public static final String RBD_GROUP_REFUSAL = "an rbd pool takes no group snapshots: RBD's group snapshot"
+        + " (rbd_group_snap_create) puts each image's snapshot in the group namespace, which this Ceph's librbd can"
+        + " neither clone (rbd_clone3 takes user snapshots only) nor delete one image at a time; snapshot each volume"
+        + " on its own";
 
     /** No two pools in one directory or one inside another, and no file bdev inside a pool's directory. */
     private static void sharedDirectory(TargetConfig c, int i, String at, List<String> p) {

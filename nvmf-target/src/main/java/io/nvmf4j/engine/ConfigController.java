@@ -579,6 +579,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             long blocks = PoolDocument.blocks(r.size(), bs);
             VolumeConfig v = new VolumeConfig(r.name(), bs, blocks);
             v.thick = Boolean.TRUE.equals(r.thick());
+            PoolDocument.checkThick(p, v.thick);
             if (v.thick) {
                 long free = engine.poolInfo(p).free();
                 if (blocks * bs > free) {
@@ -678,6 +679,9 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         }
         if (volumes.stream().distinct().count() != volumes.size()) {
             throw ControlException.invalid("volumes: a volume is named twice: " + volumes);
+        }
+        synchronized (engine) {
+            PoolDocument.checkGroupSnapshot(PoolDocument.pool(doc.get(), pool));
         }
         return snapshot(pool, volumes, name, name);
     }

@@ -573,6 +573,15 @@ public final class JavaEngine implements Engine {
         return pools.allocatedBytes(pool, volume, snapshot);
     }
 
+    /**
+     * What the start found in rbd pool {@code pool}: images and snapshots the document names that the RADOS pool
+     * lacks, those it holds that the document does not name, and images brought back from RBD's trash; null for a
+     * pool of another kind or added since.
+     */
+    public synchronized io.nvmf4j.bdev.RbdPool.Reconciled rbdReconciled(String pool) {
+        return pools.rbdReconciled(pool);
+    }
+
     @Override
     public synchronized void settle() {
         pools.settle();
@@ -1056,6 +1065,7 @@ public final class JavaEngine implements Engine {
                 LOG.warn("closing bdev {}: {}", b.name(), e.toString());
             }
         }
+        pools.close();
         LOG.info("target stopped");
     }
 }

@@ -25,7 +25,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The java engine's pools ({@link ReflinkPool}) and the volumes it serves from them: each volume is open as a
+ * The java engine's pools ({@link ReflinkPool}; rbd pools through {@link RbdVolumes}) and the volumes it serves from them: each volume is open as a
  * {@link FileBdev} named {@code <pool>/<volume>} in the engine's bdevs, so a namespace uses it like any bdev. Called
  * by {@link JavaEngine} holding its monitor.
  *
@@ -66,9 +66,17 @@ final class JavaPools {
 
     private final Engine engine;
     private final Map<String, ReflinkPool> pools = new LinkedHashMap<>();
+    /** The pools of kind rbd, which every call below hands over to. */
+    private final RbdVolumes rbd;
 
     JavaPools(Engine engine) {
         this.engine = engine;
+        this.rbd = new RbdVolumes(engine, this);
+    }
+
+    /** What the start found in rbd pool {@code pool} against the document (null for another kind or a new pool). */
+    io.nvmf4j.bdev.RbdPool.Reconciled rbdReconciled(String pool) {
+        return rbd.reconciled(pool);
     }
 
     /**
@@ -77,6 +85,10 @@ final class JavaPools {
      */
     void open(TargetConfig c) {
         for (PoolConfig p : c.pools) {
+            if (PoolConfig.KIND_RBD.equals(p.kind)) {
+                rbd.open(p);
+                continue;
+            }
             ReflinkPool pool = ReflinkPool.open(p.name, Path.of(p.path), p.warnPercentOrDefault());
             pools.put(p.name, pool);
             ReflinkPool.Reconciled r = pool.reconcile(p);
@@ -93,6 +105,10 @@ final class JavaPools {
     }
 
     void addPool(PoolConfig p) {
+        if (PoolConfig.KIND_RBD.equals(p.kind)) {
+            rbd.addPool(p);
+            return;
+        }
         ReflinkPool pool = call(() -> ReflinkPool.open(p.name, Path.of(p.path), p.warnPercentOrDefault()), "path");
         List<String> theirs = pool.poolFiles();
         if (!theirs.isEmpty()) {
@@ -104,10 +120,17 @@ final class JavaPools {
     }
 
     void removePool(PoolConfig p) {
+        if (rbd.has(p.name)) {
+            rbd.removePool(p);
+            return;
+        }
         pools.remove(p.name);
     }
 
     PoolInfo info(PoolConfig p) {
+        if (rbd.has(p.name)) {
+            return rbd.info(p);
+        }
         ReflinkPool pool = pool(p.name);
         ReflinkPool.Capacity c = call(pool::capacity, "path");
         return new PoolInfo(p.name, p.kind, p.path, c.size(), c.used(), c.free(), p.warnPercentOrDefault(),
@@ -115,6 +138,10 @@ final class JavaPools {
     }
 
     void createVolume(String poolName, VolumeConfig v) {
+        if (rbd.has(poolName)) {
+            rbd.createVolume(poolName, v);
+            return;
+        }
         ReflinkPool pool = pool(poolName);
         call(() -> {
             pool.createVolume(v);
@@ -125,6 +152,10 @@ final class JavaPools {
     }
 
     void cloneSnapshot(String poolName, String volume, String snapshot, VolumeConfig clone) {
+        if (rbd.has(poolName)) {
+            rbd.cloneSnapshot(poolName, volume, snapshot, clone);
+            return;
+        }
         ReflinkPool pool = pool(poolName);
         call(() -> {
             pool.cloneSnapshot(volume, snapshot, clone.name);
@@ -133,24 +164,24 @@ final class JavaPools {
         openOrDiscard(poolName, clone);
     }
 
-    private void openOrDiscard(String poolName, VolumeConfig v) {
+    /** Opens a volume just made; when it cannot open, removes it again (invalid, with the reason). */
+    void openOrDiscard(String poolName, VolumeConfig v) {
         try {
             openVolume(poolName, v);
         } catch (BdevException e) {
-            pool(poolName).trashVolume(v.name);
-            pool(poolName).emptyTrash();
+            store(poolName).discardVolume(v.name);
             throw ControlException.invalid(e.getMessage());
         }
     }
 
-    private void openVolume(String poolName, VolumeConfig v) {
+    void openVolume(String poolName, VolumeConfig v) {
         String bdev = VolumeConfig.bdevName(poolName, v.name);
-        engine.bdevs().put(bdev, pool(poolName).openVolume(bdev, v));
+        engine.bdevs().put(bdev, store(poolName).openVolume(bdev, v));
     }
 
     /**
      * A grow runs live on the open bdev (hosts told); a shrink (no namespace uses the volume) closes the bdev, sets
-     * the file's size and opens it again.
+     * the medium's size and opens it again.
      */
     void resizeVolume(TargetConfig next, String poolName, VolumeConfig v, long numBlocks) {
         String bdev = VolumeConfig.bdevName(poolName, v.name);
@@ -160,7 +191,7 @@ final class JavaPools {
         }
         engine.close(bdev);
         try {
-            pool(poolName).setVolumeSize(v.name, numBlocks * v.blockSize);
+            store(poolName).setVolumeSize(v.name, numBlocks * v.blockSize);
         } catch (BdevException e) {
             openVolume(poolName, v);
             throw ControlException.invalid(e.getMessage());
@@ -170,13 +201,16 @@ final class JavaPools {
 
     /**
      * Closes the volume's bdev first (conflict, nothing changed, while a removed namespace's commands still run on
-     * it), then moves its file to the trash; the bdev opens again when that fails.
+     * it), then moves its medium to the pool's trash; the bdev opens again when that fails.
      */
     void deleteVolume(String poolName, String volume) {
         VolumeConfig v = engine.document().pool(poolName).volume(volume);
+        if (rbd.has(poolName)) {
+            rbd.beforeDelete(poolName, volume);
+        }
         engine.close(VolumeConfig.bdevName(poolName, volume));
         try {
-            pool(poolName).trashVolume(volume);
+            store(poolName).trashVolume(volume);
         } catch (BdevException e) {
             openVolume(poolName, v);
             throw ControlException.invalid("name: " + e.getMessage());
@@ -184,36 +218,54 @@ final class JavaPools {
     }
 
     void deleteSnapshot(String poolName, String volume, String snapshot) {
+        if (rbd.has(poolName)) {
+            rbd.deleteSnapshot(poolName, volume, snapshot);
+            return;
+        }
         call(() -> {
             pool(poolName).trashSnapshot(volume, snapshot);
             return null;
         }, "name");
     }
 
-    /** The undo of a create or clone: closes the volume's bdev and removes its file now. */
+    /** The undo of a create or clone: closes the volume's bdev and removes its medium now. */
     void discardVolume(String poolName, String volume) {
         engine.close(VolumeConfig.bdevName(poolName, volume));
-        pool(poolName).discardVolume(volume);
+        store(poolName).discardVolume(volume);
     }
 
-    /** The undo of a delete: the volume's file comes back from the trash and opens again. */
+    /** The undo of a delete: the volume comes back from the pool's trash and opens again. */
     void restoreVolume(String poolName, VolumeConfig v) {
-        pool(poolName).restoreVolume(v.name);
+        store(poolName).restoreVolume(v.name);
         openVolume(poolName, v);
     }
 
     void discardSnapshots(String poolName, List<String> volumes, String snapshot) {
+        if (rbd.has(poolName)) {
+            rbd.discardSnapshots(poolName, volumes, snapshot);
+            return;
+        }
         for (String v : volumes) {
             pool(poolName).discardSnapshot(v, snapshot);
         }
     }
 
     void restoreSnapshot(String poolName, String volume, String snapshot) {
+        if (rbd.has(poolName)) {
+            rbd.restoreSnapshot(poolName, volume, snapshot);
+            return;
+        }
         pool(poolName).restoreSnapshot(volume, snapshot);
+    }
+
+    /** Closes the rbd pools' clients (the engine stops; the volumes' bdevs are closed by it). */
+    void close() {
+        rbd.close();
     }
 
     /** Empties every pool's trash: the deletes committed so far are durable. */
     void settle() {
+        rbd.settle();
         for (ReflinkPool p : pools.values()) {
             List<String> removed = p.emptyTrash();
             if (!removed.isEmpty()) {
@@ -223,6 +275,9 @@ final class JavaPools {
     }
 
     long allocatedBytes(String poolName, String volume, String snapshot) {
+        if (rbd.has(poolName)) {
+            return rbd.allocatedBytes(poolName, volume, snapshot);
+        }
         ReflinkPool pool = pool(poolName);
         if (snapshot == null && engine.bdevs().get(VolumeConfig.bdevName(poolName, volume)) instanceof FileBdev f) {
             return f.allocatedBytes();
@@ -236,39 +291,57 @@ final class JavaPools {
      * nanoseconds (0 when no namespace uses them). A failure before the copies are all made removes those made.
      */
     long snapshot(String poolName, List<String> volumes, String snapshot) {
+        if (rbd.has(poolName)) {
+            return rbd.snapshot(poolName, volumes, snapshot);
+        }
         ReflinkPool pool = pool(poolName);
-        List<FileBdev> devices = new ArrayList<>();
+        List<String> made = new ArrayList<>();
+        return withWritesHeld(poolName, volumes, snapshot, devices -> {
+            try {
+                for (int i = 0; i < volumes.size(); i++) {
+                    FileBdev d = (FileBdev) devices.get(i);
+                    int synced = d.sync();
+                    if (synced != NvmeStatus.SUCCESS) {
+                        throw ControlException.conflict("volume " + volumes.get(i) + ": its data could not be synced"
+                            + " before the snapshot (the device reports write faults now)");
+                    }
+                    String v = volumes.get(i);
+                    call(() -> {
+                        pool.snapshot(d, v, snapshot);
+                        return null;
+                    }, "name");
+                    made.add(v);
+                }
+            } catch (RuntimeException e) {
+                for (String v : made) {
+                    pool.trashSnapshot(v, snapshot);
+                }
+                pool.emptyTrash();
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * Runs {@code take} on the bdevs of {@code volumes} (in their order) with the writes to every namespace on them
+     * held and the commands already on the devices completed, then lets the held writes run on in their order; the
+     * pause in nanoseconds (0, and nothing held, when no namespace uses them), logged. Every pool kind's snapshot
+     * runs inside this one hold.
+     */
+    long withWritesHeld(String poolName, List<String> volumes, String snapshot,
+                        java.util.function.Consumer<List<BlockDevice>> take) {
+        List<BlockDevice> devices = new ArrayList<>();
         List<Namespace> held = new ArrayList<>();
         for (String v : volumes) {
-            FileBdev d = (FileBdev) engine.bdevs().get(VolumeConfig.bdevName(poolName, v));
+            BlockDevice d = engine.bdevs().get(VolumeConfig.bdevName(poolName, v));
             devices.add(d);
             held.addAll(engine.namespacesOn(d));
         }
         long start = System.nanoTime();
         held.forEach(Namespace::holdWrites);
-        List<String> made = new ArrayList<>();
         try {
             drain(held);
-            for (int i = 0; i < volumes.size(); i++) {
-                FileBdev d = devices.get(i);
-                int synced = d.sync();
-                if (synced != NvmeStatus.SUCCESS) {
-                    throw ControlException.conflict("volume " + volumes.get(i) + ": its data could not be synced"
-                        + " before the snapshot (the device reports write faults now)");
-                }
-                String v = volumes.get(i);
-                call(() -> {
-                    pool.snapshot(d, v, snapshot);
-                    return null;
-                }, "name");
-                made.add(v);
-            }
-        } catch (RuntimeException e) {
-            for (String v : made) {
-                pool.trashSnapshot(v, snapshot);
-            }
-            pool.emptyTrash();
-            throw e;
+            take.accept(devices);
         } finally {
             for (Namespace ns : held) {
                 ns.resumeWrites().forEach(Runnable::run);
@@ -299,6 +372,11 @@ final class JavaPools {
         }
     }
 
+    /** Pool {@code name}'s volumes' medium, whichever its kind. */
+    private io.nvmf4j.bdev.VolumeStore store(String name) {
+        return rbd.has(name) ? rbd.pool(name) : pool(name);
+    }
+
     private ReflinkPool pool(String name) {
         ReflinkPool p = pools.get(name);
         if (p == null) {
@@ -308,7 +386,7 @@ final class JavaPools {
     }
 
     /** Runs a pool operation; its refusal becomes invalid, naming {@code field} unless it names itself. */
-    private static <T> T call(java.util.function.Supplier<T> op, String field) {
+    static <T> T call(java.util.function.Supplier<T> op, String field) {
         try {
             return op.get();
         } catch (BdevException e) {

@@ -121,9 +121,55 @@ class PoolConfigTest {
             .contains("pools[0].warnPercent: must be 1..100")
             .contains("pools[1].name: duplicate pool name 'p0'")
             .contains("pools[1].path:").contains("overlaps pool 'p0'")
-            .contains("pools[2].kind: must be one of [reflink-dir, lvol], got 'zfs'")
+            .contains("pools[2].kind: must be one of [reflink-dir, lvol, rbd], got 'zfs'")
             .contains("pools[2].path: /etc is outside storage.fileDirectories")
             .contains("pools[0].path: file bdev 'f'")
             .contains("namespaces[0].bdev: no bdev named 'p0/zz'");
+    }
+
+    /** An rbd pool: its RADOS pool reached as an rbd bdev's (the same rules), thin volumes, no group snapshots. */
+    @Test
+    void anRbdPoolIsCheckedAsAnRbdBdevsConnectionWithThinVolumesAndNoGroupSnapshots() throws IOException {
+        TargetConfig c = document();
+        c.storage.cephDirectories = new java.util.ArrayList<>(java.util.List.of(dir.toString()));
+        PoolConfig p = c.pools.get(0);
+        p.kind = PoolConfig.KIND_RBD;
+        p.path = null;
+        p.pool = "rbd";
+        p.cephConf = dir.resolve("ceph.conf").toString();
+        p.clientName = "client.gw";
+        ConfigValidator.validate(c);
+        TargetConfig back = ConfigStore.parse(ConfigStore.toJson(c));
+        assertThat(back.pools.get(0).pool).isEqualTo("rbd");
+
+        p.volumes.get(0).thick = true;
+        p.volumes.get(0).snapshots.get(0).group = "g";
+        p.keyring = "/etc/ceph/keyring";
+        p.clientName = "gw";
+        p.path = dir.toString();
+        PoolConfig twin = new PoolConfig();
+        twin.name = "p1";
+        twin.kind = PoolConfig.KIND_RBD;
+        twin.pool = "rbd";
+        twin.cephConf = p.cephConf;
+        c.pools.add(twin);
+        PoolConfig noPool = new PoolConfig();
+        noPool.name = "p2";
+        noPool.kind = PoolConfig.KIND_RBD;
+        c.pools.add(noPool);
+        PoolConfig reflink = new PoolConfig("p3", PoolConfig.KIND_REFLINK_DIR, dir.resolve("r").toString());
+        reflink.pool = "rbd";
+        c.pools.add(reflink);
+        assertThat(Refusals.problems(c))
+            .contains("pools[0].volumes[0].thick: an rbd pool's volumes are thin")
+            .contains("pools[0].volumes[0].snapshots[0].group: an rbd pool takes no group snapshots")
+            .contains("pools[0].keyring: /etc/ceph/keyring")
+            .contains("pools[0].clientName: must be client.NAME")
+            .contains("pools[0]: path, baseBdev and clusterSize do not belong to an rbd pool")
+            .contains("pools[1].pool: RADOS pool 'rbd' holds pool 'p0' already")
+            .contains("pools[2].pool: missing for an rbd pool")
+            .contains("pools[3]: pool, cephConf, clientName and keyring belong to rbd pools, not reflink-dir");
+        c.engine = "spdk";
+        assertThat(Refusals.problems(c)).contains("pools[1].kind: rbd pools are java engine only");
     }
 }

@@ -6,7 +6,9 @@ import io.nvmf4j.testhost.NvmeHost;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -70,6 +72,34 @@ public final class StampedWrites {
         while (n.get() < target) {
             assertThat(System.nanoTime() - deadline).as("waiting for %d writes, %d done", target, n.get()).isNegative();
             Thread.sleep(1);
+        }
+    }
+
+    /** A queue writing stamped blocks one after another from byte {@code base} until stopped (or {@code max}). */
+    public static final class Writer {
+        /** Writes acknowledged so far. */
+        public final AtomicLong acknowledged = new AtomicLong();
+        private final AtomicBoolean stop = new AtomicBoolean();
+        private final CompletableFuture<Void> done;
+
+        private Writer(NvmeHost queue, int nsid, int blockSize, long base, long max) {
+            done = CompletableFuture.runAsync(() -> {
+                for (long k = 0; !stop.get() && k < max; k++) {
+                    Completion w = queue.write(nsid, (base + k * STAMP) / blockSize, stamp(k));
+                    assertThat(w.ok()).as("stamped write %d: %s", k, w).isTrue();
+                    acknowledged.set(k + 1);
+                }
+            });
+        }
+
+        public static Writer start(NvmeHost queue, int nsid, int blockSize, long base, long max) {
+            return new Writer(queue, nsid, blockSize, base, max);
+        }
+
+        /** Stops it and waits (at most 60 s) for its last write. */
+        public void stop() throws Exception {
+            stop.set(true);
+            done.get(60, TimeUnit.SECONDS);
         }
     }
 }

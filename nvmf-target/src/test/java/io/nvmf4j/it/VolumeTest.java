@@ -24,7 +24,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static io.nvmf4j.it.StampedWrites.STAMP;
@@ -95,23 +94,14 @@ class VolumeTest {
 
             // a second queue writes stamped blocks one after another while the snapshot is taken
             long stampBase = 64L << 20;
-            AtomicBoolean stop = new AtomicBoolean();
-            AtomicLong acknowledged = new AtomicLong();
-            NvmeHost writerQueue = c.io(1);
-            CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
-                for (long k = 0; !stop.get(); k++) {
-                    Completion w = writerQueue.write(7, (stampBase + k * STAMP) / BS, stamp(k));
-                    assertThat(w.ok()).as("stamped write %d: %s", k, w).isTrue();
-                    acknowledged.set(k + 1);
-                }
-            });
+            StampedWrites.Writer writer = StampedWrites.Writer.start(c.io(1), 7, BS, stampBase, Long.MAX_VALUE);
+            AtomicLong acknowledged = writer.acknowledged;
             awaitAtLeast(acknowledged, 50);
             long before = acknowledged.get();
             SnapshotTaken snap = t.nvmf().createSnapshot("p0", "vol1", "s1");
             long after = acknowledged.get();
             awaitAtLeast(acknowledged, after + 20);
-            stop.set(true);
-            writer.get(30, TimeUnit.SECONDS);
+            writer.stop();
             System.out.printf("snapshot s1 under writes: writes held for %d us; %d stamped writes acknowledged before,"
                 + " %d after it returned%n", TimeUnit.NANOSECONDS.toMicros(snap.pauseNanos()), before, after);
             assertThat(snap.pauseNanos()).as("the namespace's writes were held").isPositive();

@@ -13,12 +13,16 @@ class JavaEngineCapabilitiesTest {
         assertThat(EngineCapabilities.JAVA.transports()).isEqualTo(TransportRegistry.builtIn().names());
     }
 
-    /** Every capability but the spdk engine's pool kind (SPDK's lvol store), which it refuses with its reason. */
+    /**
+     * Every capability but the spdk engine's pool kind (SPDK's lvol store), which it refuses with its reason; its
+     * own pool kinds are reflink-dir and rbd.
+     */
     @Test
     void itHasEveryCapabilityAndRefusesOnlyTheLvolPoolKind() {
         assertThat(EngineCapabilities.JAVA.features()).containsExactlyInAnyOrder(EngineCapabilities.Feature.values());
         assertThat(EngineCapabilities.JAVA.refusals()).containsOnlyKeys("pool." + PoolConfig.KIND_LVOL);
-        assertThat(EngineCapabilities.JAVA.poolKinds()).containsExactly(PoolConfig.KIND_REFLINK_DIR);
+        assertThat(EngineCapabilities.JAVA.poolKinds()).containsExactlyInAnyOrder(PoolConfig.KIND_REFLINK_DIR,
+            PoolConfig.KIND_RBD);
         assertThat(EngineCapabilities.JAVA.bdevTypes()).contains("error", "rbd");
     }
 }

@@ -111,6 +111,47 @@ public final class CephCluster implements BeforeAllCallback, AutoCloseable {
         return cmd;
     }
 
+    /**
+     * Starts a manager ({@code ceph-mgr}, once) for the tests that read the pools' figures: the monitors' {@code df}
+     * comes from the manager's statistics, which the one-monitor, one-OSD cluster has none of without it. Its pid
+     * file lies with the cluster's daemons, so the cluster's stop stops it too.
+     */
+    public void ensureManager() throws IOException, InterruptedException {
+        synchronized (LOCK) {
+            Path data = dir.resolve("mgr.x");
+            if (Files.isDirectory(data)) {
+                return;
+            }
+            Files.createDirectories(data);
+            ceph("auth", "get-or-create", "mgr.x", "mon", "allow profile mgr", "osd", "allow *", "-o",
+                data.resolve("keyring").toString());
+            run(new String[] {"ceph-mgr", "-c", conf(), "-i", "x", "--keyring", data.resolve("keyring").toString(),
+                "--mgr-data", data.toString()}, 60);
+        }
+    }
+
+    /** A RADOS pool of its own for a test, with a client allowed on it alone ({@code profile rbd}). */
+    public record RadosPool(String name, String client, String keyring) {
+    }
+
+    /**
+     * Makes RADOS pool {@code <prefix><random>} (application rbd) and client {@code client.<pool>} with its keyring in
+     * the cluster's directory; {@link #deletePool} removes the pool again.
+     */
+    public RadosPool newPool(String prefix) throws IOException, InterruptedException {
+        String name = prefix + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & 0xffffffffL);
+        String client = "client." + name;
+        String keyring = dir.resolve(client + ".keyring").toString();
+        ceph("osd", "pool", "create", name, "8", "8");
+        ceph("osd", "pool", "application", "enable", name, "rbd");
+        ceph("auth", "get-or-create", client, "mon", "profile rbd", "osd", "profile rbd pool=" + name, "-o", keyring);
+        return new RadosPool(name, client, keyring);
+    }
+
+    public void deletePool(RadosPool p) throws IOException, InterruptedException {
+        ceph("osd", "pool", "delete", p.name(), p.name(), "--yes-i-really-really-mean-it");
+    }
+
     /** What {@link #stopOsd} returns: closing it lets the OSD run again. */
     public interface StoppedOsd extends AutoCloseable {
         @Override

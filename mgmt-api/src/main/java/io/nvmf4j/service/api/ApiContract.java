@@ -293,7 +293,10 @@ final class ApiContract {
             .handle(c -> c.read(() -> c.service().pools().stream().map(Views.Pool::of).toList())),
         op("POST", POOLS, "addPool", "Add an empty pool")
             .describe("reflink-dir (java engine): an existing directory under storage.fileDirectories on a file "
-                + "system that reflinks (XFS with reflink=1, btrfs); refused (400 naming path) otherwise.")
+                + "system that reflinks (XFS with reflink=1, btrfs); refused (400 naming path) otherwise. rbd (java "
+                + "engine): a RADOS pool without images (pool, cephConf, clientName, keyring as an rbd bdev's); "
+                + "refused (400 naming pool) when Ceph cannot open it or it holds images. lvol (spdk engine): an "
+                + "SPDK lvol store on baseBdev.")
             .body(PoolConfig.class).ok(201, Views.Pool.class).fails(409, "A pool of that name exists")
             .handle(c -> c.change(() -> c.service().addPool(c.body()), Views.Pool::of)),
         op("GET", POOLS + "/:pool", "getPool", "One pool with its capacity").ok(200, Views.Pool.class)

@@ -129,11 +129,14 @@ final class Views {
 
     /** A pool and its file system's capacity now. */
     record Pool(String name,
-                @JsonPropertyDescription("reflink-dir (java engine)") String kind,
-                @JsonPropertyDescription("Its directory") String path,
-                @JsonPropertyDescription("Bytes of the pool's file system") long size,
-                @JsonPropertyDescription("Bytes in use on it (shared reflink blocks counted once)") long used,
-                @JsonPropertyDescription("Bytes a writer can still allocate") long free,
+                @JsonPropertyDescription("reflink-dir or rbd (java engine), lvol (spdk engine)") String kind,
+                @JsonPropertyDescription("Its directory (reflink-dir) or RADOS pool (rbd); null for lvol")
+                String path,
+                @JsonPropertyDescription("Bytes of the pool's file system (reflink-dir), stored plus MAX AVAIL of"
+                    + " the RADOS pool (rbd, from the monitors' df), the store's data clusters (lvol)") long size,
+                @JsonPropertyDescription("Bytes in use on it (shared reflink blocks counted once; rbd: stored)")
+                long used,
+                @JsonPropertyDescription("Bytes a writer can still allocate (rbd: MAX AVAIL)") long free,
                 @JsonPropertyDescription("The warning watermark, percent of size") int warnPercent,
                 @JsonPropertyDescription("Times the use rose above the watermark since the start") long watermarkCrossings,
                 @JsonPropertyDescription("Volumes in the pool") int volumes) {

@@ -1,7 +1,6 @@
 package io.nvmf4j.service.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.nvmf4j.config.ConfigJournal;
 import io.nvmf4j.service.api.Http.Res;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -185,12 +184,7 @@ class PoolApiTest {
         Path other = Files.createDirectory(poolDir.getParent().resolve("other"));
         String before = t.liveJson();
         List<String> files = poolFiles();
-        Path blocker = Files.createDirectories(t.file.resolveSibling("." + t.file.getFileName() + ".tmp"));
-        Files.writeString(blocker.resolve("keep"), "x");
-        // the journal a change is appended to: a directory in its place for the while
-        Path journal = ConfigJournal.journalOf(t.file);
-        Path aside = Files.move(journal, journal.resolveSibling("journal.aside"));
-        Files.createDirectory(journal);
+        TestService.BlockedSaves blocked = t.blockSaves();
 
         String[][] changes = {
             {"POST", POOLS, "{\"name\":\"q\",\"path\":\"" + other + "\"}"},
@@ -215,13 +209,10 @@ class PoolApiTest {
             assertThat(t.liveJson()).isEqualTo(before);
             assertThat(Files.size(poolDir.resolve("v2.vol"))).isEqualTo(4 * MIB);
         }
-        Files.delete(journal);
-        Files.move(aside, journal);
+        blocked.close();
         assertThat(t.fileJson()).isEqualTo(before);
 
         // the pool serves on as the document says: each change succeeds once the document can be saved
-        Files.delete(blocker.resolve("keep"));
-        Files.delete(blocker);
         expect(201, http.post(POOLS, "{\"name\":\"q\",\"path\":\"" + other + "\"}"));
         expect(201, http.post(P + "/volumes", "{\"name\":\"v3\",\"size\":" + MIB + "}"));
         expect(201, http.post(NS, "{\"nsid\":3,\"bdev\":\"p/v2\"}"));

@@ -92,6 +92,30 @@ public final class TestService implements AutoCloseable {
         }
     }
 
+    /** What {@link #blockSaves} returns: closing it lets the document be saved again. */
+    public interface BlockedSaves extends AutoCloseable {
+        @Override
+        void close() throws IOException;
+    }
+
+    /**
+     * Makes every save of the document fail until closed: a directory where the save's temporary file goes, and one
+     * in the place of the journal a change is appended to.
+     */
+    public BlockedSaves blockSaves() throws IOException {
+        Path blocker = java.nio.file.Files.createDirectories(file.resolveSibling("." + file.getFileName() + ".tmp"));
+        java.nio.file.Files.writeString(blocker.resolve("keep"), "x");
+        Path journal = io.nvmf4j.config.ConfigJournal.journalOf(file);
+        Path aside = java.nio.file.Files.move(journal, journal.resolveSibling("journal.aside"));
+        java.nio.file.Files.createDirectory(journal);
+        return () -> {
+            java.nio.file.Files.delete(journal);
+            java.nio.file.Files.move(aside, journal);
+            java.nio.file.Files.delete(blocker.resolve("keep"));
+            java.nio.file.Files.delete(blocker);
+        };
+    }
+
     public String liveJson() {
         return ConfigStore.toJson(service.target().configSnapshot());
     }

@@ -1,0 +1,342 @@
+package io.nvmf4j.it;
+
+import io.nvmf4j.ControlException;
+import io.nvmf4j.bdev.RbdPool;
+import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
+import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.engine.PoolInfo;
+import io.nvmf4j.engine.SnapshotTaken;
+import io.nvmf4j.engine.VolumeInfo;
+import io.nvmf4j.engine.VolumeRequest;
+import io.nvmf4j.javaengine.JavaEngine;
+import io.nvmf4j.nvme.IdentifyNamespace;
+import io.nvmf4j.testhost.CephCluster;
+import io.nvmf4j.testhost.Completion;
+import io.nvmf4j.testhost.NvmeController;
+import io.nvmf4j.testhost.NvmeHost;
+import io.nvmf4j.testhost.TcpHostOptions;
+import org.assertj.core.api.ThrowableAssert;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.math.BigInteger;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static io.nvmf4j.it.StampedWrites.STAMP;
+import static io.nvmf4j.it.StampedWrites.awaitAtLeast;
+import static io.nvmf4j.it.StampedWrites.readAll;
+import static io.nvmf4j.it.StampedWrites.stamp;
+import static io.nvmf4j.it.StampedWrites.stampedPrefix;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Volumes of an rbd pool over real NVMe/TCP on loopback, on a real one-node Ceph cluster ({@link CephCluster}): each
+ * test makes a RADOS pool of its own and a client allowed on it alone ({@code profile rbd}). A thin volume (an RBD
+ * image) exported and written, an RBD snapshot taken while a host writes (the writes held around it), an RBD clone
+ * of it exported to a second host that reads the data as of the snapshot, a live grow the host sees, deletes in
+ * lineage order with their refusals, and the RADOS pool empty at the end; bad requests refused naming their field
+ * with nothing changed; and a crash between Ceph's change and the document's commit, then a restart.
+ */
+@ExtendWith(CephCluster.class)
+@Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RbdPoolTest {
+    private static final long MIB = 1L << 20;
+    private static final int BS = 512;
+    /** Asynchronous event configuration: namespace attribute notices. */
+    private static final int AEC_NS_ATTRIBUTE = 1 << 8;
+
+    private CephCluster.RadosPool rados;
+    private String radosPool;
+    private ConfigController<JavaEngine> t;
+    private int port;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        CephCluster.get().ensureManager();
+        rados = CephCluster.get().newPool("vols");
+        radosPool = rados.name();
+        TargetConfig c = TestTarget.config(TestTarget.freePort());
+        port = c.subsystems.get(0).listeners.get(0).port;
+        t = JavaEngine.start(c);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (t != null) {
+            t.close();
+        }
+        CephCluster.get().deletePool(rados);
+    }
+
+    private PoolConfig rbdPool(String name) {
+        PoolConfig p = new PoolConfig();
+        p.name = name;
+        p.kind = PoolConfig.KIND_RBD;
+        p.pool = radosPool;
+        p.cephConf = CephCluster.get().conf();
+        p.clientName = rados.client();
+        p.keyring = rados.keyring();
+        return p;
+    }
+
+    /** {@code rbd ls} (or {@code rbd trash ls}, {@code rbd snap ls IMAGE}) of the test's RADOS pool. */
+    private List<String> rbd(String... args) throws Exception {
+        String[] full = Arrays.copyOf(args, args.length + 2);
+        full[args.length] = "-p";
+        full[args.length + 1] = radosPool;
+        return Arrays.stream(CephCluster.get().rbd(full).split("\n")).map(String::strip).filter(s -> !s.isEmpty())
+            .toList();
+    }
+
+    /** The names of the RBD snapshots of {@code image} ({@code rbd snap ls --format json}). */
+    private List<String> snapshots(String image) throws Exception {
+        var json = ConfigStore.mapper().readTree(CephCluster.get().rbd("snap", "ls", "--format", "json",
+            radosPool + "/" + image));
+        List<String> out = new java.util.ArrayList<>();
+        json.forEach(n -> out.add(n.path("name").asText()));
+        return out;
+    }
+
+    @Test
+    void thinVolumeSnapshotUnderWritesCloneToSecondHostGrowAndDeleteInOrder() throws Exception {
+        t.addPool(rbdPool("p0"));
+        // the figures come from the cluster's manager, which reports a new RADOS pool within seconds
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        PoolInfo pool = t.pool("p0");
+        while (pool.size() == 0 && System.nanoTime() - deadline < 0) {
+            Thread.sleep(100);
+            pool = t.pool("p0");
+        }
+        System.out.printf("rbd pool p0 on RADOS pool %s: size %d, used %d, free %d bytes%n", pool.path(), pool.size(),
+            pool.used(), pool.free());
+        assertThat(pool.kind()).isEqualTo("rbd");
+        assertThat(pool.free()).as("MAX AVAIL of the RADOS pool").isPositive();
+        VolumeInfo vol = t.createVolume("p0", VolumeRequest.thin("vol1", 256 * MIB));
+        assertThat(vol.thin()).isTrue();
+        assertThat(vol.allocatedBytes()).as("a new image has no object").isZero();
+        assertThat(rbd("ls")).containsExactly("vol1");
+        t.addNamespace(TestTarget.SUBNQN, new NamespaceConfig(7, "p0/vol1"));
+        try (NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN, TestTarget.HOSTNQN,
+            TestTarget.KATO_MS, 2, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            byte[] pattern = Le.random((int) MIB, 7);
+            for (int off = 0; off < pattern.length; off += 64 << 10) {
+                assertThat(io.write(7, off / BS, Arrays.copyOfRange(pattern, off, off + (64 << 10))).ok()).isTrue();
+            }
+            long allocated = t.volume("p0", "vol1").allocatedBytes();
+            System.out.printf("vol1: %d bytes provisioned, %d allocated after 1 MiB written%n", vol.provisionedBytes(),
+                allocated);
+            assertThat(allocated).as("whole 4 MiB objects: the one written").isEqualTo(4 * MIB);
+
+            long stampBase = 64 * MIB;
+            StampedWrites.Writer writer = StampedWrites.Writer.start(c.io(1), 7, BS, stampBase, Long.MAX_VALUE);
+            AtomicLong acknowledged = writer.acknowledged;
+            awaitAtLeast(acknowledged, 50);
+            long before = acknowledged.get();
+            SnapshotTaken snap = t.createSnapshot("p0", "vol1", "s1");
+            long after = acknowledged.get();
+            awaitAtLeast(acknowledged, after + 20);
+            writer.stop();
+            System.out.printf("RBD snapshot vol1@s1 under writes: writes held for %d us; %d stamped writes"
+                + " acknowledged before, %d after it returned%n", TimeUnit.NANOSECONDS.toMicros(snap.pauseNanos()),
+                before, after);
+            assertThat(snap.pauseNanos()).as("the namespace's writes were held").isPositive();
+            assertThat(snapshots("vol1")).containsExactly("s1");
+
+            VolumeInfo clone = t.cloneSnapshot("p0", "vol1", "s1", "clone1");
+            System.out.printf("clone1 of vol1@s1: %d bytes provisioned, %d allocated%n", clone.provisionedBytes(),
+                clone.allocatedBytes());
+            assertThat(clone.origin()).isEqualTo("vol1@s1");
+            assertThat(clone.allocatedBytes()).as("a fresh clone has no object of its own").isZero();
+            assertThat(CephCluster.get().rbd("info", radosPool + "/clone1")).contains("parent: " + radosPool
+                + "/vol1@s1");
+
+            t.addNamespace(TestTarget.RESTRICTED_NQN, new NamespaceConfig(2, "p0/clone1"));
+            try (NvmeController other = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.RESTRICTED_NQN,
+                TestTarget.ALLOWED_HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+                NvmeHost cio = other.io(0);
+                assertThat(readAll(cio, 2, BS, pattern.length)).as("the pattern, through the clone").isEqualTo(pattern);
+                long inSnapshot = stampedPrefix(cio, 2, BS, stampBase, after + 20);
+                System.out.printf("the snapshot holds stamped writes 0..%d%n", inSnapshot - 1);
+                assertThat(inSnapshot).as("every write acknowledged before the snapshot began is in it, none issued"
+                    + " after it returned").isBetween(before, after + 1);
+                assertThat(cio.write(2, 0, Le.random(4096, 5)).ok()).as("the clone is writable").isTrue();
+            }
+            assertThat(readAll(io, 7, BS, pattern.length)).as("the clone's write stays in the clone").isEqualTo(pattern);
+
+            // grow live: rbd_resize on the open image, the host told
+            assertThat(c.admin().setFeatures(0x0B, AEC_NS_ATTRIBUTE).ok()).isTrue();
+            CompletableFuture<Completion> aer = c.admin().asyncEventRequest();
+            t.resizeVolume("p0", "vol1", BigInteger.valueOf(512 * MIB));
+            assertThat(aer.get(10, TimeUnit.SECONDS).ok()).isTrue();
+            assertThat(Le.u64(c.admin().identify(0x00, 7, 0).data(), IdentifyNamespace.NSZE)).isEqualTo(512 * MIB / BS);
+            assertThat(CephCluster.get().rbd("info", radosPool + "/vol1")).contains("size 512 MiB");
+            assertThat(io.write(7, 512 * MIB / BS - 8, Le.random(4096, 9)).ok()).as("a write in the grown part").isTrue();
+            assertThatThrownBy(() -> t.resizeVolume("p0", "vol1", BigInteger.valueOf(128 * MIB)))
+                .isInstanceOf(ControlException.class).hasMessageContaining("size:").hasMessageContaining("7");
+        }
+
+        // deletes follow the lineage: namespace, clone, snapshot, volume; each out of order is a conflict
+        refused(() -> t.deleteVolume("p0", "vol1"), ControlException.Kind.CONFLICT, "backs namespace");
+        t.removeNamespace(TestTarget.SUBNQN, 7);
+        refused(() -> t.deleteVolume("p0", "vol1"), ControlException.Kind.CONFLICT, "has snapshot(s) [s1]");
+        refused(() -> t.deleteSnapshot("p0", "vol1", "s1"), ControlException.Kind.CONFLICT, "clone(s) [clone1]");
+        refused(() -> t.deleteVolume("p0", "clone1"), ControlException.Kind.CONFLICT, "backs namespace");
+        t.removeNamespace(TestTarget.RESTRICTED_NQN, 2);
+        refused(() -> t.removePool("p0"), ControlException.Kind.CONFLICT, "still has volume");
+        t.deleteVolume("p0", "clone1");
+        t.settle();
+        t.deleteSnapshot("p0", "vol1", "s1");
+        t.settle();
+        assertThat(snapshots("vol1")).as("the RBD snapshot went once the document was durable").isEmpty();
+        // a shrink of a volume no namespace uses
+        t.resizeVolume("p0", "vol1", BigInteger.valueOf(128 * MIB));
+        assertThat(CephCluster.get().rbd("info", radosPool + "/vol1")).contains("size 128 MiB");
+        t.deleteVolume("p0", "vol1");
+        assertThat(rbd("trash", "ls")).as("the deleted image waits in RBD's trash until the document is durable")
+            .hasSize(1);
+        t.settle();
+        assertThat(rbd("ls")).isEmpty();
+        assertThat(rbd("trash", "ls")).isEmpty();
+        t.removePool("p0");
+        assertThat(t.configSnapshot().pools).isEmpty();
+    }
+
+    @Test
+    void badRequestsAreRefusedNamingTheFieldAndChangeNothing() throws Exception {
+        t.addPool(rbdPool("p0"));
+        t.createVolume("p0", VolumeRequest.thin("v", 64 * MIB));
+        t.createVolume("p0", VolumeRequest.thin("w", 64 * MIB));
+        t.createSnapshot("p0", "v", "s");
+        String doc = ConfigStore.toJson(t.configSnapshot());
+        List<String> images = rbd("ls");
+
+        refused(() -> t.createVolume("p0", new VolumeRequest("x", BigInteger.valueOf(MIB), null, true)),
+            ControlException.Kind.INVALID, "thick: an rbd pool's volumes are thin");
+        refused(() -> t.createGroupSnapshot("p0", List.of("v", "w"), "g"), ControlException.Kind.INVALID,
+            "volumes: an rbd pool takes no group snapshots");
+        refused(() -> t.createVolume("p0", VolumeRequest.thin("v", MIB)), ControlException.Kind.CONFLICT, "name:");
+        refused(() -> t.createSnapshot("p0", "v", "s"), ControlException.Kind.CONFLICT, "name:");
+        refused(() -> t.cloneSnapshot("p0", "v", "missing", "c"), ControlException.Kind.NOT_FOUND,
+            "no snapshot missing");
+        refused(() -> t.createVolume("p0", VolumeRequest.thin("x", 1000)), ControlException.Kind.INVALID, "size:");
+        for (String name : List.of("a/b", "a@b", ".x", "")) {
+            refused(() -> t.createVolume("p0", VolumeRequest.thin(name, MIB)), ControlException.Kind.INVALID, "name:");
+        }
+
+        PoolConfig same = rbdPool("p1");
+        rejected(() -> t.addPool(same), "pools[1].pool: RADOS pool '" + radosPool
+            + "' holds pool 'p0' already");
+        PoolConfig missingPool = rbdPool("p1");
+        missingPool.pool = null;
+        rejected(() -> t.addPool(missingPool), "pool: missing for an rbd pool");
+        PoolConfig noSuchPool = rbdPool("p1");
+        noSuchPool.pool = "nosuch" + radosPool;
+        refused(() -> t.addPool(noSuchPool), ControlException.Kind.INVALID, "pool: pool p1: cannot open RADOS pool");
+        PoolConfig badClient = rbdPool("p1");
+        badClient.clientName = "admin";
+        badClient.pool = "other";
+        rejected(() -> t.addPool(badClient), "clientName: must be client.NAME");
+        PoolConfig outside = rbdPool("p1");
+        outside.pool = "other";
+        outside.keyring = "/etc/shadow";
+        rejected(() -> t.addPool(outside), "keyring:");
+        PoolConfig withPath = rbdPool("p1");
+        withPath.pool = "other";
+        withPath.path = "/tmp";
+        rejected(() -> t.addPool(withPath), "do not belong to an rbd pool");
+
+        assertThat(ConfigStore.toJson(t.configSnapshot())).as("the document").isEqualTo(doc);
+        assertThat(rbd("ls")).as("the RADOS pool's images").isEqualTo(images);
+        assertThat(snapshots("v")).containsExactly("s");
+    }
+
+    @Test
+    void aPoolOnARadosPoolWithImagesIsRefused() throws Exception {
+        CephCluster.get().rbd("create", "--size", "4M", radosPool + "/stranger");
+        refused(() -> t.addPool(rbdPool("p0")), ControlException.Kind.INVALID, "holds images already [stranger]");
+        assertThat(t.configSnapshot().pools).isEmpty();
+    }
+
+    @Test
+    void aCrashBetweenCephsChangeAndTheCommitIsReportedOrRestoredAtStartAndNothingIsDeleted() throws Exception {
+        t.addPool(rbdPool("p0"));
+        t.createVolume("p0", VolumeRequest.thin("base", 64 * MIB));
+        t.createSnapshot("p0", "base", "s0");
+        t.createVolume("p0", VolumeRequest.thin("victim", 16 * MIB));
+        t.settle();
+
+        // a delete whose document is never committed: the image comes back from RBD's trash at start
+        crashAt("deleteVolume", c -> c.deleteVolume("p0", "victim"));
+        assertThat(rbd("ls")).containsExactly("base", "victim");
+        assertThat(t.engine().rbdReconciled("p0").restored()).containsExactly("victim");
+        // a snapshot delete never committed: RBD's snapshot was never removed
+        crashAt("deleteSnapshot", c -> c.deleteSnapshot("p0", "base", "s0"));
+        assertThat(snapshots("base")).containsExactly("s0");
+        // a clone never committed: the image is reported, not deleted
+        crashAt("cloneSnapshot", c -> c.cloneSnapshot("p0", "base", "s0", "orphan"));
+        RbdPool.Reconciled r = t.engine().rbdReconciled("p0");
+        System.out.printf("at start: missing %s, not in the configuration %s, restored %s%n", r.missing(),
+            r.unknown(), r.restored());
+        assertThat(r.unknown()).containsExactly("orphan");
+        assertThat(rbd("ls")).containsExactly("base", "orphan", "victim");
+        // a shrink whose document was written ahead but whose resize never ran: the image is set back at start
+        TargetConfig shrunk = t.configSnapshot();
+        shrunk.pool("p0").volume("victim").numBlocks = 8 * MIB / BS;
+        restart(shrunk);
+        assertThat(t.engine().rbdReconciled("p0").resized()).containsExactly("victim");
+        assertThat(t.volume("p0", "victim").provisionedBytes()).isEqualTo(8 * MIB);
+        assertThat(CephCluster.get().rbd("info", radosPool + "/victim")).contains("size 8 MiB");
+        // an image the document names that Ceph lost is reported and its volume not served
+        TargetConfig committed = t.configSnapshot();
+        t.close();
+        t = null;
+        CephCluster.get().rbd("rm", radosPool + "/victim");
+        t = JavaEngine.start(committed);
+        r = t.engine().rbdReconciled("p0");
+        assertThat(r.missing()).containsExactly("victim");
+        assertThat(t.volumes("p0")).extracting(VolumeInfo::name).contains("base", "victim");
+        assertThat(t.volume("p0", "base").snapshots()).containsExactly("s0");
+    }
+
+    /** Runs {@code change} with a fault at {@code step}, then restarts from the committed document. */
+    private void crashAt(String step, java.util.function.Consumer<ConfigController<JavaEngine>> change)
+        throws Exception {
+        TargetConfig committed = t.configSnapshot();
+        t.faultHook(s -> {
+            if (s.equals(step)) {
+                throw new IllegalStateException("crash at " + s);
+            }
+        });
+        assertThatThrownBy(() -> change.accept(t)).hasMessageContaining("crash at " + step);
+        assertThat(ConfigStore.toJson(t.configSnapshot())).isEqualTo(ConfigStore.toJson(committed));
+        restart(committed);
+    }
+
+    private void restart(TargetConfig committed) throws Exception {
+        t.close();
+        t = null;
+        t = JavaEngine.start(committed);
+    }
+
+    /** Refused by the document's rules (the REST layer answers 400 with the message, which names the field). */
+    private static void rejected(ThrowableAssert.ThrowingCallable call, String text) {
+        assertThatThrownBy(call).isInstanceOf(io.nvmf4j.config.ConfigException.class).hasMessageContaining(text);
+    }
+
+    private static void refused(ThrowableAssert.ThrowingCallable call, ControlException.Kind kind, String text) {
+        assertThatThrownBy(call).isInstanceOf(ControlException.class).hasMessageContaining(text)
+            .extracting(e -> ((ControlException) e).kind()).isEqualTo(kind);
+    }
+}
