@@ -44,6 +44,18 @@ final class JavaPools {
         return t;
     });
 
+    /**
+     * How often every reflink pool's use is read, so that its warning watermark is crossed (logged, counted) while
+     * hosts fill it, not only when someone reads its capacity or creates a volume.
+     */
+    static final long WATERMARK_PERIOD_MS = 5_000;
+    /** Where the reflink pools' use is read every {@link #WATERMARK_PERIOD_MS} (one statvfs per pool). */
+    private static final ScheduledExecutorService WATERMARKS = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "nvmf4j-pool-watermark");
+        t.setDaemon(true);
+        return t;
+    });
+
     /** What the pools need of their engine. */
     interface Engine {
         Map<String, BlockDevice> bdevs();
@@ -66,12 +78,28 @@ final class JavaPools {
 
     private final Engine engine;
     private final Map<String, ReflinkPool> pools = new LinkedHashMap<>();
+    /** The reflink pools open now, read by the watermark timer (the control thread changes {@link #pools}). */
+    private final Map<String, ReflinkPool> watched = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.ScheduledFuture<?> watching;
     /** The pools of kind rbd, which every call below hands over to. */
     private final RbdVolumes rbd;
 
     JavaPools(Engine engine) {
         this.engine = engine;
         this.rbd = new RbdVolumes(engine, this);
+        this.watching = WATERMARKS.scheduleWithFixedDelay(this::checkWatermarks, WATERMARK_PERIOD_MS,
+            WATERMARK_PERIOD_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    /** Reads each reflink pool's use, which logs and counts a crossing of its watermark ({@link ReflinkPool}). */
+    private void checkWatermarks() {
+        for (ReflinkPool p : watched.values()) {
+            try {
+                p.capacity();
+            } catch (RuntimeException e) {
+                LOG.debug("pool {}: its use could not be read: {}", p.name(), e.getMessage());
+            }
+        }
     }
 
     /** What the start found in rbd pool {@code pool} against the document (null for another kind or a new pool). */
@@ -91,6 +119,7 @@ final class JavaPools {
             }
             ReflinkPool pool = ReflinkPool.open(p.name, Path.of(p.path), p.warnPercentOrDefault());
             pools.put(p.name, pool);
+            watched.put(p.name, pool);
             ReflinkPool.Reconciled r = pool.reconcile(p);
             if (!r.missing().isEmpty()) {
                 throw new BdevException("pool " + p.name + ": the files of " + r.missing() + " are missing from "
@@ -116,6 +145,7 @@ final class JavaPools {
                 + " needs a directory without them");
         }
         pools.put(p.name, pool);
+        watched.put(p.name, pool);
         LOG.info("pool {}: added in {} ({} bytes free)", p.name, p.path, pool.capacity().free());
     }
 
@@ -125,6 +155,7 @@ final class JavaPools {
             return;
         }
         pools.remove(p.name);
+        watched.remove(p.name);
     }
 
     PoolInfo info(PoolConfig p) {
@@ -260,6 +291,8 @@ final class JavaPools {
 
     /** Closes the rbd pools' clients (the engine stops; the volumes' bdevs are closed by it). */
     void close() {
+        watching.cancel(false);
+        watched.clear();
         rbd.close();
     }
 

@@ -163,6 +163,37 @@ class VolumeTest {
         assertThat(t.nvmf().configSnapshot().pools.get(0).volumes).isEmpty();
     }
 
+    /**
+     * A pool's warning watermark is crossed while hosts write into a thin volume, with nobody reading the pool's
+     * capacity: the timer reads each pool's use ({@code JavaPools.WATERMARK_PERIOD_MS}), logs the crossing and counts it.
+     */
+    @Test
+    void theWatermarkIsCrossedWhileHostsWriteWithNobodyReadingThePool() throws Exception {
+        PoolInfo before = t.nvmf().pool("p0");
+        long target = before.used() + (24L << 20); // 24 MiB of writes cross it
+        int warn = (int) Math.ceil(100.0 * (before.used() + (8L << 20)) / before.size());
+        assertThat(100.0 * target / before.size()).as("the writes reach the watermark").isGreaterThan(warn);
+        t.nvmf().removePool("p0");
+        PoolConfig p = new PoolConfig("p0", PoolConfig.KIND_REFLINK_DIR, poolDir.toString());
+        p.warnPercent = warn;
+        t.nvmf().addPool(p);
+        t.nvmf().createVolume("p0", VolumeRequest.thin("thin", GIB));
+        t.nvmf().addNamespace(TestTarget.SUBNQN, new NamespaceConfig(7, "p0/thin"));
+        try (LogCapture log = new LogCapture("io.nvmf4j.bdev.ReflinkPool");
+             NvmeController c = t.controller(1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            for (int i = 0; i < 24 * 16; i++) { // 64 KiB each
+                assertThat(io.write(7, i * 128L, Le.random(64 << 10, i)).ok()).isTrue();
+            }
+            assertThat(io.flush(7).ok()).isTrue();
+            var line = log.await("above its warning watermark of " + warn + "%", java.time.Duration.ofSeconds(30));
+            assertThat(line).as("the crossing logged by the timer, within 30 s of the writes")
+                .isNotNull();
+            System.out.println("watermark crossed while writing: " + line.getFormattedMessage());
+        }
+        assertThat(t.nvmf().pool("p0").watermarkCrossings()).as("counted once").isEqualTo(1);
+    }
+
     @Test
     void aFullPoolFailsWritesWithCapacityExceededOnThatNamespaceOnlyUntilSpaceIsFreed() throws Exception {
         t.nvmf().createVolume("p0", VolumeRequest.thin("thin", GIB));
