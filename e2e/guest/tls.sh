@@ -20,6 +20,7 @@
 #   nvmf4j/tls/discover       nvme discover --tls on that listener: the identity names the discovery NQN and the
 #                             service has that host's PSK in discovery.hostKeys; the entries say sectype tls13
 #   nvmf4j/tls/discover-plain-refused  nvme discover without --tls there fails
+#   nvmf4j/tls/tlshd-alive    tlshd is still running after all the handshakes (nothing waits for it to start)
 TLS_HOSTID=6e766d66-346a-4a75-8000-0000000000b1
 TLS_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$TLS_HOSTID
 TLS_NVMET_PORT=4423 TLS_NVMF4J_PORT=4435 TLS_NVMF4J_PLAIN_PORT=4436 TLS_PID=""
@@ -93,10 +94,12 @@ tls_nvmf4j() { # the service with a listener that requires TLS, the same host, t
   # no --tls: the listener requires TLS, the plain connect must fail and the service must say why
   C=nvmf4j/tls/plain-refused
   cli "$C" nvme connect -t tcp -a "$ADDR" -s "$PORT" -n "$NQN" --hostnqn="$TLS_HOSTNQN" --hostid="$TLS_HOSTID" "${CONNECT_OPTS[@]}"; rc=$?
-  sleep 1
+  # nvme connect returns when the kernel has made the controller or given up on it (the write to
+  # /dev/nvme-fabrics is synchronous), so the sysfs check needs no wait; the service's log line may follow the
+  # closed connection, so that one is polled for
   if find_ctrl > /dev/null; then BAD="a plain connect got controller $(find_ctrl)"; timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1; fi
   [ $rc != 0 ] || [ -n "$BAD" ] || BAD="nvme connect without --tls exited 0"
-  grep -q "plain NVMe/TCP .* on a listener that requires TLS" "$SVC_LOG" || BAD+="${BAD:+; }the service logged no refusal"
+  wait_for 30 grep -q "plain NVMe/TCP .* on a listener that requires TLS" "$SVC_LOG" || BAD+="${BAD:+; }the service logged no refusal"
   verdict 0 "plain connect refused: rc=$rc, service: $(grep -m1 -o 'plain NVMe/TCP.*requires TLS' "$SVC_LOG")"
   tls_psk_host_plain_listener
   tls_discover
@@ -126,11 +129,10 @@ tls_psk_host_plain_listener() { # a plain nvme connect as the PSK host through t
   C=nvmf4j/tls/psk-host-plain-listener-refused
   cli "$C" nvme connect -t tcp -a "$ADDR" -s "$TLS_NVMF4J_PLAIN_PORT" -n "$NQN" --hostnqn="$TLS_HOSTNQN" \
     --hostid="$TLS_HOSTID" "${CONNECT_OPTS[@]}"; rc=$?
-  sleep 1
   ctrl=$(nvme_ctrl "$TR" "$ADDR" "$TLS_NVMF4J_PLAIN_PORT" "$NQN")
   if [ -n "$ctrl" ]; then BAD="a plain connect as the PSK host got controller $ctrl"; timeout 60 nvme disconnect -d "$ctrl" > /dev/null 2>&1; fi
   [ $rc != 0 ] || [ -n "$BAD" ] || BAD="nvme connect without --tls through the plain listener exited 0"
-  grep -q "connect refused: host $TLS_HOSTNQN .* the host has a TLS PSK (hostKeys tlsKey) and this queue is not over TLS" "$SVC_LOG" ||
+  wait_for 30 grep -q "connect refused: host $TLS_HOSTNQN .* the host has a TLS PSK (hostKeys tlsKey) and this queue is not over TLS" "$SVC_LOG" ||
     BAD+="${BAD:+; }the service logged no Connect refused for the PSK host"
   verdict 0 "refused: rc=$rc, $(grep -v '^$' "$OUTF" | tail -n 1); service: $(grep -m1 -o 'the host has a TLS PSK.*not over TLS' "$SVC_LOG")"
 }
@@ -176,7 +178,8 @@ tls_part() {
   printf '[debug]\nloglevel=1\ntls=0\nnl=0\n[authenticate]\nkeyrings=.nvme\n' > "$WORK/tlshd.conf"
   tlshd -s -c "$WORK/tlshd.conf" > "$OUTF" 2>&1 < /dev/null &
   TLS_PID=$!
-  sleep 2
+  # tlshd gives no sign that it is ready, so no wait here: the handshakes below show that it serves, and
+  # nvmf4j/tls/tlshd-alive at the end that it stayed up through all of them
   gone "$TLS_PID" && BAD="tlshd exited: $(tail -n 2 "$OUTF" | tr '\n' ' ')"
   verdict 0 "tlshd (ktls-utils $(tlshd -v 2>&1 | head -n 1)) pid $TLS_PID, keyrings .nvme; handshake timeout: ${tmo:-the kernel default}"
 
@@ -214,7 +217,6 @@ tls_part() {
     # no --tls: the target's port requires TLS, the plain connect must fail
     C=nvmet/tls/plain-refused
     cli "$C" nvme connect -t tcp -a "$ADDR" -s "$PORT" -n "$NQN" --hostnqn="$TLS_HOSTNQN" --hostid="$TLS_HOSTID" "${CONNECT_OPTS[@]}"; rc=$?
-    sleep 1
     if find_ctrl > /dev/null; then BAD="a plain connect got controller $(find_ctrl)"; timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1; fi
     [ $rc != 0 ] || [ -n "$BAD" ] || BAD="nvme connect without --tls exited 0"
     verdict 0 "plain connect refused: rc=$rc, $(grep -v '^$' "$OUTF" | tail -n 1)"
@@ -224,5 +226,8 @@ tls_part() {
   timeout 60 nvme disconnect -n "$NQN" > /dev/null 2>&1
   nvmet_single_remove "$NQN" "$TLS_HOSTNQN" 21
   tls_nvmf4j
+  C=nvmf4j/tls/tlshd-alive OUTF=$RES/tlshd.log BAD=""
+  gone "$TLS_PID" && BAD="tlshd exited during the TLS checks: $(tail -n 2 "$OUTF" | tr '\n' ' ')"
+  verdict 0 "tlshd pid $TLS_PID still running after every handshake, $(grep -ci 'handshake' "$OUTF") lines about handshakes in its log"
   [ -z "$TLS_PID" ] || { kill "$TLS_PID" 2> /dev/null; wait "$TLS_PID" 2> /dev/null; TLS_PID=""; }
 }
