@@ -132,6 +132,15 @@ public final class Subsystem {
         return anaPorts.computeIfAbsent(listener, l -> new AnaPort());
     }
 
+    /** The ANA change event to the controllers connected through {@code listener}. */
+    public void anaChanged(ListenerConfig listener) {
+        for (Controller c : controllers.values()) {
+            if (listener.equals(c.adminQueue().listener())) {
+                c.anaChanged();
+            }
+        }
+    }
+
     /** Forgets the ANA states of a listener that was removed. */
     public void removeAnaPort(ListenerConfig listener) {
         anaPorts.remove(listener);

@@ -5,7 +5,6 @@ import io.nvmf4j.bdev.BdevException;
 import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.bdev.BlockDevices;
 import io.nvmf4j.bdev.ErrorBdev;
-import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
@@ -132,6 +131,8 @@ public final class JavaEngine implements Engine {
     private boolean closed;
     /** Where reservations with PTPL on are kept, or null (none kept). */
     private final Path stateDir;
+    /** Exclusive locks, ANA limits and shared reservations of rbd images served through several gateways. */
+    private final RbdGatewayPolicy gateways;
 
     private JavaEngine(LiveDocument doc, IoObserver observer, Path stateDir) {
         TargetConfig config = doc.get();
@@ -139,6 +140,7 @@ public final class JavaEngine implements Engine {
         this.doc = doc;
         this.started = ConfigDocument.copy(config);
         this.target = new Target(observer);
+        this.gateways = new RbdGatewayPolicy(target, doc::get, bdevs);
         target.setAuthTimeoutMs(config.authTimeoutMs);
         target.setDiscoveryEntryFields(registry::type);
         target.setCommandQuiesceTimeMs(config.commandQuiesceTimeMsOrDefault());
@@ -189,14 +191,14 @@ public final class JavaEngine implements Engine {
     private void open() throws IOException {
         TargetConfig config = doc.get();
         for (BdevConfig b : config.bdevs) {
-            bdevs.put(b.name, watchHealth(b, BlockDevices.create(b, config.storage, bdevs::get)));
+            bdevs.put(b.name, gateways.watchHealth(b, BlockDevices.create(b, config.storage, bdevs::get)));
         }
         pools.open(config);
         for (SubsystemConfig s : config.subsystems) {
             target.addSubsystem(buildSubsystem(config, s));
         }
         for (SubsystemConfig s : config.subsystems) {
-            syncExclusiveLocks(s, true);
+            gateways.syncExclusiveLocks(s, true);
         }
         pollGroups = new PollGroups(config.cores, config.idleStrategy,
             config.pollGroupCores == null ? null : io.nvmf4j.config.SpdkCores.parse(config.pollGroupCores));
@@ -295,93 +297,6 @@ public final class JavaEngine implements Engine {
     }
 
     /**
-     * Holds the exclusive lock of every image of an rbd bdev with {@code exclusiveLock} whose namespace's ANA group is
-     * optimized through a listener of {@code sc} on this target, and gives up the others' (BdevConfig#exclusiveLock).
-     * At start a lock another live gateway holds is not taken (a restart never steals it): the namespace's ANA groups
-     * here are at most non-optimized until a state is set for them through the API; later such a lock refuses the
-     * change (RbdBdev.LockHeldElsewhere).
-     */
-    private void syncExclusiveLocks(SubsystemConfig sc, boolean atStart) throws IOException {
-        Subsystem live = target.subsystem(sc.nqn);
-        for (NamespaceConfig n : sc.namespaces) {
-            BdevConfig bc = doc.get().bdevs.stream().filter(b -> b.name.equals(n.bdev)).findFirst().orElse(null);
-            if (bc == null || !bc.exclusiveLockOrDefault() || !(bdevs.get(n.bdev) instanceof RbdBdev rbd)) {
-                continue;
-            }
-            int group = n.anaGroupOrDefault();
-            boolean optimized = false;
-            for (ListenerConfig l : sc.listeners) {
-                optimized |= live.anaPort(l).state(group) == AnaState.OPTIMIZED;
-            }
-            if (optimized && atStart) {
-                try {
-                    rbd.acquireExclusiveLock();
-                } catch (RbdBdev.LockHeldElsewhere e) {
-                    LOG.warn("{}; serving it non-optimized", e.getMessage());
-                    limitGroupsOf(rbd, AnaState.NON_OPTIMIZED, "its exclusive lock is another live gateway's");
-                }
-            } else if (optimized) {
-                rbd.acquireExclusiveLock();
-            } else {
-                rbd.releaseExclusiveLock();
-            }
-        }
-    }
-
-    /**
-     * Follows an rbd bdev's health: while Ceph has blocklisted its client (another gateway broke its exclusive lock)
-     * the ANA groups of its namespaces are inaccessible on every listener here, and once it has reconnected they are
-     * at most non-optimized when the bdev has {@code exclusiveLock} (the lock is another gateway's now: this one does
-     * not take it back by itself, so two gateways never break each other's lock in turn) until the next state set
-     * for the group through the API; without it they are as configured again. Hosts get the ANA change event.
-     */
-    private BlockDevice watchHealth(BdevConfig c, BlockDevice d) {
-        if (d instanceof RbdBdev rbd) {
-            boolean exclusiveLock = c.exclusiveLockOrDefault();
-            rbd.onHealth(h -> limitGroupsOf(rbd, h == RbdBdev.Health.FENCED ? AnaState.INACCESSIBLE
-                : exclusiveLock ? AnaState.NON_OPTIMIZED : AnaState.OPTIMIZED));
-        }
-        return d;
-    }
-
-    /**
-     * Limits the ANA groups of the namespaces on {@code bdev} to {@code limit} on every listener of their subsystems
-     * and tells the hosts whose state changed. The reconnect thread of the bdev; takes no lock of the engine.
-     */
-    private void limitGroupsOf(BlockDevice bdev, AnaState limit) {
-        limitGroupsOf(bdev, limit, limit == AnaState.INACCESSIBLE ? "blocklisted, reconnecting" : "reconnected");
-    }
-
-    private void limitGroupsOf(BlockDevice bdev, AnaState limit, String why) {
-        for (Subsystem s : target.nvmSubsystems()) {
-            java.util.Set<Integer> groups = new java.util.TreeSet<>();
-            for (Namespace ns : s.namespaces()) {
-                if (ns.bdev() == bdev) {
-                    groups.add(ns.anaGroup());
-                }
-            }
-            for (int g : groups) {
-                for (ListenerConfig l : s.listeners()) {
-                    if (s.anaPort(l).limit(g, limit)) {
-                        LOG.warn("subsystem {}: ANA group {} is {} through listener {} (bdev {}: {})", s.nqn(), g,
-                            s.anaPort(l).state(g).configName(), l, bdev.name(), why);
-                        anaChanged(s, l);
-                    }
-                }
-            }
-        }
-    }
-
-    /** The ANA change event to the controllers connected through {@code l}. */
-    private static void anaChanged(Subsystem s, ListenerConfig l) {
-        for (Controller c : s.controllers()) {
-            if (l.equals(c.adminQueue().listener())) {
-                c.anaChanged();
-            }
-        }
-    }
-
-    /**
      * The live namespace of {@code n} in subsystem {@code sc} of document {@code doc}, with its reservation as
      * {@code reservations} says (NamespaceConfig#reservationsOrDefault): shared in the rbd image (under an error bdev
      * too), kept by this target (in the state directory when PTPL is on), or off; conflict when a kept state cannot be
@@ -395,16 +310,16 @@ public final class JavaEngine implements Engine {
         ns.qos(qos.added(doc, sc, n));
         String mode = n.reservationsOrDefault(doc, sc);
         ns.reservationsOn(!NamespaceConfig.RESERVATIONS_OFF.equals(mode));
-        BlockDevice image = ns.bdev() instanceof ErrorBdev wrapper ? wrapper.base() : ns.bdev();
         Reservation again = parked.remove(n.nguid.toLowerCase(java.util.Locale.ROOT));
         if (again != null) {
             ns.reservation(again); // removed and added again within one change: the same reservation goes on
         } else if (!ns.reservationsOn()) {
             LOG.info("namespace {} of {}: no reservations (reservations {}): no state shared with the other instances"
                 + " that export it", n.nsid, sc.nqn, mode);
-        } else if (NamespaceConfig.RESERVATIONS_SHARED.equals(mode) && image instanceof RbdBdev rbd) {
+        } else if (NamespaceConfig.RESERVATIONS_SHARED.equals(mode)
+            && RbdGatewayPolicy.sharesReservations(ns.bdev())) {
             try {
-                ns.reservation(ReservationMetadata.open(rbd)); // shared with every target serving the image
+                ns.reservation(RbdGatewayPolicy.sharedReservation(ns.bdev())); // shared with every target serving it
             } catch (IOException e) {
                 throw ControlException.conflict("namespace " + n.nsid + ": " + e.getMessage());
             }
@@ -479,7 +394,7 @@ public final class JavaEngine implements Engine {
         } catch (BdevException e) {
             throw ControlException.invalid(e.getMessage());
         }
-        bdevs.put(b.name, watchHealth(b, d));
+        bdevs.put(b.name, gateways.watchHealth(b, d));
     }
 
     @Override
@@ -839,7 +754,7 @@ public final class JavaEngine implements Engine {
         int before = ns.anaGroup();
         ns.anaGroup(group);
         try {
-            syncExclusiveLocks(ConfigDocument.subsystem(next, nqn), false);
+            gateways.syncExclusiveLocks(ConfigDocument.subsystem(next, nqn), false);
         } catch (IOException e) {
             ns.anaGroup(before);
             throw ControlException.conflict("namespace " + nsid + " of " + nqn + " stays in ANA group " + before + ": "
@@ -848,7 +763,7 @@ public final class JavaEngine implements Engine {
         LOG.info("subsystem {}: namespace {} moved from ANA group {} to {}", nqn, nsid, before, group);
         for (ListenerConfig l : live.listeners()) {
             live.anaPort(l).countChange();
-            anaChanged(live, l);
+            live.anaChanged(l);
         }
     }
 
@@ -861,38 +776,25 @@ public final class JavaEngine implements Engine {
     /**
      * Sets the state of ANA group {@code group} through listener {@code l} of subsystem {@code nqn} (kept in the
      * listener's {@code anaStates}); hosts connected through that listener get the ANA change AEN when it changed.
+     * The state also ends the limit a reconnected rbd gateway put on the group and moves the exclusive locks of its
+     * images with it (RbdGatewayPolicy#setAnaState); conflict, and nothing changes, when a lock cannot be taken.
      */
     @Override
     public synchronized void setAnaState(String nqn, ListenerConfig l, int group, String state) {
         Subsystem live = liveSubsystem(nqn);
         AnaState before = live.anaPort(l).state(group);
-        AnaState configured = live.anaPort(l).configured(group);
-        // a state set through the API ends a reconnected rbd gateway's non-optimized limit (see watchHealth)
-        List<ListenerConfig> lifted = new ArrayList<>();
-        List<ListenerConfig> changed = new ArrayList<>();
-        for (ListenerConfig x : live.listeners()) {
-            if (live.anaPort(x).limit(group) == AnaState.NON_OPTIMIZED) {
-                if (live.anaPort(x).limit(group, AnaState.OPTIMIZED) && !x.equals(l)) {
-                    changed.add(x);
-                }
-                lifted.add(x);
-            }
-        }
-        if (live.anaPort(l).set(group, AnaState.byName(state)) || !lifted.isEmpty()) {
-            try {
-                syncExclusiveLocks(ConfigDocument.subsystem(doc.get(), nqn), false);
-            } catch (IOException e) {
-                live.anaPort(l).set(group, configured);
-                lifted.forEach(x -> live.anaPort(x).limit(group, AnaState.NON_OPTIMIZED));
-                throw ControlException.conflict("subsystem " + nqn + ": ANA group " + group + " stays " +
-                    before.configName() + " through " + l + ": " + e.getMessage());
-            }
+        List<ListenerConfig> changed;
+        try {
+            changed = gateways.setAnaState(ConfigDocument.subsystem(doc.get(), nqn), l, group, AnaState.byName(state));
+        } catch (IOException e) {
+            throw ControlException.conflict("subsystem " + nqn + ": ANA group " + group + " stays " +
+                before.configName() + " through " + l + ": " + e.getMessage());
         }
         if (live.anaPort(l).state(group) != before) {
             LOG.info("subsystem {}: ANA group {} is {} through listener {}", nqn, group, state, l);
-            anaChanged(live, l);
+            live.anaChanged(l);
         }
-        changed.forEach(x -> anaChanged(live, x));
+        changed.forEach(live::anaChanged);
     }
 
     @Override
