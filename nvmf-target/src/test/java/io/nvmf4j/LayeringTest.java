@@ -26,11 +26,12 @@ class LayeringTest {
         Map.entry("os", 1),
         Map.entry("auth", 2),
         Map.entry("config", 3),
-        Map.entry("bdev", 4), Map.entry("qos", 4),
-        Map.entry("core", 5),
-        Map.entry("cmd", 6), Map.entry("engine", 6),
-        Map.entry("transport", 7),
-        Map.entry("javaengine", 8));
+        Map.entry("engine", 4), Map.entry("storage", 4),
+        Map.entry("bdev", 5), Map.entry("qos", 5),
+        Map.entry("core", 6),
+        Map.entry("cmd", 7),
+        Map.entry("transport", 8),
+        Map.entry("javaengine", 9));
 
     private static final Pattern REFERENCE = Pattern.compile("\\bio\\.nvmf4j\\.(?:([a-z][a-z0-9]*)\\.|([A-Z]))");
 

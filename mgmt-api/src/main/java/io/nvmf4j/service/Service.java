@@ -3,9 +3,9 @@ package io.nvmf4j.service;
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.Nqn;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.service.api.ApiServer;
@@ -150,7 +150,7 @@ public final class Service implements AutoCloseable {
             String at = l.address.contains(":") ? "[" + l.address + "]" : l.address;  // [::1]:4421
             LOG.info("listening on {} {}:{} for {} (and {}): nvme discover -t {} -a {} -s {} ; "
                     + "nvme connect -t {} -a {} -s {} -n {}",
-                l.transport, at, port, nqns, Subsystem.DISCOVERY_NQN, l.transport, l.address, port,
+                l.transport, at, port, nqns, Nqn.DISCOVERY, l.transport, l.address, port,
                 l.transport, l.address, port, nqns.toString().split(" ")[0]);
         }
         target.listenerStates().forEach((l, state) -> {

@@ -59,7 +59,7 @@ class LogFormatTest {
         }
         JsonNode connected = find(events, e -> e.path("formattedMessage").asText().contains(" connected: host " + HOSTNQN));
         assertThat(connected.path("level").asText()).isEqualTo("INFO");
-        assertThat(connected.path("loggerName").asText()).isEqualTo("io.nvmf4j.core.ControllerLog");
+        assertThat(connected.path("loggerName").asText()).isEqualTo("io.nvmf4j.engine.ControllerLog");
         assertThat(kv(connected, "subnqn")).isEqualTo(NQN);
         assertThat(kv(connected, "hostnqn")).isEqualTo(HOSTNQN);
         assertThat(kv(connected, "host")).startsWith("127.0.0.1:");

@@ -2,6 +2,7 @@ package io.nvmf4j.bdev;
 
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.StorageConfig;
+import io.nvmf4j.storage.BdevException;
 
 import java.nio.file.Path;
 import java.util.function.Function;

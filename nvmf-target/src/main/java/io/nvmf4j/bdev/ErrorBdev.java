@@ -1,6 +1,8 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.engine.ErrorInjection;
 import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.storage.BdevException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * Fault injection: passes every operation to its base device except those an {@link Injection} picks, which
+ * Fault injection: passes every operation to its base device except those an {@link ErrorInjection} picks, which
  * fail as a broken device would, through {@link BdevErrors#status} like any backend error. Modelled on SPDK's
  * error bdev ({@code bdev_error_create}, {@code bdev_error_inject_error} with an I/O type, an error type and
  * a count of commands to fail); our error types name the failure rather than SPDK's bdev status:
@@ -42,40 +44,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class ErrorBdev implements BlockDevice {
     private static final Logger LOG = LoggerFactory.getLogger(ErrorBdev.class);
-    private static final String[] IO_TYPES = {"read", "write", "flush", "write-zeroes", "deallocate"};
-    public static final List<String> ERROR_TYPES = List.of("eio", "nospc", "gone", "timeout");
-    public static final long MAX_TIMEOUT_MS = 600_000;
-
-    /**
-     * One injection.
-     *
-     * @param ioType    read, write, flush, write-zeroes, deallocate or all
-     * @param errorType eio, nospc, gone or timeout
-     * @param count     commands to fail (0: every one until cleared)
-     * @param timeoutMs {@code timeout} only: how long a command is held before it fails
-     */
-    public record Injection(String ioType, String errorType, int count, long timeoutMs) {
-        /** Null when valid, else what is wrong (one sentence). */
-        public String problem() {
-            if (ioType == null || !("all".equals(ioType) || List.of(IO_TYPES).contains(ioType))) {
-                return "ioType must be read, write, flush, write-zeroes, deallocate or all, got " + ioType;
-            }
-            if (errorType == null || !ERROR_TYPES.contains(errorType)) {
-                return "errorType must be eio, nospc, gone or timeout, got " + errorType;
-            }
-            if (count < 0) {
-                return "count must be 0 (until cleared) or more, got " + count;
-            }
-            if ("timeout".equals(errorType) ? timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS : timeoutMs != 0) {
-                return "timeout".equals(errorType) ? "timeoutMs must be 1.." + MAX_TIMEOUT_MS + ", got " + timeoutMs
-                    : "timeoutMs is for errorType timeout only";
-            }
-            return null;
-        }
-    }
+    private static final String[] IO_TYPES = ErrorInjection.IO_TYPES.toArray(String[]::new);
 
     /** An active injection: its errno and the commands it may still fail (-1: unlimited). */
-    private record Active(Injection injection, int errno, AtomicInteger remaining) {
+    private record Active(ErrorInjection injection, int errno, AtomicInteger remaining) {
     }
 
     private final String name;
@@ -104,7 +76,7 @@ public final class ErrorBdev implements BlockDevice {
     }
 
     /** Starts failing commands as {@code i} says; throws {@link BdevException} with the reason when invalid. */
-    public void inject(Injection i) {
+    public void inject(ErrorInjection i) {
         String problem = i.problem();
         if (problem != null) {
             throw new BdevException("error bdev " + name + ": " + problem);
@@ -133,13 +105,13 @@ public final class ErrorBdev implements BlockDevice {
     }
 
     /** The injections still active (count = commands left to fail, 0 for unlimited), for the API. */
-    public List<Injection> injections() {
-        List<Injection> l = new ArrayList<>();
+    public List<ErrorInjection> injections() {
+        List<ErrorInjection> l = new ArrayList<>();
         for (int op = 0; op < IO_TYPES.length; op++) {
             Active a = active.get(op);
             if (a != null && a.remaining.get() != 0) {
                 int left = Math.max(0, a.remaining.get());
-                l.add(new Injection(IO_TYPES[op], a.injection.errorType(), left, a.injection.timeoutMs()));
+                l.add(new ErrorInjection(IO_TYPES[op], a.injection.errorType(), left, a.injection.timeoutMs()));
             }
         }
         return l;

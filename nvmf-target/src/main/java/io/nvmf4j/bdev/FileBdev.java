@@ -1,6 +1,8 @@
 package io.nvmf4j.bdev;
 
 import io.nvmf4j.os.FileNative;
+import io.nvmf4j.storage.BdevException;
+import io.nvmf4j.storage.StorageFile;
 
 import io.netty.buffer.ByteBuf;
 import io.nvmf4j.config.BdevConfig;

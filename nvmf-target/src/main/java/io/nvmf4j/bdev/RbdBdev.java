@@ -2,6 +2,7 @@ package io.nvmf4j.bdev;
 
 import io.netty.buffer.ByteBuf;
 import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.storage.BdevException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

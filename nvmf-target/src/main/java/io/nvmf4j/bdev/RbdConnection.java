@@ -1,5 +1,6 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.storage.BdevException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,6 +1,7 @@
 package io.nvmf4j.bdev;
 
 import io.nvmf4j.rdma.NativeLibraryLoader;
+import io.nvmf4j.storage.BdevException;
 
 /**
  * The JNI entry points of {@code libnvmf4j_rbd} ({@code src/main/c-rbd/nvmf4j_rbd.c}): librados and librbd's

@@ -6,6 +6,7 @@ import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.SnapshotConfig;
 import io.nvmf4j.config.VolumeConfig;
+import io.nvmf4j.storage.BdevException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,6 +1,7 @@
 package io.nvmf4j.bdev;
 
 import io.nvmf4j.os.FileNative;
+import io.nvmf4j.storage.BdevException;
 
 import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.SnapshotConfig;

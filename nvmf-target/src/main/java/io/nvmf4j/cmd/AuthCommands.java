@@ -4,9 +4,9 @@ import io.nvmf4j.auth.AuthMessages;
 import io.nvmf4j.auth.AuthSession;
 import io.nvmf4j.core.CommandHandler;
 import io.nvmf4j.core.Controller;
-import io.nvmf4j.core.ControllerLog;
 import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Request;
+import io.nvmf4j.engine.ControllerLog;
 import io.nvmf4j.nvme.NvmeStatus;
 
 /**
@@ -93,9 +93,9 @@ final class AuthCommands {
         if (failure == 0) {
             return;
         }
-        ControllerLog.authFailed(c.subsystem().nqn(), c.hostnqn(), q.peer(), ControllerLog.transportOf(q), c.cntlid(),
+        ControllerLog.authFailed(c.subsystem().nqn(), c.hostnqn(), q.peer(), q.listenerTransport(), c.cntlid(),
             q.qid(), s.failureDetail());
-        c.observer().authFailed(c.subsystem(), AuthMessages.reason(failure));
+        c.observer().authFailed(c.subsystem().nqn(), AuthMessages.reason(failure));
         String reason = "authentication failed on qid " + q.qid() + ": " + s.failureDetail();
         if (q.qid() == 0) {
             c.destroy(reason);

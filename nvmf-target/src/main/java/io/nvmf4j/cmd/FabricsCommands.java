@@ -8,11 +8,11 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.LogText;
 import io.nvmf4j.core.CommandHandler;
 import io.nvmf4j.core.Controller;
-import io.nvmf4j.core.ControllerLog;
 import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Request;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
+import io.nvmf4j.engine.ControllerLog;
 import io.nvmf4j.nvme.Layout;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
@@ -216,7 +216,7 @@ public final class FabricsCommands {
                 req.complete(NvmeStatus.ABORTED_SQ_DELETION); // the host closed the connection meanwhile
             } else if (error[0] != null) {
                 // as nvmet_setup_auth failing with FAILED: the host cannot be authenticated, so it is refused
-                target.observer().authFailed(subsys, AuthMessages.reason(AuthMessages.FAILED));
+                target.observer().authFailed(subsys.nqn(), AuthMessages.reason(AuthMessages.FAILED));
                 refuse(req, subsys.nqn(), hostnqn, 0, "authentication: " + error[0].getMessage(),
                     NvmeStatus.CONNECT_INVALID_HOST, true, DATA_HOSTNQN);
             } else {
@@ -249,7 +249,7 @@ public final class FabricsCommands {
             return;
         }
         if (c == null) {
-            target.observer().controllerLimitReached(subsys);
+            target.observer().controllerLimitReached(subsys.nqn());
             refuse(req, subsys.nqn(), hostnqn, 0, "controller limit reached: every cntlid of minCntlid..maxCntlid "
                 + subsys.cntlidRange() + " is in use", NvmeStatus.CONNECT_CONTROLLER_BUSY, false,
                 Request.NO_ERROR_LOCATION);
@@ -263,7 +263,7 @@ public final class FabricsCommands {
         if (c.authRequired()) {
             c.startAuthDeadline(0, queue, target.authTimeoutMs());
         }
-        ControllerLog.connected(subsys.nqn(), c.cntlid(), hostnqn, queue.peer(), ControllerLog.transportOf(queue),
+        ControllerLog.connected(subsys.nqn(), c.cntlid(), hostnqn, queue.peer(), queue.listenerTransport(),
             effectiveKato, sqsize + 1);
         req.dw0 = c.cntlid() | (c.authRequired() ? AUTHREQ_ATR : 0);
         req.complete(NvmeStatus.SUCCESS);
@@ -416,7 +416,7 @@ public final class FabricsCommands {
 
     private static void refused(Request req, String subnqn, String hostnqn, int qid, String reason) {
         Queue q = req.queue();
-        ControllerLog.refused(subnqn, hostnqn, q.peer(), ControllerLog.transportOf(q), qid, reason);
+        ControllerLog.refused(subnqn, hostnqn, q.peer(), q.listenerTransport(), qid, reason);
     }
 
     /**

@@ -4,6 +4,8 @@ import io.nvmf4j.auth.AuthPolicy;
 import io.nvmf4j.auth.AuthSession;
 import io.nvmf4j.auth.HostKeys;
 import io.nvmf4j.config.HostKeyConfig;
+import io.nvmf4j.engine.ControllerLog;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.nvme.NvmeStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
  * the changed-NS list are touched only there. I/O queues (other threads) attach under the monitor at
  * Connect time and mark activity with an opaque write; the error log is synchronized (error path only).
  */
-public final class Controller {
+public final class Controller implements io.nvmf4j.engine.IoController {
     private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
     private static final VarHandle LAST_ACTIVITY;
 
@@ -174,14 +176,21 @@ public final class Controller {
         }
     }
 
+    @Override
+    public String subsystemNqn() {
+        return subsystem.nqn();
+    }
+
     public Subsystem subsystem() {
         return subsystem;
     }
 
+    @Override
     public int cntlid() {
         return cntlid;
     }
 
+    @Override
     public String hostnqn() {
         return hostnqn;
     }
@@ -220,6 +229,7 @@ public final class Controller {
         return subsystem.isDiscovery();
     }
 
+    @Override
     public boolean isDestroyed() {
         return destroyed.get();
     }
@@ -478,7 +488,7 @@ public final class Controller {
             LOG.warn("controller {} of {} (host {}): keep-alive timeout ({} ms without a command), tearing it down",
                 cntlid, subsystem.nqn(), hostnqn, kato);
             destroy("keep-alive timeout");
-            observer.keepAliveExpired(subsystem);
+            observer.keepAliveExpired(subsystem.nqn());
         }
     }
 
@@ -705,9 +715,9 @@ public final class Controller {
             return;
         }
         String reason = "authentication not finished within " + timeoutMs + " ms of the Connect (authTimeoutMs)";
-        ControllerLog.authFailed(subsystem.nqn(), hostnqn, queue.peer(), ControllerLog.transportOf(queue), cntlid, qid,
+        ControllerLog.authFailed(subsystem.nqn(), hostnqn, queue.peer(), queue.listenerTransport(), cntlid, qid,
             reason);
-        observer.authFailed(subsystem, io.nvmf4j.auth.AuthMessages.reason(io.nvmf4j.auth.AuthMessages.FAILED));
+        observer.authFailed(subsystem.nqn(), io.nvmf4j.auth.AuthMessages.reason(io.nvmf4j.auth.AuthMessages.FAILED));
         if (qid == 0) {
             destroy(reason);
         } else {
@@ -769,7 +779,7 @@ public final class Controller {
         synchronized (this) {
             connected = ioQueuesConnected;
         }
-        ControllerLog.disconnected(subsystem.nqn(), cntlid, hostnqn, adminQueue.peer(), ControllerLog.transportOf(adminQueue),
+        ControllerLog.disconnected(subsystem.nqn(), cntlid, hostnqn, adminQueue.peer(), adminQueue.listenerTransport(),
             connected, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - createdNanos), reason);
     }
 

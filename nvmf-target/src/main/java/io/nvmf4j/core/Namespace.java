@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.LongAdder;
  * commands already on the device; {@link #resumeWrites} hands the parked ones back to their poll groups. A snapshot
  * of a volume in use is taken between the two (crash-consistent: no write is half in it).
  */
-public final class Namespace {
+public final class Namespace implements io.nvmf4j.engine.IoNamespace {
     private final int nsid;
     private final BlockDevice bdev;
     private final byte[] nguid;
@@ -114,6 +114,7 @@ public final class Namespace {
         this.qos = qos;
     }
 
+    @Override
     public int nsid() {
         return nsid;
     }
@@ -162,6 +163,26 @@ public final class Namespace {
             t.setDaemon(true);
             return t;
         });
+
+    @Override
+    public long durabilityErrors() {
+        return bdev().durabilityErrors();
+    }
+
+    @Override
+    public long qosDelayed() {
+        return qosDelayed.sum();
+    }
+
+    @Override
+    public long qosDelayNanos() {
+        return qosDelayNanos.sum();
+    }
+
+    @Override
+    public long qosWaiting() {
+        return qosWaiting.sum();
+    }
 
     public BlockDevice bdev() {
         return bdev;

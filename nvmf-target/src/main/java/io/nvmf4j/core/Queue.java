@@ -46,6 +46,11 @@ public interface Queue {
     /** The listener the connection arrived on. */
     ListenerConfig listener();
 
+    /** The transport of this queue's listener ({@code tcp}, {@code rdma}) as log lines name it, {@code ?} without one. */
+    default String listenerTransport() {
+        return listener() == null ? "?" : listener().transport;
+    }
+
     /** Transport limits that Identify reports (in-capsule size, MDTS, queue depth). */
     TransportLimits limits();
 

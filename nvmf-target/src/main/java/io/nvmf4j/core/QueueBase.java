@@ -1,6 +1,7 @@
 package io.nvmf4j.core;
 
 import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.nvme.NvmeStatus;
 
 /**
@@ -106,7 +107,7 @@ public abstract class QueueBase implements Queue {
             int bytes = ok && req.xferDir != Request.XFER_NONE ? req.dataLength : 0;
             observer.ioCompleted(req, bytes, nowNanos - req.startNanos, nowNanos);
         } else if (!ok) {
-            observer.adminError(controller.subsystem(), req.sqe.opcode(), req.status);
+            observer.adminError(controller.subsystem().nqn(), req.sqe.opcode(), req.status);
         }
     }
 

@@ -1,10 +1,10 @@
 package io.nvmf4j.core;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.nvmf4j.bdev.BdevIo;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Sqe;
-import io.netty.buffer.Unpooled;
 
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * and the data direction and length, the transport moves data, the handler runs and ends in exactly
  * one {@link #complete(int)}.
  */
-public abstract class Request implements BdevIo {
+public abstract class Request implements BdevIo, io.nvmf4j.engine.IoCommand {
     /** No data transfer. */
     public static final int XFER_NONE = 0;
     /** Host to controller (write-like: in-capsule, R2T/H2CData, RDMA READ). */
@@ -97,8 +97,44 @@ public abstract class Request implements BdevIo {
         return queue;
     }
 
+    @Override
     public Controller controller() {
         return queue.controller();
+    }
+
+    @Override
+    public Namespace namespace() {
+        return ns;
+    }
+
+    @Override
+    public int qid() {
+        return queue.qid();
+    }
+
+    @Override
+    public int opcode() {
+        return sqe.opcode();
+    }
+
+    @Override
+    public int nsid() {
+        return sqe.nsid();
+    }
+
+    @Override
+    public long slba() {
+        return sqe.slba();
+    }
+
+    @Override
+    public int nlb() {
+        return sqe.nlb();
+    }
+
+    @Override
+    public int status() {
+        return status;
     }
 
     /** Copies the 64-byte SQE from {@code src} at {@code index} and clears per-command state. */

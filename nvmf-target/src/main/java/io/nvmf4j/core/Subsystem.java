@@ -20,7 +20,7 @@ import java.util.concurrent.CopyOnWriteArraySet;
  * path reads it without a lock.
  */
 public final class Subsystem {
-    public static final String DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
+    public static final String DISCOVERY_NQN = io.nvmf4j.config.Nqn.DISCOVERY;
 
     private final String nqn;
     private final boolean discovery;

@@ -1,6 +1,7 @@
 package io.nvmf4j.core;
 
 import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.engine.IoObserver;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,28 +1,26 @@
 package io.nvmf4j.engine;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
-import io.nvmf4j.config.DocumentIndex;
 import io.nvmf4j.config.DiscoveryConfig;
-import io.nvmf4j.config.EngineCapabilities;
+import io.nvmf4j.config.DocumentIndex;
 import io.nvmf4j.config.EngineCapabilities.Feature;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.Nqn;
 import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.QosConfig;
 import io.nvmf4j.config.QosGroupConfig;
 import io.nvmf4j.config.QosLimits;
-import io.nvmf4j.config.SnapshotConfig;
-import io.nvmf4j.config.VolumeConfig;
-import io.nvmf4j.config.Nqn;
 import io.nvmf4j.config.ReferralConfig;
+import io.nvmf4j.config.SnapshotConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.Namespace;
+import io.nvmf4j.config.VolumeConfig;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -447,10 +445,10 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     }
 
     /**
-     * Makes error bdev {@code name} fail commands as {@code injection} says (see {@link ErrorBdev}); not found for an
+     * Makes error bdev {@code name} fail commands as {@code injection} says (an error bdev, {@code "kind": "error"}); not found for an
      * unknown bdev, invalid for one that is not an error bdev or a bad injection, or on an engine without error bdevs.
      */
-    public void injectError(String name, ErrorBdev.Injection injection) {
+    public void injectError(String name, ErrorInjection injection) {
         synchronized (engine) {
             errorBdevs().injectError(name, injection);
         }
@@ -464,7 +462,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     }
 
     /** The injections active on error bdev {@code name}. */
-    public List<ErrorBdev.Injection> errorInjections(String name) {
+    public List<ErrorInjection> errorInjections(String name) {
         synchronized (engine) {
             return errorBdevs().errorInjections(name);
         }
@@ -1302,7 +1300,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     }
 
     /** The NQN of the subsystem a namespace reported by the engine's observer belongs to, or null. */
-    public String subsystemOf(Namespace ns) {
+    public String subsystemOf(IoNamespace ns) {
         return engine.subsystemOf(ns);
     }
 

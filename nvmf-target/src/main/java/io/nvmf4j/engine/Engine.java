@@ -1,18 +1,16 @@
 package io.nvmf4j.engine;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.PoolConfig;
-import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.Namespace;
+import io.nvmf4j.config.VolumeConfig;
 
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -52,11 +50,11 @@ public interface Engine extends AutoCloseable {
     void growBdev(TargetConfig doc, BdevConfig b, long numBlocks);
 
     /**
-     * Makes error bdev {@code name} fail commands as {@code injection} says (see {@link ErrorBdev}); not found for an
+     * Makes error bdev {@code name} fail commands as {@code injection} says (an error bdev, {@code "kind": "error"}); not found for an
      * unknown bdev, invalid for one that is not an error bdev or a bad injection. Called on engines whose
      * {@link EngineCapabilities#bdevTypes} hold {@code error} only.
      */
-    default void injectError(String name, ErrorBdev.Injection injection) {
+    default void injectError(String name, ErrorInjection injection) {
         throw new UnsupportedOperationException("error bdevs");
     }
 
@@ -66,7 +64,7 @@ public interface Engine extends AutoCloseable {
     }
 
     /** The injections active on error bdev {@code name}. */
-    default List<ErrorBdev.Injection> errorInjections(String name) {
+    default List<ErrorInjection> errorInjections(String name) {
         throw new UnsupportedOperationException("error bdevs");
     }
 
@@ -277,10 +275,23 @@ public interface Engine extends AutoCloseable {
     double busySeconds();
 
     /**
-     * The NQN of the subsystem a namespace reported by this engine's {@link io.nvmf4j.core.IoObserver}
-     * belongs to, or null when it is no longer in one (metrics attach per-I/O counts through it).
+     * The NQN of the subsystem a namespace reported by this engine's {@link IoObserver} belongs to, or null when it
+     * is no longer in one (metrics attach per-I/O counts through it).
      */
-    String subsystemOf(Namespace ns);
+    String subsystemOf(IoNamespace ns);
+
+    /**
+     * The statistics of an engine that counts its own data path and sends no per-I/O {@link IoObserver} events
+     * (metrics read them at each scrape instead), or null for an engine that sends those events.
+     */
+    default EngineIoStats ownIoStats() {
+        return null;
+    }
+
+    /** The counts of this engine's rbd bdevs' recoveries from Ceph faults, or null where it has no rbd bdevs. */
+    default RbdCounters rbdCounters() {
+        return null;
+    }
 
     /**
      * Runs one change of the configuration (its control calls, the save and, when that fails, the undo) so that a

@@ -1,6 +1,6 @@
 package io.nvmf4j.engine;
 
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.IoObserver;
 
 import java.io.IOException;
 

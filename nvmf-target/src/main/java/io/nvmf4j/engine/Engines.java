@@ -3,7 +3,7 @@ package io.nvmf4j.engine;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.IoObserver;
 
 import java.io.IOException;
 import java.util.List;

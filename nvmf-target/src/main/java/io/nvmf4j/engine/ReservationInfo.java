@@ -1,9 +1,5 @@
 package io.nvmf4j.engine;
 
-import io.nvmf4j.core.Reservation;
-
-import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 
 /**
@@ -33,51 +29,8 @@ public record ReservationInfo(int generation, int rtype, String type, boolean pt
     public record Registrant(String hostid, String key, boolean holder) {
     }
 
-    public static ReservationInfo of(Reservation.State s) {
-        List<Registrant> regs = new ArrayList<>();
-        for (int i = 0; i < s.registrants(); i++) {
-            regs.add(new Registrant(hex(s.hostHi(i), s.hostLo(i)), Long.toUnsignedString(s.key(i)), s.holds(i)));
-        }
-        return new ReservationInfo(s.generation, s.rtype, TYPES[s.rtype], s.ptpl,
-            s.rtype == 0 ? null : hex(s.holderHi, s.holderLo), regs);
-    }
-
-    /** The state this describes; IllegalArgumentException naming the field that is wrong. */
-    public Reservation.State toState() {
-        if (rtype != 0 && !Reservation.validType(rtype)) {
-            throw new IllegalArgumentException("rtype " + rtype + " is not 0-6");
-        }
-        List<Registrant> regs = registrants == null ? List.of() : registrants;
-        int n = regs.size();
-        long[] hi = new long[n];
-        long[] lo = new long[n];
-        long[] keys = new long[n];
-        for (int i = 0; i < n; i++) {
-            long[] id = parseHostId(regs.get(i).hostid(), "registrants[" + i + "].hostid");
-            hi[i] = id[0];
-            lo[i] = id[1];
-            try {
-                keys[i] = Long.parseUnsignedLong(regs.get(i).key());
-            } catch (RuntimeException e) {
-                throw new IllegalArgumentException("registrants[" + i + "].key: not an unsigned 64-bit number");
-            }
-        }
-        long[] h = rtype == 0 ? new long[2] : parseHostId(holder, "holder");
-        Reservation.State s = new Reservation.State(rtype, h[0], h[1], hi, lo, keys, generation, ptpl);
-        if (rtype != 0 && s.indexOf(h[0], h[1]) < 0) {
-            throw new IllegalArgumentException("holder " + holder + " is not a registrant");
-        }
-        return s;
-    }
-
-    private static String hex(long hi, long lo) {
-        return HexFormat.of().toHexDigits(hi) + HexFormat.of().toHexDigits(lo);
-    }
-
-    private static long[] parseHostId(String s, String field) {
-        if (s == null || !s.matches("[0-9a-fA-F]{32}")) {
-            throw new IllegalArgumentException(field + ": 32 hex digits expected");
-        }
-        return new long[] {Long.parseUnsignedLong(s.substring(0, 16), 16), Long.parseUnsignedLong(s.substring(16), 16)};
+    /** {@code rtype} by name ({@code none}, {@code write-exclusive}, ...); rtype must be 0-6. */
+    public static String typeName(int rtype) {
+        return TYPES[rtype];
     }
 }

@@ -1,7 +1,6 @@
 package io.nvmf4j.javaengine;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.BdevException;
 import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.bdev.BlockDevices;
 import io.nvmf4j.bdev.ErrorBdev;
@@ -9,17 +8,16 @@ import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
-import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.HostKeyConfig;
+import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.PoolConfig;
-import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.core.AnaPort;
 import io.nvmf4j.core.Controller;
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Queue;
 import io.nvmf4j.core.Reservation;
@@ -30,12 +28,17 @@ import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.ErrorInjection;
+import io.nvmf4j.engine.IoNamespace;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.engine.LiveDocument;
 import io.nvmf4j.engine.PoolInfo;
+import io.nvmf4j.engine.RbdCounters;
 import io.nvmf4j.engine.ReservationInfo;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.runtime.PollGroups;
+import io.nvmf4j.storage.BdevException;
 import io.nvmf4j.transport.Transport;
 import io.nvmf4j.transport.TransportType;
 import io.nvmf4j.transport.rdma.RdmaTransport;
@@ -275,6 +278,11 @@ public final class JavaEngine implements Engine {
     }
 
     @Override
+    public RbdCounters rbdCounters() {
+        return RbdGatewayPolicy.COUNTERS;
+    }
+
+    @Override
     public double busySeconds() {
         return pollGroups.busySeconds();
     }
@@ -362,7 +370,7 @@ public final class JavaEngine implements Engine {
         if (ns == null) {
             throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
         }
-        return ReservationInfo.of(ns.reservation().state());
+        return ReservationStates.info(ns.reservation().state());
     }
 
     private static byte[] uuidBytes(String uuid) {
@@ -503,7 +511,7 @@ public final class JavaEngine implements Engine {
     }
 
     @Override
-    public synchronized void injectError(String name, ErrorBdev.Injection injection) {
+    public synchronized void injectError(String name, ErrorInjection injection) {
         try {
             errorBdev(name).inject(injection);
         } catch (BdevException e) {
@@ -517,7 +525,7 @@ public final class JavaEngine implements Engine {
     }
 
     @Override
-    public synchronized List<ErrorBdev.Injection> errorInjections(String name) {
+    public synchronized List<ErrorInjection> errorInjections(String name) {
         return errorBdev(name).injections();
     }
 
@@ -833,7 +841,7 @@ public final class JavaEngine implements Engine {
     }
 
     @Override
-    public String subsystemOf(Namespace ns) {
+    public String subsystemOf(IoNamespace ns) {
         for (Subsystem s : target.nvmSubsystems()) {
             if (s.namespace(ns.nsid()) == ns) {
                 return s.nqn();

@@ -1,9 +1,9 @@
 package io.nvmf4j.javaengine;
 
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.EngineProvider;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.engine.LiveDocument;
 
 import java.io.IOException;

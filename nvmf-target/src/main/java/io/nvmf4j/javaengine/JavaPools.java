@@ -1,7 +1,6 @@
 package io.nvmf4j.javaengine;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.BdevException;
 import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.bdev.FileBdev;
 import io.nvmf4j.bdev.ReflinkPool;
@@ -11,6 +10,7 @@ import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.core.Namespace;
 import io.nvmf4j.engine.PoolInfo;
 import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.storage.BdevException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -12,6 +12,7 @@ import io.nvmf4j.core.Namespace;
 import io.nvmf4j.core.Reservation;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.core.Target;
+import io.nvmf4j.engine.RbdCounters;
 import io.nvmf4j.nvme.AnaState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +33,24 @@ import java.util.function.Supplier;
  * bdev's reconnect thread calls it when its health changes.
  */
 final class RbdGatewayPolicy {
+    /** The rbd bdevs' process-wide counts ({@link RbdBdev}'s totals). */
+    static final RbdCounters COUNTERS = new RbdCounters() {
+        @Override
+        public long blocklisted() {
+            return RbdBdev.blocklistedTotal();
+        }
+
+        @Override
+        public long reconnected() {
+            return RbdBdev.reconnectedTotal();
+        }
+
+        @Override
+        public long rewatchFailures() {
+            return RbdBdev.rewatchFailuresTotal();
+        }
+    };
+
     private static final Logger LOG = LoggerFactory.getLogger(RbdGatewayPolicy.class);
 
     private final Target target;

@@ -1,7 +1,6 @@
 package io.nvmf4j.javaengine;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.BdevException;
 import io.nvmf4j.bdev.BlockDevice;
 import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.bdev.RbdPool;
@@ -9,6 +8,7 @@ import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.engine.PoolInfo;
+import io.nvmf4j.storage.BdevException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

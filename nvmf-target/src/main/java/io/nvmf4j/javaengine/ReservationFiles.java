@@ -35,7 +35,7 @@ final class ReservationFiles {
             return null;
         }
         try {
-            return MAPPER.readValue(file.toFile(), ReservationInfo.class).toState();
+            return ReservationStates.state(MAPPER.readValue(file.toFile(), ReservationInfo.class));
         } catch (IOException | IllegalArgumentException e) {
             throw new IOException("reservation state " + file + " is unreadable (" + e.getMessage() + "); fix or "
                 + "remove the file (removing it drops the namespace's registrations and reservation)", e);
@@ -46,7 +46,7 @@ final class ReservationFiles {
         return new Reservation.Store() {
             @Override
             public void save(Reservation.State state) throws IOException {
-                ConfigStore.writeAtomically(file, (MAPPER.writeValueAsString(ReservationInfo.of(state)) + "\n")
+                ConfigStore.writeAtomically(file, (MAPPER.writeValueAsString(ReservationStates.info(state)) + "\n")
                     .getBytes(java.nio.charset.StandardCharsets.UTF_8));
             }
 

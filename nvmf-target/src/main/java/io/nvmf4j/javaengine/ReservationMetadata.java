@@ -164,7 +164,7 @@ final class ReservationMetadata implements Reservation.Shared {
     static Reservation.Kept parse(byte[] raw) throws IOException {
         ObjectNode node = (ObjectNode) MAPPER.readTree(raw);
         JsonNode notices = node.remove(NOTICES);
-        Reservation.State state = MAPPER.treeToValue(node, ReservationInfo.class).toState();
+        Reservation.State state = ReservationStates.state(MAPPER.treeToValue(node, ReservationInfo.class));
         if (notices == null || notices.isNull()) {
             return new Reservation.Kept(state, raw);
         }
@@ -186,7 +186,7 @@ final class ReservationMetadata implements Reservation.Shared {
     /** The value that holds {@code next} and the journal of {@code before} with {@code notices} added. */
     static byte[] format(Reservation.Kept before, Reservation.State next, List<Reservation.Notice> notices)
         throws IOException {
-        ObjectNode node = MAPPER.valueToTree(ReservationInfo.of(next));
+        ObjectNode node = MAPPER.valueToTree(ReservationStates.info(next));
         List<Reservation.Notice> all = new ArrayList<>(before.notices());
         all.addAll(notices);
         List<Page> pages = new ArrayList<>();

@@ -19,8 +19,8 @@ import java.util.function.Consumer;
 public final class ConnectionLimits {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionLimits.class);
     private static final long LOG_INTERVAL_NS = 1_000_000_000L;
-    public static final String PER_LISTENER = "maxConnectionsPerListener";
-    public static final String PER_HOST = "maxConnectionsPerHost";
+    public static final String PER_LISTENER = io.nvmf4j.engine.IoObserver.LIMIT_PER_LISTENER;
+    public static final String PER_HOST = io.nvmf4j.engine.IoObserver.LIMIT_PER_HOST;
 
     private final String listener;
     private final int perListener;

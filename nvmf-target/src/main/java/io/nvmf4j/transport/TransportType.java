@@ -5,7 +5,7 @@ import io.nvmf4j.cmd.CommandDispatcher;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.core.DiscoveryEntryFields;
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.nvme.DiscoveryLog;
 import io.nvmf4j.runtime.PollGroups;
 

@@ -1,5 +1,6 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.engine.ErrorInjection;
 import io.nvmf4j.nvme.NvmeStatus;
 import org.junit.jupiter.api.Test;
 
@@ -23,7 +24,7 @@ class ErrorBdevTest {
     void closeCompletesEveryHeldCommandExactlyOnceWithAbortedSqDeletion() {
         MallocBdev base = new MallocBdev("m0", BS, 64);
         ErrorBdev d = new ErrorBdev("e0", base, 16);
-        d.inject(new ErrorBdev.Injection("read", "timeout", 0, 60_000));
+        d.inject(new ErrorInjection("read", "timeout", 0, 60_000));
         List<TestIo> ios = new ArrayList<>();
         try {
             for (int i = 0; i < 5; i++) {
@@ -62,12 +63,12 @@ class ErrorBdevTest {
         StuckIo timerHeld = new StuckIo(release);
         List<TestIo> ios = new ArrayList<>();
         try {
-            d.inject(new ErrorBdev.Injection("read", "timeout", 1, 1));
+            d.inject(new ErrorInjection("read", "timeout", 1, 1));
             d.read(timerHeld);
             assertThat(timerHeld.entered.await(10, TimeUnit.SECONDS)).as("the timer thread completing the read")
                 .isTrue();
             assertThat(d.heldCommands()).as("the read left the held set before its completion").isZero();
-            d.inject(new ErrorBdev.Injection("write", "timeout", 0, 200));
+            d.inject(new ErrorInjection("write", "timeout", 0, 200));
             for (int i = 0; i < 3; i++) {
                 TestIo io = TestIo.of(0, new byte[BS]);
                 ios.add(io);

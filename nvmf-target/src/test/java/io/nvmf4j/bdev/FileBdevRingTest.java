@@ -7,6 +7,7 @@ import io.netty.channel.EventLoop;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.storage.BdevException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;

@@ -2,6 +2,7 @@ package io.nvmf4j.bdev;
 
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.storage.BdevException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,6 +1,7 @@
 package io.nvmf4j.bdev;
 
 import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.storage.BdevException;
 import io.nvmf4j.testhost.CephCluster;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,8 @@
 package io.nvmf4j.bdev;
 
 import io.nvmf4j.config.StorageConfig;
+import io.nvmf4j.storage.BdevException;
+import io.nvmf4j.storage.StorageFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,11 +1,11 @@
 package io.nvmf4j.engine;
 
-import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.IoObserver;
+import io.nvmf4j.javaengine.JavaEngine;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,7 +1,7 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.bdev.ErrorBdev.Injection;
 import io.nvmf4j.core.Namespace;
+import io.nvmf4j.engine.ErrorInjection;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
@@ -92,7 +92,7 @@ class CommandQuiesceTest {
 
     @Test
     void theHostsNextControllerStartsAfterTheLostOnesDeviceCommandsEnded() throws Exception {
-        target.nvmf().injectError(ERR, new Injection("write", "timeout", 1, 1500));
+        target.nvmf().injectError(ERR, new ErrorInjection("write", "timeout", 1, 1500));
         NvmeController lost = host();
         lost.io(0).writeAsync(NSID, 0, Le.random(4096, 7));
         awaitInFlight(1, Duration.ofSeconds(5));
@@ -109,7 +109,7 @@ class CommandQuiesceTest {
 
     @Test
     void theWaitEndsAtTheCommandQuiesceTimeAndIsLogged() throws Exception {
-        target.nvmf().injectError(ERR, new Injection("write", "timeout", 1, 8000));
+        target.nvmf().injectError(ERR, new ErrorInjection("write", "timeout", 1, 8000));
         try (LogCapture log = new LogCapture("io.nvmf4j.core.DeviceQuiesce")) {
             NvmeController lost = host();
             lost.io(0).writeAsync(NSID, 0, Le.random(4096, 8));
@@ -128,7 +128,7 @@ class CommandQuiesceTest {
 
     @Test
     void readyStaysSetAfterCcEnClearedUntilTheDeviceCommandsEnded() throws Exception {
-        target.nvmf().injectError(ERR, new Injection("write", "timeout", 1, 1500));
+        target.nvmf().injectError(ERR, new ErrorInjection("write", "timeout", 1, 1500));
         try (NvmeController c = host()) {
             c.io(0).writeAsync(NSID, 0, Le.random(4096, 9));
             awaitInFlight(1, Duration.ofSeconds(5));

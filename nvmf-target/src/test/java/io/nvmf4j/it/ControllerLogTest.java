@@ -1,7 +1,7 @@
 package io.nvmf4j.it;
 
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import io.nvmf4j.core.ControllerLog;
+import io.nvmf4j.engine.ControllerLog;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
 import io.nvmf4j.testhost.TcpHost;
@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ControllerLogTest {
-    private static final String LOGGER = "io.nvmf4j.core.ControllerLog";
+    private static final String LOGGER = "io.nvmf4j.engine.ControllerLog";
     private static final String STRANGER = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-0000000000ff";
     private static TestTarget target;
 

@@ -1,6 +1,6 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.IoObserver;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -28,7 +28,7 @@ final class CountingObserver implements IoObserver {
     }
 
     @Override
-    public void controllerLimitReached(io.nvmf4j.core.Subsystem subsystem) {
+    public void controllerLimitReached(String subsystemNqn) {
         controllerLimit.incrementAndGet();
     }
 
@@ -37,7 +37,7 @@ final class CountingObserver implements IoObserver {
     }
 
     @Override
-    public void authFailed(io.nvmf4j.core.Subsystem subsystem, String reason) {
+    public void authFailed(String subsystemNqn, String reason) {
         authFailures.computeIfAbsent(reason, r -> new AtomicInteger()).incrementAndGet();
     }
 

@@ -1,9 +1,9 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.core.Controller;
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;

@@ -1,9 +1,9 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.ErrorBdev.Injection;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.engine.ErrorInjection;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
@@ -59,7 +59,7 @@ class ErrorInjectionTest {
         try (NvmeController c = host()) {
             byte[] data = Le.random(4096, 1);
             assertThat(c.io(0).write(NSID, 64, data).ok()).isTrue();
-            target.nvmf().injectError(ERR, new Injection("read", "eio", 1, 0));
+            target.nvmf().injectError(ERR, new ErrorInjection("read", "eio", 1, 0));
             Completion failed = c.io(0).read(NSID, 64, 8);
             assertStatus(failed, NvmeStatus.SCT_MEDIA, 0x81, false);
 
@@ -81,7 +81,7 @@ class ErrorInjectionTest {
     @Test
     void writeMediaErrorIsAWriteFault() throws Exception {
         try (NvmeController c = host()) {
-            target.nvmf().injectError(ERR, new Injection("write", "eio", 2, 0));
+            target.nvmf().injectError(ERR, new ErrorInjection("write", "eio", 2, 0));
             assertStatus(c.io(0).write(NSID, 0, new byte[512]), NvmeStatus.SCT_MEDIA, 0x80, false);
             assertStatus(c.io(0).write(NSID, 0, new byte[512]), NvmeStatus.SCT_MEDIA, 0x80, false);
             assertThat(target.nvmf().errorInjections(ERR)).as("spent after 2").isEmpty();
@@ -92,10 +92,10 @@ class ErrorInjectionTest {
     @Test
     void noSpaceIsCapacityExceededAndGoneIsNamespaceNotReadyUntilCleared() throws Exception {
         try (NvmeController c = host()) {
-            target.nvmf().injectError(ERR, new Injection("write", "nospc", 1, 0));
+            target.nvmf().injectError(ERR, new ErrorInjection("write", "nospc", 1, 0));
             assertStatus(c.io(0).write(NSID, 8, new byte[512]), NvmeStatus.SCT_GENERIC, 0x81, true);
 
-            target.nvmf().injectError(ERR, new Injection("all", "gone", 0, 0));
+            target.nvmf().injectError(ERR, new ErrorInjection("all", "gone", 0, 0));
             for (int i = 0; i < 3; i++) {
                 assertStatus(c.io(0).read(NSID, 8, 1), NvmeStatus.SCT_GENERIC, 0x82, true);
                 assertStatus(c.io(0).flush(NSID), NvmeStatus.SCT_GENERIC, 0x82, true);
@@ -109,7 +109,7 @@ class ErrorInjectionTest {
     @Test
     void heldCommandFailsWithCommandInterruptedAfterItsTimeout() throws Exception {
         try (NvmeController c = host()) {
-            target.nvmf().injectError(ERR, new Injection("read", "timeout", 1, 300));
+            target.nvmf().injectError(ERR, new ErrorInjection("read", "timeout", 1, 300));
             long t0 = System.nanoTime();
             Completion r = c.io(0).read(NSID, 0, 1);
             assertThat(System.nanoTime() - t0).as("held for its timeout").isGreaterThanOrEqualTo(300_000_000L);
@@ -127,7 +127,7 @@ class ErrorInjectionTest {
     void keepAliveExpiryWithIoInFlightLeavesNothingBehind() throws Exception {
         // held 6 s: keep-alive expiry (KATO 1 s, checked every 250 ms) closes the queues seconds before it ends,
         // on a busy machine too
-        target.nvmf().injectError(ERR, new Injection("write", "timeout", 1, 6000));
+        target.nvmf().injectError(ERR, new ErrorInjection("write", "timeout", 1, 6000));
         try (NvmeController c = target.controller(1, TcpHostOptions.DEFAULT, 1000)) {
             CompletableFuture<Completion> w = c.io(0).writeAsync(NSID, 16, new byte[4096]);
             assertThat(c.admin().queue().awaitClosed(Duration.ofSeconds(5)))
@@ -168,11 +168,11 @@ class ErrorInjectionTest {
 
     @Test
     void badInjectionsAreRefusedWithTheReason() {
-        assertThatThrownBy(() -> target.nvmf().injectError(ERR, new Injection("trim", "eio", 1, 0)))
+        assertThatThrownBy(() -> target.nvmf().injectError(ERR, new ErrorInjection("trim", "eio", 1, 0)))
             .isInstanceOf(ControlException.class).hasMessageContaining("ioType must be read, write");
-        assertThatThrownBy(() -> target.nvmf().injectError(ERR, new Injection("read", "timeout", 1, 0)))
+        assertThatThrownBy(() -> target.nvmf().injectError(ERR, new ErrorInjection("read", "timeout", 1, 0)))
             .isInstanceOf(ControlException.class).hasMessageContaining("timeoutMs must be 1..");
-        assertThatThrownBy(() -> target.nvmf().injectError("m0", new Injection("read", "eio", 1, 0)))
+        assertThatThrownBy(() -> target.nvmf().injectError("m0", new ErrorInjection("read", "eio", 1, 0)))
             .isInstanceOf(ControlException.class).hasMessageContaining("not an error bdev");
         assertThatThrownBy(() -> target.nvmf().removeBdev("base0"))
             .isInstanceOf(ControlException.class).hasMessageContaining("base of error bdev err0");

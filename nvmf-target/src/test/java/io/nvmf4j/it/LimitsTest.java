@@ -46,7 +46,7 @@ class LimitsTest {
             NvmeController first = target.controller(1, TcpHostOptions.DEFAULT);
             try (NvmeController second = target.controller(1, TcpHostOptions.DEFAULT)) {
                 assertThat(new int[] {first.cntlid(), second.cntlid()}).containsExactlyInAnyOrder(10, 11);
-                try (LogCapture log = new LogCapture("io.nvmf4j.core.ControllerLog");
+                try (LogCapture log = new LogCapture("io.nvmf4j.engine.ControllerLog");
                      TcpHost h = target.tcp(TcpHostOptions.DEFAULT)) {
                     Completion busy = new NvmeHost(h, TestTarget.BLOCK_SIZE).fabricsConnect(0, 31, 0xFFFF,
                         TestTarget.KATO_MS, TestTarget.HOSTNQN, TestTarget.SUBNQN,

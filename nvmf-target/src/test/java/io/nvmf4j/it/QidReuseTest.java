@@ -49,7 +49,7 @@ class QidReuseTest {
     @Test
     void aQidClosedAndConnectedAgainAtOnceIsAcceptedEveryTime() throws Exception {
         byte[] hostid = NvmeController.hostIdFor(TestTarget.HOSTNQN);
-        try (LogCapture log = new LogCapture("io.nvmf4j.core.ControllerLog");
+        try (LogCapture log = new LogCapture("io.nvmf4j.engine.ControllerLog");
              NvmeController c = target.controller(2, TcpHostOptions.DEFAULT)) {
             TcpHost queue1 = c.io(0).queue();
             try {

@@ -1,13 +1,13 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.engine.ConfigController;
-import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.engine.ReservationInfo;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.testhost.CephCluster;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;

@@ -1,10 +1,11 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.engine.ConfigController;
-import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.engine.ErrorInjection;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.engine.ReservationInfo;
+import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
@@ -517,7 +518,7 @@ class ReservationTest {
 
     /** B's write is held on the device (its injected timeout); returns it once the target holds it. */
     private CompletableFuture<Completion> heldWriteOf(NvmeController b) throws Exception {
-        target.injectError("held", new io.nvmf4j.bdev.ErrorBdev.Injection("write", "timeout", 1, HOLD_MS));
+        target.injectError("held", new io.nvmf4j.engine.ErrorInjection("write", "timeout", 1, HOLD_MS));
         CompletableFuture<Completion> w = b.io(0).writeAsync(HELD_NSID, 0, block(3));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (((io.nvmf4j.bdev.ErrorBdev) target.engine().target().subsystem(TestTarget.SUBNQN).namespace(HELD_NSID).bdev())

@@ -1,13 +1,13 @@
 package io.nvmf4j.it;
 
-import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.auth.TlsPsk.Derivation;
+import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.config.DiscoveryConfig;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.ControllerLog;
+import io.nvmf4j.engine.ControllerLog;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;

@@ -1,6 +1,6 @@
 package io.nvmf4j.spdk;
 
-import io.nvmf4j.core.ControllerLog;
+import io.nvmf4j.engine.ControllerLog;
 
 import java.util.HashSet;
 import java.util.Iterator;

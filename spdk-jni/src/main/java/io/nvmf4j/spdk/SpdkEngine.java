@@ -1,8 +1,6 @@
 package io.nvmf4j.spdk;
 
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.BdevException;
-import io.nvmf4j.bdev.StorageFile;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
@@ -18,17 +16,23 @@ import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.VolumeConfig;
-import io.nvmf4j.core.Namespace;
+import io.nvmf4j.engine.BdevIoStat;
+import io.nvmf4j.engine.BdevLatency;
+import io.nvmf4j.engine.BindFailures;
 import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
 import io.nvmf4j.engine.Engine;
+import io.nvmf4j.engine.EngineIoStats;
 import io.nvmf4j.engine.EngineUnavailableException;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.IoNamespace;
 import io.nvmf4j.engine.LiveDocument;
+import io.nvmf4j.engine.PollGroupStat;
 import io.nvmf4j.engine.PoolInfo;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.nvme.AnaState;
-import io.nvmf4j.transport.BindFailures;
+import io.nvmf4j.storage.BdevException;
+import io.nvmf4j.storage.StorageFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,7 +66,7 @@ import java.util.function.IntFunction;
  * change is validated there first, then applied to SPDK here, and the document changes only when SPDK accepted it.
  * SPDK's refusals come back as {@link ControlException}s (400/404/409).
  */
-public final class SpdkEngine implements Engine {
+public final class SpdkEngine implements Engine, EngineIoStats {
     private static final Logger LOG = LoggerFactory.getLogger(SpdkEngine.class);
     private static final String DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery";
 
@@ -1209,16 +1213,22 @@ public final class SpdkEngine implements Engine {
     }
 
     @Override
-    public String subsystemOf(Namespace ns) {
+    public String subsystemOf(IoNamespace ns) {
         return null; // no per-I/O observer: SPDK's I/O statistics are read by bdevIoStats()
     }
 
+    @Override
+    public EngineIoStats ownIoStats() {
+        return this;
+    }
+
     /** SPDK's per-bdev I/O statistics, by bdev name and by each alias (an lvol's {@code <store>/<lvol>}). */
+    @Override
     public synchronized Map<String, BdevIoStat> bdevIoStats() {
         Map<String, BdevIoStat> out = new LinkedHashMap<>();
         for (String line : SpdkNative.bdevStats().split("\n")) {
             if (!line.isEmpty()) {
-                BdevIoStat s = BdevIoStat.parse(line);
+                BdevIoStat s = StatLines.bdevIoStat(line);
                 out.put(s.name(), s);
             }
         }
@@ -1229,11 +1239,12 @@ public final class SpdkEngine implements Engine {
      * SPDK's latency histogram of bdev {@code bdev} (the namespace's: counted since the namespace was added), or
      * of every bdev with one, by name and by each alias, when {@code bdev} is null.
      */
+    @Override
     public synchronized Map<String, BdevLatency> bdevLatency(String bdev) {
         Map<String, BdevLatency> out = new LinkedHashMap<>();
         for (String line : SpdkNative.bdevLatency(bdev).split("\n")) {
             if (!line.isEmpty()) {
-                BdevLatency l = BdevLatency.parse(line);
+                BdevLatency l = StatLines.bdevLatency(line);
                 out.put(l.bdev(), l);
             }
         }
@@ -1241,8 +1252,9 @@ public final class SpdkEngine implements Engine {
     }
 
     /** SPDK's poll-group statistics, summed over the poll groups. */
+    @Override
     public synchronized PollGroupStat pollGroupStat() {
-        return PollGroupStat.parse(SpdkNative.pollGroupStats().trim());
+        return StatLines.pollGroupStat(SpdkNative.pollGroupStats().trim());
     }
 
     @Override

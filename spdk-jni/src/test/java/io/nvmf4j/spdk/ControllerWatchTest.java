@@ -19,7 +19,7 @@ class ControllerWatchTest {
         ControllerWatch.Live a0 = new ControllerWatch.Live(NQN, 1, HOST, "10.0.0.1:40000", "tcp", 30000, 0);
         ControllerWatch.Live a2 = new ControllerWatch.Live(NQN, 1, HOST, "10.0.0.1:40000", "tcp", 30000, 2);
         ControllerWatch.Live b = new ControllerWatch.Live(NQN, 2, HOST, "[fe80::1]:40002", "rdma", 0, 1);
-        try (LogCapture log = new LogCapture("io.nvmf4j.core.ControllerLog")) {
+        try (LogCapture log = new LogCapture("io.nvmf4j.engine.ControllerLog")) {
             w.poll(List.of(a0), 0);
             w.poll(List.of(a2, b), 1_000_000_000L);
             w.poll(List.of(a0, b), 2_000_000_000L);

@@ -1,5 +1,6 @@
 package io.nvmf4j.spdk;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigException;
@@ -10,14 +11,13 @@ import io.nvmf4j.config.ReferralConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.AnaGroupInfo;
+import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.ConfigDocument;
 import io.nvmf4j.engine.ControllerInfo;
-import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.engine.PersistenceException;
 import io.nvmf4j.engine.SubsystemStats;
-import ch.qos.logback.classic.spi.ILoggingEvent;
 import io.nvmf4j.it.AnaLogs;
 import io.nvmf4j.it.Le;
 import io.nvmf4j.it.LogCapture;
@@ -122,7 +122,7 @@ abstract class EngineContract {
      */
     @Test
     void controllersComingAndGoingAreLogged() throws Exception {
-        try (LogCapture log = new LogCapture("io.nvmf4j.core.ControllerLog")) {
+        try (LogCapture log = new LogCapture("io.nvmf4j.engine.ControllerLog")) {
             String host;
             int cntlid;
             try (NvmeController c = target.controller(2)) {

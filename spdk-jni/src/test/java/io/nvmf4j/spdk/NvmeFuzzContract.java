@@ -1,10 +1,10 @@
 package io.nvmf4j.spdk;
 
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.it.TestTarget;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;

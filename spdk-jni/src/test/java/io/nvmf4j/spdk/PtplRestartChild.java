@@ -2,10 +2,10 @@ package io.nvmf4j.spdk;
 
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engine;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.it.Le;
 import io.nvmf4j.it.TestTarget;
 import io.nvmf4j.testhost.Completion;

@@ -1,9 +1,9 @@
 package io.nvmf4j.spdk;
 
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.EngineUnavailableException;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.rdma.NativeLibraryLoader;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;

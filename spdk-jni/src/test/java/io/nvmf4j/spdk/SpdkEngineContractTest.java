@@ -2,8 +2,11 @@ package io.nvmf4j.spdk;
 
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.NamespaceConfig;
-import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.BdevIoStat;
+import io.nvmf4j.engine.BdevLatency;
 import io.nvmf4j.engine.EngineUnavailableException;
+import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.PollGroupStat;
 import io.nvmf4j.it.TestTarget;
 import io.nvmf4j.testhost.NvmeController;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,12 +1,12 @@
 package io.nvmf4j.spdk;
 
-import io.nvmf4j.engine.ConfigController;
-import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.auth.DhchapKey;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.it.TestTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,7 +58,7 @@ class SpdkHostAuthTest {
         AtomicInteger failures = new AtomicInteger();
         ConfigController<JavaEngine> target = JavaEngine.start(cfg, new IoObserver() {
             @Override
-            public void authFailed(io.nvmf4j.core.Subsystem subsystem, String reason) {
+            public void authFailed(String subsystemNqn, String reason) {
                 failures.incrementAndGet();
             }
         });

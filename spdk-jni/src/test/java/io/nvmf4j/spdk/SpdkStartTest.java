@@ -2,9 +2,9 @@ package io.nvmf4j.spdk;
 
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.EngineUnavailableException;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.IoObserver;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.config.ApiConfig;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
@@ -15,6 +14,7 @@ import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ControllerInfo;
+import io.nvmf4j.engine.ErrorInjection;
 import io.nvmf4j.service.metrics.Metrics;
 import io.nvmf4j.service.state.ConfigService;
 import io.vertx.core.Future;
@@ -366,8 +366,8 @@ public final class ApiRoutes {
         return value;
     }
 
-    static ErrorBdev.Injection injection(Bodies.ErrorInjection b) {
-        return new ErrorBdev.Injection(required(b.ioType, "ioType"), required(b.errorType, "errorType"),
+    static ErrorInjection injection(Bodies.ErrorInjection b) {
+        return new ErrorInjection(required(b.ioType, "ioType"), required(b.errorType, "errorType"),
             b.count == null ? 0 : b.count, b.timeoutMs == null ? 0 : b.timeoutMs);
     }
 

@@ -62,7 +62,7 @@ final class Bodies {
         public String tlsKeyDerivation;
     }
 
-    /** POST /bdevs/{name}/errors: an injection into an error bdev (see io.nvmf4j.bdev.ErrorBdev). */
+    /** POST /bdevs/{name}/errors: an injection into an error bdev (io.nvmf4j.engine.ErrorInjection). */
     @JsonIgnoreProperties(ignoreUnknown = false)
     public static final class ErrorInjection {
         /** read, write, flush, write-zeroes, deallocate or all. */

@@ -18,18 +18,17 @@ import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.nvmf4j.ControlException;
-import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.MetricsConfig;
-import io.nvmf4j.core.Controller;
-import io.nvmf4j.core.IoObserver;
-import io.nvmf4j.core.Namespace;
-import io.nvmf4j.core.Request;
-import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.engine.EngineIoStats;
+import io.nvmf4j.engine.IoCommand;
+import io.nvmf4j.engine.IoController;
+import io.nvmf4j.engine.IoNamespace;
+import io.nvmf4j.engine.IoObserver;
+import io.nvmf4j.engine.RbdCounters;
 import io.nvmf4j.engine.SubsystemStats;
 import io.nvmf4j.nvme.Opcodes;
-import io.nvmf4j.spdk.SpdkEngine;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import java.util.ArrayList;
@@ -129,13 +128,13 @@ public final class Metrics implements AutoCloseable {
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
     private final Observer observer = new Observer();
     /** Namespace object (identity) → its meters; read without a lock on the I/O path. */
-    private final ConcurrentHashMap<Namespace, NamespaceMeters> byNamespace = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<IoNamespace, NamespaceMeters> byNamespace = new ConcurrentHashMap<>();
     /** "nqn nsid" → meters, so a namespace removed and added again under the same nsid shares them. */
     private final Map<String, NamespaceMeters> byKey = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, SubsystemMeters> bySubsystem = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, TransportMeters> byTransport = new ConcurrentHashMap<>();
     /** Controller object (identity) → its counts; read without a lock on the I/O path. */
-    private final ConcurrentHashMap<Controller, ControllerIo> byController = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<IoController, ControllerIo> byController = new ConcurrentHashMap<>();
     /** Host NQN → its counts (changed under the cache lock). */
     private final ConcurrentHashMap<String, HostIo> byHost = new ConcurrentHashMap<>();
     private final SlowIos slow = new SlowIos(SLOW_WINDOW_NANOS);
@@ -207,7 +206,9 @@ public final class Metrics implements AutoCloseable {
     /** Attaches the started target: gauges read it at each scrape, namespaces resolve to their subsystem. */
     public void bind(ConfigController<?> target) {
         this.target = target;
-        if (target.engine() instanceof SpdkEngine s) {
+        EngineIoStats own = target.engine().ownIoStats();
+        RbdCounters rbd = target.engine().rbdCounters();
+        if (own != null) {
             // SPDK counts its own data path: no observer events arrive, so the observer's meters would only
             // ever read 0; SPDK's statistics take their place (see SpdkMeters)
             synchronized (cacheLock) {
@@ -215,19 +216,21 @@ public final class Metrics implements AutoCloseable {
                 byTransport.clear();
                 unknownNamespace.remove();
             }
-            spdk = new SpdkMeters(registry, target, s);
+            spdk = new SpdkMeters(registry, target, own);
         } else {
             if (pollThreadAllocatedBytes() >= 0) {
                 FunctionCounter.builder(MetricNames.POLLGROUP_ALLOCATED_BYTES, this, m -> pollThreadAllocatedBytes())
                     .description("heap bytes allocated by the poll-group threads since they started")
                     .baseUnit("bytes").register(registry);
             }
-            FunctionCounter.builder(MetricNames.RBD_BLOCKLISTED, this, m -> RbdBdev.blocklistedTotal())
+        }
+        if (rbd != null) {
+            FunctionCounter.builder(MetricNames.RBD_BLOCKLISTED, rbd, RbdCounters::blocklisted)
                 .description("times an rbd bdev found its Ceph client blocklisted (fenced until it reconnected)")
                 .register(registry);
-            FunctionCounter.builder(MetricNames.RBD_RECONNECTED, this, m -> RbdBdev.reconnectedTotal())
+            FunctionCounter.builder(MetricNames.RBD_RECONNECTED, rbd, RbdCounters::reconnected)
                 .description("rbd bdevs serving again as a new Ceph client after a blocklist").register(registry);
-            FunctionCounter.builder(MetricNames.RBD_REWATCH_FAILURES, this, m -> RbdBdev.rewatchFailuresTotal())
+            FunctionCounter.builder(MetricNames.RBD_REWATCH_FAILURES, rbd, RbdCounters::rewatchFailures)
                 .description("failed attempts of an rbd bdev to watch its image's header again after the watch broke")
                 .register(registry);
         }
@@ -348,7 +351,7 @@ public final class Metrics implements AutoCloseable {
 
     // ------------------------------------------------------------------ lookups (slow paths allocate)
 
-    private NamespaceMeters namespace(Namespace ns) {
+    private NamespaceMeters namespace(IoNamespace ns) {
         if (ns == null) {
             return unknownNamespace;
         }
@@ -357,13 +360,13 @@ public final class Metrics implements AutoCloseable {
     }
 
     /** First I/O of a namespace object: finds its subsystem and caches its meters. */
-    private NamespaceMeters resolve(Namespace ns) {
+    private NamespaceMeters resolve(IoNamespace ns) {
         synchronized (cacheLock) {
             return resolveLocked(ns);
         }
     }
 
-    private NamespaceMeters resolveLocked(Namespace ns) {
+    private NamespaceMeters resolveLocked(IoNamespace ns) {
         NamespaceMeters m = byNamespace.get(ns);
         if (m != null) {
             return m;
@@ -426,7 +429,7 @@ public final class Metrics implements AutoCloseable {
 
     /** The counts of one live controller, and its host's. */
     private static final class ControllerIo {
-        final Controller controller;
+        final IoController controller;
         final String subsystem;
         final String host;
         final HostIo hostIo;
@@ -434,9 +437,9 @@ public final class Metrics implements AutoCloseable {
         /** Its meters ({@code metrics.perControllerMeters}), else empty. */
         List<Meter> meters = List.of();
 
-        ControllerIo(Controller controller, HostIo hostIo) {
+        ControllerIo(IoController controller, HostIo hostIo) {
             this.controller = controller;
-            this.subsystem = controller.subsystem().nqn();
+            this.subsystem = controller.subsystemNqn();
             this.host = controller.hostnqn();
             this.hostIo = hostIo;
         }
@@ -459,13 +462,13 @@ public final class Metrics implements AutoCloseable {
         }
     }
 
-    private ControllerIo controller(Controller c) {
+    private ControllerIo controller(IoController c) {
         ControllerIo e = byController.get(c);
         return e != null ? e : resolve(c);
     }
 
     /** First I/O of a controller: its entry (and its host's), pruning destroyed ones when the map has grown. */
-    private ControllerIo resolve(Controller c) {
+    private ControllerIo resolve(IoController c) {
         synchronized (cacheLock) {
             ControllerIo e = byController.get(c);
             if (e != null) {
@@ -632,7 +635,7 @@ public final class Metrics implements AutoCloseable {
 
     private final class Observer implements IoObserver {
         @Override
-        public void ioCompleted(Namespace ns, int opcode, int bytes, long latencyNanos, int status) {
+        public void ioCompleted(IoNamespace ns, int opcode, int bytes, long latencyNanos, int status) {
             namespace(ns).record(opcode, bytes, latencyNanos, status);
         }
 
@@ -642,23 +645,23 @@ public final class Metrics implements AutoCloseable {
          * two volatile reads more than the namespace alone.
          */
         @Override
-        public void ioCompleted(Request req, int bytes, long latencyNanos, long nowNanos) {
-            int opcode = req.sqe.opcode();
-            int status = req.status;
-            namespace(req.ns).record(opcode, bytes, latencyNanos, status);
+        public void ioCompleted(IoCommand req, int bytes, long latencyNanos, long nowNanos) {
+            int opcode = req.opcode();
+            int status = req.status();
+            namespace(req.namespace()).record(opcode, bytes, latencyNanos, status);
             if (opcode == Opcodes.FABRICS) {
                 return;
             }
             ControllerIo c = controller(req.controller());
             c.counts.record(opcode, bytes, latencyNanos, status);
             c.hostIo.counts.record(opcode, bytes, latencyNanos, status);
-            slow.offer(c.subsystem, req.sqe.nsid(), c.host, req.controller().cntlid(), req.queue().qid(), opcode,
-                req.sqe.slba(), req.sqe.nlb(), bytes, latencyNanos, nowNanos, status);
+            slow.offer(c.subsystem, req.nsid(), c.host, req.controller().cntlid(), req.qid(), opcode,
+                req.slba(), req.nlb(), bytes, latencyNanos, nowNanos, status);
         }
 
         @Override
-        public void adminError(Subsystem subsystem, int opcode, int status) {
-            subsystem(subsystem.nqn()).adminErrors.increment(status);
+        public void adminError(String subsystemNqn, int opcode, int status) {
+            subsystem(subsystemNqn).adminErrors.increment(status);
         }
 
         @Override
@@ -692,18 +695,18 @@ public final class Metrics implements AutoCloseable {
         }
 
         @Override
-        public void controllerLimitReached(Subsystem subsystem) {
-            subsystem(subsystem.nqn()).controllerLimitRefusals.increment();
+        public void controllerLimitReached(String subsystemNqn) {
+            subsystem(subsystemNqn).controllerLimitRefusals.increment();
         }
 
         @Override
-        public void keepAliveExpired(Subsystem subsystem) {
-            subsystem(subsystem.nqn()).keepAliveExpired.increment();
+        public void keepAliveExpired(String subsystemNqn) {
+            subsystem(subsystemNqn).keepAliveExpired.increment();
         }
 
         @Override
-        public void authFailed(Subsystem subsystem, String reason) {
-            subsystem(subsystem.nqn()).authFailures.increment();
+        public void authFailed(String subsystemNqn, String reason) {
+            subsystem(subsystemNqn).authFailures.increment();
         }
     }
 }

@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
-import io.nvmf4j.core.Namespace;
+import io.nvmf4j.engine.IoNamespace;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
 
@@ -34,7 +34,7 @@ final class NamespaceMeters {
     private final Timer writeLatency;
     private final StatusCounters errors;
     /** The namespace object counted now (one removed and added again under the same nsid: the latest). */
-    private volatile Namespace namespace;
+    private volatile IoNamespace namespace;
     private Gauge durabilityErrors;
     /** QoS: I/Os held back, seconds they waited, I/Os waiting now (registered with the gauge above). */
     private List<Meter> qos = List.of();
@@ -71,7 +71,7 @@ final class NamespaceMeters {
      * Attaches the namespace whose device's durability errors the gauge reads; the gauge is registered on the
      * first call (slow path: the namespace's first I/O).
      */
-    synchronized void bind(Namespace ns) {
+    synchronized void bind(IoNamespace ns) {
         namespace = ns;
         if (durabilityErrors == null) {
             durabilityErrors = Gauge.builder(MetricNames.NAMESPACE_DURABILITY_ERRORS, this, NamespaceMeters::durabilityErrorCount)
@@ -79,26 +79,26 @@ final class NamespaceMeters {
                     + "first, its writes and flushes fail")
                 .tags(tags).strongReference(true).register(registry);
             qos = List.of(
-                FunctionCounter.builder(MetricNames.QOS_DELAYED, this, m -> qosRead(n -> n.qosDelayed.sum()))
+                FunctionCounter.builder(MetricNames.QOS_DELAYED, this, m -> qosRead(IoNamespace::qosDelayed))
                     .description("I/O commands QoS held back (each waited for its budget; none is failed)")
                     .tags(tags).register(registry),
-                FunctionCounter.builder(MetricNames.QOS_THROTTLED, this, m -> qosRead(n -> n.qosDelayNanos.sum()) / 1e9)
+                FunctionCounter.builder(MetricNames.QOS_THROTTLED, this, m -> qosRead(IoNamespace::qosDelayNanos) / 1e9)
                     .description("seconds I/O commands waited for their QoS budget, summed").baseUnit("seconds")
                     .tags(tags).register(registry),
-                Gauge.builder(MetricNames.QOS_WAITING, this, m -> qosRead(n -> n.qosWaiting.sum()))
+                Gauge.builder(MetricNames.QOS_WAITING, this, m -> qosRead(IoNamespace::qosWaiting))
                     .description("I/O commands waiting for their QoS budget now").tags(tags)
                     .strongReference(true).register(registry));
         }
     }
 
-    private double qosRead(java.util.function.ToLongFunction<Namespace> f) {
-        Namespace ns = namespace;
+    private double qosRead(java.util.function.ToLongFunction<IoNamespace> f) {
+        IoNamespace ns = namespace;
         return ns == null ? 0 : f.applyAsLong(ns);
     }
 
     private double durabilityErrorCount() {
-        Namespace ns = namespace;
-        return ns == null ? 0 : ns.bdev().durabilityErrors();
+        IoNamespace ns = namespace;
+        return ns == null ? 0 : ns.durabilityErrors();
     }
 
     /** One completed I/O command; poll-group thread, allocation-free once the status was seen before. */

@@ -8,11 +8,11 @@ import io.micrometer.core.instrument.Tags;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.BdevIoStat;
+import io.nvmf4j.engine.BdevLatency;
 import io.nvmf4j.engine.ConfigController;
-import io.nvmf4j.spdk.BdevIoStat;
-import io.nvmf4j.spdk.BdevLatency;
-import io.nvmf4j.spdk.PollGroupStat;
-import io.nvmf4j.spdk.SpdkEngine;
+import io.nvmf4j.engine.EngineIoStats;
+import io.nvmf4j.engine.PollGroupStat;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -34,14 +34,14 @@ import java.util.function.ToDoubleFunction;
  */
 final class SpdkMeters {
     private final MeterRegistry registry;
-    private final SpdkEngine engine;
+    private final EngineIoStats engine;
     /** The engine's control layer, for the document (which namespaces there are). */
     private final ConfigController<?> target;
     /** "nqn nsid" → the meters of that namespace and the latest values they read. */
     private final Map<String, Cells> byNamespace = new HashMap<>();
     private volatile PollGroupStat pollGroups = new PollGroupStat(0, 0, 0, 0, 0, 0, 0);
 
-    SpdkMeters(MeterRegistry registry, ConfigController<?> target, SpdkEngine engine) {
+    SpdkMeters(MeterRegistry registry, ConfigController<?> target, EngineIoStats engine) {
         this.registry = registry;
         this.target = target;
         this.engine = engine;

@@ -4,7 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
-import io.nvmf4j.transport.ConnectionLimits;
+import io.nvmf4j.engine.IoObserver;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -35,8 +35,8 @@ final class TransportMeters {
         this.ioQueues = queues("io");
         this.connectTimeouts = Counter.builder(MetricNames.TRANSPORT_CONNECT_TIMEOUTS)
             .description("connections closed for not completing ICReq and Connect in time").tags(tags).register(registry);
-        this.refusedPerListener = refused(ConnectionLimits.PER_LISTENER);
-        this.refusedPerHost = refused(ConnectionLimits.PER_HOST);
+        this.refusedPerListener = refused(IoObserver.LIMIT_PER_LISTENER);
+        this.refusedPerHost = refused(IoObserver.LIMIT_PER_HOST);
     }
 
     private Counter refused(String limit) {
@@ -83,7 +83,7 @@ final class TransportMeters {
     }
 
     void connectionRefused(String limit) {
-        (ConnectionLimits.PER_HOST.equals(limit) ? refusedPerHost : refusedPerListener).increment();
+        (IoObserver.LIMIT_PER_HOST.equals(limit) ? refusedPerHost : refusedPerListener).increment();
     }
 
     void error(int fes) {

@@ -2,7 +2,6 @@ package io.nvmf4j.service.state;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.nvmf4j.bdev.ErrorBdev;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigException;
@@ -13,19 +12,20 @@ import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.LogText;
 import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.QosConfig;
 import io.nvmf4j.config.QosGroupConfig;
 import io.nvmf4j.config.QosLimits;
-import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.config.ReferralConfig;
-import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.StorageConfig;
+import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
-import io.nvmf4j.engine.ControllerInfo;
-import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.AnaGroupInfo;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.engine.ControllerInfo;
+import io.nvmf4j.engine.ErrorInjection;
 import io.nvmf4j.engine.ListenerState;
 import io.nvmf4j.engine.PoolInfo;
 import io.nvmf4j.engine.SnapshotInfo;
@@ -250,7 +250,7 @@ public final class ConfigService implements AutoCloseable {
      * Starts an injection on error bdev {@code name} and answers the active ones. Runtime state of the target,
      * not a change of the document: nothing is saved, a restart starts clean.
      */
-    public CompletableFuture<List<ErrorBdev.Injection>> injectError(String name, ErrorBdev.Injection injection) {
+    public CompletableFuture<List<ErrorInjection>> injectError(String name, ErrorInjection injection) {
         return onThread(() -> {
             target.injectError(name, injection);
             return target.errorInjections(name);
@@ -266,7 +266,7 @@ public final class ConfigService implements AutoCloseable {
     }
 
     /** The active injections of error bdev {@code name}. */
-    public List<ErrorBdev.Injection> errorInjections(String name) {
+    public List<ErrorInjection> errorInjections(String name) {
         return target.errorInjections(name); // a read: the engine's own lock suffices
     }
 

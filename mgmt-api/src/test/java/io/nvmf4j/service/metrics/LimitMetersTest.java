@@ -1,7 +1,6 @@
 package io.nvmf4j.service.metrics;
 
-import io.nvmf4j.core.IoObserver;
-import io.nvmf4j.core.Subsystem;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.transport.ConnectionLimits;
 import org.junit.jupiter.api.Test;
 
@@ -23,8 +22,7 @@ class LimitMetersTest {
             o.connectionRefused("tcp", ConnectionLimits.PER_HOST);
             o.connectionRefused("tcp", ConnectionLimits.PER_LISTENER);
             o.connectionRefused("rdma", ConnectionLimits.PER_LISTENER);
-            Subsystem s = new Subsystem(NQN, false, "SN", "model", "fw", 32, 10, 11, true);
-            o.controllerLimitReached(s);
+            o.controllerLimitReached(NQN);
 
             Scrape scrape = new Scrape(metrics.scrape());
             String name = "nvmf_transport_connections_refused_total";

@@ -1,12 +1,12 @@
 package io.nvmf4j.service.metrics;
 
-import io.nvmf4j.testhost.PollThreadAllocation;
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.core.Namespace;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.nvme.Opcodes;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
+import io.nvmf4j.testhost.PollThreadAllocation;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

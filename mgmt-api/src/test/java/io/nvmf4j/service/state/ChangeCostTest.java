@@ -7,9 +7,9 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.service.api.TestService;
 
 import org.junit.jupiter.api.AfterEach;

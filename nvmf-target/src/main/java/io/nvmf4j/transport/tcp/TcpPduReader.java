@@ -5,7 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.nvmf4j.config.TcpTransportConfig;
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.runtime.FatalErrors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -4,8 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.nvmf4j.core.IoObserver;
-import io.nvmf4j.core.Namespace;
+import io.nvmf4j.engine.IoNamespace;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.it.TestTarget;
 import io.nvmf4j.nvme.Opcodes;
 import io.nvmf4j.testhost.NvmeHost;
@@ -39,7 +39,7 @@ class BatchLatencyTest {
     void start() throws Exception {
         queues = EmbeddedQueues.start(PooledByteBufAllocator.DEFAULT, new IoObserver() {
             @Override
-            public void ioCompleted(Namespace ns, int opcode, int bytes, long latencyNanos, int status) {
+            public void ioCompleted(IoNamespace ns, int opcode, int bytes, long latencyNanos, int status) {
                 if (opcode == Opcodes.IO_READ) {
                     readLatencies.add(latencyNanos);
                 }

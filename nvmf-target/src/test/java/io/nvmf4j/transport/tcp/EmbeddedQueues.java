@@ -2,11 +2,11 @@ package io.nvmf4j.transport.tcp;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.nvmf4j.engine.ConfigController;
-import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.ConfigController;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.it.TestTarget;
+import io.nvmf4j.javaengine.JavaEngine;
 
 import java.io.IOException;
 

@@ -1,13 +1,13 @@
 package io.nvmf4j.transport.tcp;
 
+import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
-import io.nvmf4j.core.IoObserver;
+import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.it.TestTarget;
 import io.nvmf4j.testhost.NvmeHost;
 import io.nvmf4j.testhost.PduCodec;

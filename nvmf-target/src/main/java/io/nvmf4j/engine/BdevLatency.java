@@ -1,4 +1,4 @@
-package io.nvmf4j.spdk;
+package io.nvmf4j.engine;
 
 import java.util.Arrays;
 
@@ -43,19 +43,4 @@ public record BdevLatency(String bdev, long[] startNanos, long[] endNanos, long[
         return counts.length == 0 ? 0 : endNanos[counts.length - 1];
     }
 
-    /** A line of {@code SpdkNative.bdevLatency}: name, then tab-separated {@code start,end,count} buckets. */
-    static BdevLatency parse(String line) {
-        String[] f = line.split("\t");
-        int n = f.length - 1;
-        long[] start = new long[n];
-        long[] end = new long[n];
-        long[] count = new long[n];
-        for (int i = 0; i < n; i++) {
-            String[] b = f[i + 1].split(",");
-            start[i] = Long.parseUnsignedLong(b[0]);
-            end[i] = Long.parseUnsignedLong(b[1]);
-            count[i] = Long.parseUnsignedLong(b[2]);
-        }
-        return new BdevLatency(f[0], start, end, count);
-    }
 }

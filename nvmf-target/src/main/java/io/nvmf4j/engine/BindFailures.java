@@ -1,4 +1,4 @@
-package io.nvmf4j.transport;
+package io.nvmf4j.engine;
 
 import io.nvmf4j.config.IpAddresses;
 

@@ -1,4 +1,4 @@
-package io.nvmf4j.bdev;
+package io.nvmf4j.storage;
 
 import io.nvmf4j.os.FileNative;
 
@@ -13,7 +13,7 @@ public final class BdevException extends RuntimeException {
     }
 
     /** Throws naming the device and the cause unless {@code libnvmf4j_bdev} is loaded. */
-    static void requireFileNative(String what) {
+    public static void requireFileNative(String what) {
         String failure = FileNative.failure();
         if (failure != null) {
             throw new BdevException(what + ": " + failure);

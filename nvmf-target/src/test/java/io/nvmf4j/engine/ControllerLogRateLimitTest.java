@@ -1,4 +1,4 @@
-package io.nvmf4j.core;
+package io.nvmf4j.engine;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,8 +1,10 @@
-package io.nvmf4j.core;
+package io.nvmf4j.engine;
 
 /**
- * Receives what the data path does, for metrics. Called on poll-group threads on every command, so an
- * implementation must neither block nor allocate; the default does nothing.
+ * Receives what an engine's data path does, for metrics: namespaces, controllers and commands cross this seam as
+ * the plain views {@link IoNamespace}, {@link IoController} and {@link IoCommand}, subsystems by NQN. Called on
+ * poll-group threads on every command, so an implementation must neither block nor allocate; the default does
+ * nothing.
  */
 public interface IoObserver {
     /** Does nothing. */
@@ -19,25 +21,24 @@ public interface IoObserver {
      *                     clock reading for a read batch's commands; RDMA: its send being built)
      * @param status       NVMe status (0 = success)
      */
-    default void ioCompleted(Namespace ns, int opcode, int bytes, long latencyNanos, int status) {
+    default void ioCompleted(IoNamespace ns, int opcode, int bytes, long latencyNanos, int status) {
     }
 
     /**
-     * A command completed on an I/O queue, with where it came from: {@code req.controller()} (its host and
-     * subsystem), {@code req.queue().qid()}, {@code req.ns}, the command ({@code req.sqe}: opcode, nsid, SLBA, NLB)
-     * and {@code req.status}. The request is a slot the queue reuses: read it during the call, never keep it.
-     * By default {@link #ioCompleted(Namespace, int, int, long, int)}.
+     * A command completed on an I/O queue, with where it came from ({@link IoCommand}: its controller, host and
+     * subsystem, queue, namespace, opcode, NSID, SLBA, NLB and status). The command is an object the engine reuses:
+     * read it during the call, never keep it. By default {@link #ioCompleted(IoNamespace, int, int, long, int)}.
      *
-     * @param bytes        as {@link #ioCompleted(Namespace, int, int, long, int)}
-     * @param latencyNanos as {@link #ioCompleted(Namespace, int, int, long, int)}
+     * @param bytes        as {@link #ioCompleted(IoNamespace, int, int, long, int)}
+     * @param latencyNanos as {@link #ioCompleted(IoNamespace, int, int, long, int)}
      * @param nowNanos     the {@link System#nanoTime()} reading the latency ends at
      */
-    default void ioCompleted(Request req, int bytes, long latencyNanos, long nowNanos) {
-        ioCompleted(req.ns, req.sqe.opcode(), bytes, latencyNanos, req.status);
+    default void ioCompleted(IoCommand cmd, int bytes, long latencyNanos, long nowNanos) {
+        ioCompleted(cmd.namespace(), cmd.opcode(), bytes, latencyNanos, cmd.status());
     }
 
     /** A command completed on an admin queue with an error status. */
-    default void adminError(Subsystem subsystem, int opcode, int status) {
+    default void adminError(String subsystemNqn, int opcode, int status) {
     }
 
     /** A transport connection (queue) opened or closed. */
@@ -55,15 +56,20 @@ public interface IoObserver {
     default void transportError(String transport, int fes) {
     }
 
+    /** {@link #connectionRefused}'s limit: the listener has {@code maxConnectionsPerListener} connections. */
+    String LIMIT_PER_LISTENER = "maxConnectionsPerListener";
+    /** {@link #connectionRefused}'s limit: the peer's address has {@code maxConnectionsPerHost} connections. */
+    String LIMIT_PER_HOST = "maxConnectionsPerHost";
+
     /**
      * A connection refused at accept by a listener's limit: {@code limit} is the field that refused it,
-     * {@code maxConnectionsPerListener} or {@code maxConnectionsPerHost}.
+     * {@link #LIMIT_PER_LISTENER} or {@link #LIMIT_PER_HOST}.
      */
     default void connectionRefused(String transport, String limit) {
     }
 
     /** An admin Connect refused with Connect Controller Busy: every cntlid of the subsystem's range is in use. */
-    default void controllerLimitReached(Subsystem subsystem) {
+    default void controllerLimitReached(String subsystemNqn) {
     }
 
     /** A connection was closed because it had not completed its handshake (TCP: ICReq and Connect) in time. */
@@ -71,7 +77,7 @@ public interface IoObserver {
     }
 
     /** A controller was torn down because its keep-alive timer expired. */
-    default void keepAliveExpired(Subsystem subsystem) {
+    default void keepAliveExpired(String subsystemNqn) {
     }
 
     /**
@@ -79,6 +85,6 @@ public interface IoObserver {
      *
      * @param reason the AUTH_Failure reason code explanation's short name (see {@code AuthMessages.reason})
      */
-    default void authFailed(Subsystem subsystem, String reason) {
+    default void authFailed(String subsystemNqn, String reason) {
     }
 }

@@ -1,4 +1,4 @@
-package io.nvmf4j.core;
+package io.nvmf4j.engine;
 
 import io.nvmf4j.config.LogText;
 
@@ -16,10 +16,11 @@ import org.slf4j.spi.LoggingEventBuilder;
  *
  * <p>Refusals are rate-limited: a host (or a scanner) that retries a bad Connect in a loop would otherwise fill the
  * disk. At most {@value #REFUSALS_PER_WINDOW} are logged per {@value #WINDOW_SECONDS} s; the first line of the next
- * window says how many were left out. Logger {@code io.nvmf4j.core.ControllerLog}, so they can be routed apart.
+ * window says how many were left out. Logger {@code io.nvmf4j.engine.ControllerLog}, so they can be routed apart.
  */
 public final class ControllerLog {
-    private static final Logger LOG = LoggerFactory.getLogger(ControllerLog.class);
+    /** Named as before the class moved, so existing log routing keeps working. */
+    private static final Logger LOG = LoggerFactory.getLogger("io.nvmf4j.engine.ControllerLog");
     static final int REFUSALS_PER_WINDOW = 20;
     static final long WINDOW_SECONDS = 10;
     private static final RateLimit REFUSALS = new RateLimit(REFUSALS_PER_WINDOW, WINDOW_SECONDS * 1_000_000_000L);
@@ -98,11 +99,6 @@ public final class ControllerLog {
         }
         b.log("authentication failed: host {} at {} over {} to {} (cntlid {}, qid {}): {}", hostnqn, host, transport,
             subnqn, cntlid, qid, reason);
-    }
-
-    /** The transport of a queue's listener ({@code tcp}, {@code rdma}), {@code ?} for a queue without one. */
-    public static String transportOf(Queue q) {
-        return q.listener() == null ? "?" : q.listener().transport;
     }
 
     /** Starts a new refusal window now, forgetting what was left out (for tests that count refusal lines). */

@@ -1,4 +1,4 @@
-package io.nvmf4j.bdev;
+package io.nvmf4j.storage;
 
 import io.nvmf4j.os.FileNative;
 
