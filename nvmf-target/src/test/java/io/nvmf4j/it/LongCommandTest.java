@@ -55,6 +55,11 @@ class LongCommandTest {
             .isNotDone();
     }
 
+    /**
+     * Up to three tries: a try whose read came back after the DSM had ended shows nothing either way (a loaded
+     * machine can hold the test's thread longer than the DSM runs), so it is tried again; a poll group that ran
+     * the DSM to its end before serving the read would lose every try.
+     */
     @Test
     void aReadOnAnotherControllerOfThePollGroupCompletesWhileTheDsmRuns() throws Exception {
         try (TestTarget t = start(); NvmeController a = t.controller(1, PATIENT);
@@ -62,25 +67,32 @@ class LongCommandTest {
             for (int i = 0; i < 200; i++) {
                 assertThat(b.io(0).read(NSID, i * 8L, 8).ok()).isTrue(); // warm-up
             }
-            long idle0 = System.nanoTime();
-            assertThat(b.io(0).read(NSID, 0, 8).ok()).isTrue();
-            long idleReadNanos = System.nanoTime() - idle0;
-            long dsmStart = System.nanoTime();
-            CompletableFuture<Completion> dsm = wholeDeviceDsm(a.io(0));
-            assertStillRunning(t, dsm);
-            long t0 = System.nanoTime();
-            Completion read = b.io(0).read(NSID, 0, 8);
-            long readNanos = System.nanoTime() - t0;
-            boolean dsmDoneAtRead = dsm.isDone();
-            assertThat(read.ok()).as("%s", read).isTrue();
-            assertThat(b.admin().keepAlive().ok()).as("keep-alive of the other controller").isTrue();
-            Completion d = a.io(0).await(dsm);
-            long dsmNanos = System.nanoTime() - dsmStart;
-            System.out.printf("LongCommandTest: 4 KiB read on another controller of the poll group during a "
-                + "256-range whole-device DSM (128 MiB RAM namespace): read %.3f ms (%.3f ms without the DSM), "
-                + "DSM %.0f ms%n", readNanos / 1e6, idleReadNanos / 1e6, dsmNanos / 1e6);
-            assertThat(dsmDoneAtRead).as("the read completed while the DSM was still running").isFalse();
-            assertThat(d.ok()).as("%s", d).isTrue();
+            java.util.List<String> tries = new java.util.ArrayList<>();
+            boolean overlapped = false;
+            for (int attempt = 1; attempt <= 3 && !overlapped; attempt++) {
+                long idle0 = System.nanoTime();
+                assertThat(b.io(0).read(NSID, 0, 8).ok()).isTrue();
+                long idleReadNanos = System.nanoTime() - idle0;
+                long dsmStart = System.nanoTime();
+                CompletableFuture<Completion> dsm = wholeDeviceDsm(a.io(0));
+                assertStillRunning(t, dsm);
+                long t0 = System.nanoTime();
+                Completion read = b.io(0).read(NSID, 0, 8);
+                long readNanos = System.nanoTime() - t0;
+                overlapped = !dsm.isDone();
+                assertThat(read.ok()).as("%s", read).isTrue();
+                assertThat(b.admin().keepAlive().ok()).as("keep-alive of the other controller").isTrue();
+                Completion d = a.io(0).await(dsm);
+                long dsmNanos = System.nanoTime() - dsmStart;
+                assertThat(d.ok()).as("%s", d).isTrue();
+                String line = String.format("try %d: read %.3f ms (%.3f ms without the DSM), DSM %.0f ms, the read %s",
+                    attempt, readNanos / 1e6, idleReadNanos / 1e6, dsmNanos / 1e6,
+                    overlapped ? "completed while the DSM ran" : "came back after the DSM had ended");
+                tries.add(line);
+                System.out.println("LongCommandTest: 4 KiB read on another controller of the poll group during a "
+                    + "256-range whole-device DSM (128 MiB RAM namespace), " + line);
+            }
+            assertThat(overlapped).as("a read completed while the DSM was still running, in one of: %s", tries).isTrue();
         }
     }
 
