@@ -27,7 +27,13 @@ and, at the end, the growth of each cost: its value at the largest size over its
 --controllers C, after the last size, connects C controllers (an admin and one I/O queue each, host NQNs spread over
 up to 1,000 hosts) to the first namespaces' subsystem with the test host (nvmf-target's test classes), and prints the
 time to connect them, the target's memory and fds with them, and the time of GET controllers and GET /metrics.
-Nothing is connected over NVMe; no I/O runs. Needs Java 17 and a build (./dev.sh build; ./dev.sh scale builds).
+--logs, with the test host too (io.nvmf4j.testhost.LogSizes): at the smallest and the largest size the IOPS of one
+namespace (4 KiB random reads at QD 16 for --iops-seconds after --iops-warmup seconds not counted, on the first
+subsystem's nsid 1: the same namespace while the rest exist) and their ratio; after the last size the whole discovery log page as a host reads it (records,
+bytes, 4 KiB pieces, time, the generation counter over the read) and the Changed Namespace List of a controller of
+a new subsystem after 10 and then after 1,100 namespaces were added to it (NSIDs, or the FFFFFFFFh overflow).
+Without --controllers and --logs nothing is connected over NVMe and no I/O runs. Needs Java 17 and a build
+(./dev.sh build; ./dev.sh scale builds).
 """
 import argparse
 import http.client
@@ -175,18 +181,68 @@ def disk_bytes(state):
     return total
 
 
-def controllers(a, api, target, nvme_port, nqn):
-    """Connects a.controllers controllers to nqn through the test host's ControllerLoad, then measures the target."""
+def test_host(main, *args, **popen):
+    """The command line of one of nvmf-target's test host programs (its test classes: mvn test-compile)."""
     here = os.path.dirname(os.path.abspath(__file__))
     classes = os.path.join(here, "..", "nvmf-target", "target", "test-classes")
     if not os.path.isdir(os.path.join(classes, "io", "nvmf4j", "testhost")):
-        raise RuntimeError(f"--controllers needs the test host's classes in {classes} (mvn test-compile)")
+        raise RuntimeError(f"--controllers and --logs need the test host's classes in {classes} (mvn test-compile)")
     java = os.path.join(os.environ.get("JAVA_HOME", "/usr"), "bin", "java")
+    return [java, "-Xss256k", "-cp", classes, f"io.nvmf4j.testhost.{main}"] + [str(x) for x in args]
+
+
+def log_sizes(*args):
+    """One run of the test host's LogSizes to its end: its output line."""
+    out = subprocess.run(test_host("LogSizes", "127.0.0.1", *args), capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"LogSizes {' '.join(str(x) for x in args)} exited {out.returncode}: {out.stderr.strip()[-400:]}")
+    return out.stdout.strip().splitlines()[-1]
+
+
+def one_namespace_iops(a, nvme_port, nqn):
+    line = log_sizes(nvme_port, "iops", nqn, 1, a.iops_seconds, 16, a.iops_warmup)
+    print(line, flush=True)
+    return float(line.rsplit(":", 1)[1].split()[0])
+
+
+def changed_list(api, nvme_port, nqn, first, count):
+    """A controller of nqn reads its Changed Namespace List after count namespaces (bdevs chg<first>..) were added."""
+    probe = subprocess.Popen(test_host("LogSizes", "127.0.0.1", nvme_port, "changed", nqn), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        if probe.stdout.readline().strip() != "READY":
+            raise RuntimeError(f"LogSizes changed did not connect ({probe.wait()})")
+        for i in range(first, first + count):
+            api.call("POST", "/api/v1/bdevs", {"name": f"chg{i}", "type": "null", "blockSize": 512, "numBlocks": 2048})
+            api.call("POST", f"/api/v1/subsystems/{nqn}/namespaces", {"bdev": f"chg{i}"})
+        probe.stdin.write("read\n")
+        probe.stdin.flush()
+        line = probe.stdout.readline().strip()
+        if probe.wait(timeout=60) != 0:
+            raise RuntimeError(f"LogSizes changed exited {probe.returncode}")
+        print(f"after {count} namespaces added to {nqn}: {line}", flush=True)
+    finally:
+        if probe.poll() is None:
+            probe.kill()
+            probe.wait()
+
+
+def logs(a, api, nvme_port):
+    print(log_sizes(nvme_port, "discovery"), flush=True)
+    nqn = "nqn.2026-12.io.nvmf4j.scale:changed"
+    api.call("POST", "/api/v1/subsystems", {"nqn": nqn, "allowAnyHost": True, "maxNamespaces": 2048, "listeners": [
+        {"transport": "tcp", "address": "127.0.0.1", "port": nvme_port}]})
+    changed_list(api, nvme_port, nqn, 0, 10)
+    changed_list(api, nvme_port, nqn, 10, 1100)
+
+
+def controllers(a, api, target, nvme_port, nqn):
+    """Connects a.controllers controllers to nqn through the test host's ControllerLoad, then measures the target."""
     heap0, other0, rss0, fds0 = memory(target.pid())
     kato = 600000
-    load = subprocess.Popen([java, "-Xss256k", "-cp", classes, "io.nvmf4j.testhost.ControllerLoad", "127.0.0.1",
-                             str(nvme_port), nqn, str(a.controllers), str(max(1, min(a.controllers, a.hosts or 1000))),
-                             str(kato)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    load = subprocess.Popen(test_host("ControllerLoad", "127.0.0.1", nvme_port, nqn, a.controllers,
+                                      max(1, min(a.controllers, a.hosts or 1000)), kato),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         summary = None
         for line in load.stdout:
@@ -229,6 +285,11 @@ def main():
     ap.add_argument("--controllers", type=int, default=0,
                     help="after the last size, connect this many controllers (admin + 1 I/O queue each) to the first "
                          "subsystem and measure (needs nvmf-target's test classes: mvn test-compile)")
+    ap.add_argument("--logs", action="store_true",
+                    help="the IOPS of one namespace at the smallest and largest size, then the discovery log and the "
+                         "changed namespace list (needs nvmf-target's test classes: mvn test-compile)")
+    ap.add_argument("--iops-seconds", type=int, default=5)
+    ap.add_argument("--iops-warmup", type=int, default=3, help="seconds of reads not counted before --iops-seconds")
     ap.add_argument("--keep", help="state directory to use and keep (default: a temporary one, removed)")
     a = ap.parse_args()
     sizes = sorted(int(x) for x in a.sizes.split(","))
@@ -302,6 +363,13 @@ def main():
             rows.append(row)
             print(f"{n:>7} {row['p50']:>8.2f} {row['p99']:>8.2f} {list_ms:>8.1f} {row['change']:>7.2f} "
                   f"{row['disk']:>10} {heap:>7.1f} {other:>7.1f} {rss:>7.1f} {fds:>5} {restart:>8.2f}", flush=True)
+            if a.logs and size in (sizes[0], sizes[-1]):
+                row["iops"] = one_namespace_iops(a, nvme_port, first_nqn)
+        if a.logs:
+            if len(rows) > 1:
+                print(f"one namespace's IOPS beside {rows[-1]['n']} namespaces over beside {rows[0]['n']}: "
+                      f"x{rows[-1]['iops'] / rows[0]['iops']:.3f}", flush=True)
+            logs(a, api, nvme_port)
         if a.controllers:
             controllers(a, api, target, nvme_port, first_nqn)
         if len(rows) > 1:
