@@ -542,9 +542,10 @@ start_volumes_nvmf_tgt() {
 # java: a reflink-dir pool "vp" in a directory of the XFS, made through the REST API as an operator would (the
 # same volumes, snapshot and clone as nvmf_tgt's), the namespaces added the same way
 api() { # method path [json] : one call to the target's REST API; 1 (and the answer in the log) when it fails
-  local out rc
-  out=$(curl -sS -X "$1" -H "Authorization: Bearer $API_TOKEN" ${3:+-H 'Content-Type: application/json' -d "$3"} \
-    -w ' [%{http_code}]' "http://127.0.0.1:$API_PORT$2" 2>&1); rc=$?
+  local out rc body=()
+  [ -z "${3:-}" ] || body=(-H 'Content-Type: application/json' -d "$3")
+  out=$(curl -sS -X "$1" -H "Authorization: Bearer $API_TOKEN" "${body[@]}" -w ' [%{http_code}]' \
+    "http://127.0.0.1:$API_PORT$2" 2>&1); rc=$?
   echo "api $1 $2 ${3:-}: $(tr -s ' \n' ' ' <<< "$out")" >> "$LOG"
   [ $rc = 0 ] && [[ $out =~ \[2[0-9][0-9]\]$ ]]
 }
