@@ -501,8 +501,8 @@ start_nvmf_tgt() { # mask [tls|uring] : sets TPID; 1 when it did not come up
 
 # --volumes: the volumes of one target's start. volumes_reset empties the file system (only one target runs at a
 # time); fill_origin writes every block of namespace 4 once (sequential 128 KiB writes, as many as the namespace
-# holds); volumes_settled writes the dirty pages of the whole machine back (the fill's, and the previous target's
-# deletes), so that a row's writes do not share the disk with them
+# holds); volumes_settled writes the dirty pages of the whole machine back (the fill's, an earlier row's, the
+# previous target's deletes), so that a row's writes do not share the disk with them
 volumes_reset() { find "$VOL_MNT" -mindepth 1 -delete; }
 fill_origin() {
   local p rc
@@ -806,7 +806,8 @@ start_target() { # target : starts it on a free port (PORT, LOG, TPID, SPDK_SOCK
 measure() { # round target row up(0|1) : one measurement of a started target (up 0) into raw.tsv
   local round=$1 t=$2 r=$3 up=$4 res iops mibs lat p99 warmup=$WARMUP
   RES="" ROUND_NO=$round TARGET=$t ROW=$r PERF_NS=${ROW_NS[$r]:-}
-  [ -z "$PERF_NS" ] || warmup=0      # a volume row measures from the volume's first write
+  # a volume row measures from the volume's first write, and after the earlier rows' dirty pages are written back
+  [ -z "$PERF_NS" ] || { warmup=0; [ "$up" = 0 ] && volumes_settled; }
   # shellcheck disable=SC2086 # ROW_ARGS holds three words
   [ "$up" = 0 ] && perf ${ROW_ARGS[$r]} "$TIME" "$warmup"
   # no number from a target that is up: spdk_nvme_perf failed or completed nothing in its time (a cold JVM on a
