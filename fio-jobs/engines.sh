@@ -81,6 +81,22 @@
 #                       Default rows: qd1,w4k1,qd32,w4k,sr128k,sw128k; default targets: nvmf_tgt,java,java+threads;
 #                       implies --cpu
 #   --disk-mb MB        size of the file --disk makes when PATH does not exist (default 2048)
+#   --volumes           the volume rows (issue 35): instead of a malloc bdev each target exports volumes of a pool
+#                       on an XFS file system (mkfs.xfs -m reflink=1) that the script makes on a loop device over a
+#                       file and unmounts and detaches at exit: nvmf_tgt an SPDK lvol store (bdev_lvol_create_lvstore,
+#                       4 MiB clusters) on an aio bdev over a file of that XFS, java (and java@<ref>) a reflink-dir
+#                       pool (made through its REST API) in a directory of it. Each target, at each start, makes
+#                       a thin volume (ns 1), a thick one (ns 2) and a volume it fills with sequential writes
+#                       (ns 4) that it then snapshots and clones (the clone is ns 3: every first write to a
+#                       block breaks sharing). Rows (the only ones allowed, default all three): vthin, vthick and
+#                       vclone, 4 KiB random writes at QD 32 on ns 1, 2 and 3, from their first write (no
+#                       --warmup; the start warm-up writes ns 4). A table adds each target's thin/thick and
+#                       clone/thin. Default targets nvmf_tgt,java; needs root, mkfs.xfs, losetup and curl
+#   --volume-mb MB      --volumes: the size of each volume (default 1024, a multiple of 4: whole lvol clusters);
+#                       a row writes IOPS x --time x 4 KiB, so what share of its writes are first writes depends
+#                       on this (the file system takes 6 x MB + 512 MiB, sparse)
+#   --volumes-dir DIR   --volumes: where the file under the loop device goes (default the run's temporary
+#                       directory under /tmp; removed at exit)
 #   --cpu               also the target's CPU time per I/O: its process's user and system time (every thread, the
 #                       kernel's io_uring workers and SPDK's aio completions included; interrupts not) over the
 #                       measured seconds, divided by the I/Os; a table of the medians in us per I/O with the ratio
@@ -117,12 +133,12 @@ log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" KEEP_PERF_DATA="" IO_PATH="" PROFILE_HZ=999 INTERLEAVE="" ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
 MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines TLS=0
-ROWS_SET=0 DISK="" DISK_MB=2048 CPU=
+ROWS_SET=0 DISK="" DISK_MB=2048 CPU= VOLUMES="" VOLUME_MB=1024 VOLUMES_DIR=""
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
-    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--keep-perf-data|--io-path|--interleave|--cpu|-h|--help) ;;
-    --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref|--disk|--disk-mb)
+    --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--keep-perf-data|--io-path|--interleave|--cpu|--volumes|-h|--help) ;;
+    --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref|--disk|--disk-mb|--volume-mb|--volumes-dir)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
   esac
@@ -155,17 +171,26 @@ while [ $# -gt 0 ]; do
     --disk) DISK=$val CPU=1 ;;
     --disk-mb) DISK_MB=$val ;;
     --cpu) CPU=1 ;;
+    --volumes) VOLUMES=1 ;;
+    --volume-mb) VOLUME_MB=$val ;;
+    --volumes-dir) VOLUMES_DIR=$val ;;
     -h|--help) usage 0 ;;
   esac
 done
 
 [ "$TLS" = 0 ] || [ "$ROWS_SET" = 1 ] || ROWS=qd32,w4k
 [ -z "$DISK" ] || [ "$ROWS_SET" = 1 ] || ROWS=qd1,w4k1,qd32,w4k,sr128k,sw128k
+[ -z "$VOLUMES" ] || [ "$ROWS_SET" = 1 ] || ROWS=vthin,vthick,vclone
 # the rows: name -> spdk_nvme_perf's -w -o -q, and the label of the tables; qdN: 4 KiB random reads at QD N
 declare -A ROW_ARGS=([w4k]="randwrite 4096 32" [w4k1]="randwrite 4096 1" [r128k]="randread 131072 8"
   [w128k]="randwrite 131072 8" [sr128k]="read 131072 8" [sw128k]="write 131072 8")
 declare -A ROW_LABEL=([w4k]="4k randwrite QD32" [w4k1]="4k randwrite QD1" [r128k]="128k randread QD8"
   [w128k]="128k randwrite QD8" [sr128k]="128k seq read QD8" [sw128k]="128k seq write QD8")
+# --volumes: the volume rows, 4 KiB random writes at QD 32 on one namespace each (see start_volumes_*)
+declare -A ROW_NS=([vthin]=1 [vthick]=2 [vclone]=3)
+VOL_ORIGIN_NS=4       # the volume filled, snapshot and cloned; the start warm-up's namespace
+ROW_ARGS+=([vthin]="randwrite 4096 32" [vthick]="randwrite 4096 32" [vclone]="randwrite 4096 32")
+ROW_LABEL+=([vthin]="thin vol 4k rw QD32" [vthick]="thick vol 4k rw QD32" [vclone]="clone vol 4k rw QD32")
 row_known() { # name : defines a qdN or qdNxP row on first use; false for an unknown name
   if [[ $1 =~ ^qd([1-9][0-9]*)$ ]] && [ "${BASH_REMATCH[1]}" -le 128 ]; then
     ROW_ARGS[$1]="randread 4096 ${BASH_REMATCH[1]}" ROW_LABEL[$1]="4k randread QD${BASH_REMATCH[1]}"
@@ -175,7 +200,7 @@ row_known() { # name : defines a qdN or qdNxP row on first use; false for an unk
   fi
   [ -n "${ROW_ARGS[$1]:-}" ]
 }
-for n in rounds:ROUNDS time:TIME malloc-mb:MALLOC_MB block-size:BS mem-mb:MEM_MB perf-mem-mb:PERF_MEM_MB disk-mb:DISK_MB; do
+for n in rounds:ROUNDS time:TIME malloc-mb:MALLOC_MB block-size:BS mem-mb:MEM_MB perf-mem-mb:PERF_MEM_MB disk-mb:DISK_MB volume-mb:VOLUME_MB; do
   v=${n#*:}
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${n%%:*} takes a positive whole number, not '${!v}'"
 done
@@ -184,7 +209,19 @@ done
 [ $((BS & (BS - 1))) = 0 ] && [ "$BS" -ge 512 ] || die "--block-size must be a power of two of at least 512"
 [ -z "$DISK" ] || [ "$BS" -ge 4096 ] || die "--disk needs --block-size 4096 or more (the java engine's directIo)"
 IFS=, read -ra ROW_LIST <<< "$ROWS"
-for r in "${ROW_LIST[@]}"; do row_known "$r" || die "unknown row '$r' (rows: qd1, qd32, w4k, w4k1, r128k, w128k, sr128k, sw128k, qdN with N 1-128, qdNxP with P 1-8)"; done
+for r in "${ROW_LIST[@]}"; do row_known "$r" || die "unknown row '$r' (rows: qd1, qd32, w4k, w4k1, r128k, w128k, sr128k, sw128k, qdN with N 1-128, qdNxP with P 1-8; vthin, vthick, vclone with --volumes)"; done
+if [ -n "$VOLUMES" ]; then   # every row writes one volume from its first write: each round must make them afresh
+  [ -z "$DISK" ] || die "--volumes and --disk: one medium at a time"
+  [ -z "$INTERLEAVE" ] || die "--volumes needs fresh volumes in every round, which --interleave does not give"
+  [ "$TLS" = 0 ] && [ -z "$SWEEP" ] || die "--volumes runs its rows only (no --tls, no --sweep)"
+  [ $((VOLUME_MB % 4)) = 0 ] || die "--volume-mb must be a multiple of 4 (whole 4 MiB lvol clusters), not $VOLUME_MB"
+  [ "$BS" = 512 ] || [ "$BS" = 4096 ] || die "--volumes needs --block-size 512 or 4096 (a volume's block sizes)"
+  for r in "${ROW_LIST[@]}"; do [ -n "${ROW_NS[$r]:-}" ] || die "--volumes runs the rows vthin, vthick and vclone only, not '$r'"; done
+  [ -z "$VOLUMES_DIR" ] || [ -d "$VOLUMES_DIR" ] || die "--volumes-dir: no directory $VOLUMES_DIR"
+else
+  for r in "${ROW_LIST[@]}"; do [ -z "${ROW_NS[$r]:-}" ] || die "row '$r' writes a volume: it needs --volumes"; done
+  [ -z "$VOLUMES_DIR" ] || die "--volumes-dir needs --volumes"
+fi
 SWEEP_LIST=()         # the sweep's rows, qdN by rising N; those not among the rows are measured after them
 SWEEP_ONLY=()
 if [ -n "$SWEEP" ]; then
@@ -215,6 +252,7 @@ fi
 if [ -n "$TARGETS" ]; then IFS=, read -ra TARGET_LIST <<< "$TARGETS"
 elif [ "$TLS" = 1 ]; then TARGET_LIST=(nvmf_tgt nvmf_tgt+tls java java+tls "${REF_TARGETS[@]}")
 elif [ -n "$DISK" ]; then TARGET_LIST=(nvmf_tgt java java+threads "${REF_TARGETS[@]}")
+elif [ -n "$VOLUMES" ]; then TARGET_LIST=(nvmf_tgt java "${REF_TARGETS[@]}")
 else TARGET_LIST=(nvmf_tgt spdk java "${REF_TARGETS[@]}"); fi
 for t in "${TARGET_LIST[@]}"; do
   case $t in
@@ -223,6 +261,7 @@ for t in "${TARGET_LIST[@]}"; do
     java@*) [ -n "${REF_SHA[$t]:-}" ] || die "target '$t' is no --java-ref of this run (their targets: ${REF_TARGETS[*]:-none})" ;;
     *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, nvmf_tgt+tls, java+tls, java+c2h, java+threads and nvmf_tgt+uring with --disk, java@<short sha> of a --java-ref)" ;;
   esac
+  [ -z "$VOLUMES" ] || [[ $t == nvmf_tgt || $t == java || $t == java@* ]] || die "--volumes: target '$t' has no volume rows (targets: nvmf_tgt, java, java@<short sha>)"
 done
 [ "${#ROW_LIST[@]}" -gt 0 ] && [ "${#TARGET_LIST[@]}" -gt 0 ] || die "no rows or no targets"
 TARGETS=$(IFS=,; echo "${TARGET_LIST[*]}")
@@ -240,6 +279,10 @@ command -v python3 > /dev/null && command -v taskset > /dev/null || die "needs p
 [ -z "$PROFILE" ] || type -P perf > /dev/null || die "--profile needs Linux perf (apt-get install linux-perf)"
 [ -z "$IO_PATH" ] || type -P perf > /dev/null || die "--io-path needs Linux perf (apt-get install linux-perf)"
 [ -z "$PROFILE" ] || type -P jcmd > /dev/null || die "--profile needs the JDK's jcmd (the JIT's symbols)"
+if [ -n "$VOLUMES" ]; then
+  [ "$(id -u)" = 0 ] || die "--volumes needs root (losetup, mount)"
+  for c in mkfs.xfs losetup curl; do type -P $c > /dev/null || die "--volumes needs $c"; done
+fi
 
 TMP=$(mktemp -d)
 PIDS=()              # every process this script started and has not yet seen exit
@@ -248,6 +291,9 @@ HUGE_MOUNTED=""      # the hugetlbfs mount point this script made
 HUGE_MKDIR=0         # it also created that directory
 HUGE_DIR=""          # the hugetlbfs SPDK uses
 WORKTREES=()         # the git worktrees of --java-ref commits, removed at exit
+VOL_IMG=""           # --volumes: the file under the loop device, removed at exit
+VOL_LOOP=""          # the loop device this script attached, detached at exit
+VOL_MNT=""           # where it mounted the XFS on it, unmounted at exit
 NQN=nqn.2016-06.io.spdk:engines-bench
 # the +tls targets' host and its PSK: interchange format (NVMeTLSkey-1:01:<base64 of key || CRC-32>:), mode
 # 0600, no newline, drawn so that SPDK's host uses it (fio-jobs/tls-psk.py says why)
@@ -290,6 +336,9 @@ cleanup() {
     git -C "$ROOT" worktree remove --force "$w" 2> /dev/null || log "could not remove the worktree $w"
   done
   [ ${#WORKTREES[@]} = 0 ] || git -C "$ROOT" worktree prune 2> /dev/null
+  if [ -n "$VOL_MNT" ]; then umount "$VOL_MNT" 2> /dev/null && rmdir "$VOL_MNT" || log "could not unmount $VOL_MNT"; fi
+  if [ -n "$VOL_LOOP" ]; then losetup -d "$VOL_LOOP" 2> /dev/null || log "could not detach $VOL_LOOP"; fi
+  [ -z "$VOL_IMG" ] || rm -f "$VOL_IMG"
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -342,6 +391,20 @@ if [ -n "$DISK" ]; then
   DISK_BYTES=$(blockdev --getsize64 "$DISK" 2> /dev/null || stat -c %s "$DISK")
   [ "$DISK_BYTES" -ge $((BS * 1024)) ] || die "--disk: $DISK holds $DISK_BYTES bytes, too few"
   BDEV=disk0
+fi
+
+# --volumes: the XFS (reflink=1) the pools live on, on a loop device over a sparse file, made before the lock is
+# taken. It holds one target's volumes at a time (5 volumes' worth: thin, thick, the filled one's snapshot, its
+# own writes after the snapshot (the start warm-up), the clone; the lvol store's file a little more) and is
+# emptied at each start (see volumes_reset)
+if [ -n "$VOLUMES" ]; then
+  VOL_IMG=$(mktemp "${VOLUMES_DIR:-$TMP}/nvmf4j-volumes.XXXXXX.img") || die "--volumes: cannot make a file in ${VOLUMES_DIR:-$TMP}"
+  truncate -s $((6 * VOLUME_MB + 512))M "$VOL_IMG" || die "--volumes: cannot size $VOL_IMG"
+  VOL_LOOP=$(losetup --find --show "$VOL_IMG") || { VOL_LOOP=""; die "--volumes: losetup cannot attach $VOL_IMG"; }
+  mkfs.xfs -q -m reflink=1 "$VOL_LOOP" > "$OUT/logs/mkfs.xfs.log" 2>&1 || die "--volumes: mkfs.xfs -m reflink=1 failed (see $OUT/logs/mkfs.xfs.log)"
+  mkdir "$TMP/volumes" && mount -t xfs "$VOL_LOOP" "$TMP/volumes" || die "--volumes: cannot mount $VOL_LOOP"
+  VOL_MNT=$TMP/volumes
+  log "volumes: XFS (reflink=1) of $((6 * VOLUME_MB + 512)) MiB on $VOL_LOOP (over $VOL_IMG) at $VOL_MNT"
 fi
 
 # the lock first: hugepages are reserved only while this run may measure
@@ -419,6 +482,7 @@ start_nvmf_tgt() { # mask [tls|uring] : sets TPID; 1 when it did not come up
   wait_for "$TPID" 30 test -S "$SPDK_SOCK" || return 1
   rpc framework_wait_init &&
   rpc nvmf_create_transport -t TCP -q 128 -m 8 -c 8192 -i 131072 || return 1
+  if [ -n "$VOLUMES" ]; then start_volumes_nvmf_tgt; return; fi
   if [ -z "$DISK" ]; then rpc bdev_malloc_create -b malloc0 "$MALLOC_MB" "$BS" || return 1
   elif [ "${2:-}" = uring ]; then rpc bdev_uring_create "$DISK" disk0 "$BS" || return 1
   else rpc bdev_aio_create "$DISK" disk0 "$BS" || return 1; fi
@@ -433,6 +497,73 @@ start_nvmf_tgt() { # mask [tls|uring] : sets TPID; 1 when it did not come up
     rpc nvmf_subsystem_add_ns "$NQN" "$BDEV" &&
     rpc nvmf_subsystem_add_listener "$NQN" -t tcp -f ipv4 -a 127.0.0.1 -s "$PORT"
   fi
+}
+
+# --volumes: the volumes of one target's start. volumes_reset empties the file system (only one target runs at a
+# time); fill_origin writes every block of namespace 4 once (sequential 128 KiB writes, as many as the namespace
+# holds); volumes_settled writes the dirty pages of the whole machine back (the fill's, an earlier row's, the
+# previous target's deletes), so that a row's writes do not share the disk with them
+volumes_reset() { find "$VOL_MNT" -mindepth 1 -delete; }
+fill_origin() {
+  local p rc
+  log "$ROUND_TAG $TARGET_STARTING: filling volume vorigin (ns $VOL_ORIGIN_NS, $VOLUME_MB MiB)"
+  "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w write -o 131072 -q 8 -d 100% -t 600 \
+    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN ns:$VOL_ORIGIN_NS" >> "$LOG" 2>&1 &
+  p=$!; PIDS+=("$p")
+  wait "$p"; rc=$?
+  forget_pid "$p"
+  [ $rc = 0 ] || log "$ROUND_TAG $TARGET_STARTING: filling vorigin failed (spdk_nvme_perf status $rc)"
+  return $rc
+}
+volumes_settled() { sync; }
+# nvmf_tgt: an lvol store "lvs" (SPDK's default 4 MiB clusters) on an aio bdev over a file of the XFS: the same
+# file system and device as the java engine's pool (a malloc base bdev would give SPDK RAM where java has a
+# file system); lvols thin (-t), thick and vorigin (thin, filled), bdev_lvol_snapshot of vorigin, bdev_lvol_clone
+start_volumes_nvmf_tgt() {
+  local f=$VOL_MNT/lvs.img
+  volumes_reset
+  truncate -s $((5 * VOLUME_MB + VOLUME_MB / 8 + 64))M "$f" &&
+  rpc bdev_aio_create "$f" aio0 "$BS" &&
+  rpc bdev_lvol_create_lvstore aio0 lvs &&
+  rpc bdev_lvol_create -l lvs -t vthin "$VOLUME_MB" &&
+  rpc bdev_lvol_create -l lvs vthick "$VOLUME_MB" &&
+  rpc bdev_lvol_create -l lvs -t vorigin "$VOLUME_MB" &&
+  rpc nvmf_create_subsystem "$NQN" -a -s ENGINESBENCH0001 -d nvmf_tgt &&
+  rpc nvmf_subsystem_add_ns -n "$VOL_ORIGIN_NS" "$NQN" lvs/vorigin &&
+  rpc nvmf_subsystem_add_listener "$NQN" -t tcp -f ipv4 -a 127.0.0.1 -s "$PORT" &&
+  fill_origin &&
+  rpc bdev_lvol_snapshot lvs/vorigin vsnap &&
+  rpc bdev_lvol_clone lvs/vsnap vclone &&
+  rpc nvmf_subsystem_add_ns -n "${ROW_NS[vthin]}" "$NQN" lvs/vthin &&
+  rpc nvmf_subsystem_add_ns -n "${ROW_NS[vthick]}" "$NQN" lvs/vthick &&
+  rpc nvmf_subsystem_add_ns -n "${ROW_NS[vclone]}" "$NQN" lvs/vclone &&
+  volumes_settled
+}
+# java: a reflink-dir pool "vp" in a directory of the XFS, made through the REST API as an operator would (the
+# same volumes, snapshot and clone as nvmf_tgt's), the namespaces added the same way
+api() { # method path [json] : one call to the target's REST API; 1 (and the answer in the log) when it fails
+  local out rc body=()
+  [ -z "${3:-}" ] || body=(-H 'Content-Type: application/json' -d "$3")
+  out=$(curl -sS -X "$1" -H "Authorization: Bearer $API_TOKEN" "${body[@]}" -w ' [%{http_code}]' \
+    "http://127.0.0.1:$API_PORT$2" 2>&1); rc=$?
+  echo "api $1 $2 ${3:-}: $(tr -s ' \n' ' ' <<< "$out")" >> "$LOG"
+  [ $rc = 0 ] && [[ $out =~ \[2[0-9][0-9]\]$ ]]
+}
+start_volumes_java() {
+  local size=$((VOLUME_MB * 1048576)) ns=/api/v1/subsystems/$NQN/namespaces vols=/api/v1/pools/vp/volumes
+  mkdir "$VOL_MNT/vp" &&
+  api POST /api/v1/pools "{\"name\": \"vp\", \"kind\": \"reflink-dir\", \"path\": \"$VOL_MNT/vp\"}" &&
+  api POST $vols "{\"name\": \"vthin\", \"size\": $size, \"blockSize\": $BS}" &&
+  api POST $vols "{\"name\": \"vthick\", \"size\": $size, \"blockSize\": $BS, \"thick\": true}" &&
+  api POST $vols "{\"name\": \"vorigin\", \"size\": $size, \"blockSize\": $BS}" &&
+  api POST "$ns" "{\"nsid\": $VOL_ORIGIN_NS, \"bdev\": \"vp/vorigin\"}" &&
+  fill_origin &&
+  api POST $vols/vorigin/snapshots '{"name": "vsnap"}' &&
+  api POST $vols/vorigin/snapshots/vsnap/clone '{"name": "vclone"}' &&
+  api POST "$ns" "{\"nsid\": ${ROW_NS[vthin]}, \"bdev\": \"vp/vthin\"}" &&
+  api POST "$ns" "{\"nsid\": ${ROW_NS[vthick]}, \"bdev\": \"vp/vthick\"}" &&
+  api POST "$ns" "{\"nsid\": ${ROW_NS[vclone]}, \"bdev\": \"vp/vclone\"}" &&
+  volumes_settled
 }
 
 start_nvmf4j() { # target : sets TPID; 1 when it did not come up
@@ -458,15 +589,22 @@ start_nvmf4j() { # target : sets TPID; 1 when it did not come up
     bdev="{\"name\": \"disk0\", \"type\": \"file\", \"blockSize\": $BS, \"numBlocks\": 0, \"path\": \"$DISK\", \"directIo\": true$io}"
     extra+=" $DISK_STORAGE"
   fi
+  local namespaces="{\"nsid\": 1, \"bdev\": \"$BDEV\"}" api='{"port": 0}'
+  if [ -n "$VOLUMES" ]; then   # no bdev: the volumes and their namespaces come through the API once it is up
+    volumes_reset
+    bdev="" namespaces="" API_PORT=$(free_port) API_TOKEN=engines-bench-$RANDOM$RANDOM$RANDOM
+    api="{\"port\": $API_PORT, \"token\": \"$API_TOKEN\"}"
+    extra+=" \"storage\": {\"fileDirectories\": [\"$VOL_MNT\"]},"
+  fi
   # the transport limits of nvmf_tgt's nvmf_create_transport above (-q 128 -m 8 -c 8192 -i 131072)
   cat > "$state/config.json" << EOF
 {"engine": "$engine", $extra
  "tcp": {"inCapsuleDataSize": 8192, "maxQueueDepth": 128, "maxIoQueues": 8, "mdtsBytes": 131072$c2h},
  "bdevs": [$bdev],
  "subsystems": [{"nqn": "$NQN", $hosts "serial": "ENGINESBENCH0001",
-   "namespaces": [{"nsid": 1, "bdev": "$BDEV"}],
+   "namespaces": [$namespaces],
    "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $PORT$secure}]}],
- "api": {"port": 0}}
+ "api": $api}
 EOF
   if [ "$engine" = java ]; then # the whole JVM on core 0: one core, like the SPDK targets' reactor (java-2c: 0, 1)
     taskset -c "$cpus" "$root/bin/nvmf4j-target" --state-dir "$state" --config "$state/config.json" >> "$LOG" 2>&1 &
@@ -474,12 +612,16 @@ EOF
     "$root/bin/nvmf4j-target" --state-dir "$state" --config "$state/config.json" >> "$LOG" 2>&1 &
   fi
   TPID=$!; PIDS+=("$TPID")      # bin/nvmf4j-target and taskset exec: this is the JVM
-  wait_for "$TPID" 60 grep -q "listening on tcp 127.0.0.1:$PORT " "$LOG"
+  wait_for "$TPID" 60 grep -q "listening on tcp 127.0.0.1:$PORT " "$LOG" || return 1
+  if [ -n "$VOLUMES" ]; then
+    wait_for "$TPID" 60 curl -sf -o /dev/null "http://127.0.0.1:$API_PORT/api/v1/health/ready" && start_volumes_java
+  fi
 }
 
 # perf rw size qd[/qpairs] seconds warmup : one spdk_nvme_perf run on core 1, with its latency histogram
-# (-L), over TLS when TLS_PERF is set; sets RES to "iops mib_s mean_us p99_us" (empty when it failed)
-TLS_PERF=""
+# (-L), over TLS when TLS_PERF is set, on namespace PERF_NS alone when set (else on every namespace); sets RES to
+# "iops mib_s mean_us p99_us" (empty when it failed)
+TLS_PERF="" PERF_NS=""
 perf() {
   local p rc tls=() host="" qd=${3%/*} np=1
   [[ $3 == */* ]] && np=${3#*/}
@@ -488,7 +630,7 @@ perf() {
   local lb=()          # --syscalls watches for the start of the I/O in its output: line-buffered
   [ -z "$SYSCALLS$PROFILE$IO_PATH" ] || lb=(stdbuf -oL)
   "${lb[@]}" "$PERF" -c 0x2 "${MEM_ARGS[@]}" -s "$PERF_MEM_MB" -w "$1" -o "$2" -q "$qd" -P "$np" -t "$4" -a "$5" -L "${tls[@]}" \
-    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN$host" > "$TMP/perf.out" 2>&1 &
+    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$NQN$host${PERF_NS:+ ns:$PERF_NS}" > "$TMP/perf.out" 2>&1 &
   p=$!; PIDS+=("$p")
   local c=""
   if [ -n "$SYSCALLS" ] && [ -n "${ROW:-}" ]; then count_syscalls "$p" "$4" "$5" & c=$!; fi
@@ -629,7 +771,7 @@ profile_row() {
 
 # ---------------------------------------------------------------------------------------------- measure
 log "SPDK $SPDK; memory: $MEMORY ($MEM_MB MiB per target, $PERF_MEM_MB MiB for spdk_nvme_perf)"
-log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) (${TARGET_LIST[*]}) x ${#ROW_LIST[@]} row(s) (${ROW_LIST[*]}), ${TIME} s each after ${WARMUP} s warm-up (and ${START_WARMUP} s of reads and of writes after each start); $([ -n "$DISK" ] && echo "disk $DISK ($DISK_BYTES bytes, O_DIRECT)" || echo "malloc $MALLOC_MB MiB"), ${BS}-byte blocks"
+log "$ROUNDS round(s) x ${#TARGET_LIST[@]} target(s) (${TARGET_LIST[*]}) x ${#ROW_LIST[@]} row(s) (${ROW_LIST[*]}), ${TIME} s each after ${WARMUP} s warm-up (and ${START_WARMUP} s of reads and of writes after each start); $(if [ -n "$DISK" ]; then echo "disk $DISK ($DISK_BYTES bytes, O_DIRECT)"; elif [ -n "$VOLUMES" ]; then echo "volumes of $VOLUME_MB MiB"; else echo "malloc $MALLOC_MB MiB"; fi), ${BS}-byte blocks"
 printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\tp99_us\n' > "$OUT/raw.tsv"
 [ -z "$SYSCALLS" ] || printf 'round\ttarget\trow\tside\tsyscall\tcount\tseconds\n' > "$OUT/syscalls.tsv"
 [ -z "$PROFILE" ] || printf 'round\ttarget\trow\tside\tcategory\tsamples\thz\tseconds\n' > "$OUT/profiles.tsv"
@@ -638,7 +780,7 @@ printf 'round\ttarget\trow\tiops\tmib_s\tmean_us\tp99_us\n' > "$OUT/raw.tsv"
 FAILED=0
 start_target() { # target : starts it on a free port (PORT, LOG, TPID, SPDK_SOCK), then its start warm-up; 1 when it did not come up
   local t=$1 up
-  PORT=$(free_port) TPID="" SPDK_SOCK=$TMP/spdk-$t.sock
+  PORT=$(free_port) TPID="" SPDK_SOCK=$TMP/spdk-$t.sock TARGET_STARTING=$t
   : > "$LOG"
   log "$ROUND_TAG $t: starting on 127.0.0.1:$PORT$([ -z "${REF_SHA[$t]:-}" ] || echo " (${REF_OF[$t]})")"
   TLS_PERF=""; [[ $t != *+tls ]] || TLS_PERF=1
@@ -651,8 +793,10 @@ start_target() { # target : starts it on a free port (PORT, LOG, TPID, SPDK_SOCK
   esac
   up=$?
   if [ $up = 0 ] && [ "$START_WARMUP" -gt 0 ]; then     # not measured: see --start-warmup
+    [ -z "$VOLUMES" ] || PERF_NS=$VOL_ORIGIN_NS            # not the volumes the rows measure from their first write
     perf randread 4096 32 "$START_WARMUP" 0
     perf randwrite 4096 32 "$START_WARMUP" 0
+    PERF_NS=""
   fi
   if [ $up != 0 ]; then
     log "$ROUND_TAG $t did not start; the end of $LOG:"; tail -n 8 "$LOG" | sed 's/^/    /'
@@ -660,17 +804,21 @@ start_target() { # target : starts it on a free port (PORT, LOG, TPID, SPDK_SOCK
   return $up
 }
 measure() { # round target row up(0|1) : one measurement of a started target (up 0) into raw.tsv
-  local round=$1 t=$2 r=$3 up=$4 res iops mibs lat p99
-  RES="" ROUND_NO=$round TARGET=$t ROW=$r
+  local round=$1 t=$2 r=$3 up=$4 res iops mibs lat p99 warmup=$WARMUP
+  RES="" ROUND_NO=$round TARGET=$t ROW=$r PERF_NS=${ROW_NS[$r]:-}
+  # a volume row measures from the volume's first write, and after the earlier rows' dirty pages are written back
+  [ -z "$PERF_NS" ] || { warmup=0; [ "$up" = 0 ] && volumes_settled; }
   # shellcheck disable=SC2086 # ROW_ARGS holds three words
-  [ "$up" = 0 ] && perf ${ROW_ARGS[$r]} "$TIME" "$WARMUP"
+  [ "$up" = 0 ] && perf ${ROW_ARGS[$r]} "$TIME" "$warmup"
   # no number from a target that is up: spdk_nvme_perf failed or completed nothing in its time (a cold JVM on a
   # loaded machine, seen at QD1 right after a start with --smoke's 2 s and no warm-up); measured once more, said so
   if [ "$up" = 0 ] && [ -z "$RES" ]; then
     log "[round $round/$ROUNDS] $t $r: spdk_nvme_perf gave no number (its output: $(tail -n 2 "$TMP/perf.out" | tr '\n' ' ')); measuring once more"
+    [ -z "$PERF_NS" ] || log "[round $round/$ROUNDS] $t $r: (its volume is no longer fresh: the first attempt wrote to it)"
     # shellcheck disable=SC2086 # ROW_ARGS holds three words
-    perf ${ROW_ARGS[$r]} "$TIME" "$WARMUP"
+    perf ${ROW_ARGS[$r]} "$TIME" "$warmup"
   fi
+  PERF_NS=""
   [ "$up" = 0 ] && [ -n "$PROFILE" ] && profile_row
   [ "$up" = 0 ] && [ -n "$IO_PATH" ] && io_path_row
   ROW=""
@@ -859,6 +1007,37 @@ syscall_table() {
       }
     }' "$OUT/syscalls.tsv"
 }
+# volume_table: with --volumes, per kind of volume (thin, thick, fresh clone) each target's IOPS (median of the
+# rounds) and each target's over nvmf_tgt's; then per target thin/thick and clone/thin, the median of each round's
+# ratio (the two rows measured on the same start of the target)
+volume_table() {
+  awk -F'\t' -v targets="$TARGETS" "$AWK_MEDIAN"'
+    function f(x, p) { return x == "-" || x == "" ? "-" : sprintf(p, x) }
+    NR == 1 || $4 == "-" { next }
+    { iops[$1 SUBSEP $2 SUBSEP $3] = $4; vals[$2 SUBSEP $3] = vals[$2 SUBSEP $3] " " $4; if ($1 > nr) nr = $1 }
+    END {
+      nt = split(targets, T, ","); split("vthin vthick vclone", K, " "); split("thin thick clone", N, " ")
+      for (t = 1; t <= nt; t++) for (i = 1; i <= nr; i++) {
+        a = iops[i SUBSEP T[t] SUBSEP "vthin"]; b = iops[i SUBSEP T[t] SUBSEP "vthick"]; c = iops[i SUBSEP T[t] SUBSEP "vclone"]
+        if (a > 0 && b > 0) vals[T[t] SUBSEP "thin/thick"] = vals[T[t] SUBSEP "thin/thick"] " " a / b
+        if (a > 0 && c > 0) vals[T[t] SUBSEP "clone/thin"] = vals[T[t] SUBSEP "clone/thin"] " " c / a
+      }
+      printf "%-11s", "volume"; for (t = 1; t <= nt; t++) printf " | %12s", T[t]
+      for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt") printf " | %12s", T[t] "/tgt"
+      printf "\n"
+      for (k = 1; k <= 3; k++) {
+        printf "%-11s", N[k] " IOPS"; base = med("nvmf_tgt" SUBSEP K[k])
+        for (t = 1; t <= nt; t++) printf " | %12s", f(med(T[t] SUBSEP K[k]), "%.0f")
+        for (t = 1; t <= nt; t++) if (T[t] != "nvmf_tgt") { x = med(T[t] SUBSEP K[k])
+          printf " | %12s", (base == "-" || x == "-") ? "-" : sprintf("%.3f", x / base) }
+        printf "\n"
+      }
+      split("thin/thick clone/thin", Q, " ")
+      for (q = 1; q <= 2; q++) {
+        printf "%-11s", Q[q]; for (t = 1; t <= nt; t++) printf " | %12s", f(med(T[t] SUBSEP Q[q]), "%.3f"); printf "\n"
+      }
+    }' "$OUT/raw.tsv"
+}
 # cpu_table: from cpu.tsv and raw.tsv, per row and target the median over the rounds of the target's CPU time per
 # I/O in us (cpu_seconds / (IOPS x seconds)), and each target's over nvmf_tgt's
 cpu_table() {
@@ -925,6 +1104,7 @@ profile_table() {
   echo "spdk_nvme_perf on core 1 over NVMe/TCP 127.0.0.1, each target on core 0; memory: $MEMORY"
   [[ ",$TARGETS," != *+tls,* ]] || echo "+tls: NVMe/TCP TLS 1.3 with a SHA-256 PSK (TLS_AES_128_GCM_SHA256), spdk_nvme_perf -S ssl (OpenSSL, no kTLS)"
   for t in "${REF_TARGETS[@]}"; do echo "$t: the java engine of ${REF_OF[$t]} (${REF_SHA[$t]}); java: this tree"; done
+  [ -z "$VOLUMES" ] || echo "volumes of $VOLUME_MB MiB on XFS (reflink=1) on a loop device: nvmf_tgt an lvol store (4 MiB clusters) on an aio bdev over a file; java a reflink-dir pool"
   echo "median of $ROUNDS round(s), ${TIME} s each: IOPS and ratios of IOPS (MiB/s gives the same)"
   stats median iops
   echo
@@ -939,6 +1119,11 @@ profile_table() {
   echo
   echo "paired: each round's ratio of IOPS (the two targets measured in the same round$([ -z "$INTERLEAVE" ] || echo ", seconds apart")), median [quartiles] of $ROUNDS round(s)"
   stats median paired
+  if [ -n "$VOLUMES" ]; then
+    echo
+    echo "volumes: 4 KiB random writes at QD 32 from each volume's first write; IOPS median of $ROUNDS round(s), ratios to nvmf_tgt of the medians; thin/thick and clone/thin: median of each round's ratio"
+    volume_table
+  fi
   if [ -n "$CPU" ]; then
     echo
     echo "the target's CPU time per I/O, us (user + system of its process over the measured seconds), median of $ROUNDS round(s), and over nvmf_tgt's"

@@ -47,6 +47,12 @@ WANT_TEXT="unknown target" expect_rc "engines.sh: java-3c -> usage error" 2 "$EN
 WANT_TEXT="positive whole number" expect_rc "engines.sh: --time 0 -> usage error" 2 "$ENGINES" --time 0
 WANT_TEXT="needs a value" expect_rc "engines.sh: option without its value -> usage error" 2 "$ENGINES" --rounds
 WANT_TEXT="queue depths 1-128" expect_rc "engines.sh: --sweep-qd 0 -> usage error" 2 "$ENGINES" --sweep-qd 1,0
+# engines.sh --volumes (issue 35's row): its rows and options are checked before anything is made or started
+WANT_TEXT="it needs --volumes" expect_rc "engines.sh: volume row without --volumes -> usage error" 2 "$ENGINES" --rows vthin
+WANT_TEXT="vthin, vthick and vclone only" expect_rc "engines.sh: --volumes with a malloc row -> usage error" 2 "$ENGINES" --volumes --rows vthin,qd1
+WANT_TEXT="fresh volumes in every round" expect_rc "engines.sh: --volumes --interleave -> usage error" 2 "$ENGINES" --volumes --interleave
+WANT_TEXT="multiple of 4" expect_rc "engines.sh: --volume-mb 6 -> usage error" 2 "$ENGINES" --volumes --volume-mb 6
+WANT_TEXT="has no volume rows" expect_rc "engines.sh: --volumes on the spdk engine -> usage error" 2 "$ENGINES" --volumes --targets nvmf_tgt,spdk
 # qos.sh (the QoS check): its usage errors, parsing and verdicts, without a target
 WANT_TEXT="qos.sh --check:" expect_rc "qos.sh --check" 0 "$HERE/qos.sh" --check
 # e2e/run.sh (the kit's guest rows): its poll-group options are checked before anything is installed or booted
