@@ -37,7 +37,9 @@
 #                       and RDMA), ana (two nvmf4j instances, one namespace, the host's native
 #                       multipath failing over), rbd (a Ceph cluster in the guest, two nvmf4j gateways on one
 #                       RBD image: multipath failover under fio verify with the image's lock following ANA,
-#                       reservations seen through both gateways, a second host fenced), powercut (two more
+#                       reservations seen through both gateways, a second host fenced), volumes (within tcp:
+#                       a reflink pool on XFS, ext4 on a volume, a snapshot under fio, its clone on a second
+#                       host NQN, a group snapshot, a live grow; needs tcp too), powercut (two more
 #                       boots: records written with FUA and flushes, SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
 #                       tls (NVMe/TCP TLS with a PSK: kernel nvmet); auth and tls need --suite trixie;
 #                       fuzzrdma (SPDK's nvme_fuzz, then the live RDMA fuzzer of guest/RdmaHost.java, each
@@ -99,9 +101,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 # auth and tls need the 6.12 guest: part of the default only with --suite trixie
-[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
+[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma,volumes,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|spdk|ana|rbd|fuzzrdma|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, fuzzrdma, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|ana|rbd|fuzzrdma|volumes|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, fuzzrdma, volumes, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT$FUZZ_SECONDS$BENCH_WARMUP in *[!0-9]*) echo "--fio-runtime, --bench-warmup, --fuzz-seconds and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $IDLE in ''|backoff|busy|interrupt) ;; *) echo "--idle-strategy takes backoff, busy or interrupt, not '$IDLE'" >&2; exit 2 ;; esac
@@ -225,7 +227,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma || want spdk || want ana || want rbd || want fuzzrdma || want auth || want tls || want bench; then
+if want nvmet || want tcp || want rdma || want spdk || want ana || want rbd || want fuzzrdma || want volumes || want auth || want tls || want bench; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"

@@ -24,6 +24,9 @@
 #      against one subsystem over rxe while the Linux host verifies I/O on another (nvme-rdma, fio crc32c);
 #      the service's heap, threads, fds, controllers and RDMA connections back to where they were
 #   4d. DH-HMAC-CHAP (guest/auth.sh, --suite trixie): kernel nvmet, then nvmf4j with hostKeys
+#   4'. volumes (guest/volumes.sh, within the nvmf4j TCP scenarios, --only tcp,volumes): a reflink pool on XFS, ext4
+#      on a volume, a snapshot under fio, its clone mounted by a second host NQN, a group snapshot's write
+#      order, a live grow
 #   4e. NVMe/TCP TLS (guest/tls.sh, --suite trixie): kernel nvmet with tlshd, a PSK in the keyring
 #   4f. the benchmark rows (guest/bench.sh, only with --only bench): fio latency and iops against nvmet, the
 #      java engine and the spdk engine over TCP and RDMA, ratios to nvmet in bench-guest.tsv
@@ -35,6 +38,7 @@
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/lib.sh"
+. "$HERE/volumes.sh"   # volume_checks, run in the nvmf4j TCP scenarios
 REPO=${E2E_REPO:?} E2E_FIO_RUNTIME=${E2E_FIO_RUNTIME:-10}
 WORK=/tmp/nvmf4j-e2e                       # guest tmpfs
 FILE_IMG=$WORK/file0.img                   # the image of the file bdev (nsid 2) of the service under test
@@ -48,7 +52,7 @@ SVC_LOG=$RES/nvmf4j-service.log
 GUEST_JVM_TIMEOUT=600
 SVC_START_TIMEOUT=480   # a bound for a failure only: a start takes ~35 s under TCG, several times that on a loaded machine
 mkdir -p "$WORK"
-want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma}," == *",$1,"* ]]; }   # part selected (run.sh --only)
+want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma,volumes}," == *",$1,"* ]]; }   # part selected (run.sh --only)
 # a part left out with --only leaves no row: only what was meant to run is counted (a skip is for what could not)
 unselected() { echo "$1: not selected (--only $E2E_ONLY)"; }
 # a tmpfs of its own: nvmet's file backend takes the block size from the filesystem (9p/overlay report 1)
@@ -606,6 +610,11 @@ nvmf4j_scenarios() { # tcp : everything against the running service
   hdr "nvmf4j over $TR: add a namespace through nvmfctl while the host is connected"
   [ "$TR" = tcp ] && live_namespace_add "$T/$TR/nvmfctl-live-namespace"
   svc_alive "$T/$TR/service-alive" || return 1
+
+  if [ "$TR" = tcp ] && want volumes; then
+    volume_checks
+    svc_alive "$T/$TR/service-alive" || return 1
+  fi
 
   hdr "nvmf4j over $TR: the host disconnects mid-I/O"
   midio_disconnect "$T/$TR/disconnect-mid-io"
