@@ -71,6 +71,14 @@ jqf() { jq -r "$@" "$OUTF" 2>/dev/null; }   # filter [args] over the last output
 FIO_JOBS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../fio-jobs" && pwd)
 . "$FIO_JOBS/lib/fio.sh"
 find_ctrl() { nvme_ctrl "$TR" "$ADDR" "$PORT" "$NQN"; } # prints nvmeX of $NQN over $TR $ADDR:$PORT
+ctrl_of_host() { # subnqn hostnqn : prints the controller (nvmeX) of that host NQN in that subsystem; false when none
+  local c
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat "$c/subsysnqn" 2> /dev/null)" = "$1" ] && [ "$(cat "$c/hostnqn" 2> /dev/null)" = "$2" ] &&
+      { echo "${c##*/}"; return 0; }
+  done
+  return 1
+}
 map_namespaces() { # fills DEV[nsid] for the subsystem of $NQN; true when every nsid in NS_IDS has a block device
   local nsid dev n
   DEV=()

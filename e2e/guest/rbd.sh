@@ -101,14 +101,7 @@ rbd_lock_check() { # check-name expected-locker(client.N|none) what : rbd lock l
 rbd_new_client() { # clients-before : the one client id that is not in the list given
   rbd_clients | grep -vxF -f <(tr ' ' '\n' <<< "$1" | grep .) | head -n 1
 }
-host_b_ctrl() { # [nqn] : the controller of the second host (its host NQN) in the subsystem (default RBD_NQN)
-  local c
-  for c in /sys/class/nvme/nvme*; do
-    [ "$(cat "$c/subsysnqn" 2> /dev/null)" = "${1:-$RBD_NQN}" ] && [ "$(cat "$c/hostnqn" 2> /dev/null)" = "$RESV_B_NQN" ] &&
-      { echo "${c##*/}"; return 0; }
-  done
-  return 1
-}
+host_b_ctrl() { ctrl_of_host "${1:-$RBD_NQN}" "$RESV_B_NQN"; } # [nqn] : the second host's controller (default RBD_NQN)
 rbd_metric() { # instance name : the value of that unlabelled counter in the instance's /metrics
   curl -s -m 20 -H "Authorization: Bearer $(cat "$WORK/$GW-state-$1/api-token" 2> /dev/null)" \
     "http://127.0.0.1:$(gw "${1}_API")/metrics" 2> /dev/null | awk -v m="$2" '$1 == m {printf "%.0f", $2}'

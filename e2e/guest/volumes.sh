@@ -41,14 +41,7 @@ vol_dev() { # nsid : the block device of that nsid of $NQN, or nothing
   while read -r n d; do [ "$n" = "$1" ] && { echo "$d"; return 0; }; done < <(nvme_ns_devs "$NQN")
   return 1
 }
-vol_ctrl_b() { # host B's controller of $NQN (nvmeX), or nothing
-  local c
-  for c in /sys/class/nvme/nvme*; do
-    [ "$(cat "$c/subsysnqn" 2> /dev/null)" = "$NQN" ] && [ "$(cat "$c/hostnqn" 2> /dev/null)" = "$VOL_HOSTNQN" ] &&
-      { echo "${c##*/}"; return 0; }
-  done
-  return 1
-}
+vol_ctrl_b() { ctrl_of_host "$NQN" "$VOL_HOSTNQN"; } # host B's controller of $NQN (nvmeX), or nothing
 vol_a_nsids() { # the nsids host A's controller ($CTRL) has a path or block device for, space-separated (the
   # names' nY is the kernel's namespace head number, not the nsid: each one's nsid attribute says)
   local f
