@@ -23,6 +23,8 @@
 #   --cache DIR         kernel + initramfs cache (default: e2e/cache)
 #   --no-apt            do not apt-get install missing host packages
 #   --no-build          do not run Maven, even when mgmt-api/target/lib is missing
+#   --no-cds            no class-data archive for the guest's JVMs (by default one start of the
+#                       service on this machine writes one; the guest's starts map it)
 #   --jvm-opts "OPTS"   JVM options for the service in the guest (NVMF4J_JAVA_OPTS of
 #                       bin/nvmf4j-target; default "-XX:TieredStopAtLevel=1": C1 only, which
 #                       avoids a JVM crash seen under multi-threaded TCG; "" for C1+C2)
@@ -70,7 +72,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE="" CORES="" ONLY="" DO_APT=1 DO_BUILD=1 FIO_RUNTIME=10 BENCH_WARMUP=15 FUZZ_SECONDS=20 VM_TIMEOUT=5400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE="" CORES="" ONLY="" DO_APT=1 DO_BUILD=1 DO_CDS=1 FIO_RUNTIME=10 BENCH_WARMUP=15 FUZZ_SECONDS=20 VM_TIMEOUT=5400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
@@ -87,6 +89,7 @@ while [ $# -gt 0 ]; do
     --cache) CACHE=$2; shift ;;
     --no-apt) DO_APT=0 ;;
     --no-build) DO_BUILD=0 ;;
+    --no-cds) DO_CDS=0 ;;
     --jvm-opts) JVM_OPTS=$2; shift ;;
     --idle-strategy) IDLE=$2; shift ;;
     --cores) CORES=$2; shift ;;
@@ -138,6 +141,19 @@ if [ "$need_build" = 1 ]; then
     || { log "maven build failed (the guest will report the service as not startable):"; tail -30 "$OUT/build.log"; }
 fi
 T_BUILD=$(now_us)
+
+# ------------------------------------------------------------- 2b. class-data archive of the service
+# The guest starts the service (and nvmfctl) about twenty times; under TCG each start takes 75-110 s, most
+# of it loading and verifying classes. The guest runs this machine's JDK and jars over 9p, so an archive of
+# the classes one start loads, written here in seconds, serves it too: every JVM of the guest with the
+# service's class path maps it (-XX:SharedArchiveFile); a JVM that cannot (another JDK, a jar rebuilt since)
+# says so in its log and starts as it would without one.
+if [ "$DO_CDS" = 1 ] && [ "$LAUNCHER" = "$REPO/bin/nvmf4j-target" ] && [ -d "$REPO/mgmt-api/target/lib" ]; then
+  if write_cds "$LAUNCHER" "$CACHE/cds/nvmf4j-target.jsa" "$JVM_OPTS"; then
+    JVM_OPTS+=" -XX:SharedArchiveFile=$CACHE/cds/nvmf4j-target.jsa"
+    log "class-data archive for the guest's JVMs: $CACHE/cds/nvmf4j-target.jsa ($(($(stat -c %s "$CACHE/cds/nvmf4j-target.jsa") >> 20)) MiB, $(fmt_s $(($(now_us) - T_BUILD))) s)"
+  fi
+fi
 
 # ------------------------------------------------------------- 3. guest kernel and userland (cached)
 # --suite: a private apt state in the cache (lists, empty dpkg status) reads that suite; this machine's

@@ -133,3 +133,40 @@ run_qemu() { # CONSOLE-FILE TIMEOUT : runs $QEMU (an array) to its end; sets QRC
   QRC=${PIPESTATUS[0]}
   set -e
 }
+write_cds() { # LAUNCHER ARCHIVE JVM-OPTS : one start of the service on loopback (TCP listener on a port the
+  # system picks, the API on a free one), a few API requests, SIGTERM; its JVM writes a class-data archive
+  # (AppCDS) of every class it loaded when it exits. 0 when the archive is in place.
+  local launcher=$1 archive=$2 opts=$3 d pid rc api t0 used
+  d=$(mktemp -d) || return 1
+  mkdir -p "$(dirname "$archive")"; rm -f "$archive" "$archive.tmp"
+  used=$(ss -Htln 2> /dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
+  for _ in $(seq 1 200); do api=$((20000 + RANDOM % 20000)); grep -qx "$api" <<< "$used" || break; done
+  cat > "$d/config.json" << JSON
+{"cores": 1, "storage": {"fileDirectories": ["$d"]}, "api": {"port": $api},
+ "bdevs": [{"name": "m0", "type": "malloc", "blockSize": 512, "numBlocks": 2048},
+           {"name": "f0", "type": "file", "blockSize": 4096, "numBlocks": 256, "path": "$d/f0.img"}],
+ "subsystems": [{"nqn": "nqn.2026-11.io.nvmf4j:cds", "allowAnyHost": true,
+   "namespaces": [{"nsid": 1, "bdev": "m0"}, {"nsid": 2, "bdev": "f0"}],
+   "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": 0}]}]}
+JSON
+  NVMF4J_JAVA_OPTS="$opts -XX:ArchiveClassesAtExit=$archive.tmp -Xlog:cds*=error" \
+    "$launcher" --state-dir "$d/state" --config "$d/config.json" > "$d/log" 2>&1 < /dev/null &
+  pid=$! t0=$(now_us)
+  # bounded only for a failure: a start here takes a few seconds
+  until grep -q 'management API on' "$d/log"; do
+    if ! kill -0 "$pid" 2> /dev/null || [ $(($(now_us) - t0)) -gt 120000000 ]; then break; fi
+    sleep 0.2
+  done
+  if grep -q 'management API on' "$d/log"; then
+    for path in subsystems bdevs metrics; do
+      curl -sf -o /dev/null -H "Authorization: Bearer $(cat "$d/state/api-token" 2> /dev/null)" \
+        "http://127.0.0.1:$api/$([ "$path" = metrics ] || echo api/v1/)$path" || true
+    done
+  fi
+  kill -TERM "$pid" 2> /dev/null; wait "$pid"; rc=$?
+  if { [ "$rc" = 0 ] || [ "$rc" = 143 ]; } && [ -s "$archive.tmp" ]; then
+    mv "$archive.tmp" "$archive"; rm -rf "$d"; return 0
+  fi
+  log "no class-data archive (the service's exit status $rc): $(tail -n 3 "$d/log" | tr '\n' ' ')"
+  rm -rf "$d" "$archive.tmp"; return 1
+}
