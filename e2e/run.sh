@@ -155,6 +155,20 @@ if [ "$DO_CDS" = 1 ] && [ "$LAUNCHER" = "$REPO/bin/nvmf4j-target" ] && [ -d "$RE
   fi
 fi
 
+# The guest's Java programs (guest/*.java: the RDMA host, the CM-reject client) compiled here: launched from
+# source, each of their seven runs in the guest would compile them again under TCG first. On a failure the
+# guest launches them from source as before.
+GUEST_CLASSES=""
+if [ -d "$REPO/rdma-cm/target/classes" ] && [ -d "$REPO/nvmf-target/target/test-classes" ]; then
+  rm -rf "$CACHE/guest-classes"; mkdir -p "$CACHE/guest-classes"
+  if javac -nowarn -d "$CACHE/guest-classes" -cp "$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" \
+      "$HERE"/guest/*.java > "$OUT/guest-javac.log" 2>&1; then
+    GUEST_CLASSES=$CACHE/guest-classes
+  else
+    log "guest/*.java did not compile here (the guest compiles them at each run): $(tail -n 3 "$OUT/guest-javac.log" | tr '\n' ' ')"
+  fi
+fi
+
 # ------------------------------------------------------------- 3. guest kernel and userland (cached)
 # --suite: a private apt state in the cache (lists, empty dpkg status) reads that suite; this machine's
 # apt sources, lists and dpkg database stay as they are
@@ -208,6 +222,7 @@ params() { # results-dir [NAME=value...] : parameters for the guest, read by gue
     printf 'E2E_FUZZ_SECONDS=%q\n' "$FUZZ_SECONDS"
     printf 'E2E_JVM_OPTS=%q\n' "$JVM_OPTS"
     printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"
+    printf 'E2E_GUEST_CLASSES=%q\n' "$GUEST_CLASSES"
     printf 'E2E_IDLE=%q\n' "$IDLE"
     printf 'E2E_CORES=%q\n' "$CORES"
     printf 'E2E_ONLY=%q\n' "$ONLY"
