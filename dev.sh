@@ -333,7 +333,16 @@ case "$cmd" in
     # DH-HMAC-CHAP and TLS need Debian 13's kernel 6.12 and nvme-cli 2.13 (6.1 and nvme-cli 2.3 have neither):
     # the auth and tls parts in a second boot (~12 min; fetched into e2e/cache, nothing installed)
     stage "e2e (kernel 6.12)"
-    e2e/run.sh --quiet --no-build --suite trixie --only auth,tls --out e2e/out-trixie
+    if ! e2e/run.sh --quiet --no-build --suite trixie --only auth,tls --out e2e/out-trixie; then
+      # Under multi-threaded TCG this guest's kernel once died with "Oops: int3" in __schedule (a vCPU ran the
+      # int3 of a patch of kernel text that another vCPU had finished): a defect of the emulation, which a
+      # one-thread TCG avoids but slows the spdk engine's connects past their bounds. Only a guest kernel panic
+      # runs the stage once more, the first run's results kept beside the second's; any other failure is red.
+      grep -aq 'Kernel panic' e2e/out-trixie/console.log || exit 1
+      echo "dev.sh: the 6.12 guest's kernel panicked ($(grep -a -m1 -o 'Oops:.*' e2e/out-trixie/console.log | cut -c1-80)); its results in e2e/out-trixie-panicked; the stage once more" >&2
+      rm -rf e2e/out-trixie-panicked && mv e2e/out-trixie e2e/out-trixie-panicked
+      e2e/run.sh --quiet --no-build --suite trixie --only auth,tls --out e2e/out-trixie
+    fi
     stage_close
     ;;
   *)
