@@ -159,9 +159,10 @@ fi
 # source, each of their seven runs in the guest would compile them again under TCG first. On a failure the
 # guest launches them from source as before.
 GUEST_CLASSES=""
-if [ -d "$REPO/rdma-cm/target/classes" ] && [ -d "$REPO/nvmf-target/target/test-classes" ]; then
+if [ -d "$REPO/native/target/classes" ] && [ -d "$REPO/rdma-cm/target/classes" ] \
+    && [ -d "$REPO/nvmf-target/target/test-classes" ]; then
   rm -rf "$CACHE/guest-classes"; mkdir -p "$CACHE/guest-classes"
-  if javac -nowarn -d "$CACHE/guest-classes" -cp "$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" \
+  if javac -nowarn -d "$CACHE/guest-classes" -cp "$REPO/native/target/classes:$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" \
       "$HERE"/guest/*.java > "$OUT/guest-javac.log" 2>&1; then
     GUEST_CLASSES=$CACHE/guest-classes
   else

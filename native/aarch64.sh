@@ -106,7 +106,7 @@ cross_cc() {
   # the host build's flags (the parent pom), for aarch64
   # shellcheck disable=SC2086 # ldlibs is a list of -l flags
   "$cc" -shared -fPIC -O2 -g -Wall -Werror -std=gnu11 -Wl,-z,defs -Wl,-soname,"$lib" \
-    -I"$jhome/include" -I"$jhome/include/linux" -I"$here/../rdma-cm/src/main/c" -I"$sysroot/usr/include" \
+    -I"$jhome/include" -I"$jhome/include/linux" -I"$here/src/main/c" -I"$sysroot/usr/include" \
     "$@" -o "$(dirname "$out")/$lib" -L"$sysroot/usr/lib/$triplet" -Wl,-rpath-link,"$libdirs" $ldlibs
   echo "aarch64.sh: built $lib" >&2
 }

@@ -50,7 +50,7 @@ whole=$(printf '%s\n' $spdk_libs $dpdk_libs | awk '!seen[$0]++' | tr '\n' ' ')
 
 ${CC:-gcc} -shared -fPIC -O2 -g -Wall -Werror -std=gnu11 -fno-strict-aliasing -Wno-format-truncation \
   -Wl,-soname,"$lib" -Wl,-Bsymbolic -Wl,--exclude-libs,ALL \
-  -I"$jhome/include" -I"$jhome/include/linux" -I"$here/../rdma-cm/src/main/c" \
+  -I"$jhome/include" -I"$jhome/include/linux" -I"$here/../native/src/main/c" \
   -I"$spdk/include" -I"$spdk/lib" -I"$spdk/module/bdev/malloc" -I"$spdk/module/bdev/null" \
   -I"$spdk/module/bdev/aio" -I"$spdk/module/bdev/lvol" \
   "$here"/src/main/c/*.c -o "$out/$lib" \

@@ -14,7 +14,7 @@ import java.nio.ByteOrder;
  * reject status the target answered. Output lines: "case expected=N got=M" ("got=none" when the
  * connection was not rejected with NVMe/RDMA private data). Exit 0 when every case got its status.
  *
- * usage: java -cp rdma-cm/target/classes e2e/guest/BadConnect.java ADDRESS PORT
+ * usage: java -cp native/target/classes:rdma-cm/target/classes e2e/guest/BadConnect.java ADDRESS PORT
  */
 public class BadConnect {
     private static final int TIMEOUT_MS = 10_000;

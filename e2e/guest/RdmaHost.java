@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
  * checks the target's answers. Run in the guest with the rdma-cm classes on the class path, as a
  * single-file program:
  *
- * <pre>java -cp rdma-cm/target/classes e2e/guest/RdmaHost.java MODE ADDRESS PORT NQN [SECONDS]</pre>
+ * <pre>java -cp native/target/classes:rdma-cm/target/classes e2e/guest/RdmaHost.java MODE ADDRESS PORT NQN [SECONDS]</pre>
  *
  * MODE:
  * <ul>

@@ -357,13 +357,16 @@ hugepages_check() { # check-name : every RDMA poll group of the current service 
   verdict 0 "$hp poll-group regions in 2 MiB hugepages ($(awk '/^HugePages_(Total|Free)/{printf "%s %s ", $1, $2}' /proc/meminfo))"
 }
 
+# the rdma-cm binding's classes and its loader's (the native module) for the Java helpers on RDMA
+RDMA_CLASSES="$REPO/native/target/classes:$REPO/rdma-cm/target/classes"
+
 # guest/RdmaHost.java: a Java NVMe/RDMA host sending what the Linux host never does, Last Segment SGLs
 # of up to 16 keyed descriptors in the capsule (and bad ones); one "case PASS|FAIL detail" line per case
 # (nvmf-target's test classes: the fuzzer's byte mutator, io.nvmf4j.fuzz.Mutator)
-RDMA_HOST=("${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" "$HERE/RdmaHost.java")
+RDMA_HOST=("${GUEST_JAVA[@]}" -cp "$RDMA_CLASSES:$REPO/nvmf-target/target/test-classes" "$HERE/RdmaHost.java")
 # compiled by run.sh before the boot when it could: no javac under TCG at each run
 [ ! -f "${E2E_GUEST_CLASSES:-/nonexistent}/RdmaHost.class" ] ||
-  RDMA_HOST=("${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes:$E2E_GUEST_CLASSES" RdmaHost)
+  RDMA_HOST=("${GUEST_JAVA[@]}" -cp "$RDMA_CLASSES:$REPO/nvmf-target/target/test-classes:$E2E_GUEST_CLASSES" RdmaHost)
 rdma_host() { # mode [java-args...] : the Java host in the foreground, output into $OUTF
   local mode=$1; shift
   timeout $((GUEST_JVM_TIMEOUT + 180)) "${RDMA_HOST[@]}" "$mode" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" "$NQN" "$@" > "$OUTF" 2>&1
@@ -660,7 +663,7 @@ if ! want rdma; then
 elif [ $RXE_OK = 1 ]; then
   hdr "rdma-cm binding self-test on rxe0"
   C=nvmf4j/rdma/binding-selftest OUTF=$RES/cli/rdma-selftest.txt BAD=""
-  timeout "$GUEST_JVM_TIMEOUT" "${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes" io.nvmf4j.rdma.SelfTest "$RXE_ADDR" > "$OUTF" 2>&1; rc=$?
+  timeout "$GUEST_JVM_TIMEOUT" "${GUEST_JAVA[@]}" -cp "$RDMA_CLASSES" io.nvmf4j.rdma.SelfTest "$RXE_ADDR" > "$OUTF" 2>&1; rc=$?
   cat "$OUTF"
   verdict $rc "$(tail -n 1 "$OUTF")"
 
@@ -675,7 +678,7 @@ elif [ $RXE_OK = 1 ]; then
     verdict 0 "service announced rdma $RXE_ADDR:$NVMF4J_RDMA_PORT"
     hdr "nvmf4j over RDMA: connects with bad CM private data"
     C=nvmf4j/rdma/cm-reject OUTF=$RES/cli/rdma-bad-connect.txt BAD=""
-    timeout "$GUEST_JVM_TIMEOUT" "${GUEST_JAVA[@]}" -cp "$REPO/rdma-cm/target/classes${E2E_GUEST_CLASSES:+:$E2E_GUEST_CLASSES}" \
+    timeout "$GUEST_JVM_TIMEOUT" "${GUEST_JAVA[@]}" -cp "$RDMA_CLASSES${E2E_GUEST_CLASSES:+:$E2E_GUEST_CLASSES}" \
       "$([ -f "${E2E_GUEST_CLASSES:-/nonexistent}/BadConnect.class" ] && echo BadConnect || echo "$HERE/BadConnect.java")" "$RXE_ADDR" "$NVMF4J_RDMA_PORT" > "$OUTF" 2>&1; rc=$?
     cat "$OUTF"
     verdict $rc "$(tr '\n' ' ' < "$OUTF")"

@@ -15,6 +15,8 @@ import java.nio.file.Paths;
  */
 public final class Rdma {
     private static final System.Logger LOG = System.getLogger(Rdma.class.getName());
+    /** The JNI library's name: {@code META-INF/native/lib}{@value}{@code _<arch>.so} in this module's jar. */
+    static final String LIBRARY = "nvmf4j_rdma";
     private static String origin = "not loaded";
     private static final String LIBRARY_FAILURE = loadLibrary();
     private static final String CAUSE = LIBRARY_FAILURE != null ? LIBRARY_FAILURE
@@ -25,12 +27,19 @@ public final class Rdma {
 
     private static String loadLibrary() {
         try {
-            origin = NativeLibraryLoader.load();
+            origin = NativeLibraryLoader.load(LIBRARY, Rdma.class, Rdma::checkVersion);
             LOG.log(System.Logger.Level.DEBUG, "libnvmf4j_rdma loaded: {0}", origin);
             return null;
         } catch (UnsatisfiedLinkError | SecurityException e) {
-            return "native library " + NativeLibraryLoader.NAME + " could not be loaded: "
-                    + NativeLibraryLoader.oneLine(e);
+            return "native library " + LIBRARY + " could not be loaded: " + NativeLibraryLoader.oneLine(e);
+        }
+    }
+
+    /** Calls the library's side-effect-free ABI-version native; throws when it is missing or differs. */
+    private static void checkVersion() {
+        int version = Native.abiVersion();
+        if (version != Native.ABI_VERSION) {
+            throw new UnsatisfiedLinkError("native ABI version " + version + ", Java expects " + Native.ABI_VERSION);
         }
     }
 

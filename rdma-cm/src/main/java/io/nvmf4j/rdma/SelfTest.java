@@ -19,7 +19,7 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The binding's device checks, runnable without JUnit inside the e2e guest (soft-RoCE):
  *
- * <pre>java -cp rdma-cm/target/classes io.nvmf4j.rdma.SelfTest [ADDRESS [BASE_PORT]]</pre>
+ * <pre>java -cp native/target/classes:rdma-cm/target/classes io.nvmf4j.rdma.SelfTest [ADDRESS [BASE_PORT]]</pre>
  *
  * Both ends live in this process, each on its own event channel, CQ and PD: a "target" that
  * listens with an SRQ-backed QP and an armed CQ, and a "host" that connects. ADDRESS is an IP

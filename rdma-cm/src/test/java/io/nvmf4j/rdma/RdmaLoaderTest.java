@@ -71,7 +71,7 @@ class RdmaLoaderTest {
         List<String> out = runStatus("-Dnvmf4j.native.workdir=" + workdir);
         assertThat(out).contains("loaded=true");
         assertThat(out).anySatisfy(l -> assertThat(l).startsWith("origin=extracted from the jar to " + workdir
-                + "/lib" + NativeLibraryLoader.NAME + "_" + NativeLibraryLoader.arch() + "-"));
+                + "/lib" + Rdma.LIBRARY + "_" + NativeLibraryLoader.arch() + "-"));
         try (Stream<Path> left = Files.list(workdir)) {
             assertThat(left).isEmpty();
         }

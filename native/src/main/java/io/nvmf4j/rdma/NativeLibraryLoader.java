@@ -11,14 +11,17 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Loads a JNI library of nvmf4j ({@code libnvmf4j_rdma} here, {@code libnvmf4j_bdev} for the file block
- * device) the way Netty loads its native transports: probe a native that has no side effects (the library
- * may already be loaded), then {@code java.library.path}, then extract
+ * Loads a JNI library of nvmf4j ({@code libnvmf4j_rdma}, {@code libnvmf4j_bdev}, {@code libnvmf4j_rbd},
+ * {@code libnvmf4j_spdk}) the way Netty loads its native transports: probe a native that has no side effects (the
+ * library may already be loaded), then {@code java.library.path}, then extract
  * {@code META-INF/native/lib<name>_<arch>.so} from the jar into {@code nvmf4j.native.workdir} (default
  * {@code java.io.tmpdir}), load it and delete the file (unless {@code nvmf4j.native.deleteAfterLoading=false}).
+ *
+ * <p>It lives in the {@code native} module with the C half of the contract ({@code nvmf4j_jni.h}, JNI_OnLoad's ABI
+ * check), below every module that carries a JNI library, so that a module which loads a library of its own does
+ * not depend on the RDMA binding to do it.
  */
 public final class NativeLibraryLoader {
-    static final String NAME = "nvmf4j_rdma";
     static final String WORKDIR_PROPERTY = "nvmf4j.native.workdir";
     static final String DELETE_PROPERTY = "nvmf4j.native.deleteAfterLoading";
 
@@ -41,16 +44,8 @@ public final class NativeLibraryLoader {
         }
     }
 
-    static String resourcePath() {
-        return resourcePath(NAME);
-    }
-
     public static String resourcePath(String name) {
         return "META-INF/native/lib" + name + "_" + arch() + ".so";
-    }
-
-    static String load() {
-        return load(NAME, NativeLibraryLoader.class, NativeLibraryLoader::checkVersion);
     }
 
     /**
@@ -88,13 +83,6 @@ public final class NativeLibraryLoader {
             return true;
         } catch (UnsatisfiedLinkError e) {
             return false;
-        }
-    }
-
-    private static void checkVersion() {
-        int version = Native.abiVersion();
-        if (version != Native.ABI_VERSION) {
-            throw new UnsatisfiedLinkError("native ABI version " + version + ", Java expects " + Native.ABI_VERSION);
         }
     }
 

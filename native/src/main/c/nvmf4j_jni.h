@@ -1,7 +1,8 @@
 /*
  * What every nvmf4j JNI library does in JNI_OnLoad before it registers its natives: check that the Java
- * class it binds carries the ABI version the library was built for (static int ABI_VERSION). Shared by
- * rdma-cm's nvmf4j_rdma and nvmf-target's nvmf4j_bdev (which includes it from here).
+ * class it binds carries the ABI version the library was built for (static int ABI_VERSION). The C half of
+ * NativeLibraryLoader's contract, on the include path of every module's JNI build (nvmf4j_rdma, nvmf4j_bdev,
+ * nvmf4j_rbd, nvmf4j_spdk).
  */
 #ifndef NVMF4J_JNI_H
 #define NVMF4J_JNI_H
