@@ -17,10 +17,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The java engine's packages stand in layers, each using only the layers below it: no import cycle, and no arrow
  * from a lower package up to a higher one. Read from the sources' own import lines and fully qualified names
- * (outside comments), so a new arrow that runs up fails here where it is written.
+ * (outside comments), so a new arrow that runs up fails here where it is written. The seam's packages (nvmf-api's
+ * sources) are read with this module's: a package may have classes in both.
  */
-class LayeringTest {
-    /** Each package of {@code io.nvmf4j} and its layer; "" is the root package, rdma is rdma-cm's module. */
+public class LayeringTest {
+    /** Each package of {@code io.nvmf4j} and its layer; "" is the root package, rdma the native loader and rdma-cm. */
     static final Map<String, Integer> LAYERS = Map.ofEntries(
         Map.entry("", 0), Map.entry("nvme", 0), Map.entry("runtime", 0), Map.entry("rdma", 0),
         Map.entry("os", 1),
@@ -35,16 +36,22 @@ class LayeringTest {
 
     private static final Pattern REFERENCE = Pattern.compile("\\bio\\.nvmf4j\\.(?:([a-z][a-z0-9]*)\\.|([A-Z]))");
 
+    /** The sources read: the seam's (nvmf-api) and the java engine's (this module). */
+    public static final List<Path> ROOTS = List.of(Path.of("../nvmf-api/src/main/java/io/nvmf4j"),
+        Path.of("src/main/java/io/nvmf4j"));
+
     @Test
     void everyPackageUsesOnlyTheLayersBelowIt() throws IOException {
-        Path root = Path.of("src/main/java/io/nvmf4j");
         List<String> wrong = new ArrayList<>();
-        List<Path> files;
-        try (Stream<Path> s = Files.walk(root)) {
-            files = s.filter(f -> f.toString().endsWith(".java")).toList();
+        List<Path> files = new ArrayList<>();
+        for (Path root : ROOTS) {
+            try (Stream<Path> s = Files.walk(root)) {
+                files.addAll(s.filter(f -> f.toString().endsWith(".java")).toList());
+            }
         }
-        assertThat(files).as("the java engine's sources under %s", root.toAbsolutePath()).hasSizeGreaterThan(100);
+        assertThat(files).as("the seam's and the java engine's sources under %s", ROOTS).hasSizeGreaterThan(100);
         for (Path f : files) {
+            Path root = ROOTS.stream().filter(f::startsWith).findFirst().orElseThrow();
             Path rel = root.relativize(f);
             String pkg = rel.getNameCount() == 1 ? "" : rel.getName(0).toString();
             assertThat(LAYERS).as("the layer of package io.nvmf4j.%s (%s): add it to LAYERS", pkg, rel)

@@ -5,7 +5,7 @@ import io.nvmf4j.storage.BdevException;
 
 /**
  * The JNI entry points of {@code libnvmf4j_rbd} ({@code src/main/c-rbd/nvmf4j_rbd.c}): librados and librbd's
- * C API, registered by its {@code JNI_OnLoad} and loaded by rdma-cm's {@link NativeLibraryLoader}
+ * C API, registered by its {@code JNI_OnLoad} and loaded by the native module's {@link NativeLibraryLoader}
  * (java.library.path, then {@code META-INF/native/libnvmf4j_rbd_<arch>.so} from the jar). A library of its own,
  * so that machines without Ceph's client libraries still load the file bdev's.
  *

@@ -30,18 +30,10 @@ import java.util.function.Supplier;
  * {@code busy} or spinning poll group reaps completions without interrupts or system calls.
  */
 public final class IdleStrategies {
-    public static final String BUSY = "busy";
-    public static final String BACKOFF = "backoff";
-    public static final String INTERRUPT = "interrupt";
-
     static final long SPIN_NANOS = 50_000;
     static final long YIELD_NANOS = 200_000;
 
     private IdleStrategies() {
-    }
-
-    public static boolean isValid(String name) {
-        return BUSY.equals(name) || BACKOFF.equals(name) || INTERRUPT.equals(name);
     }
 
     /** A factory for the named strategy; throws IllegalArgumentException for an unknown name. */
@@ -75,9 +67,9 @@ public final class IdleStrategies {
      */
     public static SelectStrategyFactory factory(String name, List<Accounting> created) {
         Supplier<Accounting> make = switch (name.toLowerCase(Locale.ROOT)) {
-            case BUSY -> Busy::new;
-            case BACKOFF -> Backoff::new;
-            case INTERRUPT -> Interrupt::new;
+            case IdleStrategyNames.BUSY -> Busy::new;
+            case IdleStrategyNames.BACKOFF -> Backoff::new;
+            case IdleStrategyNames.INTERRUPT -> Interrupt::new;
             default -> throw new IllegalArgumentException("unknown idle strategy '" + name
                 + "' (expected busy, backoff or interrupt)");
         };

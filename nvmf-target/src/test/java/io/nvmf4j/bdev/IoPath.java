@@ -3,7 +3,7 @@ package io.nvmf4j.bdev;
 import io.netty.channel.EventLoop;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.StorageConfig;
-import io.nvmf4j.runtime.IdleStrategies;
+import io.nvmf4j.runtime.IdleStrategyNames;
 import io.nvmf4j.runtime.PollGroups;
 import org.junit.jupiter.api.Assumptions;
 
@@ -62,7 +62,7 @@ enum IoPath {
     /** The poll group's event loop (started on first use, kept for the test JVM). */
     static synchronized EventLoop pollGroup() {
         if (pollGroups == null) {
-            pollGroups = new PollGroups(1, IdleStrategies.BACKOFF);
+            pollGroups = new PollGroups(1, IdleStrategyNames.BACKOFF);
         }
         return pollGroups.workers().next();
     }

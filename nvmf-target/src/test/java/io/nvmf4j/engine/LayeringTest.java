@@ -14,13 +14,14 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The control layer's arrows, read from the imports and qualified names of this module's sources: the configuration
- * model and its validator know no engine and no transport (they read {@code EngineCapabilities}); the control layer
- * knows no engine's classes (engines register through {@code EngineProvider}); nothing but the java engine's own
- * package names it; the commands and the transport interface know no transport (the java engine registers them).
+ * The control layer's arrows, read from the imports and qualified names of the seam's sources (nvmf-api) and this
+ * module's: the configuration model and its validator know no engine and no transport (they read
+ * {@code EngineCapabilities}); the control layer knows no engine's classes (engines register through
+ * {@code EngineProvider}); nothing but the java engine's own package names it; the commands and the transport
+ * interface know no transport (the java engine registers them).
  */
 class LayeringTest {
-    private static final Path SOURCES = Path.of("src/main/java/io/nvmf4j");
+    private static final List<Path> SOURCES = io.nvmf4j.LayeringTest.ROOTS;
     private static final Pattern REFERENCE = Pattern.compile("\\bio\\.nvmf4j\\.([a-z][a-z0-9]*(?:\\.[a-z][a-z0-9]*)*)\\.[A-Z]");
 
     @Test
@@ -47,10 +48,12 @@ class LayeringTest {
     @Test
     void onlyTheJavaEngineNamesItsPackage() throws IOException {
         List<String> users = new ArrayList<>();
-        try (Stream<Path> files = Files.walk(SOURCES)) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
-                if (!f.startsWith(SOURCES.resolve("javaengine")) && Files.readString(f).contains("io.nvmf4j.javaengine.")) {
-                    users.add(SOURCES.relativize(f).toString());
+        for (Path root : SOURCES) {
+            try (Stream<Path> files = Files.walk(root)) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                    if (!f.startsWith(root.resolve("javaengine")) && Files.readString(f).contains("io.nvmf4j.javaengine.")) {
+                        users.add(root.relativize(f).toString());
+                    }
                 }
             }
         }
@@ -60,13 +63,17 @@ class LayeringTest {
     /** The packages below io.nvmf4j that the sources directly in {@code pkg} name, comments left out. */
     private static List<String> references(String pkg) throws IOException {
         List<String> out = new ArrayList<>();
-        try (Stream<Path> files = Files.list(SOURCES.resolve(pkg))) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
-                String code = Files.readString(f).replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("//[^\\n]*", "");
-                Matcher m = REFERENCE.matcher(code);
-                while (m.find()) {
-                    if (!out.contains(m.group(1))) {
-                        out.add(m.group(1));
+        List<Path> dirs = SOURCES.stream().map(root -> root.resolve(pkg)).filter(Files::isDirectory).toList();
+        assertThat(dirs).as("the sources of package %s under %s", pkg, SOURCES).isNotEmpty();
+        for (Path dir : dirs) {
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                    String code = Files.readString(f).replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("//[^\\n]*", "");
+                    Matcher m = REFERENCE.matcher(code);
+                    while (m.find()) {
+                        if (!out.contains(m.group(1))) {
+                            out.add(m.group(1));
+                        }
                     }
                 }
             }

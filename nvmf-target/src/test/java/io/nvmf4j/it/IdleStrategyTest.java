@@ -6,6 +6,7 @@ import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.runtime.IdleStrategies;
+import io.nvmf4j.runtime.IdleStrategyNames;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
@@ -145,7 +146,7 @@ class IdleStrategyTest {
         ConfigException e = catchThrowableOfType(ConfigException.class, () -> ConfigValidator.validate(c));
         assertThat(e).isNotNull();
         assertThat(e.problems()).singleElement().asString().startsWith("idleStrategy:").contains("yield");
-        assertThat(IdleStrategies.isValid("yield")).isFalse();
+        assertThat(IdleStrategyNames.isValid("yield")).isFalse();
         assertThatThrownBy(() -> IdleStrategies.factory("yield")).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("yield");
     }
@@ -159,11 +160,11 @@ class IdleStrategyTest {
 
     @Test
     void knownStrategiesAreValid() {
-        for (String s : new String[] {IdleStrategies.BUSY, IdleStrategies.BACKOFF, IdleStrategies.INTERRUPT}) {
-            assertThat(IdleStrategies.isValid(s)).as(s).isTrue();
+        for (String s : new String[] {IdleStrategyNames.BUSY, IdleStrategyNames.BACKOFF, IdleStrategyNames.INTERRUPT}) {
+            assertThat(IdleStrategyNames.isValid(s)).as(s).isTrue();
             assertThat(IdleStrategies.factory(s).newSelectStrategy()).as(s).isNotNull();
         }
-        assertThat(new TargetConfig().idleStrategy).as("default").isEqualTo(IdleStrategies.BACKOFF);
+        assertThat(new TargetConfig().idleStrategy).as("default").isEqualTo(IdleStrategyNames.BACKOFF);
     }
 
     /** Keeps {@link JavaEngine} referenced: the strategy is validated before anything is opened. */

@@ -27,7 +27,7 @@ import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.Engines;
-import io.nvmf4j.runtime.IdleStrategies;
+import io.nvmf4j.runtime.IdleStrategyNames;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Type;
@@ -63,8 +63,7 @@ final class ApiSchemas {
 
     static {
         ENUMS.put(key(TargetConfig.class, "engine"), Engines.names());
-        ENUMS.put(key(TargetConfig.class, "idleStrategy"),
-            List.of(IdleStrategies.BUSY, IdleStrategies.BACKOFF, IdleStrategies.INTERRUPT));
+        ENUMS.put(key(TargetConfig.class, "idleStrategy"), IdleStrategyNames.ALL);
         List<String> transports = EngineCapabilities.allTransports();
         ENUMS.put(key(ListenerConfig.class, "transport"), transports);
         ENUMS.put(key(ReferralConfig.class, "transport"), transports);

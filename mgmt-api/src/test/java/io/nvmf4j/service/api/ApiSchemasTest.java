@@ -153,7 +153,7 @@ class ApiSchemasTest {
     /** The document the service serves is what the generator makes from today's sources (not a stale build). */
     @Test
     void theServedDocumentIsTheGeneratorsOutputWithTheModelsJavadoc() throws Exception {
-        Map<String, String> javadoc = ModelJavadoc.read(List.of(Path.of("../nvmf-target/src/main/java/io/nvmf4j/config"),
+        Map<String, String> javadoc = ModelJavadoc.read(List.of(Path.of("../nvmf-api/src/main/java/io/nvmf4j/config"),
             Path.of("src/main/java/io/nvmf4j/service/api")));
         assertThat(Http.parse(ApiContract.document())).isEqualTo(Http.parse(OpenApiGenerator.build(javadoc).toString()));
         assertThat(javadoc.get("TcpTransportConfig.maxQueueDepth"))

@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
 
 /**
  * The JNI entry points of {@code libnvmf4j_bdev} ({@code src/main/c/nvmf4j_bdev.c}), registered by its
- * {@code JNI_OnLoad}, and loaded by rdma-cm's {@link NativeLibraryLoader} (java.library.path, then
+ * {@code JNI_OnLoad}, and loaded by the native module's {@link NativeLibraryLoader} (java.library.path, then
  * {@code META-INF/native/libnvmf4j_bdev_<arch>.so} from the jar).
  *
  * <p>The operating system's file calls under both the block devices ({@code io.nvmf4j.bdev}) and the key files

@@ -6,7 +6,7 @@ import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.config.EngineCapabilities.Feature;
 import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.AnaState;
-import io.nvmf4j.runtime.IdleStrategies;
+import io.nvmf4j.runtime.IdleStrategyNames;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -71,7 +71,7 @@ public final class ConfigValidator {
         } else if (cqt != null && !engine.has(Feature.COMMAND_QUIESCE_TIME)) {
             p.add("commandQuiesceTimeMs: " + engine.refusal(Feature.COMMAND_QUIESCE_TIME));
         }
-        if (c.idleStrategy == null || !IdleStrategies.isValid(c.idleStrategy)) {
+        if (c.idleStrategy == null || !IdleStrategyNames.isValid(c.idleStrategy)) {
             p.add("idleStrategy: must be busy, backoff or interrupt, got " + c.idleStrategy);
         }
         if (c.spdk == null) {
