@@ -28,6 +28,7 @@ class RdmaLoaderTest {
     @Test
     void causeOnAHostWithoutDevice() {
         assumeFalse(Files.exists(Paths.get("/dev/infiniband")), "this host has /dev/infiniband");
+        Rdma.ensureLibraryLoaded(); // Native's methods are bound once Rdma has loaded the library
         int count = Native.deviceCount();
         assertThat(Rdma.isAvailable()).isFalse();
         assertThat(Rdma.unavailabilityCause())
