@@ -374,7 +374,7 @@ final class TcpPduReader extends ByteToMessageDecoder {
         return true;
     }
 
-    /** {@code n} bytes of the current H2CData PDU's data are in place in the request's buffer ({@code buf} holds them too). */
+    /** {@code n} bytes of the current H2CData PDU's data are in the request's buffer ({@code buf} holds them too). */
     private void received(ByteBuf buf, int index, int n) {
         if (ddgst) {
             TcpPdu.update(rxCrc, buf, index, n);

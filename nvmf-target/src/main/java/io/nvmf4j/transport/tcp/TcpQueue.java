@@ -83,7 +83,7 @@ final class TcpQueue extends QueueBase {
      * copied once more.
      */
     static final int HEADER_READ_MIN_DATA = 64 * 1024;
-    /** How long a terminated or disconnected connection waits for its last PDUs to be written before it is closed anyway. */
+    /** How long a terminated or disconnected connection waits for its last PDUs to be written before it is closed. */
     static final long TERMINATE_LINGER_MS = 5000;
     /** Socket reads that went straight into a request's buffer, all queues together (tests look at it). */
     static final java.util.concurrent.atomic.AtomicLong IN_PLACE_READS = new java.util.concurrent.atomic.AtomicLong();
@@ -169,7 +169,10 @@ final class TcpQueue extends QueueBase {
         /** Bytes handed to the connection so far. */
         long queuedBytes();
 
-        /** How many of {@link #queuedBytes()} the connection has taken (written, or copied by a handler in front); negative once closed. */
+        /**
+         * How many of {@link #queuedBytes()} the connection has taken (written, or copied by a handler in front);
+         * negative once closed.
+         */
         long takenBytes();
 
         /** The connection closed: what the wire holds goes back to the pool. */
@@ -188,7 +191,7 @@ final class TcpQueue extends QueueBase {
     private TlsPsk.Identity tlsIdentity;
 
     private TcpRequest[] table = new TcpRequest[0];
-    /** Ring of the ttags of requests TRANSFERRING_CONTROLLER_TO_HOST, in the order their responses were queued (= sent). */
+    /** Ring of the ttags of the requests whose responses are queued, in the order they were queued (= sent). */
     private int[] responding = new int[0];
     private int respondingHead;
     private int respondingCount;
@@ -412,7 +415,7 @@ final class TcpQueue extends QueueBase {
                 }
                 case FREE -> releaseOwnFrame(r);
                 default -> {
-                    // in the command layer: it ends in complete(), which frees it (and its own buffer) without a response
+                    // in the command layer: complete() frees it (and its own buffer), without a response
                 }
             }
         }

@@ -13,9 +13,9 @@ final class TcpRequest extends Request {
     enum State {
         /** In the queue's free list. */
         FREE,
-        /** A capsule arrived: SQE copied, its in-capsule data still in the receive buffer ({@link #capsule}); next: parse. */
+        /** A capsule arrived: SQE copied, its in-capsule data still in the receive buffer ({@link #capsule}). */
         NEW,
-        /** Parsed and its SGL checked: takes its data buffer (in-capsule data, a read's response frame, a pooled one). */
+        /** Parsed, its SGL checked: takes its data buffer (in-capsule data, a read's response frame, a pooled one). */
         NEED_BUFFER,
         /** R2T sent for the whole transfer: H2CData PDUs fill the buffer; the last one moves it on. */
         TRANSFERRING_HOST_TO_CONTROLLER,
@@ -59,7 +59,7 @@ final class TcpRequest extends Request {
      * batch's responses are flushed ({@link TcpQueue#flushBatch}), or when the request is freed before that.
      */
     boolean unobserved;
-    /** In TRANSFERRING_CONTROLLER_TO_HOST: the queue's count of bytes handed to the connection once this response was queued. */
+    /** In TRANSFERRING_CONTROLLER_TO_HOST: the queue's count of bytes handed to the connection with this response. */
     long wireEnd;
     /**
      * A read's whole response buffer, or null: {@link #data} is a slice of it, with room before the data for the

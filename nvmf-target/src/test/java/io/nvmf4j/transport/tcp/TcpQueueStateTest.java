@@ -39,7 +39,8 @@ import static org.assertj.core.api.Assertions.tuple;
  * The request state machine of an NVMe/TCP queue ({@link TcpQueue#process}), driven without a channel: the test
  * raises the reader's events (capsules, H2CData PDUs, the connection's close) on a queue whose {@link TcpQueue.Wire}
  * is a {@link FakeWire} recording what the queue sends, on a namespace whose device holds I/O until the test lets
- * it complete; tasks for the poll group run when the test runs them. Buffers come from a {@link CountingAllocator}, so a test can show that nothing is left referenced.
+ * it complete; tasks for the poll group run when the test runs them. Buffers come from a {@link CountingAllocator},
+ * so a test can show that nothing is left referenced.
  */
 class TcpQueueStateTest {
     private static final String SUBNQN = "nqn.2024-01.io.nvmf4j:tcp-state";
@@ -319,13 +320,13 @@ class TcpQueueStateTest {
             config.maxQueueDepth, config.maxIoQueues, 1);
         adminWire = new FakeWire();
         admin = newQueue(adminWire);
-        connect(admin, adminWire, 0, 0xFFFF, 0);
+        connect(admin, 0, 0xFFFF, 0);
         cntlid = adminWire.take().get(0).length() & 0xFFFF; // the Connect response's DW0: the controller id
         capsule(admin, Sqe.fabrics(0x00).cid(2).u8(40, 0).u32(44, 0x14).u64(48, TcpPduFuzz.CC_ENABLE), null);
         assertThat(adminWire.take()).extracting(Sent::status).containsExactly(NvmeStatus.SUCCESS);
         wire = new FakeWire();
         queue = newQueue(wire);
-        connect(queue, wire, 1, cntlid, 0);
+        connect(queue, 1, cntlid, 0);
         assertThat(wire.take()).extracting(Sent::type, Sent::status)
             .containsExactly(tuple(CAPSULE_RESP, NvmeStatus.SUCCESS));
     }
@@ -354,13 +355,13 @@ class TcpQueueStateTest {
         return q;
     }
 
-    private void connect(TcpQueue q, FakeWire w, int qid, int cntlidWanted, int cattr) {
+    private void connect(TcpQueue q, int qid, int cntlidWanted, int cattr) {
         capsule(q, NvmeHost.connectCommand(qid, 31, cattr, 0).cid(1).sgl(Sqe.SGL_IN_CAPSULE, 0, 1024),
             NvmeHost.connectData(new byte[16], cntlidWanted, SUBNQN, HOSTNQN));
         assertThat(q.controller()).as("queue %d connected", qid).isNotNull();
     }
 
-    /** The reader's CapsuleCmd event for {@code sqe} with {@code data} in the capsule (or none), then the poll group's tasks. */
+    /** The reader's CapsuleCmd event for {@code sqe} with {@code data} in the capsule (or none), then the tasks. */
     private void capsule(TcpQueue q, Sqe sqe, byte[] data) {
         ByteBuf pdu = alloc.directBuffer().writeBytes(PduCodec.encode(CAPSULE_CMD, 0, sqe.toBytes(), data, false,
             false));
@@ -368,7 +369,7 @@ class TcpQueueStateTest {
             int pdo = pdu.getUnsignedByte(PDO);
             q.onCapsuleCmd(pdu, 0, pdo, data == null ? 0 : data.length, true, System.nanoTime());
         } finally {
-            pdu.release(); // what the queue keeps of the receive buffer it retained
+            pdu.release(); // in-capsule data the queue keeps holds a reference of its own
         }
         executor.runTasks();
     }
@@ -467,7 +468,7 @@ class TcpQueueStateTest {
     void readWithTheSuccessFlagSendsNoCapsuleResp() {
         wire = new FakeWire();
         queue = newQueue(wire);
-        connect(queue, wire, 2, cntlid, FabricsCommands.CATTR_DISABLE_SQFLOW);
+        connect(queue, 2, cntlid, FabricsCommands.CATTR_DISABLE_SQFLOW);
         wire.take();
         byte[] data = random(4096, 3);
         device.put(24L, data);
