@@ -11,16 +11,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.List;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 import static io.nvmf4j.transport.tcp.TcpPdu.*;
 
 /**
  * The receive side of one NVMe/TCP connection, and its Netty handler: frames and checks the PDUs the host
- * sends and hands each to its {@link TcpQueue}; owns the connection's phase, the negotiated digests and the
- * channel's events (reading paused while the channel is not writable, the connect timer, the close).
+ * sends (common header against the connection's phase, PDU header, digests, data) and raises one event on its
+ * {@link TcpQueue} for each, which decides what follows; passes the channel's events on (the connection up and
+ * down, writability) and pauses reading while the channel is not writable. It never sends: a PDU that breaks the
+ * protocol is raised as {@link TcpQueue#terminate}, and once the queue no longer receives
+ * ({@link TcpQueue#receiving()}) the rest of the stream is dropped.
  *
  * <p>The receive states ({@link RecvState}), as the kernel's {@code nvmet_tcp_recv_state} and SPDK's
  * {@code nvme_tcp_pdu_recv_state} write them down:
@@ -33,7 +34,8 @@ import static io.nvmf4j.transport.tcp.TcpPdu.*;
  * digest computed on the way; when nothing else is buffered the socket reads it there itself
  * ({@link InPlaceReads}).</li>
  * <li>{@code H2C_DIGEST}: the PDU's data digest; a mismatch fails only its command.</li>
- * <li>{@code ERROR}: a protocol violation ended the connection with a C2HTermReq; the rest is dropped.</li>
+ * <li>{@code ERROR}: the connection is ending (a C2HTermReq, the host's H2CTermReq, a timeout, the close); the
+ * rest is dropped.</li>
  * </ul>
  */
 final class TcpPduReader extends ByteToMessageDecoder {
@@ -41,21 +43,10 @@ final class TcpPduReader extends ByteToMessageDecoder {
     private static final Logger LOG = LoggerFactory.getLogger(TcpQueue.class);
     /** H2CData left to receive from which the socket reads into the request's buffer itself. */
     static final int IN_PLACE_MIN = 2048;
-    /**
-     * Writes at least this long make the socket read an H2CData header alone ({@link #headerReadSize()}): one
-     * read more for a capsule that comes instead, against up to a receive buffer's worth (64 KiB) of the data
-     * copied once more.
-     */
-    static final int HEADER_READ_MIN_DATA = 64 * 1024;
     /** The most unread bytes {@link #carryTarget} moves to the front of the next receive buffer (a PDU or two). */
     static final int CARRY_MAX = 32 * 1024;
-    /** How long a terminated connection waits for its C2HTermReq to be written before it is closed anyway. */
-    static final long TERMINATE_LINGER_MS = 5000;
     /** Our decode never emits messages (it dispatches in place); the output list it is given stays empty. */
     private static final List<Object> NO_OUTPUT = List.of();
-
-    /** Connection phases. */
-    enum Phase { AWAIT_ICREQ, READY, TERMINATING, CLOSED }
 
     /** Receive states (see the class comment). */
     enum RecvState { HEADER, H2C_DATA, H2C_DIGEST, ERROR }
@@ -69,7 +60,6 @@ final class TcpPduReader extends ByteToMessageDecoder {
 
     private ChannelHandlerContext ctx;
     private TcpPduWriter writer;
-    private Phase phase = Phase.AWAIT_ICREQ;
     private RecvState state = RecvState.HEADER;
     private boolean hdgst;
     private boolean ddgst;
@@ -79,15 +69,18 @@ final class TcpPduReader extends ByteToMessageDecoder {
     private boolean readPaused;
     /** Inside {@link #decode}: writability events only take note, the decode loop acts on them. */
     private boolean decoding;
-    private ScheduledFuture<?> connectTimer;
     /** The first exception that ended the connection, logged once when it is closed. */
     private Throwable failure;
     private int laterFailures;
 
     /** In H2C_DATA and H2C_DIGEST: the request whose H2CData PDU is being received. */
     private TcpRequest rxReq;
+    /** Where the next data byte of the current H2CData PDU goes in the request's buffer. */
+    private int rxOffset;
     /** Data bytes of the current H2CData PDU still to come. */
     private int rxDataLeft;
+    /** The current H2CData PDU's data length. */
+    private int rxDataLength;
     /** The buffer last handed to the socket by {@link #inPlaceTarget()} (identifies its read), else null. */
     private ByteBuf inPlace;
     /** The buffer last handed to the socket by {@link #carryTarget} (identifies its read), else null. */
@@ -107,14 +100,6 @@ final class TcpPduReader extends ByteToMessageDecoder {
         return queue;
     }
 
-    boolean ready() {
-        return phase == Phase.READY;
-    }
-
-    String peer() {
-        return peer;
-    }
-
     /** The first exception that ended the connection, or null (for the parser fuzzer). */
     Throwable failure() {
         return failure;
@@ -126,46 +111,15 @@ final class TcpPduReader extends ByteToMessageDecoder {
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         this.peer = TcpQueue.hostPort(ctx.channel().remoteAddress());
-        this.writer = new TcpPduWriter(ctx, queue);
-        queue.attach(ctx, this, writer);
+        this.writer = new TcpPduWriter(ctx, queue::stagedQueued);
+        queue.attach(writer, peer);
         observer.connectionOpened(TcpQueue.TRANSPORT);
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
-        if (config.connectTimeoutMs > 0) {
-            connectTimer = ctx.executor().schedule(this::connectTimedOut, config.connectTimeoutMs, TimeUnit.MILLISECONDS);
-        }
+        queue.opened();
         super.channelActive(ctx);
-    }
-
-    /** No ICReq, or no successful Connect, within {@code connectTimeoutMs}: the socket is closed. */
-    private void connectTimedOut() {
-        connectTimer = null;
-        if (queue.controller() != null || !ctx.channel().isOpen()) {
-            return;
-        }
-        LOG.info("connection from {}: no {} within {} ms; closing", peer,
-            phase == Phase.AWAIT_ICREQ ? "ICReq" : "Connect", config.connectTimeoutMs);
-        observer.connectTimedOut(TcpQueue.TRANSPORT);
-        phase = Phase.TERMINATING;
-        state = RecvState.ERROR;
-        ctx.close();
-    }
-
-    void cancelConnectTimer() {
-        if (connectTimer != null) {
-            connectTimer.cancel(false);
-            connectTimer = null;
-        }
-    }
-
-    /**
-     * When the bytes being decoded were read ({@link System#nanoTime()}): one clock reading per socket read
-     * serves as the arrival time of every command in it, for the latency metrics and the keep-alive timer.
-     */
-    long readNanos() {
-        return readNanos;
     }
 
     @Override
@@ -236,11 +190,9 @@ final class TcpPduReader extends ByteToMessageDecoder {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        phase = Phase.CLOSED;
         state = RecvState.ERROR;
         rxReq = null;
         inPlace = null;
-        cancelConnectTimer();
         observer.connectionClosed(TcpQueue.TRANSPORT);
         if (failure != null) {
             LOG.warn("queue {} from {}: {}; connection closed{}", queue.qid(), peer, failure.toString(),
@@ -255,7 +207,7 @@ final class TcpPduReader extends ByteToMessageDecoder {
         FatalErrors.raise(cause); // an Error (out of memory) stops the process; the connection closes as for any failure
         // One line per failed connection, written when it is closed: closing fails every pending write,
         // and each failure comes here (thousands for a host that stopped reading).
-        if (failure == null && phase != Phase.CLOSED) {
+        if (failure == null && queue.phase() != TcpQueue.Phase.CLOSED) {
             failure = cause;
         } else {
             laterFailures++;
@@ -279,6 +231,9 @@ final class TcpPduReader extends ByteToMessageDecoder {
     private void decodePdus(ByteBuf in) {
         queue.reapWritten();
         while (in.isReadable()) {
+            if (ended(in)) {
+                return;
+            }
             switch (state) {
                 case ERROR -> {
                     in.skipBytes(in.readableBytes());
@@ -310,9 +265,19 @@ final class TcpPduReader extends ByteToMessageDecoder {
         }
     }
 
+    /** Whether the queue no longer receives (the connection is ending): then the rest is dropped (ERROR). */
+    private boolean ended(ByteBuf in) {
+        if (queue.receiving()) {
+            return false;
+        }
+        state = RecvState.ERROR;
+        in.skipBytes(in.readableBytes());
+        return true;
+    }
+
     /**
      * HEADER: takes the next PDU (or, for an H2CData with data, its header) if it is all here; false when
-     * more bytes are needed or the connection was terminated.
+     * more bytes are needed or the connection is ending.
      */
     private boolean receivePdu(ByteBuf in) {
         if (in.readableBytes() < CH_SIZE) {
@@ -326,7 +291,8 @@ final class TcpPduReader extends ByteToMessageDecoder {
         long plen = in.getUnsignedIntLE(idx + PLEN);
         int error = checkCommonHeader(type, flags, hlen, pdo, plen);
         if (error >= 0) {
-            fatal(error >>> 16, error & 0xFFFF, in, idx);
+            queue.terminate(error >>> 16, error & 0xFFFF, in, idx);
+            ended(in);
             return false;
         }
         int len = (int) plen;
@@ -339,15 +305,20 @@ final class TcpPduReader extends ByteToMessageDecoder {
                 return false;
             }
             if (hdgst && !headerDigestOk(in, idx, hlen)) {
-                fatal(FES_HEADER_DIGEST_ERROR, 0, in, idx);
+                queue.terminate(FES_HEADER_DIGEST_ERROR, 0, in, idx);
+                ended(in);
                 return false;
             }
-            TcpRequest req = queue.startH2cData(in, idx, flags, len - pdo - dd);
+            int dataLen = len - pdo - dd;
+            TcpRequest req = queue.onH2cDataHeader(in, idx, flags, dataLen);
             if (req == null) {
-                return false; // terminated
+                ended(in); // terminated
+                return false;
             }
             rxReq = req;
-            rxDataLeft = len - pdo - dd;
+            rxOffset = in.getIntLE(idx + DATA_DATAO); // checked by the queue: within the request's buffer
+            rxDataLeft = dataLen;
+            rxDataLength = dataLen;
             if (ddgst) {
                 rxCrc.reset();
             }
@@ -361,23 +332,18 @@ final class TcpPduReader extends ByteToMessageDecoder {
         if (type == ICREQ) {
             onIcReq(in, idx);
         } else if (type == H2C_TERM_REQ) {
-            LOG.info("queue {} from {}: host terminated the connection (FES 0x{})", queue.qid(), peer,
-                Integer.toHexString(in.getUnsignedShortLE(idx + TERM_FES)));
-            phase = Phase.TERMINATING;
-            state = RecvState.ERROR;
-            ctx.close();
+            queue.onHostTermReq(in.getUnsignedShortLE(idx + TERM_FES));
         } else if (hdgst && !headerDigestOk(in, idx, hlen)) {
-            fatal(FES_HEADER_DIGEST_ERROR, 0, in, idx);
-            return false;
+            queue.terminate(FES_HEADER_DIGEST_ERROR, 0, in, idx);
         } else if (type == CAPSULE_CMD) {
             int dataLen = len > hlen + hd ? len - pdo - dd : 0;
             boolean digestOk = dataLen == 0 || !ddgst
                 || crc32c(crc, in, idx + pdo, dataLen) == in.getIntLE(idx + len - DIGEST_SIZE);
-            queue.onCapsuleCmd(in, idx, pdo, dataLen, digestOk);
+            queue.onCapsuleCmd(in, idx, pdo, dataLen, digestOk, readNanos);
         } else {
-            queue.startH2cData(in, idx, flags, 0); // no data: refused (DATAL), after the checks of TTAG and CCCID
+            queue.onH2cDataHeader(in, idx, flags, 0); // no data: refused (DATAL), after the checks of TTAG and CCCID
         }
-        if (state == RecvState.ERROR) {
+        if (ended(in)) {
             return false;
         }
         in.readerIndex(idx + len);
@@ -389,13 +355,12 @@ final class TcpPduReader extends ByteToMessageDecoder {
      * its offset; true once the data is complete (the state moved on), false when more bytes are needed.
      */
     private boolean receiveH2cData(ByteBuf in) {
-        TcpRequest req = rxReq;
         int n = Math.min(in.readableBytes(), rxDataLeft);
         if (n > 0) {
             int from = in.readerIndex();
-            req.data.setBytes(req.h2cReceived, in, from, n);
+            rxReq.data.setBytes(rxOffset, in, from, n);
             in.skipBytes(n);
-            received(req, in, from, n);
+            received(in, from, n);
         }
         return rxDataLeft == 0;
     }
@@ -405,35 +370,32 @@ final class TcpPduReader extends ByteToMessageDecoder {
         if (in.readableBytes() < DIGEST_SIZE) {
             return false;
         }
-        TcpRequest req = rxReq;
-        if (in.readIntLE() != (int) rxCrc.getValue()) {
-            LOG.info("queue {} from {}: data digest error in H2CData for cid {}", queue.qid(), peer, req.cid());
-            req.digestFailed = true;
-        }
-        finishH2cData(req);
+        finishH2cData(in.readIntLE() == (int) rxCrc.getValue());
         return true;
     }
 
-    /** {@code n} bytes of the current H2CData PDU's data are in place in the request's buffer ({@code buf} holds them too). */
-    private void received(TcpRequest req, ByteBuf buf, int index, int n) {
+    /** {@code n} bytes of the current H2CData PDU's data are in the request's buffer ({@code buf} holds them too). */
+    private void received(ByteBuf buf, int index, int n) {
         if (ddgst) {
             TcpPdu.update(rxCrc, buf, index, n);
         }
-        req.h2cReceived += n;
+        rxOffset += n;
         rxDataLeft -= n;
         if (rxDataLeft == 0) {
             if (ddgst) {
                 state = RecvState.H2C_DIGEST;
             } else {
-                finishH2cData(req);
+                finishH2cData(true);
             }
         }
     }
 
-    private void finishH2cData(TcpRequest req) {
+    /** The current H2CData PDU is whole: the queue is told, and the next PDU is awaited. */
+    private void finishH2cData(boolean digestOk) {
+        TcpRequest req = rxReq;
         rxReq = null;
         state = RecvState.HEADER;
-        queue.finishH2cData(req);
+        queue.onH2cData(req, rxDataLength, digestOk);
     }
 
     /**
@@ -443,25 +405,25 @@ final class TcpPduReader extends ByteToMessageDecoder {
      * enough is left for the saved copy to matter.
      */
     ByteBuf inPlaceTarget() {
-        if (state != RecvState.H2C_DATA || rxDataLeft < IN_PLACE_MIN || phase != Phase.READY || readPaused
-            || internalBuffer().isReadable() || ctx.pipeline().first() != this) {
+        if (state != RecvState.H2C_DATA || rxDataLeft < IN_PLACE_MIN || queue.phase() != TcpQueue.Phase.READY
+            || readPaused || internalBuffer().isReadable() || ctx.pipeline().first() != this) {
             return null;
         }
-        inPlace = rxReq.data.retainedSlice(rxReq.h2cReceived, rxDataLeft).clear();
+        inPlace = rxReq.data.retainedSlice(rxOffset, rxDataLeft).clear();
         return inPlace;
     }
 
     /**
      * How many bytes the next socket read should take, or 0 for the usual receive buffer: at a PDU boundary with
-     * nothing buffered, while a write of {@link #HEADER_READ_MIN_DATA} bytes or more awaits its H2CData, an
+     * nothing buffered, while a write of {@link TcpQueue#HEADER_READ_MIN_DATA} bytes or more awaits its H2CData, an
      * H2CData header (and its digest). The PDU's data then goes to {@link #inPlaceTarget()} whole; read with the
      * header into a receive buffer, as much of it as the buffer held would be copied into the request once more,
      * a copy of up to 64 KiB per H2CData (docs/benchmarks-history.md, "A large write's H2CData"). A capsule that comes
      * instead is read on by {@link #carryTarget}.
      */
     int headerReadSize() {
-        if (state != RecvState.HEADER || phase != Phase.READY || readPaused || queue.awaitingLargeH2c() == 0
-            || internalBuffer().isReadable() || ctx.pipeline().first() != this) {
+        if (state != RecvState.HEADER || queue.phase() != TcpQueue.Phase.READY || readPaused
+            || queue.awaitingLargeH2c() == 0 || internalBuffer().isReadable() || ctx.pipeline().first() != this) {
             return 0;
         }
         return DATA_HLEN + (hdgst ? DIGEST_SIZE : 0);
@@ -478,8 +440,8 @@ final class TcpPduReader extends ByteToMessageDecoder {
         carried = null;
         ByteBuf cumulation = internalBuffer();
         int tail = cumulation.readableBytes();
-        if (tail == 0 || tail > CARRY_MAX || readPaused || state == RecvState.ERROR || phase == Phase.CLOSED
-            || ctx.pipeline().first() != this) {
+        if (tail == 0 || tail > CARRY_MAX || readPaused || state == RecvState.ERROR
+            || queue.phase() == TcpQueue.Phase.CLOSED || ctx.pipeline().first() != this) {
             return null;
         }
         ByteBuf b = alloc.ioBuffer(tail + guess);
@@ -503,9 +465,9 @@ final class TcpPduReader extends ByteToMessageDecoder {
     private void readInPlace(ByteBuf buf) {
         inPlace = null;
         try {
-            if (state == RecvState.H2C_DATA && phase == Phase.READY && buf.isReadable()) {
+            if (state == RecvState.H2C_DATA && queue.phase() == TcpQueue.Phase.READY && buf.isReadable()) {
                 TcpQueue.IN_PLACE_READS.incrementAndGet();
-                received(rxReq, buf, buf.readerIndex(), buf.readableBytes());
+                received(buf, buf.readerIndex(), buf.readableBytes());
             } // a digest then comes through the decoder, which finishes the PDU
         } finally {
             buf.release();
@@ -516,7 +478,7 @@ final class TcpPduReader extends ByteToMessageDecoder {
 
     /** Checks the common header; returns -1 when valid, else FES << 16 | FEI. */
     private int checkCommonHeader(int type, int flags, int hlen, int pdo, long plen) {
-        if ((phase == Phase.AWAIT_ICREQ) != (type == ICREQ)) {
+        if ((queue.phase() == TcpQueue.Phase.AWAIT_ICREQ) != (type == ICREQ)) {
             return FES_PDU_SEQUENCE_ERROR << 16;
         }
         int expectedHlen;
@@ -581,48 +543,21 @@ final class TcpPduReader extends ByteToMessageDecoder {
         return crc32c(crc, in, idx, hlen) == in.getIntLE(idx + hlen);
     }
 
+    /** An ICReq whose fields hold: the queue answers it, and the digests it asks for frame every later PDU. */
     private void onIcReq(ByteBuf in, int idx) {
         int pfv = in.getUnsignedShortLE(idx + IC_PFV);
         int requestedHpda = in.getUnsignedByte(idx + IC_HPDA);
         int dgst = in.getUnsignedByte(idx + IC_DGST);
         if (pfv != 0) {
-            fatal(FES_UNSUPPORTED_PARAMETER, IC_PFV, in, idx);
+            queue.terminate(FES_UNSUPPORTED_PARAMETER, IC_PFV, in, idx);
             return;
         }
         if (requestedHpda > 31) {
-            fatal(FES_INVALID_HEADER_FIELD, IC_HPDA, in, idx);
+            queue.terminate(FES_INVALID_HEADER_FIELD, IC_HPDA, in, idx);
             return;
         }
-        writer.icResp(dgst, config.maxH2cData);
-        queue.flushUnlessBatching();
         hdgst = (dgst & 0x1) != 0;
         ddgst = (dgst & 0x2) != 0;
-        writer.negotiated(hdgst, ddgst, requestedHpda);
-        phase = Phase.READY;
-    }
-
-    // ---------------------------------------------------------------- termination
-
-    /** Ends the connection with a C2HTermReq carrying FES, FEI and the offending PDU header (ERROR). */
-    void fatal(int fes, int fei, ByteBuf in, int idx) {
-        LOG.info("queue {} from {}: fatal transport error FES 0x{} FEI {} (PDU type 0x{}); terminating", queue.qid(),
-            peer, Integer.toHexString(fes), fei, Integer.toHexString(in.getUnsignedByte(idx)));
-        phase = Phase.TERMINATING;
-        state = RecvState.ERROR;
-        observer.transportError(TcpQueue.TRANSPORT, fes);
-        writer.termReq(fes, fei, in, idx);
-        in.skipBytes(in.readableBytes());
-        lingerThenClose();
-    }
-
-    /** Closes the channel if what was queued before closing is not taken in time (the host does not read). */
-    void lingerThenClose() {
-        ctx.executor().schedule(() -> {
-            if (ctx.channel().isOpen()) {
-                LOG.info("queue {} from {}: last PDUs not taken within {} ms; closing", queue.qid(), peer,
-                    TERMINATE_LINGER_MS);
-                ctx.close();
-            }
-        }, TERMINATE_LINGER_MS, TimeUnit.MILLISECONDS);
+        queue.onIcReq(dgst, requestedHpda);
     }
 }

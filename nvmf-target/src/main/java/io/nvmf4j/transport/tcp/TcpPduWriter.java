@@ -1,17 +1,21 @@
 package io.nvmf4j.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.nvmf4j.nvme.Cqe;
 
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.zip.CRC32C;
 
 import static io.nvmf4j.transport.tcp.TcpPdu.*;
 
 /**
- * The send side of one NVMe/TCP connection: builds the PDUs the controller sends (ICResp, CapsuleResp,
- * R2T, C2HData, C2HTermReq) and queues them on the channel, counting what it queued.
+ * The send side of one NVMe/TCP connection, its queue's {@link TcpQueue.Wire} on the Netty channel: builds the
+ * PDUs the controller sends (ICResp, CapsuleResp, R2T, C2HData, C2HTermReq) and queues them on the channel,
+ * counting what it queued, and closes the channel.
  *
  * <p>Headers and data digests of consecutive PDUs are staged in one pooled buffer ({@link #stage}); what is
  * staged is handed to the channel as one write (a slice of the staging buffer) when data from elsewhere must
@@ -20,10 +24,10 @@ import static io.nvmf4j.transport.tcp.TcpPdu.*;
  * PDU or one batch. While a read batch is processed ({@link #batching}) flushes are deferred to its end.
  *
  * <p>{@link #queuedBytes()} is how many bytes the channel's outbound buffer counted for everything queued
- * here: the queue compares it with what is still pending to learn which responses the socket has taken
- * (see {@link TcpQueue#reapWritten()}).
+ * here, and {@link #takenBytes()} how many of them the socket has taken: the queue compares a response's end
+ * with it to learn which responses are written (see {@link TcpQueue#reapWritten()}).
  */
-final class TcpPduWriter {
+final class TcpPduWriter implements TcpQueue.Wire {
     /** Data per C2HData PDU. */
     static final int C2H_CHUNK = 128 * 1024;
     /** The staging buffer's size: a batch of 4 KiB reads' headers at queue depth 128 (32 + 24 bytes each). */
@@ -32,6 +36,7 @@ final class TcpPduWriter {
     private static final int MAX_PAD = 128;
 
     /** Told when staged bytes are handed to the channel, with the count they end at. */
+    @FunctionalInterface
     interface StagedListener {
         void stagedQueued(long queuedBytes);
     }
@@ -56,25 +61,66 @@ final class TcpPduWriter {
         this.listener = listener;
     }
 
-    /** The digests and the C2HData data alignment the ICReq negotiated. */
-    void negotiated(boolean hdgst, boolean ddgst, int hpda) {
+    @Override
+    public ByteBufAllocator alloc() {
+        return ctx.alloc();
+    }
+
+    @Override
+    public ScheduledExecutorService executor() {
+        return ctx.executor();
+    }
+
+    @Override
+    public boolean inExecutor() {
+        return ctx.executor().inEventLoop();
+    }
+
+    @Override
+    public boolean isOpen() {
+        return ctx.channel().isOpen();
+    }
+
+    @Override
+    public void negotiated(boolean hdgst, boolean ddgst, int hpda) {
         this.hdgst = hdgst;
         this.ddgst = ddgst;
         this.hpda = hpda;
     }
 
-    /** Bytes are staged that the channel has not been given yet. */
-    boolean staging() {
+    @Override
+    public boolean staging() {
         return tx != null && tx.writerIndex() > txStart;
     }
 
-    long queuedBytes() {
+    @Override
+    public long queuedBytes() {
         return queuedBytes;
+    }
+
+    /**
+     * How many of {@link #queuedBytes()} the socket has taken, -1 once the channel is closed. The outbound buffer
+     * subtracts an entry's size only when the entry is fully written (or failed at close), and {@link #queue} counted
+     * what each write added to its {@link ChannelOutboundBuffer#totalPendingWriteBytes()} (measured before and after,
+     * so Netty's per-entry overhead is included whatever it is configured to): the difference is the bytes of our
+     * stream the socket has taken. A handler in front of the reader (TLS) copies what it is given before it returns
+     * (into its records), so what it was handed needs nothing of its request any more; what waits is its
+     * ciphertext, which the channel's writability bounds: everything counts as taken then.
+     */
+    @Override
+    public long takenBytes() {
+        ChannelOutboundBuffer out = ctx.channel().unsafe().outboundBuffer();
+        if (out == null) {
+            return -1;
+        }
+        return ctx.pipeline().first() != ctx.handler() ? Long.MAX_VALUE - 1
+            : queuedBytes - out.totalPendingWriteBytes();
     }
 
     // ---------------------------------------------------------------- PDUs
 
-    void icResp(int dgst, int maxH2cData) {
+    @Override
+    public void icResp(int dgst, int maxH2cData) {
         ByteBuf resp = ctx.alloc().directBuffer(IC_SIZE);
         resp.writeZero(IC_SIZE);
         resp.setByte(TYPE, ICRESP);
@@ -87,15 +133,16 @@ final class TcpPduWriter {
         write(resp);
     }
 
-    void capsuleResp(int dw0, int dw1, int sqhd, int sqid, int cid, int status) {
+    @Override
+    public void capsuleResp(int dw0, int dw1, int sqhd, int sqid, int cid, int status) {
         int hd = hdgst ? DIGEST_SIZE : 0;
         int at = header(CAPSULE_RESP, 0, RESP_HLEN, 0, RESP_HLEN + hd);
         Cqe.write(tx, at + CH_SIZE, dw0, dw1, sqhd, sqid, cid, status);
         sealHeader(at, RESP_HLEN);
     }
 
-    /** One R2T for the whole transfer ({@code length} bytes from offset 0). */
-    void r2t(int cid, int ttag, int length) {
+    @Override
+    public void r2t(int cid, int ttag, int length) {
         int hd = hdgst ? DIGEST_SIZE : 0;
         int at = header(R2T, 0, DATA_HLEN, 0, DATA_HLEN + hd);
         ByteBuf b = tx;
@@ -110,7 +157,8 @@ final class TcpPduWriter {
      * The read data of command {@code cid}: C2HData PDUs of up to {@link #C2H_CHUNK} bytes, each header staged
      * and the data written as a slice of {@code data} itself; the last with SUCCESS when {@code successFlag}.
      */
-    void c2hData(int cid, ByteBuf data, int length, boolean successFlag) {
+    @Override
+    public void c2hData(int cid, ByteBuf data, int length, boolean successFlag) {
         int hd = hdgst ? DIGEST_SIZE : 0;
         int dd = ddgst ? DIGEST_SIZE : 0;
         int pdo = frameHead();
@@ -137,14 +185,16 @@ final class TcpPduWriter {
     }
 
     /** Bytes a read's frame holds before its data: the C2HData header, its digest and the padding (HPDA). */
-    int frameHead() {
+    @Override
+    public int frameHead() {
         int hd = hdgst ? DIGEST_SIZE : 0;
         int align = (hpda + 1) * 4;
         return ((DATA_HLEN + hd + align - 1) / align) * align;
     }
 
     /** Bytes a read's frame holds after its data: the data digest and a CapsuleResp with its digest. */
-    int frameTail() {
+    @Override
+    public int frameTail() {
         return (ddgst ? DIGEST_SIZE : 0) + RESP_HLEN + (hdgst ? DIGEST_SIZE : 0);
     }
 
@@ -155,7 +205,8 @@ final class TcpPduWriter {
      * one buffer (after what is staged), so a 4 KiB read is one write, not a staged header, the data and a staged
      * CapsuleResp. {@code length} is at most {@link #C2H_CHUNK}: one C2HData PDU.
      */
-    void c2hFrame(ByteBuf frame, int start, int length, boolean successFlag, int dw0, int dw1, int sqhd, int sqid,
+    @Override
+    public void c2hFrame(ByteBuf frame, int start, int length, boolean successFlag, int dw0, int dw1, int sqhd, int sqid,
                   int cid, int status) {
         int hd = hdgst ? DIGEST_SIZE : 0;
         int dd = ddgst ? DIGEST_SIZE : 0;
@@ -188,7 +239,8 @@ final class TcpPduWriter {
      * A C2HTermReq carrying FES, FEI and up to {@link TcpPdu#TERM_MAX_DATA} bytes of the offending PDU from
      * {@code idx} of {@code in}, after everything staged; the channel is closed once it is written.
      */
-    void termReq(int fes, int fei, ByteBuf in, int idx) {
+    @Override
+    public void termReq(int fes, int fei, ByteBuf in, int idx) {
         int available = Math.min(in.writerIndex() - idx, TERM_MAX_DATA);
         int hlen = in.writerIndex() - idx > HLEN ? in.getUnsignedByte(idx + HLEN) : CH_SIZE;
         int errLen = Math.max(0, Math.min(available, Math.max(hlen, CH_SIZE)));
@@ -202,6 +254,16 @@ final class TcpPduWriter {
         b.writeBytes(in, idx, errLen);
         writeStaged(); // what was answered before goes first
         ctx.writeAndFlush(b).addListener(f -> ctx.close());
+    }
+
+    @Override
+    public void close(boolean flushFirst) {
+        if (!flushFirst) {
+            ctx.close();
+            return;
+        }
+        writeStaged();
+        ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> ctx.close());
     }
 
     /**
@@ -296,15 +358,13 @@ final class TcpPduWriter {
         batching = on;
     }
 
-    /** Whether a read batch is being processed (flushes wait for its end). */
-    boolean batching() {
+    @Override
+    public boolean batching() {
         return batching;
     }
 
-    /**
-     * Flushes what is queued, or notes it for the end of the read batch; true when it flushed.
-     */
-    boolean flushUnlessBatching() {
+    @Override
+    public boolean flushUnlessBatching() {
         if (batching) {
             flushPending = true;
             return false;
@@ -313,8 +373,8 @@ final class TcpPduWriter {
         return true;
     }
 
-    /** At the end of a read batch: flushes what the batch queued; true when it did. */
-    boolean flushBatch() {
+    @Override
+    public boolean flushBatch() {
         if (!flushPending) {
             return false;
         }
@@ -329,7 +389,8 @@ final class TcpPduWriter {
     }
 
     /** The connection closed: what is staged goes back to the pool. */
-    void release() {
+    @Override
+    public void release() {
         if (tx != null) {
             tx.release();
             tx = null;

@@ -10,6 +10,7 @@ import io.nvmf4j.core.Target;
 import io.nvmf4j.core.TransportLimits;
 import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.nvme.NvmeStatus;
+import io.nvmf4j.transport.PollGroupExecutor;
 import io.nvmf4j.transport.rdma.RdmaRequest.State;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -17,11 +18,9 @@ import org.junit.jupiter.api.Test;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -87,33 +86,6 @@ class RdmaQueueStateTest {
         @Override
         public void destroy() {
             destroys++;
-        }
-    }
-
-    /**
-     * The poll group as {@code Queue.executor()}: tasks wait in {@link #tasks} until {@link #runTasks}
-     * (as they wait for the event loop's next turn); timers (keep-alive) are scheduled for real.
-     */
-    static final class PollGroupExecutor extends ScheduledThreadPoolExecutor {
-        final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
-
-        PollGroupExecutor() {
-            super(1);
-        }
-
-        @Override
-        public void execute(Runnable task) {
-            tasks.add(task);
-        }
-
-        void runTasks() {
-            while (!tasks.isEmpty()) {
-                runOne();
-            }
-        }
-
-        void runOne() {
-            tasks.poll().run();
         }
     }
 

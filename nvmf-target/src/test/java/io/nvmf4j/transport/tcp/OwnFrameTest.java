@@ -1,9 +1,6 @@
 package io.nvmf4j.transport.tcp;
 
-import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
@@ -40,7 +37,7 @@ class OwnFrameTest {
 
     @BeforeEach
     void start() throws Exception {
-        alloc = new CountingAllocator();
+        alloc = new CountingAllocator(BYTES);
         queues = EmbeddedQueues.start(alloc, IoObserver.NONE);
         io = queues.io;
         for (int i = 0; i < 4; i++) { // block i holds the byte i + 1 throughout
@@ -183,47 +180,5 @@ class OwnFrameTest {
         byte[] b = new byte[BYTES];
         Arrays.fill(b, (byte) value);
         return b;
-    }
-
-    /** The pooled allocator, counting the buffers of 4 KiB or more and keeping every buffer it gives. */
-    private static final class CountingAllocator extends AbstractByteBufAllocator {
-        private final ByteBufAllocator pool = PooledByteBufAllocator.DEFAULT;
-        private final List<ByteBuf> given = new ArrayList<>();
-        private int large;
-
-        CountingAllocator() {
-            super(true);
-        }
-
-        int large() {
-            return large;
-        }
-
-        List<ByteBuf> leaked() {
-            return given.stream().filter(b -> b.refCnt() > 0).toList();
-        }
-
-        private ByteBuf keep(ByteBuf b) {
-            given.add(b);
-            if (b.capacity() >= BYTES) {
-                large++;
-            }
-            return b;
-        }
-
-        @Override
-        protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
-            return keep(pool.heapBuffer(initialCapacity, maxCapacity));
-        }
-
-        @Override
-        protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
-            return keep(pool.directBuffer(initialCapacity, maxCapacity));
-        }
-
-        @Override
-        public boolean isDirectBufferPooled() {
-            return true;
-        }
     }
 }
