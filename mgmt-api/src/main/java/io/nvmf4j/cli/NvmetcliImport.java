@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  * {@code nvmfctl import-nvmetcli FILE [--apply]}: converts an nvmetcli {@code config.json} (see
  * {@link NvmetcliConverter}) and prints the nvmf4j document, warnings on stderr. With {@code --apply} the
  * converted bdevs, subsystems and referrals replace the running target's (as {@code nvmetcli restore}
- * replaces the kernel's), through {@code PUT /api/v1/config}; the live document's engine, cores, idleStrategy,
+ * replaces the kernel's), through {@code PUT /api/v1/config}; the live document's engine, cores, idleStrategy, socketIo,
  * tcp and api sections are kept, so the API address and token do not change. The old spelling
  * {@code nvmfctl import --nvmetcli FILE} ({@link Legacy}) still works, hidden, with a warning.
  *

@@ -7,6 +7,7 @@ import io.nvmf4j.config.EngineCapabilities.Feature;
 import io.nvmf4j.nvme.AnaLog;
 import io.nvmf4j.nvme.AnaState;
 import io.nvmf4j.runtime.IdleStrategyNames;
+import io.nvmf4j.runtime.SocketIoNames;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -73,6 +74,11 @@ public final class ConfigValidator {
         }
         if (c.idleStrategy == null || !IdleStrategyNames.isValid(c.idleStrategy)) {
             p.add("idleStrategy: must be busy, backoff or interrupt, got " + c.idleStrategy);
+        }
+        if (c.socketIo != null && !SocketIoNames.isValid(c.socketIo)) {
+            p.add("socketIo: must be " + String.join(", ", SocketIoNames.ALL) + ", got " + c.socketIo);
+        } else if (c.socketIo != null && !SocketIoNames.EPOLL.equals(c.socketIo) && !engine.has(Feature.SOCKET_IO)) {
+            p.add("socketIo: " + engine.refusal(Feature.SOCKET_IO));
         }
         if (c.spdk == null) {
             p.add("spdk: missing");

@@ -48,6 +48,8 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         ANA_LOG_WITHIN_MDTS,
         /** Identify's Command Quiesce Time, and a lost controller's device commands bounded by it. */
         COMMAND_QUIESCE_TIME,
+        /** A choice of the poll groups' event loops ({@code socketIo}). */
+        SOCKET_IO,
         /**
          * I/O counts, bytes and latency per host and per controller, in the REST views and the metrics (the engine
          * reports each I/O with its controller and queue).
@@ -103,6 +105,8 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
                 + " use engine java"),
             Map.entry(Feature.COMMAND_QUIESCE_TIME.name(),
                 "java engine only (SPDK's target reports no Command Quiesce Time)"),
+            Map.entry(Feature.SOCKET_IO.name(), "java engine only (SPDK's target runs its sockets on its own reactors"
+                + " and sock module); leave it out or use engine java"),
             Map.entry(Feature.HOST_AUTH_POLICY.name(),
                 "java engine only (SPDK's target takes its hashes and DH groups for every host)"),
             Map.entry(Feature.LIBNVME_TLS_DERIVATION.name(), "the spdk engine (SPDK's target) derives TLS PSKs as RFC"

@@ -2,6 +2,7 @@ package io.nvmf4j.config;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.nvmf4j.runtime.SocketIoNames;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +38,14 @@ public final class TargetConfig {
     public String pollGroupCores;
     /** Idle strategy of the poll groups: {@code busy}, {@code backoff} (default) or {@code interrupt}. */
     public String idleStrategy = "backoff";
+    /**
+     * The poll groups' socket I/O, the kind of event loop they (and the acceptor) run on: {@code epoll} (absent: the
+     * default), {@code io_uring} (Netty's io_uring transport; where the kernel, a seccomp filter or a missing native
+     * library refuses it the poll groups run on epoll, said once in the log at start) or {@code nio}. Java engine.
+     * Read at start only.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public String socketIo;
     /**
      * DH-HMAC-CHAP: a queue whose host must authenticate and has not done so this many milliseconds after its
      * Connect is failed (the admin queue with its controller), whatever its KATO; 1000..600000, default 10000.
@@ -159,5 +168,10 @@ public final class TargetConfig {
         BdevConfig b = new BdevConfig(name, BdevConfig.TYPE_VOLUME, v.blockSize, v.numBlocks);
         b.pool = p.name;
         return b;
+    }
+
+    /** {@link #socketIo}, or {@code epoll} where it is absent. */
+    public String socketIoOrDefault() {
+        return socketIo == null ? SocketIoNames.EPOLL : socketIo;
     }
 }

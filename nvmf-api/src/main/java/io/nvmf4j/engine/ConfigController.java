@@ -1067,7 +1067,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     /**
      * Stores the settings that only take effect at the next start ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) from {@code from}, after validating the
+     * {@code idleStrategy}, {@code socketIo}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) from {@code from}, after validating the
      * document with them; the running data path keeps its current settings.
      */
     public void setStartupSettings(TargetConfig from) {
@@ -1078,7 +1078,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     /**
      * A deep copy of the document as this engine started: its start-up settings ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) are the ones in effect until the
+     * {@code idleStrategy}, {@code socketIo}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}) are the ones in effect until the
      * next start, whatever {@link #setStartupSettings} stored since (a transport created later, at its first
      * listener, is built from these too).
      */

@@ -63,7 +63,7 @@ public final class ConfigDocument {
 
     /**
      * {@code current} with the settings that take effect at the next start ({@code engine}, {@code cores},
-     * {@code idleStrategy}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}, {@code metrics},
+     * {@code idleStrategy}, {@code socketIo}, {@code tcp}, {@code rdma}, {@code spdk}, {@code api}, {@code metrics},
      * {@code authTimeoutMs}) and the
      * document-wide {@code allowLegacyNqns} (which the validator reads at once) taken from {@code from}, validated.
      */
@@ -73,6 +73,7 @@ public final class ConfigDocument {
             c.engine = source.engine;
             c.cores = source.cores;
             c.idleStrategy = source.idleStrategy;
+            c.socketIo = source.socketIo;
             c.tcp = source.tcp;
             c.rdma = source.rdma;
             c.spdk = source.spdk;

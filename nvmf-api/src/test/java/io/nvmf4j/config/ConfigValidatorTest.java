@@ -121,6 +121,12 @@ class ConfigValidatorTest {
             bad("idleStrategy unknown", c -> c.idleStrategy = "spin", "idleStrategy"),
             bad("idleStrategy upper case", c -> c.idleStrategy = "BUSY", "idleStrategy"),
             bad("idleStrategy null", c -> c.idleStrategy = null, "idleStrategy"),
+            bad("socketIo unknown", c -> c.socketIo = "iouring", "socketIo", "must be epoll, io_uring, nio, got iouring"),
+            bad("socketIo upper case", c -> c.socketIo = "EPOLL", "socketIo"),
+            bad("socketIo io_uring on the spdk engine", c -> {
+                c.engine = "spdk";
+                c.socketIo = "io_uring";
+            }, "socketIo", "java engine only"),
             bad("tcp missing", c -> c.tcp = null, "tcp"),
             bad("inCapsuleDataSize not a multiple of 16", c -> c.tcp.inCapsuleDataSize = 8200, "tcp.inCapsuleDataSize"),
             bad("inCapsuleDataSize negative", c -> c.tcp.inCapsuleDataSize = -16, "tcp.inCapsuleDataSize"),
@@ -560,6 +566,26 @@ class ConfigValidatorTest {
         TargetConfig c = base();
         c.idleStrategy = strategy;
         assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"epoll", "io_uring", "nio"})
+    void everySocketIoIsAccepted(String socketIo) {
+        TargetConfig c = base();
+        c.socketIo = socketIo;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        assertThat(c.socketIoOrDefault()).isEqualTo(socketIo);
+    }
+
+    @Test
+    void socketIoIsEpollWhereAbsentAndNotWritten() {
+        TargetConfig c = base();
+        assertThat(c.socketIoOrDefault()).isEqualTo("epoll");
+        assertThat(ConfigStore.toJson(c)).doesNotContain("socketIo");
+        c.engine = "spdk";
+        c.socketIo = "epoll";
+        assertThatCode(() -> ConfigValidator.validate(c)).as("the default named on the spdk engine")
+            .doesNotThrowAnyException();
     }
 
     @ParameterizedTest

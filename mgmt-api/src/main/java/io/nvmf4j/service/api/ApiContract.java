@@ -585,7 +585,7 @@ final class ApiContract {
         op("PUT", V1 + "/config", "putConfig", "Replace the whole document")
             .describe("Validated, then applied as a diff, as a whole or not at all. With If-Match (the ETag of a "
                 + "GET, or *) the document is replaced only if it is still that version, else 412; without "
-                + "If-Match it is replaced unconditionally. engine, cores, idleStrategy, tcp, rdma, spdk and api "
+                + "If-Match it is replaced unconditionally. engine, cores, idleStrategy, socketIo, tcp, rdma, spdk and api "
                 + "are stored and apply at the next start: " + RESTART_REQUIRED + " names those that differ from "
                 + "the ones in effect.")
             .ifMatch().body(TargetConfig.class).ok(200, TargetConfig.class, ETAG, RESTART_REQUIRED)

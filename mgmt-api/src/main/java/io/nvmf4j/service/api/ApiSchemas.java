@@ -28,6 +28,7 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.TcpTransportConfig;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.runtime.IdleStrategyNames;
+import io.nvmf4j.runtime.SocketIoNames;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Type;
@@ -64,6 +65,7 @@ final class ApiSchemas {
     static {
         ENUMS.put(key(TargetConfig.class, "engine"), Engines.names());
         ENUMS.put(key(TargetConfig.class, "idleStrategy"), IdleStrategyNames.ALL);
+        ENUMS.put(key(TargetConfig.class, "socketIo"), SocketIoNames.ALL);
         List<String> transports = EngineCapabilities.allTransports();
         ENUMS.put(key(ListenerConfig.class, "transport"), transports);
         ENUMS.put(key(ReferralConfig.class, "transport"), transports);

@@ -22,7 +22,7 @@ import java.util.Set;
  * that disappears or changes is removed, then everything new or changed is added, so names, nsids and
  * ports are free when they are reused. A changed bdev, namespace or subsystem identity (serial, model,
  * maxNamespaces, cntlid range) is removed and added again; hosts, listeners, allowAnyHost, referrals and the
- * discovery subsystem's host keys change in place; engine, cores, idleStrategy, tcp, rdma, spdk, api and metrics
+ * discovery subsystem's host keys change in place; engine, cores, idleStrategy, socketIo, tcp, rdma, spdk, api and metrics
  * are stored for the next start.
  * Identities the import leaves out (serial, NGUID, UUID) are kept from the live object of the same NQN / nsid and
  * bdev. The lists end in the imported document's order, and an undone import puts them back in theirs.
@@ -233,6 +233,7 @@ final class ConfigImport {
             }
         }
         if (!Objects.equals(want.engine, have.engine) || want.cores != have.cores || !Objects.equals(want.idleStrategy, have.idleStrategy)
+            || !Objects.equals(want.socketIo, have.socketIo)
             || !same(want.tcp, have.tcp) || !same(want.rdma, have.rdma) || !same(want.spdk, have.spdk)
             || !same(want.api, have.api)
             || !sameOrBothAbsent(want.metrics, have.metrics)) {

@@ -131,7 +131,7 @@ public final class ConfigService implements AutoCloseable {
 
     /** The start-up settings that apply only at the next start. */
     public static final List<String> STARTUP_SETTINGS =
-        List.of("engine", "cores", "pollGroupCores", "idleStrategy", "tcp", "rdma", "spdk", "api", "metrics");
+        List.of("engine", "cores", "pollGroupCores", "idleStrategy", "socketIo", "tcp", "rdma", "spdk", "api", "metrics");
 
     /**
      * The start-up settings of {@code stored} that differ from the ones in effect ({@link #startedWith()}), as
