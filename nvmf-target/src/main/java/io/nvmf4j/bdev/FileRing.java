@@ -2,14 +2,11 @@ package io.nvmf4j.bdev;
 
 import io.nvmf4j.os.FileNative;
 
-import io.netty.channel.IoEvent;
 import io.netty.channel.IoEventLoop;
-import io.netty.channel.IoRegistration;
-import io.netty.channel.epoll.EpollIoHandle;
-import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.unix.FileDescriptor;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
+import io.nvmf4j.runtime.FdWatch;
 import io.nvmf4j.runtime.IdleStrategies;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,12 +22,12 @@ import java.nio.ByteOrder;
  * costs no thread switch and completes on the thread that owns its request ({@link BdevIo#bdevComplete}).
  *
  * <p>Why our own ring over the kernel's ABI rather than Netty's io_uring transport: Netty's ring belongs to an
- * {@code IoUringIoHandler}, i.e. the poll group would have to be an io_uring event loop (its sockets too), and
- * each operation there is an {@code IoUringIoOps} object made per submission. Ours lives beside the epoll loop
- * the transports use: its fd sits in that epoll (a completion wakes a blocked poll group), the poll group's idle
- * strategy polls it on every pass ({@link IdleStrategies.Poller}, no system call to reap), and an operation is a
- * slot in preallocated arrays plus an entry written in place, so nothing is allocated per I/O. Why not liburing:
- * see {@code nvmf4j_uring.c}.
+ * {@code IoUringIoHandler}, which a poll group runs only with {@code socketIo io_uring}, and each operation there is
+ * an {@code IoUringIoOps} object made per submission. Ours lives beside whichever loop the transports use: the loop
+ * watches its fd ({@link FdWatch}: in its epoll, or a poll in its own ring; a completion wakes a blocked poll
+ * group), the poll group's idle strategy polls it on every pass ({@link IdleStrategies.Poller}, no system call to
+ * reap), and an operation is a slot in preallocated arrays plus an entry written in place, so nothing is allocated
+ * per I/O. Why not liburing: see {@code nvmf4j_uring.c}.
  *
  * <p>Entries are written through a direct buffer over the kernel's mapping, at the offsets the library exports
  * ({@link FileNative#uringLayout}); the tails and heads the kernel shares are read with acquire and written with
@@ -40,7 +37,7 @@ import java.nio.ByteOrder;
  *
  * <p>Owning thread: the poll group's event loop, which alone calls every method but {@link #unavailabilityCause}.
  */
-final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
+final class FileRing implements IdleStrategies.Poller {
     private static final Logger LOG = LoggerFactory.getLogger(FileRing.class);
     /** Submission entries asked for per ring (the kernel rounds to a power of two). */
     static final int ENTRIES = 512;
@@ -238,10 +235,9 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
         }
         FileRing ring = new FileRing(h, name);
         try {
-            IoRegistration reg = loop.register(ring).syncUninterruptibly().getNow();
-            reg.submit(EpollIoOps.EPOLLIN);
+            FdWatch.watch(loop, ring.fd, ring.toString(), ring::poll);
         } catch (RuntimeException e) {
-            // an event loop that is not epoll's cannot watch the ring's fd
+            // an NIO loop cannot watch the ring's fd
             LOG.info("poll group {}: its event loop cannot watch an io_uring ring ({}); its file bdev I/O goes to"
                 + " worker threads", name, e.toString());
             ring.closeRing();
@@ -370,7 +366,7 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
         }
     }
 
-    // ---------------------------------------------------------------- completion (IdleStrategies.Poller, epoll)
+    // ---------------------------------------------------------------- completion (IdleStrategies.Poller, FdWatch)
 
     @Override
     public int poll() {
@@ -380,15 +376,10 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
         return reap();
     }
 
-    /** The ring's fd stays in the poll group's epoll: a completion wakes the blocked loop, nothing to arm. */
+    /** The poll group's loop watches the ring's fd all along: a completion wakes the blocked loop, nothing to arm. */
     @Override
     public int beforeBlocking() {
         return poll();
-    }
-
-    @Override
-    public void handle(IoRegistration registration, IoEvent ioEvent) {
-        poll();
     }
 
     /** Takes every completion there is and hands each to its device; returns how many. */
@@ -421,16 +412,6 @@ final class FileRing implements EpollIoHandle, IdleStrategies.Poller {
             }
         }
         return n;
-    }
-
-    @Override
-    public FileDescriptor fd() {
-        return fd;
-    }
-
-    @Override
-    public void close() {
-        // the loop lets go of the fd; the ring itself ends with the loop (closeRing)
     }
 
     /** Unmaps the ring and closes its fd once the poll group has ended (the kernel ends what is in flight). */

@@ -204,7 +204,8 @@ public final class JavaEngine implements Engine {
             gateways.syncExclusiveLocks(s, true);
         }
         pollGroups = new PollGroups(config.cores, config.idleStrategy,
-            config.pollGroupCores == null ? null : io.nvmf4j.config.SpdkCores.parse(config.pollGroupCores));
+            config.pollGroupCores == null ? null : io.nvmf4j.config.SpdkCores.parse(config.pollGroupCores),
+            config.socketIoOrDefault());
         dispatcher = new CommandDispatcher(target);
         transport(TcpTransport.TYPE);
         target.setReferrals(referralListeners(config));

@@ -9,6 +9,9 @@ import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,7 +30,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The poll groups: {@code cores} event-loop threads, each owning the queues assigned to it for their
- * whole life, plus one acceptor thread that always blocks. Epoll where available, NIO otherwise.
+ * whole life, plus one acceptor thread that always blocks. Their socket I/O ({@code socketIo}) is epoll by
+ * default; io_uring (Netty's io_uring transport) where asked for and available, else epoll, said once in the log and
+ * in {@link #describe()}; NIO where asked for, or where epoll is unavailable. The idle strategy works the same on
+ * each ({@link IdleStrategies}; on io_uring through {@link IdleIoHandler}), and so does what else a poll group's loop
+ * drives: the fds it watches for the RDMA transport and the file bdev's rings ({@link FdWatch}, epoll and io_uring
+ * only), its pollers, tasks and timers.
  *
  * <p>With {@code pinTo} (the config's {@code pollGroupCores}) poll group {@code i} runs on the {@code i}-th CPU
  * of that set alone ({@link CpuAffinity}); the acceptor and the JVM's other threads keep the process's CPUs.
@@ -41,7 +49,11 @@ public final class PollGroups implements AutoCloseable {
 
     private final EventLoopGroup acceptor;
     private final EventLoopGroup workers;
-    private final boolean epoll;
+    /** The socket I/O the loops run on ({@link SocketIoNames}). */
+    private final String socketIo;
+    /** Why the socket I/O asked for is not the one in use, or null. */
+    private final String fallback;
+    private final String requested;
     private final String idleStrategy;
     private final int cores;
     private final BitSet pinTo;
@@ -57,6 +69,17 @@ public final class PollGroups implements AutoCloseable {
      * each of which this process may run on ({@link IllegalArgumentException} naming the others otherwise).
      */
     public PollGroups(int cores, String idleStrategy, BitSet pinTo) {
+        this(cores, idleStrategy, pinTo, SocketIoNames.EPOLL);
+    }
+
+    /** {@code socketIo}: {@link SocketIoNames}; io_uring where it is unavailable runs on epoll (logged once). */
+    public PollGroups(int cores, String idleStrategy, BitSet pinTo, String socketIo) {
+        this(cores, idleStrategy, pinTo, socketIo, SocketIoNames.IO_URING.equals(socketIo) && !IoUring.isAvailable()
+            ? String.valueOf(IoUring.unavailabilityCause()) : null);
+    }
+
+    /** {@code ioUringUnavailable}: why io_uring cannot be used here, or null (tests pass their own). */
+    PollGroups(int cores, String idleStrategy, BitSet pinTo, String socketIo, String ioUringUnavailable) {
         this.cores = cores;
         this.pinTo = pinTo == null ? null : (BitSet) pinTo.clone();
         ThreadFactory workerThreads = new DefaultThreadFactory("nvmf4j-poll", true);
@@ -65,16 +88,77 @@ public final class PollGroups implements AutoCloseable {
             workerThreads = pinning(workerThreads, pinTo);
         }
         this.idleStrategy = idleStrategy;
-        this.epoll = Epoll.isAvailable();
-        IoHandlerFactory acceptorIo = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        IoHandlerFactory workerIo = epoll
-            ? EpollIoHandler.newFactory(0, IdleStrategies.factory(idleStrategy, strategies))
-            : NioIoHandler.newFactory(SelectorProvider.provider(), IdleStrategies.factory(idleStrategy, strategies));
-        if (!epoll) {
-            LOG.info("epoll unavailable ({}); using NIO", Epoll.unavailabilityCause().toString());
+        this.requested = socketIo;
+        if (!SocketIoNames.isValid(socketIo)) {
+            throw new IllegalArgumentException("unknown socketIo '" + socketIo + "' (expected "
+                + String.join(", ", SocketIoNames.ALL) + ")");
         }
-        this.acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("nvmf4j-accept", true), acceptorIo);
-        this.workers = new MultiThreadIoEventLoopGroup(cores, workerThreads, workerIo);
+        String io = socketIo;
+        String why = null;
+        if (SocketIoNames.IO_URING.equals(io) && ioUringUnavailable != null) {
+            why = "io_uring is unavailable: " + ioUringUnavailable;
+            io = SocketIoNames.EPOLL;
+        }
+        EventLoopGroup[] loops = null;
+        if (SocketIoNames.IO_URING.equals(io)) {
+            try {
+                loops = loops(io, workerThreads);
+            } catch (RuntimeException e) {
+                // a ring the kernel would not make for a loop (memory, limits) after all
+                why = "its event loops could not be made: " + e;
+                io = SocketIoNames.EPOLL;
+                strategies.clear();
+            }
+        }
+        if (SocketIoNames.EPOLL.equals(io) && !Epoll.isAvailable()) {
+            String epoll = "epoll is unavailable: " + Epoll.unavailabilityCause();
+            why = why == null ? epoll : why + "; " + epoll;
+            io = SocketIoNames.NIO;
+        }
+        if (why != null) {
+            LOG.warn("socketIo {}: {}; the poll groups run on {}", socketIo, why, io);
+        }
+        this.socketIo = io;
+        this.fallback = why;
+        if (loops == null) {
+            loops = loops(io, workerThreads);
+        }
+        this.workers = loops[0];
+        this.acceptor = loops[1];
+    }
+
+    /** The workers and the acceptor on {@code io}; nothing left running when it throws. */
+    private EventLoopGroup[] loops(String io, ThreadFactory workerThreads) {
+        IoHandlerFactory acceptorIo;
+        IoHandlerFactory workerIo;
+        switch (io) {
+            case SocketIoNames.IO_URING -> {
+                if (IoUringPeek.unavailabilityCause() != null) {
+                    LOG.info("io_uring poll groups: {}; a pass that does not block allocates 16 bytes in Netty"
+                        + " (netty/netty#17437)", IoUringPeek.unavailabilityCause());
+                }
+                acceptorIo = IoUringIoHandler.newFactory();
+                workerIo = IdleIoHandler.factory(IoUringIoHandler.newFactory(),
+                    IdleStrategies.factory(idleStrategy, strategies));
+            }
+            case SocketIoNames.EPOLL -> {
+                acceptorIo = EpollIoHandler.newFactory();
+                workerIo = EpollIoHandler.newFactory(0, IdleStrategies.factory(idleStrategy, strategies));
+            }
+            default -> {
+                acceptorIo = NioIoHandler.newFactory();
+                workerIo = NioIoHandler.newFactory(SelectorProvider.provider(),
+                    IdleStrategies.factory(idleStrategy, strategies));
+            }
+        }
+        EventLoopGroup w = new MultiThreadIoEventLoopGroup(cores, workerThreads, workerIo);
+        try {
+            return new EventLoopGroup[] {w,
+                new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("nvmf4j-accept", true), acceptorIo)};
+        } catch (RuntimeException e) {
+            w.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+            throw e;
+        }
     }
 
     private static void checkPinnable(int cores, BitSet pinTo) {
@@ -123,7 +207,26 @@ public final class PollGroups implements AutoCloseable {
     }
 
     public Class<? extends ServerChannel> serverChannelClass() {
-        return epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        return switch (socketIo) {
+            case SocketIoNames.IO_URING -> IoUringServerSocketChannel.class;
+            case SocketIoNames.EPOLL -> EpollServerSocketChannel.class;
+            default -> NioServerSocketChannel.class;
+        };
+    }
+
+    /** The socket I/O the loops run on ({@link SocketIoNames}): the one asked for, or the fallback. */
+    public String socketIo() {
+        return socketIo;
+    }
+
+    /** Why the loops do not run on the socket I/O asked for, or null when they do. */
+    public String socketIoFallback() {
+        return fallback;
+    }
+
+    /** Whether the loops watch fds for the RDMA transport and the file bdev's rings ({@link FdWatch}): not NIO. */
+    public boolean watchFds() {
+        return !SocketIoNames.NIO.equals(socketIo);
     }
 
     /**
@@ -159,7 +262,7 @@ public final class PollGroups implements AutoCloseable {
 
     public String describe() {
         return cores + " poll group(s)" + (pinTo != null ? " pinned to CPUs " + pinTo : "") + ", " + idleStrategy
-            + " idle strategy, " + (epoll ? "epoll" : "nio");
+            + " idle strategy, " + socketIo + (fallback == null ? "" : " (socketIo " + requested + ": " + fallback + ")");
     }
 
     @Override

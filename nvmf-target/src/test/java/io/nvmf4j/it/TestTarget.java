@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.netty.channel.uring.IoUring;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.NamespaceConfig;
@@ -9,11 +10,14 @@ import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.javaengine.JavaEngine;
+import io.nvmf4j.runtime.SocketIoNames;
 import io.nvmf4j.testhost.Completion;
 import io.nvmf4j.testhost.NvmeController;
 import io.nvmf4j.testhost.NvmeHost;
 import io.nvmf4j.testhost.TcpHost;
 import io.nvmf4j.testhost.TcpHostOptions;
+
+import org.junit.jupiter.api.Assumptions;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -47,6 +51,12 @@ public final class TestTarget implements AutoCloseable {
     public static final long NUM_BLOCKS = 131072;
     public static final long SMALL_BLOCKS = 16384;
     public static final int KATO_MS = 30000;
+    /**
+     * The socket I/O of the targets these tests start ({@code TargetConfig.socketIo}): the system property
+     * {@code nvmf4j.test.socketIo} (the build's {@code io-uring} executions run a set of these tests again with
+     * {@code io_uring}), else absent (the default, epoll).
+     */
+    public static final String SOCKET_IO = System.getProperty("nvmf4j.test.socketIo");
 
     final TargetConfig config;
     final int port;
@@ -73,7 +83,17 @@ public final class TestTarget implements AutoCloseable {
         int port = freePort();
         TargetConfig cfg = config(port);
         customizer.accept(cfg);
-        return new TestTarget(cfg, port, JavaEngine.start(cfg, observer));
+        if (SocketIoNames.IO_URING.equals(cfg.socketIo)) {
+            Assumptions.assumeTrue(IoUring.isAvailable(), () -> "socketIo io_uring: io_uring is unavailable on this"
+                + " machine: " + IoUring.unavailabilityCause());
+        }
+        ConfigController<JavaEngine> target = JavaEngine.start(cfg, observer);
+        if (cfg.socketIo != null && !cfg.socketIo.equals(target.engine().pollGroups().socketIo())) {
+            String running = target.engine().pollGroups().describe();
+            target.close();
+            throw new AssertionError("socketIo " + cfg.socketIo + " asked for, the poll groups run: " + running);
+        }
+        return new TestTarget(cfg, port, target);
     }
 
     /**
@@ -90,6 +110,7 @@ public final class TestTarget implements AutoCloseable {
     /** The standard configuration with its one TCP listener on {@code port} (spdk-jni's engine tests use it too). */
     public static TargetConfig config(int port) {
         TargetConfig cfg = new TargetConfig();
+        cfg.socketIo = SOCKET_IO;
         cfg.storage = testStorage();
         cfg.bdevs.add(new BdevConfig("m0", "malloc", BLOCK_SIZE, NUM_BLOCKS));
         cfg.bdevs.add(new BdevConfig("m1", "malloc", BLOCK_SIZE, SMALL_BLOCKS));

@@ -2,11 +2,7 @@ package io.nvmf4j.transport.rdma;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.IoEvent;
 import io.netty.channel.IoEventLoop;
-import io.netty.channel.IoRegistration;
-import io.netty.channel.epoll.EpollIoHandle;
-import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.unix.FileDescriptor;
 import io.nvmf4j.config.RdmaTransportConfig;
 import io.nvmf4j.rdma.Completions;
@@ -16,6 +12,7 @@ import io.nvmf4j.rdma.Rdma;
 import io.nvmf4j.rdma.RecvWorkRequests;
 import io.nvmf4j.rdma.Verbs;
 import io.nvmf4j.runtime.FatalErrors;
+import io.nvmf4j.runtime.FdWatch;
 import io.nvmf4j.runtime.IdleStrategies;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,12 +25,12 @@ import java.util.Arrays;
  * queue of capsule buffers and a pool of data buffers, all carved from one registered region, and the
  * queue pairs that live here. Owned by the poll group's Netty event loop.
  *
- * <p>Integration with the poll group: the completion channel's fd is registered with the event loop's
- * epoll ({@link EpollIoHandle}, level-triggered EPOLLIN), and the CQ stays armed. When a completion
- * arrives the loop calls {@link #handle}: take the channel events, ack them, re-arm, then poll the CQ
+ * <p>Integration with the poll group: the event loop watches the completion channel's fd ({@link FdWatch},
+ * level-triggered, in its epoll or as a poll in its io_uring), and the CQ stays armed. When a completion
+ * arrives the loop calls {@link #onChannelEvent}: take the channel events, ack them, re-arm, then poll the CQ
  * until it is empty (arm before the last poll, so nothing is missed). The poll group's idle strategy
- * (busy, backoff, interrupt) is the event loop's, as for TCP: when idle, the thread blocks in epoll on
- * the completion channel with the TCP sockets, so the {@code interrupt} strategy is the natural one and
+ * (busy, backoff, interrupt) is the event loop's, as for TCP: when idle, the thread blocks in epoll (or
+ * io_uring) on the completion channel with the TCP sockets, so the {@code interrupt} strategy is the natural one and
  * no poll group burns a core while idle. Requests complete on this thread, and asynchronous block-device
  * completions come back through {@link #loop} ({@code Queue.executor()}).
  *
@@ -46,7 +43,7 @@ import java.util.Arrays;
  * last, signalled work request of a request's chain), queue-pair slot in this group (bits 39..24),
  * request or receive-buffer index (bits 23..0).
  */
-final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
+final class RdmaPollGroup implements IdleStrategies.Poller {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaPollGroup.class);
     static final long TYPE_RECV = 1;
     static final long TYPE_READ = 2;
@@ -72,7 +69,6 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
     private final int srqDepth;
     final DataBuffers buffers;
     private final Completions wcs = new Completions(POLL_BATCH);
-    private final FileDescriptor fd;
     private final int cqSize;
     /** Summed depth of the queue pairs placed here (guarded by this, written by the CM thread). */
     private int reservedDepth;
@@ -138,14 +134,11 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
         recvBatch = new RecvWorkRequests(srqDepth, 1);
         check(Verbs.reqNotifyCq(cq, false), "ibv_req_notify_cq");
         armed = true;
-        fd = new FileDescriptor(cfd);
-        IoRegistration reg;
         try {
-            reg = loop.register(this).syncUninterruptibly().getNow();
-        } catch (RuntimeException e) {
-            throw new IOException("registering the completion channel with the poll group: " + e, e);
+            FdWatch.watch(loop, new FileDescriptor(cfd), "the completion channel of " + device.name, this::onChannelEvent);
+        } catch (IllegalStateException e) {
+            throw new IOException("watching the completion channel from the poll group: " + e.getMessage(), e);
         }
-        reg.submit(EpollIoOps.EPOLLIN);
         loop.execute(() -> {
             IdleStrategies.Accounting strategy = IdleStrategies.current();
             if (strategy != null) {
@@ -298,13 +291,8 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
 
     // ---------------------------------------------------------------- completions
 
-    @Override
-    public FileDescriptor fd() {
-        return fd;
-    }
-
-    @Override
-    public void handle(IoRegistration registration, IoEvent ioEvent) {
+    /** The completion channel is readable (the loop's thread). */
+    private void onChannelEvent() {
         try {
             // one event per arm (the CQ is re-armed once below), so one read: a second one would only
             // return EAGAIN, a system call per wakeup for nothing; the fd is level-triggered, so an event
@@ -416,11 +404,6 @@ final class RdmaPollGroup implements EpollIoHandle, IdleStrategies.Poller {
         } else if (type == TYPE_SEND) {
             qp.queue.onSendComplete(index, ok);
         }
-    }
-
-    @Override
-    public void close() {
-        // the CQ, SRQ and region live as long as the process: the loop only lets go of the fd
     }
 
     @Override

@@ -1,12 +1,7 @@
 package io.nvmf4j.transport.rdma;
 
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoEvent;
 import io.netty.channel.IoEventLoop;
-import io.netty.channel.IoRegistration;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandle;
-import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.unix.FileDescriptor;
 import io.netty.util.concurrent.EventExecutor;
 import io.nvmf4j.cmd.CommandDispatcher;
@@ -20,6 +15,7 @@ import io.nvmf4j.rdma.CmEvent;
 import io.nvmf4j.rdma.Errno;
 import io.nvmf4j.rdma.Rdma;
 import io.nvmf4j.rdma.RdmaCm;
+import io.nvmf4j.runtime.FdWatch;
 import io.nvmf4j.runtime.PollGroups;
 import io.nvmf4j.transport.ConnectionLimits;
 import io.nvmf4j.transport.Transport;
@@ -103,10 +99,10 @@ public final class RdmaTransport implements Transport {
         this.observer = observer;
         this.limits = new TransportLimits(TransportLimits.TRTYPE_RDMA, config.inCapsuleDataSize, config.mdtsBytes,
             config.maxQueueDepth, config.maxIoQueues, RdmaSgl.MSDBD);
-        this.unavailable = unavailabilityCause();
+        this.unavailable = unavailabilityCause(pollGroups);
     }
 
-    private static String unavailabilityCause() {
+    private static String unavailabilityCause(PollGroups pollGroups) {
         try {
             if (!Rdma.isAvailable()) {
                 return Rdma.unavailabilityCause();
@@ -114,8 +110,9 @@ public final class RdmaTransport implements Transport {
         } catch (LinkageError e) {
             return "rdma-cm binding unusable: " + e;
         }
-        if (!Epoll.isAvailable()) {
-            return "the RDMA poll groups need Netty epoll: " + Epoll.unavailabilityCause();
+        if (!pollGroups.watchFds()) {
+            return "the RDMA poll groups need event loops that watch fds (epoll or io_uring); these run on "
+                + pollGroups.socketIo();
         }
         return null;
     }
@@ -232,24 +229,12 @@ public final class RdmaTransport implements Transport {
         }
         channel = ch;
         event = new CmEvent();
-        FileDescriptor fd = new FileDescriptor(RdmaCm.eventChannelFd(ch));
-        IoRegistration reg = loop.register(new EpollIoHandle() {
-            @Override
-            public FileDescriptor fd() {
-                return fd;
-            }
-
-            @Override
-            public void handle(IoRegistration registration, IoEvent ioEvent) {
-                onCmEvents();
-            }
-
-            @Override
-            public void close() {
-                // the channel is destroyed by the transport
-            }
-        }).syncUninterruptibly().getNow();
-        reg.submit(EpollIoOps.EPOLLIN);
+        try {
+            FdWatch.watch(loop, new FileDescriptor(RdmaCm.eventChannelFd(ch)), "the RDMA CM event channel",
+                this::onCmEvents);
+        } catch (IllegalStateException x) {
+            throw new IOException(x.getMessage(), x);
+        }
         cmLoop = loop;
     }
 
@@ -470,26 +455,12 @@ public final class RdmaTransport implements Transport {
 
     private void watchAsyncEvents(RdmaDevice d) throws IOException {
         AsyncEvents events = new AsyncEvents(d.context);
-        FileDescriptor fd = new FileDescriptor(events.fd());
         try {
-            cmLoop.register(new EpollIoHandle() {
-                @Override
-                public FileDescriptor fd() {
-                    return fd;
-                }
-
-                @Override
-                public void handle(IoRegistration registration, IoEvent ioEvent) {
-                    onAsyncEvents(d, events);
-                }
-
-                @Override
-                public void close() {
-                    // the fd belongs to the device context (librdmacm's), never closed here
-                }
-            }).syncUninterruptibly().getNow().submit(EpollIoOps.EPOLLIN);
-        } catch (RuntimeException e) {
-            throw new IOException("watching the async events of " + d.name + ": " + e, e);
+            // the fd belongs to the device context (librdmacm's), never closed here
+            FdWatch.watch(cmLoop, new FileDescriptor(events.fd()), "the async events of " + d.name,
+                () -> onAsyncEvents(d, events));
+        } catch (IllegalStateException e) {
+            throw new IOException(e.getMessage(), e);
         }
     }
 
