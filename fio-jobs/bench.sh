@@ -15,6 +15,9 @@
 #   --warmup S          warm-up per measurement (default 2)
 #   --java-ref REF      also the java engine of git commit REF (repeatable): before/after in one run, e.g.
 #                       --java-ref main on a branch
+#   --java-socket-io L  the java engine once per socket I/O in L (engines.sh --java-socket-io), e.g. epoll,io_uring:
+#                       targets java (epoll) and java+uring (socketIo io_uring) in the same interleaved rounds, the
+#                       column java+uring/java; the local rows' table only (as --java-ref)
 #   --no-sweep          only the five rows (no queue-depth sweep, no plot)
 #   --scaling           then the scaling rows (engines.sh --targets nvmf_tgt,nvmf_tgt-2c,java,java-2c --rows
 #                       qd32x2,qd64x2: 4 KiB random reads over two queue pairs against each target on one core
@@ -51,11 +54,11 @@ ENGINE_ARGS=() E2E_ARGS=() SWEEP=(--sweep) GUEST=0 LOCAL=1 SCALING=0 PROFILE=0 F
 while [ $# -gt 0 ]; do
   opt=$1; shift
   case $opt in
-    --rounds|--time|--warmup|--java-ref|--fio-runtime|--lock|--out|--e2e-args)
+    --rounds|--time|--warmup|--java-ref|--java-socket-io|--fio-runtime|--lock|--out|--e2e-args)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)" ;;
   esac
   case $opt in
-    --rounds|--time|--warmup|--java-ref) ENGINE_ARGS+=("$opt" "$1"); shift ;;
+    --rounds|--time|--warmup|--java-ref|--java-socket-io) ENGINE_ARGS+=("$opt" "$1"); shift ;;
     --no-sweep) SWEEP=() ;;
     --scaling) SCALING=1 ;;
     --profile) PROFILE=1 ;;
@@ -95,13 +98,13 @@ if [ "$LOCAL" = 1 ]; then
   fi
 fi
 
-# the runs after the first: the --java-ref targets and the sweep are the first table's business; rounds, time
-# and warm-up are shared
+# the runs after the first: the --java-ref and --java-socket-io targets and the sweep are the first table's
+# business; rounds, time and warm-up are shared
 scale_args=()
 for ((i = 0; i < ${#ENGINE_ARGS[@]}; i++)); do
   case ${ENGINE_ARGS[$i]} in
     --rounds|--time|--warmup) scale_args+=("${ENGINE_ARGS[$i]}" "${ENGINE_ARGS[$((i + 1))]}"); i=$((i + 1)) ;;
-    --java-ref) i=$((i + 1)) ;;
+    --java-ref|--java-socket-io) i=$((i + 1)) ;;
     --smoke) scale_args+=(--rounds 1 --time 2 --warmup 0) ;;
   esac
 done

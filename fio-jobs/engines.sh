@@ -57,7 +57,13 @@
 #                       one-core target (java-2c/java); and java+c2h: the java engine with tcp
 #                       c2hSuccessWithSqFlowControl, which ends a read with SUCCESS on its C2HData and no
 #                       CapsuleResp as nvmf_tgt does for spdk_nvme_perf (a host that keeps SQ flow control on);
-#                       with --disk also java+threads and nvmf_tgt+uring (see --disk)
+#                       with --disk also java+threads and nvmf_tgt+uring (see --disk); java+uring and java+nio:
+#                       the java engine with socketIo io_uring (its poll groups and acceptor on Netty's io_uring
+#                       transport; a target that falls back to epoll counts as not started) and nio, ratio
+#                       columns over java (see --java-socket-io)
+#   --java-socket-io L  the java engine once per socket I/O in L (comma-separated: epoll, io_uring, nio) where the
+#                       targets name java: targets java (epoll), java+uring (io_uring) and java+nio (nio) in the
+#                       same rounds, e.g. --java-socket-io epoll,io_uring for java and java+uring
 #   --tls               NVMe/TCP TLS 1.3 with a PSK as well: targets nvmf_tgt+tls (SPDK's nvmf_tgt, listener
 #                       --secure-channel, the host's PSK in its keyring: keyring_file_add_key,
 #                       nvmf_subsystem_add_host --psk) and java+tls (listener secureChannel required,
@@ -133,12 +139,12 @@ log() { printf '[engines %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 ROUNDS=3 TIME=10 WARMUP=2 START_WARMUP=4 SYSCALLS="" PROFILE="" KEEP_PERF_DATA="" IO_PATH="" PROFILE_HZ=999 INTERLEAVE="" ROWS=qd1,qd32,w4k,r128k,w128k TARGETS="" MALLOC_MB=256 BS=4096 SWEEP="" REFS=""
 MEM_MB=1024 PERF_MEM_MB=512 NO_HUGE=0 JAVA_IDLE=busy SPDK=${SPDK_DIR:-} LOCK="" OUT=$HERE/out/engines TLS=0
-ROWS_SET=0 DISK="" DISK_MB=2048 CPU= VOLUMES="" VOLUME_MB=1024 VOLUMES_DIR=""
+ROWS_SET=0 DISK="" DISK_MB=2048 CPU= VOLUMES="" VOLUME_MB=1024 VOLUMES_DIR="" JAVA_SOCKET_IO=""
 while [ $# -gt 0 ]; do
   opt=$1 val=""; shift
   case $opt in
     --smoke|--no-huge|--sweep|--tls|--syscalls|--profile|--keep-perf-data|--io-path|--interleave|--cpu|--volumes|-h|--help) ;;
-    --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref|--disk|--disk-mb|--volume-mb|--volumes-dir)
+    --rounds|--time|--warmup|--start-warmup|--rows|--targets|--malloc-mb|--block-size|--mem-mb|--perf-mem-mb|--java-idle|--spdk-dir|--lock|--out|--sweep-qd|--java-ref|--disk|--disk-mb|--volume-mb|--volumes-dir|--java-socket-io)
       [ $# -gt 0 ] || die "$opt needs a value (see --help)"; val=$1; shift ;;
     *) die "unknown option $opt (see --help)" ;;
   esac
@@ -155,6 +161,7 @@ while [ $# -gt 0 ]; do
     --perf-mem-mb) PERF_MEM_MB=$val ;;
     --no-huge) NO_HUGE=1 ;;
     --java-idle) JAVA_IDLE=$val ;;
+    --java-socket-io) JAVA_SOCKET_IO=$val ;;
     --spdk-dir) SPDK=$val ;;
     --lock) LOCK=$val ;;
     --out) OUT=$val ;;
@@ -237,7 +244,11 @@ ROWS=$(IFS=,; echo "${ROW_LIST[*]}")
 
 # the targets: nvmf_tgt, spdk, java (this tree), java@<short sha> (a --java-ref); the root each nvmf4j
 # target's launcher runs from
-declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT [java-2c]=$ROOT [java+tls]=$ROOT [java+c2h]=$ROOT [java+threads]=$ROOT) REF_OF=() REF_SHA=()
+declare -A TARGET_ROOT=([spdk]=$ROOT [java]=$ROOT [java-2c]=$ROOT [java+tls]=$ROOT [java+c2h]=$ROOT [java+threads]=$ROOT
+  [java+uring]=$ROOT [java+nio]=$ROOT) REF_OF=() REF_SHA=()
+# the java engine's targets by socket I/O (--java-socket-io), and the socketIo each of them runs with
+declare -A SOCKET_IO_TARGET=([epoll]=java [io_uring]=java+uring [nio]=java+nio)
+declare -A TARGET_SOCKET_IO=([java+uring]=io_uring [java+nio]=nio)
 REF_TARGETS=()
 if [ -n "$REFS" ]; then
   git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1 || die "--java-ref needs a git checkout; $ROOT is none"
@@ -254,12 +265,26 @@ elif [ "$TLS" = 1 ]; then TARGET_LIST=(nvmf_tgt nvmf_tgt+tls java java+tls "${RE
 elif [ -n "$DISK" ]; then TARGET_LIST=(nvmf_tgt java java+threads "${REF_TARGETS[@]}")
 elif [ -n "$VOLUMES" ]; then TARGET_LIST=(nvmf_tgt java "${REF_TARGETS[@]}")
 else TARGET_LIST=(nvmf_tgt spdk java "${REF_TARGETS[@]}"); fi
+if [ -n "$JAVA_SOCKET_IO" ]; then   # java, where the targets name it, once per socket I/O
+  IFS=, read -ra ios <<< "$JAVA_SOCKET_IO"
+  variants=()
+  for io in "${ios[@]}"; do
+    [ -n "${SOCKET_IO_TARGET[$io]:-}" ] || die "--java-socket-io takes epoll, io_uring and nio, not '$io'"
+    [[ " ${variants[*]} " == *" ${SOCKET_IO_TARGET[$io]} "* ]] || variants+=("${SOCKET_IO_TARGET[$io]}")
+  done
+  [[ " ${TARGET_LIST[*]} " == *" java "* ]] || die "--java-socket-io: the targets (${TARGET_LIST[*]}) do not name java"
+  expanded=()
+  for t in "${TARGET_LIST[@]}"; do
+    if [ "$t" = java ]; then expanded+=("${variants[@]}"); else expanded+=("$t"); fi
+  done
+  TARGET_LIST=("${expanded[@]}")
+fi
 for t in "${TARGET_LIST[@]}"; do
   case $t in
-    nvmf_tgt|spdk|java|nvmf_tgt-2c|java-2c|nvmf_tgt+tls|java+tls|java+c2h) ;;
+    nvmf_tgt|spdk|java|nvmf_tgt-2c|java-2c|nvmf_tgt+tls|java+tls|java+c2h|java+uring|java+nio) ;;
     java+threads|nvmf_tgt+uring) [ -n "$DISK" ] || die "target '$t' exports a disk: it needs --disk" ;;
     java@*) [ -n "${REF_SHA[$t]:-}" ] || die "target '$t' is no --java-ref of this run (their targets: ${REF_TARGETS[*]:-none})" ;;
-    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, nvmf_tgt+tls, java+tls, java+c2h, java+threads and nvmf_tgt+uring with --disk, java@<short sha> of a --java-ref)" ;;
+    *) die "unknown target '$t' (targets: nvmf_tgt, spdk, java, nvmf_tgt-2c, java-2c, nvmf_tgt+tls, java+tls, java+c2h, java+uring, java+nio, java+threads and nvmf_tgt+uring with --disk, java@<short sha> of a --java-ref)" ;;
   esac
   [ -z "$VOLUMES" ] || [[ $t == nvmf_tgt || $t == java || $t == java@* ]] || die "--volumes: target '$t' has no volume rows (targets: nvmf_tgt, java, java@<short sha>)"
 done
@@ -570,7 +595,7 @@ start_nvmf4j() { # target : sets TPID; 1 when it did not come up
   local engine=${1%%[@+]*} state=$TMP/state-${1/@/-} root=${TARGET_ROOT[$1]} extra hosts='"allowAnyHost": true,'
   local secure="" cores=1 cpus=0
   [ "$1" = java-2c ] && engine=java cores=2 cpus=0,1
-  local c2h=""
+  local c2h="" socket_io=${TARGET_SOCKET_IO[$1]:-}
   [ "$1" = java+c2h ] && c2h=', "c2hSuccessWithSqFlowControl": true'
   if [[ $1 == *+tls ]]; then
     hosts="\"allowAnyHost\": false, \"hosts\": [\"$TLS_HOSTNQN\"], \"hostKeys\": [{\"host\": \"$TLS_HOSTNQN\", \"tlsKey\": \"$PSK\", \"tlsKeyDerivation\": \"rfc8446\"}],"
@@ -581,6 +606,7 @@ start_nvmf4j() { # target : sets TPID; 1 when it did not come up
     extra="\"spdk\": {\"coreMask\": \"0x1\", \"memSizeMb\": $MEM_MB, \"hugepages\": $([ $HUGE = 1 ] && echo true || echo false)},"
   else
     extra="\"cores\": $cores, \"idleStrategy\": \"$JAVA_IDLE\","
+    [ -z "$socket_io" ] || extra+=" \"socketIo\": \"$socket_io\","
   fi
   local bdev="{\"name\": \"malloc0\", \"type\": \"malloc\", \"blockSize\": $BS, \"numBlocks\": $((MALLOC_MB * 1048576 / BS))}"
   if [ -n "$DISK" ]; then   # the whole file or device, O_DIRECT; the java engine's path by target (see --disk)
@@ -613,6 +639,11 @@ EOF
   fi
   TPID=$!; PIDS+=("$TPID")      # bin/nvmf4j-target and taskset exec: this is the JVM
   wait_for "$TPID" 60 grep -q "listening on tcp 127.0.0.1:$PORT " "$LOG" || return 1
+  if [ -n "$socket_io" ]; then   # the poll groups on what was asked for, not on a fallback (the start's last line)
+    wait_for "$TPID" 30 grep -q "target up: " "$LOG" || return 1
+    grep "target up: " "$LOG" | tail -n 1 | grep -q ", $socket_io\$" || {
+      log "$ROUND_TAG $1: not on $socket_io: $(grep -o 'target up: .*' "$LOG" | tail -n 1)"; return 1; }
+  fi
   if [ -n "$VOLUMES" ]; then
     wait_for "$TPID" 60 curl -sf -o /dev/null "http://127.0.0.1:$API_PORT/api/v1/health/ready" && start_volumes_java
   fi
@@ -933,6 +964,8 @@ stats() { # median|best iops|lat|sweep
       if (has["java+tls"] && has["nvmf_tgt+tls"]) { nq++; QA[nq] = "java+tls"; QB[nq] = "nvmf_tgt+tls"; QH[nq] = "java+tls/tgt+tls" }
       # --disk: io_uring over the worker threads (after over before)
       if (has["java"] && has["java+threads"]) { nq++; QA[nq] = "java"; QB[nq] = "java+threads"; QH[nq] = "java/java+threads" }
+      # --java-socket-io: the java engine on io_uring or NIO over the same on epoll
+      for (t = 1; t <= nt; t++) if (T[t] ~ /^java\+(uring|nio)$/ && has["java"]) { nq++; QA[nq] = T[t]; QB[nq] = "java"; QH[nq] = T[t] "/java" }
       if (mode == "paired") {
         printf "%-20s", "row"; for (q = 1; q <= nq; q++) printf " | %-21s", QH[q]; printf "\n"
         for (r = 1; r <= nr; r++) { printf "%-20s", L[r]; for (q = 1; q <= nq; q++) printf " | %-21s", paired(QA[q], QB[q], R[r]); printf "\n" }

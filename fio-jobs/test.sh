@@ -63,7 +63,10 @@ WANT_TEXT="--idle-strategy takes backoff, busy or interrupt, not 'spin'" expect_
 WANT_TEXT="is no commit" expect_rc "engines.sh: --java-ref of no commit -> usage error" 2 "$ENGINES" --java-ref no-such-ref-here
 WANT_TEXT="no --java-ref of this run" expect_rc "engines.sh: java@ target without its --java-ref -> usage error" 2 "$ENGINES" --targets java@1234567
 WANT_TEXT="whole seconds" expect_rc "engines.sh: --start-warmup 1.5 -> usage error" 2 "$ENGINES" --start-warmup 1.5
+WANT_TEXT="takes epoll, io_uring and nio" expect_rc "engines.sh: --java-socket-io uring -> usage error" 2 "$ENGINES" --java-socket-io epoll,uring
+WANT_TEXT="do not name java" expect_rc "engines.sh: --java-socket-io without a java target -> usage error" 2 "$ENGINES" --targets nvmf_tgt,spdk --java-socket-io io_uring
 WANT_TEXT="unknown option" expect_rc "bench.sh: unknown option -> usage error" 2 "$HERE/bench.sh" --nosuch
+WANT_TEXT="takes epoll, io_uring and nio" expect_rc "bench.sh: --java-socket-io passed on, checked -> usage error" 2 "$HERE/bench.sh" --java-socket-io epoll,uring
 WANT_TEXT="leaves out" expect_rc "bench.sh: --tls with --docs (no sweep, no plot) -> usage error" 2 "$HERE/bench.sh" --tls --docs
 # tls-psk.py (the +tls targets' PSK): the TLS PSK it derives is what nvmf4j's TlsPsk (RFC 8446 labels) derives
 # for the kit's NQNs (vector computed with TlsPsk), and a key whose TLS PSK starts with a zero byte (which
