@@ -4,8 +4,8 @@
 # staged) and checks what can be checked without an Arm CPU: the archives' layout and architecture, that the
 # JNI libraries in the jars are AArch64 ELF objects (readelf, independently of the build's own check) that
 # register every native the Java side declares (NativeLibraryCheck, and that it fails on a library with a
-# missing one), that the spdk engine says why it has no aarch64 build, that Netty's aarch64 epoll library is
-# packaged, and that the .deb's Depends name Debian 12 arm64 packages: they match the libraries' NEEDED
+# missing one), that the spdk engine says why it has no aarch64 build, that Netty's aarch64 epoll and io_uring
+# libraries are packaged, and that the .deb's Depends name Debian 12 arm64 packages: they match the libraries' NEEDED
 # entries and apt resolves the .deb itself against Debian's arm64 archive (apt-get -s in native/aarch64.sh's
 # private arm64 state). Running it on Arm is the aarch64 QEMU guest's part (e2e). Needs the cross compiler and
 # the arm64 sysroot (./dev.sh setup), readelf (binutils), unzip.
@@ -87,6 +87,13 @@ if [ -n "$epoll" ] && (cd "$TMP/so" && unzip -qo "$epoll" 'META-INF/native/*.so'
   ok "Netty's aarch64 epoll library is packaged ($(basename "$epoll"); the RDMA poll groups need epoll)"
 else
   bad "no AArch64 Netty epoll library in lib/"
+fi
+uring=$(ls "$LIB"/netty-transport-native-io_uring-*-linux-aarch_64.jar 2>/dev/null | head -n 1)
+if [ -n "$uring" ] && (cd "$TMP/so" && unzip -qo "$uring" 'META-INF/native/*.so') \
+  && [ "$(machine "$(ls "$TMP"/so/META-INF/native/libnetty_transport_native_io_uring*_aarch_64.so)")" = AArch64 ]; then
+  ok "Netty's aarch64 io_uring library is packaged ($(basename "$uring"); socketIo io_uring)"
+else
+  bad "no AArch64 Netty io_uring library in lib/"
 fi
 
 # 4. the symbol check: every Java native registered, on the packaged jars; and it catches a missing one
