@@ -18,7 +18,10 @@ import io.netty.util.UncheckedBooleanSupplier;
  * Otherwise the channel's usual allocator decides.
  *
  * <p>Netty's epoll channel reads again while a read fills its buffer, so a slice sized to exactly the data
- * left ends the in-place reads at the PDU's end; the next read (digest, next PDU) gets an ordinary buffer.
+ * left ends the in-place reads at the PDU's end; the next read (digest, next PDU) gets an ordinary buffer. Its
+ * io_uring channel ({@code socketIo io_uring}) asks for each buffer when it submits the receive: the first of a
+ * read loop once a poll has said the socket is readable, each next one after the last was decoded, so the
+ * buffer is chosen from the same state as on epoll.
  */
 final class InPlaceReads implements RecvByteBufAllocator {
     private final TcpPduReader queue;
