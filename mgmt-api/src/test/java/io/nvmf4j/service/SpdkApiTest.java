@@ -19,11 +19,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -44,7 +41,7 @@ class SpdkApiTest {
     @TempDir
     static Path dir;
     static Process service;
-    static Path log;
+    static ServiceProcess child;
     static Http http;
     /** The port of the subsystem's NVMe/TCP listener. */
     static int ioPort;
@@ -70,12 +67,9 @@ class SpdkApiTest {
         c.subsystems.add(s);
         Path file = dir.resolve("config.json");
         ConfigStore.save(file, c);
-        log = dir.resolve("service.log");
-        service = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
-            "-cp", classesDir() + File.pathSeparator + System.getProperty("java.class.path"),
-            Main.class.getName(), "--state-dir", dir.toString(), "--config", file.toString())
-            .redirectErrorStream(true).redirectOutput(log.toFile()).directory(dir.toFile()).start();
+        child = ServiceProcess.start(dir, dir.resolve("service.log"), "--state-dir", dir.toString(), "--config",
+            file.toString());
+        service = child.process;
         http = new Http(c.api.port, TOKEN);
         awaitApi();
     }
@@ -246,15 +240,6 @@ class SpdkApiTest {
     }
 
     private static String output() {
-        try {
-            return Files.readString(log, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(no output: " + e + ")";
-        }
-    }
-
-    /** mgmt-api's own classes (target/classes), where Main was loaded from. */
-    private static String classesDir() throws URISyntaxException {
-        return Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        return child.output();
     }
 }
