@@ -518,18 +518,9 @@ class MainTest {
 
     // ---- helpers ----
 
+    /** These tests are about the target: the API is off (it has its own tests). */
     private static TargetConfig config(int port) {
-        TargetConfig c = new TargetConfig();
-        c.cores = 1;
-        c.api.port = 0;  // these tests are about the target; the API has its own tests
-        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 16384));
-        SubsystemConfig s = new SubsystemConfig();
-        s.nqn = NQN;
-        s.allowAnyHost = true;
-        s.namespaces.add(new NamespaceConfig(1, "m0"));
-        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", port));
-        c.subsystems.add(s);
-        return c;
+        return ServiceProcess.document(NQN, port);
     }
 
     private Path writeConfig(int port) throws IOException {

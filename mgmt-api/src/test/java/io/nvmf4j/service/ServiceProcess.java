@@ -1,5 +1,11 @@
 package io.nvmf4j.service;
 
+import io.nvmf4j.config.BdevConfig;
+import io.nvmf4j.config.ListenerConfig;
+import io.nvmf4j.config.NamespaceConfig;
+import io.nvmf4j.config.SubsystemConfig;
+import io.nvmf4j.config.TargetConfig;
+
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -49,6 +55,24 @@ final class ServiceProcess {
             .directory(dir.toFile());
         pb.environment().put("NVMF4J_LOG_LEVEL", "INFO");
         return new ServiceProcess(pb.start(), log);
+    }
+
+    /**
+     * A document for a child service: one core, the API off, bdev m0 (malloc, 16384 blocks of 512 bytes) and
+     * subsystem {@code nqn}, which admits any host, with namespace 1 on m0, listening on TCP 127.0.0.1:{@code port}.
+     */
+    static TargetConfig document(String nqn, int port) {
+        TargetConfig c = new TargetConfig();
+        c.cores = 1;
+        c.api.port = 0;
+        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 16384));
+        SubsystemConfig s = new SubsystemConfig();
+        s.nqn = nqn;
+        s.allowAnyHost = true;
+        s.namespaces.add(new NamespaceConfig(1, "m0"));
+        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", port));
+        c.subsystems.add(s);
+        return c;
     }
 
     /** The line the service logs once its API serves on {@code port}, the token being in document {@code config}. */

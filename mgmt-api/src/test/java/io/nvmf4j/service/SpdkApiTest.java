@@ -1,12 +1,8 @@
 package io.nvmf4j.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.EngineCapabilities;
-import io.nvmf4j.config.ListenerConfig;
-import io.nvmf4j.config.NamespaceConfig;
-import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.service.api.Http;
 import io.nvmf4j.service.api.Http.Res;
@@ -49,22 +45,8 @@ class SpdkApiTest {
     @BeforeAll
     static void start() throws Exception {
         SpdkRequirement.assumeBuilt();
-        TargetConfig c = new TargetConfig();
-        c.engine = "spdk";
-        c.spdk.coreMask = "0x1";
-        c.spdk.memSizeMb = 512;
-        c.spdk.hugepages = false;
-        c.spdk.coreLocks = false; // other suites on this machine may run SPDK on core 0 too
-        c.api.port = TestService.freePort();
-        c.api.token = TOKEN;
-        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 16384));
-        SubsystemConfig s = new SubsystemConfig();
-        s.nqn = NQN;
-        s.allowAnyHost = true;
-        s.namespaces.add(new NamespaceConfig(1, "m0"));
         ioPort = TestService.freePort();
-        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", ioPort));
-        c.subsystems.add(s);
+        TargetConfig c = SpdkRequirement.document(NQN, TOKEN, ioPort);
         Path file = dir.resolve("config.json");
         ConfigStore.save(file, c);
         child = ServiceProcess.start(dir, dir.resolve("service.log"), "--state-dir", dir.toString(), "--config",
