@@ -2,6 +2,7 @@ package io.nvmf4j.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.bdev.ScratchMounts;
+import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -20,12 +21,15 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,12 +45,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * bytes return to those of the empty pool. The kill delays are drawn from a range scaled by how long a call took in
  * a first burst without a kill, so that kills land among the calls. The seed is printed
  * ({@code -Dnvmf4j.killLoop.seed=N} repeats the random choices; the timing and the threads' interleaving are the
- * machine's).
+ * machine's). The same loop runs, with fewer rounds, on the spdk engine's lvol pool on a file bdev (its own checks in
+ * {@link Lvol}).
  */
 @Timeout(value = 1200, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class VolumeKillLoopTest {
     private static final String TOKEN = "kill-loop-token-0123456789";
     private static final int ROUNDS = 12;
+    /** Rounds on the spdk engine, whose every start is SPDK's. */
+    private static final int SPDK_ROUNDS = 5;
     private static final int THREADS = 4;
     /** Calls each client makes in the burst that measures how long a call takes. */
     private static final int CALIBRATION_CALLS = 6;
@@ -60,44 +67,70 @@ class VolumeKillLoopTest {
 
     private Path state;
     private Path file;
-    private Path poolDir;
     private Http http;
     private int apiPort;
     private ServiceProcess service;
     private int starts;
+    /** The pool kind of the running loop. */
+    private Medium medium;
 
     @Test
-    void kill9AtRandomMomentsOfVolumeChangesLeavesTheAcknowledgedPoolWithoutLeftoversOrLeakedSpace()
+    void kill9AtRandomMomentsOfChangesToAReflinkDirPoolLeavesTheAcknowledgedPoolWithoutLeftoversOrLeakedSpace()
         throws Exception {
         ScratchMounts.assumeRoot();
-        long seed = Long.getLong("nvmf4j.killLoop.seed", System.nanoTime());
-        System.out.printf("kill loop: seed %d (-Dnvmf4j.killLoop.seed=%<d repeats its choices)%n", seed);
-        Random random = new Random(seed);
         try (ScratchMounts mounts = new ScratchMounts(dir)) {
             Path fs = mounts.xfs(400L << 20);
-            poolDir = Files.createDirectory(fs.resolve("pool"));
-            state = Files.createDirectory(dir.resolve("state"));
             TargetConfig c = TestService.baseConfig();
             c.api.token = TOKEN;
             c.storage = StorageConfig.directories(fs.toString());
-            file = state.resolve("config.json");
-            ConfigStore.save(file, c);
-            apiPort = c.api.port;
-            http = new Http(apiPort, TOKEN);
-            try {
-                start();
-                expect(201, http.post("/api/v1/pools", "{\"name\":\"p\",\"path\":\"" + poolDir + "\"}"));
-                long emptyUsed = used();
-                run(random, emptyUsed);
-            } finally {
-                if (service != null) {
-                    service.kill();
-                }
+            loop(c, new ReflinkDir(Files.createDirectory(fs.resolve("pool"))), ROUNDS);
+        }
+    }
+
+    /**
+     * The same on the spdk engine's lvol pool on a file bdev, fewer rounds (each start is SPDK's). An lvol made by a
+     * change the kill left uncommitted is kept by the spdk engine (reported at start, see docs/volumes.md), so the
+     * store's used clusters may exceed the listing's by those lvols: they are printed, and must be lvols of calls in
+     * flight at a kill; an lvol deleted by an uncommitted delete is missing at the next start and leaves the document
+     * through the API. Lvols of no call in flight that a start finds of another size are printed (see
+     * docs/volumes.md, lvol).
+     */
+    @Test
+    void kill9AtRandomMomentsOfChangesToAnLvolPoolLeavesTheAcknowledgedPool() throws Exception {
+        SpdkRequirement.assumeBuilt();
+        Path images = Files.createDirectory(dir.resolve("images"));
+        TargetConfig c = SpdkRequirement.document(TestService.NQN, TOKEN, TestService.freePort());
+        c.storage = StorageConfig.directories(images.toString());
+        BdevConfig f0 = new BdevConfig("f0", "file", 512, 256 * MIB / 512);
+        f0.path = images.resolve("f0.img").toString();
+        c.bdevs.add(f0);
+        loop(c, new Lvol(), SPDK_ROUNDS);
+    }
+
+    /** Starts the service on document {@code c} with pool p on {@code medium}, runs the rounds, and stops it. */
+    private void loop(TargetConfig c, Medium m, int rounds) throws Exception {
+        medium = m;
+        long seed = Long.getLong("nvmf4j.killLoop.seed", System.nanoTime());
+        System.out.printf("kill loop on %s: seed %d (-Dnvmf4j.killLoop.seed=%<d repeats its choices)%n",
+            m.getClass().getSimpleName(), seed);
+        state = Files.createDirectory(dir.resolve("state"));
+        file = state.resolve("config.json");
+        ConfigStore.save(file, c);
+        apiPort = c.api.port;
+        http = new Http(apiPort, TOKEN);
+        try {
+            start();
+            expect(201, http.post("/api/v1/pools", m.poolBody()));
+            run(new Random(seed), rounds);
+        } finally {
+            if (service != null) {
+                service.kill();
             }
         }
     }
 
-    private void run(Random random, long emptyUsed) throws Exception {
+    private void run(Random random, int rounds) throws Exception {
+        long emptyUsed = used();
         List<Client> clients = new ArrayList<>();
         for (int i = 0; i < THREADS; i++) {
             clients.add(new Client(i, new Random(random.nextLong())));
@@ -111,11 +144,11 @@ class VolumeKillLoopTest {
         System.out.printf("%d calls of %d clients took %d..%d ms (median %d, mean %d): kills land %d..%d ms into a"
             + " burst%n", took.size(), THREADS, ms(took.get(0)), ms(took.get(took.size() - 1)),
             ms(took.get(took.size() / 2)), ms(mean), ms(lo), ms(hi));
-        Listing now = check(clients, 0);
+        check(clients, 0, "", new ArrayList<>());
 
-        int landedInAChange = 0;
-        for (int round = 1; round <= ROUNDS; round++) {
-            long before = du();
+        int repaired = 0;
+        for (int round = 1; round <= rounds; round++) {
+            long before = medium.allocated();
             long delay = lo + (long) (random.nextDouble() * (hi - lo));
             List<Thread> threads = new ArrayList<>();
             int round0 = round;
@@ -142,28 +175,22 @@ class VolumeKillLoopTest {
 
             start();
             String log = service.output();
-            long removed = count(log, "the configuration does not name it");
-            long restored = count(log, "its delete was never committed");
-            long resized = count(log, "(a resize that did not complete)");
-            if (removed + restored + resized > 0) {
-                landedInAChange++;
+            Medium.Start found = medium.start(log);
+            if (found.repaired()) {
+                repaired++;
             }
             List<String> resolved = new ArrayList<>();
-            now = check(clients, round, resolved);
+            Listing now = check(clients, round, log, resolved);
             System.out.printf("round %2d: killed %4d ms into the burst; %2d calls acknowledged; in flight %s -> %s;"
-                    + " the start removed %d file(s), restored %d, set back %d; allocated (du) %s before, %s after"
-                    + " = listing %s; pool used %s%n", round, ms(killedAt), acked, inFlight, resolved, removed,
-                restored, resized, mib(before), mib(now.du), mib(now.allocated), mib(used()));
+                    + " the start %s; allocated %s before, %s after, listing %s; pool used %s%n", round,
+                ms(killedAt), acked, inFlight, resolved, found.summary(), mib(before), mib(medium.allocated()),
+                mib(now.allocated), mib(used()));
         }
-        System.out.printf("%d of %d kills left a change between its file operation and its commit%n",
-            landedInAChange, ROUNDS);
+        System.out.printf("%d of %d kills left a change between its step on the medium and its commit%n", repaired,
+            rounds);
 
-        deleteEverything();
-        long after = usedWithin(emptyUsed + MIB);
-        System.out.printf("pool used: %s empty, %s after the rounds and deleting every volume%n", mib(emptyUsed),
-            mib(after));
-        assertThat(after - emptyUsed).as("no space leaked over %d kills", ROUNDS).isLessThan(MIB);
-        assertThat(poolFiles()).isEmpty();
+        medium.checkEmpty(emptyUsed, deleteEverything());
+        clients.forEach(cl -> cl.tolerated.forEach(t -> System.out.println("refused, as the medium does: " + t)));
     }
 
     /** Runs every client for {@code calls} calls; the durations of all calls, in nanoseconds. */
@@ -186,32 +213,16 @@ class VolumeKillLoopTest {
         return took;
     }
 
-    private Listing check(List<Client> clients, int round) throws IOException, InterruptedException {
-        return check(clients, round, new ArrayList<>());
-    }
-
     /**
-     * The checks after a restart (see the class comment); each client's model becomes what the pool holds. Adds to
-     * {@code resolved} what became of each call in flight at the kill.
+     * The checks after a restart (see the class comment), {@code log} being the start's output; each client's model
+     * becomes what the pool holds. Adds to {@code resolved} what became of each call in flight at the kill. A volume
+     * or snapshot the medium lacks (an uncommitted delete's) leaves the document through the API.
      */
-    private Listing check(List<Client> clients, int round, List<String> resolved)
-        throws IOException, InterruptedException {
+    private Listing check(List<Client> clients, int round, String log, List<String> resolved)
+        throws Exception {
         Listing l = listing();
-        TreeSet<String> expectedFiles = new TreeSet<>();
-        l.volumes.forEach((name, v) -> {
-            expectedFiles.add(name + ".vol");
-            v.snapshots().keySet().forEach(s -> expectedFiles.add(name + "@" + s + ".snap"));
-        });
-        assertThat(poolFiles()).as("round %d: the pool's files are those of the listing", round)
-            .containsExactlyElementsOf(expectedFiles);
         for (var e : l.volumes.entrySet()) {
             Vol v = e.getValue();
-            assertThat(Files.size(poolDir.resolve(e.getKey() + ".vol"))).as("size of volume %s", e.getKey())
-                .isEqualTo(v.size());
-            for (var s : v.snapshots().entrySet()) {
-                assertThat(Files.size(poolDir.resolve(e.getKey() + "@" + s.getKey() + ".snap")))
-                    .as("size of snapshot %s@%s", e.getKey(), s.getKey()).isEqualTo(s.getValue());
-            }
             if (v.origin() != null) {
                 String[] o = v.origin().split("@");
                 assertThat(l.volumes.get(o[0])).as("round %d: origin %s of clone %s", round, v.origin(), e.getKey())
@@ -221,11 +232,16 @@ class VolumeKillLoopTest {
                 assertThat(l.clones.get(v.origin())).as("clones of %s", v.origin()).contains(e.getKey());
             }
         }
+        Set<String> inFlight = new TreeSet<>();
+        clients.stream().filter(cl -> cl.inFlight != null).forEach(cl -> inFlight.addAll(cl.inFlight.objects()));
+        Set<String> lacking = medium.check(l, log, inFlight, round);
         for (Client cl : clients) {
             SortedMap<String, Vol> held = new TreeMap<>();
             l.volumes.forEach((name, v) -> {
-                if (name.startsWith(cl.prefix())) {
-                    held.put(name, v);
+                if (name.startsWith(cl.prefix()) && !lacking.contains(name)) {
+                    SortedMap<String, Long> snaps = new TreeMap<>(v.snapshots());
+                    snaps.keySet().removeIf(s -> lacking.contains(name + "@" + s));
+                    held.put(name, new Vol(v.size(), v.origin(), snaps));
                 }
             });
             if (cl.inFlight == null) {
@@ -240,15 +256,16 @@ class VolumeKillLoopTest {
             cl.model = held;
             cl.inFlight = null;
         }
-        long du = du();
-        int files = expectedFiles.size();
-        assertThat(Math.abs(du - l.allocated)).as("round %d: du %d against the listing's %d allocated bytes, %d"
-            + " file(s)", round, du, l.allocated, files).isLessThanOrEqualTo(4096L * (files + 1));
-        return new Listing(l.volumes, l.clones, l.allocated, du);
+        for (String gone : lacking) {
+            int at = gone.indexOf('@');
+            expect(204, http.delete(P + "/volumes/" + (at < 0 ? gone : gone.substring(0, at) + "/snapshots/"
+                + gone.substring(at + 1))));
+        }
+        return lacking.isEmpty() ? l : listing();
     }
 
     /** Volumes, clones by origin and allocated bytes (volumes and snapshots) as the API lists them. */
-    private record Listing(SortedMap<String, Vol> volumes, Map<String, List<String>> clones, long allocated, long du) {
+    private record Listing(SortedMap<String, Vol> volumes, Map<String, List<String>> clones, long allocated) {
     }
 
     private Listing listing() {
@@ -272,25 +289,42 @@ class VolumeKillLoopTest {
             volumes.put(name, new Vol(v.get("provisionedBytes").asLong(),
                 v.get("origin").isNull() ? null : v.get("origin").asText(), snaps));
         }
-        return new Listing(volumes, clones, allocated, -1);
+        return new Listing(volumes, clones, allocated);
     }
 
-    /** Deletes every volume and snapshot, leaves first (clones and volumes without snapshots, then snapshots). */
-    private void deleteEverything() {
-        for (SortedMap<String, Vol> left = listing().volumes; !left.isEmpty(); left = listing().volumes) {
+    /**
+     * Deletes every volume and snapshot, leaves first (clones and volumes without snapshots, then snapshots); returns
+     * the snapshots whose delete the medium refused ({@link Medium#refusesSnapshotDeletes}), with the answer.
+     */
+    private List<String> deleteEverything() {
+        List<String> refused = new ArrayList<>();
+        Set<String> left = new TreeSet<>();
+        for (boolean progress = true; progress; ) {
+            progress = false;
             Listing l = listing();
-            for (var e : left.entrySet()) {
+            for (var e : l.volumes.entrySet()) {
                 if (e.getValue().snapshots().isEmpty()) {
                     expect(204, http.delete(P + "/volumes/" + e.getKey()));
+                    progress = true;
                     continue;
                 }
                 for (String s : e.getValue().snapshots().keySet()) {
-                    if (l.clones.get(e.getKey() + "@" + s).isEmpty()) {
-                        expect(204, http.delete(P + "/volumes/" + e.getKey() + "/snapshots/" + s));
+                    String snap = e.getKey() + "@" + s;
+                    if (!l.clones.get(snap).isEmpty() || left.contains(snap)) {
+                        continue;
+                    }
+                    Http.Res r = http.delete(P + "/volumes/" + e.getKey() + "/snapshots/" + s);
+                    if (r.status() == 204) {
+                        progress = true;
+                    } else {
+                        assertThat(medium.refusesSnapshotDeletes()).as("delete %s: %s", snap, r).isTrue();
+                        left.add(snap);
+                        refused.add(snap + ": " + r);
                     }
                 }
             }
         }
+        return refused;
     }
 
     // ------------------------------------------------------------------ the clients
@@ -299,8 +333,11 @@ class VolumeKillLoopTest {
     record Vol(long size, String origin, SortedMap<String, Long> snapshots) {
     }
 
-    /** One REST call and what it makes of the client's volumes once acknowledged with status {@code ok}. */
-    record Op(String what, String method, String path, String body, int ok,
+    /**
+     * One REST call on {@code objects} (the volumes and {@code volume@snapshot}s whose medium it makes, changes or
+     * deletes) and what it makes of the client's volumes once acknowledged with status {@code ok}.
+     */
+    record Op(String what, List<String> objects, String method, String path, String body, int ok,
               UnaryOperator<SortedMap<String, Vol>> apply) {
     }
 
@@ -315,6 +352,8 @@ class VolumeKillLoopTest {
         /** The call sent whose answer never came (the service was killed), or null. */
         volatile Op inFlight;
         final List<String> refused = Collections.synchronizedList(new ArrayList<>());
+        /** Refusals the medium explains ({@link Medium#refusesSnapshotDeletes}). */
+        final List<String> tolerated = Collections.synchronizedList(new ArrayList<>());
         final List<Long> durations = new ArrayList<>();
         int ackedThisRound;
         private int round;
@@ -353,7 +392,9 @@ class VolumeKillLoopTest {
                     model = op.apply().apply(model);
                     ackedThisRound++;
                 } else {
-                    refused.add("round " + r + ": " + op.what() + ": " + res);
+                    boolean snapshotDelete = op.what().startsWith("delete ") && op.what().contains("@");
+                    (snapshotDelete && medium.refusesSnapshotDeletes() ? tolerated : refused)
+                        .add("round " + r + ": " + op.what() + ": " + res);
                 }
                 inFlight = null;
             }
@@ -412,15 +453,16 @@ class VolumeKillLoopTest {
             String name = newName();
             long size = (1 + random.nextInt(8)) * MIB;
             boolean thick = random.nextInt(3) == 0;
-            return new Op("create " + name + (thick ? " (thick)" : ""), "POST", P + "/volumes", "{\"name\":\"" + name
-                + "\",\"size\":" + size + (thick ? ",\"thick\":true" : "") + "}", 201,
+            return new Op("create " + name + (thick ? " (thick)" : ""), List.of(name), "POST", P + "/volumes",
+                "{\"name\":\"" + name + "\",\"size\":" + size + (thick ? ",\"thick\":true" : "") + "}", 201,
                 m -> with(m, name, new Vol(size, null, new TreeMap<>())));
         }
 
         private Op snapshot(String v, Vol vol) {
             String s = "s" + round + "n" + made++;
-            return new Op("snapshot " + v + "@" + s, "POST", P + "/volumes/" + v + "/snapshots",
-                "{\"name\":\"" + s + "\"}", 201, m -> {
+            // on lvol a snapshot changes its volume too (the volume becomes the snapshot's clone)
+            return new Op("snapshot " + v + "@" + s, List.of(v + "@" + s, v), "POST",
+                P + "/volumes/" + v + "/snapshots", "{\"name\":\"" + s + "\"}", 201, m -> {
                     SortedMap<String, Long> snaps = new TreeMap<>(m.get(v).snapshots());
                     snaps.put(s, m.get(v).size());
                     return with(m, v, new Vol(m.get(v).size(), m.get(v).origin(), snaps));
@@ -431,20 +473,22 @@ class VolumeKillLoopTest {
             List<String> snaps = new ArrayList<>(vol.snapshots().keySet());
             String s = snaps.get(random.nextInt(snaps.size()));
             String name = newName();
-            return new Op("clone " + v + "@" + s + " to " + name, "POST", P + "/volumes/" + v + "/snapshots/" + s
-                + "/clone", "{\"name\":\"" + name + "\"}", 201,
+            return new Op("clone " + v + "@" + s + " to " + name, List.of(name, v + "@" + s), "POST",
+                P + "/volumes/" + v + "/snapshots/" + s + "/clone", "{\"name\":\"" + name + "\"}", 201,
                 m -> with(m, name, new Vol(m.get(v).snapshots().get(s), v + "@" + s, new TreeMap<>())));
         }
 
         private Op grow(String v, Vol vol) {
             long size = vol.size() + (1 + random.nextInt(4)) * MIB;
-            return new Op("grow " + v + " to " + size / MIB + " MiB", "PATCH", P + "/volumes/" + v,
+            return new Op("grow " + v + " to " + size / MIB + " MiB", List.of(v), "PATCH", P + "/volumes/" + v,
                 "{\"size\":" + size + "}", 200,
                 m -> with(m, v, new Vol(size, m.get(v).origin(), m.get(v).snapshots())));
         }
 
         private Op deleteSnapshot(String v, String s) {
-            return new Op("delete " + v + "@" + s, "DELETE", P + "/volumes/" + v + "/snapshots/" + s, null, 204, m -> {
+            // on lvol the snapshot merges into the volume that depends on it
+            return new Op("delete " + v + "@" + s, List.of(v + "@" + s, v), "DELETE",
+                P + "/volumes/" + v + "/snapshots/" + s, null, 204, m -> {
                 SortedMap<String, Long> snaps = new TreeMap<>(m.get(v).snapshots());
                 snaps.remove(s);
                 return with(m, v, new Vol(m.get(v).size(), m.get(v).origin(), snaps));
@@ -452,7 +496,7 @@ class VolumeKillLoopTest {
         }
 
         private Op deleteVolume(String v) {
-            return new Op("delete " + v, "DELETE", P + "/volumes/" + v, null, 204, m -> {
+            return new Op("delete " + v, List.of(v), "DELETE", P + "/volumes/" + v, null, 204, m -> {
                 SortedMap<String, Vol> out = new TreeMap<>(m);
                 out.remove(v);
                 return out;
@@ -464,6 +508,233 @@ class VolumeKillLoopTest {
         SortedMap<String, Vol> out = new TreeMap<>(m);
         out.put(name, v);
         return out;
+    }
+
+    // ------------------------------------------------------------------ the pool kinds
+
+    /** What the loop checks differently on each kind of pool. */
+    private interface Medium {
+        /** What a start did about the pool's medium: a line for the round, and whether it found a change to undo. */
+        record Start(String summary, boolean repaired) {
+        }
+
+        /** The body of the POST that adds pool p. */
+        String poolBody();
+
+        /** The bytes the pool's medium holds now. */
+        long allocated() throws Exception;
+
+        /** What the start whose output is {@code log} did about the medium. */
+        Start start(String log);
+
+        /**
+         * Checks the medium against listing {@code l} after a restart ({@code log}: the start's output,
+         * {@code inFlight}: the objects of the calls in flight at the kill); returns the volumes and snapshots
+         * ({@code volume@snapshot}) the document names that the medium lacks, each an object in flight.
+         */
+        Set<String> check(Listing l, String log, Set<String> inFlight, int round) throws Exception;
+
+        /**
+         * Checks the pool after every volume was deleted ({@code emptyUsed}: its used bytes when it was new;
+         * {@code refused}: the snapshots whose delete it refused, see {@link #refusesSnapshotDeletes}).
+         */
+        void checkEmpty(long emptyUsed, List<String> refused) throws Exception;
+
+        /** Whether refusing to delete a snapshot is what this medium may do after a kill (printed, not a failure). */
+        default boolean refusesSnapshotDeletes() {
+            return false;
+        }
+    }
+
+    /** The java engine's reflink-dir pool: files in a directory of an XFS made with reflink=1. */
+    private final class ReflinkDir implements Medium {
+        private final Path poolDir;
+
+        ReflinkDir(Path poolDir) {
+            this.poolDir = poolDir;
+        }
+
+        @Override
+        public String poolBody() {
+            return "{\"name\":\"p\",\"path\":\"" + poolDir + "\"}";
+        }
+
+        /** {@code du -s -B1} of the directory: every file's blocks, shared ones in each. */
+        @Override
+        public long allocated() throws IOException, InterruptedException {
+            Process p = new ProcessBuilder("du", "-s", "-B1", poolDir.toString()).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0).as("du: %s", out).isTrue();
+            return Long.parseLong(out.trim().split("\\s+")[0]);
+        }
+
+        @Override
+        public Start start(String log) {
+            long removed = count(log, "the configuration does not name it");
+            long restored = count(log, "its delete was never committed");
+            long resized = count(log, "(a resize that did not complete)");
+            return new Start("removed " + removed + " file(s), restored " + restored + ", set back " + resized,
+                removed + restored + resized > 0);
+        }
+
+        /** The files are the listing's, of its sizes; du equals the listing's allocated bytes (block rounding). */
+        @Override
+        public Set<String> check(Listing l, String log, Set<String> inFlight, int round) throws Exception {
+            TreeSet<String> expected = new TreeSet<>();
+            for (var e : l.volumes.entrySet()) {
+                expected.add(e.getKey() + ".vol");
+                assertThat(Files.size(poolDir.resolve(e.getKey() + ".vol"))).as("size of volume %s", e.getKey())
+                    .isEqualTo(e.getValue().size());
+                for (var s : e.getValue().snapshots().entrySet()) {
+                    String f = e.getKey() + "@" + s.getKey() + ".snap";
+                    expected.add(f);
+                    assertThat(Files.size(poolDir.resolve(f))).as("size of %s", f).isEqualTo(s.getValue());
+                }
+            }
+            assertThat(files()).as("round %d: the pool's files are those of the listing", round)
+                .containsExactlyElementsOf(expected);
+            long du = allocated();
+            assertThat(Math.abs(du - l.allocated)).as("round %d: du %d against the listing's %d allocated bytes, %d"
+                + " file(s)", round, du, l.allocated, expected.size()).isLessThanOrEqualTo(4096L * (expected.size()
+                + 1));
+            return Set.of();
+        }
+
+        @Override
+        public void checkEmpty(long emptyUsed, List<String> refused) throws Exception {
+            assertThat(refused).as("deletes refused").isEmpty();
+            long after = usedWithin(emptyUsed + MIB);
+            System.out.printf("pool used: %s empty, %s after the rounds and deleting every volume%n", mib(emptyUsed),
+                mib(after));
+            assertThat(after - emptyUsed).as("no space leaked over the kills").isLessThan(MIB);
+            assertThat(files()).isEmpty();
+        }
+
+        private List<String> files() throws IOException {
+            try (Stream<Path> s = Files.list(poolDir)) {
+                return s.map(p -> p.getFileName().toString()).sorted().toList();
+            }
+        }
+    }
+
+    /**
+     * The spdk engine's lvol pool on file bdev f0 (clusters of 1 MiB). The store's used clusters are what it holds;
+     * lvols the start reports and keeps (an uncommitted create, snapshot or clone) are remembered in {@link #kept}.
+     */
+    private final class Lvol implements Medium {
+        private static final Pattern LACKS =
+            Pattern.compile("bdev f0 lacks \\[([^\\]]*)\\] of the configuration");
+        private static final Pattern UNNAMED =
+            Pattern.compile("bdev f0 holds \\[([^\\]]*)\\], which the configuration does not name");
+        private static final Pattern RESIZED =
+            Pattern.compile("pool p: lvol (\\S+) holds");
+        /** Lvols the spdk engine keeps that the document does not name (of calls in flight at a kill). */
+        private final Set<String> kept = new TreeSet<>();
+        /** Lvols of no call in flight that the store had of another size than the document's, with their history. */
+        private final List<String> reverted = new ArrayList<>();
+
+        @Override
+        public String poolBody() {
+            return "{\"name\":\"p\",\"kind\":\"lvol\",\"baseBdev\":\"f0\",\"clusterSize\":" + MIB + "}";
+        }
+
+        /** The store's used clusters, in bytes. */
+        @Override
+        public long allocated() {
+            return used();
+        }
+
+        @Override
+        public Start start(String log) {
+            List<String> lacks = found(LACKS, log);
+            List<String> unnamed = found(UNNAMED, log);
+            List<String> resized = found(RESIZED, log);
+            return new Start("found the store lacking " + lacks + ", holding unnamed " + unnamed + ", set to size "
+                + resized, !lacks.isEmpty() || !resized.isEmpty() || !kept.containsAll(unnamed));
+        }
+
+        /**
+         * What the store lacks, holds beyond the document or had of another size are objects of calls in flight
+         * (or lvols kept from an earlier round); the store's used bytes are the listing's plus those kept lvols'.
+         */
+        @Override
+        public Set<String> check(Listing l, String log, Set<String> inFlight, int round) {
+            Set<String> lacks = new TreeSet<>(found(LACKS, log));
+            assertThat(inFlight).as("round %d: the lvols the store lacks", round).containsAll(lacks);
+            for (String unnamed : found(UNNAMED, log)) {
+                assertThat(inFlight.contains(unnamed) || kept.contains(unnamed))
+                    .as("round %d: unnamed lvol %s of a call in flight", round, unnamed).isTrue();
+                kept.add(unnamed);
+            }
+            for (String lvol : found(RESIZED, log)) {
+                if (!inFlight.contains(lvol)) {
+                    // seen: an acknowledged grow, then the delete of the volume's snapshot (merged into it), then a
+                    // kill later: the store came back with the size from before the grow, which the start set again
+                    reverted.add("round " + round + ": " + lvol + "\n" + history(lvol));
+                }
+            }
+            long used = used();
+            assertThat(used).as("round %d: the store's used bytes, against the listing's %d", round, l.allocated)
+                .isGreaterThanOrEqualTo(l.allocated);
+            if (kept.isEmpty()) {
+                assertThat(used).as("round %d: no lvol kept, the store holds what the listing says", round)
+                    .isEqualTo(l.allocated);
+            }
+            return lacks;
+        }
+
+        /**
+         * SPDK refuses to delete a snapshot that more than one lvol depends on: a kept lvol (an uncommitted clone of
+         * it) may be the second.
+         */
+        @Override
+        public boolean refusesSnapshotDeletes() {
+            return !kept.isEmpty();
+        }
+
+        @Override
+        public void checkEmpty(long emptyUsed, List<String> refused) {
+            long after = used();
+            System.out.printf("store used: %s empty, %s after the rounds and deleting every volume; lvols kept by the"
+                + " spdk engine's rule (reported at start, not in the document): %s; deletes SPDK refused for them:"
+                + " %s%n", mib(emptyUsed), mib(after), kept, refused);
+            reverted.forEach(r -> System.out.println("lvol of no call in flight found of another size at a start,"
+                + " set to the document's: " + r));
+            if (kept.isEmpty()) {
+                assertThat(refused).as("deletes refused").isEmpty();
+                assertThat(after).as("nothing kept, nothing used").isEqualTo(emptyUsed);
+            }
+        }
+
+        /** What every start of the loop logged about {@code lvol}. */
+        private String history(String lvol) {
+            StringBuilder out = new StringBuilder();
+            for (int i = 0; i < starts; i++) {
+                try {
+                    for (String line : Files.readAllLines(dir.resolve("service-" + i + ".log"))) {
+                        if (line.contains(lvol)) {
+                            out.append(i).append(": ").append(line).append('\n');
+                        }
+                    }
+                } catch (IOException e) {
+                    out.append(i).append(": ").append(e).append('\n');
+                }
+            }
+            return out.toString();
+        }
+
+        private static List<String> found(Pattern p, String log) {
+            List<String> out = new ArrayList<>();
+            Matcher m = p.matcher(log);
+            while (m.find()) {
+                for (String x : m.group(1).split(", ")) {
+                    if (!x.isBlank()) {
+                        out.add(x);
+                    }
+                }
+            }
+            return out;
+        }
     }
 
     // ------------------------------------------------------------------ the service and the pool
@@ -493,20 +764,6 @@ class VolumeKillLoopTest {
             used = used();
         }
         return used;
-    }
-
-    private List<String> poolFiles() throws IOException {
-        try (Stream<Path> s = Files.list(poolDir)) {
-            return s.map(p -> p.getFileName().toString()).sorted().toList();
-        }
-    }
-
-    /** Bytes the pool's directory occupies ({@code du -s -B1}: every file's blocks, shared ones in each). */
-    private long du() throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("du", "-s", "-B1", poolDir.toString()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0).as("du: %s", out).isTrue();
-        return Long.parseLong(out.trim().split("\\s+")[0]);
     }
 
     private static Http.Res expect(int status, Http.Res r) {
