@@ -2283,9 +2283,25 @@ static void do_remove_lvs(struct call *c)
 		vbdev_lvs_destruct(lvs, lvs_destroyed, c);
 }
 
+/* One past the blob's last allocated cluster (0: none allocated): where the data written into the blob itself ends. */
+static uint64_t data_end_clusters(struct spdk_blob *blob, uint64_t io_units_per_cluster)
+{
+	uint64_t clusters = spdk_blob_get_num_clusters(blob);
+	uint64_t end = 0;
+	uint64_t next = 0;
+	while (next < clusters) {
+		uint64_t at = spdk_blob_get_next_allocated_io_unit(blob, next * io_units_per_cluster);
+		if (at == UINT64_MAX || at / io_units_per_cluster >= clusters)
+			break;
+		end = at / io_units_per_cluster + 1;
+		next = end;
+	}
+	return end;
+}
+
 /*
  * The store's capacity and lvols as text: "<cluster bytes> <total clusters> <free clusters> <block bytes>", then
- * one line per lvol "<name>\t<allocated clusters>\t<clusters>\t<thin 0|1>\t<snapshot 0|1>".
+ * one line per lvol "<name>\t<allocated clusters>\t<clusters>\t<thin 0|1>\t<snapshot 0|1>\t<data end in clusters>".
  */
 static void do_lvs_info(struct call *c)
 {
@@ -2293,15 +2309,17 @@ static void do_lvs_info(struct call *c)
 	if (!lvs)
 		return;
 	struct spdk_blob_store *bs = lvs->blobstore;
+	uint64_t per_cluster = spdk_bs_get_cluster_size(bs) / spdk_bs_get_io_unit_size(bs);
 	appendf(c, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", spdk_bs_get_cluster_size(bs),
 		spdk_bs_total_data_cluster_count(bs), spdk_bs_free_cluster_count(bs), spdk_bs_get_io_unit_size(bs));
 	struct spdk_lvol *l;
 	TAILQ_FOREACH(l, &lvs->lvols, link) {
 		if (!l->blob)
 			continue;
-		appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%d\n", l->name, spdk_blob_get_num_allocated_clusters(l->blob),
-			spdk_blob_get_num_clusters(l->blob), spdk_blob_is_thin_provisioned(l->blob) ? 1 : 0,
-			spdk_blob_is_snapshot(l->blob) ? 1 : 0);
+		appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%d\t%" PRIu64 "\n", l->name,
+			spdk_blob_get_num_allocated_clusters(l->blob), spdk_blob_get_num_clusters(l->blob),
+			spdk_blob_is_thin_provisioned(l->blob) ? 1 : 0, spdk_blob_is_snapshot(l->blob) ? 1 : 0,
+			data_end_clusters(l->blob, per_cluster));
 	}
 	finish(c, 0, NULL);
 }

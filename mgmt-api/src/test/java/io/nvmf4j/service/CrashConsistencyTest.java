@@ -11,9 +11,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,12 +41,13 @@ class CrashConsistencyTest {
         c.api.token = TOKEN;
         Path file = dir.resolve("config.json");
         ConfigStore.save(file, c);
-        Process p = startService(file);
+        ServiceProcess s = ServiceProcess.start(dir, dir.resolve("service.log"), "--state-dir", dir.toString(),
+            "--config", file.toString());
+        Process p = s.process;
         try {
-            Path log = dir.resolve("service.log");
-            String apiLine = "management API on http://127.0.0.1:" + c.api.port + " (token in api.token of " + file + ")";
-            assertThat(awaitLine(p, log, apiLine)).as("log:%n%s", read(log)).isTrue();
-            assertThat(read(log)).doesNotContain(TOKEN);
+            String apiLine = ServiceProcess.apiLine(c.api.port, file);
+            assertThat(s.awaitLine(l -> l.contains(apiLine), 20_000)).as("log:%n%s", s.output()).isTrue();
+            assertThat(s.output()).doesNotContain(TOKEN);
 
             Http http = new Http(c.api.port, TOKEN);
             Set<String> ackedBdevs = ConcurrentHashMap.newKeySet();
@@ -119,38 +117,5 @@ class CrashConsistencyTest {
         } finally {
             p.destroyForcibly();
         }
-    }
-
-    private Process startService(Path file) throws Exception {
-        List<String> cmd = List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
-            "-cp", classesDir() + File.pathSeparator + System.getProperty("java.class.path"),
-            Main.class.getName(), "--state-dir", dir.toString(), "--config", file.toString());
-        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("service.log").toFile())
-            .directory(dir.toFile()).start();
-    }
-
-    private static String classesDir() throws Exception {
-        return Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-    }
-
-    private static boolean awaitLine(Process p, Path log, String text) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() < deadline) {
-            boolean exited = !p.isAlive();
-            if (read(log).contains(text)) {
-                return true;
-            }
-            if (exited) {
-                return false;
-            }
-            p.waitFor(20, TimeUnit.MILLISECONDS);
-        }
-        return false;
-    }
-
-    private static String read(Path log) throws Exception {
-        return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
     }
 }

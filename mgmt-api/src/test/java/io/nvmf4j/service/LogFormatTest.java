@@ -2,10 +2,7 @@ package io.nvmf4j.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
-import io.nvmf4j.config.ListenerConfig;
-import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.service.api.TestService;
@@ -110,16 +107,10 @@ class LogFormatTest {
      */
     private List<String> run(String format) throws Exception {
         int port = TestService.freePort();
-        TargetConfig c = new TargetConfig();
-        c.cores = 1;
-        c.api.port = 0;
-        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 2048));
-        SubsystemConfig s = new SubsystemConfig();
-        s.nqn = NQN;
+        TargetConfig c = ServiceProcess.document(NQN, port);
+        SubsystemConfig s = c.subsystems.get(0);
+        s.allowAnyHost = false; // the stranger's connect is refused and logged
         s.hosts.add(HOSTNQN);
-        s.namespaces.add(new NamespaceConfig(1, "m0"));
-        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", port));
-        c.subsystems.add(s);
         Path file = dir.resolve("config.json");
         ConfigStore.save(file, c);
         Path log = dir.resolve("service-" + format + ".log");

@@ -12,21 +12,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -42,11 +38,11 @@ class MainTest {
     @TempDir
     Path dir;
 
-    private final List<Service> started = new ArrayList<>();
+    private final List<ServiceProcess> started = new ArrayList<>();
 
     @AfterEach
     void stopAll() throws InterruptedException {
-        for (Service s : started) {
+        for (ServiceProcess s : started) {
             s.process.destroyForcibly();
             s.process.waitFor(5, TimeUnit.SECONDS);
         }
@@ -63,7 +59,7 @@ class MainTest {
         assertThat(ConfigStore.load(config).subsystems.get(0).serial).as("no identities before the first start")
             .isNull();
 
-        Service first = start("--state-dir", dir.toString(), "--config", config.toString());
+        ServiceProcess first = start("--state-dir", dir.toString(), "--config", config.toString());
         String connect = "nvme connect -t tcp -a 127.0.0.1 -s " + port + " -n " + NQN;
         assertThat(first.awaitLine(l -> l.contains(connect)))
             .as("log line with '%s'; output:%n%s", connect, first.output()).isTrue();
@@ -84,7 +80,7 @@ class MainTest {
         assertThat(s1.namespaces.get(0).uuid).isNotBlank();
         String fileAfterFirst = Files.readString(config);
 
-        Service second = start("--state-dir", dir.toString(), "--config", config.toString());
+        ServiceProcess second = start("--state-dir", dir.toString(), "--config", config.toString());
         assertThat(second.awaitLine(l -> l.contains(connect))).as("output:%n%s", second.output()).isTrue();
         TargetConfig afterSecond = ConfigStore.load(config);
         SubsystemConfig s2 = afterSecond.subsystems.get(0);
@@ -99,7 +95,7 @@ class MainTest {
         TargetConfig c = config(70000);
         Path file = dir.resolve("bad.json");
         Files.writeString(file, ConfigStore.toJson(c));
-        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        ServiceProcess s = start("--state-dir", dir.toString(), "--config", file.toString());
         assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
         assertThat(s.output()).contains("subsystems[0].listeners[0].port").contains("70000").contains(file.toString());
     }
@@ -109,7 +105,7 @@ class MainTest {
         TargetConfig c = config(70000);
         Path file = dir.resolve("bad.json");
         Files.writeString(file, ConfigStore.toJson(c));
-        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        ServiceProcess s = start("--state-dir", dir.toString(), "--config", file.toString());
         assertThat(s.awaitExit()).isEqualTo(2);
         assertThat(Files.readString(file)).isEqualTo(ConfigStore.toJson(c));
     }
@@ -118,7 +114,7 @@ class MainTest {
     void anUnparsableConfigurationExitsWithStatus2SayingWhere() throws Exception {
         Path file = dir.resolve("broken.json");
         Files.writeString(file, "{\n  \"cores\": 2,\n  \"colour\": \"blue\"\n}\n");
-        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        ServiceProcess s = start("--state-dir", dir.toString(), "--config", file.toString());
         assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
         assertThat(s.output()).contains("colour").contains("line 3");
     }
@@ -132,7 +128,7 @@ class MainTest {
         TargetConfig c = spdkConfig(freePort(), "[1000]", true);
         Path file = dir.resolve("spdk.json");
         ConfigStore.save(file, c);
-        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        ServiceProcess s = start("--state-dir", dir.toString(), "--config", file.toString());
         assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(1);
         assertThat(s.output()).contains("nvmf4j-target: cannot start: engine spdk");
         assertThat(s.output()).as("no engine in its place").doesNotContain("target up")
@@ -152,13 +148,13 @@ class MainTest {
         TargetConfig holder = spdkConfig(freePort(), "[1]", true);
         Path holderFile = dir.resolve("holder.json");
         ConfigStore.save(holderFile, holder);
-        Service first = start("--state-dir", dir.resolve("a").toString(), "--config", holderFile.toString());
+        ServiceProcess first = start("--state-dir", dir.resolve("a").toString(), "--config", holderFile.toString());
         assertThat(first.awaitLine(l -> l.contains("spdk engine up"))).as("output:%n%s", first.output()).isTrue();
 
         TargetConfig second = spdkConfig(freePort(), "[1]", true);
         Path secondFile = dir.resolve("second.json");
         ConfigStore.save(secondFile, second);
-        Service taken = start("--state-dir", dir.resolve("b").toString(), "--config", secondFile.toString());
+        ServiceProcess taken = start("--state-dir", dir.resolve("b").toString(), "--config", secondFile.toString());
         assertThat(taken.awaitExit()).as("exit code; output:%n%s", taken.output()).isEqualTo(1);
         assertThat(taken.output()).contains("nvmf4j-target: cannot start: engine spdk: SPDK did not start")
             .contains("core 1").doesNotContain("listening on");
@@ -168,7 +164,7 @@ class MainTest {
         rdma.subsystems.get(0).listeners.add(new ListenerConfig("rdma", "127.0.0.1", freePort()));
         Path rdmaFile = dir.resolve("rdma.json");
         ConfigStore.save(rdmaFile, rdma);
-        Service noDevice = start("--state-dir", dir.resolve("c").toString(), "--config", rdmaFile.toString());
+        ServiceProcess noDevice = start("--state-dir", dir.resolve("c").toString(), "--config", rdmaFile.toString());
         int tcpPort = rdma.subsystems.get(0).listeners.get(0).port;
         assertThat(noDevice.awaitLine(l -> l.contains("is not serving and not in the discovery log")))
             .as("output:%n%s", noDevice.output()).isTrue();
@@ -212,7 +208,7 @@ class MainTest {
         Path file = dir.resolve("spdk.json");
         ConfigStore.save(file, c);
         String connect = "nvme connect -t tcp -a 127.0.0.1 -s " + port + " -n " + NQN;
-        Service first = start("--state-dir", dir.toString(), "--config", file.toString());
+        ServiceProcess first = start("--state-dir", dir.toString(), "--config", file.toString());
         assertThat(first.awaitLine(l -> l.contains(connect))).as("output:%n%s", first.output()).isTrue();
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 2000);
@@ -224,7 +220,7 @@ class MainTest {
         assertThat(first.process.exitValue()).as("exit code; output:%n%s", first.output()).isZero();
         assertThat(first.output()).contains("spdk engine up").contains("spdk engine stopped (SPDK's exit status 0)");
 
-        Service second = start("--state-dir", dir.toString(), "--config", file.toString());
+        ServiceProcess second = start("--state-dir", dir.toString(), "--config", file.toString());
         assertThat(second.awaitLine(l -> l.contains(connect))).as("output:%n%s", second.output()).isTrue();
         SubsystemConfig s1 = afterFirst.subsystems.get(0);
         SubsystemConfig s2 = ConfigStore.load(file).subsystems.get(0);
@@ -244,7 +240,7 @@ class MainTest {
         int port = freePort();
         Path file = dir.resolve("spdk.json");
         ConfigStore.save(file, spdkConfig(port, "0x1", false));
-        Service s = start(OutOfMemoryMain.class, "-Xmx96m", "--state-dir", dir.toString(), "--config",
+        ServiceProcess s = start(OutOfMemoryMain.class, "-Xmx96m", "--state-dir", dir.toString(), "--config",
             file.toString());
         String connect = "nvme connect -t tcp -a 127.0.0.1 -s " + port + " -n " + NQN;  // announced: the service is up
         assertThat(s.awaitLine(l -> l.contains(connect))).as("output:%n%s", s.output()).isTrue();
@@ -287,7 +283,7 @@ class MainTest {
             c.subsystems.get(0).namespaces.add(new NamespaceConfig(2, "f0"));
             Path file = dir.resolve("frozen.json");
             ConfigStore.save(file, c);
-            Service s = start("--state-dir", dir.toString(), "--config", file.toString(), "--stop-timeout", "2");
+            ServiceProcess s = start("--state-dir", dir.toString(), "--config", file.toString(), "--stop-timeout", "2");
             String connect = "nvme connect -t tcp -a 127.0.0.1 -s " + port + " -n " + NQN;
             assertThat(s.awaitLine(l -> l.contains(connect))).as("output:%n%s", s.output()).isTrue();
             boolean frozen = false;
@@ -373,7 +369,7 @@ class MainTest {
         int port = freePort();
         Path config = writeConfig(port);
         for (String bad : new String[] {"0", "3601", "-5"}) {
-            Service s = start("--state-dir", dir.toString(), "--config", config.toString(), "--stop-timeout", bad);
+            ServiceProcess s = start("--state-dir", dir.toString(), "--config", config.toString(), "--stop-timeout", bad);
             assertThat(s.awaitExit()).as("exit status for %s; output:%n%s", bad, s.output()).isEqualTo(2);
             assertThat(s.output()).contains("--stop-timeout: must be 1..3600 seconds, got " + bad)
                 .doesNotContain("listening on");
@@ -386,7 +382,7 @@ class MainTest {
         c.engine = "dpdk";
         Path file = dir.resolve("dpdk.json");
         Files.writeString(file, ConfigStore.toJson(c));
-        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        ServiceProcess s = start("--state-dir", dir.toString(), "--config", file.toString());
         assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
         assertThat(s.output()).contains("engine: must be java or spdk, got dpdk");
     }
@@ -396,7 +392,7 @@ class MainTest {
         try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             int port = busy.getLocalPort();
             Path config = writeConfig(port);
-            Service s = start("--state-dir", dir.toString(), "--config", config.toString());
+            ServiceProcess s = start("--state-dir", dir.toString(), "--config", config.toString());
             assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(1);
             assertThat(s.output()).contains("cannot start: address 127.0.0.1:" + port + " is already in use")
                 .doesNotContain("bind(..)");
@@ -405,14 +401,14 @@ class MainTest {
 
     @Test
     void helpExitsZero() throws Exception {
-        Service s = start("--help");
+        ServiceProcess s = start("--help");
         assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isZero();
         assertThat(s.output()).contains("Usage").contains("--state-dir").contains("--config");
     }
 
     @Test
     void withoutConfigTheDefaultIsWrittenAndServedOrPort4420IsReportedBusy() throws Exception {
-        Service s = start("--state-dir", dir.toString());
+        ServiceProcess s = start("--state-dir", dir.toString());
         String listening = "nvme connect -t tcp -a 127.0.0.1 -s 4420 -n " + ConfigStore.DEFAULT_NQN;
         // BindFailures' words for a taken port (another target of this machine's may hold 4420)
         String busy = "cannot start: address 127.0.0.1:4420 is already in use";
@@ -449,7 +445,7 @@ class MainTest {
         Files.writeString(file, text);
         assertThat(text).doesNotContain("serial").doesNotContain("nguid");
 
-        Service s = start("check-config", file.toString());
+        ServiceProcess s = start("check-config", file.toString());
         assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isZero();
         assertThat(s.output()).isEqualTo(file + ": valid\n");
         assertThat(Files.readString(file)).as("no identities written back").isEqualTo(text);
@@ -461,7 +457,7 @@ class MainTest {
         }
 
         // without FILE: the file a start would read (<state-dir>/config.json)
-        Service byDir = start("--state-dir", state.toString(), "check-config");
+        ServiceProcess byDir = start("--state-dir", state.toString(), "check-config");
         assertThat(byDir.awaitExit()).as("output:%n%s", byDir.output()).isZero();
         assertThat(byDir.output()).isEqualTo(file + ": valid\n");
         try (var files = Files.list(state)) {
@@ -479,7 +475,7 @@ class MainTest {
         c.api.tlsKey = dir.resolve("absent-key.pem").toString();
         Path file = dir.resolve("bad.json");
         Files.writeString(file, ConfigStore.toJson(c));
-        Service s = start("check-config", file.toString());
+        ServiceProcess s = start("check-config", file.toString());
         assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
         // the validator's wording is its own (and may change); the field and the value are what matter here
         List<String> lines = s.output().lines().toList();
@@ -495,12 +491,12 @@ class MainTest {
     void checkConfigOfAnUnparsableOrAbsentFileExits2() throws Exception {
         Path broken = dir.resolve("broken.json");
         Files.writeString(broken, "{\n  \"cores\": 2,\n  \"colour\": \"blue\"\n}\n");
-        Service s = start("check-config", broken.toString());
+        ServiceProcess s = start("check-config", broken.toString());
         assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
         assertThat(s.output()).startsWith(broken + ": ").contains("colour").contains("line 3").hasLineCount(1);
 
         Path absent = dir.resolve("absent.json");
-        Service none = start("check-config", absent.toString());
+        ServiceProcess none = start("check-config", absent.toString());
         assertThat(none.awaitExit()).isEqualTo(2);
         assertThat(none.output()).isEqualTo(absent + ": no such file\n");
         assertThat(absent).as("check-config never writes the default").doesNotExist();
@@ -515,25 +511,16 @@ class MainTest {
         c.api.tlsKey = dir.resolve("absent-key.pem").toString();
         Path file = dir.resolve("tls.json");
         Files.writeString(file, ConfigStore.toJson(c));
-        Service s = start("--state-dir", dir.toString(), "--config", file.toString());
+        ServiceProcess s = start("--state-dir", dir.toString(), "--config", file.toString());
         assertThat(s.awaitExit()).as("exit code; output:%n%s", s.output()).isEqualTo(2);
         assertThat(s.output()).contains("api.tlsCert: no such file " + c.api.tlsCert).doesNotContain("listening on");
     }
 
     // ---- helpers ----
 
+    /** These tests are about the target: the API is off (it has its own tests). */
     private static TargetConfig config(int port) {
-        TargetConfig c = new TargetConfig();
-        c.cores = 1;
-        c.api.port = 0;  // these tests are about the target; the API has its own tests
-        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 16384));
-        SubsystemConfig s = new SubsystemConfig();
-        s.nqn = NQN;
-        s.allowAnyHost = true;
-        s.namespaces.add(new NamespaceConfig(1, "m0"));
-        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", port));
-        c.subsystems.add(s);
-        return c;
+        return ServiceProcess.document(NQN, port);
     }
 
     private Path writeConfig(int port) throws IOException {
@@ -548,81 +535,15 @@ class MainTest {
         }
     }
 
-    private Service start(String... args) throws IOException {
+    private ServiceProcess start(String... args) throws IOException {
         return start(Main.class, "-Xmx256m", args);
     }
 
-    /**
-     * {@code main} (Main or a test's variant of it) in a child JVM with heap {@code xmx}, working in {@link #dir},
-     * where the JVM writes a crash report or a core file if it crashes.
-     */
-    private Service start(Class<?> main, String xmx, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", xmx,
-            "-cp", classesDir() + File.pathSeparator + System.getProperty("java.class.path"),
-            main.getName()));
-        cmd.addAll(List.of(args));
+    /** {@code main} (Main or a test's variant of it) in a child JVM with heap {@code xmx}, working in {@link #dir}. */
+    private ServiceProcess start(Class<?> main, String xmx, String... args) throws IOException {
         Path log = dir.resolve("service-" + started.size() + ".log");
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
-            .directory(dir.toFile());
-        pb.environment().put("NVMF4J_LOG_LEVEL", "INFO");
-        Service s = new Service(pb.start(), log);
+        ServiceProcess s = ServiceProcess.start(main, xmx, dir, log, args);
         started.add(s);
         return s;
-    }
-
-    /** mgmt-api's own classes (target/classes), where Main was loaded from. */
-    private static String classesDir() {
-        try {
-            return Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /**
-     * A child service process. Its merged stdout/stderr go to a file: Process.destroy() closes the pipes,
-     * which would lose what the service logs while it shuts down.
-     */
-    private static final class Service {
-        final Process process;
-        private final Path log;
-
-        Service(Process process, Path log) {
-            this.process = process;
-            this.log = log;
-        }
-
-        /** Waits until a line of the output matches or the process has exited; whether a line matched. */
-        boolean awaitLine(Predicate<String> p) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MS);
-            while (true) {
-                boolean exited = !process.isAlive();
-                if (output().lines().anyMatch(p)) {
-                    return true;
-                }
-                if (exited || System.nanoTime() > deadline) {
-                    return false;
-                }
-                process.waitFor(20, TimeUnit.MILLISECONDS);  // poll interval; returns early on exit
-            }
-        }
-
-        /** Waits for the process to exit; its exit code. */
-        int awaitExit() throws InterruptedException {
-            if (!process.waitFor(START_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
-                throw new AssertionError("still running after " + START_TIMEOUT_MS + " ms; output:\n" + output());
-            }
-            return process.exitValue();
-        }
-
-        String output() {
-            try {
-                return Files.readString(log, StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
     }
 }

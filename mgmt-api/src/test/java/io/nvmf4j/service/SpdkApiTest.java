@@ -1,12 +1,8 @@
 package io.nvmf4j.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.EngineCapabilities;
-import io.nvmf4j.config.ListenerConfig;
-import io.nvmf4j.config.NamespaceConfig;
-import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.service.api.Http;
 import io.nvmf4j.service.api.Http.Res;
@@ -19,11 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -44,7 +37,7 @@ class SpdkApiTest {
     @TempDir
     static Path dir;
     static Process service;
-    static Path log;
+    static ServiceProcess child;
     static Http http;
     /** The port of the subsystem's NVMe/TCP listener. */
     static int ioPort;
@@ -52,30 +45,13 @@ class SpdkApiTest {
     @BeforeAll
     static void start() throws Exception {
         SpdkRequirement.assumeBuilt();
-        TargetConfig c = new TargetConfig();
-        c.engine = "spdk";
-        c.spdk.coreMask = "0x1";
-        c.spdk.memSizeMb = 512;
-        c.spdk.hugepages = false;
-        c.spdk.coreLocks = false; // other suites on this machine may run SPDK on core 0 too
-        c.api.port = TestService.freePort();
-        c.api.token = TOKEN;
-        c.bdevs.add(new BdevConfig("m0", "malloc", 512, 16384));
-        SubsystemConfig s = new SubsystemConfig();
-        s.nqn = NQN;
-        s.allowAnyHost = true;
-        s.namespaces.add(new NamespaceConfig(1, "m0"));
         ioPort = TestService.freePort();
-        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", ioPort));
-        c.subsystems.add(s);
+        TargetConfig c = SpdkRequirement.document(NQN, TOKEN, ioPort);
         Path file = dir.resolve("config.json");
         ConfigStore.save(file, c);
-        log = dir.resolve("service.log");
-        service = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
-            "-cp", classesDir() + File.pathSeparator + System.getProperty("java.class.path"),
-            Main.class.getName(), "--state-dir", dir.toString(), "--config", file.toString())
-            .redirectErrorStream(true).redirectOutput(log.toFile()).directory(dir.toFile()).start();
+        child = ServiceProcess.start(dir, dir.resolve("service.log"), "--state-dir", dir.toString(), "--config",
+            file.toString());
+        service = child.process;
         http = new Http(c.api.port, TOKEN);
         awaitApi();
     }
@@ -246,15 +222,6 @@ class SpdkApiTest {
     }
 
     private static String output() {
-        try {
-            return Files.readString(log, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(no output: " + e + ")";
-        }
-    }
-
-    /** mgmt-api's own classes (target/classes), where Main was loaded from. */
-    private static String classesDir() throws URISyntaxException {
-        return Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        return child.output();
     }
 }

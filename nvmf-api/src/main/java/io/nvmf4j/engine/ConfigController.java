@@ -327,6 +327,11 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
 
     /** Conflict when {@code bdev} already backs a namespace (found through the index). */
     private void checkBdevFree(String bdev) {
+        String gone = engine.missingVolumes().cause(bdev);
+        if (gone != null) {
+            throw ControlException.conflict("bdev: volume " + bdev + " is missing (" + gone + "); a namespace on it"
+                + " could not be served");
+        }
         SubsystemConfig user = index().bdevUser(bdev);
         for (NamespaceConfig n : user == null ? List.<NamespaceConfig>of() : user.namespaces) {
             if (bdev.equals(n.bdev)) {
@@ -609,9 +614,53 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     private VolumeInfo volumeInfo(String pool, String name) {
         TargetConfig c = doc.get();
         VolumeConfig v = PoolDocument.volume(c, pool, name);
+        String gone = engine.missingVolumes().cause(pool, v.name, null);
         return new VolumeInfo(pool, v.name, VolumeConfig.bdevName(pool, v.name), v.blockSize,
-            v.numBlocks * v.blockSize, engine.allocatedBytes(pool, v.name, null), !v.thick, v.origin,
-            v.snapshots.stream().map(s -> s.name).toList(), PoolDocument.namespaceOf(c, pool, v.name));
+            v.numBlocks * v.blockSize, gone != null ? 0 : engine.allocatedBytes(pool, v.name, null), !v.thick,
+            v.origin, v.snapshots.stream().map(s -> s.name).toList(), PoolDocument.namespaceOf(c, pool, v.name),
+            gone == null ? MissingVolumes.AVAILABLE : MissingVolumes.MISSING, gone);
+    }
+
+    /**
+     * Conflict when the start found volume {@code volume} (snapshot {@code snapshot}, when not null) missing from its
+     * pool: {@code what} needs its medium.
+     */
+    private void checkPresent(String pool, String volume, String snapshot, String what) {
+        String gone = engine.missingVolumes().cause(pool, volume, snapshot);
+        if (gone != null) {
+            throw ControlException.conflict((snapshot == null ? "volume " + volume : "snapshot " + volume + "@"
+                + snapshot) + " of pool " + pool + " is missing (" + gone + "); no " + what + " (delete it, or bring"
+                + " it back and restart)");
+        }
+    }
+
+    /**
+     * Takes a volume or snapshot the start found missing out of the document ({@code next}) without touching the
+     * pool, as {@code step}; an undo records it missing again.
+     */
+    private void forgetMissing(String step, TargetConfig next, String pool, String volume, String snapshot) {
+        MissingVolumes m = engine.missingVolumes();
+        String gone = m.remove(pool, volume, snapshot);
+        commitStep(step, next, prev -> m.add(pool, volume, snapshot, gone));
+    }
+
+    /** Conflict when namespace {@code nsid} of {@code nqn} is not served (its volume is missing). */
+    private void checkServed(String nqn, int nsid) {
+        String why = engine.missingVolumes().unservedNamespaces(doc.get()).get(nqn + "/" + nsid);
+        if (why != null) {
+            throw ControlException.conflict("namespace " + nsid + " of " + nqn + " is not served: " + why
+                + "; remove it, or bring the volume back and restart");
+        }
+    }
+
+    /**
+     * The namespaces of the document that are not served, {@code <nqn>/<nsid>} → why: those whose volume the start
+     * found missing ({@link MissingVolumes}).
+     */
+    public Map<String, String> unservedNamespaces() {
+        synchronized (engine) {
+            return engine.missingVolumes().unservedNamespaces(doc.get());
+        }
     }
 
     /**
@@ -627,6 +676,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             if (blocks == v.numBlocks) {
                 return volumeInfo(pool, name);
             }
+            checkPresent(pool, name, null, "resize");
             String ns = PoolDocument.namespaceOf(doc.get(), pool, name);
             if (blocks < v.numBlocks && ns != null) {
                 throw ControlException.conflict("size: volume " + name + " backs namespace " + ns + "; a shrink"
@@ -653,6 +703,10 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             VolumeConfig v = PoolDocument.volume(doc.get(), pool, name);
             PoolDocument.checkDeletable(doc.get(), p, v);
             TargetConfig next = changedWith(c -> c.pool(pool).volumes.removeIf(x -> name.equals(x.name)));
+            if (engine.missingVolumes().cause(pool, name, null) != null) {
+                forgetMissing("deleteVolume", next, pool, name, null);
+                return;
+            }
             engine.deleteVolume(pool, name);
             commitStep("deleteVolume", next, prev -> engine.restoreVolume(pool, v));
         }
@@ -691,6 +745,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 if (PoolDocument.volume(doc.get(), pool, v).snapshot(name) != null) {
                     throw ControlException.conflict("name: volume " + v + " already has a snapshot " + name);
                 }
+                checkPresent(pool, v, null, "snapshot");
             }
             String created = java.time.Instant.now().toString();
             TargetConfig next = validatedWith(c -> {
@@ -717,8 +772,10 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         TargetConfig c = doc.get();
         SnapshotConfig s = PoolDocument.snapshot(c, pool, volume, name);
         VolumeConfig v = c.pool(pool).volume(volume);
-        return new SnapshotInfo(pool, volume, name, s.numBlocks * v.blockSize, engine.allocatedBytes(pool, volume, name),
-            s.created, s.group, PoolDocument.clonesOf(c.pool(pool), volume, name));
+        long allocated = engine.missingVolumes().cause(pool, volume, name) != null ? 0
+            : engine.allocatedBytes(pool, volume, name);
+        return new SnapshotInfo(pool, volume, name, s.numBlocks * v.blockSize, allocated, s.created, s.group,
+            PoolDocument.clonesOf(c.pool(pool), volume, name));
     }
 
     /**
@@ -729,6 +786,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         synchronized (engine) {
             PoolConfig p = PoolDocument.pool(doc.get(), pool);
             SnapshotConfig s = PoolDocument.snapshot(doc.get(), pool, volume, snapshot);
+            checkPresent(pool, volume, snapshot, "clone");
             PoolDocument.checkName(clone, "name");
             PoolDocument.checkVolumeFree(p, clone);
             VolumeConfig v = new VolumeConfig(clone, p.volume(volume).blockSize, s.numBlocks);
@@ -748,6 +806,10 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
             PoolDocument.checkSnapshotDeletable(p, volume, snapshot);
             TargetConfig next = changedWith(c -> c.pool(pool).volume(volume).snapshots
                 .removeIf(x -> snapshot.equals(x.name)));
+            if (engine.missingVolumes().cause(pool, volume, snapshot) != null) {
+                forgetMissing("deleteSnapshot", next, pool, volume, snapshot);
+                return;
+            }
             engine.deleteSnapshot(pool, volume, snapshot);
             commitStep("deleteSnapshot", next, prev -> engine.restoreSnapshot(pool, volume, snapshot));
         }
@@ -978,6 +1040,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
     }
 
     private void changeNamespaceHosts(String nqn, int nsid, String hostnqn, boolean add) {
+        checkServed(nqn, nsid);
         TargetConfig next = validatedWith(c -> {
             List<String> hosts = ConfigDocument.namespace(ConfigDocument.subsystem(c, nqn), nsid).hosts;
             if (add) {
@@ -1128,6 +1191,7 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
                 throw ControlException.notFound("no namespace " + nsid + " in " + nqn);
             }
             int was = n.anaGroupOrDefault();
+            checkServed(nqn, nsid);
             TargetConfig next = validatedWith(c -> ConfigDocument.namespace(ConfigDocument.subsystem(c, nqn), nsid)
                 .anaGroup = group);
             if (was != group) {

@@ -158,6 +158,15 @@ public interface Engine extends AutoCloseable {
     }
 
     /**
+     * The volumes and snapshots the start found missing from their pools, which the engine does not open and whose
+     * namespaces it does not serve ({@link MissingVolumes}: the rule every engine follows). Engines without pools:
+     * none.
+     */
+    default MissingVolumes missingVolumes() {
+        return new MissingVolumes();
+    }
+
+    /**
      * The committed document is durable: frees what deletes committed before it left (their files stay, renamed,
      * until then, so a change whose save fails can still be undone). Engines without pools have nothing to do.
      */

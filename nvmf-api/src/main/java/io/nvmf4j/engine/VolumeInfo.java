@@ -12,7 +12,11 @@ import java.util.List;
  * @param origin           the snapshot it was cloned from ({@code volume@snapshot}), or null
  * @param snapshots        its snapshots' names, oldest first
  * @param namespace        the namespace that uses it ({@code <nqn>/<nsid>}), or null
+ * @param state            {@link MissingVolumes#AVAILABLE}, or {@link MissingVolumes#MISSING} when the start found its
+ *                         pool without it (then its namespace is not served and its allocated bytes are 0)
+ * @param cause            why it is missing, or null
  */
 public record VolumeInfo(String pool, String name, String bdev, int blockSize, long provisionedBytes,
-                         long allocatedBytes, boolean thin, String origin, List<String> snapshots, String namespace) {
+                         long allocatedBytes, boolean thin, String origin, List<String> snapshots, String namespace,
+                         String state, String cause) {
 }

@@ -352,8 +352,9 @@ public final class ReflinkPool implements VolumeStore {
     /**
      * Makes the directory agree with the document's pool {@code pool}, at start: a file it names that is in the trash
      * comes back (a delete never committed); the pool's files that it does not name are removed (a create, snapshot
-     * or clone whose change was never committed, the trash of a committed delete), a volume file of another size than the document's is set to it (a resize never committed), and volume
-     * files that are missing are reported. Files not of the pool's naming are left alone (logged).
+     * or clone whose change was never committed, the trash of a committed delete), a volume file of another size than
+     * the document's is set to it (a resize never committed), and the files that are missing are reported (the engine
+     * then follows {@link io.nvmf4j.engine.MissingVolumes}). Files not of the pool's naming are left alone (logged).
      */
     public Reconciled reconcile(PoolConfig pool) {
         Map<String, VolumeConfig> volumes = new HashMap<>();
@@ -398,7 +399,7 @@ public final class ReflinkPool implements VolumeStore {
         List<String> missing = new ArrayList<>();
         for (String f : known) {
             if (!present.contains(f)) {
-                LOG.error("pool {}: {} is missing from {}", name, f, dir);
+                LOG.error("pool {}: {} is missing from {}; the start goes on without it", name, f, dir);
                 missing.add(f);
             }
         }

@@ -32,6 +32,7 @@ import io.nvmf4j.engine.ErrorInjection;
 import io.nvmf4j.engine.IoNamespace;
 import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.engine.LiveDocument;
+import io.nvmf4j.engine.MissingVolumes;
 import io.nvmf4j.engine.PoolInfo;
 import io.nvmf4j.engine.RbdCounters;
 import io.nvmf4j.engine.ReservationInfo;
@@ -74,11 +75,18 @@ public final class JavaEngine implements Engine {
 
     private final Target target;
     private final Map<String, BlockDevice> bdevs = new LinkedHashMap<>();
+    /** What the start found missing from the pools: not opened, their namespaces not served. */
+    private final MissingVolumes missing = new MissingVolumes();
     /** The pools and the volumes they serve as bdevs named {@code <pool>/<volume>}. */
     private final JavaPools pools = new JavaPools(new JavaPools.Engine() {
         @Override
         public Map<String, BlockDevice> bdevs() {
             return bdevs;
+        }
+
+        @Override
+        public MissingVolumes missing() {
+            return missing;
         }
 
         @Override
@@ -300,7 +308,9 @@ public final class JavaEngine implements Engine {
             s.anaPort(l).setAll(l.anaStates);
         }
         for (NamespaceConfig n : c.namespaces) {
-            s.addNamespace(namespaceOf(doc, c, n));
+            if (missing.serves(c.nqn, n)) {
+                s.addNamespace(namespaceOf(doc, c, n));
+            }
         }
         return s;
     }
@@ -512,6 +522,11 @@ public final class JavaEngine implements Engine {
     }
 
     @Override
+    public synchronized MissingVolumes missingVolumes() {
+        return missing;
+    }
+
+    @Override
     public synchronized void injectError(String name, ErrorInjection injection) {
         try {
             errorBdev(name).inject(injection);
@@ -622,6 +637,9 @@ public final class JavaEngine implements Engine {
     /** Adds a namespace (nsid 0 picks the lowest free one); connected hosts get the changed-namespace AEN. */
     @Override
     public synchronized void addNamespace(TargetConfig next, String nqn, NamespaceConfig added) {
+        if (!missing.serves(nqn, added)) {
+            return; // the undo of a removal of a namespace whose volume the start found missing
+        }
         Subsystem live = liveSubsystem(nqn);
         live.addNamespace(namespaceOf(next, ConfigDocument.subsystem(next, nqn), added));
         notifyNamespaceChanged(live, added.nsid);

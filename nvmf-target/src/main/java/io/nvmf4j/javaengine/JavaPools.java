@@ -8,6 +8,7 @@ import io.nvmf4j.config.PoolConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.VolumeConfig;
 import io.nvmf4j.core.Namespace;
+import io.nvmf4j.engine.MissingVolumes;
 import io.nvmf4j.engine.PoolInfo;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.storage.BdevException;
@@ -60,6 +61,9 @@ final class JavaPools {
     interface Engine {
         Map<String, BlockDevice> bdevs();
 
+        /** What the start found missing from the pools ({@link MissingVolumes}). */
+        MissingVolumes missing();
+
         /** The committed document (a change under way is not in it yet). */
         TargetConfig document();
 
@@ -109,7 +113,8 @@ final class JavaPools {
 
     /**
      * At start: opens every pool of {@code c}, makes its directory agree with the document (files left by changes
-     * never committed are removed, see {@link ReflinkPool#reconcile}) and opens its volumes.
+     * never committed are removed, see {@link ReflinkPool#reconcile}) and opens its volumes. A volume or snapshot
+     * whose file is missing goes to {@link Engine#missing}; the volume is not opened (the start goes on).
      */
     void open(TargetConfig c) {
         for (PoolConfig p : c.pools) {
@@ -121,12 +126,19 @@ final class JavaPools {
             pools.put(p.name, pool);
             watched.put(p.name, pool);
             ReflinkPool.Reconciled r = pool.reconcile(p);
-            if (!r.missing().isEmpty()) {
-                throw new BdevException("pool " + p.name + ": the files of " + r.missing() + " are missing from "
-                    + p.path);
-            }
             for (VolumeConfig v : p.volumes) {
-                openVolume(p.name, v);
+                for (io.nvmf4j.config.SnapshotConfig s : v.snapshots) {
+                    String file = pool.snapshotPath(v.name, s.name).getFileName().toString();
+                    if (r.missing().contains(file)) {
+                        engine.missing().add(p.name, v.name, s.name, "file " + file + " is not in " + p.path);
+                    }
+                }
+                String file = pool.volumePath(v.name).getFileName().toString();
+                if (r.missing().contains(file)) {
+                    engine.missing().add(p.name, v.name, null, "file " + file + " is not in " + p.path);
+                } else {
+                    openVolume(p.name, v);
+                }
             }
             LOG.info("pool {}: {} volume(s) in {}{}", p.name, p.volumes.size(), p.path, r.removed().isEmpty()
                 ? "" : "; removed " + r.removed().size() + " file(s) the configuration does not name");

@@ -56,7 +56,15 @@ final class RbdVolumes {
         RbdPool.Reconciled r = pool.reconcile(p);
         reconciled.put(p.name, r);
         for (VolumeConfig v : p.volumes) {
-            if (!r.missing().contains(v.name)) {
+            for (io.nvmf4j.config.SnapshotConfig s : v.snapshots) {
+                if (r.missing().contains(v.name + "@" + s.name)) {
+                    engine.missing().add(p.name, v.name, s.name, "image " + v.name + " of RADOS pool " + p.pool
+                        + " has no snapshot " + s.name);
+                }
+            }
+            if (r.missing().contains(v.name)) {
+                engine.missing().add(p.name, v.name, null, "RADOS pool " + p.pool + " has no image " + v.name);
+            } else {
                 javaPools.openVolume(p.name, v);
             }
         }

@@ -164,6 +164,64 @@ class VolumeControlTest {
     }
 
     /**
+     * A volume's file and a snapshot's file removed behind the document's back between two starts: the start goes on
+     * and serves the rest; the volume lists as missing (its cause, 0 allocated bytes), its namespace is not served
+     * (logged, inactive for the host, reported) and what needs the missing medium is refused; the namespace, the
+     * snapshot and the volume then leave the document, and the next start finds nothing missing.
+     */
+    @Test
+    void aVolumeWhoseFileIsMissingAtStartListsAsMissingAndOnlyItsNamespaceIsNotServed() throws Exception {
+        t.createVolume("p0", VolumeRequest.thin("kept", 16 * MIB));
+        t.createVolume("p0", VolumeRequest.thin("lost", 16 * MIB));
+        t.createSnapshot("p0", "kept", "s1");
+        t.addNamespace(TestTarget.SUBNQN, new io.nvmf4j.config.NamespaceConfig(5, "p0/kept"));
+        t.addNamespace(TestTarget.SUBNQN, new io.nvmf4j.config.NamespaceConfig(6, "p0/lost"));
+        TargetConfig committed = t.configSnapshot();
+        t.close();
+        t = null;
+        Files.delete(poolDir.resolve("lost.vol"));
+        Files.delete(poolDir.resolve("kept@s1.snap"));
+
+        try (LogCapture log = new LogCapture("io.nvmf4j.engine.MissingVolumes")) {
+            t = JavaEngine.start(committed);
+            assertThat(log.lines("namespace 6 of " + TestTarget.SUBNQN + ": not served: its volume p0/lost is missing"
+                + " (file lost.vol is not in " + poolDir + ")")).hasSize(1);
+        }
+        var lost = t.volume("p0", "lost");
+        assertThat(lost.state()).isEqualTo("missing");
+        assertThat(lost.cause()).isEqualTo("file lost.vol is not in " + poolDir);
+        assertThat(lost.allocatedBytes()).isZero();
+        assertThat(t.volume("p0", "kept").state()).isEqualTo("available");
+        assertThat(t.snapshots("p0", "kept").get(0).allocatedBytes()).isZero();
+        assertThat(t.unservedNamespaces()).containsOnlyKeys(TestTarget.SUBNQN + "/6");
+        int port = t.listeners().values().iterator().next().getPort();
+        try (var c = io.nvmf4j.testhost.NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN,
+            TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, io.nvmf4j.testhost.TcpHostOptions.DEFAULT)) {
+            assertThat(c.io(0).read(5, 0, 1).ok()).as("the volume that is there serves").isTrue();
+            assertThat(c.io(0).read(6, 0, 1).sc()).as("the missing one's nsid is inactive").isEqualTo(0x0B);
+        }
+
+        refused(() -> t.resizeVolume("p0", "lost", BigInteger.valueOf(32 * MIB)), ControlException.Kind.CONFLICT,
+            "volume lost of pool p0 is missing");
+        refused(() -> t.createSnapshot("p0", "lost", "s2"), ControlException.Kind.CONFLICT, "is missing");
+        refused(() -> t.cloneSnapshot("p0", "kept", "s1", "c1"), ControlException.Kind.CONFLICT,
+            "snapshot kept@s1 of pool p0 is missing");
+        refused(() -> t.setNamespaceAnaGroup(TestTarget.SUBNQN, 6, 2), ControlException.Kind.CONFLICT,
+            "namespace 6 of " + TestTarget.SUBNQN + " is not served");
+        t.removeNamespace(TestTarget.SUBNQN, 6);
+        refused(() -> t.addNamespace(TestTarget.SUBNQN, new io.nvmf4j.config.NamespaceConfig(7, "p0/lost")),
+            ControlException.Kind.CONFLICT, "bdev: volume p0/lost is missing");
+        t.deleteSnapshot("p0", "kept", "s1");
+        t.deleteVolume("p0", "lost");
+        assertThat(t.volumes("p0")).extracting(v -> v.name()).containsExactly("kept");
+        assertThat(t.unservedNamespaces()).isEmpty();
+        assertThat(listing()).containsExactly("kept.vol");
+        restart(t.configSnapshot());
+        assertThat(t.engine().missingVolumes().all()).isEmpty();
+        assertThat(t.volume("p0", "kept").state()).isEqualTo("available");
+    }
+
+    /**
      * The pool's used bytes once at most {@code bound} (XFS frees a removed file's blocks in the background), or as
      * they are after 20 s.
      */

@@ -27,6 +27,7 @@ import io.nvmf4j.engine.EngineUnavailableException;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.engine.IoNamespace;
 import io.nvmf4j.engine.LiveDocument;
+import io.nvmf4j.engine.MissingVolumes;
 import io.nvmf4j.engine.PollGroupStat;
 import io.nvmf4j.engine.PoolInfo;
 import io.nvmf4j.engine.SubsystemStats;
@@ -49,11 +50,13 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -101,6 +104,10 @@ public final class SpdkEngine implements Engine, EngineIoStats {
     private final Map<String, PskFile> pskFiles = new HashMap<>();
     private boolean closed;
     private final SpdkPools pools = new SpdkPools();
+    /** What the start found missing from the pools' stores: their namespaces are not added to SPDK. */
+    private final MissingVolumes missing = new MissingVolumes();
+    /** The namespaces ({@code <nqn>/<nsid>}) left out of SPDK because their volume is missing. */
+    private final Set<String> unserved = new HashSet<>();
     /** How often the controller lists are read to log controllers coming and going ({@link ControllerWatch}). */
     static final long CONTROLLER_POLL_MS = 500;
     private final ControllerWatch watch = new ControllerWatch();
@@ -256,7 +263,7 @@ public final class SpdkEngine implements Engine, EngineIoStats {
         for (BdevConfig b : config.bdevs) {
             createBdev(b, config.storage);
         }
-        pools.open(config);
+        pools.open(config, missing);
         for (SubsystemConfig s : config.subsystems) {
             buildSubsystem(s);
         }
@@ -483,7 +490,15 @@ public final class SpdkEngine implements Engine, EngineIoStats {
         }
     }
 
+    /**
+     * Adds namespace {@code n} to SPDK's subsystem {@code nqn}, unless its volume is missing ({@link MissingVolumes}:
+     * then it is logged and left out, and so are its QoS limits).
+     */
     private void addNamespaceToSpdk(String nqn, NamespaceConfig n) {
+        if (!missing.serves(nqn, n)) {
+            unserved.add(nqn + "/" + n.nsid);
+            return;
+        }
         HexFormat hex = HexFormat.of();
         byte[] uuid = null;
         if (n.uuid != null) {
@@ -597,7 +612,9 @@ public final class SpdkEngine implements Engine, EngineIoStats {
         try {
             for (SubsystemConfig s : next.subsystems) {
                 for (NamespaceConfig n : s.namespaces) {
-                    setQos(s.nqn, n);
+                    if (!unserved.contains(s.nqn + "/" + n.nsid)) {
+                        setQos(s.nqn, n);
+                    }
                 }
             }
         } catch (SpdkException e) {
@@ -829,6 +846,11 @@ public final class SpdkEngine implements Engine, EngineIoStats {
         return pools.allocatedBytes(pool, volume, snapshot);
     }
 
+    @Override
+    public synchronized MissingVolumes missingVolumes() {
+        return missing;
+    }
+
     /** What the start found in pool {@code pool}'s lvol store against the document, or null (added since). */
     synchronized SpdkPools.Reconciled poolReconciled(String pool) {
         return pools.reconciled(pool);
@@ -846,6 +868,7 @@ public final class SpdkEngine implements Engine, EngineIoStats {
             } catch (SpdkException ignored) {
                 // it may not have been created at all
             }
+            unserved.removeIf(k -> k.startsWith(added.nqn + "/"));
             removeSubsystemKeys(added);
             for (ListenerConfig l : added.listeners) {
                 if (!before.contains(l)) {
@@ -860,6 +883,7 @@ public final class SpdkEngine implements Engine, EngineIoStats {
     public synchronized void removeSubsystem(TargetConfig next, SubsystemConfig sc) {
         try {
             SpdkNative.deleteSubsystem(sc.nqn);
+            unserved.removeIf(k -> k.startsWith(sc.nqn + "/"));
             for (NamespaceConfig n : sc.namespaces) {
                 clearQos(sc.nqn + "/" + n.nsid);
                 removePtplFile(sc.nqn + "/" + n.nsid);
@@ -920,6 +944,9 @@ public final class SpdkEngine implements Engine, EngineIoStats {
 
     @Override
     public synchronized void removeNamespace(String nqn, int nsid) {
+        if (unserved.remove(nqn + "/" + nsid)) {
+            return; // SPDK never had it
+        }
         try {
             SpdkNative.removeNamespace(nqn, nsid);
             clearQos(nqn + "/" + nsid);

@@ -7,6 +7,7 @@ import io.nvmf4j.config.SnapshotConfig;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.config.VolumeConfig;
+import io.nvmf4j.engine.MissingVolumes;
 import io.nvmf4j.engine.PoolInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,8 +38,11 @@ final class SpdkPools {
     /** SPDK's longest lvol name (SPDK_LVOL_NAME_MAX less its NUL). */
     static final int MAX_LVOL_NAME = 63;
 
-    /** What the start found in a pool's store against the document. */
-    record Reconciled(boolean created, List<String> missing, List<String> extra) {
+    /**
+     * What the start found in a pool's store against the document: lvols it lacks ({@code missing}) and holds beyond
+     * the document ({@code extra}), and volumes it set to the document's size ({@code resized}).
+     */
+    record Reconciled(boolean created, List<String> missing, List<String> extra, List<String> resized) {
     }
 
     /** A store's capacity and lvols ({@link SpdkNative#LVS_INFO}). */
@@ -46,7 +50,9 @@ final class SpdkPools {
                      Map<String, Lvol> lvols) {
     }
 
-    record Lvol(String name, long allocatedClusters, long clusters, boolean thin, boolean snapshot) {
+    /** An lvol; {@code dataEndClusters}: one past its last allocated cluster (0 when it has none of its own). */
+    record Lvol(String name, long allocatedClusters, long clusters, boolean thin, boolean snapshot,
+                long dataEndClusters) {
     }
 
     private final Map<String, Reconciled> reconciled = new HashMap<>();
@@ -57,9 +63,11 @@ final class SpdkPools {
      * At start: opens every pool's store (after SPDK examined the bdevs, so a store on a file bdev is loaded) and
      * compares its lvols with the document. A store made anew (a malloc base bdev loses it with the process) gets the
      * document's volumes, snapshots and clones again, empty; for a store found, a document's lvol it lacks and an
-     * lvol the document does not name are logged and kept in {@link #reconciled}, nothing deleted.
+     * lvol the document does not name are logged and kept in {@link #reconciled}, nothing deleted. A lacking one
+     * goes to {@code missing} (the start goes on; its namespace is not served), and a volume's lvol of another size
+     * than the document's is set to it ({@link #setSize}).
      */
-    void open(TargetConfig c) {
+    void open(TargetConfig c, MissingVolumes missing) {
         for (PoolConfig p : c.pools) {
             boolean created = "created".equals(openStore(p));
             Set<String> expected = expectedLvols(p);
@@ -69,13 +77,30 @@ final class SpdkPools {
                     + " process): {} volume(s) and snapshot(s) of the configuration made again, empty", p.name,
                     p.baseBdev, expected.size());
             }
-            Set<String> actual = info(p.name).lvols().keySet();
-            List<String> missing = expected.stream().filter(n -> !actual.contains(n)).toList();
+            StoreInfo store = info(p.name);
+            Set<String> actual = store.lvols().keySet();
+            List<String> lacks = expected.stream().filter(n -> !actual.contains(n)).toList();
             List<String> extra = actual.stream().filter(n -> !expected.contains(n)).toList();
-            reconciled.put(p.name, new Reconciled(created, missing, extra));
-            if (!missing.isEmpty()) {
-                LOG.error("pool {}: the lvol store on bdev {} lacks {} of the configuration", p.name, p.baseBdev,
-                    missing);
+            List<String> resized = new ArrayList<>();
+            for (VolumeConfig v : p.volumes) {
+                for (SnapshotConfig s : v.snapshots) {
+                    if (lacks.contains(snapshotLvol(v.name, s.name))) {
+                        missing.add(p.name, v.name, s.name, "the lvol store on bdev " + p.baseBdev + " has no lvol "
+                            + snapshotLvol(v.name, s.name));
+                    }
+                }
+                Lvol l = store.lvols().get(v.name);
+                if (l == null) {
+                    missing.add(p.name, v.name, null, "the lvol store on bdev " + p.baseBdev + " has no lvol "
+                        + v.name);
+                } else if (setSize(p, store, v, l)) {
+                    resized.add(v.name);
+                }
+            }
+            reconciled.put(p.name, new Reconciled(created, lacks, extra, resized));
+            if (!lacks.isEmpty()) {
+                LOG.error("pool {}: the lvol store on bdev {} lacks {} of the configuration; the start goes on without"
+                    + " them", p.name, p.baseBdev, lacks);
             }
             if (!extra.isEmpty()) {
                 LOG.warn("pool {}: the lvol store on bdev {} holds {}, which the configuration does not name; kept"
@@ -83,6 +108,33 @@ final class SpdkPools {
             }
             LOG.info("pool {}: lvol store {} on bdev {}, {} volume(s)", p.name, created ? "made" : "loaded",
                 p.baseBdev, p.volumes.size());
+        }
+    }
+
+    /**
+     * Sets volume {@code v}'s lvol {@code l} to the document's size when it differs (a resize whose document was
+     * written but whose lvol change did not happen, or one never committed); whether it did. A shrink of an lvol that
+     * holds data of its own beyond the document's size says so in its log line.
+     */
+    private static boolean setSize(PoolConfig p, StoreInfo store, VolumeConfig v, Lvol l) {
+        long want = bytes(v, v.numBlocks);
+        long has = l.clusters() * store.clusterBytes();
+        if (has == want) {
+            return false;
+        }
+        long dataEnd = l.dataEndClusters() * store.clusterBytes();
+        String beyond = has < want ? "" : dataEnd > want
+            ? "; it holds data of its own up to byte " + dataEnd + ", which the shrink cuts away"
+            : "; it holds no data of its own beyond that size";
+        LOG.warn("pool {}: lvol {} holds {} bytes, the configuration says {} (a resize that did not complete): set to"
+            + " {}{}", p.name, v.name, has, want, want, beyond);
+        try {
+            SpdkNative.lvol(SpdkNative.LVOL_RESIZE, p.name, v.name, null, want, true);
+            return true;
+        } catch (SpdkException e) {
+            LOG.error("pool {}: lvol {} could not be set to {} bytes ({}); it serves its {} bytes", p.name, v.name,
+                want, e.getMessage(), has);
+            return false;
         }
     }
 
@@ -278,9 +330,9 @@ final class SpdkPools {
         Map<String, Lvol> lvols = new LinkedHashMap<>();
         for (int i = 1; i < lines.length; i++) {
             String[] f = lines[i].split("\t");
-            if (f.length == 5) {
+            if (f.length == 6) {
                 lvols.put(f[0], new Lvol(f[0], Long.parseLong(f[1]), Long.parseLong(f[2]), "1".equals(f[3]),
-                    "1".equals(f[4])));
+                    "1".equals(f[4]), Long.parseLong(f[5])));
             }
         }
         return new StoreInfo(Long.parseLong(head[0]), Long.parseLong(head[1]), Long.parseLong(head[2]),

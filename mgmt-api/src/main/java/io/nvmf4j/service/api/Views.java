@@ -157,10 +157,13 @@ final class Views {
                   @JsonPropertyDescription("The snapshot it was cloned from (volume@snapshot), or null")
                   @Nullable String origin,
                   @JsonPropertyDescription("Its snapshots, oldest first") List<String> snapshots,
-                  @JsonPropertyDescription("The namespace that uses it (nqn/nsid), or null") @Nullable String namespace) {
+                  @JsonPropertyDescription("The namespace that uses it (nqn/nsid), or null") @Nullable String namespace,
+                  @JsonPropertyDescription("available, or missing: the start found its pool without it (its namespace "
+                      + "is not served; delete it, or bring it back and restart)") String state,
+                  @JsonPropertyDescription("Why it is missing, or null") @Nullable String cause) {
         static Volume of(io.nvmf4j.engine.VolumeInfo v) {
             return new Volume(v.pool(), v.name(), v.bdev(), v.blockSize(), v.provisionedBytes(), v.allocatedBytes(),
-                v.thin(), v.origin(), v.snapshots(), v.namespace());
+                v.thin(), v.origin(), v.snapshots(), v.namespace(), v.state(), v.cause());
         }
     }
 
