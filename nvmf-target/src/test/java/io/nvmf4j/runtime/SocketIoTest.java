@@ -179,7 +179,20 @@ class SocketIoTest {
             if (IdleStrategyNames.BUSY.equals(strategy)) {
                 assertThat(p.arms.get()).as("a busy poll group never arms").isZero();
             } else {
+                // the bytes above may all be taken while the group is still spinning (a fast machine never lets it go
+                // idle between them); left idle now, it must arm before it blocks, and a byte written then wakes it
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (p.arms.get() == 0 && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
                 assertThat(p.arms.get()).as("armed before blocking").isPositive();
+                write(pipe[1]);
+                p.written.incrementAndGet();
+                deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (p.consumed.get() < 21 && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
+                assertThat(p.consumed.get()).as("the byte written after arming taken").isEqualTo(21);
             }
         } finally {
             pipe[0].close();
