@@ -216,24 +216,7 @@ class SocketIoTest {
             EventLoop loop = pg.workers().next();
             long tid = CompletableFuture.supplyAsync(() -> Thread.currentThread().getId(), loop)
                 .get(10, TimeUnit.SECONDS);
-            AtomicInteger arms = new AtomicInteger();
-            loop.submit(() -> IdleStrategies.current().addPoller(new IdleStrategies.Poller() {
-                @Override
-                public int poll() {
-                    return 0;
-                }
-
-                @Override
-                public int beforeBlocking() {
-                    arms.incrementAndGet();
-                    return 0;
-                }
-            })).get(10, TimeUnit.SECONDS);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (arms.get() == 0 && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
-            assertThat(arms.get()).as("the idle group about to block").isPositive();
+            assertThat(ArmCounter.on(loop).awaitArmed()).as("the idle group about to block").isTrue();
             long cpu0 = threads.getThreadCpuTime(tid);
             long wall0 = System.nanoTime();
             Thread.sleep(300);
