@@ -27,6 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FileBdevQueueTest {
     private static final int BS = 512;
+    /** Measured windows at most after the allocation test's warm-up. */
+    private static final int MAX_WINDOWS = 4;
 
     private Path dir;
     private final List<FileBdev> open = new ArrayList<>();
@@ -156,7 +158,9 @@ class FileBdevQueueTest {
     /**
      * Nothing is allocated per I/O, neither by the submitter (a poll group in the target) nor by the
      * workers: 20,000 writes and reads at queue depth 64, counted with the JVM's per-thread allocation
-     * counter. The buffers are wrapped (not allocator-made), so Netty's leak detector records nothing here.
+     * counter. The buffers are wrapped (not allocator-made), so Netty's leak detector records nothing here. A loaded
+     * machine's compiler threads can lag behind the warm-up, and code not compiled yet may allocate: windows are
+     * measured until one stays under the bound on both sides (a real per-I/O allocation shows in every window).
      */
     @Test
     void fileIoAllocatesNothingPerIo() {
@@ -172,18 +176,28 @@ class FileBdevQueueTest {
         long[] workers = Thread.getAllStackTraces().keySet().stream()
             .filter(t -> t.getName().startsWith("bdev-f0-")).mapToLong(Thread::getId).toArray();
         assertThat(workers).hasSize(2);
-        long workerBefore = sum(mx.getThreadAllocatedBytes(workers));
-        long submitterBefore = mx.getThreadAllocatedBytes(Thread.currentThread().getId());
         int batches = 313;
-        runBatches(d, slots, done, batches);
-        long submitter = mx.getThreadAllocatedBytes(Thread.currentThread().getId()) - submitterBefore;
-        long worker = sum(mx.getThreadAllocatedBytes(workers)) - workerBefore;
         int ios = batches * slots.size();
-        System.out.printf("file bdev allocation: %d I/Os, submitter %d bytes (%.3f B/I/O), workers %d bytes"
-            + " (%.3f B/I/O)%n", ios, submitter, (double) submitter / ios, worker, (double) worker / ios);
+        List<String> windows = new ArrayList<>();
+        double submitterPerIo = Double.MAX_VALUE;
+        double workerPerIo = Double.MAX_VALUE;
+        for (int w = 1; w <= MAX_WINDOWS && (submitterPerIo >= 1.0 || workerPerIo >= 1.0); w++) {
+            long workerBefore = sum(mx.getThreadAllocatedBytes(workers));
+            long submitterBefore = mx.getThreadAllocatedBytes(Thread.currentThread().getId());
+            runBatches(d, slots, done, batches);
+            long submitter = mx.getThreadAllocatedBytes(Thread.currentThread().getId()) - submitterBefore;
+            long worker = sum(mx.getThreadAllocatedBytes(workers)) - workerBefore;
+            submitterPerIo = (double) submitter / ios;
+            workerPerIo = (double) worker / ios;
+            String line = String.format("file bdev allocation, window %d: %d I/Os, submitter %d bytes (%.3f B/I/O),"
+                + " workers %d bytes (%.3f B/I/O)", w, ios, submitter, submitterPerIo, worker, workerPerIo);
+            System.out.println(line);
+            windows.add(line);
+        }
         assertThat(slots).allMatch(io -> io.status == NvmeStatus.SUCCESS);
-        assertThat((double) submitter / ios).as("bytes the submitter allocates per I/O").isLessThan(1.0);
-        assertThat((double) worker / ios).as("bytes the workers allocate per I/O").isLessThan(1.0);
+        assertThat(submitterPerIo).as("bytes the submitter allocates per I/O, the last of: %s", windows)
+            .isLessThan(1.0);
+        assertThat(workerPerIo).as("bytes the workers allocate per I/O, the last of: %s", windows).isLessThan(1.0);
     }
 
     private static long sum(long[] values) {

@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @ParameterizedClass(name = "{0}")
 @EnumSource(IoPath.class)
-@Timeout(value = 10, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FileBdevTest {
     /** The I/O path every test here runs on (each runs on both). */
     @Parameter

@@ -18,7 +18,7 @@ import static io.nvmf4j.bdev.TestIo.write;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The RAM block device driven through {@link BlockDevice} directly. */
-@Timeout(value = 10, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class MallocBdevTest {
     private static final int BS = 512;
     private static final long BLOCKS = 8192;  // 4 MiB

@@ -14,7 +14,7 @@ import static io.nvmf4j.bdev.TestIo.write;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The null block device: reads zeros, discards writes, completes every call synchronously. */
-@Timeout(value = 10, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class NullBdevTest {
     private static final int BS = 4096;
 

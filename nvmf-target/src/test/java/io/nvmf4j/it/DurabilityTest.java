@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static io.nvmf4j.it.TestTarget.assertStatus;
@@ -98,7 +99,9 @@ class DurabilityTest {
     @Test
     void shutdownFlushesTheDeviceCacheBeforeReportingComplete() throws Exception {
         RecordingBdev dev = new RecordingBdev("rec", 512, 4096);
-        dev.flushDelayMillis(300);
+        // the device's flush is in progress until the test lets it go: the Property Get after CC.SHN finds the
+        // shutdown processing however late it comes
+        CountDownLatch flushing = dev.holdFlushes();
         try (DeviceTarget t = DeviceTarget.start(dev); NvmeController c = t.controller(1)) {
             byte[] data = Le.random(512, 6);
             assertThat(c.io(0).write(1, 42, data).ok()).isTrue();
@@ -106,6 +109,8 @@ class DurabilityTest {
             int cc = c.admin().propertyGet(NvmeHost.PROP_CC, false).dw0();
             assertThat(c.admin().propertySet(NvmeHost.PROP_CC, (cc & ~0xC000) | (1 << 14), false).ok()).isTrue();
             int first = (c.admin().propertyGet(NvmeHost.PROP_CSTS, false).dw0() >>> 2) & 3;
+            assertThat(dev.stableBlock(42)).as("nothing on stable media while the flush is held").isNull();
+            flushing.countDown();
             int shst = first;
             for (long end = System.nanoTime() + 5_000_000_000L; System.nanoTime() < end && shst != 2; Thread.sleep(5)) {
                 shst = (c.admin().propertyGet(NvmeHost.PROP_CSTS, false).dw0() >>> 2) & 3;

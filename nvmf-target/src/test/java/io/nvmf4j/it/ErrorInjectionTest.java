@@ -1,6 +1,8 @@
 package io.nvmf4j.it;
 
 import io.nvmf4j.ControlException;
+import io.nvmf4j.bdev.ErrorBdev;
+import io.nvmf4j.bdev.HeldErrorTimer;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.NamespaceConfig;
 import io.nvmf4j.engine.ErrorInjection;
@@ -121,18 +123,21 @@ class ErrorInjectionTest {
     /**
      * The host sends a write that the device holds and then goes silent: keep-alive expiry tears the
      * controller down with the write still in flight; the write completes later into the closed queue, and
-     * nothing stays behind (no controller, no held command, the namespace and its bdev can be removed).
+     * nothing stays behind (no controller, no held command, the namespace and its bdev can be removed). The
+     * device holds the write until the test lets it go ({@link HeldErrorTimer}), however late the expiry comes on a
+     * loaded machine.
      */
     @Test
     void keepAliveExpiryWithIoInFlightLeavesNothingBehind() throws Exception {
-        // held 6 s: keep-alive expiry (KATO 1 s, checked every 250 ms) closes the queues seconds before it ends,
-        // on a busy machine too
-        target.nvmf().injectError(ERR, new ErrorInjection("write", "timeout", 1, 6000));
-        try (NvmeController c = target.controller(1, TcpHostOptions.DEFAULT, 1000)) {
+        ErrorBdev device = (ErrorBdev) target.nvmf().engine().bdev(ERR);
+        try (HeldErrorTimer held = HeldErrorTimer.of(device);
+             NvmeController c = target.controller(1, TcpHostOptions.DEFAULT, 1000)) {
+            target.nvmf().injectError(ERR, new ErrorInjection("write", "timeout", 1, 1));
             CompletableFuture<Completion> w = c.io(0).writeAsync(NSID, 16, new byte[4096]);
-            assertThat(c.admin().queue().awaitClosed(Duration.ofSeconds(5)))
+            assertThat(c.admin().queue().awaitClosed(Duration.ofSeconds(20)))
                 .as("admin queue closed by keep-alive expiry").isTrue();
-            assertThat(c.io(0).queue().awaitClosed(Duration.ofSeconds(5))).as("I/O queue closed").isTrue();
+            assertThat(c.io(0).queue().awaitClosed(Duration.ofSeconds(20))).as("I/O queue closed").isTrue();
+            assertThat(device.heldCommands()).as("the write on the device when the queues closed").isEqualTo(1);
             assertThat(w).as("the held write gets no completion on a closed queue").isNotCompleted();
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);

@@ -1,10 +1,12 @@
 package io.nvmf4j.it;
 
+import io.netty.util.concurrent.EventExecutor;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.runtime.ArmCounter;
 import io.nvmf4j.runtime.IdleStrategies;
 import io.nvmf4j.runtime.IdleStrategyNames;
 import io.nvmf4j.testhost.Completion;
@@ -54,9 +56,13 @@ class IdleStrategyTest {
             }
             pipelinedOnBothQueues(ctrl);
 
-            // let every poll group run out of work, so backoff and interrupt end up blocked in epoll_wait;
-            // the pause is a precondition, the assertion is that the next commands still complete
-            Thread.sleep(50);
+            // every poll group out of work, backoff and interrupt blocked in epoll_wait (awaited: each arms a poller of
+            // the test just before it blocks); the assertion is that the next commands still complete
+            if (!IdleStrategyNames.BUSY.equals(strategy)) {
+                for (EventExecutor group : target.nvmf().engine().pollGroups().workers()) {
+                    assertThat(ArmCounter.on(group).awaitArmed()).as("%s poll group about to block", strategy).isTrue();
+                }
+            }
             for (int q = 0; q < 2; q++) {
                 TestTarget.assertWriteReadBack(ctrl.io(q), q * QUEUE_SPAN + 4000, 4096, 77 + q);
             }

@@ -9,15 +9,16 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ExecutorService;
 
 /**
  * A block device for testing the command layer: it keeps written blocks in a volatile cache until a flush
  * (or FUA, or a disabled write cache) makes them stable, records every call with its arguments, and lets a
- * test set its discard limits, its sticky durability error and how long a flush takes (then it completes
- * from its own thread, as an asynchronous device does). Thread-safe (poll-group thread and test thread).
+ * test set its discard limits, its sticky durability error and hold its flushes until the test lets them go (then
+ * they complete from its own thread, as an asynchronous device does). Thread-safe (poll-group thread and test
+ * thread).
  */
 final class RecordingBdev implements BlockDevice {
     /** One call as the device saw it. */
@@ -30,7 +31,7 @@ final class RecordingBdev implements BlockDevice {
     private final Map<Long, byte[]> cache = new HashMap<>();
     private final Map<Long, byte[]> stable = new HashMap<>();
     private final List<Call> calls = new ArrayList<>();
-    private final ScheduledExecutorService flusher = Executors.newSingleThreadScheduledExecutor(r -> {
+    private final ExecutorService flusher = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "recording-bdev-flush");
         t.setDaemon(true);
         return t;
@@ -40,7 +41,8 @@ final class RecordingBdev implements BlockDevice {
     private volatile DiscardLimits limits = new DiscardLimits(true, true, true, false, 256, 0, 0);
     private volatile int stickyStatus = NvmeStatus.SUCCESS;
     private volatile long durabilityErrors;
-    private volatile long flushDelayMillis;
+    /** While set, flushes wait (on {@link #flusher}) until it is counted down. */
+    private volatile CountDownLatch flushGate;
     private volatile Error flushFailure;
 
     RecordingBdev(String name, int blockSize, long numBlocks) {
@@ -70,8 +72,14 @@ final class RecordingBdev implements BlockDevice {
         durabilityErrors = errors;
     }
 
-    void flushDelayMillis(long ms) {
-        flushDelayMillis = ms;
+    /**
+     * Flushes from now on wait until the returned latch is counted down, on the device's own thread, then complete
+     * from there: a device whose flush is in progress for exactly as long as the test needs, on any machine.
+     */
+    CountDownLatch holdFlushes() {
+        CountDownLatch gate = new CountDownLatch(1);
+        flushGate = gate;
+        return gate;
     }
 
     synchronized List<Call> calls() {
@@ -152,15 +160,20 @@ final class RecordingBdev implements BlockDevice {
         synchronized (this) {
             calls.add(new Call("flush", 0, 0, false));
         }
-        long delay = flushDelayMillis;
-        if (delay == 0) {
+        CountDownLatch gate = flushGate;
+        if (gate == null) {
             writeBack();
             io.bdevComplete(NvmeStatus.SUCCESS);
         } else {
-            flusher.schedule(() -> {
+            flusher.execute(() -> {
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    return; // the device closed: the flush never completes, as on a device that went away
+                }
                 writeBack();
                 io.bdevCompleteAsync(NvmeStatus.SUCCESS);
-            }, delay, TimeUnit.MILLISECONDS);
+            });
         }
     }
 

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.bdev.HeldErrorTimer;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.engine.ErrorInjection;
@@ -516,13 +517,17 @@ class ReservationTest {
         start(false);
     }
 
+    private io.nvmf4j.bdev.ErrorBdev heldDevice() {
+        return (io.nvmf4j.bdev.ErrorBdev) target.engine().target().subsystem(TestTarget.SUBNQN).namespace(HELD_NSID)
+            .bdev();
+    }
+
     /** B's write is held on the device (its injected timeout); returns it once the target holds it. */
     private CompletableFuture<Completion> heldWriteOf(NvmeController b) throws Exception {
         target.injectError("held", new io.nvmf4j.engine.ErrorInjection("write", "timeout", 1, HOLD_MS));
         CompletableFuture<Completion> w = b.io(0).writeAsync(HELD_NSID, 0, block(3));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (((io.nvmf4j.bdev.ErrorBdev) target.engine().target().subsystem(TestTarget.SUBNQN).namespace(HELD_NSID).bdev())
-            .heldCommands() == 0) {
+        while (heldDevice().heldCommands() == 0) {
             assertThat(System.nanoTime()).as("B's write reaches the device").isLessThan(deadline);
             Thread.sleep(5);
         }
@@ -538,10 +543,14 @@ class ReservationTest {
         ok(b.io(0).resvRegister(HELD_NSID, 0, false, 0, 0, KEY_B));
         ok(a.io(0).resvAcquire(HELD_NSID, 0, 3, KEY_A, 0)); // Write Exclusive - Registrants Only: B may write
 
-        // Preempt (no abort) does not wait for B's write on the device: it completes while the write is held
-        CompletableFuture<Completion> w1 = heldWriteOf(b);
-        ok(a.io(0).resvAcquire(HELD_NSID, 1, 3, KEY_A, KEY_B));
-        assertThat(w1.isDone()).as("B's write still held after a plain preempt").isFalse();
+        // Preempt (no abort) does not wait for B's write on the device: it completes while the write is held (until
+        // the test lets the device's timer go, however slowly a loaded machine runs the Preempt)
+        CompletableFuture<Completion> w1;
+        try (HeldErrorTimer held = HeldErrorTimer.of(heldDevice())) {
+            w1 = heldWriteOf(b);
+            ok(a.io(0).resvAcquire(HELD_NSID, 1, 3, KEY_A, KEY_B));
+            assertThat(w1.isDone()).as("B's write still held after a plain preempt").isFalse();
+        }
         w1.get(10, TimeUnit.SECONDS);
 
         // Preempt and Abort: the command completes only once B's write has left the device

@@ -191,8 +191,10 @@ class IoVisibilityTest {
             JsonNode read = find(lat.json(), "op", "read");
             JsonNode write = find(lat.json(), "op", "write");
             assertThat(read.get("count").asLong()).isEqualTo(1);
-            // one read of ~300 ms: every percentile lies in its histogram bucket (bounds about 1.25x apart)
-            assertThat(read.get("p50Micros").asDouble()).isBetween(HOLD_MS * 1000 / 1.3, HOLD_MS * 1000 * 1.5);
+            // one read, of the latency the slowest list shows (the hold and however late the device's timer ran on
+            // this machine): every percentile lies in its histogram bucket (bounds about 1.25x apart)
+            double heldMicros = top.get("latencyMicros").asDouble();
+            assertThat(read.get("p50Micros").asDouble()).isBetween(heldMicros / 1.3, heldMicros * 1.3);
             assertThat(read.get("p999Micros").asDouble()).isGreaterThanOrEqualTo(read.get("p50Micros").asDouble());
             assertThat(write.get("count").asLong()).isEqualTo(20);
             assertThat(write.get("p50Micros").asDouble()).isPositive()
