@@ -156,20 +156,28 @@ setup_package_tools() {
   command -v zstd >/dev/null 2>&1 || missing+=(zstd)
   command -v systemd-nspawn >/dev/null 2>&1 || missing+=(systemd-container)
   command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+  command -v zip >/dev/null 2>&1 || missing+=(zip)
   install_missing "${missing[@]}"
 }
 
 # SPDK for the spdk engine (spdk-jni): SPDK_DIR, or the vendored tarball built once into ~/.cache/nvmf4j
 # (about 4 minutes on 2 cores, with the Debian packages its build needs). Without either the rest still
-# builds and the spdk engine says why it is unavailable.
+# builds and the spdk engine says why it is unavailable. On x86-64 also SPDK cross-built for aarch64
+# (spdk-build.sh --arch aarch64, with the cross toolchain and arm64 sysroot of setup_cross; once per machine,
+# longer than the x86-64 build), which the arm64 package's libnvmf4j_spdk links: without it the build goes
+# on, the arm64 package's spdk engine saying why it is unavailable (dpu-profile/test-arm64.sh fails on that).
 setup_spdk() {
   local rc=0
   spdk-jni/spdk-build.sh --install-packages >/dev/null || rc=$?
   if [ "$rc" = 3 ]; then
     echo "dev.sh: no SPDK (set SPDK_DIR or provide the vendored tarball): building without the spdk engine" >&2
+    return 0
   elif [ "$rc" != 0 ]; then
     return "$rc"
   fi
+  [ "$(uname -m)" = x86_64 ] || return 0
+  spdk-jni/spdk-build.sh --arch aarch64 --install-packages >/dev/null || rc=$?
+  [ "$rc" = 0 ] || echo "dev.sh: no SPDK for aarch64 (above): the arm64 package's spdk engine will say why it is unavailable" >&2
 }
 
 setup() {

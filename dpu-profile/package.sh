@@ -8,8 +8,10 @@
 #
 #   package.sh [--arch amd64|arm64]     default: this machine's architecture
 #
-# The jars are the same for both architectures: they carry lib<name>_x86_64.so and lib<name>_aarch64.so side
-# by side (the aarch64 ones cross-built: native/aarch64.sh). Each package checks its architecture's libraries
+# The jars carry lib<name>_x86_64.so and lib<name>_aarch64.so side by side (the aarch64 ones cross-built:
+# native/aarch64.sh), the same jars in both architectures' packages but one: libnvmf4j_spdk (SPDK and DPDK
+# linked in, about 14 MB) goes only into its own architecture's package, whose copy of the spdk-jni jar
+# leaves the other architecture's library (or .unavailable) out. Each package checks its architecture's libraries
 # first (io.nvmf4j.dist.NativeLibraryCheck: the right ELF machine, every Java native registered) and computes
 # Depends from them; for arm64, dpkg-shlibdeps reads Debian's arm64 libraries and their symbols files from
 # the sysroot native/aarch64.sh prepared.
@@ -37,7 +39,7 @@ case "$arch" in
 esac
 [ -d "$staged/lib" ] && [ -d "$staged/man-adoc" ] && [ -d "$staged/completion" ] \
   || die "nothing staged in $staged: build first (./dev.sh package, or mvn package)"
-for tool in asciidoctor dpkg-deb dpkg-shlibdeps; do
+for tool in asciidoctor dpkg-deb dpkg-shlibdeps zip; do
   command -v "$tool" >/dev/null || die "$tool missing (./dev.sh setup installs it)"
 done
 
@@ -52,6 +54,17 @@ export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$top" log -1 --format=%
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+# the jars of this package: the staged ones, the spdk-jni jar without the other architecture's SPDK library
+lib="$work/lib"
+cp -a "$staged/lib" "$lib"
+for j in "$lib"/spdk-jni-*.jar; do
+  for other in x86_64 aarch64; do
+    [ "$other" = "$libarch" ] && continue
+    zip -q -d "$j" "META-INF/native/libnvmf4j_spdk_$other.so" "META-INF/native/nvmf4j_spdk_$other.unavailable" \
+      >/dev/null 2>&1 || true
+  done
+done
+
 # man pages: picocli's AsciiDoc through asciidoctor's manpage backend
 mkdir -p "$work/man1"
 asciidoctor -b manpage -a reproducible -D "$work/man1" "$staged"/man-adoc/*.adoc
@@ -59,12 +72,12 @@ pages=("$work"/man1/*.1)
 
 # this architecture's native libraries in the jars: each there, for the right machine, registering every
 # native the Java side declares (a problem here would be an UnsatisfiedLinkError on the target machine)
-java -cp "$here/target/classes:$staged/lib/*" io.nvmf4j.dist.NativeLibraryCheck --require "$libarch" \
+java -cp "$here/target/classes:$lib/*" io.nvmf4j.dist.NativeLibraryCheck --require "$libarch" \
   | sed 's/^/package.sh: /' || die "the $libarch native libraries failed the check (above)"
 
 # their dynamic dependencies as Debian package names (of this architecture)
 mkdir -p "$work/shlibs/debian" "$work/shlibs/so"
-(cd "$work/shlibs/so" && for j in "$staged"/lib/*.jar; do unzip -qo "$j" "META-INF/native/*_$libarch.so" 2>/dev/null || true; done)
+(cd "$work/shlibs/so" && for j in "$lib"/*.jar; do unzip -qo "$j" "META-INF/native/*_$libarch.so" 2>/dev/null || true; done)
 printf 'Source: nvmf4j\n\nPackage: nvmf4j\nArchitecture: any\n' >"$work/shlibs/debian/control"
 mapfile -t sos < <(find "$work/shlibs/so" -name "*_$libarch.so" | sort)
 [ "${#sos[@]}" -gt 0 ] || die "no $libarch native libraries found in the jars"
@@ -90,7 +103,7 @@ tname="nvmf4j-$version"
 t="$work/tar/$tname"
 install -d "$t/bin" "$t/lib" "$t/conf" "$t/systemd" "$t/man/man1" "$t/completion"
 install -m 0755 "$top/bin/nvmf4j-target" "$top/bin/nvmfctl" "$t/bin/"
-install -m 0644 "$staged"/lib/*.jar "$t/lib/"
+install -m 0644 "$lib"/*.jar "$t/lib/"
 install -m 0644 "$here/src/conf/nvmf4j.json" "$t/conf/"
 install -m 0644 "$here/src/systemd/nvmf4j.service" "$t/systemd/"
 install -m 0644 "${pages[@]}" "$t/man/man1/"
@@ -101,7 +114,7 @@ install -d "$d/DEBIAN" "$d/usr/bin" "$d/usr/share/nvmf4j/bin" "$d/usr/share/nvmf
   "$d/lib/systemd/system" "$d/usr/share/man/man1" "$d/usr/share/bash-completion/completions" \
   "$d/usr/share/zsh/vendor-completions" "$d/usr/share/doc/nvmf4j/examples"
 install -m 0755 "$top/bin/nvmf4j-target" "$top/bin/nvmfctl" "$d/usr/share/nvmf4j/bin/"
-install -m 0644 "$staged"/lib/*.jar "$d/usr/share/nvmf4j/lib/"
+install -m 0644 "$lib"/*.jar "$d/usr/share/nvmf4j/lib/"
 for cmd in nvmf4j-target nvmfctl; do
   ln -s "../share/nvmf4j/bin/$cmd" "$d/usr/bin/$cmd"
   # (bash-completion sources these: no #! line)

@@ -4,11 +4,14 @@
 # staged) and checks what can be checked without an Arm CPU: the archives' layout and architecture, that the
 # JNI libraries in the jars are AArch64 ELF objects (readelf, independently of the build's own check) that
 # register every native the Java side declares (NativeLibraryCheck, and that it fails on a library with a
-# missing one), that the spdk engine says why it has no aarch64 build, that Netty's aarch64 epoll and io_uring
-# libraries are packaged, and that the .deb's Depends name Debian 12 arm64 packages: they match the libraries' NEEDED
-# entries and apt resolves the .deb itself against Debian's arm64 archive (apt-get -s in native/aarch64.sh's
-# private arm64 state). Running it on Arm is the aarch64 QEMU guest's part (e2e). Needs the cross compiler and
-# the arm64 sysroot (./dev.sh setup), readelf (binutils), unzip.
+# missing one), that the spdk engine's library is the aarch64 one linked against SPDK cross-built for aarch64
+# (and no x86-64 one beside it), that every undefined symbol of each aarch64 library is defined, at its
+# version, by the arm64 libraries it names as NEEDED (from Debian 12's arm64 packages in the sysroot), that
+# Netty's aarch64 epoll and io_uring libraries are packaged, and that the .deb's Depends name Debian 12 arm64
+# packages: they match the libraries' NEEDED entries and apt resolves the .deb itself against Debian's arm64
+# archive (apt-get -s in native/aarch64.sh's private arm64 state). Running it on Arm is the aarch64 QEMU
+# guest's part (e2e). Needs the cross compiler, the arm64 sysroot and SPDK cross-built for aarch64 (./dev.sh
+# setup), readelf (binutils), unzip.
 #
 #   dpu-profile/test-arm64.sh [--no-build]    --no-build: package what dpu-profile/target/dist holds
 set -uo pipefail
@@ -112,18 +115,57 @@ out=$(java -cp "$TMP/broken:$CP" io.nvmf4j.dist.NativeLibraryCheck --require aar
        && ok "the check fails on an aarch64 library missing a registered native (names FileNative.pread(IJIJ)I)" \
        || bad "the check failed without naming the missing native: $out"; }
 
-# 5. the spdk engine on arm64: no library, and the reason in its place
-if [ ! -e "$TMP/so/META-INF/native/libnvmf4j_spdk_aarch64.so" ] \
-  && grep -q 'not cross-built for aarch64' "$TMP/so/META-INF/native/nvmf4j_spdk_aarch64.unavailable" 2>/dev/null; then
-  ok "spdk engine: no aarch64 library; nvmf4j_spdk_aarch64.unavailable says why ($(head -c 60 "$TMP/so/META-INF/native/nvmf4j_spdk_aarch64.unavailable")...)"
+# 5. the spdk engine on arm64: libnvmf4j_spdk for aarch64, SPDK and DPDK linked in, and no x86-64 one
+spdk=$TMP/so/META-INF/native/libnvmf4j_spdk_aarch64.so
+if [ "$(machine "$spdk")" = AArch64 ] && [ ! -e "$TMP/so/META-INF/native/nvmf4j_spdk_aarch64.unavailable" ] \
+  && readelf -d "$spdk" | grep 'Library soname: \[libnvmf4j_spdk_aarch64.so\]' >/dev/null \
+  && readelf --dyn-syms -W "$spdk" | grep ' FUNC *GLOBAL .* JNI_OnLoad$' >/dev/null \
+  && spdk_version=$(readelf -p .rodata "$spdk" 2>/dev/null | grep -o 'SPDK v[0-9.]*$') && [ -n "$spdk_version" ]; then
+  ok "spdk engine: libnvmf4j_spdk_aarch64.so is an AArch64 shared object with $spdk_version linked in ($(du -h "$spdk" | cut -f1))"
 else
-  bad "spdk engine: expected nvmf4j_spdk_aarch64.unavailable and no aarch64 library"
+  bad "spdk engine: no AArch64 libnvmf4j_spdk_aarch64.so with SPDK in it ($(machine "$spdk"); $(cat "$TMP/so/META-INF/native/nvmf4j_spdk_aarch64.unavailable" 2>/dev/null))"
 fi
+others=$(cd "$TMP/so/META-INF/native" && ls libnvmf4j_spdk_x86_64.so nvmf4j_spdk_x86_64.unavailable 2>/dev/null | tr '\n' ' ')
+[ -z "$others" ] && ok "spdk engine: the arm64 package carries no x86-64 SPDK library" \
+  || bad "spdk engine: the arm64 package carries $others"
+
+sysroot=$("$TOP/native/aarch64.sh" path) || { bad "no arm64 sysroot"; summary; }
+# the defined dynamic symbols of a library in the sysroot, as name@version (a default version's @@ as @)
+defined() {
+  local f
+  for f in "$sysroot/lib/aarch64-linux-gnu/$1" "$sysroot/usr/lib/aarch64-linux-gnu/$1"; do
+    [ -e "$f" ] || continue
+    readelf --dyn-syms -W "$f" | awk '$7 != "UND" && $8 != "" {sub(/@@/, "@", $8); print $8; sub(/@.*/, "", $8); print $8}'
+    return
+  done
+}
+# unresolved LIB [SONAME]: the library's strong undefined symbols (weak ones may stay unresolved at run time)
+# that none of its NEEDED libraries defines, leaving SONAME out of them (the check's own check)
+unresolved() {
+  local soname
+  : > "$TMP/defined"
+  for soname in $(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    [ "$soname" = "${2:-}" ] || defined "$soname" >> "$TMP/defined"
+  done
+  readelf --dyn-syms -W "$1" | awk '$7 == "UND" && $5 == "GLOBAL" && $8 != "" {print $8}' \
+    | sort -u | grep -vxF -f <(sort -u "$TMP/defined") | tr '\n' ' '
+}
+unresolved_all=
+for so in "$TMP"/so/META-INF/native/libnvmf4j_*_aarch64.so; do
+  u=$(unresolved "$so")
+  [ -n "$u" ] && unresolved_all="$unresolved_all $(basename "$so"): $u"
+done
+[ -z "$unresolved_all" ] \
+  && ok "every undefined symbol of the $(ls "$TMP"/so/META-INF/native/libnvmf4j_*_aarch64.so | wc -l) aarch64 libraries is defined, at its version, by their NEEDED arm64 libraries (Debian 12's)" \
+  || bad "undefined symbols no NEEDED arm64 library defines:$unresolved_all"
+u=$(unresolved "$spdk" libssl.so.3)
+grep -q 'SSL_CTX_new@OPENSSL_3.0.0' <<< "$u" \
+  && ok "the symbol check names what is missing without libssl.so.3 ($(wc -w <<< "$u") symbols, SSL_CTX_new@OPENSSL_3.0.0 among them)" \
+  || bad "the symbol check missed libssl.so.3's symbols: ${u:0:200}"
 
 # 6. Depends: arm64 packages, matching what the libraries need, resolvable in Debian 12 arm64
 depends=$(dpkg-deb -f "$DEB" Depends)
 echo "      Depends: $depends"
-sysroot=$("$TOP/native/aarch64.sh" path) || { bad "no arm64 sysroot"; summary; }
 needed_pkgs=
 for so in "$TMP"/so/META-INF/native/libnvmf4j_*_aarch64.so; do
   for soname in $(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
@@ -141,9 +183,9 @@ missing=
 for p in $needed_pkgs; do grep -qE "(^|, )$p( |,|$)" <<< "$depends" || missing="$missing $p"; done
 [ -z "$missing" ] && [ -n "$needed_pkgs" ] && ok "Depends names the package of every NEEDED library: $needed_pkgs" \
   || bad "Depends lacks$missing (NEEDED: $needed_pkgs)"
-grep -qE -- '-cross|amd64|libnuma|libaio' <<< "$depends" \
-  && bad "Depends names a cross-toolchain, amd64 or SPDK-only package: $depends" \
-  || ok "Depends names no cross-toolchain, amd64 or SPDK-only package"
+grep -qE -- '-cross|amd64' <<< "$depends" \
+  && bad "Depends names a cross-toolchain or amd64 package: $depends" \
+  || ok "Depends names no cross-toolchain or amd64 package"
 if out=$("$TOP/native/aarch64.sh" apt -s install "$DEB" 2>&1) && grep -q '^Inst nvmf4j .*\[arm64\]' <<< "$out"; then
   ok "apt-get -s install ./$(basename "$DEB") resolves in Debian 12 arm64 ($(grep -c '^Inst ' <<< "$out") packages, $(grep -oE '^Inst (openjdk-17-jre-headless|libibverbs1|librdmacm1) ' <<< "$out" | awk '{print $2}' | tr '\n' ' '))"
 else

@@ -25,11 +25,15 @@ cache=${NVMF4J_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvmf4j}
 triplet=aarch64-linux-gnu
 cc=${NVMF4J_AARCH64_CC:-$triplet-gcc}
 # the arm64 packages the JNI libraries build against (headers, link-time .so) or depend on at run time;
-# librbd/librados for the rbd bdev's library (their own dependencies are not needed to link it)
+# librbd/librados for the rbd bdev's library (their own dependencies are not needed to link it); the
+# rest for SPDK and DPDK (native/aarch64-spdk.sh): what SPDK's build links on Debian (libnvmf4j_spdk's NEEDED
+# on x86-64: uuid, ssl, keyutils, aio, numa) and what its configure and apps look for (json-c, ncurses)
 packages=(libibverbs-dev libibverbs1 librdmacm-dev librdmacm1 libnl-3-200 libnl-route-3-200 libc6 libgcc-s1
-  librbd-dev librbd1 librados-dev librados2)
+  librbd-dev librbd1 librados-dev librados2
+  libnuma-dev libnuma1 libaio-dev libaio1 libssl-dev libssl3 uuid-dev libuuid1 libkeyutils-dev libkeyutils1
+  libjson-c-dev libjson-c5 libncurses-dev libncurses6 libncursesw6 libtinfo6)
 # the cache key: the package list and this layout's revision
-key=$(printf '%s\n' 1 "${packages[@]}" | sha256sum | cut -c1-12)
+key=$(printf '%s\n' 2 "${packages[@]}" | sha256sum | cut -c1-12)
 sysroot=$cache/sysroot-arm64-$key
 
 die() { echo "aarch64.sh: $*" >&2; exit 1; }
@@ -77,11 +81,22 @@ make_sysroot() {
   [ -f "$work/root/usr/include/infiniband/verbs.h" ] && [ -f "$work/root/usr/include/rdma/rdma_cma.h" ] \
     || die "the arm64 packages carry no verbs.h/rdma_cma.h"
   [ -f "$work/root/usr/include/rbd/librbd.h" ] || die "the arm64 packages carry no rbd/librbd.h"
+  relative_links "$work/root"
   rm -rf "$sysroot"
   mv "$work/root" "$sysroot"
   mv "$sysroot/.complete.tmp" "$sysroot/.complete"
   echo "aarch64.sh: arm64 sysroot ready: $(tr '\n' ' ' <"$sysroot/.complete")" >&2
   echo "$sysroot"
+}
+
+# dpkg -x keeps a package's absolute symlinks (libaio.so -> /lib/aarch64-linux-gnu/libaio.so.1.0.2), which
+# would point into the host's root: each becomes relative, to the same file inside the sysroot
+relative_links() {
+  local root=$1 link target
+  while IFS= read -r -d '' link; do
+    target=$(readlink "$link")
+    ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$root$target")" "$link"
+  done < <(find "$root" -type l -lname '/*' -print0)
 }
 
 cross_cc() {

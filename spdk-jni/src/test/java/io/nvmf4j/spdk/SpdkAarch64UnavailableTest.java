@@ -13,12 +13,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The spdk engine of the aarch64 package built on x86-64 (SPDK is not cross-built): it names why it is
- * unavailable instead of a bare "library not found". This JVM is the test's own (surefire forks one per class
- * here), and it claims to be aarch64 before the spdk binding loads, so the binding looks for the aarch64
- * library exactly as on an Arm machine; build-native.sh wrote {@code nvmf4j_spdk_aarch64.unavailable} into
- * this module's classes. On an aarch64 build machine the native build is the aarch64 one and this does not
- * apply.
+ * The spdk engine of the aarch64 package built on an x86-64 machine without SPDK cross-built for aarch64: it
+ * names why it is unavailable instead of a bare "library not found". This JVM is the test's own (surefire
+ * forks one per class here), and it claims to be aarch64 before the spdk binding loads, so the binding looks
+ * for the aarch64 library exactly as on an Arm machine; build-native.sh wrote
+ * {@code nvmf4j_spdk_aarch64.unavailable} into this module's classes. Where SPDK was cross-built the aarch64
+ * library is there instead (NativeLibrariesTest checks its natives), and on an aarch64 build machine the
+ * native build is the aarch64 one: then this does not apply.
  */
 class SpdkAarch64UnavailableTest {
     @BeforeAll
@@ -26,6 +27,9 @@ class SpdkAarch64UnavailableTest {
         // an aarch64 build machine builds the aarch64 library natively (with SPDK when it has it)
         Assumptions.assumeTrue(NativeLibraryLoader.arch().equals("x86_64"),
             "only an x86-64 build leaves the aarch64 spdk library out");
+        Assumptions.assumeTrue(SpdkAarch64UnavailableTest.class.getClassLoader()
+                .getResource("META-INF/native/nvmf4j_spdk_aarch64.unavailable") != null,
+            "SPDK was cross-built for aarch64: this build carries libnvmf4j_spdk_aarch64.so");
         System.setProperty("os.arch", "aarch64");
         assertThat(NativeLibraryLoader.arch()).isEqualTo("aarch64");
     }
