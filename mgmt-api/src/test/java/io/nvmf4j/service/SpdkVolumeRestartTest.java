@@ -1,16 +1,12 @@
 package io.nvmf4j.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigJournal;
 import io.nvmf4j.config.ConfigStore;
-import io.nvmf4j.config.StorageConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.it.Le;
 import io.nvmf4j.service.api.Http;
-import io.nvmf4j.service.api.TestService;
 import io.nvmf4j.testhost.NvmeController;
-import io.nvmf4j.testhost.TcpHostOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,34 +33,27 @@ class SpdkVolumeRestartTest {
     private static final String HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:3f1b4a52-8c1e-4d0a-9a57-0000000000dd";
     private static final String TOKEN = "6e".repeat(32);
     private static final long MIB = 1L << 20;
-    /** What a start of SPDK may take on a loaded machine. */
-    private static final long START_TIMEOUT_MS = 90_000;
     private static final String P = "/api/v1/pools/p";
     private static final String NS = "/api/v1/subsystems/" + enc(NQN) + "/namespaces";
 
     @TempDir
     Path dir;
-    private Path file;
-    private int apiPort;
-    private int ioPort;
+    private SpdkLvolService svc;
     private Http http;
-    private ServiceProcess service;
-    private int starts;
 
     @AfterEach
     void stop() throws InterruptedException {
-        if (service != null) {
-            service.kill();
+        if (svc != null) {
+            svc.close();
         }
     }
 
     @Test
     void anLvolMissingOrOfAnotherSizeAtStartLeavesEverythingElseServing() throws Exception {
         SpdkRequirement.assumeBuilt();
-        file = dir.resolve("config.json");
-        ConfigStore.save(file, config());
-        http = new Http(apiPort, TOKEN);
-        start();
+        svc = new SpdkLvolService(dir, NQN, TOKEN, 64 * MIB);
+        http = svc.http;
+        svc.start();
         expect(201, http.post("/api/v1/pools", "{\"name\":\"p\",\"kind\":\"lvol\",\"baseBdev\":\"f0\","
             + "\"clusterSize\":" + MIB + "}"));
         for (String v : new String[] {"v1:4", "v2:4", "v3:4", "v4:8"}) {
@@ -79,7 +68,7 @@ class SpdkVolumeRestartTest {
         try (NvmeController c = host()) {
             assertThat(c.io(0).write(2, 0, pattern).ok()).isTrue();
         }
-        TargetConfig before = ConfigStore.load(file);
+        TargetConfig before = ConfigStore.load(svc.file);
 
         // behind the document's back: what the service does now is forgotten once the document above is put back
         expect(204, http.delete(NS + "/3"));
@@ -89,12 +78,12 @@ class SpdkVolumeRestartTest {
             assertThat(c.io(0).write(4, 6 * MIB / 512, Le.random(4096, 36)).ok()).as("a write beyond 4 MiB").isTrue();
         }
         expect(200, http.patch(P + "/volumes/v4", "{\"size\":" + 4 * MIB + "}"));
-        stopService();
-        ConfigStore.save(file, before);
-        Files.deleteIfExists(ConfigJournal.journalOf(file));
+        svc.stop();
+        ConfigStore.save(svc.file, before);
+        Files.deleteIfExists(ConfigJournal.journalOf(svc.file));
 
-        start();
-        String log = service.output();
+        svc.start();
+        String log = svc.output();
         log.lines().filter(l -> l.contains("pool p:") || l.contains("not served")).forEach(System.out::println);
         assertThat(log).contains("pool p: the lvol store on bdev f0 lacks [v2] of the configuration; the start goes on"
             + " without them");
@@ -136,47 +125,18 @@ class SpdkVolumeRestartTest {
         expect(204, http.delete(NS + "/3"));
         expect(204, http.delete(P + "/volumes/v2"));
         expect(404, http.get(P + "/volumes/v2"));
-        stopService();
-        start();
-        assertThat(service.output()).doesNotContain("not served").doesNotContain("lacks").doesNotContain("holds");
+        svc.stop();
+        svc.start();
+        assertThat(svc.output()).doesNotContain("not served").doesNotContain("lacks").doesNotContain("holds");
         assertThat(expect(200, http.get(P + "/volumes")).json()).extracting(v -> v.get("name").asText())
             .containsExactly("v1", "v3", "v4");
     }
 
-    /** {@link SpdkRequirement#document} with file bdev f0 of 64 MiB for the pool, in {@link #dir}. */
-    private TargetConfig config() {
-        ioPort = TestService.freePort();
-        TargetConfig c = SpdkRequirement.document(NQN, TOKEN, ioPort);
-        apiPort = c.api.port;
-        c.storage = StorageConfig.directories(dir.toString());
-        BdevConfig f0 = new BdevConfig("f0", "file", 512, 64 * MIB / 512);
-        f0.path = dir.resolve("f0.img").toString();
-        c.bdevs.add(f0);
-        return c;
-    }
-
-    private void start() throws Exception {
-        service = ServiceProcess.start(dir, dir.resolve("service-" + starts++ + ".log"), "--state-dir", dir.toString(),
-            "--config", file.toString());
-        String line = ServiceProcess.apiLine(apiPort, file);
-        assertThat(service.awaitLine(l -> l.contains(line), START_TIMEOUT_MS))
-            .as("start %d: the service came up; output:%n%s", starts, service.output()).isTrue();
-    }
-
-    /** SIGTERM: SPDK stops cleanly (the lvol store is unloaded) and the service exits 0. */
-    private void stopService() throws InterruptedException {
-        service.process.destroy();
-        assertThat(service.process.waitFor(60, TimeUnit.SECONDS)).as("stopped; output:%n%s", service.output())
-            .isTrue();
-        assertThat(service.process.exitValue()).as("exit status; output:%n%s", service.output()).isZero();
-    }
-
     private NvmeController host() throws java.io.IOException {
-        return NvmeController.open("127.0.0.1", ioPort, NQN, HOSTNQN, 10_000, 1, TcpHostOptions.DEFAULT);
+        return svc.host(HOSTNQN);
     }
 
     private static Http.Res expect(int status, Http.Res r) {
-        assertThat(r.status()).as("%s", r).isEqualTo(status);
-        return r;
+        return SpdkLvolService.expect(status, r);
     }
 }
