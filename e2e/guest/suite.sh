@@ -321,13 +321,16 @@ ns_appeared() { # nsid : the host has a block device for that nsid of $NQN
   return $rc
 }
 live_namespace_add() { # check-name [nsid bdev] : nvmfctl adds a namespace (3, live0); the connected host sees it
-  # without reconnecting, with the NGUID and UUID the service gave it; sets NS_NGUID/NS_UUID/NS_BLOCKS/NS_BS[nsid]
+  # without reconnecting, with the NGUID and UUID the service gave it; sets NS_NGUID/NS_UUID/NS_BLOCKS/NS_BS[nsid].
+  # The bdev is made and the namespaces listed with curl: each JVM start of nvmfctl costs 20-40 s under TCG, and the
+  # CLI's other calls are Maven's tests (NvmfctlTest); the namespace's add is the one made with nvmfctl here
   local ctl=(env NVMF4J_JAVA_OPTS="$E2E_JVM_OPTS" "$REPO/bin/nvmfctl" --state-dir "${SVC_STATE:-$WORK/state}") t
   local n=${2:-3} bdev=${3:-live0} b
   C=$1 OUTF=$RES/cli/${1//\//_}.txt BAD=""
   t=$(now_us)
-  { "${ctl[@]}" bdev create malloc "$bdev" --size 16M && "${ctl[@]}" ns add --nqn "$NQN" --bdev "$bdev" --nsid "$n" &&
-    "${ctl[@]}" ns list --nqn "$NQN"; } > "$OUTF" 2>&1 || BAD="nvmfctl failed"
+  { vol_api POST /bdevs "{\"name\": \"$bdev\", \"type\": \"malloc\", \"blockSize\": 512, \"numBlocks\": 32768}" &&
+    "${ctl[@]}" ns add --nqn "$NQN" --bdev "$bdev" --nsid "$n" &&
+    vol_api GET "/subsystems/$(NQN_PATH)/namespaces"; } > "$OUTF" 2>&1 || BAD="the bdev's create, nvmfctl ns add or the list failed"
   # ns add prints the namespace: "nguid  <hex>", "uuid  <uuid>"
   NS_NGUID[$n]=$(awk '$1 == "nguid" {print $2; exit}' "$OUTF") NS_UUID[$n]=$(awk '$1 == "uuid" {print $2; exit}' "$OUTF")
   NS_BLOCKS[$n]=32768 NS_BS[$n]=512
