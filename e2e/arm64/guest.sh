@@ -66,10 +66,12 @@ main() {
   fi
 
   # ---- check --profile
-  # the machine as a DPU's boot prepares it (check verifies, never changes anything): 2 MiB hugepages for
-  # the RDMA buffers (64: more than the scaled-down profile wants, the config below uses them), hugetlbfs
-  # on /dev/hugepages (systemd's dev-hugepages.mount), and the check run with the unit's LimitMEMLOCK
-  echo 64 > /proc/sys/vm/nr_hugepages
+  # the machine as a DPU's boot prepares it (check verifies, never changes anything): 2 MiB hugepages
+  # (320: what the scaled-down profile wants for the engine check reports where the package's spdk engine
+  # loads, SPDK's 512 MiB and 64 pages for DPDK; more than the java engine's RDMA buffers want, and the
+  # config below uses them), hugetlbfs on /dev/hugepages (systemd's dev-hugepages.mount), and the check
+  # run with the unit's LimitMEMLOCK
+  echo 320 > /proc/sys/vm/nr_hugepages
   mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages
   echo "E2E: $(cat /proc/sys/vm/nr_hugepages) x 2 MiB hugepages reserved, hugetlbfs on /dev/hugepages"
   if [ "$E2E_DO_CHECK" = 1 ]; then

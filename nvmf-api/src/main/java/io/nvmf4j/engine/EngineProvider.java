@@ -19,6 +19,15 @@ public interface EngineProvider {
     String unavailabilityCause();
 
     /**
+     * What this engine runs on here, for a status line such as {@code check --profile}'s: its native library and
+     * version ({@code libnvmf4j_spdk for aarch64 (SPDK v26.05)}). Asked only when {@link #unavailabilityCause} is
+     * null. Default: null, nothing beyond the JVM.
+     */
+    default String runsOn() {
+        return null;
+    }
+
+    /**
      * Starts the engine serving {@code document}'s validated document (its {@link ConfigController} owns it from then
      * on), reporting data-path events to {@code observer}; {@code stateDir} is the service's state directory, where
      * an engine may keep the reservations of namespaces with Persist Through Power Loss on (null: none kept).

@@ -51,6 +51,18 @@ public final class Engines {
     }
 
     /**
+     * What engine {@code name} runs on here ({@link EngineProvider#runsOn}: its native library and version), or
+     * null when it cannot run here or has nothing to say.
+     */
+    public static String runsOn(String name) {
+        try {
+            return provided(name).runsOn();
+        } catch (EngineUnavailableException e) {
+            return null;
+        }
+    }
+
+    /**
      * Validates the document and starts the engine it names, under its control layer. Throws {@link io.nvmf4j.config.ConfigException}
      * for a bad document, {@link EngineUnavailableException} when that engine cannot run here, and whatever
      * the engine's start-up throws (a port taken: {@link IOException}).

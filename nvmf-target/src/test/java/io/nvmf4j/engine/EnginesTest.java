@@ -48,6 +48,12 @@ class EnginesTest {
     }
 
     @Test
+    void runsOnIsNullForAnEngineThatCannotRunAndForOneWithNothingToSay() {
+        assertThat(Engines.runsOn("spdk")).as("not on this module's class path").isNull();
+        assertThat(Engines.runsOn("java")).as("nothing beyond the JVM").isNull();
+    }
+
+    @Test
     void theJavaEngineNeverStandsInForAnother() {
         assertThatThrownBy(() -> JavaEngine.start(config("spdk"))).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("names engine spdk, not java");

@@ -5,6 +5,7 @@ import io.nvmf4j.engine.EngineProvider;
 import io.nvmf4j.engine.Engines;
 import io.nvmf4j.engine.IoObserver;
 import io.nvmf4j.engine.LiveDocument;
+import io.nvmf4j.rdma.NativeLibraryLoader;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -19,6 +20,11 @@ public final class SpdkEngineProvider implements EngineProvider {
     @Override
     public String unavailabilityCause() {
         return SpdkNative.unavailabilityCause();
+    }
+
+    @Override
+    public String runsOn() {
+        return "lib" + SpdkNative.NAME + " for " + NativeLibraryLoader.arch() + " (" + Spdk.version() + ")";
     }
 
     @Override

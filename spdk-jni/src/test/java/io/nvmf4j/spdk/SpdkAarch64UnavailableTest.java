@@ -41,6 +41,7 @@ class SpdkAarch64UnavailableTest {
             .startsWith("libnvmf4j_spdk has no aarch64 build in this package: SPDK and DPDK are not cross-built "
                 + "for aarch64");
         assertThat(Spdk.version()).isNull();
+        assertThat(Engines.runsOn(Engines.SPDK)).isNull();
     }
 
     @Test

@@ -48,10 +48,15 @@ public final class MachineFacts {
         return s == null ? List.of() : List.of(s.split("\n"));
     }
 
+    /** Whether the root is the real one: the machine this process runs on, not an image or a test tree. */
+    public boolean isThisMachine() {
+        return root.toAbsolutePath().normalize().equals(Path.of("/"));
+    }
+
     /** {@code uname -m}: /proc/sys/kernel/arch (Linux 6.1 on), else this JVM's view when the root is the real one. */
     public String arch() {
         String a = read("/proc/sys/kernel/arch");
-        if (a != null || !root.toAbsolutePath().normalize().equals(Path.of("/"))) {
+        if (a != null || !isThisMachine()) {
             return a;
         }
         String os = System.getProperty("os.arch");

@@ -7,6 +7,7 @@ import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SpdkCores;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.Engines;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -26,6 +27,8 @@ public final class Profile {
     public static final List<String> NAMES = List.of("bluefield2", "bluefield3");
     /** Hugepage size the profiles reserve (the kernel's default on arm64 with 4 KiB pages, and on x86-64). */
     public static final long HUGEPAGE_BYTES = 2L << 20;
+    /** Pages reserved beyond the spdk engine's memory ({@code spdk.memSizeMb}) for DPDK's own allocations. */
+    public static final long SPDK_SPARE_HUGEPAGES = 64;
 
     /** The machine a profile is made for ({@code profile.json}). */
     @JsonIgnoreProperties(ignoreUnknown = false)
@@ -48,6 +51,12 @@ public final class Profile {
         public int rdmaPorts;
         /** Port of the RDMA listeners on the uplink addresses. */
         public int listenPort;
+        /**
+         * The engine the profile runs where it can ({@link EngineChoice}): {@code spdk} on the BlueField profiles,
+         * SPDK's data path as in NVIDIA's own DPU storage stack, and the java engine where the spdk engine cannot
+         * run. Absent: the document's default, java.
+         */
+        public String engine;
         public List<String> kernelModules = new ArrayList<>();
     }
 
@@ -128,11 +137,17 @@ public final class Profile {
     }
 
     /**
-     * 2 MiB hugepages the RDMA buffers of {@code c} take on this profile's ports: each poll group registers one
-     * region per RDMA device, its shared receive queue's capsules ({@code srqDepth x (64 + inCapsuleDataSize)})
-     * and {@code dataBuffers x mdtsBytes}; one page more per region for rounding.
+     * 2 MiB hugepages the engine of {@code c} takes on this profile's ports. The java engine's RDMA buffers: each
+     * poll group registers one region per RDMA device, its shared receive queue's capsules
+     * ({@code srqDepth x (64 + inCapsuleDataSize)}) and {@code dataBuffers x mdtsBytes}; one page more per region
+     * for rounding. The spdk engine's memory: {@code spdk.memSizeMb} (SPDK's RDMA buffers are in it) and
+     * {@link #SPDK_SPARE_HUGEPAGES} beyond it, none when it runs without hugepages.
      */
     public long hugepagesNeeded(TargetConfig c) {
+        if (Engines.SPDK.equals(c.engine)) {
+            long bytes = (long) c.spdk.memSizeMb << 20;
+            return c.spdk.hugepages ? (bytes + HUGEPAGE_BYTES - 1) / HUGEPAGE_BYTES + SPDK_SPARE_HUGEPAGES : 0;
+        }
         long recv = (long) c.rdma.srqDepth * (64 + c.rdma.inCapsuleDataSize);
         long region = (recv + 4095) / 4096 * 4096 + (long) c.rdma.dataBuffers * c.rdma.mdtsBytes;
         long pagesPerRegion = (region + HUGEPAGE_BYTES - 1) / HUGEPAGE_BYTES + 1;

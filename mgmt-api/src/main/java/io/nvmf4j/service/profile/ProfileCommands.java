@@ -34,8 +34,19 @@ public final class ProfileCommands {
             + "for setup write /etc, /var) under DIR instead of / (an image, a test tree). Default: /.")
         Path root;
 
+        /** How the engines are asked about; null: {@link EngineProbe#of} the machine under {@link #root}. */
+        EngineProbe probe;
+
         Profile profile() {
             return Profile.load(name);
+        }
+
+        /** The engine the target runs here ({@link EngineChoice}), set into {@code c}: its hugepages follow it. */
+        EngineChoice engine(Profile p, TargetConfig c) {
+            MachineFacts m = new MachineFacts(root);
+            EngineChoice e = EngineChoice.choose(p, m, probe != null ? probe : EngineProbe.of(m));
+            c.engine = e.engine();
+            return e;
         }
 
         Sizing sizing(Profile p, TargetConfig c) {
@@ -50,9 +61,12 @@ public final class ProfileCommands {
     @Command(name = "check", mixinStandardHelpOptions = true, version = "nvmf4j 0.1.0",
         description = {"Check this machine against a DPU profile: architecture and CPUs, memory, hugepages, MEMLOCK, "
             + "rdma-core, kernel modules, RDMA devices (mlx5) and their ports.",
-            "Prints one line per check and, for each failure, the command that fixes it."},
+            "Prints one line per check and, for each failure, the command that fixes it; then the engine that will "
+            + "run and why: the one the configuration names, else the profile's default (spdk on the BlueField "
+            + "profiles) where it can run here, else java."},
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:every check passed", "1:a check failed", "2:bad usage (an unknown profile)"})
+        exitCodeList = {"0:every check passed", "1:a check failed, or the engine the configuration names cannot run "
+            + "here", "2:bad usage (an unknown profile)"})
     public static final class Check implements Callable<Integer> {
         @CommandLine.Mixin
         ProfileOptions opts = new ProfileOptions();
@@ -74,7 +88,9 @@ public final class ProfileCommands {
                 spec.commandLine().getErr().println("nvmf4j-target check: " + e.getMessage());
                 return 2;
             }
-            Sizing s = opts.sizing(p, p.preset());
+            TargetConfig preset = p.preset();
+            EngineChoice engine = opts.engine(p, preset);
+            Sizing s = opts.sizing(p, preset);
             MachineFacts m = new MachineFacts(opts.root);
             out.println("profile " + p.machine.name + " (" + p.machine.model + ")" + (simulate ? ", simulated" : "")
                 + (s.scaledDown ? String.format(Locale.ROOT, ", scaled down: %d poll group(s) on CPUs %s, memory x %.3f",
@@ -89,17 +105,23 @@ public final class ProfileCommands {
                     out.println("      fix: " + r.fix());
                 }
             }
-            out.println(failed == 0 ? "all " + results.size() + " checks passed"
-                : failed + " of " + results.size() + " checks failed");
+            out.println(engine.line());
+            if (!engine.runs()) {
+                out.println("      fix: " + engine.fix());
+            }
+            out.println((failed == 0 ? "all " + results.size() + " checks passed"
+                : failed + " of " + results.size() + " checks failed")
+                + (engine.runs() ? "" : "; the configured engine cannot run here"));
             out.flush();
-            return failed == 0 ? 0 : 1;
+            return failed == 0 && engine.runs() ? 0 : 1;
         }
     }
 
     @Command(name = "setup", mixinStandardHelpOptions = true, version = "nvmf4j 0.1.0",
         description = {"Prepare this machine for a DPU profile: reserve the hugepages (now and in /etc/sysctl.d), "
-            + "check rdma-core and the RDMA devices, install the configuration (kept where one exists), the API's TLS "
-            + "certificate, the JVM options (/etc/default/nvmf4j) and the unit's drop-in (CPUAffinity, ordering).",
+            + "check rdma-core and the RDMA devices, install the configuration (kept where one exists) with the engine "
+            + "check reports, the API's TLS certificate, the JVM options (/etc/default/nvmf4j) and the unit's drop-in "
+            + "(CPUAffinity or the spdk engine's hugetlbfs, ordering).",
             "Then: systemctl daemon-reload && systemctl enable --now nvmf4j"},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done (warnings printed for missing RDMA parts)", "1:a file could not be written",
@@ -128,11 +150,17 @@ public final class ProfileCommands {
             PrintWriter err = spec.commandLine().getErr();
             try {
                 Profile p = opts.profile();
-                Sizing s = opts.sizing(p, p.config(uplinks, mgmtAddress));
+                TargetConfig c = p.config(uplinks, mgmtAddress);
+                EngineChoice engine = opts.engine(p, c);
+                Sizing s = opts.sizing(p, c);
                 ConfigValidator.validate(s.config);
                 out.println("profile " + p.machine.name + " (" + p.machine.model + "): " + s.config.cores
                     + " poll group(s) on CPUs " + Profile.cpuList(s.config) + ", " + s.hugepages + " hugepages"
                     + (s.scaledDown ? " (scaled down)" : ""));
+                out.println(engine.line());
+                if (!engine.runs()) {
+                    out.println("warning: the configured engine cannot run here: " + engine.fix());
+                }
                 MachineFacts m = new MachineFacts(opts.root);
                 for (MachineCheck.Result r : MachineCheck.run(p, m, s, true)) {
                     if (!r.ok() && (r.name().startsWith("rdma") || r.name().equals("kernel modules"))) {

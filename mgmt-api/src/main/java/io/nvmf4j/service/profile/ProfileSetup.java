@@ -2,6 +2,7 @@ package io.nvmf4j.service.profile;
 
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.Engines;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * list of steps carried out under a root ({@code /}, or a directory for a test or an image) or, dry, only printed:
  * the hugepage reservation (now and in /etc/sysctl.d), the configuration (kept where one exists: it holds the
  * target's identities), the API's TLS certificate, the JVM options (/etc/default/nvmf4j) and the unit's drop-in
- * with the profile's CPUs and ordering.
+ * with the profile's CPUs (or the spdk engine's access to the hugetlbfs) and ordering.
  */
 public final class ProfileSetup {
     public static final String STATE_CONFIG = "/var/lib/nvmf4j/config.json";
@@ -27,6 +28,8 @@ public final class ProfileSetup {
     public static final String DEFAULTS = "/etc/default/nvmf4j";
     public static final String SYSCTL = "/etc/sysctl.d/60-nvmf4j-hugepages.conf";
     public static final String UNIT = "/lib/systemd/system/nvmf4j.service";
+    /** The unit's {@code User=} and {@code Group=} (the package makes them). */
+    static final String SERVICE_USER = "nvmf4j";
 
     private final Profile profile;
     private final Sizing sizing;
@@ -142,7 +145,10 @@ public final class ProfileSetup {
             + "NVMF4J_JAVA_OPTS=\"" + String.join(" ", profile.jvmOptions) + "\"\n";
     }
 
-    /** The unit's drop-in: the poll groups' CPUs, memory limits and ordering after hugetlbfs and the RDMA devices. */
+    /**
+     * The unit's drop-in: the CPUs (the java engine's poll groups'; the spdk engine pins its reactors itself) or the
+     * spdk engine's access to the hugetlbfs, memory limits and ordering after hugetlbfs and the RDMA devices.
+     */
     public String dropIn() {
         List<String> l = new ArrayList<>();
         l.add("# written by nvmf4j-target setup --profile " + profile.machine.name
@@ -155,7 +161,14 @@ public final class ProfileSetup {
         l.add("");
         l.add("[Service]");
         String cpus = Profile.cpuList(sizing.config);
-        if (!cpus.isEmpty()) {
+        if (Engines.SPDK.equals(sizing.config.engine)) {
+            l.add("# the spdk engine pins SPDK's reactors to spdk.coreMask and moves the JVM's own threads off them "
+                + "(isolateCores): no CPUAffinity");
+            if (sizing.config.spdk.hugepages) {
+                l.add("# DPDK makes the files of SPDK's memory in the hugetlbfs: the service's user must write it");
+                l.add("ExecStartPre=+/bin/chown " + SERVICE_USER + ":" + SERVICE_USER + " /dev/hugepages");
+            }
+        } else if (!cpus.isEmpty()) {
             l.add("# the poll groups' CPUs (pollGroupCores); the OS keeps the others");
             l.add("CPUAffinity=" + cpus);
         }

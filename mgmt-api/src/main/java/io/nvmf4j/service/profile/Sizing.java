@@ -10,7 +10,8 @@ import java.util.BitSet;
  * profile runs on a test machine or a small Arm guest.
  *
  * <p>Scaled down: the first {@code min(osCpus, online - 1)} online CPUs stay with the OS and the poll groups are
- * pinned one each to the next ones (no more than the profile has); memory numbers scale by the machine's share of
+ * pinned one each to the next ones (no more than the profile has), which are the spdk engine's reactor cores too;
+ * memory numbers scale by the machine's share of
  * the card's memory (at most 1): the data buffers and shared receive queue of each poll group, the spdk engine's
  * memory, and so the hugepages and the memory that must stay available. The heap follows by itself (a share of
  * the machine's memory, see jvm.options).
@@ -50,7 +51,7 @@ public final class Sizing {
 
     /**
      * The profile fitted to a machine with {@code online} CPUs and {@code memTotal} bytes; {@code config} is changed
-     * in place (cores, pollGroupCores, rdma.dataBuffers, rdma.srqDepth, spdk.memSizeMb).
+     * in place (cores, pollGroupCores, spdk.coreMask, rdma.dataBuffers, rdma.srqDepth, spdk.memSizeMb).
      */
     public static Sizing scaledDown(Profile p, TargetConfig config, BitSet online, long memTotal) {
         int n = Math.max(1, online.cardinality());
@@ -63,6 +64,7 @@ public final class Sizing {
                 pin.set(cpus[i]);
             }
             config.pollGroupCores = "[" + Profile.cpuList(withPin(pin)) + "]";
+            config.spdk.coreMask = config.pollGroupCores;
         } else {
             config.pollGroupCores = null;
         }

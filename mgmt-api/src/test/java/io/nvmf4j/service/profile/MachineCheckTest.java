@@ -1,5 +1,7 @@
 package io.nvmf4j.service.profile;
 
+import io.nvmf4j.engine.Engines;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -102,6 +104,61 @@ class MachineCheckTest {
         TargetRun r = check("--profile", "bluefield2", "--simulate", "--scale-down", "--root", tmp.toString());
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.failed()).containsExactly("rdma ports");
+    }
+
+    @Test
+    void theEngineLineSaysWhichEngineWillRunAndTheHugepagesFollowIt() {
+        bluefield3();
+        TargetRun spdk = TargetRun.of(FakeProbe.SPDK_LOADS, "check", "--profile", "bluefield3", "--root", tmp.toString());
+        assertThat(spdk.exit()).as(spdk.out()).isZero();
+        Profile p = Profile.load("bluefield3");
+        long spdkPages = p.preset().spdk.memSizeMb / 2 + Profile.SPDK_SPARE_HUGEPAGES;
+        assertThat(spdk.out()).contains("ok    hugepages: 2048 x 2 MiB reserved (needed: " + spdkPages + ")",
+            "\nengine: spdk (the profile's default: libnvmf4j_spdk for aarch64 (SPDK v26.05) present and loads; "
+                + "this kernel has 2 MiB hugepages, which setup reserves for SPDK's memory)\nall 13 checks passed\n");
+
+        TargetRun java = TargetRun.of(FakeProbe.SPDK_ABSENT, "check", "--profile", "bluefield3", "--root", tmp.toString());
+        assertThat(java.exit()).isZero();
+        long javaPages = Sizing.asShipped(p, p.preset()).hugepages;
+        assertThat(java.out()).contains("ok    hugepages: 2048 x 2 MiB reserved (needed: " + javaPages + ")",
+            "engine: java (engine spdk cannot run here: libnvmf4j_spdk has no aarch64 build in this package: ",
+            "; the profile runs spdk where it can)\nall 13 checks passed");
+    }
+
+    @Test
+    void anEngineTheConfigurationNamesThatCannotRunHereFailsTheCheckWithItsFix() throws Exception {
+        bluefield3();
+        Path config = tmp.resolve(ProfileSetup.STATE_CONFIG.substring(1));
+        Files.createDirectories(config.getParent());
+        Files.writeString(config, "{\"engine\": \"spdk\"}");
+        TargetRun r = TargetRun.of(FakeProbe.SPDK_UNLOADABLE, "check", "--profile", "bluefield3", "--root",
+            tmp.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.failed()).isEmpty();
+        assertThat(r.out()).contains("engine: spdk (named in /var/lib/nvmf4j/config.json, which wins over the "
+                + "profile's default (here: java); but engine spdk cannot run here: native library nvmf4j_spdk",
+            "      fix: name an engine that runs here in /var/lib/nvmf4j/config.json: \"engine\": \"java\"",
+            "all 13 checks passed; the configured engine cannot run here");
+    }
+
+    /**
+     * The engine line on this machine: the spdk engine's own check in this process decides (this build's library for
+     * this architecture, loaded), as the service's start would.
+     */
+    @Test
+    void onThisMachineTheEngineLineIsTheSpdkEnginesOwnCheck() {
+        Assumptions.assumeFalse(Files.exists(Path.of(ProfileSetup.STATE_CONFIG)),
+            "this machine has a configuration of its own, whose engine wins");
+        TargetRun r = check("--profile", "bluefield3");
+        String cause = Engines.unavailabilityCause(Engines.SPDK);
+        boolean twoMiB = Files.isDirectory(Path.of("/sys/kernel/mm/hugepages/hugepages-2048kB"));
+        if (cause == null && twoMiB) {
+            assertThat(r.out()).contains("engine: spdk (the profile's default: " + Engines.runsOn(Engines.SPDK)
+                + " present and loads; this kernel has 2 MiB hugepages");
+        } else {
+            assertThat(r.out()).contains("engine: java (" + (cause != null ? cause : "engine spdk cannot run here: "
+                + "this kernel has no 2 MiB hugepages"));
+        }
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SpdkCores;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.Engines;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -126,6 +127,47 @@ class ProfileTest {
         assertThat(d.pollGroupCores).isEqualTo("[3]");
         assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
         assertThatCode(() -> ConfigValidator.validate(d)).doesNotThrowAnyException();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bluefield2", "bluefield3"})
+    void thePresetLeavesTheEngineToTheProfileWhoseDefaultIsSpdkOnThePollGroupsCores(String name) {
+        Profile p = Profile.load(name);
+        TargetConfig c = p.config(UPLINKS, MGMT);
+        assertThat(p.machine.engine).isEqualTo(Engines.SPDK);
+        assertThat(c.engine).as("the preset names no engine: the document's default").isEqualTo(Engines.JAVA);
+        assertThat(SpdkCores.parse(c.spdk.coreMask)).isEqualTo(SpdkCores.parse(c.pollGroupCores));
+        assertThat(c.spdk.hugepages).isTrue();
+        c.engine = Engines.SPDK;
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bluefield2", "bluefield3"})
+    void withTheSpdkEngineTheHugepagesHoldSpdksMemoryAndFitTheCard(String name) {
+        Profile p = Profile.load(name);
+        TargetConfig c = p.preset();
+        c.engine = Engines.SPDK;
+        Sizing s = Sizing.asShipped(p, c);
+        assertThat(s.hugepages).isEqualTo(c.spdk.memSizeMb / 2 + Profile.SPDK_SPARE_HUGEPAGES);
+        assertThat(s.hugepages * Profile.HUGEPAGE_BYTES + s.availableBytes)
+            .isLessThan(((long) p.machine.memoryGiB << 30) / 2);
+        c.spdk.hugepages = false;
+        assertThat(Sizing.asShipped(p, c).hugepages).as("SPDK in ordinary memory").isZero();
+    }
+
+    @Test
+    void scaledDownTheSpdkEnginesReactorsFollowThePollGroupsAndItsMemoryTheMachine() {
+        Profile p = Profile.load("bluefield3");
+        BitSet four = new BitSet();
+        four.set(0, 4);
+        TargetConfig c = p.config(UPLINKS, MGMT);
+        c.engine = Engines.SPDK;
+        Sizing s = Sizing.scaledDown(p, c, four, 4L << 30);
+        assertThat(c.spdk.coreMask).isEqualTo("[2-3]").isEqualTo(c.pollGroupCores);
+        assertThat(c.spdk.memSizeMb).isEqualTo(512);
+        assertThat(s.hugepages).isEqualTo(256 + Profile.SPDK_SPARE_HUGEPAGES);
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
     }
 
     @Test

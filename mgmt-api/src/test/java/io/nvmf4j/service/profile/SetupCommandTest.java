@@ -3,6 +3,7 @@ package io.nvmf4j.service.profile;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ConfigValidator;
 import io.nvmf4j.config.TargetConfig;
+import io.nvmf4j.engine.Engines;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -111,6 +112,71 @@ class SetupCommandTest {
         TargetConfig c = ConfigStore.load(at(ProfileSetup.STATE_CONFIG));
         assertThat(c.cores).isEqualTo(2);
         assertThat(c.rdma.dataBuffers).isLessThan(Profile.load("bluefield3").preset().rdma.dataBuffers);
+    }
+
+    @Test
+    void whereTheSpdkEngineRunsSetupInstallsItWithItsHugepagesAndTheirHugetlbfsForTheService() throws Exception {
+        machine();
+        TargetRun r = TargetRun.of(FakeProbe.SPDK_LOADS, "setup", "--profile", "bluefield3", "--uplink", "192.0.2.10",
+            "--root", root.toString());
+        assertThat(r.exit()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("engine: spdk (the profile's default: libnvmf4j_spdk for aarch64 (SPDK v26.05) "
+            + "present and loads");
+        TargetConfig c = ConfigStore.load(at(ProfileSetup.STATE_CONFIG));
+        assertThat(c.engine).isEqualTo(Engines.SPDK);
+        assertThat(c.spdk.coreMask).isEqualTo("[2-15]");
+        assertThat(c.spdk.hugepages).isTrue();
+        assertThatCode(() -> ConfigValidator.validate(c)).doesNotThrowAnyException();
+        assertThat(ConfigStore.load(at("/etc/nvmf4j/bluefield3.json")).engine).isEqualTo(Engines.SPDK);
+        long pages = c.spdk.memSizeMb / 2 + Profile.SPDK_SPARE_HUGEPAGES;
+        assertThat(Files.readString(at("/proc/sys/vm/nr_hugepages")).strip()).isEqualTo(String.valueOf(pages));
+        assertThat(at(ProfileSetup.SYSCTL)).content().contains("vm.nr_hugepages = " + pages);
+        assertThat(at(ProfileSetup.DROP_IN)).content()
+            .contains("ExecStartPre=+/bin/chown nvmf4j:nvmf4j /dev/hugepages", "Requires=dev-hugepages.mount",
+                "LimitMEMLOCK=infinity")
+            .doesNotContain("CPUAffinity=");
+    }
+
+    @Test
+    void whereItCannotSetupInstallsTheJavaEngineAsBefore() throws Exception {
+        machine();
+        TargetRun r = TargetRun.of(FakeProbe.SPDK_ABSENT, "setup", "--profile", "bluefield3", "--uplink", "192.0.2.10",
+            "--root", root.toString());
+        assertThat(r.exit()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("engine: java (engine spdk cannot run here: libnvmf4j_spdk has no aarch64 build");
+        TargetConfig c = ConfigStore.load(at(ProfileSetup.STATE_CONFIG));
+        assertThat(c.engine).isEqualTo(Engines.JAVA);
+        long pages = Sizing.asShipped(Profile.load("bluefield3"), Profile.load("bluefield3").preset()).hugepages;
+        assertThat(Files.readString(at("/proc/sys/vm/nr_hugepages")).strip()).isEqualTo(String.valueOf(pages));
+        assertThat(at(ProfileSetup.DROP_IN)).content().contains("CPUAffinity=2-15").doesNotContain("ExecStartPre");
+    }
+
+    @Test
+    void theEngineOfAKeptConfigurationWinsAndItsHugepagesAreReserved() throws Exception {
+        machine();
+        Path state = at(ProfileSetup.STATE_CONFIG);
+        Files.createDirectories(state.getParent());
+        String kept = "{\"engine\": \"java\", \"cores\": 2}\n";
+        Files.writeString(state, kept);
+        TargetRun r = TargetRun.of(FakeProbe.SPDK_LOADS, "setup", "--profile", "bluefield2", "--uplink", "192.0.2.10",
+            "--root", root.toString());
+        assertThat(r.exit()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("engine: java (named in /var/lib/nvmf4j/config.json, which wins over the "
+            + "profile's default (here: spdk))", "kept /var/lib/nvmf4j/config.json");
+        assertThat(Files.readString(state)).isEqualTo(kept);
+        assertThat(ConfigStore.load(at("/etc/nvmf4j/bluefield2.json")).engine).isEqualTo(Engines.JAVA);
+        Profile p = Profile.load("bluefield2");
+        long pages = Sizing.asShipped(p, p.preset()).hugepages;
+        assertThat(Files.readString(at("/proc/sys/vm/nr_hugepages")).strip()).isEqualTo(String.valueOf(pages));
+        assertThat(at(ProfileSetup.DROP_IN)).content().contains("CPUAffinity=2-7");
+
+        // one it names that cannot run here: setup warns, the file stays the operator's
+        Files.writeString(state, "{\"engine\": \"spdk\"}\n");
+        TargetRun spdk = TargetRun.of(FakeProbe.SPDK_ABSENT, "setup", "--profile", "bluefield2", "--uplink",
+            "192.0.2.10", "--root", root.toString());
+        assertThat(spdk.exit()).isZero();
+        assertThat(spdk.out()).contains("warning: the configured engine cannot run here: name an engine that runs "
+            + "here in /var/lib/nvmf4j/config.json: \"engine\": \"java\"");
     }
 
     @Test
