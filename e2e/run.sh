@@ -41,7 +41,9 @@
 #                       RBD image: multipath failover under fio verify with the image's lock following ANA,
 #                       reservations seen through both gateways, a second host fenced), volumes (within tcp:
 #                       a reflink pool on XFS, ext4 on a volume, a snapshot under fio, its clone on a second
-#                       host NQN, a group snapshot, a live grow; needs tcp too), powercut (two more
+#                       host NQN, a group snapshot, a live grow; needs tcp too), qos (within tcp and spdk:
+#                       an IOPS and a read MB/s limit held within 5 % under fio, an unlimited neighbour
+#                       not held, the limit removed; needs tcp or spdk too), powercut (two more
 #                       boots: records written with FUA and flushes, SIGKILL to QEMU, read back), auth (DH-HMAC-CHAP: kernel nvmet, then nvmf4j),
 #                       tls (NVMe/TCP TLS with a PSK: kernel nvmet); auth and tls need --suite trixie;
 #                       fuzzrdma (SPDK's nvme_fuzz, then the live RDMA fuzzer of guest/RdmaHost.java, each
@@ -104,9 +106,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 # auth and tls need the 6.12 guest: part of the default only with --suite trixie
-[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma,volumes,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
+[ -n "$ONLY" ] || { ONLY=nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma,volumes,qos,powercut; [ "$SUITE" != trixie ] || ONLY+=,auth,tls; }
 for part in ${ONLY//,/ }; do
-  case $part in nvmet|tcp|rdma|spdk|ana|rbd|fuzzrdma|volumes|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, fuzzrdma, volumes, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
+  case $part in nvmet|tcp|rdma|spdk|ana|rbd|fuzzrdma|volumes|qos|powercut|auth|tls|bench) ;; *) echo "--only takes nvmet, tcp, rdma, spdk, ana, rbd, fuzzrdma, volumes, qos, powercut, auth, tls, bench (comma-separated), not '$part'" >&2; exit 2 ;; esac
 done
 case $FIO_RUNTIME$VM_TIMEOUT$FUZZ_SECONDS$BENCH_WARMUP in *[!0-9]*) echo "--fio-runtime, --bench-warmup, --fuzz-seconds and --timeout take whole seconds" >&2; exit 2 ;; esac
 case $IDLE in ''|backoff|busy|interrupt) ;; *) echo "--idle-strategy takes backoff, busy or interrupt, not '$IDLE'" >&2; exit 2 ;; esac
@@ -259,7 +261,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T_VM0=$(now_us)
 QRC=0 GRC=0
 touch "$OUT/results.tsv" "$OUT/bench.tsv" "$OUT/metrics.tsv"
-if want nvmet || want tcp || want rdma || want spdk || want ana || want rbd || want fuzzrdma || want volumes || want auth || want tls || want bench; then
+if want nvmet || want tcp || want rdma || want spdk || want ana || want rbd || want fuzzrdma || want volumes || want qos || want auth || want tls || want bench; then
   params "$OUT"
   log "starting VM: accel=$ACCEL smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s (console -> $OUT/console.log)"
   run_vm "$OUT" "$VM_TIMEOUT"

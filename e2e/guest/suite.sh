@@ -27,6 +27,9 @@
 #   4'. volumes (guest/volumes.sh, within the nvmf4j TCP scenarios, --only tcp,volumes): a reflink pool on XFS, ext4
 #      on a volume, a snapshot under fio, its clone mounted by a second host NQN, a group snapshot's write
 #      order, a live grow
+#   4''. QoS (guest/qos.sh, within the nvmf4j TCP scenarios and the spdk engine's TCP scenario, --only tcp,spdk,qos):
+#      an IOPS and a read MB/s limit on a namespace held within 5 % under fio randread, an unlimited neighbour on the
+#      same host queue not held, the limit removed
 #   4e. NVMe/TCP TLS (guest/tls.sh, --suite trixie): kernel nvmet with tlshd, a PSK in the keyring
 #   4f. the benchmark rows (guest/bench.sh, only with --only bench): fio latency and iops against nvmet, the
 #      java engine and the spdk engine over TCP and RDMA, ratios to nvmet in bench-guest.tsv
@@ -39,6 +42,7 @@ set -u
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/lib.sh"
 . "$HERE/volumes.sh"   # volume_checks, run in the nvmf4j TCP scenarios
+. "$HERE/qos.sh"       # qos_checks, run in the nvmf4j and the spdk engine's TCP scenarios
 REPO=${E2E_REPO:?} E2E_FIO_RUNTIME=${E2E_FIO_RUNTIME:-10}
 WORK=/tmp/nvmf4j-e2e                       # guest tmpfs
 FILE_IMG=$WORK/file0.img                   # the image of the file bdev (nsid 2) of the service under test
@@ -52,7 +56,7 @@ SVC_LOG=$RES/nvmf4j-service.log
 GUEST_JVM_TIMEOUT=600
 SVC_START_TIMEOUT=480   # a bound for a failure only: a start takes ~35 s under TCG, several times that on a loaded machine
 mkdir -p "$WORK"
-want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma,volumes}," == *",$1,"* ]]; }   # part selected (run.sh --only)
+want() { [[ ",${E2E_ONLY:-nvmet,tcp,rdma,spdk,ana,rbd,fuzzrdma,volumes,qos}," == *",$1,"* ]]; }   # part selected (run.sh --only)
 # a part left out with --only leaves no row: only what was meant to run is counted (a skip is for what could not)
 unselected() { echo "$1: not selected (--only $E2E_ONLY)"; }
 # a tmpfs of its own: nvmet's file backend takes the block size from the filesystem (9p/overlay report 1)
@@ -625,6 +629,12 @@ nvmf4j_scenarios() { # tcp : everything against the running service
     svc_alive "$T/$TR/service-alive" || return 1
   fi
 
+  # nsid 1 held (reads only), nsid 3 (the live-added malloc) or 2 the unlimited neighbour
+  if [ "$TR" = tcp ] && want qos; then
+    qos_checks 1 3 2
+    svc_alive "$T/$TR/service-alive" || return 1
+  fi
+
   hdr "nvmf4j over $TR: the host disconnects mid-I/O"
   midio_disconnect "$T/$TR/disconnect-mid-io"
   svc_alive "$T/$TR/service-alive" || return 1
@@ -737,6 +747,10 @@ spdk_scenarios() { # nsid : the Linux host against the spdk engine; nvmfctl adds
   # from now on part of the identity compared across the restarts
   [ -z "${DEV[$n]:-}" ] || { NS_IDS+=" $n"; SPDK_LIVE_IDS+=" $n"; }
   svc_alive "$T/$TR/service-alive" || return 1
+  if [ "$TR" = tcp ] && want qos; then
+    qos_checks 1 "$n" 2
+    svc_alive "$T/$TR/service-alive" || return 1
+  fi
   pattern_write "$T/$TR/file-pattern-write"
   restart_checks || return 1
   disconnect "$T/$TR/disconnect-final"
