@@ -16,9 +16,12 @@
 # $NVMF4J_CACHE/aarch64-spdk-<key> (SPDK_AARCH64_DIR: an existing aarch64 build instead). DPDK is built first
 # with meson and our cross file (generic Armv8-A with CRC, the code DPDK's "generic" platform emits: it runs
 # on QEMU's -cpu max and on BlueField-2/3's Cortex-A72/A78), then SPDK against it with Debian's
-# aarch64-linux-gnu toolchain and the arm64 sysroot of native/aarch64.sh (its -dev packages): the libraries
-# libnvmf4j_spdk links, SPDK's apps and examples (spdk_nvme_perf, bdevperf), not its tests. Exit 3 when the
+# aarch64-linux-gnu toolchain and the arm64 sysroot of native/aarch64.sh (its -dev packages). Exit 3 when the
 # cross compiler or the sysroot is missing (--install-packages installs the one and prepares the other).
+#
+# Of SPDK only what the project uses is built (make_spdk): its libraries and modules, which libnvmf4j_spdk
+# links, and the tools of host_tools (x86-64: what the tests, e2e and fio-jobs run) or aarch64_tools; none of
+# SPDK's other apps, examples and tests.
 # --cached: print a build that exists (exit 3 when there is none), never start one.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,11 +45,24 @@ fi
 dir_var=SPDK_DIR prefix=spdk
 [ "$cross" = 1 ] && dir_var=SPDK_AARCH64_DIR prefix=aarch64-spdk
 
-# the libraries the spdk engine links, and the host tools its tests run
+# SPDK's tools built besides its libraries, as <directory to make>:<the program it builds>. x86-64: those the
+# tests, e2e and fio-jobs run on the host; aarch64: those the Arm guest may run (spdk_nvme_perf, bdevperf)
+host_tools=(app/spdk_nvme_identify:build/bin/spdk_nvme_identify app/spdk_nvme_perf:build/bin/spdk_nvme_perf
+  app/nvmf_tgt:build/bin/nvmf_tgt examples/bdev/bdevperf:build/examples/bdevperf
+  test/app/fuzz/nvme_fuzz:test/app/fuzz/nvme_fuzz/nvme_fuzz)
+aarch64_tools=(app/spdk_nvme_perf:build/bin/spdk_nvme_perf examples/bdev/bdevperf:build/examples/bdevperf)
+if [ "$cross" = 1 ]; then tools=("${aarch64_tools[@]}"); else tools=("${host_tools[@]}"); fi
+
+# check_tree DIR [built]: the libraries the spdk engine links; with "built" (a tree this script built) also
+# the tools it builds. An SPDK_DIR (as on a DPU image) needs the libraries only.
 check_tree() {
-  local d=$1 missing=()
-  for f in build/lib/libspdk_nvmf.a build/lib/libspdk_event.a build/lib/libspdk_bdev_malloc.a \
-           build/lib/libspdk_bdev_null.a build/lib/libspdk_bdev_aio.a include/spdk/nvmf.h; do
+  local d=$1 missing=() f t
+  local need=(build/lib/libspdk_nvmf.a build/lib/libspdk_event.a build/lib/libspdk_bdev_malloc.a
+    build/lib/libspdk_bdev_null.a build/lib/libspdk_bdev_aio.a include/spdk/nvmf.h)
+  if [ "${2:-}" = built ]; then
+    for t in "${tools[@]}"; do need+=("${t#*:}"); done
+  fi
+  for f in "${need[@]}"; do
     [ -e "$d/$f" ] || missing+=("$f")
   done
   if [ "${#missing[@]}" -gt 0 ]; then
@@ -76,7 +92,7 @@ cache=${NVMF4J_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvmf4j}
 if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
   # no source here, but this machine may have built one before (another checkout): use the newest
   prev=$(ls -td "$cache"/$prefix-*/.nvmf4j-built 2>/dev/null | head -1 || true)
-  if [ -n "$prev" ] && check_tree "$(dirname "$prev")/tree" 2>/dev/null; then
+  if [ -n "$prev" ] && check_tree "$(dirname "$prev")/tree" built 2>/dev/null; then
     echo "spdk-build: no vendored tarball beside this checkout; using the SPDK this machine built before" >&2
     echo "$(dirname "$prev")/tree"
     exit 0
@@ -86,14 +102,14 @@ if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
 fi
 
 # SPDK's configure options, the same for both architectures (the aarch64 build adds its target below)
-options=(--with-rdma --disable-unit-tests --without-crypto --without-vhost --without-virtio --without-nvme-cuse
-  --without-ocf --without-xnvme)
+options=(--with-rdma --disable-tests --disable-unit-tests --without-crypto --without-vhost --without-virtio
+  --without-nvme-cuse --without-ocf --without-xnvme)
 # the DPDK libraries and drivers SPDK builds (dpdkbuild/Makefile, for the options above), for the aarch64 build
 dpdk_options=(-Denable_docs=false -Dtests=false --default-library=static '-Ddisable_apps=*'
   -Denable_libs=eal,hash,log,mbuf,mempool,pci,ring,argparse,cmdline,ethdev,kvargs,meter,net,rcu,stack,telemetry,power,timer
   -Denable_drivers=bus,bus/pci,bus/vdev,mempool/ring,power/acpi,power/amd_pstate,power/cppc,power/intel_pstate,power/intel_uncore,power/kvm_vm)
-# the cross build's revision: raise it when the way the aarch64 tree is built changes
-cross_revision=1
+# the build's revision: raise it when the way a tree is built changes
+revision=2
 triplet=aarch64-linux-gnu
 
 # the packages the build needs on the build machine (the aarch64 build's arm64 ones are in the sysroot)
@@ -152,21 +168,23 @@ pkg_config_libdir = ['$sysroot/usr/lib/$triplet/pkgconfig', '$sysroot/usr/share/
 MESON
 }
 
-# the key covers the tarball and the patches applied to it (spdk-patches/*.patch, in name order); the
-# aarch64 one also the options, the cross file (the sysroot's name in it carries its package list) and
-# the cross build's revision
+# the key covers the tarball, the patches applied to it (spdk-patches/*.patch, in name order), the build's
+# revision, the options and the tools built; the aarch64 one also DPDK's options and the cross file (the
+# sysroot's name in it carries its package list)
 patches=$(ls "$here"/spdk-patches/*.patch 2>/dev/null | sort || true)
-if [ "$cross" = 1 ]; then
-  sum=$( (cat "$tarball" $patches; printf '%s\n' "$cross_revision" "${options[@]}" "${dpdk_options[@]}"; cross_file) \
-    | sha256sum | cut -c1-16)
-else
-  sum=$(cat "$tarball" $patches | sha256sum | cut -c1-16)
-fi
+key_text() {
+  printf '%s\n' "$revision" "${options[@]}" "${tools[@]}"
+  if [ "$cross" = 1 ]; then
+    printf '%s\n' "${dpdk_options[@]}"
+    cross_file
+  fi
+}
+sum=$( (cat "$tarball" $patches; key_text) | sha256sum | cut -c1-16)
 out=$cache/$prefix-$sum
 mkdir -p "$cache"
 exec 9>"$cache/$prefix-$sum.lock"
 flock 9
-if [ -f "$out/.nvmf4j-built" ] && check_tree "$out/tree" 2>/dev/null; then
+if [ -f "$out/.nvmf4j-built" ] && check_tree "$out/tree" built 2>/dev/null; then
   echo "$out/tree"
   exit 0
 fi
@@ -176,10 +194,25 @@ if [ "$cached" = 1 ]; then
 fi
 [ "$install" = 1 ] && [ "$cross" = 0 ] && install_packages
 
+# make_spdk: SPDK's libraries and modules (and the DPDK and ISA-L they link, where the tree builds them), then
+# the tools, each in its own directory, under one make (its jobs shared). MAKECMDGOALS=all: SPDK's makefiles
+# hand the command line's goals down to every directory's make, which knows only "all".
+make_spdk() {
+  local t dirs=()
+  make -j"$(nproc)" MAKECMDGOALS=all lib module python
+  for t in "${tools[@]}"; do dirs+=("${t%%:*}"); done
+  {
+    echo "all: ${dirs[*]}"
+    echo ".PHONY: all ${dirs[*]}"
+    echo "${dirs[*]}:"
+    printf '\t+$(MAKE) -C $@ MAKECMDGOALS=all\n'
+  } | make -j"$(nproc)" -f -
+}
+
 # the host build. x86-64-v2: the same binaries run on the host and in the QEMU/TCG guest (no AVX-512 there)
 build_host() {
   ./configure "${options[@]}" --target-arch=x86-64-v2
-  make -j"$(nproc)"
+  make_spdk
 }
 
 # the aarch64 build: DPDK with meson into $out/dpdk, then SPDK against it, with the
@@ -201,9 +234,8 @@ build_aarch64() {
   # both library directories: linker scripts (libncurses.so: INPUT(libncurses.so.6 -ltinfo)) search -L only
   export LDFLAGS="-L$libdir -L$sysroot/lib/$triplet -Wl,-rpath-link,$libdir:$sysroot/lib/$triplet"
   export PKG_CONFIG_LIBDIR=$libdir/pkgconfig:$sysroot/usr/share/pkgconfig
-  ./configure "${options[@]}" --disable-tests --target-arch=armv8-a+crc --cross-prefix=$triplet \
-    --with-dpdk="$out/dpdk"
-  make -j"$(nproc)"
+  ./configure "${options[@]}" --target-arch=armv8-a+crc --cross-prefix=$triplet --with-dpdk="$out/dpdk"
+  make_spdk
 }
 
 echo "spdk-build: building SPDK for $arch from $(basename "$tarball") into $out (once per machine: ~5 min on 2 cores, more for aarch64)" >&2
@@ -224,7 +256,7 @@ start=$SECONDS
   export PATH=/usr/bin:$PATH
   if [ "$cross" = 1 ]; then build_aarch64; else build_host; fi
 ) >"$log" 2>&1 || { echo "spdk-build: the SPDK build failed; the last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
-check_tree "$out/tree"
+check_tree "$out/tree" built
 touch "$out/.nvmf4j-built"
 echo "spdk-build: SPDK for $arch built in $((SECONDS - start)) s" >&2
 echo "$out/tree"
