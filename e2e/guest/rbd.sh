@@ -462,7 +462,10 @@ rbd_fault_ten_namespaces() {
   verdict $rc "$RBD_TEN images of $RBD_TEN_MIB MiB ($CEPH_POOL/$RBD_IMAGE-ten-N), each a namespace of $RBD_TEN_NQN on A and on B (added through their APIs)"
   [ $rc = 0 ] && [ -z "$BAD" ] || return 1
   T=nvmf4j TR=tcp ADDR=127.0.0.1 NQN=$RBD_TEN_NQN NS_IDS=$(seq -s ' ' 1 "$RBD_TEN") PORT=$RBD_A_PORT
-  connect $p/connect-A "${RBD_CONNECT[@]}" || return 1
+  # a keep-alive timeout of 30 s, not the other checks' 5: nothing here is about keep-alive (the host connects to A
+  # only), and a loaded machine's guest stalled more than 5 s between two keep-alives, so A rightly ended the
+  # controller and the disconnect at the end waited out the host's admin timeout
+  connect $p/connect-A "${RBD_CONNECT[@]/--keep-alive-tmo=5/--keep-alive-tmo=30}" || return 1
   tmo=$(cat /sys/module/nvme_core/parameters/io_timeout 2> /dev/null || echo 30)
   ana_use B; bjpid=$JPID
   n0=$(grep -c "again as a new client" "$RES/rbd-service-B.log")
