@@ -634,8 +634,8 @@ class VolumeKillLoopTest {
             Pattern.compile("pool p: removed lvol (\\S+) \\(");
         private static final Pattern KEPT =
             Pattern.compile("bdev f0 holds \\[([^\\]]*)\\], which the configuration does not name; kept");
-        private static final Pattern HOLDS =
-            Pattern.compile("pool p: lvol store loaded on bdev f0, \\d+ volume\\(s\\); the store holds (\\d+) lvol");
+        private static final Pattern IN_STORE =
+            Pattern.compile("pool p: lvol store loaded on bdev f0, \\d+ volume\\(s\\), (\\d+) lvol\\(s\\) in the");
         private static final Pattern RESIZED =
             Pattern.compile("pool p: lvol (\\S+) holds");
 
@@ -677,7 +677,7 @@ class VolumeKillLoopTest {
             }
             int named = l.volumes.size() + l.volumes.values().stream().mapToInt(v -> v.snapshots().size()).sum();
             if (round > 0) { // round 0 follows the burst without a kill: no start since the pool was added
-                assertThat(found(HOLDS, log)).as("round %d: the store's lvols after the start: the document's %d, less"
+                assertThat(found(IN_STORE, log)).as("round %d: the store's lvols after the start: the document's %d, less"
                     + " the %d it lacks", round, named, lacks.size())
                     .containsExactly(Integer.toString(named - lacks.size()));
             }

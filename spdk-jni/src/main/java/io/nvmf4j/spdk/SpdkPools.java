@@ -116,7 +116,7 @@ final class SpdkPools {
                 LOG.warn("pool {}: the lvol store on bdev {} holds {}, which the configuration does not name; kept",
                     p.name, p.baseBdev, left.kept());
             }
-            LOG.info("pool {}: lvol store {} on bdev {}, {} volume(s); the store holds {} lvol(s)", p.name,
+            LOG.info("pool {}: lvol store {} on bdev {}, {} volume(s), {} lvol(s) in the store", p.name,
                 created ? "made" : "loaded", p.baseBdev, p.volumes.size(), actual.size());
         }
     }
