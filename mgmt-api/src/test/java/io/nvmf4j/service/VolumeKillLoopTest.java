@@ -660,9 +660,9 @@ class VolumeKillLoopTest {
         }
 
         /**
-         * What the store lacks, what the start removed from it and what it had of another size are objects of calls in
-         * flight; the start kept nothing, and the store holds exactly the document's lvols (those it lacks aside), whose
-         * used bytes are the listing's.
+         * What the store lacks, what the start removed from it and what it had of another size are objects of calls
+         * in flight; the start kept nothing, and the store holds exactly the document's lvols (those it lacks aside),
+         * whose used bytes are the listing's.
          */
         @Override
         public Set<String> check(Listing l, String log, Set<String> inFlight, int round) {
@@ -677,8 +677,8 @@ class VolumeKillLoopTest {
             }
             int named = l.volumes.size() + l.volumes.values().stream().mapToInt(v -> v.snapshots().size()).sum();
             if (round > 0) { // round 0 follows the burst without a kill: no start since the pool was added
-                assertThat(found(IN_STORE, log)).as("round %d: the store's lvols after the start: the document's %d, less"
-                    + " the %d it lacks", round, named, lacks.size())
+                assertThat(found(IN_STORE, log)).as("round %d: the store's lvols after the start: the document's %d,"
+                    + " less the %d it lacks", round, named, lacks.size())
                     .containsExactly(Integer.toString(named - lacks.size()));
             }
             assertThat(used()).as("round %d: the store's used bytes are the listing's", round).isEqualTo(l.allocated);

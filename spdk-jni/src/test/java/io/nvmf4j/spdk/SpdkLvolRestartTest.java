@@ -82,8 +82,8 @@ class SpdkLvolRestartTest {
             .contains("removed lvol c1 (thin, " + 4 * LvolRestartChild.MIB + " bytes, 0 allocated, parent v1@s1)")
             .contains("lvol gone@s1 (thin, " + LvolRestartChild.MIB + " bytes, 0 allocated, no parent) is not of the"
                 + " pool's naming (the configuration has no volume 'gone'); kept")
-            .contains("lvol .dot (thin, " + LvolRestartChild.MIB + " bytes, 0 allocated, no parent) is not of the pool's"
-                + " naming (not a volume name: ")
+            .contains("lvol .dot (thin, " + LvolRestartChild.MIB + " bytes, 0 allocated, no parent) is not of the"
+                + " pool's naming (not a volume name: ")
             .contains("pool p1: created=true missing=[] removed=[] kept=[] volumes=[w1:0, w2:0]")
             .contains("lvol store on bdev m9 was made anew")
             .contains("delete of snapshot v1@s1: ok")
