@@ -2299,9 +2299,22 @@ static uint64_t data_end_clusters(struct spdk_blob *blob, uint64_t io_units_per_
 	return end;
 }
 
+/* The name of the lvol of store lvs that lvol l was cloned or snapshotted from ("": none, or not an lvol). */
+static const char *parent_name(struct spdk_lvol_store *lvs, struct spdk_lvol *l)
+{
+	spdk_blob_id parent = spdk_blob_get_parent_snapshot(lvs->blobstore, l->blob_id);
+	struct spdk_lvol *p;
+	TAILQ_FOREACH(p, &lvs->lvols, link) {
+		if (parent != SPDK_BLOBID_INVALID && p->blob_id == parent)
+			return p->name;
+	}
+	return "";
+}
+
 /*
  * The store's capacity and lvols as text: "<cluster bytes> <total clusters> <free clusters> <block bytes>", then
- * one line per lvol "<name>\t<allocated clusters>\t<clusters>\t<thin 0|1>\t<snapshot 0|1>\t<data end in clusters>".
+ * one line per lvol "<name>\t<allocated clusters>\t<clusters>\t<thin 0|1>\t<snapshot 0|1>\t<data end in clusters>
+ * \t<parent>" (the snapshot it depends on, empty when none).
  */
 static void do_lvs_info(struct call *c)
 {
@@ -2316,10 +2329,10 @@ static void do_lvs_info(struct call *c)
 	TAILQ_FOREACH(l, &lvs->lvols, link) {
 		if (!l->blob)
 			continue;
-		appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%d\t%" PRIu64 "\n", l->name,
+		appendf(c, "%s\t%" PRIu64 "\t%" PRIu64 "\t%d\t%d\t%" PRIu64 "\t%s\n", l->name,
 			spdk_blob_get_num_allocated_clusters(l->blob), spdk_blob_get_num_clusters(l->blob),
 			spdk_blob_is_thin_provisioned(l->blob) ? 1 : 0, spdk_blob_is_snapshot(l->blob) ? 1 : 0,
-			data_end_clusters(l->blob, per_cluster));
+			data_end_clusters(l->blob, per_cluster), parent_name(lvs, l));
 	}
 	finish(c, 0, NULL);
 }

@@ -41,9 +41,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * service starts; that the listing agrees with the pool's directory (each volume and snapshot has its file, of its
  * size, no other file is left, every clone's snapshot is there); that every change a client saw acknowledged holds
  * and nothing else does but the one call each client had in flight; and that the files occupy what the listing says
- * (du against the sum of allocated bytes), so no space leaks. At the end everything is deleted and the pool's used
- * bytes return to those of the empty pool. The kill delays are drawn from a range scaled by how long a call took in
- * a first burst without a kill, so that kills land among the calls. The seed is printed
+ * (du against the sum of allocated bytes), so no space leaks. A create, snapshot or clone the kill left uncommitted
+ * then succeeds when retried (the start removed what it had made), except that an uncommitted clone's snapshot, when
+ * nothing else was cloned from it, is deleted instead (it must be deletable). At the end everything is deleted and
+ * the pool's used bytes return to those of the empty pool. The kill delays are drawn from a range scaled by how long
+ * a call took in a first burst without a kill, so that kills land among the calls. The seed is printed
  * ({@code -Dnvmf4j.killLoop.seed=N} repeats the random choices; the timing and the threads' interleaving are the
  * machine's). The same loop runs, with fewer rounds, on the spdk engine's lvol pool on a file bdev (its own checks in
  * {@link Lvol}).
@@ -89,10 +91,10 @@ class VolumeKillLoopTest {
 
     /**
      * The same on the spdk engine's lvol pool on a file bdev, fewer rounds (each start is SPDK's). An lvol made by a
-     * change the kill left uncommitted is kept by the spdk engine (reported at start, see docs/volumes.md), so the
-     * store's used clusters may exceed the listing's by those lvols: they are printed, and must be lvols of calls in
-     * flight at a kill; an lvol deleted by an uncommitted delete is missing at the next start and leaves the document
-     * through the API. An lvol a start finds of another size than the document's must be one of a call in flight.
+     * change the kill left uncommitted is removed by the start (see docs/volumes.md), so after each restart the store
+     * holds exactly the document's lvols and its used clusters are the listing's allocated bytes; an lvol deleted by an
+     * uncommitted delete is missing at the next start and leaves the document through the API. An lvol a start finds of
+     * another size than the document's must be one of a call in flight.
      */
     @Test
     void kill9AtRandomMomentsOfChangesToAnLvolPoolLeavesTheAcknowledgedPool() throws Exception {
@@ -188,8 +190,8 @@ class VolumeKillLoopTest {
         System.out.printf("%d of %d kills left a change between its step on the medium and its commit%n", repaired,
             rounds);
 
-        medium.checkEmpty(emptyUsed, deleteEverything());
-        clients.forEach(cl -> cl.tolerated.forEach(t -> System.out.println("refused, as the medium does: " + t)));
+        deleteEverything();
+        medium.checkEmpty(emptyUsed);
     }
 
     /** Runs every client for {@code calls} calls; the durations of all calls, in nanoseconds. */
@@ -215,7 +217,8 @@ class VolumeKillLoopTest {
     /**
      * The checks after a restart (see the class comment), {@code log} being the start's output; each client's model
      * becomes what the pool holds. Adds to {@code resolved} what became of each call in flight at the kill. A volume
-     * or snapshot the medium lacks (an uncommitted delete's) leaves the document through the API.
+     * or snapshot the medium lacks (an uncommitted delete's) leaves the document through the API; then each call that
+     * would have made something and was not committed is followed up ({@link #followUp}).
      */
     private Listing check(List<Client> clients, int round, String log, List<String> resolved)
         throws Exception {
@@ -234,6 +237,7 @@ class VolumeKillLoopTest {
         Set<String> inFlight = new TreeSet<>();
         clients.stream().filter(cl -> cl.inFlight != null).forEach(cl -> inFlight.addAll(cl.inFlight.objects()));
         Set<String> lacking = medium.check(l, log, inFlight, round);
+        Map<Client, Op> uncommitted = new java.util.LinkedHashMap<>();
         for (Client cl : clients) {
             SortedMap<String, Vol> held = new TreeMap<>();
             l.volumes.forEach((name, v) -> {
@@ -251,6 +255,9 @@ class VolumeKillLoopTest {
                 assertThat(held).as("round %d, client %d: every acknowledged change, and %s done or not", round,
                     cl.id, cl.inFlight.what()).isIn(cl.model, done);
                 resolved.add(held.equals(done) ? "committed" : "not committed");
+                if (!held.equals(done) && cl.inFlight.ok() == 201) {
+                    uncommitted.put(cl, cl.inFlight);
+                }
             }
             cl.model = held;
             cl.inFlight = null;
@@ -260,7 +267,8 @@ class VolumeKillLoopTest {
             expect(204, http.delete(P + "/volumes/" + (at < 0 ? gone : gone.substring(0, at) + "/snapshots/"
                 + gone.substring(at + 1))));
         }
-        return lacking.isEmpty() ? l : listing();
+        uncommitted.forEach((cl, op) -> followUp(cl, op, round, resolved));
+        return lacking.isEmpty() && uncommitted.isEmpty() ? l : listing();
     }
 
     /** Volumes, clones by origin and allocated bytes (volumes and snapshots) as the API lists them. */
@@ -292,38 +300,45 @@ class VolumeKillLoopTest {
     }
 
     /**
-     * Deletes every volume and snapshot, leaves first (clones and volumes without snapshots, then snapshots); returns
-     * the snapshots whose delete the medium refused ({@link Medium#refusesSnapshotDeletes}), with the answer.
+     * Deletes every volume and snapshot, leaves first (clones and volumes without snapshots, then snapshots nothing was
+     * cloned from); each delete must answer 204.
      */
-    private List<String> deleteEverything() {
-        List<String> refused = new ArrayList<>();
-        Set<String> left = new TreeSet<>();
-        for (boolean progress = true; progress; ) {
-            progress = false;
+    private void deleteEverything() {
+        for (SortedMap<String, Vol> left = listing().volumes; !left.isEmpty(); left = listing().volumes) {
             Listing l = listing();
-            for (var e : l.volumes.entrySet()) {
+            for (var e : left.entrySet()) {
                 if (e.getValue().snapshots().isEmpty()) {
                     expect(204, http.delete(P + "/volumes/" + e.getKey()));
-                    progress = true;
                     continue;
                 }
                 for (String s : e.getValue().snapshots().keySet()) {
-                    String snap = e.getKey() + "@" + s;
-                    if (!l.clones.get(snap).isEmpty() || left.contains(snap)) {
-                        continue;
-                    }
-                    Http.Res r = http.delete(P + "/volumes/" + e.getKey() + "/snapshots/" + s);
-                    if (r.status() == 204) {
-                        progress = true;
-                    } else {
-                        assertThat(medium.refusesSnapshotDeletes()).as("delete %s: %s", snap, r).isTrue();
-                        left.add(snap);
-                        refused.add(snap + ": " + r);
+                    if (l.clones.get(e.getKey() + "@" + s).isEmpty()) {
+                        expect(204, http.delete(P + "/volumes/" + e.getKey() + "/snapshots/" + s));
                     }
                 }
             }
         }
-        return refused;
+    }
+
+    /**
+     * A create, snapshot or clone ({@code op}) that the kill left uncommitted, after the restart: retried, and it must
+     * succeed (the start removed what it had made on the medium, so its name is free); but an uncommitted clone whose
+     * snapshot nothing else of the client was cloned from has that snapshot deleted instead, which must succeed too
+     * (what the clone had made no longer depends on it). Adds what it did to {@code resolved}.
+     */
+    private void followUp(Client cl, Op op, int round, List<String> resolved) {
+        String origin = op.cloneOf();
+        Op next = op;
+        if (origin != null && cl.model.values().stream().noneMatch(v -> origin.equals(v.origin()))) {
+            int at = origin.indexOf('@');
+            next = cl.deleteSnapshot(origin.substring(0, at), origin.substring(at + 1));
+        }
+        Http.Res r = http.send(next.method(), next.path(), next.body(), next.body() == null ? null
+            : "application/json");
+        assertThat(r.status()).as("round %d, client %d: %s after the restart (%s was not committed): %s", round, cl.id,
+            next.what(), op.what(), r).isEqualTo(next.ok());
+        cl.model = next.apply().apply(cl.model);
+        resolved.add("then " + next.what());
     }
 
     // ------------------------------------------------------------------ the clients
@@ -338,6 +353,10 @@ class VolumeKillLoopTest {
      */
     record Op(String what, List<String> objects, String method, String path, String body, int ok,
               UnaryOperator<SortedMap<String, Vol>> apply) {
+        /** The snapshot ({@code volume@snapshot}) a clone is made from, or null for any other call. */
+        String cloneOf() {
+            return what.startsWith("clone ") ? objects.get(1) : null;
+        }
     }
 
     /**
@@ -351,8 +370,6 @@ class VolumeKillLoopTest {
         /** The call sent whose answer never came (the service was killed), or null. */
         volatile Op inFlight;
         final List<String> refused = Collections.synchronizedList(new ArrayList<>());
-        /** Refusals the medium explains ({@link Medium#refusesSnapshotDeletes}). */
-        final List<String> tolerated = Collections.synchronizedList(new ArrayList<>());
         final List<Long> durations = new ArrayList<>();
         int ackedThisRound;
         private int round;
@@ -391,9 +408,7 @@ class VolumeKillLoopTest {
                     model = op.apply().apply(model);
                     ackedThisRound++;
                 } else {
-                    boolean snapshotDelete = op.what().startsWith("delete ") && op.what().contains("@");
-                    (snapshotDelete && medium.refusesSnapshotDeletes() ? tolerated : refused)
-                        .add("round " + r + ": " + op.what() + ": " + res);
+                    refused.add("round " + r + ": " + op.what() + ": " + res);
                 }
                 inFlight = null;
             }
@@ -484,7 +499,7 @@ class VolumeKillLoopTest {
                 m -> with(m, v, new Vol(size, m.get(v).origin(), m.get(v).snapshots())));
         }
 
-        private Op deleteSnapshot(String v, String s) {
+        Op deleteSnapshot(String v, String s) {
             // on lvol the snapshot merges into the volume that depends on it
             return new Op("delete " + v + "@" + s, List.of(v + "@" + s, v), "DELETE",
                 P + "/volumes/" + v + "/snapshots/" + s, null, 204, m -> {
@@ -533,16 +548,8 @@ class VolumeKillLoopTest {
          */
         Set<String> check(Listing l, String log, Set<String> inFlight, int round) throws Exception;
 
-        /**
-         * Checks the pool after every volume was deleted ({@code emptyUsed}: its used bytes when it was new;
-         * {@code refused}: the snapshots whose delete it refused, see {@link #refusesSnapshotDeletes}).
-         */
-        void checkEmpty(long emptyUsed, List<String> refused) throws Exception;
-
-        /** Whether refusing to delete a snapshot is what this medium may do after a kill (printed, not a failure). */
-        default boolean refusesSnapshotDeletes() {
-            return false;
-        }
+        /** Checks the pool after every volume was deleted ({@code emptyUsed}: its used bytes when it was new). */
+        void checkEmpty(long emptyUsed) throws Exception;
     }
 
     /** The java engine's reflink-dir pool: files in a directory of an XFS made with reflink=1. */
@@ -600,8 +607,7 @@ class VolumeKillLoopTest {
         }
 
         @Override
-        public void checkEmpty(long emptyUsed, List<String> refused) throws Exception {
-            assertThat(refused).as("deletes refused").isEmpty();
+        public void checkEmpty(long emptyUsed) throws Exception {
             long after = usedWithin(emptyUsed + MIB);
             System.out.printf("pool used: %s empty, %s after the rounds and deleting every volume%n", mib(emptyUsed),
                 mib(after));
@@ -617,18 +623,21 @@ class VolumeKillLoopTest {
     }
 
     /**
-     * The spdk engine's lvol pool on file bdev f0 (clusters of 1 MiB). The store's used clusters are what it holds;
-     * lvols the start reports and keeps (an uncommitted create, snapshot or clone) are remembered in {@link #kept}.
+     * The spdk engine's lvol pool on file bdev f0 (clusters of 1 MiB). The store's used clusters are what it holds; a
+     * start reports the lvols it removed (an uncommitted create, snapshot or clone), those it kept, and how many the
+     * store holds after that.
      */
     private final class Lvol implements Medium {
         private static final Pattern LACKS =
             Pattern.compile("bdev f0 lacks \\[([^\\]]*)\\] of the configuration");
-        private static final Pattern UNNAMED =
-            Pattern.compile("bdev f0 holds \\[([^\\]]*)\\], which the configuration does not name");
+        private static final Pattern REMOVED =
+            Pattern.compile("pool p: removed lvol (\\S+) \\(");
+        private static final Pattern KEPT =
+            Pattern.compile("bdev f0 holds \\[([^\\]]*)\\], which the configuration does not name; kept");
+        private static final Pattern IN_STORE =
+            Pattern.compile("pool p: lvol store loaded on bdev f0, \\d+ volume\\(s\\), (\\d+) lvol\\(s\\) in the");
         private static final Pattern RESIZED =
             Pattern.compile("pool p: lvol (\\S+) holds");
-        /** Lvols the spdk engine keeps that the document does not name (of calls in flight at a kill). */
-        private final Set<String> kept = new TreeSet<>();
 
         @Override
         public String poolBody() {
@@ -644,58 +653,44 @@ class VolumeKillLoopTest {
         @Override
         public Start start(String log) {
             List<String> lacks = found(LACKS, log);
-            List<String> unnamed = found(UNNAMED, log);
+            List<String> removed = found(REMOVED, log);
             List<String> resized = found(RESIZED, log);
-            return new Start("found the store lacking " + lacks + ", holding unnamed " + unnamed + ", set to size "
-                + resized, !lacks.isEmpty() || !resized.isEmpty() || !kept.containsAll(unnamed));
+            return new Start("found the store lacking " + lacks + ", removed " + removed + ", set to size " + resized,
+                !lacks.isEmpty() || !removed.isEmpty() || !resized.isEmpty());
         }
 
         /**
-         * What the store lacks, holds beyond the document or had of another size are objects of calls in flight
-         * (or lvols kept from an earlier round); the store's used bytes are the listing's plus those kept lvols'.
+         * What the store lacks, what the start removed from it and what it had of another size are objects of calls
+         * in flight; the start kept nothing, and the store holds exactly the document's lvols (those it lacks aside),
+         * whose used bytes are the listing's.
          */
         @Override
         public Set<String> check(Listing l, String log, Set<String> inFlight, int round) {
             Set<String> lacks = new TreeSet<>(found(LACKS, log));
             assertThat(inFlight).as("round %d: the lvols the store lacks", round).containsAll(lacks);
-            for (String unnamed : found(UNNAMED, log)) {
-                assertThat(inFlight.contains(unnamed) || kept.contains(unnamed))
-                    .as("round %d: unnamed lvol %s of a call in flight", round, unnamed).isTrue();
-                kept.add(unnamed);
-            }
+            assertThat(inFlight).as("round %d: the lvols the start removed", round).containsAll(found(REMOVED, log));
+            assertThat(found(KEPT, log)).as("round %d: lvols the start kept that the document does not name", round)
+                .isEmpty();
             for (String lvol : found(RESIZED, log)) {
                 assertThat(inFlight.contains(lvol)).as("round %d: lvol %s of another size than the document's is of a"
                     + " call in flight; what the starts logged of it:%n%s", round, lvol, history(lvol)).isTrue();
             }
-            long used = used();
-            assertThat(used).as("round %d: the store's used bytes, against the listing's %d", round, l.allocated)
-                .isGreaterThanOrEqualTo(l.allocated);
-            if (kept.isEmpty()) {
-                assertThat(used).as("round %d: no lvol kept, the store holds what the listing says", round)
-                    .isEqualTo(l.allocated);
+            int named = l.volumes.size() + l.volumes.values().stream().mapToInt(v -> v.snapshots().size()).sum();
+            if (round > 0) { // round 0 follows the burst without a kill: no start since the pool was added
+                assertThat(found(IN_STORE, log)).as("round %d: the store's lvols after the start: the document's %d,"
+                    + " less the %d it lacks", round, named, lacks.size())
+                    .containsExactly(Integer.toString(named - lacks.size()));
             }
+            assertThat(used()).as("round %d: the store's used bytes are the listing's", round).isEqualTo(l.allocated);
             return lacks;
         }
 
-        /**
-         * SPDK refuses to delete a snapshot that more than one lvol depends on: a kept lvol (an uncommitted clone of
-         * it) may be the second.
-         */
         @Override
-        public boolean refusesSnapshotDeletes() {
-            return !kept.isEmpty();
-        }
-
-        @Override
-        public void checkEmpty(long emptyUsed, List<String> refused) {
+        public void checkEmpty(long emptyUsed) {
             long after = used();
-            System.out.printf("store used: %s empty, %s after the rounds and deleting every volume; lvols kept by the"
-                + " spdk engine's rule (reported at start, not in the document): %s; deletes SPDK refused for them:"
-                + " %s%n", mib(emptyUsed), mib(after), kept, refused);
-            if (kept.isEmpty()) {
-                assertThat(refused).as("deletes refused").isEmpty();
-                assertThat(after).as("nothing kept, nothing used").isEqualTo(emptyUsed);
-            }
+            System.out.printf("store used: %s empty, %s after the rounds and deleting every volume%n", mib(emptyUsed),
+                mib(after));
+            assertThat(after).as("nothing left, nothing used").isEqualTo(emptyUsed);
         }
 
         /** What every start of the loop logged about {@code lvol}. */

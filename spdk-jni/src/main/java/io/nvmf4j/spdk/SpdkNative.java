@@ -227,8 +227,9 @@ final class SpdkNative {
      * found on bdev {@code base} (returns {@code loaded}) or makes it there with clusters of {@code clusterBytes}
      * (returns {@code created}); {@link #LVS_REMOVE} destroys the store (its lvols gone); {@link #LVS_INFO} returns
      * "cluster-bytes total-clusters free-clusters block-bytes" and one line per lvol
-     * "name TAB allocated-clusters TAB clusters TAB thin(0|1) TAB snapshot(0|1) TAB data-end" (one past the lvol's last
-     * cluster of its own, 0 when it has none).
+     * "name TAB allocated-clusters TAB clusters TAB thin(0|1) TAB snapshot(0|1) TAB data-end TAB parent" (data-end: one
+     * past the lvol's last cluster of its own, 0 when it has none; parent: the lvol it depends on, the snapshot it was
+     * cloned or snapshotted from, empty when none).
      */
     static native String lvs(int op, String base, String name, long clusterBytes);
 

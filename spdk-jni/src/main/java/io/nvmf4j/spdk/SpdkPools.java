@@ -39,10 +39,13 @@ final class SpdkPools {
     static final int MAX_LVOL_NAME = 63;
 
     /**
-     * What the start found in a pool's store against the document: lvols it lacks ({@code missing}) and holds beyond
-     * the document ({@code extra}), and volumes it set to the document's size ({@code resized}).
+     * What the start found in a pool's store against the document: lvols it lacks ({@code missing}); lvols the document
+     * does not name, deleted as changes never committed ({@code removed}) or kept ({@code kept}: not of the pool's
+     * naming, or SPDK would not delete them; see {@link UncommittedLvols}); and volumes it set to the document's size
+     * ({@code resized}).
      */
-    record Reconciled(boolean created, List<String> missing, List<String> extra, List<String> resized) {
+    record Reconciled(boolean created, List<String> missing, List<String> removed, List<String> kept,
+                      List<String> resized) {
     }
 
     /** A store's capacity and lvols ({@link SpdkNative#LVS_INFO}). */
@@ -50,9 +53,15 @@ final class SpdkPools {
                      Map<String, Lvol> lvols) {
     }
 
-    /** An lvol; {@code dataEndClusters}: one past its last allocated cluster (0 when it has none of its own). */
+    /**
+     * An lvol; {@code dataEndClusters}: one past its last allocated cluster (0 when it has none of its own);
+     * {@code parent}: the snapshot lvol it depends on, or null.
+     */
     record Lvol(String name, long allocatedClusters, long clusters, boolean thin, boolean snapshot,
-                long dataEndClusters) {
+                long dataEndClusters, String parent) {
+        Lvol withParent(String p) {
+            return new Lvol(name, allocatedClusters, clusters, thin, snapshot, dataEndClusters, p);
+        }
     }
 
     private final Map<String, Reconciled> reconciled = new HashMap<>();
@@ -62,10 +71,11 @@ final class SpdkPools {
     /**
      * At start: opens every pool's store (after SPDK examined the bdevs, so a store on a file bdev is loaded) and
      * compares its lvols with the document. A store made anew (a malloc base bdev loses it with the process) gets the
-     * document's volumes, snapshots and clones again, empty; for a store found, a document's lvol it lacks and an
-     * lvol the document does not name are logged and kept in {@link #reconciled}, nothing deleted. A lacking one
-     * goes to {@code missing} (the start goes on; its namespace is not served), and a volume's lvol of another size
-     * than the document's is set to it ({@link #setSize}).
+     * document's volumes, snapshots and clones again, empty. In a store found, an lvol the document does not name
+     * is deleted when it is of the pool's naming (a change never committed) and kept otherwise
+     * ({@link UncommittedLvols}); a document's lvol the store lacks goes to {@code missing} (the start goes on; its
+     * namespace is not served), and a volume's lvol of another size than the document's is set to it
+     * ({@link #setSize}). Each is logged and kept in {@link #reconciled}.
      */
     void open(TargetConfig c, MissingVolumes missing) {
         for (PoolConfig p : c.pools) {
@@ -77,10 +87,10 @@ final class SpdkPools {
                     + " process): {} volume(s) and snapshot(s) of the configuration made again, empty", p.name,
                     p.baseBdev, expected.size());
             }
+            UncommittedLvols.Outcome left = UncommittedLvols.reconcile(p, info(p.name), expected);
             StoreInfo store = info(p.name);
             Set<String> actual = store.lvols().keySet();
             List<String> lacks = expected.stream().filter(n -> !actual.contains(n)).toList();
-            List<String> extra = actual.stream().filter(n -> !expected.contains(n)).toList();
             List<String> resized = new ArrayList<>();
             for (VolumeConfig v : p.volumes) {
                 for (SnapshotConfig s : v.snapshots) {
@@ -97,17 +107,17 @@ final class SpdkPools {
                     resized.add(v.name);
                 }
             }
-            reconciled.put(p.name, new Reconciled(created, lacks, extra, resized));
+            reconciled.put(p.name, new Reconciled(created, lacks, left.removed(), left.kept(), resized));
             if (!lacks.isEmpty()) {
                 LOG.error("pool {}: the lvol store on bdev {} lacks {} of the configuration; the start goes on without"
                     + " them", p.name, p.baseBdev, lacks);
             }
-            if (!extra.isEmpty()) {
-                LOG.warn("pool {}: the lvol store on bdev {} holds {}, which the configuration does not name; kept"
-                    + " (delete them with SPDK's tools if they are not wanted)", p.name, p.baseBdev, extra);
+            if (!left.kept().isEmpty()) {
+                LOG.warn("pool {}: the lvol store on bdev {} holds {}, which the configuration does not name; kept",
+                    p.name, p.baseBdev, left.kept());
             }
-            LOG.info("pool {}: lvol store {} on bdev {}, {} volume(s)", p.name, created ? "made" : "loaded",
-                p.baseBdev, p.volumes.size());
+            LOG.info("pool {}: lvol store {} on bdev {}, {} volume(s), {} lvol(s) in the store", p.name,
+                created ? "made" : "loaded", p.baseBdev, p.volumes.size(), actual.size());
         }
     }
 
@@ -329,10 +339,10 @@ final class SpdkPools {
         String[] head = lines[0].trim().split(" ");
         Map<String, Lvol> lvols = new LinkedHashMap<>();
         for (int i = 1; i < lines.length; i++) {
-            String[] f = lines[i].split("\t");
-            if (f.length == 6) {
+            String[] f = lines[i].split("\t", -1);
+            if (f.length == 7) {
                 lvols.put(f[0], new Lvol(f[0], Long.parseLong(f[1]), Long.parseLong(f[2]), "1".equals(f[3]),
-                    "1".equals(f[4]), Long.parseLong(f[5])));
+                    "1".equals(f[4]), Long.parseLong(f[5]), f[6].isEmpty() ? null : f[6]));
             }
         }
         return new StoreInfo(Long.parseLong(head[0]), Long.parseLong(head[1]), Long.parseLong(head[2]),

@@ -23,8 +23,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * An lvol pool across a restart of the spdk engine ({@link LvolRestartChild}, one JVM per run): the store on a file
- * bdev is loaded again with its volume, snapshot and data, and an lvol the document does not name is reported and
- * kept; a pool on a malloc bdev (whose store ends with the process) is made again with the document's volumes,
+ * bdev is loaded again with its volume, snapshot and data; the lvols of the pool's naming that the document does not
+ * name (an uncommitted create, snapshot and clone) are removed, the snapshot merged back into its volume with its data,
+ * and those no call could have made are kept; the document's snapshot can then be deleted and each uncommitted call
+ * retried. A pool on a malloc bdev (whose store ends with the process) is made again with the document's volumes,
  * snapshots and clones, empty, and nothing is refused.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
@@ -40,7 +42,7 @@ class SpdkLvolRestartTest {
     }
 
     @Test
-    void aFileBasedStoreIsLoadedAgainAndAMallocBasedOneIsMadeAgainEmpty() throws Exception {
+    void aFileBasedStoreIsLoadedAgainWithoutUncommittedLvolsAndAMallocBasedOneIsMadeAgainEmpty() throws Exception {
         TargetConfig cfg = EngineTarget.document(Engines.SPDK);
         cfg.spdk.memSizeMb = 768;
         cfg.storage = StorageConfig.directories(dir.toString());
@@ -50,7 +52,8 @@ class SpdkLvolRestartTest {
         Path doc = dir.resolve("config.json");
         Files.writeString(doc, ConfigStore.toJson(cfg), StandardCharsets.UTF_8);
         String made = run("make", doc);
-        assertThat(made).contains("pattern written: true", "made", "engine closed");
+        assertThat(made).contains("pattern written: true", "made", "engine closed")
+            .doesNotContain("pattern written: false");
 
         // a second pool on a malloc bdev, with a volume, its snapshot and a clone of it, as a document would hold them
         TargetConfig saved = ConfigStore.parse(Files.readString(doc, StandardCharsets.UTF_8));
@@ -70,10 +73,24 @@ class SpdkLvolRestartTest {
         String loaded = run("load", doc);
         System.out.print(loaded);
         assertThat(loaded)
-            .contains("pool p0: created=false missing=[] extra=[stray] volumes=[v1:0]")
-            .contains("pool p1: created=true missing=[] extra=[] volumes=[w1:0, w2:0]")
+            // v1@s2 merged into v1: v1 holds cluster 1 (pattern B) besides its own cluster 2 (pattern C)
+            .contains("pool p0: created=false missing=[] removed=[c1, stray, v1@s2] kept=[.dot, gone@s1]"
+                + " volumes=[v1:" + 2 * LvolRestartChild.MIB + "]")
+            .contains("store p0 holds [.dot, gone@s1, v1, v1@s1]\n")
+            .contains("removed lvol v1@s2 (snapshot, " + 4 * LvolRestartChild.MIB + " bytes, " + LvolRestartChild.MIB
+                + " allocated, parent v1@s1), merged into v1 which depends on it")
+            .contains("removed lvol c1 (thin, " + 4 * LvolRestartChild.MIB + " bytes, 0 allocated, parent v1@s1)")
+            .contains("lvol gone@s1 (thin, " + LvolRestartChild.MIB + " bytes, 0 allocated, no parent) is not of the"
+                + " pool's naming (the configuration has no volume 'gone'); kept")
+            .contains("lvol .dot (thin, " + LvolRestartChild.MIB + " bytes, 0 allocated, no parent) is not of the"
+                + " pool's naming (not a volume name: ")
+            .contains("pool p1: created=true missing=[] removed=[] kept=[] volumes=[w1:0, w2:0]")
             .contains("lvol store on bdev m9 was made anew")
-            .contains("pattern kept: true");
+            .contains("delete of snapshot v1@s1: ok")
+            .contains("retry of create stray: ok", "retry of snapshot v1@s2: ok", "retry of clone c1: ok")
+            .contains("store p0 holds [.dot, c1, gone@s1, stray, v1, v1@s2]\n")
+            .doesNotContain("patterns kept: false");
+        assertThat(loaded.split("patterns kept: true", -1)).as("both pattern checks passed").hasSize(3);
     }
 
     /** Runs the child to its end; its output, after checking that it exited with 0. */
