@@ -352,7 +352,7 @@ live_namespace_add() { # check-name [nsid bdev] : nvmfctl adds a namespace (3, l
     grep -q "${DEV[$n]}" "$OUTF" || BAD="$BAD; nvme list does not show ${DEV[$n]}"
   fi
   map_namespaces
-  verdict 0 "nvmfctl bdev create + ns add: ${DEV[$n]:-?} (16 MiB, nguid ${NS_NGUID[$n]}) appeared on $CTRL $(secs_since "$t")s later, no reconnect"
+  verdict 0 "bdev made through the API, nvmfctl ns add: ${DEV[$n]:-?} (16 MiB, nguid ${NS_NGUID[$n]}) appeared on $CTRL $(secs_since "$t")s later, no reconnect"
 }
 
 hugepages_check() { # check-name : every RDMA poll group of the current service start is in hugepages
