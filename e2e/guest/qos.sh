@@ -17,6 +17,14 @@
 #                           rate alone is what fio-jobs/qos.sh checks on this machine; under TCG one run's spread is
 #                           too wide.) A MB/s limit, not the IOPS one: the guest's vCPU, not the target, bounded
 #                           the spdk engine's least IOPS limit (1000) beside a neighbour
+#   <T>/tcp/qos/host        java engine: this host's limit on the subsystem (PUT .../qos/hosts/<hostnqn>,
+#                           {"readMBps": M}), one budget over all its namespaces: the same 64 KiB job on the
+#                           held namespace and the neighbour at once, the two together within 1 +- QOS_TOL of M;
+#                           the limit deleted after
+#   <T>/tcp/qos/group       java engine: a QoS group (a tenant, POST /qos-groups) of the held namespace and the
+#                           neighbour with {"readMBps": M}: the same two jobs, together within 1 +- QOS_TOL of M;
+#                           the group deleted after (the spdk engine has no per-host or group QoS: SPDK's bdev QoS
+#                           is per bdev, and the API refuses both with 400, Maven's QosApiTest)
 #   <T>/tcp/qos/removed     DELETE .../qos: GET answers {} again, and the job of the last limit set runs at least
 #                           QOS_FREE x that limit for QOS_PROBE s
 # Limits: the java engine takes any value (iops 200); the spdk engine's bdev QoS IOPS in multiples of 1000, so
@@ -102,6 +110,36 @@ qos_neighbour() { # check-name neighbour-nsid : the read MB/s limit on the held 
   verdict 0 "both at once on one host queue, 64k randread QD 16, ${QOS_RUNTIME} s: held nsid $QOS_NS limit $QOS_MBPS MB/s, measured $m, ratio $r; unlimited nsid $nb $fr MB/s = $k x the limit (at least $QOS_NEIGHBOUR x wanted)"
 }
 
+qos_shared() { # check-name neighbour-nsid host|group : one read MB/s budget over the held namespace and the
+  # neighbour (this host's on the subsystem, or a group of the two), both read at once on one host queue; PASS when
+  # the two together are within 1 +- QOS_TOL of the limit; the limit (or group) removed after
+  local c=$1 nb=$2 what=$3 f=qos-$T-$TR-$3 h m1 m2 m r set del
+  C=$c OUTF=$RES/cli/${c//\//_}.txt BAD=""
+  : > "$OUTF"
+  h=$(cat "/sys/class/nvme/$CTRL/hostnqn" 2> /dev/null)
+  if [ "$what" = host ]; then
+    set=(PUT "/subsystems/$(NQN_PATH)/qos/hosts/${h//:/%3A}" "{\"readMBps\": $QOS_MBPS}")
+    del=(DELETE "/subsystems/$(NQN_PATH)/qos/hosts/${h//:/%3A}")
+  else
+    set=(POST /qos-groups "{\"name\": \"e2e-tenant\", \"namespaces\": [{\"nqn\": \"$NQN\", \"nsid\": $QOS_NS}, {\"nqn\": \"$NQN\", \"nsid\": $nb}], \"limits\": {\"readMBps\": $QOS_MBPS}}")
+    del=(DELETE /qos-groups/e2e-tenant)
+  fi
+  if [ -z "$h" ]; then
+    BAD="no host NQN for controller ${CTRL:-?}"
+  elif vol_api "${set[@]}" >> "$OUTF"; then
+    qos_job "$f" 64k 16 "$QOS_RUNTIME" "$QOS_RAMP" "${DEV[$QOS_NS]}" "${DEV[$nb]}"
+    vol_api "${del[@]}" >> "$OUTF" || BAD+="${BAD:+; }${del[*]} failed: $(tail -n 2 "$OUTF" | tr '\n' ' ')"
+  else
+    BAD="${set[0]} ${set[1]} ${set[2]} failed: $(tail -n 2 "$OUTF" | tr '\n' ' ')"
+  fi
+  m1=$(qos_rate "$f" held mbps) m2=$(qos_rate "$f" free mbps)
+  m=$(awk -v a="$m1" -v b="$m2" 'BEGIN {printf "%.2f", a + b}') r=$(qos_ratio "$m" "$QOS_MBPS")
+  metric "${c//[\/-]/_}_measured" "$m" MB/s
+  metric "${c//[\/-]/_}_ratio" "$r" ratio
+  [ -n "$BAD" ] || qos_within "$r" || BAD="limit $QOS_MBPS MB/s over nsid $QOS_NS and $nb, measured $m1 + $m2 = $m, ratio $r: outside 1 +- $QOS_TOL"
+  verdict 0 "${set[0]} ${set[1]} ${set[2]}: 64k randread QD 16 on nsid $QOS_NS and $nb at once, ${QOS_RUNTIME} s: limit $QOS_MBPS MB/s, measured $m1 + $m2 = $m, ratio $r (1 +- $QOS_TOL wanted); removed after"
+}
+
 qos_removed() { # check-name : DELETE; GET answers {}; the job of the last limit set (QOS_LAST; none: skipped) runs
   # at least QOS_FREE x that limit
   local c=$1 u=$QOS_LAST f=qos-$T-$TR-removed lim bs qd m k
@@ -168,7 +206,7 @@ qos_checks() { # nsid neighbour-nsid... : the checks <T>/<TR>/qos/... above on n
   verdict 0 "nsid $n without a limit, fio on vCPU $QOS_CPU, ${QOS_PROBE} s each: 4k randread QD 32 $b4 IOPS, 64k QD 16 $b64 MB/s"
 
   if [ -z "$probed" ]; then
-    for d in iops neighbour read-mbps; do skip "$p/$d" "not run: $p/unlimited failed"; done
+    for d in iops neighbour read-mbps $([ "$T" = spdk ] || echo host group); do skip "$p/$d" "not run: $p/unlimited failed"; done
   else
     qos_iops_cases "$p" "$n" "$b4"
     if qos_ge "$b64" "$(qos_times "$QOS_MBPS" 1.5)"; then
@@ -177,6 +215,13 @@ qos_checks() { # nsid neighbour-nsid... : the checks <T>/<TR>/qos/... above on n
       skip "$p/read-mbps" "unlimited, nsid $n read $b64 MB/s (64k QD 16): less than 1.5 x the limit $QOS_MBPS, which this host cannot show"
     fi
     qos_neighbour_case "$p" "$n" "$nb" "$b64"
+    if [ "$T" != spdk ]; then
+      for d in host group; do
+        if [ -z "$nb" ]; then skip "$p/$d" "no second namespace of $NQN has a block device"
+        elif ! qos_ge "$b64" "$(qos_times "$QOS_MBPS" 1.5)"; then skip "$p/$d" "nsid $n alone read $b64 MB/s: less than 1.5 x the limit $QOS_MBPS"
+        else qos_shared "$p/$d" "$nb" "$d"; fi
+      done
+    fi
   fi
   qos_removed "$p/removed"
   metric "${p//[\/-]/_}_s" "$(secs_since "$t")" s
