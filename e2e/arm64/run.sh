@@ -22,8 +22,21 @@
 #                       shared read-only) with the guest's arm64 JDK; RDMA only when the build's
 #                       rdma-cm jar carries the aarch64 library (the cross-compiled build), else TCP
 #   --tree-dir DIR      with --tree: the checkout whose build runs (default this one)
-#   --transports LIST   comma-separated: rdma, tcp (default rdma with a package, tcp with --tree);
-#                       each is one connect + fio verify + disconnect against the same service
+#   --transports LIST   comma-separated: rdma, tcp (default rdma with a package, tcp with --tree,
+#                       rdma,tcp with --engine spdk); each is one connect + fio verify + disconnect
+#                       against the same service
+#   --engine ENGINE     java (default): the service on a configuration written here (the java engine,
+#                       2 poll groups); spdk: the machine set up as a DPU's is, `nvmf4j-target setup
+#                       --profile bluefield3 --scale-down` (its hugepages, configuration, TLS API and
+#                       drop-in), which must choose the spdk engine (the package's aarch64 SPDK), then a
+#                       malloc namespace, the guest's host NQN and a TCP listener added to the profile's
+#                       document before the start; on the first transport a namespace is added live with
+#                       nvmfctl over the API's TLS; after SIGTERM every hugepage must be free again
+#   --perf              with --engine spdk: SPDK's spdk_nvme_perf (the aarch64 build of spdk-build.sh,
+#                       shared read-only) measures 4 KiB random reads and writes at QD 32 over TCP in
+#                       the guest against the spdk engine, then against the java engine started on its
+#                       own state directory (the same malloc size, the profile's core); prints each and
+#                       the ratio java/spdk (TCG: a sign, never a threshold)
 #   --no-check          do not run `nvmf4j-target check` (a build without the check command)
 #   --check-args "ARGS" the check's arguments (default "--profile bluefield3 --simulate --scale-down")
 #   --fio-size SIZE     bytes fio writes and verifies per transport (default 16m)
@@ -46,7 +59,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd) TREE_DIR=""
-DEB="" TREE=0 TRANSPORTS="" DO_CHECK=1 CHECK_ARGS="--profile bluefield3 --simulate --scale-down"
+DEB="" TREE=0 TRANSPORTS="" ENGINE=java PERF=0 DO_CHECK=1 CHECK_ARGS="--profile bluefield3 --simulate --scale-down"
 FIO_SIZE=16m JVM_OPTS="-XX:TieredStopAtLevel=1" VM_TIMEOUT=1800 BOOTSTRAP_TIMEOUT=3600
 OUT=$REPO/e2e/out-arm64 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/nvmf4j/arm64 REBUILD=0 DO_APT=1 QUIET=0
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -56,6 +69,8 @@ while [ $# -gt 0 ]; do
     --tree) TREE=1 ;;
     --tree-dir) TREE_DIR=$(cd "$2" && pwd); shift ;;
     --transports) TRANSPORTS=$2; shift ;;
+    --engine) ENGINE=$2; shift ;;
+    --perf) PERF=1 ;;
     --no-check) DO_CHECK=0 ;;
     --check-args) CHECK_ARGS=$2; shift ;;
     --fio-size) FIO_SIZE=$2; shift ;;
@@ -71,7 +86,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -n "$TRANSPORTS" ] || { [ $TREE = 1 ] && TRANSPORTS=tcp || TRANSPORTS=rdma; }
+case $ENGINE in java|spdk) ;; *) echo "--engine takes java or spdk, not '$ENGINE'" >&2; exit 2 ;; esac
+[ "$ENGINE" = java ] || [ $TREE = 0 ] || { echo "--engine spdk runs the package (its setup and unit), not --tree" >&2; exit 2; }
+[ $PERF = 0 ] || [ "$ENGINE" = spdk ] || { echo "--perf compares the two engines: give --engine spdk" >&2; exit 2; }
+[ -n "$TRANSPORTS" ] || { [ $TREE = 1 ] && TRANSPORTS=tcp || { [ "$ENGINE" = spdk ] && TRANSPORTS=rdma,tcp || TRANSPORTS=rdma; }; }
 for t in ${TRANSPORTS//,/ }; do
   case $t in tcp|rdma) ;; *) echo "--transports takes rdma, tcp (comma-separated), not '$t'" >&2; exit 2 ;; esac
 done
@@ -168,7 +186,13 @@ vm() { # image results-dir init [9p shares: tag:host-dir:guest-dir:ro|rw ...] : 
 }
 
 # ------------------------------------------------------------- 5. the arm64 root image (cached)
-ROOT_PKGS=openjdk-17-jre-headless,rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,libnuma1,libaio1,nvme-cli,fio,kmod,iproute2,procps,util-linux,adduser
+# openssl: setup's self-signed certificate for the API; the package's Depends (its native libraries' Debian
+# packages, first alternative, versions dropped) are added, so that dpkg -i finds them in the root
+ROOT_PKGS=openjdk-17-jre-headless,rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,libnuma1,libaio1,nvme-cli,fio,kmod,iproute2,procps,util-linux,adduser,openssl
+if [ -n "$DEB" ]; then
+  ROOT_PKGS=$( (tr ',' '\n' <<< "$ROOT_PKGS"; dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed -E 's/\|.*//; s/\(.*\)//; s/[[:space:]]//g') \
+    | grep . | sort -u | paste -sd,)
+fi
 SHASH=$(echo "$ROOT_PKGS $MIRROR" | sha256sum | cut -c1-12)    # stage 1
 RHASH=$( (echo "$SHASH $KVER"; cat "$HERE/stage2.sh") | sha256sum | cut -c1-12)
 IMG=$CACHE/debian12-arm64-root-$RHASH.img
@@ -218,10 +242,18 @@ if [ $TREE = 1 ]; then
 else
   SHARES+=("dist:$(dirname "$DEB"):/dist:ro") LAUNCHER="" DEBNAME=$(basename "$DEB")
 fi
+if [ $PERF = 1 ]; then
+  SPDK_A64=$("$REPO/spdk-jni/spdk-build.sh" --arch aarch64 --cached) \
+    || { echo "--perf: no aarch64 SPDK build (./dev.sh package --arch arm64 makes one)" >&2; exit 2; }
+  [ -x "$SPDK_A64/build/bin/spdk_nvme_perf" ] || { echo "--perf: $SPDK_A64 has no build/bin/spdk_nvme_perf" >&2; exit 2; }
+  SHARES+=("tools:$SPDK_A64/build/bin:/tools:ro")
+fi
 {
   printf 'E2E_DEB=%q\n' "$DEBNAME"
   printf 'E2E_LAUNCHER=%q\n' "$LAUNCHER"
   printf 'E2E_TRANSPORTS=%q\n' "$TRANSPORTS"
+  printf 'E2E_ENGINE=%q\n' "$ENGINE"
+  printf 'E2E_PERF=%q\n' "$PERF"
   printf 'E2E_DO_CHECK=%q\n' "$DO_CHECK"
   printf 'E2E_CHECK_ARGS=%q\n' "$CHECK_ARGS"
   printf 'E2E_FIO_SIZE=%q\n' "$FIO_SIZE"
@@ -230,7 +262,7 @@ fi
 : > "$OUT/results.tsv"; : > "$OUT/timings.tsv"
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 SNAPSHOT=1 vm "$IMG" "$OUT" /e2e/guest.sh "${SHARES[@]}"
-log "starting the arm64 VM: tcg cpu=$CPU smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s, ${DEBNAME:-the build tree}, transports $TRANSPORTS (console -> $OUT/console.log)"
+log "starting the arm64 VM: tcg cpu=$CPU smp=$SMP mem=$MEM timeout=${VM_TIMEOUT}s, ${DEBNAME:-the build tree}, engine $ENGINE, transports $TRANSPORTS (console -> $OUT/console.log)"
 T_VM0=$(now_us)
 run_qemu "$OUT/console.log" "$VM_TIMEOUT"
 T_VM1=$(now_us)
