@@ -2,7 +2,7 @@
 """The scale probe: how the control plane's costs grow with the number of namespaces.
 
 Usage: fio-jobs/scale.py [--sizes 100,500,1000,2000] [--engine java|spdk] [--hosts H] [--per-subsystem 10]
-                          [--keep DIR]
+                          [--controllers C] [--logs] [--spdk-mem-mb MB] [--keep DIR]
 
 Starts the target (bin/nvmf4j-target, a fresh state directory, the REST API and one NVMe/TCP listener on free
 loopback ports, one poll group), then adds null-bdev namespaces through the REST API (each add is two calls: POST
@@ -32,6 +32,8 @@ namespace (4 KiB random reads at QD 16 for --iops-seconds after --iops-warmup se
 subsystem's nsid 1: the same namespace while the rest exist) and their ratio; after the last size the whole discovery log page as a host reads it (records,
 bytes, 4 KiB pieces, time, the generation counter over the read) and the Changed Namespace List of a controller of
 a new subsystem after 10 and then after 1,100 namespaces were added to it (NSIDs, or the FFFFFFFFh overflow).
+--spdk-mem-mb MB sets the spdk engine's spdk.memSizeMb: the hugepages SPDK's queues take their buffers from
+(reserve MB / 2 + 64 pages of 2 MiB and mount hugetlbfs first).
 Without --controllers and --logs nothing is connected over NVMe and no I/O runs. Needs Java 17 and a build
 (./dev.sh build; ./dev.sh scale builds).
 """
@@ -288,6 +290,9 @@ def main():
     ap.add_argument("--logs", action="store_true",
                     help="the IOPS of one namespace at the smallest and largest size, then the discovery log and the "
                          "changed namespace list (needs nvmf-target's test classes: mvn test-compile)")
+    ap.add_argument("--spdk-mem-mb", type=int, default=0,
+                    help="the spdk engine's spdk.memSizeMb (default: the engine's, 1,024): SPDK's hugepages, which "
+                         "bound the queues it can open (reserve memSizeMb / 2 + 64 pages of 2 MiB first)")
     ap.add_argument("--iops-seconds", type=int, default=5)
     ap.add_argument("--iops-warmup", type=int, default=3, help="seconds of reads not counted before --iops-seconds")
     ap.add_argument("--keep", help="state directory to use and keep (default: a temporary one, removed)")
@@ -298,6 +303,10 @@ def main():
     api_port, nvme_port = free_port(), free_port()
     doc = {"engine": a.engine, "cores": 1,
            "api": {"port": api_port, "token": TOKEN, "requestsPerSecond": 1000000, "requestBurst": 1000000}}
+    if a.spdk_mem_mb:
+        if a.engine != "spdk":
+            ap.error("--spdk-mem-mb is the spdk engine's: give --engine spdk")
+        doc["spdk"] = {"memSizeMb": a.spdk_mem_mb}
     if a.controllers:
         # every controller comes from 127.0.0.1: two connections each, above the default 1,024 per address
         limit = max(4096, 2 * a.controllers + 64)
