@@ -10,7 +10,10 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipalNotFoundException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -36,13 +39,20 @@ public final class ProfileSetup {
     private final Path root;
     private final boolean dryRun;
     private final PrintWriter out;
+    private final String serviceGroup;
 
     public ProfileSetup(Profile profile, Sizing sizing, Path root, boolean dryRun, PrintWriter out) {
+        this(profile, sizing, root, dryRun, out, SERVICE_USER);
+    }
+
+    /** {@code serviceGroup}: the group the service runs as, which must read the API's TLS key (tests: another). */
+    ProfileSetup(Profile profile, Sizing sizing, Path root, boolean dryRun, PrintWriter out, String serviceGroup) {
         this.profile = profile;
         this.sizing = sizing;
         this.root = root;
         this.dryRun = dryRun;
         this.out = out;
+        this.serviceGroup = serviceGroup;
     }
 
     private Path at(String path) {
@@ -112,9 +122,31 @@ public final class ProfileSetup {
         }
         Files.createDirectories(at(c.api.tlsKey).getParent());
         makeCertificate(cmd);
-        Files.setPosixFilePermissions(at(c.api.tlsKey), PosixFilePermissions.fromString("rw-------"));
+        Path key = at(c.api.tlsKey);
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
         out.println("made a self-signed TLS certificate for " + c.api.address + ": " + c.api.tlsCert
             + " (replace it with one your CA signed, same paths)");
+        keyToServiceGroup(key, c.api.tlsKey);
+    }
+
+    /**
+     * The key readable by the service's group and nobody else (root:nvmf4j, 0640): the unit runs as nvmf4j, and a
+     * key only root reads stops its start ({@code api.tlsKey: cannot read ... (permission denied)}). Where there is
+     * no such group (the tarball without its user made), the key stays root's alone, with a line saying what to do.
+     */
+    private void keyToServiceGroup(Path key, String shown) throws IOException {
+        GroupPrincipal group;
+        try {
+            group = key.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByGroupName(serviceGroup);
+        } catch (UserPrincipalNotFoundException e) {
+            out.println("warning: no group " + serviceGroup + " on this machine: " + shown + " stays readable by "
+                + "root only; the service's user must read it (chgrp <its group> " + shown + " && chmod 0640 "
+                + shown + ")");
+            return;
+        }
+        Files.getFileAttributeView(key, PosixFileAttributeView.class).setGroup(group);
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r-----"));
+        out.println("the key " + shown + " is readable by group " + serviceGroup + " (the service's) and root");
     }
 
     /** openssl's self-signed P-256 certificate for {@code address} (an IP literal or a host name). */

@@ -8,8 +8,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Path;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipalNotFoundException;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,6 +35,48 @@ class SetupCommandTest {
 
     private void machine() {
         FakeMachine.arm(root, 16, "0xd41", 32, 24, 0).modules("ib_core").file("/proc/sys/vm/nr_hugepages", "0\n");
+    }
+
+    private static boolean groupExists(String name) throws Exception {
+        try {
+            java.nio.file.FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByGroupName(name);
+            return true;
+        } catch (UserPrincipalNotFoundException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The API's TLS key is for the service's group too: the unit runs as nvmf4j, and a key only root could read
+     * stopped the service's start on an arm64 guest set up by setup (api.tlsKey: cannot read ... permission
+     * denied). Where the group is missing, the key stays root's alone and setup says what to do.
+     */
+    @Test
+    void theTlsKeyIsReadableByTheServiceGroupAndByNoOneElse() throws Exception {
+        machine();
+        Profile p = Profile.load("bluefield2");
+        TargetConfig preset = p.config(java.util.List.of("192.0.2.10"), "127.0.0.1");
+        Path probe = Files.createTempFile(root, "group", ".probe");
+        GroupPrincipal mine = Files.readAttributes(probe, PosixFileAttributes.class).group();
+        StringWriter text = new StringWriter();
+        try (PrintWriter out = new PrintWriter(text)) {
+            new ProfileSetup(p, Sizing.asShipped(p, preset), root, false, out, mine.getName()).run();
+        }
+        Path key = at(preset.api.tlsKey);
+        assertThat(Files.readAttributes(key, PosixFileAttributes.class).group()).isEqualTo(mine);
+        assertThat(Files.getPosixFilePermissions(key)).isEqualTo(PosixFilePermissions.fromString("rw-r-----"));
+        assertThat(text.toString()).contains("is readable by group " + mine.getName());
+
+        // no such group: root's alone, and the line that says how to hand it over
+        Files.delete(key);
+        Files.delete(at(preset.api.tlsCert));
+        text = new StringWriter();
+        try (PrintWriter out = new PrintWriter(text)) {
+            new ProfileSetup(p, Sizing.asShipped(p, preset), root, false, out, "nvmf4j-no-such-group").run();
+        }
+        assertThat(Files.getPosixFilePermissions(key)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        assertThat(text.toString()).contains("warning: no group nvmf4j-no-such-group on this machine",
+            "chmod 0640");
     }
 
     @Test
@@ -83,7 +130,9 @@ class SetupCommandTest {
         assertThat(at("/etc/systemd/system/nvmf4j.service")).content().contains("[Service]");
         // the certificate openssl made is one Java reads, for the management address
         assertThat(at(c.api.tlsCert)).exists();
-        assertThat(Files.getPosixFilePermissions(at(c.api.tlsKey))).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        // the service's group reads the key where the package made it; this machine has none, so root alone does
+        assertThat(Files.getPosixFilePermissions(at(c.api.tlsKey))).isEqualTo(PosixFilePermissions.fromString(
+            groupExists(ProfileSetup.SERVICE_USER) ? "rw-r-----" : "rw-------"));
         try (var in = Files.newInputStream(at(c.api.tlsCert))) {
             var cert = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
                 .generateCertificate(in);
