@@ -135,18 +135,45 @@ public final class ProfileSetup {
      * no such group (the tarball without its user made), the key stays root's alone, with a line saying what to do.
      */
     private void keyToServiceGroup(Path key, String shown) throws IOException {
-        GroupPrincipal group;
-        try {
-            group = key.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByGroupName(serviceGroup);
-        } catch (UserPrincipalNotFoundException e) {
+        Integer gid = null;
+        GroupPrincipal group = null;
+        if (root.toAbsolutePath().normalize().getParent() != null) {
+            // another root (an image): its own /etc/group says the group's id, which this machine may not share
+            gid = gidIn(at("/etc/group"), serviceGroup);
+        } else {
+            try {
+                group = key.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByGroupName(serviceGroup);
+            } catch (UserPrincipalNotFoundException e) {
+                // below
+            }
+        }
+        if (gid == null && group == null) {
             out.println("warning: no group " + serviceGroup + " on this machine: " + shown + " stays readable by "
                 + "root only; the service's user must read it (chgrp <its group> " + shown + " && chmod 0640 "
                 + shown + ")");
             return;
         }
-        Files.getFileAttributeView(key, PosixFileAttributeView.class).setGroup(group);
+        if (group != null) {
+            Files.getFileAttributeView(key, PosixFileAttributeView.class).setGroup(group);
+        } else {
+            Files.setAttribute(key, "unix:gid", gid);
+        }
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r-----"));
         out.println("the key " + shown + " is readable by group " + serviceGroup + " (the service's) and root");
+    }
+
+    /** The id of group {@code name} in a group file ({@code name:x:gid:members}), or null when it has none. */
+    static Integer gidIn(Path groupFile, String name) throws IOException {
+        if (!Files.isReadable(groupFile)) {
+            return null;
+        }
+        for (String line : Files.readAllLines(groupFile, StandardCharsets.UTF_8)) {
+            String[] f = line.split(":", -1);
+            if (f.length >= 3 && f[0].equals(name) && f[2].matches("[0-9]{1,9}")) {
+                return Integer.valueOf(f[2]);
+            }
+        }
+        return null;
     }
 
     /** openssl's self-signed P-256 certificate for {@code address} (an IP literal or a host name). */

@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserPrincipalNotFoundException;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,15 +36,6 @@ class SetupCommandTest {
         FakeMachine.arm(root, 16, "0xd41", 32, 24, 0).modules("ib_core").file("/proc/sys/vm/nr_hugepages", "0\n");
     }
 
-    private static boolean groupExists(String name) throws Exception {
-        try {
-            java.nio.file.FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByGroupName(name);
-            return true;
-        } catch (UserPrincipalNotFoundException e) {
-            return false;
-        }
-    }
-
     /**
      * The API's TLS key is for the service's group too: the unit runs as nvmf4j, and a key only root could read
      * stopped the service's start on an arm64 guest set up by setup (api.tlsKey: cannot read ... permission
@@ -56,16 +46,21 @@ class SetupCommandTest {
         machine();
         Profile p = Profile.load("bluefield2");
         TargetConfig preset = p.config(java.util.List.of("192.0.2.10"), "127.0.0.1");
+        // the group as the root (an image) names it in its /etc/group: as root a gid no file here has (so the
+        // check sees the change), otherwise one this process's user is in (a change it may make)
         Path probe = Files.createTempFile(root, "group", ".probe");
         GroupPrincipal mine = Files.readAttributes(probe, PosixFileAttributes.class).group();
+        int gid = "root".equals(System.getProperty("user.name")) ? 4242 : (Integer) Files.getAttribute(probe, "unix:gid");
+        Files.createDirectories(at("/etc"));
+        Files.writeString(at("/etc/group"), "root:x:0:\n" + mine.getName() + "-svc:x:" + gid + ":\n");
         StringWriter text = new StringWriter();
         try (PrintWriter out = new PrintWriter(text)) {
-            new ProfileSetup(p, Sizing.asShipped(p, preset), root, false, out, mine.getName()).run();
+            new ProfileSetup(p, Sizing.asShipped(p, preset), root, false, out, mine.getName() + "-svc").run();
         }
         Path key = at(preset.api.tlsKey);
-        assertThat(Files.readAttributes(key, PosixFileAttributes.class).group()).isEqualTo(mine);
+        assertThat(Files.getAttribute(key, "unix:gid")).isEqualTo(gid);
         assertThat(Files.getPosixFilePermissions(key)).isEqualTo(PosixFilePermissions.fromString("rw-r-----"));
-        assertThat(text.toString()).contains("is readable by group " + mine.getName());
+        assertThat(text.toString()).contains("is readable by group " + mine.getName() + "-svc");
 
         // no such group: root's alone, and the line that says how to hand it over
         Files.delete(key);
@@ -130,9 +125,10 @@ class SetupCommandTest {
         assertThat(at("/etc/systemd/system/nvmf4j.service")).content().contains("[Service]");
         // the certificate openssl made is one Java reads, for the management address
         assertThat(at(c.api.tlsCert)).exists();
-        // the service's group reads the key where the package made it; this machine has none, so root alone does
+        // the service's group reads the key where the package made it; this root's /etc/group has none, so root
+        // alone does
         assertThat(Files.getPosixFilePermissions(at(c.api.tlsKey))).isEqualTo(PosixFilePermissions.fromString(
-            groupExists(ProfileSetup.SERVICE_USER) ? "rw-r-----" : "rw-------"));
+            "rw-------"));
         try (var in = Files.newInputStream(at(c.api.tlsCert))) {
             var cert = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
                 .generateCertificate(in);
