@@ -50,7 +50,8 @@ class SetupCommandTest {
         // check sees the change), otherwise one this process's user is in (a change it may make)
         Path probe = Files.createTempFile(root, "group", ".probe");
         GroupPrincipal mine = Files.readAttributes(probe, PosixFileAttributes.class).group();
-        int gid = "root".equals(System.getProperty("user.name")) ? 4242 : (Integer) Files.getAttribute(probe, "unix:gid");
+        int gid = "root".equals(System.getProperty("user.name")) ? 4242
+            : (Integer) Files.getAttribute(probe, "unix:gid");
         Files.createDirectories(at("/etc"));
         Files.writeString(at("/etc/group"), "root:x:0:\n" + mine.getName() + "-svc:x:" + gid + ":\n");
         StringWriter text = new StringWriter();
