@@ -28,6 +28,14 @@ public interface EngineProvider {
     }
 
     /**
+     * File descriptors this engine holds from its start for {@code config}, beyond the process's and the bdevs'
+     * (the start's open-files check counts them, {@link OpenFiles}). Default: none.
+     */
+    default long descriptorsAtStart(io.nvmf4j.config.TargetConfig config) {
+        return 0;
+    }
+
+    /**
      * Starts the engine serving {@code document}'s validated document (its {@link ConfigController} owns it from then
      * on), reporting data-path events to {@code observer}; {@code stateDir} is the service's state directory, where
      * an engine may keep the reservations of namespaces with Persist Through Power Loss on (null: none kept).

@@ -78,8 +78,8 @@ public final class Engines {
     public static ConfigController<Engine> start(TargetConfig config, IoObserver observer,
                                                  java.nio.file.Path stateDir) throws IOException {
         ConfigValidator.validate(config);
-        OpenFiles.check(config, OpenFiles.limit());
         EngineProvider provider = provided(config.engine);
+        OpenFiles.check(config, OpenFiles.limit(), provider.descriptorsAtStart(config));
         return ConfigController.start(config, document -> provider.start(document, observer, stateDir));
     }
 

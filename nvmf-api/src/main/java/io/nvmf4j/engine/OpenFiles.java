@@ -40,10 +40,13 @@ public final class OpenFiles {
     private OpenFiles() {
     }
 
-    /** What a configuration may hold open: at start ({@code base + files}) and with every connection held. */
-    public record Need(int base, long files, long connections) {
+    /**
+     * What a configuration may hold open: at start ({@code base + engine + files}: the process, what the engine holds
+     * itself, the bdevs and volumes) and with every connection held.
+     */
+    public record Need(int base, long engine, long files, long connections) {
         public long atStart() {
-            return base + files;
+            return base + engine + files;
         }
 
         public long total() {
@@ -52,13 +55,19 @@ public final class OpenFiles {
 
         @Override
         public String toString() {
-            return BASE + " for the process + " + files + " for bdevs and volumes + " + connections
+            return BASE + " for the process + " + (engine > 0 ? engine + " held by the engine + " : "") + files
+                + " for bdevs and volumes + " + connections
                 + " connections the listeners allow (maxConnectionsPerListener) = " + total();
         }
     }
 
-    /** The descriptors {@code c} may need. */
+    /** The descriptors {@code c} may need, with none held by the engine itself. */
     public static Need of(TargetConfig c) {
+        return of(c, 0);
+    }
+
+    /** The descriptors {@code c} may need, {@code engine} of them held by the engine from its start. */
+    public static Need of(TargetConfig c, long engine) {
         long files = 0;
         for (BdevConfig b : c.bdevs) {
             files += "file".equals(b.type) ? 1 : "rbd".equals(b.type) ? PER_RBD : 0;
@@ -75,7 +84,7 @@ public final class OpenFiles {
             connections += "rdma".equals(l.transport) ? c.rdma.maxConnectionsPerListener
                 : c.tcp.maxConnectionsPerListener;
         }
-        return new Need(BASE, files, connections);
+        return new Need(BASE, engine, files, connections);
     }
 
     /** This process's open-files limit, or -1 when the platform does not say. */
@@ -91,14 +100,23 @@ public final class OpenFiles {
      * (unknown) checks nothing.
      */
     public static void check(TargetConfig c, long limit) {
+        check(c, limit, 0);
+    }
+
+    /**
+     * As {@link #check(TargetConfig, long)}, with {@code engine} descriptors the engine holds from its start
+     * ({@link EngineProvider#descriptorsAtStart}; the spdk engine: one per 2 MiB hugepage of its memory).
+     */
+    public static void check(TargetConfig c, long limit, long engine) {
         if (limit < 0) {
             return;
         }
-        Need need = of(c);
+        Need need = of(c, engine);
         if (need.atStart() > limit) {
             throw new ConfigException(List.of("open files: the bdevs and volumes need " + need.atStart()
-                + " descriptors (" + BASE + " for the process + " + need.files() + "), above the limit of " + limit
-                + " (RLIMIT_NOFILE; systemd: LimitNOFILE)"));
+                + " descriptors (" + BASE + " for the process + " + (engine > 0 ? engine + " held by the engine itself + "
+                : "") + need.files() + "), above the limit of "
+                + limit + " (RLIMIT_NOFILE; systemd: LimitNOFILE)"));
         }
         if (need.total() > limit) {
             LOG.warn("open files: limit {} (RLIMIT_NOFILE), the configuration may need {}: connections beyond the limit"

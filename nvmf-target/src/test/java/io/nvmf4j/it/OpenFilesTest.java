@@ -57,6 +57,27 @@ class OpenFilesTest {
     }
 
     /**
+     * What the engine holds from its start counts with what it opens at start (the spdk engine: one descriptor per
+     * 2 MiB hugepage of its memory, 4,096 at 8,192 MiB): refused below it, as the bdevs are.
+     */
+    @Test
+    void whatTheEngineHoldsFromItsStartIsCounted() throws Exception {
+        TargetConfig c = TestTarget.config(TestTarget.freePort());
+        OpenFiles.Need plain = OpenFiles.of(c);
+        OpenFiles.Need held = OpenFiles.of(c, 4096);
+        assertThat(held.atStart()).isEqualTo(plain.atStart() + 4096);
+        assertThat(held.total()).isEqualTo(plain.total() + 4096);
+        assertThat(held.toString()).contains("+ 4096 held by the engine +");
+        assertThatThrownBy(() -> OpenFiles.check(c, held.atStart() - 1, 4096)).isInstanceOf(ConfigException.class)
+            .hasMessageContaining("need " + held.atStart() + " descriptors (" + OpenFiles.BASE
+                + " for the process + 4096 held by the engine itself + " + plain.files() + ")");
+        try (LogCapture log = new LogCapture("io.nvmf4j.engine.OpenFiles")) {
+            OpenFiles.check(c, held.total(), 4096);
+            assertThat(log.lines("open files: limit " + held.total() + ", the configuration may need")).hasSize(1);
+        }
+    }
+
+    /**
      * The unit's LimitNOFILE holds the published envelope: 10,000 namespaces on file bdevs and 2,000 controllers
      * of an admin and 8 I/O queues each, over 8 listeners of 4,096 connections (the default).
      */
