@@ -297,6 +297,8 @@ def main():
     ap.add_argument("--iops-warmup", type=int, default=3, help="seconds of reads not counted before --iops-seconds")
     ap.add_argument("--keep", help="state directory to use and keep (default: a temporary one, removed)")
     a = ap.parse_args()
+    if a.spdk_mem_mb and a.engine != "spdk":
+        ap.error("--spdk-mem-mb is the spdk engine's: give --engine spdk")
     sizes = sorted(int(x) for x in a.sizes.split(","))
     state = a.keep or tempfile.mkdtemp(prefix="nvmf4j-scale-")
     os.makedirs(state, exist_ok=True)
@@ -304,8 +306,6 @@ def main():
     doc = {"engine": a.engine, "cores": 1,
            "api": {"port": api_port, "token": TOKEN, "requestsPerSecond": 1000000, "requestBurst": 1000000}}
     if a.spdk_mem_mb:
-        if a.engine != "spdk":
-            ap.error("--spdk-mem-mb is the spdk engine's: give --engine spdk")
         doc["spdk"] = {"memSizeMb": a.spdk_mem_mb}
     if a.controllers:
         # every controller comes from 127.0.0.1: two connections each, above the default 1,024 per address
