@@ -113,9 +113,9 @@ public final class OpenFiles {
         }
         Need need = of(c, engine);
         if (need.atStart() > limit) {
+            String held = engine > 0 ? engine + " held by the engine itself + " : "";
             throw new ConfigException(List.of("open files: the bdevs and volumes need " + need.atStart()
-                + " descriptors (" + BASE + " for the process + " + (engine > 0 ? engine + " held by the engine itself + "
-                : "") + need.files() + "), above the limit of "
+                + " descriptors (" + BASE + " for the process + " + held + need.files() + "), above the limit of "
                 + limit + " (RLIMIT_NOFILE; systemd: LimitNOFILE)"));
         }
         if (need.total() > limit) {

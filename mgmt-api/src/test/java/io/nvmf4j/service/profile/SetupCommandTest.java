@@ -75,6 +75,22 @@ class SetupCommandTest {
             "chmod 0640");
     }
 
+    /**
+     * An image's /etc/group as it may be: comments, blank and short lines, a gid that is not a number, the name as a
+     * prefix of another; only a well-formed line of exactly that name counts, and a missing file is no group.
+     */
+    @Test
+    void theGroupFileOfAnImageIsReadLineByLineAndABadLineIsNoGroup() throws Exception {
+        Path f = root.resolve("group");
+        assertThat(ProfileSetup.gidIn(f, "nvmf4j")).as("no file").isNull();
+        Files.writeString(f, "# a comment\n\nnvmf4j\nnvmf4j:x\nnvmf4j:x:seven:\nnvmf4j:x:-1:\nnvmf4j:x:12345678901:\n"
+            + "nvmf4jx:x:500:\n");
+        assertThat(ProfileSetup.gidIn(f, "nvmf4j")).as("only bad lines and another name").isNull();
+        Files.writeString(f, "nvmf4j:x:seven:\nnvmf4j:x:998:\nnvmf4j:x:999:\n",
+            java.nio.file.StandardOpenOption.APPEND);
+        assertThat(ProfileSetup.gidIn(f, "nvmf4j")).as("the first well-formed line").isEqualTo(998);
+    }
+
     @Test
     void dryRunPrintsEveryStepAndWritesNothing() throws Exception {
         machine();
