@@ -488,7 +488,7 @@ if [ $HUGE = 1 ]; then MEM_ARGS=() MEMORY="2 MiB hugepages"
 else MEM_ARGS=(--no-huge) MEMORY="ordinary memory (--no-huge)"; fi
 
 # ---------------------------------------------------------------------------------------------- targets
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { python3 "$HERE/lib/free_port.py" "$@"; }
 rpc() { PYTHONPATH=$SPDK/python PATH=/usr/bin:$PATH "$RPC_PY" -s "$SPDK_SOCK" -t 30 "$@" >> "$LOG" 2>&1; }
 wait_for() { # pid seconds command... : until the command succeeds; 1 when the pid died or time ran out
   local p=$1 n=$(($2 * 10)); shift 2

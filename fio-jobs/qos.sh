@@ -195,7 +195,7 @@ free_pages=$(awk '$1 == "HugePages_Free:" {print $2}' /proc/meminfo)
 MEM_ARGS=(); [ $HUGE = 1 ] || MEM_ARGS=(--no-huge)
 log "memory of the SPDK processes: $([ $HUGE = 1 ] && echo '2 MiB hugepages' || echo 'ordinary memory (--no-huge)')"
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { python3 "$HERE/lib/free_port.py" "$@"; }
 TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
 api() { # method path [body] : the API's answer; 1 when it is no 2xx
   local code
@@ -208,7 +208,7 @@ enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[
 
 start_target() { # engine : starts nvmf4j with namespaces 1 and 2 on null bdevs; sets TPID, PORT, API_PORT, LOG
   local engine=$1 state=$TMP/state-$1 extra n
-  PORT=$(free_port) API_PORT=$(free_port) LOG=$OUT/logs/$1.log
+  PORT=$(free_port) API_PORT=$(free_port "$PORT") LOG=$OUT/logs/$1.log
   : > "$LOG"
   rm -rf "$state"; mkdir -p "$state"
   if [ "$engine" = spdk ]; then

@@ -68,7 +68,8 @@ gateway() {
    "listeners": [{"transport": "tcp", "address": "127.0.0.1", "port": $2, "anaStates": {"1": "$5"}}]}]}
 JSON
 }
-A_PORT=$(free_port) A_API=$(free_port) B_PORT=$(free_port) B_API=$(free_port)
+A_PORT=$(free_port) A_API=$(free_port "$A_PORT") B_PORT=$(free_port "$A_PORT" "$A_API")
+B_API=$(free_port "$A_PORT" "$A_API" "$B_PORT")
 gateway A "$A_PORT" "$A_API" 1 optimized
 gateway B "$B_PORT" "$B_API" 101 non-optimized
 target_start "$TMP/A" "$OUT/gateway-A.log" "$A_PORT"; A_PID=$TPID

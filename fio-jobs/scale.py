@@ -49,14 +49,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from free_port import free_port  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOKEN = "scale-probe-token-0123456789abcdef"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Api:
@@ -302,7 +299,8 @@ def main():
     sizes = sorted(int(x) for x in a.sizes.split(","))
     state = a.keep or tempfile.mkdtemp(prefix="nvmf4j-scale-")
     os.makedirs(state, exist_ok=True)
-    api_port, nvme_port = free_port(), free_port()
+    api_port = free_port()
+    nvme_port = free_port({api_port})
     doc = {"engine": a.engine, "cores": 1,
            "api": {"port": api_port, "token": TOKEN, "requestsPerSecond": 1000000, "requestBurst": 1000000}}
     if a.spdk_mem_mb:

@@ -32,12 +32,16 @@ need_binaries() {
   [ ${#missing[@]} -eq 0 ] || die "missing ${missing[*]}: install Debian's ceph packages (apt-get install -y ceph)"
 }
 
-# a TCP port on 127.0.0.1 nobody listens on (nor on the port in $1), away from Ceph's defaults
+# a TCP port on 127.0.0.1 nobody listens on (nor on the port in $1), away from Ceph's defaults and below the
+# kernel's ephemeral range, where no outgoing connection can be given it as its source port before the monitor
+# binds it
 free_port() {
-  local used p
+  local used p low
+  low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "${low:-0}" -gt 11000 ] 2>/dev/null || low=32768
   used=$(ss -Htln 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
   for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 20000))
+    p=$((10000 + RANDOM % (low - 10000)))
     [ "$p" = "${1:-}" ] && continue
     grep -qx "$p" <<<"$used" || { echo "$p"; return; }
   done

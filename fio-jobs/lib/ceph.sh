@@ -1,4 +1,4 @@
-# Shared by fio-jobs/rbd-bench.sh and fio-jobs/rbd-failover.sh (sourced after they set ROOT, OUT, SPDK and die):
+# Shared by fio-jobs/rbd-bench.sh and fio-jobs/rbd-failover.sh (sourced after they set HERE, ROOT, OUT, SPDK and die):
 # a one-node Ceph cluster for the run, nvmf4j targets started from bin/nvmf4j-target, and cleanup by PID.
 
 # ceph_run_setup NAME SPDK-TOOL : checks the build, finds SPDK-TOOL (a path pattern under the SPDK tree) as TOOL,
@@ -28,8 +28,8 @@ ceph_start() {
 # rbd_admin ARGS... : rbd as the cluster's admin
 rbd_admin() { timeout 600 rbd -c "$CEPH_CONF" -n client.admin -k "$CEPH_ADMIN_KEYRING" "$@"; }
 
-# free_port : a TCP port of 127.0.0.1 nobody listens on now
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# free_port [EXCLUDED...] : a TCP port free now, below the kernel's ephemeral range (lib/free_port.py)
+free_port() { python3 "$HERE/lib/free_port.py" "$@"; }
 
 # target_start STATE-DIR LOG PORT : runs bin/nvmf4j-target on STATE-DIR/config.json until it listens on PORT (a
 # line it writes to LOG from now on: LOG may hold an earlier run's); sets TPID (also kept in PIDS for the cleanup)

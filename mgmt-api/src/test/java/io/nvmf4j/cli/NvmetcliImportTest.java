@@ -1,5 +1,6 @@
 package io.nvmf4j.cli;
 
+import io.nvmf4j.testhost.FreePorts;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.cli.Cli.Run;
 import io.nvmf4j.config.StorageConfig;
@@ -58,7 +59,7 @@ class NvmetcliImportTest {
                 f.setLength(1 << 20);
             }
         }
-        tcpPort = TestService.freePort();
+        tcpPort = FreePorts.pick();
         sample = dir.resolve("config.json");
         Files.writeString(sample, resource("config.json"));
     }

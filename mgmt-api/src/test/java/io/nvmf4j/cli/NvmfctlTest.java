@@ -1,5 +1,6 @@
 package io.nvmf4j.cli;
 
+import io.nvmf4j.testhost.FreePorts;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.cli.Cli.Run;
 import io.nvmf4j.service.api.Http;
@@ -273,7 +274,7 @@ class NvmfctlTest {
     @Test
     void listenerAddListRemove() {
         String nqn = "nqn.2026-11.io.nvmf4j:cli-listen";
-        int port = TestService.freePort();
+        int port = FreePorts.pick();
         ok("subsystem", "create", "-n", nqn);
         assertThat(ok("listener", "add", "-n", nqn, "-a", "127.0.0.1", "-s", String.valueOf(port)).out())
             .isEqualTo("listening for " + nqn + " on tcp 127.0.0.1:" + port + " (listening)\n");
@@ -309,7 +310,7 @@ class NvmfctlTest {
     @Test
     void ipv6AddressesAreWrittenInBrackets() {
         String nqn = "nqn.2026-11.io.nvmf4j:cli-ipv6";
-        int port = TestService.freePort();
+        int port = FreePorts.pick();
         ok("subsystem", "create", "-n", nqn);
         assertThat(ok("listener", "add", "-n", nqn, "-a", "::1", "-s", String.valueOf(port)).out())
             .isEqualTo("listening for " + nqn + " on tcp [::1]:" + port + " (listening)\n");
@@ -558,7 +559,7 @@ class NvmfctlTest {
 
     @Test
     void serviceNotRunningExits3() {
-        int port = TestService.freePort();
+        int port = FreePorts.pick();
         Run r = Cli.runBare(Map.of(), "--url", "http://127.0.0.1:" + port, "--token", "x".repeat(20), "bdev", "list");
         assertThat(r.code()).isEqualTo(3);
         assertThat(r.err()).startsWith("nvmfctl: cannot connect to http://127.0.0.1:" + port + ": ")
@@ -626,7 +627,7 @@ class NvmfctlTest {
         assertThat(usage.out()).isEmpty();
         assertThat(Http.parse(usage.err())).isEqualTo(Http.parse("{\"error\":{\"exitCode\":2,\"message\":"
             + "\"Unknown option: '--colour'\",\"help\":\"nvmfctl bdev list --help\"}}"));
-        int port = TestService.freePort();
+        int port = FreePorts.pick();
         Run down = Cli.runBare(Map.of(), "--json", "--url", "http://127.0.0.1:" + port, "--token", "x".repeat(20),
             "bdev", "list");
         assertThat(down.code()).isEqualTo(3);
@@ -641,7 +642,7 @@ class NvmfctlTest {
     void lsShowsTheWholeTree() throws Exception {
         String nqn = "nqn.2026-11.io.nvmf4j:cli-ls";
         String host = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000000d1";
-        int port = TestService.freePort();
+        int port = FreePorts.pick();
         ok("bdev", "create", "malloc", "lsb", "--size", "2M");
         ok("subsystem", "create", "-n", nqn, "--serial", "SN-LS", "-q", host);  // the last subsystem
         ok("ns", "add", "-n", nqn, "-b", "lsb", "--nsid", "3", "--uuid", "3c9e5a52-7f0e-4b8b-9a43-1f7a1e2f9d33");

@@ -1,5 +1,6 @@
 package io.nvmf4j.service;
 
+import io.nvmf4j.testhost.FreePorts;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmf4j.config.ConfigStore;
@@ -106,7 +107,7 @@ class LogFormatTest {
      * it, has a Connect of a host that is not allowed refused, stops the service; answers its output lines.
      */
     private List<String> run(String format) throws Exception {
-        int port = TestService.freePort();
+        int port = FreePorts.pick();
         TargetConfig c = ServiceProcess.document(NQN, port);
         SubsystemConfig s = c.subsystems.get(0);
         s.allowAnyHost = false; // the stranger's connect is refused and logged

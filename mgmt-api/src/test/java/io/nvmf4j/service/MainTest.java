@@ -1,5 +1,6 @@
 package io.nvmf4j.service;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
@@ -54,7 +55,7 @@ class MainTest {
      */
     @Test
     void announcesAcceptsStopsOnSigtermAndKeepsIdentitiesAcrossRestarts() throws Exception {
-        int port = freePort();
+        int port = FreePorts.pick();
         Path config = writeConfig(port);
         assertThat(ConfigStore.load(config).subsystems.get(0).serial).as("no identities before the first start")
             .isNull();
@@ -125,7 +126,7 @@ class MainTest {
      */
     @Test
     void theSpdkEngineThatCannotStartSaysWhyInOneLineAndNothingFallsBack() throws Exception {
-        TargetConfig c = spdkConfig(freePort(), "[1000]", true);
+        TargetConfig c = spdkConfig(FreePorts.pick(), "[1000]", true);
         Path file = dir.resolve("spdk.json");
         ConfigStore.save(file, c);
         ServiceProcess s = start("--state-dir", dir.toString(), "--config", file.toString());
@@ -145,13 +146,13 @@ class MainTest {
     void aTakenCoreStopsTheSpdkEngineAndAMissingRdmaDeviceDoesNot() throws Exception {
         SpdkRequirement.assumeBuilt();
         // core 1, with locks: the other tests (and SPDK's host tools in them) lock no core here
-        TargetConfig holder = spdkConfig(freePort(), "[1]", true);
+        TargetConfig holder = spdkConfig(FreePorts.pick(), "[1]", true);
         Path holderFile = dir.resolve("holder.json");
         ConfigStore.save(holderFile, holder);
         ServiceProcess first = start("--state-dir", dir.resolve("a").toString(), "--config", holderFile.toString());
         assertThat(first.awaitLine(l -> l.contains("spdk engine up"))).as("output:%n%s", first.output()).isTrue();
 
-        TargetConfig second = spdkConfig(freePort(), "[1]", true);
+        TargetConfig second = spdkConfig(FreePorts.pick(), "[1]", true);
         Path secondFile = dir.resolve("second.json");
         ConfigStore.save(secondFile, second);
         ServiceProcess taken = start("--state-dir", dir.resolve("b").toString(), "--config", secondFile.toString());
@@ -160,8 +161,8 @@ class MainTest {
             .contains("core 1").doesNotContain("listening on");
 
         Assumptions.assumeFalse(hasRdmaDevice(), "this machine has an RDMA device");
-        TargetConfig rdma = spdkConfig(freePort(), "0x1", false);
-        rdma.subsystems.get(0).listeners.add(new ListenerConfig("rdma", "127.0.0.1", freePort()));
+        TargetConfig rdma = spdkConfig(FreePorts.pick(), "0x1", false);
+        rdma.subsystems.get(0).listeners.add(new ListenerConfig("rdma", "127.0.0.1", FreePorts.pick()));
         Path rdmaFile = dir.resolve("rdma.json");
         ConfigStore.save(rdmaFile, rdma);
         ServiceProcess noDevice = start("--state-dir", dir.resolve("c").toString(), "--config", rdmaFile.toString());
@@ -203,7 +204,7 @@ class MainTest {
     @Test
     void theSpdkEngineServesStopsOnSigtermWithStatus0AndKeepsIdentities() throws Exception {
         SpdkRequirement.assumeBuilt();
-        int port = freePort();
+        int port = FreePorts.pick();
         TargetConfig c = spdkConfig(port, "0x1", false);
         Path file = dir.resolve("spdk.json");
         ConfigStore.save(file, c);
@@ -237,7 +238,7 @@ class MainTest {
     @Test
     void anOutOfMemoryErrorWithTheSpdkEngineRunningIsOneLineAStopAndStatus3WithoutACrash() throws Exception {
         SpdkRequirement.assumeBuilt();
-        int port = freePort();
+        int port = FreePorts.pick();
         Path file = dir.resolve("spdk.json");
         ConfigStore.save(file, spdkConfig(port, "0x1", false));
         ServiceProcess s = start(OutOfMemoryMain.class, "-Xmx96m", "--state-dir", dir.toString(), "--config",
@@ -274,7 +275,7 @@ class MainTest {
         io.nvmf4j.bdev.ScratchMounts.assumeRoot();
         try (io.nvmf4j.bdev.ScratchMounts mounts = new io.nvmf4j.bdev.ScratchMounts(dir)) {
             Path fs = mounts.xfs(320L << 20); // mkfs.xfs wants more than 300 MB; the image is sparse
-            int port = freePort();
+            int port = FreePorts.pick();
             TargetConfig c = config(port);
             BdevConfig f = new BdevConfig("f0", "file", 512, 8192);
             f.path = fs.resolve("disk.img").toString();
@@ -366,7 +367,7 @@ class MainTest {
 
     @Test
     void aStopTimeoutOutOfRangeIsBadUsageNamingTheOption() throws Exception {
-        int port = freePort();
+        int port = FreePorts.pick();
         Path config = writeConfig(port);
         for (String bad : new String[] {"0", "3601", "-5"}) {
             ServiceProcess s = start("--state-dir", dir.toString(), "--config", config.toString(), "--stop-timeout", bad);
@@ -378,7 +379,7 @@ class MainTest {
 
     @Test
     void anUnknownEngineIsABadConfigurationNamingTheField() throws Exception {
-        TargetConfig c = config(freePort());
+        TargetConfig c = config(FreePorts.pick());
         c.engine = "dpdk";
         Path file = dir.resolve("dpdk.json");
         Files.writeString(file, ConfigStore.toJson(c));
@@ -436,9 +437,9 @@ class MainTest {
      */
     @Test
     void checkConfigOfAValidDocumentSaysValidAndWritesNothing() throws Exception {
-        int port = freePort();
+        int port = FreePorts.pick();
         TargetConfig c = config(port);
-        c.api.port = freePort();
+        c.api.port = FreePorts.pick();
         Path state = Files.createDirectories(dir.resolve("check-state"));
         Path file = state.resolve("config.json");
         String text = ConfigStore.toJson(c);
@@ -505,8 +506,8 @@ class MainTest {
     /** The start runs the same checks: a missing TLS file is a bad configuration (exit 2) naming the field. */
     @Test
     void theStartRefusesAMissingTlsFileAsABadConfiguration() throws Exception {
-        TargetConfig c = config(freePort());
-        c.api.port = freePort();
+        TargetConfig c = config(FreePorts.pick());
+        c.api.port = FreePorts.pick();
         c.api.tlsCert = dir.resolve("absent-cert.pem").toString();
         c.api.tlsKey = dir.resolve("absent-key.pem").toString();
         Path file = dir.resolve("tls.json");
@@ -529,11 +530,6 @@ class MainTest {
         return file;
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private ServiceProcess start(String... args) throws IOException {
         return start(Main.class, "-Xmx256m", args);

@@ -1,5 +1,6 @@
 package io.nvmf4j.service;
 
+import io.nvmf4j.testhost.FreePorts;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.EngineCapabilities;
@@ -45,7 +46,7 @@ class SpdkApiTest {
     @BeforeAll
     static void start() throws Exception {
         SpdkRequirement.assumeBuilt();
-        ioPort = TestService.freePort();
+        ioPort = FreePorts.pick();
         TargetConfig c = SpdkRequirement.document(NQN, TOKEN, ioPort);
         Path file = dir.resolve("config.json");
         ConfigStore.save(file, c);

@@ -1,5 +1,6 @@
 package io.nvmf4j.service;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.StorageConfig;
@@ -38,7 +39,7 @@ final class SpdkLvolService implements AutoCloseable {
     SpdkLvolService(Path dir, String nqn, String token, long f0Bytes) throws IOException {
         this.dir = dir;
         this.nqn = nqn;
-        ioPort = TestService.freePort();
+        ioPort = FreePorts.pick();
         TargetConfig c = SpdkRequirement.document(nqn, token, ioPort);
         apiPort = c.api.port;
         c.storage = StorageConfig.directories(dir.toString());

@@ -1,5 +1,6 @@
 package io.nvmf4j.service;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.service.api.TestService;
 import io.nvmf4j.spdk.Spdk;
@@ -29,7 +30,7 @@ final class SpdkRequirement {
         c.spdk.memSizeMb = 512;
         c.spdk.hugepages = false;
         c.spdk.coreLocks = false;
-        c.api.port = TestService.freePort();
+        c.api.port = FreePorts.pick();
         c.api.token = token;
         return c;
     }

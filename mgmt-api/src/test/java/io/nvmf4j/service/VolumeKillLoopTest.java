@@ -1,5 +1,6 @@
 package io.nvmf4j.service;
 
+import io.nvmf4j.testhost.FreePorts;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.bdev.ScratchMounts;
 import io.nvmf4j.config.BdevConfig;
@@ -100,7 +101,7 @@ class VolumeKillLoopTest {
     void kill9AtRandomMomentsOfChangesToAnLvolPoolLeavesTheAcknowledgedPool() throws Exception {
         SpdkRequirement.assumeBuilt();
         Path images = Files.createDirectory(dir.resolve("images"));
-        TargetConfig c = SpdkRequirement.document(TestService.NQN, TOKEN, TestService.freePort());
+        TargetConfig c = SpdkRequirement.document(TestService.NQN, TOKEN, FreePorts.pick());
         c.storage = StorageConfig.directories(images.toString());
         BdevConfig f0 = new BdevConfig("f0", "file", 512, 256 * MIB / 512);
         f0.path = images.resolve("f0.img").toString();

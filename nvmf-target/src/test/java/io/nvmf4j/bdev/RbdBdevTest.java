@@ -1,5 +1,6 @@
 package io.nvmf4j.bdev;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.nvme.NvmeStatus;
 import io.nvmf4j.storage.BdevException;
 import io.nvmf4j.testhost.CephCluster;
@@ -9,7 +10,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -337,10 +337,7 @@ class RbdBdevTest {
     @Test
     void aClusterThatIsDownFailsAfterTheTimeout() throws IOException {
         Path conf = CephCluster.get().dir().resolve("down.conf");
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort(); // free once closed: nothing answers there
-        }
+        int port = FreePorts.pick(); // nothing answers there
         Files.writeString(conf, "[global]\nmon host = v2:127.0.0.1:" + port + "\n");
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> RbdBdev.open("r0", BS, 2048, new RbdBdev.Options("rbd", "x", conf.toString(),

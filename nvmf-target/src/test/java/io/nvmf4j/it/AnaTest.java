@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.javaengine.JavaEngine;
@@ -62,7 +63,7 @@ class AnaTest {
 
     @BeforeEach
     void start() throws IOException {
-        int portA = TestTarget.freePort();
+        int portA = FreePorts.pick();
         config = TestTarget.config(portA);
         SubsystemConfig s = config.subsystems.get(0);
         s.namespaces.get(1).anaGroup = 2;

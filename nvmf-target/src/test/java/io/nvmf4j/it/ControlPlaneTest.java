@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigException;
@@ -122,7 +123,7 @@ class ControlPlaneTest {
     @Test
     void subsystemsHostsAndListenersComeAndGo() throws Exception {
         try (TestTarget t = TestTarget.start()) {
-            int port2 = TestTarget.freePort();
+            int port2 = FreePorts.pick();
             t.nvmf().addBdev(new BdevConfig("x0", "malloc", 512, 2048));
             SubsystemConfig s = new SubsystemConfig();
             s.nqn = "nqn.2024-01.io.nvmf4j:added";

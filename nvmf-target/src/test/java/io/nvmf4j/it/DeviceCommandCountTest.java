@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.core.Controller;
 import io.nvmf4j.core.Subsystem;
 import io.nvmf4j.engine.ConfigController;
@@ -56,7 +57,7 @@ class DeviceCommandCountTest {
     @ParameterizedTest(name = "reservation state directory: {0}")
     @ValueSource(booleans = {true, false})
     void noCommandStaysCountedAndAnOrderlyDisconnectWaitsForNothing(boolean keepState) throws Exception {
-        int port = TestTarget.freePort();
+        int port = FreePorts.pick();
         try (ConfigController<JavaEngine> t = JavaEngine.start(TestTarget.config(port), IoObserver.NONE,
                 keepState ? stateDir : null);
              NvmeController a = TestTarget.openController(port, HOST_A);

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.rdma.Rdma;
 import io.nvmf4j.testhost.NvmeController;
@@ -22,7 +23,7 @@ class NoRdmaDeviceTest {
     @Test
     void rdmaListenerWithoutADeviceLeavesTcpWorking() throws Exception {
         Assumptions.assumeFalse(Rdma.isAvailable(), "this machine has an RDMA device; the guest e2e covers it");
-        int rdmaPort = TestTarget.freePort();
+        int rdmaPort = FreePorts.pick();
         ListenerConfig rdma = new ListenerConfig("rdma", TestTarget.ADDRESS, rdmaPort);
         try (TestTarget t = TestTarget.start(c -> c.subsystems.get(0).listeners.add(rdma));
              NvmeController c = t.controller(1, TcpHostOptions.DEFAULT)) {

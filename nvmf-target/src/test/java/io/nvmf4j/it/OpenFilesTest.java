@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigException;
 import io.nvmf4j.config.ListenerConfig;
@@ -29,7 +30,7 @@ class OpenFilesTest {
 
     @Test
     void aConfigurationNeedsTheProcessItsFileAndRbdBdevsAndItsListenersConnections() throws Exception {
-        TargetConfig c = TestTarget.config(TestTarget.freePort());
+        TargetConfig c = TestTarget.config(FreePorts.pick());
         int port = c.subsystems.get(0).listeners.get(0).port;
         c.subsystems.get(1).listeners.add(new ListenerConfig("tcp", TestTarget.ADDRESS, port)); // the same, once
         c.subsystems.get(1).listeners.add(new ListenerConfig("tcp", TestTarget.ADDRESS, port + 1));
@@ -62,7 +63,7 @@ class OpenFilesTest {
      */
     @Test
     void whatTheEngineHoldsFromItsStartIsCounted() throws Exception {
-        TargetConfig c = TestTarget.config(TestTarget.freePort());
+        TargetConfig c = TestTarget.config(FreePorts.pick());
         OpenFiles.Need plain = OpenFiles.of(c);
         OpenFiles.Need held = OpenFiles.of(c, 4096);
         assertThat(held.atStart()).isEqualTo(plain.atStart() + 4096);

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.testhost.CephCluster;
@@ -31,7 +32,7 @@ class RbdCoherenceTest extends RbdGateways {
     void bothGatewaysReportNoVolatileWriteCacheAndReadWhatTheOtherWrote() throws Exception {
         ListenerConfig[] l = new ListenerConfig[2];
         for (int i = 0; i < 2; i++) {
-            l[i] = new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort());
+            l[i] = new ListenerConfig("tcp", TestTarget.ADDRESS, FreePorts.pick());
             gw[i] = JavaEngine.start(gatewayConfig(l[i], false));
         }
         NvmeController a = connectPort(l[0].port, ReservationTest.HOST_A);

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.bdev.RbdBdev;
@@ -43,7 +44,7 @@ class RbdExclusiveLockTest extends RbdGateways {
     }
 
     private void start(int i, String state) throws IOException {
-        listener[i] = new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort());
+        listener[i] = new ListenerConfig("tcp", TestTarget.ADDRESS, FreePorts.pick());
         listener[i].anaStates = new LinkedHashMap<>(Map.of("1", state));
         gw[i] = JavaEngine.start(gatewayConfig(listener[i], true));
     }

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.bdev.RbdBdev;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
@@ -77,7 +78,7 @@ class RbdGatewayFenceTest extends RbdGateways {
 
     /** Gateway {@code i}; with {@code qosBytesPerSecond > 0} its client's librbd lets writes through at that rate. */
     private void start(int i, long qosBytesPerSecond) throws IOException {
-        config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort()), false);
+        config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, FreePorts.pick()), false);
         if (qosBytesPerSecond > 0) {
             config[i].bdevs.get(0).cephConf = throttledConf(qosBytesPerSecond).toString();
         }
@@ -215,7 +216,7 @@ class RbdGatewayFenceTest extends RbdGateways {
     @Test
     void tenNamespacesWithAStoppedWatcherDoNotWaitForEachOther() throws Exception {
         int n = 10;
-        TargetConfig cfg = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort()), false);
+        TargetConfig cfg = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, FreePorts.pick()), false);
         BdevConfig template = cfg.bdevs.get(0);
         cfg.bdevs.clear();
         cfg.subsystems.get(0).namespaces.clear();

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.bdev.RbdPool;
 import io.nvmf4j.config.ConfigStore;
@@ -66,7 +67,7 @@ class RbdPoolTest {
         CephCluster.get().ensureManager();
         rados = CephCluster.get().newPool("vols");
         radosPool = rados.name();
-        TargetConfig c = TestTarget.config(TestTarget.freePort());
+        TargetConfig c = TestTarget.config(FreePorts.pick());
         port = c.subsystems.get(0).listeners.get(0).port;
         t = JavaEngine.start(c);
     }

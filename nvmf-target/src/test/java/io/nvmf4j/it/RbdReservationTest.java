@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
@@ -54,7 +55,7 @@ class RbdReservationTest extends RbdGateways {
 
     private void start(int i) throws IOException {
         if (config[i] == null) {
-            config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort()), false);
+            config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, FreePorts.pick()), false);
         }
         gw[i] = JavaEngine.start(config[i], IoObserver.NONE, null);
     }
@@ -266,7 +267,7 @@ class RbdReservationTest extends RbdGateways {
     @Test
     void anErrorBdevOverTheImageSharesItsReservation() throws Exception {
         for (int i = 0; i < 2; i++) {
-            config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort()), false);
+            config[i] = gatewayConfig(new ListenerConfig("tcp", TestTarget.ADDRESS, FreePorts.pick()), false);
             BdevConfig e = new BdevConfig("e0", "error", TestTarget.BLOCK_SIZE, 0);
             e.base = "r0";
             config[i].bdevs.add(e);

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.bdev.HeldErrorTimer;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ConfigController;
@@ -75,7 +76,7 @@ class ReservationTest {
 
     private void start(boolean keepState) throws IOException {
         if (config == null) {
-            port = TestTarget.freePort();
+            port = FreePorts.pick();
             config = TestTarget.config(port);
         }
         target = JavaEngine.start(config, IoObserver.NONE, keepState ? stateDir : null);
@@ -145,7 +146,7 @@ class ReservationTest {
 
     @Test
     void aMaskedNamespaceTakesNoReservationFeatureOrSmartReadFromAHostThatDoesNotSeeIt() throws Exception {
-        port = TestTarget.freePort();
+        port = FreePorts.pick();
         config = TestTarget.config(port);
         config.subsystems.stream().filter(s -> s.nqn.equals(TestTarget.SUBNQN)).findFirst().orElseThrow()
             .namespaces.stream().filter(n -> n.nsid == 1).findFirst().orElseThrow().hosts = new ArrayList<>(List.of(HOST_A));
@@ -482,7 +483,7 @@ class ReservationTest {
     @Test
     void unreadableStateFileStopsTheStartWithItsName() throws Exception {
         Files.writeString(stateDir.resolve("reservation-" + TestTarget.NGUID + ".json"), "{\"rtype\": 9}");
-        port = TestTarget.freePort();
+        port = FreePorts.pick();
         config = TestTarget.config(port);
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> JavaEngine.start(config, IoObserver.NONE, stateDir))
             .hasMessageContaining("reservation-" + TestTarget.NGUID + ".json");
@@ -506,7 +507,7 @@ class ReservationTest {
 
     /** The standard configuration plus nsid 7 on an error bdev, whose writes the test can hold. */
     private void startWithHeldWrites() throws IOException {
-        port = TestTarget.freePort();
+        port = FreePorts.pick();
         config = TestTarget.config(port);
         config.bdevs.add(new io.nvmf4j.config.BdevConfig("held-base", "malloc", TestTarget.BLOCK_SIZE,
             TestTarget.SMALL_BLOCKS));

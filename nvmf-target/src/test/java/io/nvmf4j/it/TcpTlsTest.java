@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.auth.TlsPsk.Derivation;
 import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.config.DiscoveryConfig;
@@ -98,7 +99,7 @@ class TcpTlsTest {
     }
 
     private void start(int connectTimeoutMs, java.util.function.Consumer<TargetConfig> more) throws IOException {
-        optionalPort = TestTarget.freePort();
+        optionalPort = FreePorts.pick();
         Path rk = writeKey("restricted.psk", restrictedKeyText);
         Path ok = writeKey("open.psk", openKeyText);
         Path dk = writeKey("discovery.psk", discoveryKeyText);
@@ -375,7 +376,7 @@ class TcpTlsTest {
      */
     @Test
     void aPskHostWithoutTlsIsRefusedWhateverTheListener() throws Exception {
-        int plainPort = TestTarget.freePort();
+        int plainPort = FreePorts.pick();
         start(TLS_WAIT_MS, c -> c.subsystems.forEach(s -> s.listeners.add(new ListenerConfig("tcp", ADDRESS, plainPort))));
         ControllerLog.resetRefusalWindow(); // other tests in this JVM refuse Connects too (the log is rate-limited)
         try (LogCapture log = new LogCapture("io.nvmf4j")) {

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.netty.channel.uring.IoUring;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ListenerConfig;
@@ -23,7 +24,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.net.ServerSocket;
 import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -80,7 +80,7 @@ public final class TestTarget implements AutoCloseable {
 
     /** Starts the standard configuration after {@code customizer} adjusted it, reporting to {@code observer}. */
     static TestTarget start(Consumer<TargetConfig> customizer, IoObserver observer) throws IOException {
-        int port = freePort();
+        int port = FreePorts.pick();
         TargetConfig cfg = config(port);
         customizer.accept(cfg);
         if (SocketIoNames.IO_URING.equals(cfg.socketIo)) {
@@ -159,11 +159,6 @@ public final class TestTarget implements AutoCloseable {
         return target;
     }
 
-    public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     /** A controller of the open subsystem for {@link #HOSTNQN}. */
     public NvmeController controller(int ioQueues, TcpHostOptions options) throws IOException {

@@ -1,5 +1,6 @@
 package io.nvmf4j.it;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.ControlException;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.PoolConfig;
@@ -54,7 +55,7 @@ class VolumeControlTest {
     }
 
     private TargetConfig config() throws Exception {
-        TargetConfig c = TestTarget.config(TestTarget.freePort());
+        TargetConfig c = TestTarget.config(FreePorts.pick());
         c.storage = StorageConfig.directories(fs.toString(), tmp.toString());
         return c;
     }

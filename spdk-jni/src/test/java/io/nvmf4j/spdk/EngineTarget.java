@@ -1,5 +1,6 @@
 package io.nvmf4j.spdk;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.ConfigController;
@@ -35,7 +36,7 @@ final class EngineTarget implements AutoCloseable {
      * the spdk engine runs on core 0 in 512 MiB of ordinary memory.
      */
     static TargetConfig document(String name) throws IOException {
-        TargetConfig cfg = TestTarget.config(TestTarget.freePort());
+        TargetConfig cfg = TestTarget.config(FreePorts.pick());
         cfg.engine = name;
         cfg.spdk.coreMask = "0x1";
         cfg.spdk.memSizeMb = 512;

@@ -1,5 +1,6 @@
 package io.nvmf4j.spdk;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.auth.TlsPsk;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.ListenerConfig;
@@ -75,7 +76,7 @@ class SpdkEngineTlsTest extends SpdkEngineSecurity {
         TargetConfig cfg = EngineTarget.document(Engines.SPDK);
         SubsystemConfig open = cfg.subsystems.get(0);
         SubsystemConfig restricted = cfg.subsystems.get(1);
-        ListenerConfig plain = new ListenerConfig("tcp", TestTarget.ADDRESS, TestTarget.freePort());
+        ListenerConfig plain = new ListenerConfig("tcp", TestTarget.ADDRESS, FreePorts.pick());
         for (SubsystemConfig s : cfg.subsystems) {
             s.listeners.get(0).secureChannel = ListenerConfig.SECURE_REQUIRED;
         }

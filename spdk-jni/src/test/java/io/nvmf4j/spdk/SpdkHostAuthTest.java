@@ -1,5 +1,6 @@
 package io.nvmf4j.spdk;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.auth.DhchapKey;
 import io.nvmf4j.config.HostKeyConfig;
 import io.nvmf4j.config.TargetConfig;
@@ -51,7 +52,7 @@ class SpdkHostAuthTest {
         Path hostKey = key("host.key", 1, 32);
         Path ctrlKey = key("ctrl.key", 3, 64);
         Path wrongKey = key("wrong.key", 1, 32);
-        int port = TestTarget.freePort();
+        int port = FreePorts.pick();
         TargetConfig cfg = TestTarget.config(port);
         cfg.subsystems.get(1).hostKeys.add(new HostKeyConfig(TestTarget.ALLOWED_HOSTNQN, hostKey.toString(),
             ctrlKey.toString()));

@@ -1,5 +1,6 @@
 package io.nvmf4j.spdk;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.auth.TlsPsk;
@@ -55,7 +56,7 @@ class SpdkHostTlsTest {
         Path sha256 = key("restricted.psk", 1, 32);
         Path sha384 = key("open.psk", 2, 48);
         Path wrong = key("wrong.psk", 1, 32);
-        int port = TestTarget.freePort();
+        int port = FreePorts.pick();
         TargetConfig cfg = TestTarget.config(port);
         for (SubsystemConfig s : cfg.subsystems) {
             s.listeners.get(0).secureChannel = ListenerConfig.SECURE_REQUIRED;

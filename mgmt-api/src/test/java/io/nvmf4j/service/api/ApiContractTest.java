@@ -1,5 +1,6 @@
 package io.nvmf4j.service.api;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.service.api.Http.Res;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -139,10 +140,6 @@ class ApiContractTest {
             .map(op -> op.id).findFirst().orElseThrow(() -> new AssertionError("no operation " + method + " " + path));
     }
 
-    private static int freePort() {
-        return TestService.freePort();
-    }
-
     @Test
     @Order(1)
     void everySuccessAndErrorAnswerValidates() throws Exception {
@@ -232,7 +229,7 @@ class ApiContractTest {
         check(404, "DELETE", hosts + "/" + enc(TestService.HOSTNQN), null);
 
         String listeners = SUB + "/listeners";
-        int port = freePort();
+        int port = FreePorts.pick();
         String listener = "{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port + "}";
         nested(listeners, listener, "{\"port\":\"x\"}", listener);
         check(400, "DELETE", listeners + "/tcp/127.0.0.1/x", null);

@@ -1,5 +1,6 @@
 package io.nvmf4j.service.api;
 
+import io.nvmf4j.testhost.FreePorts;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
@@ -74,7 +75,7 @@ class ConfigImportTest {
     void importAppliesTheDifferenceAndKeepsIdentities() {
         TargetConfig before = current();
         TargetConfig want = current();
-        int newPort = TestService.freePort();
+        int newPort = FreePorts.pick();
         want.bdevs.add(new BdevConfig("n1", "null", 512, 4096));
         SubsystemConfig s = want.subsystems.get(0);
         s.namespaces.add(new NamespaceConfig(2, "n1"));

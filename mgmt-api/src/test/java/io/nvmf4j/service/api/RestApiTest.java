@@ -1,5 +1,6 @@
 package io.nvmf4j.service.api;
 
+import io.nvmf4j.testhost.FreePorts;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.service.api.Http.Res;
 import io.nvmf4j.testhost.NvmeController;
@@ -294,7 +295,7 @@ class RestApiTest {
         assertThat(plainOnly.error()).contains("has a TLS PSK, so it must connect over TLS, but every listener of"
             + " this subsystem is plain");
 
-        int port = TestService.freePort();
+        int port = FreePorts.pick();
         Res bad = http.post(SUB + "/listeners", "{\"address\":\"127.0.0.1\",\"port\":" + port
             + ",\"secureChannel\":\"yes\"}");
         assertThat(bad.status()).as("%s", bad).isEqualTo(400);
@@ -327,7 +328,7 @@ class RestApiTest {
 
     @Test
     void listenersAddListRemove() throws Exception {
-        int port = TestService.freePort();
+        int port = FreePorts.pick();
         Res added = http.post(SUB + "/listeners", "{\"address\":\"127.0.0.1\",\"port\":" + port + "}");
         assertThat(added.status()).as("%s", added).isEqualTo(201);
         assertThat(added.json()).isEqualTo(Http.parse("{\"transport\":\"tcp\",\"address\":\"127.0.0.1\",\"port\":" + port

@@ -1,5 +1,6 @@
 package io.nvmf4j.service.api;
 
+import io.nvmf4j.testhost.FreePorts;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.ConfigStore;
@@ -24,7 +25,7 @@ class RestartTest {
     @Test
     void aRestartRestoresExactlyTheSameState() throws Exception {
         String nqn2 = "nqn.2026-11.io.nvmf4j:restart";
-        int port2 = TestService.freePort();
+        int port2 = FreePorts.pick();
         JsonNode before;
         String token;
         try (TestService t = TestService.start(dir, c -> { })) {

@@ -1,5 +1,6 @@
 package io.nvmf4j.service.api;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.ListenerConfig;
@@ -14,7 +15,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.function.Consumer;
 
@@ -47,9 +47,9 @@ public final class TestService implements AutoCloseable {
         s.allowAnyHost = true;
         s.maxNamespaces = 128;
         s.namespaces.add(new NamespaceConfig(1, "m0"));
-        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", freePort()));
+        s.listeners.add(new ListenerConfig("tcp", "127.0.0.1", FreePorts.pick()));
         c.subsystems.add(s);
-        c.api.port = freePort();
+        c.api.port = FreePorts.pick();
         return c;
     }
 
@@ -75,13 +75,6 @@ public final class TestService implements AutoCloseable {
             : s.target().listeners().values().iterator().next().getPort());
     }
 
-    public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
 
     /** The file on disk, as JSON text of the parsed document. */
     public String fileJson() {

@@ -1,5 +1,6 @@
 package io.nvmf4j.service.metrics;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.nvmf4j.engine.ConfigController;
 import io.nvmf4j.javaengine.JavaEngine;
 import io.nvmf4j.config.BdevConfig;
@@ -13,7 +14,6 @@ import io.nvmf4j.testhost.TcpHost;
 import io.nvmf4j.testhost.TcpHostOptions;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 
 /**
  * A loopback target started with {@link Metrics#observer()} and bound to its {@link Metrics}: one subsystem
@@ -42,10 +42,7 @@ final class MetricsTarget implements AutoCloseable {
     }
 
     static MetricsTarget start() throws IOException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = FreePorts.pick();
         TargetConfig cfg = new TargetConfig();
         cfg.cores = 1;
         cfg.tcp.connectTimeoutMs = CONNECT_TIMEOUT_MS;

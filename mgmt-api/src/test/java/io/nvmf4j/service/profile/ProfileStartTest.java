@@ -1,5 +1,6 @@
 package io.nvmf4j.service.profile;
 
+import io.nvmf4j.testhost.FreePorts;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmf4j.config.BdevConfig;
 import io.nvmf4j.config.ConfigStore;
@@ -53,7 +54,7 @@ class ProfileStartTest {
         ConfigValidator.validate(c);
         // tests pick free ports: a free one for the API (0 would turn it off), 0 for both listeners (the profile's
         // 4420 is for the card)
-        c.api.port = io.nvmf4j.service.api.TestService.freePort();
+        c.api.port = FreePorts.pick();
         SubsystemConfig sub = c.subsystems.get(0);
         sub.listeners.forEach(l -> l.port = 0);
         sub.listeners.add(new ListenerConfig("tcp", "127.0.0.1", 0));

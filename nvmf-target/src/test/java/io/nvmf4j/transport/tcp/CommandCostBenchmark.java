@@ -1,5 +1,6 @@
 package io.nvmf4j.transport.tcp;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -82,7 +83,7 @@ public class CommandCostBenchmark {
             }
             return;
         }
-        TargetConfig cfg = TestTarget.config(TestTarget.freePort());
+        TargetConfig cfg = TestTarget.config(FreePorts.pick());
         nvmf = JavaEngine.start(cfg);
         EmbeddedChannel[] queues = connectedQueues(nvmf, cfg, PooledByteBufAllocator.DEFAULT);
         admin = queues[0];

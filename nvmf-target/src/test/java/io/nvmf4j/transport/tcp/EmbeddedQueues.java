@@ -1,5 +1,6 @@
 package io.nvmf4j.transport.tcp;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.nvmf4j.config.TargetConfig;
@@ -27,7 +28,7 @@ final class EmbeddedQueues implements AutoCloseable {
 
     /** The I/O queue's buffers from {@code ioAlloc}, its completions told to {@code ioObserver}. */
     static EmbeddedQueues start(ByteBufAllocator ioAlloc, IoObserver ioObserver) throws IOException {
-        TargetConfig cfg = TestTarget.config(TestTarget.freePort());
+        TargetConfig cfg = TestTarget.config(FreePorts.pick());
         ConfigController<JavaEngine> nvmf = JavaEngine.start(cfg);
         try {
             return new EmbeddedQueues(nvmf, CommandCostBenchmark.connectedQueues(nvmf, cfg, ioAlloc, ioObserver));

@@ -1,5 +1,6 @@
 package io.nvmf4j.transport.tcp;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -68,7 +69,7 @@ public class PollGroupScalingBenchmark {
 
         @Setup(Level.Trial)
         public void start() throws IOException {
-            cfg = TestTarget.config(TestTarget.freePort());
+            cfg = TestTarget.config(FreePorts.pick());
             nvmf = JavaEngine.start(cfg);
             listener = cfg.subsystems.get(0).listeners.get(0);
             dispatcher = new CommandDispatcher(nvmf.engine().target());

@@ -1,5 +1,6 @@
 package io.nvmf4j.transport.tcp;
 
+import io.nvmf4j.testhost.FreePorts;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -63,7 +64,7 @@ public final class TcpPduFuzz implements FuzzTarget {
     public final long[] outcomes = new long[3];
 
     public TcpPduFuzz() throws IOException {
-        port = TestTarget.freePort();
+        port = FreePorts.pick();
         cfg = TestTarget.config(port);
         // a case whose command outlives its connections is reported as such (below, by its controller's count); its
         // controller is then released after 100 ms, not 50 s, so the cases after it (the same host, whose admin
