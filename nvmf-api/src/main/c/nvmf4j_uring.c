@@ -99,8 +99,20 @@ static jlong uring_setup(JNIEnv *env, jclass cls, jint entries)
 	if (!r)
 		return -ENOMEM;
 	r->fd = -1;
-	r->p.flags = IORING_SETUP_CLAMP;
+	/*
+	 * COOP_TASKRUN (5.19): a completion's task work waits for the poll group's next system call (it makes one
+	 * every pass; a sleeping one is still woken) instead of an inter-processor interrupt forcing it into the
+	 * kernel mid-pass. SINGLE_ISSUER (6.0): only the thread that made the ring submits to it, which the
+	 * owning poll group guarantees; the kernel then skips the locking of shared submitters. A kernel that
+	 * knows neither refuses the flags (EINVAL): the ring is made without them.
+	 */
+	r->p.flags = IORING_SETUP_CLAMP | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER;
 	int fd = (int)syscall(__NR_io_uring_setup, (unsigned)entries, &r->p);
+	if (fd < 0 && errno == EINVAL) {
+		memset(&r->p, 0, sizeof(r->p));
+		r->p.flags = IORING_SETUP_CLAMP;
+		fd = (int)syscall(__NR_io_uring_setup, (unsigned)entries, &r->p);
+	}
 	if (fd < 0) {
 		int err = errno;
 		free(r);
