@@ -21,6 +21,8 @@
 #                       boot has 1200; bounds for a failure only: the clean run takes ~42 and ~3 min)
 #   --out DIR           results folder (default: e2e/out, wiped at each run)
 #   --cache DIR         kernel + initramfs cache (default: e2e/cache)
+#   --apt-only          only install the host packages the run needs (with --only, those of its parts), then
+#                       exit: dev.sh test does it once before it starts two runs at once with --no-apt
 #   --no-apt            do not apt-get install missing host packages
 #   --no-build          do not run Maven, even when mgmt-api/target/lib is missing
 #   --no-cds            no class-data archive for the guest's JVMs (by default one start of the
@@ -74,7 +76,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-IDLE="" CORES="" ONLY="" DO_APT=1 DO_BUILD=1 DO_CDS=1 FIO_RUNTIME=10 BENCH_WARMUP=15 FUZZ_SECONDS=20 VM_TIMEOUT=5400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
+IDLE="" CORES="" ONLY="" DO_APT=1 APT_ONLY=0 DO_BUILD=1 DO_CDS=1 FIO_RUNTIME=10 BENCH_WARMUP=15 FUZZ_SECONDS=20 VM_TIMEOUT=5400 QUIET=0 LAUNCHER=$REPO/bin/nvmf4j-target
 # C1 only: under QEMU TCG with several vCPUs the JVM crashed now and then (SIGSEGV executing freed
 # compiled code, never on real hardware) when C2 replaced C1 methods; without C2 nothing is replaced
 JVM_OPTS="-XX:TieredStopAtLevel=1"
@@ -90,6 +92,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --cache) CACHE=$2; shift ;;
     --no-apt) DO_APT=0 ;;
+    --apt-only) APT_ONLY=1 ;;
     --no-build) DO_BUILD=0 ;;
     --no-cds) DO_CDS=0 ;;
     --jvm-opts) JVM_OPTS=$2; shift ;;
@@ -118,6 +121,9 @@ case $PC_CUT_AFTER in ''|*[!0-9]*) echo "--cut-after takes a number of records" 
 . "$HERE/lib/common.sh"
 mkdir -p "$OUT" "$CACHE"
 OUT=$(cd "$OUT" && pwd) CACHE=$(cd "$CACHE" && pwd)
+# what a run writes into the cache for itself (the class-data archive, the guest's compiled classes), apart
+# per suite: dev.sh test runs the 6.1 and the 6.12 guest at once on one cache
+RUN_CACHE=$CACHE/run${SUITE:+-$SUITE}
 results_dir "$OUT"   # OUT is wiped (only a previous results folder)
 T_START=$(now_us)
 
@@ -134,6 +140,7 @@ PKGS="qemu-system-x86 busybox-static kmod cpio gzip xz-utils file iproute2 procp
 [[ ",$ONLY," != *,rbd,* ]] || PKGS+=" ceph-mon ceph-osd ceph-common librbd1"
 # shellcheck disable=SC2086
 [ "$DO_APT" = 0 ] || apt_missing "$CACHE/apt.log" $PKGS
+[ "$APT_ONLY" = 0 ] || { log "host packages in place (--apt-only)"; exit 0; }
 T_APT=$(now_us)
 
 # ------------------------------------------------------------- 2. build nvmf4j
@@ -151,9 +158,9 @@ T_BUILD=$(now_us)
 # service's class path maps it (-XX:SharedArchiveFile); a JVM that cannot (another JDK, a jar rebuilt since)
 # says so in its log and starts as it would without one.
 if [ "$DO_CDS" = 1 ] && [ "$LAUNCHER" = "$REPO/bin/nvmf4j-target" ] && [ -d "$REPO/mgmt-api/target/lib" ]; then
-  if write_cds "$LAUNCHER" "$CACHE/cds/nvmf4j-target.jsa" "$JVM_OPTS"; then
-    JVM_OPTS+=" -XX:SharedArchiveFile=$CACHE/cds/nvmf4j-target.jsa"
-    log "class-data archive for the guest's JVMs: $CACHE/cds/nvmf4j-target.jsa ($(($(stat -c %s "$CACHE/cds/nvmf4j-target.jsa") >> 20)) MiB, $(fmt_s $(($(now_us) - T_BUILD))) s)"
+  if write_cds "$LAUNCHER" "$RUN_CACHE/cds/nvmf4j-target.jsa" "$JVM_OPTS"; then
+    JVM_OPTS+=" -XX:SharedArchiveFile=$RUN_CACHE/cds/nvmf4j-target.jsa"
+    log "class-data archive for the guest's JVMs: $RUN_CACHE/cds/nvmf4j-target.jsa ($(($(stat -c %s "$RUN_CACHE/cds/nvmf4j-target.jsa") >> 20)) MiB, $(fmt_s $(($(now_us) - T_BUILD))) s)"
   fi
 fi
 
@@ -163,10 +170,10 @@ fi
 GUEST_CLASSES=""
 if [ -d "$REPO/native/target/classes" ] && [ -d "$REPO/rdma-cm/target/classes" ] \
     && [ -d "$REPO/nvmf-target/target/test-classes" ]; then
-  rm -rf "$CACHE/guest-classes"; mkdir -p "$CACHE/guest-classes"
-  if javac -nowarn -d "$CACHE/guest-classes" -cp "$REPO/native/target/classes:$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" \
+  rm -rf "$RUN_CACHE/guest-classes"; mkdir -p "$RUN_CACHE/guest-classes"
+  if javac -nowarn -d "$RUN_CACHE/guest-classes" -cp "$REPO/native/target/classes:$REPO/rdma-cm/target/classes:$REPO/nvmf-target/target/test-classes" \
       "$HERE"/guest/*.java > "$OUT/guest-javac.log" 2>&1; then
-    GUEST_CLASSES=$CACHE/guest-classes
+    GUEST_CLASSES=$RUN_CACHE/guest-classes
   else
     log "guest/*.java did not compile here (the guest compiles them at each run): $(tail -n 3 "$OUT/guest-javac.log" | tr '\n' ' ')"
   fi

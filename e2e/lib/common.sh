@@ -136,11 +136,10 @@ run_qemu() { # CONSOLE-FILE TIMEOUT : runs $QEMU (an array) to its end; sets QRC
 write_cds() { # LAUNCHER ARCHIVE JVM-OPTS : one start of the service on loopback (TCP listener on a port the
   # system picks, the API on a free one), a few API requests, SIGTERM; its JVM writes a class-data archive
   # (AppCDS) of every class it loaded when it exits. 0 when the archive is in place.
-  local launcher=$1 archive=$2 opts=$3 d pid rc api t0 used
+  local launcher=$1 archive=$2 opts=$3 d pid rc api t0
   d=$(mktemp -d) || return 1
   mkdir -p "$(dirname "$archive")"; rm -f "$archive" "$archive.tmp"
-  used=$(ss -Htln 2> /dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
-  for _ in $(seq 1 200); do api=$((20000 + RANDOM % 20000)); grep -qx "$api" <<< "$used" || break; done
+  api=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../../fio-jobs/lib/free_port.py") || { rm -rf "$d"; return 1; }
   cat > "$d/config.json" << JSON
 {"cores": 1, "storage": {"fileDirectories": ["$d"]}, "api": {"port": $api},
  "bdevs": [{"name": "m0", "type": "malloc", "blockSize": 512, "numBlocks": 2048},
