@@ -21,8 +21,10 @@
  * Pools of volumes (io.nvmf4j.bdev.RbdPool): images removed, moved to RBD's trash and restored from it, listed
  * (with the trash); snapshots made without librbd's quiesce notification (the target holds the writes itself)
  * and removed; clones of a snapshot in clone format 2 (no protection of the parent snapshot needed); the bytes of
- * an image or snapshot's objects that exist (rbd_diff_iterate2 with whole objects, no parent); and a monitor
- * command (the pool's figures of "df").
+ * an image or snapshot's objects that exist (rbd_diff_iterate2 with whole objects, no parent); a monitor
+ * command (the pool's figures of "df"); thick provisioning (zeros written over a range with rbd_aio_writesame, as
+ * `rbd create --thick-provision` does, by a client whose rbd_discard_on_zeroed_write_same is off); and the RADOS
+ * pool's RBD metadata set, removed and listed (the trash moves the pool records).
  *
  * Conventions (as in rdma-cm's nvmf4j_rdma): calls return a value or a negative errno and never throw;
  * JNI_OnLoad checks the ABI version against RbdNative.ABI_VERSION and registers the natives.
@@ -33,6 +35,7 @@
 #include <pthread.h>
 #include <rados/librados.h>
 #include <rbd/librbd.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +43,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal RbdNative.ABI_VERSION. */
-#define NVMF4J_RBD_ABI_VERSION 5
+#define NVMF4J_RBD_ABI_VERSION 6
 #define NATIVE_CLASS "io/nvmf4j/bdev/RbdNative"
 
 #define H2P(type, h) ((type)(uintptr_t)(h))
@@ -75,7 +78,10 @@ static int set_option(rados_t cluster, const char *key, const char *value)
  * the timeouts in seconds (a monitor that does not answer fails the call, an OSD that does not answer fails
  * the I/O, with ETIMEDOUT instead of hanging; the OSD one is separate so that it can sit above Ceph's own
  * failure detection), librbd's cache on or off (off: every acknowledged write is on the OSDs and reads see
- * what any client wrote), partial discards that zero (reads after Deallocate return zeros), then rados_connect.
+ * what any client wrote), partial discards that zero (reads after Deallocate return zeros), the zeros of a writesame
+ * written, not discarded (thick provisioning, thick_provision; as `rbd create --thick-provision` sets it: librbd reads
+ * it from the client only, and the data path sends no writesame: Write Zeroes and Deallocate are rbd_aio_write_zeroes
+ * and rbd_aio_discard, which it does not touch), then rados_connect.
  * Returns the cluster handle or a negative errno.
  */
 static jlong connect_cluster(JNIEnv *env, jclass cls, jstring conf, jstring client, jstring keyring, jint timeout,
@@ -104,6 +110,8 @@ static jlong connect_cluster(JNIEnv *env, jclass cls, jstring conf, jstring clie
 		rc = set_option(cluster, "rbd_cache", cache ? "true" : "false");
 	if (rc == 0)
 		rc = set_option(cluster, "rbd_skip_partial_discard", "false");
+	if (rc == 0)
+		rc = set_option(cluster, "rbd_discard_on_zeroed_write_same", "false");
 	if (rc == 0)
 		rc = set_option(cluster, "log_to_stderr", "false");
 	if (rc == 0)
@@ -695,24 +703,32 @@ static jint copy_out(JNIEnv *env, const char *src, jbyteArray out)
 	return n;
 }
 
-/* The image's id into id_out, then rbd_trash_move (no deferment): the id's length, or a negative errno. */
-static jint trash_move(JNIEnv *env, jclass cls, jlong io, jstring image, jbyteArray id_out)
+/* The image's id into id_out: the id's length, or a negative errno (-ENOENT: no such image). */
+static jint image_id(JNIEnv *env, jclass cls, jlong io, jstring image, jbyteArray id_out)
 {
 	const char *i = (*env)->GetStringUTFChars(env, image, NULL);
 	if (!i)
 		return -ENOMEM;
-	rados_ioctx_t ioctx = H2P(rados_ioctx_t, io);
 	rbd_image_t img = NULL;
 	char id[128];
-	int rc = rbd_open_read_only(ioctx, i, &img, NULL);
+	int rc = rbd_open_read_only(H2P(rados_ioctx_t, io), i, &img, NULL);
 	if (rc == 0) {
 		rc = rbd_get_id(img, id, sizeof(id));
 		rbd_close(img);
 	}
-	if (rc == 0)
-		rc = rbd_trash_move(ioctx, i, 0);
 	(*env)->ReleaseStringUTFChars(env, image, i);
 	return rc < 0 ? rc : copy_out(env, id, id_out);
+}
+
+/* rbd_trash_move (no deferment): 0 or a negative errno. */
+static jint trash_move(JNIEnv *env, jclass cls, jlong io, jstring image)
+{
+	const char *i = (*env)->GetStringUTFChars(env, image, NULL);
+	if (!i)
+		return -ENOMEM;
+	int rc = rbd_trash_move(H2P(rados_ioctx_t, io), i, 0);
+	(*env)->ReleaseStringUTFChars(env, image, i);
+	return rc;
 }
 
 static jint trash_restore(JNIEnv *env, jclass cls, jlong io, jstring id, jstring image)
@@ -859,6 +875,180 @@ static jlong allocated_bytes(JNIEnv *env, jclass cls, jlong io, jstring image, j
 	return rc < 0 ? rc : (jlong)sum;
 }
 
+/* What one writesame of thick provisioning writes: 512 zero bytes, repeated by the OSD over the range. */
+static const char zero_block[512];
+
+/*
+ * 0 when the client's rbd_discard_on_zeroed_write_same is false (connect_cluster sets it so: librbd writes the zeros
+ * of a writesame instead of discarding them), -ENOTSUP when not, or a negative errno. librbd takes it from the client
+ * only (it is no pool or image option).
+ */
+static int keeps_written_zeros(rados_t cluster)
+{
+	char value[16];
+	int rc = rados_conf_get(cluster, "rbd_discard_on_zeroed_write_same", value, sizeof(value));
+	return rc < 0 ? rc : strcmp(value, "false") == 0 ? 0 : -ENOTSUP;
+}
+
+/* Waits for one writesame and releases it: 0 or its negative errno. */
+static int reap(rbd_completion_t c)
+{
+	rbd_aio_wait_for_complete(c);
+	ssize_t r = rbd_aio_get_return_value(c);
+	rbd_aio_release(c);
+	return r < 0 ? (int)r : 0;
+}
+
+/*
+ * Thick provisioning of [off, off + len) of an open image, as `rbd create --thick-provision` does it: zeros written
+ * with rbd_aio_writesame (one 512-byte block, repeated) one object at a time (a stripe unit when that is smaller),
+ * THICK_IN_FLIGHT at once (librbd's default rbd_concurrent_management_ops, which the rbd tool uses), then rbd_flush.
+ * The image's client (cluster) must keep written zeros (keeps_written_zeros: otherwise librbd turns a zeroed
+ * writesame into a discard and nothing is allocated): -ENOTSUP when it does not.
+ * off and len are multiples of 512. 0 once every byte is written and flushed, else the first negative errno (the
+ * writes already sent are waited for).
+ */
+#define THICK_IN_FLIGHT 10
+static jint thick_provision(JNIEnv *env, jclass cls, jlong cluster, jlong img, jlong off, jlong len)
+{
+	rbd_image_t image = H2P(rbd_image_t, img);
+	if (off < 0 || len < 0 || off % sizeof(zero_block) || len % sizeof(zero_block))
+		return -EINVAL;
+	int rc = keeps_written_zeros(H2P(rados_t, cluster));
+	rbd_image_info_t info;
+	uint64_t unit = 0;
+	if (rc == 0)
+		rc = rbd_stat(image, &info, sizeof(info));
+	if (rc == 0)
+		rc = rbd_get_stripe_unit(image, &unit);
+	if (rc < 0)
+		return rc;
+	uint64_t chunk = unit && unit < info.obj_size ? unit : info.obj_size;
+	rbd_completion_t ring[THICK_IN_FLIGHT];
+	size_t issued = 0, reaped = 0;
+	uint64_t pos = (uint64_t)off, end = (uint64_t)off + (uint64_t)len;
+	while (rc == 0 && pos < end) {
+		if (issued - reaped == THICK_IN_FLIGHT)
+			rc = reap(ring[reaped++ % THICK_IN_FLIGHT]);
+		rbd_completion_t c;
+		if (rc == 0)
+			rc = rbd_aio_create_completion(NULL, NULL, &c);
+		if (rc < 0)
+			break;
+		uint64_t n = chunk - pos % chunk;
+		if (n > end - pos)
+			n = end - pos;
+		rc = rbd_aio_writesame(image, pos, (size_t)n, zero_block, sizeof(zero_block), c,
+				       LIBRADOS_OP_FLAG_FADVISE_SEQUENTIAL);
+		if (rc < 0) {
+			rbd_aio_release(c);
+			break;
+		}
+		ring[issued++ % THICK_IN_FLIGHT] = c;
+		pos += n;
+	}
+	while (reaped < issued) {
+		int r = reap(ring[reaped++ % THICK_IN_FLIGHT]);
+		if (rc == 0)
+			rc = r;
+	}
+	return rc < 0 ? rc : rbd_flush(image);
+}
+
+/* rbd_pool_metadata_set: key = value in the RADOS pool's RBD metadata. 0 or a negative errno. */
+static jint pool_metadata_set(JNIEnv *env, jclass cls, jlong io, jstring key, jstring value)
+{
+	const char *k = (*env)->GetStringUTFChars(env, key, NULL);
+	const char *v = (*env)->GetStringUTFChars(env, value, NULL);
+	int rc = k && v ? rbd_pool_metadata_set(H2P(rados_ioctx_t, io), k, v) : -ENOMEM;
+	if (k)
+		(*env)->ReleaseStringUTFChars(env, key, k);
+	if (v)
+		(*env)->ReleaseStringUTFChars(env, value, v);
+	return rc;
+}
+
+/* rbd_pool_metadata_remove: 0, -ENOENT when the key is absent, or another negative errno. */
+static jint pool_metadata_remove(JNIEnv *env, jclass cls, jlong io, jstring key)
+{
+	const char *k = (*env)->GetStringUTFChars(env, key, NULL);
+	if (!k)
+		return -ENOMEM;
+	int rc = rbd_pool_metadata_remove(H2P(rados_ioctx_t, io), k);
+	(*env)->ReleaseStringUTFChars(env, key, k);
+	return rc;
+}
+
+/* How many keys one rbd_pool_metadata_list call returns at most. */
+#define METADATA_PAGE 64
+
+/*
+ * The RADOS pool's RBD metadata whose keys start with prefix, in key order, into keys and values as far as they
+ * hold them (rbd_pool_metadata_list a page at a time, each after the last key read): how many there are, or a
+ * negative errno. A pool without RBD metadata (-ENOENT) has none.
+ */
+static jint pool_metadata_list(JNIEnv *env, jclass cls, jlong io, jstring prefix, jobjectArray keys,
+			       jobjectArray values)
+{
+	const char *p = (*env)->GetStringUTFChars(env, prefix, NULL);
+	if (!p)
+		return -ENOMEM;
+	size_t plen = strlen(p);
+	char *start = strdup(p);
+	size_t kcap = 16384, vcap = 16384;
+	char *kbuf = malloc(kcap), *vbuf = malloc(vcap);
+	int rc = start && kbuf && vbuf ? 0 : -ENOMEM;
+	size_t count = 0;
+	bool more = true;
+	while (rc == 0 && more) {
+		size_t klen = kcap, vlen = vcap;
+		rc = rbd_pool_metadata_list(H2P(rados_ioctx_t, io), start, METADATA_PAGE, kbuf, &klen, vbuf, &vlen);
+		if (rc == -ERANGE) {
+			char *k2 = realloc(kbuf, klen > kcap ? klen : kcap);
+			if (k2)
+				kbuf = k2;
+			char *v2 = realloc(vbuf, vlen > vcap ? vlen : vcap);
+			if (v2)
+				vbuf = v2;
+			rc = k2 && v2 ? 0 : -ENOMEM;
+			kcap = klen > kcap ? klen : kcap;
+			vcap = vlen > vcap ? vlen : vcap;
+			continue;
+		}
+		if (rc == -ENOENT) {
+			rc = 0;
+			break;
+		}
+		if (rc < 0)
+			break;
+		size_t page = 0;
+		const char *k = kbuf, *v = vbuf;
+		for (; k < kbuf + klen && *k; k += strlen(k) + 1, v += strlen(v) + 1, page++) {
+			if (strncmp(k, p, plen) != 0) {
+				more = false;
+				break;
+			}
+			set_string(env, keys, count, k);
+			set_string(env, values, count, v);
+			count++;
+			char *last = strdup(k);
+			if (!last) {
+				rc = -ENOMEM;
+				break;
+			}
+			free(start);
+			start = last;
+		}
+		if (page < METADATA_PAGE)
+			more = false;
+	}
+	(*env)->ReleaseStringUTFChars(env, prefix, p);
+	free(start);
+	free(kbuf);
+	free(vbuf);
+	return rc < 0 ? rc : (jint)count;
+}
+
 /* rados_mon_command with one JSON command: the answer's length (its bytes into out, as many fit) or -errno. */
 static jint mon_command(JNIEnv *env, jclass cls, jlong cluster, jstring command, jbyteArray out)
 {
@@ -919,7 +1109,8 @@ static const JNINativeMethod methods[] = {
 	{ "snapCreate", "(JLjava/lang/String;)I", (void *)snap_create },
 	{ "snapRemove", "(JLjava/lang/String;)I", (void *)snap_remove },
 	{ "clone", "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;)I", (void *)clone_image },
-	{ "trashMove", "(JLjava/lang/String;[B)I", (void *)trash_move },
+	{ "imageId", "(JLjava/lang/String;[B)I", (void *)image_id },
+	{ "trashMove", "(JLjava/lang/String;)I", (void *)trash_move },
 	{ "trashRestore", "(JLjava/lang/String;Ljava/lang/String;)I", (void *)trash_restore },
 	{ "trashRemove", "(JLjava/lang/String;)I", (void *)trash_remove },
 	{ "listImages", "(J[Ljava/lang/String;)I", (void *)list_images },
@@ -927,6 +1118,10 @@ static const JNINativeMethod methods[] = {
 	{ "listSnapshots", "(JLjava/lang/String;[Ljava/lang/String;)I", (void *)list_snaps },
 	{ "allocatedBytes", "(JLjava/lang/String;Ljava/lang/String;)J", (void *)allocated_bytes },
 	{ "monCommand", "(JLjava/lang/String;[B)I", (void *)mon_command },
+	{ "thickProvision", "(JJJJ)I", (void *)thick_provision },
+	{ "poolMetadataSet", "(JLjava/lang/String;Ljava/lang/String;)I", (void *)pool_metadata_set },
+	{ "poolMetadataRemove", "(JLjava/lang/String;)I", (void *)pool_metadata_remove },
+	{ "poolMetadataList", "(JLjava/lang/String;[Ljava/lang/String;[Ljava/lang/String;)I", (void *)pool_metadata_list },
 };
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)

@@ -23,9 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * An rbd pool through the REST API and nvmfctl of a real service on a real Ceph cluster ({@link CephCluster}, a RADOS
  * pool and client of the test's own): {@code nvmfctl pool create --rados-pool}, volumes, snapshot, clone and deletes
- * answered as for any pool; the kind's refusals (thick, group snapshots) as 400 naming the field; and each change
- * whose document cannot be saved taken back in Ceph as well (the image back from RBD's trash, the new image
- * removed, the RBD snapshot kept), answered 500 "…; the change was undone".
+ * answered as for any pool, a thick volume written whole; the kind's refusal (group snapshots) as 400 naming the
+ * field; and each change whose document cannot be saved taken back in Ceph as well (the image back from RBD's trash,
+ * the new image, thick or thin, removed, the RBD snapshot kept), answered 500 "…; the change was undone".
  */
 @ExtendWith(CephCluster.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
@@ -84,8 +84,10 @@ class RbdPoolApiTest {
         expect(201, http.post(P + "/volumes", "{\"name\":\"v2\",\"size\":" + 8 * MIB + "}"));
         expect(201, http.post(P + "/volumes/v1/snapshots", "{\"name\":\"s1\"}"));
         expect(201, http.post(NS, "{\"nsid\":2,\"bdev\":\"p/v1\"}"));
-        Res thick = expect(400, http.post(P + "/volumes", "{\"name\":\"v3\",\"size\":" + MIB + ",\"thick\":true}"));
-        assertThat(thick.field()).isEqualTo("thick");
+        Res thick = expect(201, http.post(P + "/volumes", "{\"name\":\"t1\",\"size\":" + 8 * MIB
+            + ",\"thick\":true}"));
+        assertThat(thick.json().path("thin").asBoolean(true)).isFalse();
+        assertThat(thick.json().path("allocatedBytes").asLong()).as("every object written").isEqualTo(8 * MIB);
         Res group = expect(400, http.post(P + "/group-snapshots", "{\"name\":\"g1\",\"volumes\":[\"v1\",\"v2\"]}"));
         assertThat(group.field()).isEqualTo("volumes");
         assertThat(group.error()).contains("rbd_clone3 takes user snapshots only");
@@ -95,6 +97,7 @@ class RbdPoolApiTest {
         TestService.BlockedSaves blocked = t.blockSaves();
         String[][] changes = {
             {"POST", P + "/volumes", "{\"name\":\"v3\",\"size\":" + MIB + "}"},
+            {"POST", P + "/volumes", "{\"name\":\"v4\",\"size\":" + 4 * MIB + ",\"thick\":true}"},
             {"DELETE", P + "/volumes/v2", null},
             {"POST", P + "/volumes/v1/snapshots", "{\"name\":\"s2\"}"},
             {"POST", P + "/volumes/v1/snapshots/s1/clone", "{\"name\":\"c1\"}"},
@@ -123,6 +126,7 @@ class RbdPoolApiTest {
         expect(204, http.delete(NS + "/2"));
         expect(204, http.delete(P + "/volumes/v1"));
         expect(204, http.delete(P + "/volumes/v2"));
+        expect(204, http.delete(P + "/volumes/t1"));
         expect(204, http.delete(P));
         assertThat(rbd("ls")).isEmpty();
         assertThat(rbd("trash", "ls")).isEmpty();

@@ -147,8 +147,7 @@ public final class PoolRules {
     /**
      * An rbd pool: reached as an rbd bdev reaches its pool ({@link ConfigValidator#validateRbdConnection}); no path,
      * base bdev or cluster size; no other rbd pool of the document on the same RADOS pool of the same cluster (the
-     * images are the volumes, named like them); its volumes thin (RBD allocates objects as they are written) and
-     * its snapshots outside groups (see {@link #RBD_GROUP_REFUSAL}).
+     * images are the volumes, named like them); its snapshots outside groups (see {@link #RBD_GROUP_REFUSAL}).
      */
     private static void validateRbd(TargetConfig c, int i, String at, List<String> p) {
         PoolConfig pool = c.pools.get(i);
@@ -169,9 +168,6 @@ public final class PoolRules {
         }
         for (int j = 0; j < pool.volumes.size(); j++) {
             VolumeConfig v = pool.volumes.get(j);
-            if (v != null && v.thick) {
-                p.add(at + ".volumes[" + j + "].thick: " + RBD_THICK_REFUSAL);
-            }
             for (int k = 0; v != null && v.snapshots != null && k < v.snapshots.size(); k++) {
                 SnapshotConfig s = v.snapshots.get(k);
                 if (s != null && s.group != null) {
@@ -180,10 +176,6 @@ public final class PoolRules {
             }
         }
     }
-
-    /** Why an rbd pool has no thick volumes. */
-    public static final String RBD_THICK_REFUSAL = "an rbd pool's volumes are thin: RBD allocates an image's objects"
-        + " as they are written, and a full write of every block to make one thick is not done here; leave thick out";
 
     /**
      * Why an rbd pool takes no group snapshots. RBD's group snapshot (rbd_group_snap_create) makes each image's

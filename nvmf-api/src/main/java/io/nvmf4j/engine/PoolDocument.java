@@ -61,13 +61,6 @@ final class PoolDocument {
         }
     }
 
-    /** Invalid, naming {@code thick}, for a thick volume in a pool whose kind has none (rbd). */
-    static void checkThick(PoolConfig p, boolean thick) {
-        if (thick && PoolConfig.KIND_RBD.equals(p.kind)) {
-            throw ControlException.invalid("thick: " + PoolRules.RBD_THICK_REFUSAL);
-        }
-    }
-
     /** Invalid, naming {@code volumes}, for a group snapshot in a pool whose kind has none (rbd). */
     static void checkGroupSnapshot(PoolConfig p) {
         if (PoolConfig.KIND_RBD.equals(p.kind)) {

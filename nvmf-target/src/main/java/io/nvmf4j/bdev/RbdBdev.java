@@ -127,6 +127,8 @@ public final class RbdBdev extends AbstractBdev {
     private final java.util.concurrent.atomic.LongAdder flushes = new java.util.concurrent.atomic.LongAdder();
     /** Serializes {@link #grow}; never taken on the I/O path. */
     private final Object resizing = new Object();
+    /** Whether {@link #grow} writes zeros over the range it adds (a thick volume's image, {@link #growThick}). */
+    private volatile boolean growThick;
     // the outstanding requests: slot -> io, op and the connection it went to; free slots on a stack; guarded by this
     // (the connection counts them per connection: RbdConnection#enter, #leave)
     private BdevIo[] ios = new BdevIo[INITIAL_SLOTS];
@@ -635,6 +637,14 @@ public final class RbdBdev extends AbstractBdev {
         return connection.outstanding();
     }
 
+    /**
+     * Makes each later {@link #grow} write zeros over the range it adds before the hosts see it, as the image's
+     * creation did ({@link RbdNative#thickProvision}; a thick volume of an {@link RbdPool}).
+     */
+    public void growThick() {
+        growThick = true;
+    }
+
     @Override
     public void grow(long newNumBlocks) {
         long bytes = newNumBlocks * blockSize();
@@ -651,11 +661,30 @@ public final class RbdBdev extends AbstractBdev {
                         throw new BdevException("rbd bdev " + name() + ": cannot grow " + options.pool() + "/"
                             + options.image() + " to " + bytes + " bytes: " + RbdNative.strerror(rc));
                     }
+                    if (growThick) {
+                        provisionGrowth(size, bytes);
+                    }
                 }
                 setNumBlocks(newNumBlocks);
             }
         } catch (java.io.IOException e) {
             throw new BdevException(e.getMessage());
+        }
+    }
+
+    /**
+     * Writes zeros over {@code [from, to)} of the image just grown to {@code to} bytes, which no host sees yet; when
+     * that fails the image is set back to {@code from} bytes (nothing of the range was visible) and the grow refused.
+     */
+    private void provisionGrowth(long from, long to) throws java.io.IOException {
+        int rc = connection.withConn(c -> RbdNative.thickProvision(c.cluster, c.image, from, to - from));
+        if (rc < 0) {
+            int back = connection.withConn(c -> RbdNative.resize(c.image, from));
+            String after = back < 0 ? "; the image stays at " + to + " bytes (" + RbdNative.strerror(back) + ")"
+                : "; the image is set back to " + from + " bytes";
+            throw new BdevException("rbd bdev " + name() + ": cannot write zeros over the " + (to - from) + " bytes"
+                + " the grow of thick image " + options.pool() + "/" + options.image() + " adds: "
+                + RbdNative.thickError(rc) + after);
         }
     }
 

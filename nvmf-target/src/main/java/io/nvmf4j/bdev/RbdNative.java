@@ -16,7 +16,7 @@ import io.nvmf4j.storage.BdevException;
  */
 final class RbdNative {
     /** Must equal {@code NVMF4J_RBD_ABI_VERSION} in {@code nvmf4j_rbd.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 5;
+    static final int ABI_VERSION = 6;
     static final String NAME = "nvmf4j_rbd";
     /** Linux errno values librados and librbd return (negated). */
     static final int ENOENT = 2;
@@ -28,6 +28,8 @@ final class RbdNative {
     /** EBLOCKLISTED: this client was blocklisted. */
     static final int ESHUTDOWN = 108;
     static final int ECANCELED = 125;
+    /** {@link #thickProvision}: the client does not keep written zeros. */
+    static final int ENOTSUP = 95;
 
     /** Null when the library loaded, else why not (one line). */
     private static final String FAILURE = NativeLibraryLoader.loadOrExplain(NAME, RbdNative.class,
@@ -41,6 +43,12 @@ final class RbdNative {
         if (FAILURE != null) {
             throw new BdevException("rbd bdev " + bdev + ": " + FAILURE + " (Debian: apt-get install librbd1)");
         }
+    }
+
+    /** Why {@link #thickProvision} failed with {@code rc}, in words. */
+    static String thickError(int rc) {
+        return rc == -ENOTSUP ? "the client does not keep written zeros (its rbd_discard_on_zeroed_write_same is not"
+            + " false, so librbd would discard them)" : strerror(rc);
     }
 
     /** Called by the library on a librbd thread when the request tagged {@code tag} ends ({@code rc} < 0: -errno). */
@@ -62,7 +70,8 @@ final class RbdNative {
     static native String strerror(int errno);
     /**
      * rados_create2 + conf file + keyring + timeouts (monitor and connect; OSD ops) + librbd's cache on or off +
-     * rados_connect: the cluster handle or -errno.
+     * zeros of a writesame written, not discarded ({@link #thickProvision}) + rados_connect: the cluster handle or
+     * -errno.
      */
     static native long connect(String cephConf, String clientName, String keyring, int timeoutSeconds,
                                int osdOpTimeoutSeconds, boolean cache);
@@ -134,8 +143,10 @@ final class RbdNative {
     static native int snapRemove(long image, String snapshot);
     /** rbd_clone3 of {@code parent@snapshot} into {@code child} of the same pool, clone format 2: 0 or -errno. */
     static native int clone(long ioctx, String parent, String snapshot, String child);
-    /** The image's id into {@code idOut}, then rbd_trash_move: the id's length or -errno. */
-    static native int trashMove(long ioctx, String image, byte[] idOut);
+    /** The image's id into {@code idOut}: the id's length, -ENOENT (no such image) or -errno. */
+    static native int imageId(long ioctx, String image, byte[] idOut);
+    /** rbd_trash_move, no deferment: 0 or -errno. */
+    static native int trashMove(long ioctx, String image);
     static native int trashRestore(long ioctx, String id, String image);
     static native int trashRemove(long ioctx, String id);
     /** The pool's image names into {@code names} as far as it holds them: how many there are, or -errno. */
@@ -148,4 +159,21 @@ final class RbdNative {
     static native long allocatedBytes(long ioctx, String image, String snapshot);
     /** A monitor command (JSON): the answer's length, its bytes into {@code out} as far as it holds them; -errno. */
     static native int monCommand(long cluster, String command, byte[] out);
+    /**
+     * Writes zeros over {@code [offset, offset + length)} of the open image (of client {@code cluster}) with
+     * rbd_aio_writesame, an object at a time, several at once, then flushes: every object of the range exists
+     * afterwards. Offset and length are multiples of 512. 0, -ENOTSUP when the client's
+     * {@code rbd_discard_on_zeroed_write_same} is not off (librbd would discard the zeros instead), or the first
+     * -errno of a write (those sent are waited for).
+     */
+    static native int thickProvision(long cluster, long image, long offset, long length);
+    /** rbd_pool_metadata_set: {@code key = value} in the RADOS pool's RBD metadata; 0 or -errno. */
+    static native int poolMetadataSet(long ioctx, String key, String value);
+    /** rbd_pool_metadata_remove: 0, -ENOENT (absent) or -errno. */
+    static native int poolMetadataRemove(long ioctx, String key);
+    /**
+     * The RADOS pool's RBD metadata with keys starting with {@code prefix}, in key order, into {@code keys} and
+     * {@code values} as far as they hold them: how many there are, or -errno.
+     */
+    static native int poolMetadataList(long ioctx, String prefix, String[] keys, String[] values);
 }

@@ -19,15 +19,17 @@ import java.util.Map;
 
 /**
  * The java engine's pool on Ceph ({@link PoolConfig#KIND_RBD}): a RADOS pool whose RBD images are the volumes, named
- * like them. A volume is an image (thin: RBD allocates its objects as they are written), a snapshot an RBD snapshot
- * {@code <volume>@<snapshot>}, a clone an RBD clone (format 2, so the parent snapshot needs no protection) of a
- * snapshot; the lineage is the document's, and RBD keeps its own too (an image with snapshots, or a snapshot with
- * clones, cannot go).
+ * like them. A volume is an image (thin: RBD allocates its objects as they are written; thick: zeros written over it
+ * at creation, {@link #provisionThick}), a snapshot an RBD snapshot {@code <volume>@<snapshot>}, a clone an RBD clone
+ * (format 2, so the parent snapshot needs no protection) of a snapshot; the lineage is the document's, and RBD keeps
+ * its own too (an image with snapshots, or a snapshot with clones, cannot go).
  *
  * <p>The pool keeps one client of the cluster for its control calls; each volume is served by an {@link RbdBdev} of
  * its own, opened as an rbd bdev opens its image (so the exclusive lock, the reservation and the fencing rules of rbd
  * bdevs hold). A deleted volume goes to RBD's trash ({@code rbd_trash_move}) until the document that dropped it is
  * durable ({@link #emptyTrash}), and comes back from it ({@code rbd_trash_restore}) when that document is not saved.
+ * Each trash move is recorded in the RADOS pool's RBD metadata ({@link #TRASH_KEY}) until the image left the trash,
+ * so that a start after a stop between the durable document and the removal finishes the removal ({@link #reconcile}).
  * Control-plane threads only, serialised by the engine.
  */
 public final class RbdPool implements VolumeStore, AutoCloseable {
@@ -35,13 +37,22 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The most images, trash entries or snapshots one listing takes (a pool of more is refused at listing). */
     private static final int MAX_LISTED = 65_536;
+    /**
+     * The prefix of the RADOS pool's RBD metadata keys ({@code rbd_pool_metadata_set}) that record our trash moves:
+     * {@code nvmf4j.trash.<image id>} = the volume's name, set before {@code rbd_trash_move} and removed after
+     * {@code rbd_trash_remove} or {@code rbd_trash_restore}. A trash entry without one is not ours.
+     */
+    public static final String TRASH_KEY = "nvmf4j.trash.";
 
     /**
      * What the RADOS pool holds against the document, at start: images and snapshots it lacks, those it holds that
-     * the document does not name (reported, nothing deleted), images brought back from RBD's trash, and images set
-     * back to the document's size (a shrink whose document was written but whose resize did not run).
+     * the document does not name (reported, nothing deleted), images brought back from RBD's trash, images set to
+     * the document's size (a shrink, or a thick volume's grow, whose document was written but whose resize did not
+     * run), and images removed from RBD's trash (deletes the document committed whose removal had not run:
+     * {@link #TRASH_KEY}).
      */
-    public record Reconciled(List<String> missing, List<String> unknown, List<String> restored, List<String> resized) {
+    public record Reconciled(List<String> missing, List<String> unknown, List<String> restored, List<String> resized,
+                             List<String> removed) {
     }
 
     /**
@@ -156,12 +167,49 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
         check("create image " + v.name, rc);
     }
 
-    /** Opens volume {@code v}'s image as rbd bdev {@code bdevName}, as an rbd bdev of the document opens its image. */
+    /**
+     * Makes the new image of volume {@code v} thick as {@code rbd create --thick-provision} does: zeros written over
+     * all of it with writesame, an object at a time, then flushed, by this client, which keeps written zeros
+     * ({@link RbdNative#thickProvision}); every object exists afterwards. When that fails the image is removed (no
+     * half-made volume) and the cause thrown.
+     */
+    public void provisionThick(VolumeConfig v) {
+        long bytes = v.numBlocks * v.blockSize;
+        long image = RbdNative.open(ioctx, v.name);
+        try {
+            check("open image " + v.name, image);
+            try {
+                int rc = RbdNative.thickProvision(cluster, image, 0, bytes);
+                if (rc < 0) {
+                    throw refused("cannot write zeros over the " + bytes + " bytes of thick image " + v.name + ": "
+                        + RbdNative.thickError(rc));
+                }
+            } finally {
+                RbdNative.close(image);
+            }
+        } catch (BdevException e) {
+            int rc = RbdNative.remove(ioctx, v.name);
+            if (rc < 0 && rc != -RbdNative.ENOENT) {
+                LOG.error("pool {}: cannot remove image {} after its thick provisioning failed: {}", name, v.name,
+                    RbdNative.strerror(rc));
+            }
+            throw new BdevException(e.getMessage() + "; the image was removed");
+        }
+    }
+
+    /**
+     * Opens volume {@code v}'s image as rbd bdev {@code bdevName}, as an rbd bdev of the document opens its image; a
+     * thick volume's bdev writes zeros over what a grow adds ({@link RbdBdev#growThick}).
+     */
     @Override
     public RbdBdev openVolume(String bdevName, VolumeConfig v) {
-        return RbdBdev.open(bdevName, v.blockSize, v.numBlocks, new RbdBdev.Options(config.pool, v.name,
+        RbdBdev b = RbdBdev.open(bdevName, v.blockSize, v.numBlocks, new RbdBdev.Options(config.pool, v.name,
             config.cephConf, config.clientNameOrDefault(), config.keyring, false,
             BdevConfig.DEFAULT_RBD_TIMEOUT_SECONDS));
+        if (v.thick) {
+            b.growThick();
+        }
+        return b;
     }
 
     /** Sets the size of an image no bdev has open (a shrink). */
@@ -181,12 +229,23 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
         check("clone " + volume + "@" + snapshot + " into " + clone, RbdNative.clone(ioctx, volume, snapshot, clone));
     }
 
-    /** Moves volume {@code volume}'s image to RBD's trash (undone by {@link #restoreVolume}). */
+    /**
+     * Moves volume {@code volume}'s image to RBD's trash (undone by {@link #restoreVolume}), the move recorded first
+     * ({@link #TRASH_KEY}; the record goes again when the move fails).
+     */
     @Override
     public void trashVolume(String volume) {
-        byte[] id = new byte[128];
-        int n = check("move image " + volume + " to the trash", RbdNative.trashMove(ioctx, volume, id));
-        trashed.put(volume, new String(id, 0, Math.min(n, id.length), StandardCharsets.US_ASCII));
+        byte[] idOut = new byte[128];
+        int n = check("read the id of image " + volume, RbdNative.imageId(ioctx, volume, idOut));
+        String id = new String(idOut, 0, Math.min(n, idOut.length), StandardCharsets.US_ASCII);
+        check("record the trash move of image " + volume + " in RADOS pool " + config.pool + "'s RBD metadata",
+            RbdNative.poolMetadataSet(ioctx, TRASH_KEY + id, volume));
+        int rc = RbdNative.trashMove(ioctx, volume);
+        if (rc < 0) {
+            dropTrashKey(id, volume);
+            check("move image " + volume + " to the trash", rc);
+        }
+        trashed.put(volume, id);
     }
 
     /** Brings volume {@code volume}'s image back from RBD's trash. */
@@ -197,6 +256,29 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
             throw refused("image " + volume + " is not in the trash");
         }
         check("restore image " + volume + " from the trash", RbdNative.trashRestore(ioctx, id, volume));
+        dropTrashKey(id, volume);
+    }
+
+    /** Removes the record of image {@code id}'s trash move; a failure is logged (the next start drops it). */
+    private void dropTrashKey(String id, String volume) {
+        int rc = RbdNative.poolMetadataRemove(ioctx, TRASH_KEY + id);
+        if (rc < 0 && rc != -RbdNative.ENOENT) {
+            LOG.warn("pool {}: cannot remove the record {}{} of image {} from RADOS pool {}'s RBD metadata: {} (the"
+                + " next start drops it)", name, TRASH_KEY, id, volume, config.pool, RbdNative.strerror(rc));
+        }
+    }
+
+    /** The recorded trash moves ({@link #TRASH_KEY}): image id → volume. */
+    private Map<String, String> trashKeys() {
+        String[] keys = new String[MAX_LISTED];
+        String[] values = new String[MAX_LISTED];
+        int n = check("list RADOS pool " + config.pool + "'s RBD metadata", RbdNative.poolMetadataList(ioctx, TRASH_KEY,
+            keys, values));
+        Map<String, String> out = new HashMap<>();
+        for (int k = 0; k < Math.min(n, keys.length); k++) {
+            out.put(keys[k].substring(TRASH_KEY.length()), values[k]);
+        }
+        return out;
     }
 
     /** Removes an image now: the undo of a create or clone that was never committed. */
@@ -216,6 +298,7 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
                 continue;
             }
             trashed.remove(e.getKey());
+            dropTrashKey(e.getValue(), e.getKey());
             removed.add(e.getKey());
         }
         return removed;
@@ -228,13 +311,15 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
     }
 
     /**
-     * Compares the RADOS pool with the document's pool {@code p}, at start: an image the document names that sits in
-     * RBD's trash comes back (a delete whose document was never committed); images and snapshots the document names
-     * that Ceph lacks, and images Ceph holds that the document does not name, are logged and returned. Nothing is
-     * deleted.
+     * Compares the RADOS pool with the document's pool {@code p}, at start: RBD's trash first
+     * ({@link #reconcileTrash}: a delete never committed comes back, a committed one whose removal did not run is
+     * finished); images and snapshots the document names that Ceph lacks, and images Ceph holds that the document
+     * does not name, are logged and returned. Nothing else is deleted.
      */
     public Reconciled reconcile(PoolConfig p) {
-        List<String> restored = restoreUncommitted(p);
+        List<String> restored = new ArrayList<>();
+        List<String> removedFromTrash = new ArrayList<>();
+        reconcileTrash(p, restored, removedFromTrash);
         List<String> images = images();
         List<String> missing = new ArrayList<>();
         List<String> unknown = new ArrayList<>();
@@ -244,7 +329,7 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
                 missing.add(v.name);
                 continue;
             }
-            if (shrinkToDocument(v)) {
+            if (sizeToDocument(v)) {
                 resized.add(v.name);
             }
             List<String> snaps = snapshots(v.name);
@@ -271,46 +356,88 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
             LOG.warn("pool {}: RADOS pool {} holds {} that the configuration does not name; left alone", name,
                 config.pool, unknown);
         }
-        return new Reconciled(missing, unknown, restored, resized);
+        return new Reconciled(missing, unknown, restored, resized, removedFromTrash);
     }
 
     /**
      * Sets an image larger than the document's size back to it: the document of a shrink is written before the
-     * image is resized. (A smaller image grows when its bdev opens, as an rbd bdev's does.)
+     * image is resized. A smaller image of a thick volume is grown here and the range written with zeros (the document
+     * of a grow is written before the image is resized, and no host has seen that range yet); a thin one grows when
+     * its bdev opens, as an rbd bdev's does.
      */
-    private boolean shrinkToDocument(VolumeConfig v) {
+    private boolean sizeToDocument(VolumeConfig v) {
         long want = v.numBlocks * v.blockSize;
         long image = RbdNative.open(ioctx, v.name);
         check("open image " + v.name, image);
         try {
             long size = check("read the size of image " + v.name, RbdNative.size(image));
-            if (size <= want) {
+            if (size == want || size < want && !v.thick) {
                 return false;
             }
-            LOG.warn("pool {}: image {} holds {} bytes, the configuration says {} (a shrink that did not complete):"
-                + " set back to {}", name, v.name, size, want, want);
+            LOG.warn("pool {}: image {} holds {} bytes, the configuration says {} (a {} that did not complete):"
+                + " set to {}{}", name, v.name, size, want, size > want ? "shrink" : "grow", want,
+                size > want ? "" : ", the range added written with zeros (a thick volume)");
             check("resize image " + v.name + " to " + want + " bytes", RbdNative.resize(image, want));
+            if (size < want) {
+                int rc = RbdNative.thickProvision(cluster, image, size, want - size);
+                if (rc < 0) {
+                    LOG.error("pool {}: cannot write zeros over the {} bytes added to thick image {}: {}; that range"
+                        + " stays thin", name, want - size, v.name, RbdNative.thickError(rc));
+                }
+            }
             return true;
         } finally {
             RbdNative.close(image);
         }
     }
 
-    private List<String> restoreUncommitted(PoolConfig p) {
+    /**
+     * RBD's trash against the document, at start. An image the document names and the pool lacks comes back (a
+     * delete whose document was never committed) into {@code restored}. An image whose trash move we recorded
+     * ({@link #TRASH_KEY}) and that does not come back is removed into {@code removed}: its delete was committed and
+     * the process stopped before the trash was emptied. A record whose image is no longer in the trash is dropped.
+     * Trash entries without our record are someone else's and stay (a failed removal is logged and retried at the
+     * next start).
+     */
+    private void reconcileTrash(PoolConfig p, List<String> restored, List<String> removed) {
         String[] ids = new String[MAX_LISTED];
         String[] names = new String[MAX_LISTED];
         int n = check("list RBD's trash of RADOS pool " + config.pool, RbdNative.listTrash(ioctx, ids, names));
+        Map<String, String> recorded = trashKeys();
         List<String> present = images();
-        List<String> restored = new ArrayList<>();
         for (int k = 0; k < Math.min(n, ids.length); k++) {
+            boolean ours = recorded.remove(ids[k]) != null;
             if (p.volume(names[k]) != null && !present.contains(names[k])) {
                 LOG.warn("pool {}: restoring image {} from RBD's trash: its delete was never committed", name,
                     names[k]);
                 check("restore image " + names[k], RbdNative.trashRestore(ioctx, ids[k], names[k]));
+                present.add(names[k]);
                 restored.add(names[k]);
+            } else if (ours) {
+                int rc = RbdNative.trashRemove(ioctx, ids[k]);
+                if (rc < 0 && rc != -RbdNative.ENOENT) {
+                    LOG.error("pool {}: cannot remove image {} (id {}) from RBD's trash, whose delete was committed:"
+                        + " {}; tried again at the next start", name, names[k], ids[k], RbdNative.strerror(rc));
+                    continue;
+                }
+                LOG.warn("pool {}: removed image {} (id {}) from RBD's trash: its delete was committed and the stop"
+                    + " came before the trash was emptied", name, names[k], ids[k]);
+                removed.add(names[k]);
+            } else {
+                continue;
+            }
+            if (ours) {
+                dropTrashKey(ids[k], names[k]);
             }
         }
-        return restored;
+        if (n > ids.length) {
+            return; // a record not matched may belong to a trash entry not listed
+        }
+        for (Map.Entry<String, String> e : recorded.entrySet()) {
+            LOG.info("pool {}: image {} (id {}) has left RBD's trash; its record is dropped", name, e.getValue(),
+                e.getKey());
+            dropTrashKey(e.getKey(), e.getValue());
+        }
     }
 
     /** The image's user snapshots. */

@@ -68,9 +68,11 @@ final class RbdVolumes {
                 javaPools.openVolume(p.name, v);
             }
         }
-        LOG.info("pool {}: {} volume(s) in RADOS pool {}{}{}", p.name, p.volumes.size(), p.pool,
+        LOG.info("pool {}: {} volume(s) in RADOS pool {}{}{}{}{}", p.name, p.volumes.size(), p.pool,
             r.missing().isEmpty() ? "" : "; missing " + r.missing(), r.unknown().isEmpty() ? ""
-                : "; not in the configuration " + r.unknown());
+                : "; not in the configuration " + r.unknown(), r.restored().isEmpty() ? ""
+                : "; restored from RBD's trash " + r.restored(), r.removed().isEmpty() ? ""
+                : "; removed from RBD's trash (deletes committed) " + r.removed());
     }
 
     /** What the start found (null for a pool added since). */
@@ -112,12 +114,19 @@ final class RbdVolumes {
             pool.watermarkCrossings(), p.volumes.size());
     }
 
+    /** Creates the volume's image, thick when asked (a failure there removes the image: 400 naming thick). */
     void createVolume(String poolName, VolumeConfig v) {
         RbdPool pool = pool(poolName);
         JavaPools.call(() -> {
             pool.createVolume(v);
             return null;
         }, "name");
+        if (v.thick) {
+            JavaPools.call(() -> {
+                pool.provisionThick(v);
+                return null;
+            }, "thick");
+        }
         javaPools.openOrDiscard(poolName, v);
     }
 

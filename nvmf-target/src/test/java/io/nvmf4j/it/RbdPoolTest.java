@@ -46,8 +46,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * test makes a RADOS pool of its own and a client allowed on it alone ({@code profile rbd}). A thin volume (an RBD
  * image) exported and written, an RBD snapshot taken while a host writes (the writes held around it), an RBD clone
  * of it exported to a second host that reads the data as of the snapshot, a live grow the host sees, deletes in
- * lineage order with their refusals, and the RADOS pool empty at the end; bad requests refused naming their field
- * with nothing changed; and a crash between Ceph's change and the document's commit, then a restart.
+ * lineage order with their refusals, and the RADOS pool empty at the end; a thick volume written whole (and grown
+ * thick); bad requests refused naming their field with nothing changed; a crash between Ceph's change and the
+ * document's commit, then a restart; and a stop between the durable document and the removal of a deleted image
+ * from RBD's trash, finished at the next start.
  */
 @ExtendWith(CephCluster.class)
 @Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
@@ -215,6 +217,115 @@ class RbdPoolTest {
     }
 
     @Test
+    void aThickVolumeIsWrittenWholeReadsZerosAndGrowsThickWhileAThinOneStaysEmpty() throws Exception {
+        t.addPool(rbdPool("p0"));
+        long t0 = System.nanoTime();
+        VolumeInfo thick = t.createVolume("p0", new VolumeRequest("thick", BigInteger.valueOf(16 * MIB), null, true));
+        System.out.printf("thick volume of 16 MiB made in %d ms%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+        VolumeInfo thin = t.createVolume("p0", VolumeRequest.thin("thin", 16 * MIB));
+        assertThat(thick.thin()).isFalse();
+        assertThat(thick.allocatedBytes()).as("every object of the thick image exists").isEqualTo(16 * MIB);
+        assertThat(thin.allocatedBytes()).as("a thin image has no object").isZero();
+
+        t.addNamespace(TestTarget.SUBNQN, new NamespaceConfig(7, "p0/thick"));
+        try (NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN, TestTarget.HOSTNQN,
+            TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            assertThat(readAll(io, 7, BS, (int) (16 * MIB))).as("a thick volume reads zeros")
+                .isEqualTo(new byte[(int) (16 * MIB)]);
+            // a live grow writes the range it adds before the host sees it
+            assertThat(c.admin().setFeatures(0x0B, AEC_NS_ATTRIBUTE).ok()).isTrue();
+            CompletableFuture<Completion> aer = c.admin().asyncEventRequest();
+            t.resizeVolume("p0", "thick", BigInteger.valueOf(24 * MIB));
+            assertThat(aer.get(10, TimeUnit.SECONDS).ok()).isTrue();
+            assertThat(Le.u64(c.admin().identify(0x00, 7, 0).data(), IdentifyNamespace.NSZE)).isEqualTo(24 * MIB / BS);
+            assertThat(t.volume("p0", "thick").allocatedBytes()).as("the grown range is written too")
+                .isEqualTo(24 * MIB);
+            byte[] grown = new byte[(int) (8 * MIB)];
+            for (int off = 0; off < grown.length; off += 64 << 10) {
+                Completion r = io.read(7, (16 * MIB + off) / BS, (64 << 10) / BS);
+                assertThat(r.ok()).isTrue();
+                System.arraycopy(r.data(), 0, grown, off, 64 << 10);
+            }
+            assertThat(grown).as("the grown range reads zeros").isEqualTo(new byte[grown.length]);
+        }
+        // a grow whose document was written ahead but whose resize never ran: the start grows the image, thick
+        TargetConfig grown = t.configSnapshot();
+        grown.pool("p0").volume("thick").numBlocks = 32 * MIB / BS;
+        restart(grown);
+        assertThat(t.engine().rbdReconciled("p0").resized()).containsExactly("thick");
+        assertThat(t.volume("p0", "thick").allocatedBytes()).isEqualTo(32 * MIB);
+        // the document keeps it thick: after a restart its bdev grows thick again
+        t.resizeVolume("p0", "thick", BigInteger.valueOf(40 * MIB));
+        assertThat(t.volume("p0", "thick").allocatedBytes()).isEqualTo(40 * MIB);
+        assertThat(t.volume("p0", "thick").thin()).isFalse();
+        // a grow of a thin volume stays thin
+        t.resizeVolume("p0", "thin", BigInteger.valueOf(32 * MIB));
+        assertThat(t.volume("p0", "thin").allocatedBytes()).isZero();
+        t.removeNamespace(TestTarget.SUBNQN, 7);
+        t.deleteVolume("p0", "thick");
+        t.deleteVolume("p0", "thin");
+        t.settle();
+        assertThat(rbd("ls")).isEmpty();
+        assertThat(rbd("trash", "ls")).isEmpty();
+    }
+
+    @Test
+    void aDeleteCommittedBeforeAStopIsRemovedFromRbdsTrashAtStartAndOthersTrashIsLeftAlone() throws Exception {
+        t.addPool(rbdPool("p0"));
+        t.createVolume("p0", VolumeRequest.thin("keep", 8 * MIB));
+        t.createVolume("p0", VolumeRequest.thin("gone", 8 * MIB));
+        t.createVolume("p0", VolumeRequest.thin("settled", 8 * MIB));
+        // someone else's image in RBD's trash of the same RADOS pool
+        CephCluster.get().rbd("create", "--size", "4M", radosPool + "/stranger");
+        CephCluster.get().rbd("trash", "mv", radosPool + "/stranger");
+        String stranger = rbd("trash", "ls").get(0);
+
+        // a delete settled as usual: its record goes with the image
+        t.deleteVolume("p0", "settled");
+        assertThat(trashRecords()).as("the trash move is recorded").hasSize(1);
+        t.settle();
+        assertThat(trashRecords()).isEmpty();
+        assertThat(rbd("trash", "ls")).containsExactly(stranger);
+
+        // the stop comes after the document without "gone" is durable, before RBD's trash is emptied
+        t.deleteVolume("p0", "gone");
+        List<String> trash = rbd("trash", "ls");
+        String gone = trash.stream().filter(l -> l.endsWith(" gone")).findFirst().orElseThrow();
+        String id = gone.substring(0, gone.indexOf(' '));
+        assertThat(trashRecords()).containsExactly("nvmf4j.trash." + id);
+        assertThat(CephCluster.get().rados("-p", radosPool, "getomapval", "rbd_info", "metadata_nvmf4j.trash." + id))
+            .as("the record names the volume").contains("gone");
+        t.faultHook(s -> {
+            if (s.equals("settle")) {
+                throw new IllegalStateException("crash at " + s);
+            }
+        });
+        assertThatThrownBy(t::settle).hasMessageContaining("crash at settle");
+        assertThat(rbd("trash", "ls")).containsExactlyInAnyOrder(stranger, gone);
+        // and a record whose image left the trash some other way (a stop between the removal and the record's)
+        CephCluster.get().rados("-p", radosPool, "setomapval", "rbd_info", "metadata_nvmf4j.trash.0000stale", "x");
+        restart(t.configSnapshot());
+
+        RbdPool.Reconciled r = t.engine().rbdReconciled("p0");
+        System.out.printf("at start: removed from RBD's trash %s, restored %s, not in the configuration %s%n",
+            r.removed(), r.restored(), r.unknown());
+        assertThat(r.removed()).containsExactly("gone");
+        assertThat(r.restored()).isEmpty();
+        assertThat(rbd("trash", "ls")).as("someone else's trash entry stays").containsExactly(stranger);
+        assertThat(trashRecords()).as("every record dropped").isEmpty();
+        assertThat(rbd("ls")).containsExactly("keep");
+        assertThat(t.volumes("p0")).extracting(VolumeInfo::name).containsExactly("keep");
+    }
+
+    /** Our records of trash moves in the RADOS pool's RBD metadata (omap keys of {@code rbd_info}), without prefix. */
+    private List<String> trashRecords() throws Exception {
+        return Arrays.stream(CephCluster.get().rados("-p", radosPool, "listomapkeys", "rbd_info").split("\n"))
+            .map(String::strip).filter(k -> k.startsWith("metadata_" + RbdPool.TRASH_KEY))
+            .map(k -> k.substring("metadata_".length())).toList();
+    }
+
+    @Test
     void badRequestsAreRefusedNamingTheFieldAndChangeNothing() throws Exception {
         t.addPool(rbdPool("p0"));
         t.createVolume("p0", VolumeRequest.thin("v", 64 * MIB));
@@ -223,8 +334,6 @@ class RbdPoolTest {
         String doc = ConfigStore.toJson(t.configSnapshot());
         List<String> images = rbd("ls");
 
-        refused(() -> t.createVolume("p0", new VolumeRequest("x", BigInteger.valueOf(MIB), null, true)),
-            ControlException.Kind.INVALID, "thick: an rbd pool's volumes are thin");
         refused(() -> t.createGroupSnapshot("p0", List.of("v", "w"), "g"), ControlException.Kind.INVALID,
             "volumes: an rbd pool takes no group snapshots");
         refused(() -> t.createVolume("p0", VolumeRequest.thin("v", MIB)), ControlException.Kind.CONFLICT, "name:");

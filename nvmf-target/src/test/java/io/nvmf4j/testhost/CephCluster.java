@@ -97,6 +97,11 @@ public final class CephCluster implements BeforeAllCallback, AutoCloseable {
         return run(adminCommand("rbd", args).toArray(String[]::new), 120);
     }
 
+    /** Runs {@code rados ARGS...} as the admin on this cluster and returns its standard output. */
+    public String rados(String... args) throws IOException, InterruptedException {
+        return run(adminCommand("rados", args).toArray(String[]::new), 120);
+    }
+
     /** Runs {@code ceph ARGS...} as the admin on this cluster and returns its standard output. */
     public String ceph(String... args) throws IOException, InterruptedException {
         return run(adminCommand("ceph", args).toArray(String[]::new), 120);
