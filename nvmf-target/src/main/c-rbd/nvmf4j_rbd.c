@@ -43,7 +43,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal RbdNative.ABI_VERSION. */
-#define NVMF4J_RBD_ABI_VERSION 6
+#define NVMF4J_RBD_ABI_VERSION 7
 #define NATIVE_CLASS "io/nvmf4j/bdev/RbdNative"
 
 #define H2P(type, h) ((type)(uintptr_t)(h))
@@ -855,24 +855,36 @@ static int add_extent(uint64_t offset, size_t len, int exists, void *arg)
  * Bytes of the objects image (at snapshot snap, when not NULL) has written itself: rbd_diff_iterate2 from its
  * creation, whole objects, without the parent's (a fresh clone has none). A negative errno on failure.
  */
+static int64_t image_allocated(rbd_image_t img)
+{
+	uint64_t size = 0, sum = 0;
+	int rc = rbd_get_size(img, &size);
+	if (rc == 0)
+		rc = rbd_diff_iterate2(img, NULL, 0, size, 0, 1, add_extent, &sum);
+	return rc < 0 ? rc : (int64_t)sum;
+}
+
 static jlong allocated_bytes(JNIEnv *env, jclass cls, jlong io, jstring image, jstring snap)
 {
 	const char *i = (*env)->GetStringUTFChars(env, image, NULL);
 	const char *s = snap ? (*env)->GetStringUTFChars(env, snap, NULL) : NULL;
 	rbd_image_t img = NULL;
-	uint64_t size = 0, sum = 0;
-	int rc = i ? rbd_open_read_only(H2P(rados_ioctx_t, io), i, &img, s) : -ENOMEM;
+	int64_t rc = i ? rbd_open_read_only(H2P(rados_ioctx_t, io), i, &img, s) : -ENOMEM;
 	if (rc == 0) {
-		rc = rbd_get_size(img, &size);
-		if (rc == 0)
-			rc = rbd_diff_iterate2(img, NULL, 0, size, 0, 1, add_extent, &sum);
+		rc = image_allocated(img);
 		rbd_close(img);
 	}
 	if (i)
 		(*env)->ReleaseStringUTFChars(env, image, i);
 	if (s)
 		(*env)->ReleaseStringUTFChars(env, snap, s);
-	return rc < 0 ? rc : (jlong)sum;
+	return (jlong)rc;
+}
+
+/* The same figure for an image open on the caller's handle (an rbd bdev's, at its head). */
+static jlong image_allocated_bytes(JNIEnv *env, jclass cls, jlong image)
+{
+	return (jlong)image_allocated(H2P(rbd_image_t, image));
 }
 
 /* What one writesame of thick provisioning writes: 512 zero bytes, repeated by the OSD over the range. */
@@ -1117,6 +1129,7 @@ static const JNINativeMethod methods[] = {
 	{ "listTrash", "(J[Ljava/lang/String;[Ljava/lang/String;)I", (void *)list_trash },
 	{ "listSnapshots", "(JLjava/lang/String;[Ljava/lang/String;)I", (void *)list_snaps },
 	{ "allocatedBytes", "(JLjava/lang/String;Ljava/lang/String;)J", (void *)allocated_bytes },
+	{ "imageAllocatedBytes", "(J)J", (void *)image_allocated_bytes },
 	{ "monCommand", "(JLjava/lang/String;[B)I", (void *)mon_command },
 	{ "thickProvision", "(JJJJ)I", (void *)thick_provision },
 	{ "poolMetadataSet", "(JLjava/lang/String;Ljava/lang/String;)I", (void *)pool_metadata_set },

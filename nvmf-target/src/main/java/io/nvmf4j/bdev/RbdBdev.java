@@ -129,6 +129,17 @@ public final class RbdBdev extends AbstractBdev {
     private final Object resizing = new Object();
     /** Whether {@link #grow} writes zeros over the range it adds (a thick volume's image, {@link #growThick}). */
     private volatile boolean growThick;
+    /** A thin volume of an rbd pool ({@link #thinProvisioned(boolean)}): Identify reports its allocation. */
+    private volatile boolean thin;
+    /** The image's own allocated bytes as last read ({@link #readAllocation}); -1 until the first read. */
+    private volatile long allocated = -1;
+    /** When {@link #allocated} was last read ({@link System#nanoTime}). */
+    private volatile long allocatedAt;
+    /** A read of the allocation is queued or running on {@link #usage}. */
+    private final java.util.concurrent.atomic.AtomicBoolean allocationPending =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    /** The thread that reads the allocation from the cluster (a thin volume's only; never a poll group's). */
+    private volatile java.util.concurrent.ExecutorService usage;
     // the outstanding requests: slot -> io, op and the connection it went to; free slots on a stack; guarded by this
     // (the connection counts them per connection: RbdConnection#enter, #leave)
     private BdevIo[] ios = new BdevIo[INITIAL_SLOTS];
@@ -364,6 +375,7 @@ public final class RbdBdev extends AbstractBdev {
         if (rc < 0) {
             throw connection.failure("take snapshot " + snapshot + " of", rc);
         }
+        refreshAllocation();
     }
 
     /** Removes RBD snapshot {@code snapshot} of the image (one that is not there is removed already). */
@@ -432,6 +444,89 @@ public final class RbdBdev extends AbstractBdev {
     @Override
     public boolean persistent() {
         return true;
+    }
+
+    /** How old the allocation figure may be when an Identify Namespace reads it before it is read again. */
+    static final long ALLOCATION_STALE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+
+    @Override
+    public boolean thinProvisioned() {
+        return thin;
+    }
+
+    /**
+     * Makes the device report itself thin (a thin volume of an {@link RbdPool}: Identify Namespace sets NSFEAT bit 0
+     * and reports {@link #allocatedBytes()} as NUSE) and starts the first read of its allocation. An rbd bdev of the
+     * document is not thin: its Identify keeps NUSE = NSZE.
+     */
+    public void thinProvisioned(boolean thin) {
+        if (thin && usage == null) {
+            usage = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "rbd-usage-" + name());
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        this.thin = thin;
+        refreshAllocation();
+    }
+
+    /**
+     * The bytes of the objects the image wrote itself (whole 4 MiB objects, a clone's parent's not counted; at most
+     * the device's size), as last read from the cluster; -1 before the first read, and on a device that is not thin.
+     * Never blocks (Identify Namespace calls it on a poll group): a figure older than {@link #ALLOCATION_STALE_NANOS}
+     * is answered as it is and read again on the device's own thread ({@link #refreshAllocation}).
+     */
+    @Override
+    public long allocatedBytes() {
+        if (!thin) {
+            return -1;
+        }
+        if (System.nanoTime() - allocatedAt > ALLOCATION_STALE_NANOS) {
+            refreshAllocation();
+        }
+        long a = allocated;
+        return a < 0 ? -1 : Math.min(a, numBlocks() * blockSize());
+    }
+
+    /**
+     * Reads the image's allocation again on the device's own thread ({@code rbd_diff_iterate2}, whole objects, no
+     * parent), unless a read is queued or running already; returns at once. A no-op on a device that is not thin.
+     */
+    public void refreshAllocation() {
+        java.util.concurrent.ExecutorService u = usage;
+        if (!thin || u == null || !allocationPending.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            u.execute(() -> {
+                try {
+                    readAllocation();
+                } finally {
+                    allocationPending.set(false);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            allocationPending.set(false);
+        }
+    }
+
+    /** Reads the allocation from the cluster (blocking, on {@link #usage}); a failure keeps the last figure. */
+    private void readAllocation() {
+        long rc;
+        try {
+            rc = connection.isClosed() ? -RbdNative.ESHUTDOWN
+                : connection.withConnLong(c -> RbdNative.imageAllocatedBytes(c.image));
+        } catch (java.io.IOException e) {
+            rc = -RbdNative.EIO;
+        }
+        if (rc >= 0) {
+            allocated = rc;
+        } else if (!connection.isClosed()) {
+            LOG.warn("rbd bdev {}: cannot read the allocation of {}/{}: {}; Identify keeps the last figure", name(),
+                options.pool(), options.image(), RbdNative.strerror((int) rc));
+        }
+        allocatedAt = System.nanoTime();
     }
 
     /** librbd's cache, when on: without it every write is on the OSDs when librbd completes it. */
@@ -667,6 +762,7 @@ public final class RbdBdev extends AbstractBdev {
                 }
                 setNumBlocks(newNumBlocks);
             }
+            refreshAllocation();
         } catch (java.io.IOException e) {
             throw new BdevException(e.getMessage());
         }
@@ -693,6 +789,17 @@ public final class RbdBdev extends AbstractBdev {
     public void close() {
         if (!connection.drainAndClose()) {
             return;
+        }
+        java.util.concurrent.ExecutorService u = usage;
+        if (u != null) {
+            u.shutdown();
+            try {
+                if (!u.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    LOG.warn("rbd bdev {}: the read of its allocation still runs at close", name());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         header.close();
         try {

@@ -16,10 +16,11 @@ import io.nvmf4j.storage.BdevException;
  */
 final class RbdNative {
     /** Must equal {@code NVMF4J_RBD_ABI_VERSION} in {@code nvmf4j_rbd.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 6;
+    static final int ABI_VERSION = 7;
     static final String NAME = "nvmf4j_rbd";
     /** Linux errno values librados and librbd return (negated). */
     static final int ENOENT = 2;
+    static final int EIO = 5;
     static final int EEXIST = 17;
     static final int EBUSY = 16;
     static final int EROFS = 30;
@@ -157,6 +158,8 @@ final class RbdNative {
     static native int listSnapshots(long ioctx, String image, String[] names);
     /** Bytes of the objects the image (at {@code snapshot}, when not null) wrote itself, whole objects; or -errno. */
     static native long allocatedBytes(long ioctx, String image, String snapshot);
+    /** {@link #allocatedBytes} of an image open on {@code image} (its head): bytes, or -errno. Blocking. */
+    static native long imageAllocatedBytes(long image);
     /** A monitor command (JSON): the answer's length, its bytes into {@code out} as far as it holds them; -errno. */
     static native int monCommand(long cluster, String command, byte[] out);
     /**

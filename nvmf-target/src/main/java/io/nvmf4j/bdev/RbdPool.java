@@ -199,7 +199,8 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
 
     /**
      * Opens volume {@code v}'s image as rbd bdev {@code bdevName}, as an rbd bdev of the document opens its image; a
-     * thick volume's bdev writes zeros over what a grow adds ({@link RbdBdev#growThick}).
+     * thick volume's bdev writes zeros over what a grow adds ({@link RbdBdev#growThick}), a thin one's reports its
+     * allocation as NUSE ({@link RbdBdev#thinProvisioned(boolean)}).
      */
     @Override
     public RbdBdev openVolume(String bdevName, VolumeConfig v) {
@@ -209,6 +210,7 @@ public final class RbdPool implements VolumeStore, AutoCloseable {
         if (v.thick) {
             b.growThick();
         }
+        b.thinProvisioned(!v.thick);
         return b;
     }
 

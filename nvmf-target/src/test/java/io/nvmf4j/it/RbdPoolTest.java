@@ -271,6 +271,56 @@ class RbdPoolTest {
     }
 
     @Test
+    void identifyReportsAThinVolumesAllocatedObjectsAsNuseAndAThickOneAsFull() throws Exception {
+        t.addPool(rbdPool("p0"));
+        t.createVolume("p0", VolumeRequest.thin("thin", 64 * MIB));
+        t.createVolume("p0", new VolumeRequest("thick", BigInteger.valueOf(8 * MIB), null, true));
+        t.addNamespace(TestTarget.SUBNQN, new NamespaceConfig(7, "p0/thin"));
+        t.addNamespace(TestTarget.SUBNQN, new NamespaceConfig(8, "p0/thick"));
+        try (NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN, TestTarget.HOSTNQN,
+            TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+            byte[] id = c.admin().identify(0x00, 7, 0).data();
+            assertThat(id[IdentifyNamespace.NSFEAT] & 1).as("NSFEAT bit 0: thin").isEqualTo(1);
+            assertThat(awaitNuse(c, 7, 0)).as("a fresh image has no object").isZero();
+
+            NvmeHost io = c.io(0);
+            byte[] data = Le.random(64 << 10, 3);
+            for (long off = 0; off < 8 * MIB; off += data.length) {
+                assertThat(io.write(7, off / BS, data).ok()).isTrue();
+            }
+            long nuse = awaitNuse(c, 7, 8 * MIB / BS);
+            System.out.printf("thin: NUSE %d blocks after 8 MiB written (NSZE %d)%n", nuse,
+                Le.u64(c.admin().identify(0x00, 7, 0).data(), IdentifyNamespace.NSZE));
+            assertThat(nuse).as("the two 4 MiB objects written").isEqualTo(8 * MIB / BS);
+            assertThat(nuse * BS).as("the figure the pool reads").isEqualTo(t.volume("p0", "thin").allocatedBytes());
+
+            byte[] thick = c.admin().identify(0x00, 8, 0).data();
+            assertThat(thick[IdentifyNamespace.NSFEAT] & 1).as("a thick volume is not thin").isZero();
+            assertThat(Le.u64(thick, IdentifyNamespace.NUSE)).as("every block in use")
+                .isEqualTo(Le.u64(thick, IdentifyNamespace.NSZE)).isEqualTo(8 * MIB / BS);
+        }
+        t.removeNamespace(TestTarget.SUBNQN, 7);
+        t.removeNamespace(TestTarget.SUBNQN, 8);
+        t.deleteVolume("p0", "thin");
+        t.deleteVolume("p0", "thick");
+        t.settle();
+    }
+
+    /**
+     * Identify Namespace {@code nsid} until its NUSE is {@code want} (the device reads the allocation again on its own
+     * thread when an Identify finds the figure stale), at most 30 s: the last NUSE read.
+     */
+    private static long awaitNuse(NvmeController c, int nsid, long want) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long nuse = Le.u64(c.admin().identify(0x00, nsid, 0).data(), IdentifyNamespace.NUSE);
+        while (nuse != want && System.nanoTime() - deadline < 0) {
+            Thread.sleep(200);
+            nuse = Le.u64(c.admin().identify(0x00, nsid, 0).data(), IdentifyNamespace.NUSE);
+        }
+        return nuse;
+    }
+
+    @Test
     void aDeleteCommittedBeforeAStopIsRemovedFromRbdsTrashAtStartAndOthersTrashIsLeftAlone() throws Exception {
         t.addPool(rbdPool("p0"));
         t.createVolume("p0", VolumeRequest.thin("keep", 8 * MIB));
