@@ -149,6 +149,17 @@ static jlong open_pool(JNIEnv *env, jclass cls, jlong cluster, jstring pool)
 	return rc < 0 ? rc : P2H(io);
 }
 
+/*
+ * Sends this I/O context's writes to the OSDs while the pool or the cluster is full (CEPH_OSD_FLAG_FULL_TRY), where
+ * the Objecter would hold them until the flag clears: the OSD then fails a write that would add bytes or objects with
+ * -EDQUOT (the pool's quota) or -ENOSPC (the cluster's full ratio) at once. librbd copies the flag into the contexts
+ * of an image opened on this one.
+ */
+static void pool_full_try(JNIEnv *env, jclass cls, jlong io)
+{
+	rados_set_pool_full_try(H2P(rados_ioctx_t, io));
+}
+
 static void close_pool(JNIEnv *env, jclass cls, jlong io)
 {
 	rados_ioctx_destroy(H2P(rados_ioctx_t, io));
@@ -1090,6 +1101,7 @@ static const JNINativeMethod methods[] = {
 	{ "connect", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;IIZ)J", (void *)connect_cluster },
 	{ "shutdown", "(J)V", (void *)shutdown_cluster },
 	{ "openPool", "(JLjava/lang/String;)J", (void *)open_pool },
+	{ "poolFullTry", "(J)V", (void *)pool_full_try },
 	{ "closePool", "(J)V", (void *)close_pool },
 	{ "create", "(JLjava/lang/String;J)I", (void *)create_image },
 	{ "open", "(JLjava/lang/String;)J", (void *)open_image },

@@ -125,6 +125,7 @@ final class RbdConnection {
                 throw new BdevException(what + "cannot open pool '" + o.pool() + "': "
                     + RbdNative.strerror((int) ioctx));
             }
+            RbdNative.poolFullTry(ioctx); // a full pool fails a write with Capacity Exceeded, does not hold it
             return new Conn(cluster, ioctx, openOrCreate(what, ioctx, blockSize, numBlocks, o));
         } catch (RuntimeException e) {
             if (ioctx > 0) {

@@ -78,6 +78,12 @@ final class RbdNative {
                                int osdOpTimeoutSeconds, boolean cache);
     static native void shutdown(long cluster);
     static native long openPool(long cluster, String pool);
+    /**
+     * Makes writes on {@code ioctx} (and on the images opened on it) fail at once with -EDQUOT or -ENOSPC while the
+     * pool is at its quota or the cluster full, instead of waiting in the client until it is not
+     * ({@code rados_set_pool_full_try}).
+     */
+    static native void poolFullTry(long ioctx);
     static native void closePool(long ioctx);
     static native int create(long ioctx, String image, long sizeBytes);
     static native long open(long ioctx, String image);

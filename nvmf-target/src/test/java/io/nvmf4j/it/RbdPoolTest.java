@@ -306,6 +306,82 @@ class RbdPoolTest {
         t.settle();
     }
 
+    @Test
+    void aWriteToAPoolAtItsQuotaEndsWithCapacityExceededAtOnceWhileOtherPoolsWriteAndTheQuotaLiftedTakesWritesAgain()
+        throws Exception {
+        CephCluster.RadosPool otherRados = CephCluster.get().newPool("other");
+        try {
+            t.addPool(rbdPool("p0"));
+            PoolConfig other = rbdPool("p1");
+            other.pool = otherRados.name();
+            other.clientName = otherRados.client();
+            other.keyring = otherRados.keyring();
+            t.addPool(other);
+            t.createVolume("p0", VolumeRequest.thin("full", 256 * MIB));
+            t.createVolume("p1", VolumeRequest.thin("free", 16 * MIB));
+            t.addNamespace(TestTarget.SUBNQN, new NamespaceConfig(7, "p0/full"));
+            t.addNamespace(TestTarget.SUBNQN, new NamespaceConfig(8, "p1/free"));
+            try (NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN,
+                TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+                NvmeHost io = c.io(0);
+                byte[] first = Le.random(1 << 20, 11);
+                for (int off = 0; off < first.length; off += 64 << 10) {
+                    assertThat(io.write(7, off / BS, Arrays.copyOfRange(first, off, off + (64 << 10))).ok()).isTrue();
+                }
+                CephCluster.get().ceph("osd", "pool", "set-quota", radosPool, "max_bytes", String.valueOf(MIB));
+                // the monitors mark the pool full once the OSDs' statistics reach them: every write adds bytes
+                byte[] block = Le.random(4096, 12);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                long lba = (1 << 20) / BS;
+                Completion w;
+                long took;
+                do {
+                    lba += (64 << 10) / BS;
+                    long t0 = System.nanoTime();
+                    w = io.write(7, lba, block);
+                    took = System.nanoTime() - t0;
+                    if (w.ok()) {
+                        Thread.sleep(200);
+                    }
+                } while (w.ok() && System.nanoTime() - deadline < 0);
+                System.out.printf("RADOS pool %s at its quota: a write ended with %s after %d ms%n", radosPool, w,
+                    TimeUnit.NANOSECONDS.toMillis(took));
+                assertThat(w.sct()).as("generic").isZero();
+                assertThat(w.sc()).as("Capacity Exceeded").isEqualTo(0x81);
+                assertThat(w.dnr()).isTrue();
+                assertThat(took).as("answered by the OSD, not held until the op timeout")
+                    .isLessThan(TimeUnit.SECONDS.toNanos(10));
+
+                assertThat(readAll(io, 7, BS, first.length)).as("reads go on").isEqualTo(first);
+                assertThat(io.write(7, 0, Le.random(4096, 13)).ok()).as("an overwrite adds no bytes").isTrue();
+                assertThat(io.write(8, 0, block).ok()).as("a volume of another RADOS pool takes writes").isTrue();
+
+                CephCluster.get().ceph("osd", "pool", "set-quota", radosPool, "max_bytes", "0");
+                deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                do {
+                    w = io.write(7, lba, block);
+                    if (!w.ok()) {
+                        Thread.sleep(200);
+                    }
+                } while (!w.ok() && System.nanoTime() - deadline < 0);
+                assertThat(w.ok()).as("the quota lifted: the write that was refused lands").isTrue();
+            }
+            t.removeNamespace(TestTarget.SUBNQN, 7);
+            t.removeNamespace(TestTarget.SUBNQN, 8);
+            t.deleteVolume("p0", "full");
+            t.deleteVolume("p1", "free");
+            t.settle();
+            t.removePool("p1");
+        } finally {
+            CephCluster.get().ceph("osd", "pool", "set-quota", radosPool, "max_bytes", "0");
+            if (t != null) {
+                t.close();
+                t = null;
+            }
+            CephCluster.get().deletePool(otherRados);
+        }
+    }
+
     /**
      * Identify Namespace {@code nsid} until its NUSE is {@code want} (the device reads the allocation again on its own
      * thread when an Identify finds the figure stale), at most 30 s: the last NUSE read.
