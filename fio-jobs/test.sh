@@ -110,6 +110,14 @@ WANT_TEXT="no complete round trip" expect_rc "io-path.py: a trace of garbage -> 
   bash -c 'echo "not a trace" | python3 "$1" 100 200' _ "$HERE/io-path.py"
 WANT_TEXT="No such file" expect_rc "io-path.py: --table of a missing file -> exit 2" 2 python3 "$HERE/io-path.py" --table "$TMP/none.tsv" java
 WANT_TEXT="usage" expect_rc "io-path.py: no arguments -> usage error" 2 python3 "$HERE/io-path.py"
+# lib/free_port.py: a port below the kernel's ephemeral range, never an excluded one; a bad argument is a usage error
+low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range)
+p1=$(python3 "$HERE/lib/free_port.py") && p2=$(python3 "$HERE/lib/free_port.py" "$p1")
+if [ -n "${p1:-}" ] && [ -n "${p2:-}" ] && [ "$p1" -ge 10000 ] && [ "$p1" -lt "$low" ] && [ "$p2" != "$p1" ] && [ "$p2" -lt "$low" ]
+then ok "free_port.py: $p1 and $p2 (excluding $p1) below the ephemeral range ($low)"
+else bad "free_port.py: got '${p1:-}' and '${p2:-}' (range starts at $low)"; fi
+WANT_TEXT="excluded ports are numbers" expect_rc "free_port.py: an excluded port that is no number -> usage error" 2 \
+  python3 "$HERE/lib/free_port.py" 12000 x1
 if ! "$HERE/../spdk-jni/spdk-build.sh" > /dev/null 2> "$TMP/spdk.err"; then
   echo "SKIP  bench.sh --smoke: no SPDK build ($(tail -n 1 "$TMP/spdk.err"))"
 elif [ ! -d "$HERE/../mgmt-api/target/lib" ]; then

@@ -38,4 +38,9 @@ def free_port(excluded=()):
 
 
 if __name__ == "__main__":
+    bad = [a for a in sys.argv[1:] if not a.isdigit()]
+    if bad:
+        print("free_port.py: usage: free_port.py [EXCLUDED...]: excluded ports are numbers, not %r" % bad[0],
+              file=sys.stderr)
+        sys.exit(2)
     print(free_port({int(a) for a in sys.argv[1:]}))
