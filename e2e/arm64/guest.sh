@@ -82,6 +82,15 @@ main() {
     timing setup "$(since "$t")" "nvmf4j-target setup --profile bluefield3 --scale-down"
     local eline
     eline=$(grep -m1 -E '^ *engine: ' <<< "$out" | sed 's/^ *//')
+    # the pages setup reports reserved must be those the kernel shows (a read-back of /proc/sys that saw
+    # one digit of "320" once warned of "3 of 320" here while all 320 were reserved)
+    local got wline want
+    got=$(cat /proc/sys/vm/nr_hugepages)
+    wline=$(grep -m1 'the kernel reserved' <<< "$out")
+    want=$(sed -nE 's/.*the kernel reserved [0-9]+ of ([0-9]+) pages.*/\1/p' <<< "$wline")
+    if [ -n "$want" ] && [ "$got" -ge "$want" ]; then
+      fail profile/setup "setup warned '$wline' but the kernel holds $got pages"; return
+    fi
     if [ $rc = 0 ] && [[ "$eline" == "engine: spdk "* ]]; then
       pass profile/setup "setup --profile bluefield3 --scale-down: exit 0, $(cat /proc/sys/vm/nr_hugepages) x 2 MiB hugepages reserved; $eline"
     else fail profile/setup "setup: exit $rc, engine line '${eline:-none}': $(grep -iE 'error|fail|refus' <<< "$out" | head -n 3 | tr '\n' ' ')"; return; fi

@@ -1,5 +1,7 @@
 package io.nvmf4j.testhost;
 
+import io.nvmf4j.kernel.Sysctl;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -49,7 +51,7 @@ public final class FreePorts {
     /** The first port of the kernel's ephemeral range (32768 where it cannot be read). */
     static int ephemeralLow() {
         try {
-            String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim();
+            String range = Sysctl.read(Path.of("/proc/sys/net/ipv4/ip_local_port_range"));
             int low = Integer.parseInt(range.split("\\s+")[0]);
             return low > LOWEST + 1_000 ? low : 32_768;
         } catch (IOException | RuntimeException e) {

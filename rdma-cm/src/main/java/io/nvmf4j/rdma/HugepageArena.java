@@ -1,5 +1,7 @@
 package io.nvmf4j.rdma;
 
+import io.nvmf4j.kernel.Sysctl;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -87,7 +89,7 @@ public final class HugepageArena implements AutoCloseable {
     public static long nrHugepages() {
         Path p = Paths.get("/proc/sys/vm/nr_hugepages");
         try {
-            return Long.parseLong(Files.readString(p).trim());
+            return Sysctl.readLong(p);
         } catch (IOException | RuntimeException e) {
             return -1;
         }

@@ -3,6 +3,7 @@ package io.nvmf4j.service.profile;
 import io.nvmf4j.config.ConfigStore;
 import io.nvmf4j.config.TargetConfig;
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.kernel.Sysctl;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -77,7 +78,7 @@ public final class ProfileSetup {
 
     private void hugepages() throws IOException {
         Path nr = at("/proc/sys/vm/nr_hugepages");
-        long now = Files.exists(nr) ? Long.parseLong(Files.readString(nr).strip()) : -1;
+        long now = Files.exists(nr) ? Sysctl.readLong(nr) : -1;
         if (now >= sizing.hugepages) {
             out.println("hugepages: " + now + " x 2 MiB reserved, " + sizing.hugepages + " needed");
             return;
@@ -86,7 +87,7 @@ public final class ProfileSetup {
             + " > /proc/sys/vm/nr_hugepages (now " + Math.max(now, 0) + ")");
         if (!dryRun) {
             Files.writeString(nr, sizing.hugepages + "\n");
-            long got = Long.parseLong(Files.readString(nr).strip());
+            long got = Sysctl.readLong(nr);
             if (got < sizing.hugepages) {
                 out.println("warning: the kernel reserved " + got + " of " + sizing.hugepages + " pages (memory too "
                     + "fragmented: reboot with the sysctl.d file in place, or hugepages=" + sizing.hugepages

@@ -1,6 +1,7 @@
 package io.nvmf4j.service.profile;
 
 import io.nvmf4j.engine.Engines;
+import io.nvmf4j.kernel.Sysctl;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -191,7 +192,7 @@ class MachineCheckTest {
         if (!infiniband) {
             assertThat(r.failed()).contains("rdma devices", "rdma ports");
         }
-        long nr = Long.parseLong(Files.readString(Path.of("/proc/sys/vm/nr_hugepages")).strip());
+        long nr = Sysctl.readLong(Path.of("/proc/sys/vm/nr_hugepages"));
         if (nr == 0) {
             assertThat(r.failed()).contains("hugepages");
         }
