@@ -43,7 +43,7 @@
 #include "nvmf4j_jni.h"
 
 /* Bumped whenever a native signature changes; must equal RbdNative.ABI_VERSION. */
-#define NVMF4J_RBD_ABI_VERSION 7
+#define NVMF4J_RBD_ABI_VERSION 8
 #define NATIVE_CLASS "io/nvmf4j/bdev/RbdNative"
 
 #define H2P(type, h) ((type)(uintptr_t)(h))
@@ -615,21 +615,59 @@ static jint lock_owned(JNIEnv *env, jclass cls, jlong img)
 	return rc < 0 ? rc : owner != 0;
 }
 
-/* Breaks the exclusive lock of every other owner (librbd blocklists them): how many, or a negative errno. */
-static jint lock_break_others(JNIEnv *env, jclass cls, jlong img)
+/*
+ * The owners of the image's exclusive lock when they are other clients: 1 with their names in owners (n of them;
+ * free with rbd_lock_get_owners_cleanup), 0 when this client or nobody owns it, or a negative errno.
+ */
+static int other_owners(rbd_image_t image, rbd_lock_mode_t *mode, char **owners, size_t *n)
 {
-	rbd_image_t image = H2P(rbd_image_t, img);
 	int owner = 0;
 	int rc = rbd_is_exclusive_lock_owner(image, &owner);
 	if (rc < 0 || owner)
 		return rc;
+	rc = rbd_lock_get_owners(image, mode, owners, n);
+	if (rc == -ENOENT || (rc >= 0 && *n == 0))
+		return 0;
+	return rc < 0 ? rc : 1;
+}
+
+/*
+ * The owner of the image's exclusive lock when it is another client: 1 with its name (rbd_lock_get_owners' form)
+ * in out[0], 0 when nobody or this client owns it, or a negative errno.
+ */
+static jint lock_other_owner(JNIEnv *env, jclass cls, jlong img, jobjectArray out)
+{
 	rbd_lock_mode_t mode;
 	char *owners[8];
 	size_t n = 8;
-	rc = rbd_lock_get_owners(image, &mode, owners, &n);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc < 0)
+	int rc = other_owners(H2P(rbd_image_t, img), &mode, owners, &n);
+	if (rc <= 0)
+		return rc;
+	jstring name = (*env)->NewStringUTF(env, owners[0]);
+	rbd_lock_get_owners_cleanup(owners, n);
+	if (!name)
+		return -ENOMEM;
+	(*env)->SetObjectArrayElement(env, out, 0, name);
+	return 1;
+}
+
+/* The image's features (rbd_get_features: RBD_FEATURE_* bits), or a negative errno. */
+static jlong image_features(JNIEnv *env, jclass cls, jlong img)
+{
+	uint64_t features = 0;
+	int rc = rbd_get_features(H2P(rbd_image_t, img), &features);
+	return rc < 0 ? (jlong)rc : (jlong)features;
+}
+
+/* Breaks the exclusive lock of every other owner (librbd blocklists them): how many, or a negative errno. */
+static jint lock_break_others(JNIEnv *env, jclass cls, jlong img)
+{
+	rbd_image_t image = H2P(rbd_image_t, img);
+	rbd_lock_mode_t mode;
+	char *owners[8];
+	size_t n = 8;
+	int rc = other_owners(image, &mode, owners, &n);
+	if (rc <= 0)
 		return rc;
 	int broken = 0;
 	for (size_t i = 0; i < n && rc >= 0; i++) {
@@ -1129,6 +1167,8 @@ static const JNINativeMethod methods[] = {
 	{ "lockRelease", "(J)I", (void *)lock_release },
 	{ "lockOwned", "(J)I", (void *)lock_owned },
 	{ "lockBreakOthers", "(J)I", (void *)lock_break_others },
+	{ "lockOtherOwner", "(J[Ljava/lang/String;)I", (void *)lock_other_owner },
+	{ "features", "(J)J", (void *)image_features },
 	{ "remove", "(JLjava/lang/String;)I", (void *)remove_image },
 	{ "snapCreate", "(JLjava/lang/String;)I", (void *)snap_create },
 	{ "snapRemove", "(JLjava/lang/String;)I", (void *)snap_remove },

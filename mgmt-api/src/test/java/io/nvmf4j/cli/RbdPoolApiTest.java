@@ -23,9 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * An rbd pool through the REST API and nvmfctl of a real service on a real Ceph cluster ({@link CephCluster}, a RADOS
  * pool and client of the test's own): {@code nvmfctl pool create --rados-pool}, volumes, snapshot, clone and deletes
- * answered as for any pool, a thick volume written whole; the kind's refusal (group snapshots) as 400 naming the
- * field; and each change whose document cannot be saved taken back in Ceph as well (the image back from RBD's trash,
- * the new image, thick or thin, removed, the RBD snapshot kept), answered 500 "…; the change was undone".
+ * answered as for any pool, a thick volume written whole, a group snapshot; and each change whose document cannot
+ * be saved taken back in Ceph as well (the image back from RBD's trash, the new image, thick or thin, removed, the
+ * RBD snapshot kept, a group snapshot's RBD snapshots removed), answered 500 "…; the change was undone".
  */
 @ExtendWith(CephCluster.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
@@ -88,9 +88,12 @@ class RbdPoolApiTest {
             + ",\"thick\":true}"));
         assertThat(thick.json().path("thin").asBoolean(true)).isFalse();
         assertThat(thick.json().path("allocatedBytes").asLong()).as("every object written").isEqualTo(8 * MIB);
-        Res group = expect(400, http.post(P + "/group-snapshots", "{\"name\":\"g1\",\"volumes\":[\"v1\",\"v2\"]}"));
-        assertThat(group.field()).isEqualTo("volumes");
-        assertThat(group.error()).contains("rbd_clone3 takes user snapshots only");
+        Res group = expect(201, http.post(P + "/group-snapshots", "{\"name\":\"g1\",\"volumes\":[\"v1\",\"t1\"]}"));
+        assertThat(group.json().path("snapshots").findValuesAsText("volume")).containsExactly("v1", "t1");
+        assertThat(group.json().path("snapshots").findValuesAsText("group")).containsExactly("g1", "g1");
+        assertThat(CephCluster.get().rbd("snap", "ls", rados.name() + "/t1")).contains(" g1 ");
+        Res twice = expect(400, http.post(P + "/group-snapshots", "{\"name\":\"g9\",\"volumes\":[\"v1\",\"v1\"]}"));
+        assertThat(twice.field()).isEqualTo("volumes");
 
         String before = t.liveJson();
         List<String> images = rbd("ls");
@@ -100,6 +103,7 @@ class RbdPoolApiTest {
             {"POST", P + "/volumes", "{\"name\":\"v4\",\"size\":" + 4 * MIB + ",\"thick\":true}"},
             {"DELETE", P + "/volumes/v2", null},
             {"POST", P + "/volumes/v1/snapshots", "{\"name\":\"s2\"}"},
+            {"POST", P + "/group-snapshots", "{\"name\":\"s2\",\"volumes\":[\"v1\",\"v2\"]}"},
             {"POST", P + "/volumes/v1/snapshots/s1/clone", "{\"name\":\"c1\"}"},
             {"DELETE", P + "/volumes/v1/snapshots/s1", null},
         };
@@ -112,6 +116,8 @@ class RbdPoolApiTest {
             assertThat(rbd("trash", "ls")).as("%s %s: RBD's trash", c[0], c[1]).isEmpty();
             assertThat(CephCluster.get().rbd("snap", "ls", rados.name() + "/v1")).as("%s %s", c[0], c[1])
                 .contains(" s1 ").doesNotContain(" s2 ");
+            assertThat(CephCluster.get().rbd("snap", "ls", rados.name() + "/v2")).as("%s %s", c[0], c[1])
+                .doesNotContain(" s2 ");
         }
         blocked.close();
 
@@ -124,6 +130,9 @@ class RbdPoolApiTest {
         expect(204, http.delete(P + "/volumes/c1"));
         expect(204, http.delete(P + "/volumes/v1/snapshots/s1"));
         expect(204, http.delete(NS + "/2"));
+        expect(409, http.delete(P + "/volumes/t1"));
+        expect(204, http.delete(P + "/volumes/v1/snapshots/g1"));
+        expect(204, http.delete(P + "/volumes/t1/snapshots/g1"));
         expect(204, http.delete(P + "/volumes/v1"));
         expect(204, http.delete(P + "/volumes/v2"));
         expect(204, http.delete(P + "/volumes/t1"));

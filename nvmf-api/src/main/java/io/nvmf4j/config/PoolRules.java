@@ -147,7 +147,7 @@ public final class PoolRules {
     /**
      * An rbd pool: reached as an rbd bdev reaches its pool ({@link ConfigValidator#validateRbdConnection}); no path,
      * base bdev or cluster size; no other rbd pool of the document on the same RADOS pool of the same cluster (the
-     * images are the volumes, named like them); its snapshots outside groups (see {@link #RBD_GROUP_REFUSAL}).
+     * images are the volumes, named like them).
      */
     private static void validateRbd(TargetConfig c, int i, String at, List<String> p) {
         PoolConfig pool = c.pools.get(i);
@@ -163,31 +163,7 @@ public final class PoolRules {
                 p.add(at + ".pool: RADOS pool '" + pool.pool + "' holds pool '" + o.name + "' already");
             }
         }
-        if (pool.volumes == null) {
-            return;
-        }
-        for (int j = 0; j < pool.volumes.size(); j++) {
-            VolumeConfig v = pool.volumes.get(j);
-            for (int k = 0; v != null && v.snapshots != null && k < v.snapshots.size(); k++) {
-                SnapshotConfig s = v.snapshots.get(k);
-                if (s != null && s.group != null) {
-                    p.add(at + ".volumes[" + j + "].snapshots[" + k + "].group: " + RBD_GROUP_REFUSAL);
-                }
-            }
-        }
     }
-
-    /**
-     * Why an rbd pool takes no group snapshots. RBD's group snapshot (rbd_group_snap_create) makes each image's
-     * snapshot in the group snapshot namespace, and Ceph 16 (Pacific)'s librbd clones only user-namespace
-     * snapshots, by name (rbd_clone3; cloning by snapshot id, rbd_clone4, came later), and removes a group's image
-     * snapshots only all together (rbd_group_snap_remove), while a snapshot here is cloned and deleted on its own;
-     * an image also belongs to at most one RBD group.
-     */
-    public static final String RBD_GROUP_REFUSAL = "an rbd pool takes no group snapshots: RBD's group snapshot"
-        + " (rbd_group_snap_create) puts each image's snapshot in the group namespace, which this Ceph's librbd can"
-        + " neither clone (rbd_clone3 takes user snapshots only) nor delete one image at a time; snapshot each volume"
-        + " on its own";
 
     /** No two pools in one directory or one inside another, and no file bdev inside a pool's directory. */
     private static void sharedDirectory(TargetConfig c, int i, String at, List<String> p) {

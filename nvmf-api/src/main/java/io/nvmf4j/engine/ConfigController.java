@@ -736,9 +736,6 @@ public final class ConfigController<E extends Engine> implements AutoCloseable {
         if (volumes.stream().distinct().count() != volumes.size()) {
             throw ControlException.invalid("volumes: a volume is named twice: " + volumes);
         }
-        synchronized (engine) {
-            PoolDocument.checkGroupSnapshot(PoolDocument.pool(doc.get(), pool));
-        }
         return snapshot(pool, volumes, name, name);
     }
 

@@ -61,13 +61,6 @@ final class PoolDocument {
         }
     }
 
-    /** Invalid, naming {@code volumes}, for a group snapshot in a pool whose kind has none (rbd). */
-    static void checkGroupSnapshot(PoolConfig p) {
-        if (PoolConfig.KIND_RBD.equals(p.kind)) {
-            throw ControlException.invalid("volumes: " + PoolRules.RBD_GROUP_REFUSAL);
-        }
-    }
-
     /** The block size a request asks for (null: 512); invalid unless 512 or 4096. */
     static int blockSize(Integer requested) {
         int bs = requested == null ? 512 : requested;

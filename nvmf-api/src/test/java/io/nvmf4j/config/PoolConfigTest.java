@@ -127,9 +127,9 @@ class PoolConfigTest {
             .contains("namespaces[0].bdev: no bdev named 'p0/zz'");
     }
 
-    /** An rbd pool: its RADOS pool reached as an rbd bdev's (the same rules), thin volumes, no group snapshots. */
+    /** An rbd pool: its RADOS pool reached as an rbd bdev's (the same rules), thick volumes and group snapshots. */
     @Test
-    void anRbdPoolIsCheckedAsAnRbdBdevsConnectionWithThinVolumesAndNoGroupSnapshots() throws IOException {
+    void anRbdPoolIsCheckedAsAnRbdBdevsConnectionWithThickVolumesAndGroupSnapshots() throws IOException {
         TargetConfig c = document();
         c.storage.cephDirectories = new java.util.ArrayList<>(java.util.List.of(dir.toString()));
         PoolConfig p = c.pools.get(0);
@@ -162,7 +162,7 @@ class PoolConfigTest {
         c.pools.add(reflink);
         assertThat(Refusals.problems(c))
             .doesNotContain("volumes[0].thick")
-            .contains("pools[0].volumes[0].snapshots[0].group: an rbd pool takes no group snapshots")
+            .doesNotContain("snapshots[0].group")
             .contains("pools[0].keyring: /etc/ceph/keyring")
             .contains("pools[0].clientName: must be client.NAME")
             .contains("pools[0]: path, baseBdev and clusterSize do not belong to an rbd pool")

@@ -439,6 +439,28 @@ public final class RbdBdev extends AbstractBdev {
         return lock.owns();
     }
 
+    /** Whether the image has RBD's exclusive-lock feature (rbd_get_features), without which any client writes. */
+    public boolean hasExclusiveLockFeature() throws java.io.IOException {
+        long features = connection.withConnLong(c -> RbdNative.features(c.image));
+        if (features < 0) {
+            throw connection.failure("read the features of", (int) features);
+        }
+        return (features & RbdNative.FEATURE_EXCLUSIVE_LOCK) != 0;
+    }
+
+    /**
+     * The client that owns the image's exclusive lock when it is not this one (rbd_lock_get_owners' name of it), or
+     * null when this client or nobody does.
+     */
+    public String otherLockOwner() throws java.io.IOException {
+        String[] owner = new String[1];
+        int rc = connection.withConn(c -> RbdNative.lockOtherOwner(c.image, owner));
+        if (rc < 0) {
+            throw connection.failure("read the lock owner of", rc);
+        }
+        return rc == 1 ? owner[0] : null;
+    }
+
     // ------------------------------------------------------------------ the block device
 
     @Override

@@ -16,7 +16,7 @@ import io.nvmf4j.storage.BdevException;
  */
 final class RbdNative {
     /** Must equal {@code NVMF4J_RBD_ABI_VERSION} in {@code nvmf4j_rbd.c}; JNI_OnLoad checks it. */
-    static final int ABI_VERSION = 7;
+    static final int ABI_VERSION = 8;
     static final String NAME = "nvmf4j_rbd";
     /** Linux errno values librados and librbd return (negated). */
     static final int ENOENT = 2;
@@ -140,6 +140,15 @@ final class RbdNative {
     static native int lockOwned(long image);
     /** Breaks every other owner's exclusive lock (they are blocklisted): how many, or -errno. */
     static native int lockBreakOthers(long image);
+    /**
+     * 1 with the owner's name in {@code out[0]} when another client owns the image's exclusive lock, 0 when nobody
+     * or this client does, -errno.
+     */
+    static native int lockOtherOwner(long image, String[] out);
+    /** The image's features (rbd_get_features: {@code RBD_FEATURE_*} bits), or -errno. */
+    static native long features(long image);
+    /** RBD_FEATURE_EXCLUSIVE_LOCK. */
+    static final long FEATURE_EXCLUSIVE_LOCK = 1L << 2;
 
     // ------------------------------------------------------------------ pools of volumes (RbdPool)
 

@@ -516,6 +516,14 @@ public final class JavaEngine implements Engine {
         return pools.rbdReconciled(pool);
     }
 
+    /**
+     * Runs {@code step} with each volume's name after its snapshot in a group snapshot of an rbd pool, before the
+     * next volume's (tests only: another client's write at that point).
+     */
+    public void rbdGroupSnapshotStep(java.util.function.Consumer<String> step) {
+        pools.rbdGroupStep(step);
+    }
+
     @Override
     public synchronized void settle() {
         pools.settle();

@@ -106,6 +106,11 @@ final class JavaPools {
         }
     }
 
+    /** See {@link JavaEngine#rbdGroupSnapshotStep}. */
+    void rbdGroupStep(java.util.function.Consumer<String> step) {
+        rbd.groupStep(step);
+    }
+
     /** What the start found in rbd pool {@code pool} against the document (null for another kind or a new pool). */
     io.nvmf4j.bdev.RbdPool.Reconciled rbdReconciled(String pool) {
         return rbd.reconciled(pool);

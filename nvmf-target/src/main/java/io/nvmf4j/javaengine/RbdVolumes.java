@@ -39,6 +39,8 @@ final class RbdVolumes {
     private final Map<String, RbdPool.Reconciled> reconciled = new HashMap<>();
     /** Snapshot deletes the document holds but RBD does not yet: pool → {@code volume@snapshot}, done at settle. */
     private final Map<String, List<String>> snapshotsToRemove = new HashMap<>();
+    /** Called with each volume's name after its snapshot in a group, before the next (tests only). */
+    private volatile java.util.function.Consumer<String> groupStep = v -> { };
 
     RbdVolumes(JavaPools.Engine engine, JavaPools javaPools) {
         this.engine = engine;
@@ -173,16 +175,34 @@ final class RbdVolumes {
      * RBD snapshot {@code snapshot} of each of {@code volumes} inside {@link JavaPools#withWritesHeld}: librbd's
      * acknowledged writes flushed (rbd_flush), then rbd_snap_create on the bdev's own image handle. A failure removes
      * the snapshots made so far.
+     *
+     * <p>A group (several volumes) is one instant for every client of the images, not only for this gateway, through
+     * RBD's exclusive lock, which a client must own to write: before the first snapshot no other client may own the
+     * lock of any volume (each image must have the feature), and after the last one this gateway's handle must still
+     * own every lock. A volume's snapshot makes its handle the owner, and with its writes held it takes the lock back
+     * for nothing; so a handle that owns the lock at the end owned it from its volume's snapshot on, and no other
+     * client wrote to that volume in between: the snapshots together are the volumes as of the last one. A lock
+     * taken away meanwhile (another client wrote, or asked to) undoes them all (conflict: try again).
      */
     long snapshot(String poolName, List<String> volumes, String snapshot) {
         List<String> made = new ArrayList<>();
+        boolean group = volumes.size() > 1;
         return javaPools.withWritesHeld(poolName, volumes, snapshot, devices -> {
             try {
+                if (group) {
+                    noOtherWriter(poolName, volumes, devices);
+                }
                 for (int i = 0; i < volumes.size(); i++) {
                     RbdBdev d = (RbdBdev) devices.get(i);
                     d.flushAcknowledged();
                     d.createSnapshot(snapshot);
                     made.add(volumes.get(i));
+                    if (group) {
+                        groupStep.accept(volumes.get(i));
+                    }
+                }
+                if (group) {
+                    stillSoleWriter(poolName, volumes, devices);
                 }
             } catch (IOException e) {
                 discardSnapshots(poolName, made, snapshot);
@@ -192,6 +212,47 @@ final class RbdVolumes {
                 throw e;
             }
         });
+    }
+
+    /** Conflict unless every volume's image has the exclusive-lock feature and no other client owns the lock. */
+    private static void noOtherWriter(String poolName, List<String> volumes, List<BlockDevice> devices)
+        throws IOException {
+        for (int i = 0; i < volumes.size(); i++) {
+            RbdBdev d = (RbdBdev) devices.get(i);
+            if (!d.hasExclusiveLockFeature()) {
+                throw ControlException.conflict("volumes: volume " + volumes.get(i) + " of pool " + poolName
+                    + ": its image has no exclusive-lock feature, so nothing shows whether another client writes to"
+                    + " it during a group snapshot; enable it (rbd feature enable <pool>/<image> exclusive-lock) or"
+                    + " snapshot the volume on its own; no snapshot taken");
+            }
+            String owner = d.otherLockOwner();
+            if (owner != null) {
+                throw ControlException.conflict("volumes: volume " + volumes.get(i) + " of pool " + poolName
+                    + ": another client (" + owner + ") owns the exclusive lock of its image and may write to it,"
+                    + " which this gateway cannot hold for a group snapshot; serve the volume through this gateway"
+                    + " alone or snapshot it on its own; no snapshot taken");
+            }
+        }
+    }
+
+    /** Conflict when some volume's lock left this gateway's handle since its snapshot (see {@link #snapshot}). */
+    private static void stillSoleWriter(String poolName, List<String> volumes,
+                                        List<BlockDevice> devices) throws IOException {
+        for (int i = 0; i < volumes.size(); i++) {
+            RbdBdev d = (RbdBdev) devices.get(i);
+            if (!d.ownsExclusiveLock()) {
+                String owner = d.otherLockOwner();
+                throw ControlException.conflict("volumes: volume " + volumes.get(i) + " of pool " + poolName
+                    + ": another client" + (owner == null ? "" : " (" + owner + ")") + " took the exclusive lock of"
+                    + " its image during the group snapshot (it wrote to it or asked to), so the snapshots would not"
+                    + " show one instant; none kept, try again");
+            }
+        }
+    }
+
+    /** See {@link JavaEngine#rbdGroupSnapshotStep}. */
+    void groupStep(java.util.function.Consumer<String> step) {
+        this.groupStep = step;
     }
 
     /** The bytes of the image's own objects; 0 for an image the start found missing (it is reported there). */

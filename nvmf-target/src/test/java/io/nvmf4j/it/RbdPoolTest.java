@@ -48,8 +48,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * of it exported to a second host that reads the data as of the snapshot, a live grow the host sees, deletes in
  * lineage order with their refusals, and the RADOS pool empty at the end; a thick volume written whole (and grown
  * thick); bad requests refused naming their field with nothing changed; a crash between Ceph's change and the
- * document's commit, then a restart; and a stop between the durable document and the removal of a deleted image
- * from RBD's trash, finished at the next start.
+ * document's commit, then a restart; a stop between the durable document and the removal of a deleted image
+ * from RBD's trash, finished at the next start; and group snapshots, one instant for every client of the images.
  */
 @ExtendWith(CephCluster.class)
 @Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
@@ -451,6 +451,138 @@ class RbdPoolTest {
             .map(k -> k.substring("metadata_".length())).toList();
     }
 
+    /** Pool p0 with thin volumes a and b of 16 MiB, namespaces 5 and 6 of the open subsystem. */
+    private void twoVolumesExported() {
+        t.addPool(rbdPool("p0"));
+        t.createVolume("p0", VolumeRequest.thin("a", 16 * MIB));
+        t.createVolume("p0", VolumeRequest.thin("b", 16 * MIB));
+        t.addNamespace(TestTarget.SUBNQN, new NamespaceConfig(5, "p0/a"));
+        t.addNamespace(TestTarget.SUBNQN, new NamespaceConfig(6, "p0/b"));
+    }
+
+    @Test
+    void aGroupSnapshotUnderWritesKeepsTheWriteOrderAcrossItsVolumesAndEachSnapshotClonesAndGoesOnItsOwn()
+        throws Exception {
+        twoVolumesExported();
+        long before;
+        long after;
+        SnapshotTaken taken;
+        try (NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN, TestTarget.HOSTNQN,
+            TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            AtomicLong done = new AtomicLong();
+            CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+                // write k goes to a, then to b: b never holds a write that a lacks
+                for (long k = 0; !stop.get() && k < 4096; k++) {
+                    assertThat(io.write(5, k * STAMP / BS, stamp(k)).ok()).isTrue();
+                    assertThat(io.write(6, k * STAMP / BS, stamp(k)).ok()).isTrue();
+                    done.set(k + 1);
+                }
+            });
+            awaitAtLeast(done, 50);
+            before = done.get();
+            taken = t.createGroupSnapshot("p0", List.of("a", "b"), "g");
+            after = done.get();
+            awaitAtLeast(done, Math.min(4096, after + 10));
+            stop.set(true);
+            writer.get(60, TimeUnit.SECONDS);
+        }
+        System.out.printf("group snapshot g of a and b under writes: writes held for %d us; %d pairs written before,"
+            + " %d when it returned%n", TimeUnit.NANOSECONDS.toMicros(taken.pauseNanos()), before, after);
+        assertThat(taken.pauseNanos()).as("the namespaces' writes were held").isPositive();
+        assertThat(snapshots("a")).containsExactly("g");
+        assertThat(snapshots("b")).containsExactly("g");
+        assertThat(t.snapshots("p0", "a")).extracting(x -> x.group()).containsExactly("g");
+
+        // each member clones on its own (an RBD user snapshot), and the clones show one instant
+        t.cloneSnapshot("p0", "a", "g", "ca");
+        t.cloneSnapshot("p0", "b", "g", "cb");
+        t.addNamespace(TestTarget.RESTRICTED_NQN, new NamespaceConfig(2, "p0/ca"));
+        t.addNamespace(TestTarget.RESTRICTED_NQN, new NamespaceConfig(3, "p0/cb"));
+        try (NvmeController other = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.RESTRICTED_NQN,
+            TestTarget.ALLOWED_HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+            long inA = stampedPrefix(other.io(0), 2, BS, 0, after + 1);
+            long inB = stampedPrefix(other.io(0), 3, BS, 0, after + 1);
+            System.out.printf("the clones of a@g and b@g hold pairs 0..%d and 0..%d%n", inA - 1, inB - 1);
+            assertThat(inA).as("every pair written before the snapshot began is in a's").isGreaterThanOrEqualTo(before);
+            assertThat(inB).as("every pair written before the snapshot began is in b's").isGreaterThanOrEqualTo(before);
+            assertThat(inB).as("b's snapshot holds no write that a's lacks").isLessThanOrEqualTo(inA);
+            assertThat(inA - inB).as("the two were taken at one instant").isLessThanOrEqualTo(1);
+        }
+
+        // one member's snapshot goes on its own; the other's stays
+        t.removeNamespace(TestTarget.RESTRICTED_NQN, 2);
+        t.deleteVolume("p0", "ca");
+        t.settle();
+        t.deleteSnapshot("p0", "a", "g");
+        t.settle();
+        assertThat(snapshots("a")).isEmpty();
+        assertThat(snapshots("b")).containsExactly("g");
+    }
+
+    @Test
+    void aGroupSnapshotIsRefusedWhileAnotherClientOwnsAVolumesLockAndUndoneWhenOneTakesItMeanwhile()
+        throws Exception {
+        twoVolumesExported();
+        String doc = ConfigStore.toJson(t.configSnapshot());
+        try (NvmeController c = NvmeController.open(TestTarget.ADDRESS, port, TestTarget.SUBNQN, TestTarget.HOSTNQN,
+            TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+            NvmeHost io = c.io(0);
+            assertThat(io.write(5, 0, stamp(0)).ok()).isTrue();
+            assertThat(io.write(6, 0, stamp(0)).ok()).isTrue();
+
+            // another client writes to a after a's snapshot, before b's: a's lock leaves this gateway
+            t.engine().rbdGroupSnapshotStep(v -> {
+                if (v.equals("a")) {
+                    try {
+                        CephCluster.get().rbd("bench", "--io-type", "write", "--io-size", "4096", "--io-total",
+                            "4096", "--io-pattern", "seq", radosPool + "/a");
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+            });
+            refused(() -> t.createGroupSnapshot("p0", List.of("a", "b"), "g"), ControlException.Kind.CONFLICT,
+                "volumes: volume a of pool p0: another client took the exclusive lock of its image during the group"
+                    + " snapshot");
+            t.engine().rbdGroupSnapshotStep(v -> { });
+            assertThat(snapshots("a")).as("the snapshot made before the other client's write is undone").isEmpty();
+            assertThat(snapshots("b")).isEmpty();
+            assertThat(ConfigStore.toJson(t.configSnapshot())).as("the document").isEqualTo(doc);
+            assertThat(io.write(5, 8, stamp(1)).ok()).as("the held writes run on").isTrue();
+
+            // another gateway serves b and writes to it: it owns b's lock, whose writes this one cannot hold
+            TargetConfig other = TestTarget.config(FreePorts.pick());
+            io.nvmf4j.config.BdevConfig rb = new io.nvmf4j.config.BdevConfig("rb", "rbd", BS, 0);
+            rb.pool = radosPool;
+            rb.image = "b";
+            rb.cephConf = CephCluster.get().conf();
+            rb.clientName = rados.client();
+            rb.keyring = rados.keyring();
+            other.bdevs.add(rb);
+            other.subsystems.get(0).namespaces.add(new NamespaceConfig(7, "rb"));
+            int otherPort = other.subsystems.get(0).listeners.get(0).port;
+            try (ConfigController<JavaEngine> g2 = JavaEngine.start(other);
+                 NvmeController c2 = NvmeController.open(TestTarget.ADDRESS, otherPort, TestTarget.SUBNQN,
+                     TestTarget.HOSTNQN, TestTarget.KATO_MS, 1, TcpHostOptions.DEFAULT)) {
+                assertThat(c2.io(0).write(7, 16, stamp(2)).ok()).as("a write through the other gateway").isTrue();
+                refused(() -> t.createGroupSnapshot("p0", List.of("a", "b"), "g"), ControlException.Kind.CONFLICT,
+                    "volumes: volume b of pool p0: another client (");
+                assertThatThrownBy(() -> t.createGroupSnapshot("p0", List.of("a", "b"), "g"))
+                    .hasMessageContaining("owns the exclusive lock of its image and may write to it");
+                assertThat(snapshots("a")).as("nothing made").isEmpty();
+                assertThat(snapshots("b")).isEmpty();
+            }
+            // that gateway gone, the group snapshot is taken
+            SnapshotTaken g = t.createGroupSnapshot("p0", List.of("a", "b"), "g");
+            System.out.printf("group snapshot g once the other clients left: writes held for %d us%n",
+                TimeUnit.NANOSECONDS.toMicros(g.pauseNanos()));
+            assertThat(snapshots("a")).containsExactly("g");
+            assertThat(snapshots("b")).containsExactly("g");
+        }
+    }
+
     @Test
     void badRequestsAreRefusedNamingTheFieldAndChangeNothing() throws Exception {
         t.addPool(rbdPool("p0"));
@@ -460,8 +592,12 @@ class RbdPoolTest {
         String doc = ConfigStore.toJson(t.configSnapshot());
         List<String> images = rbd("ls");
 
-        refused(() -> t.createGroupSnapshot("p0", List.of("v", "w"), "g"), ControlException.Kind.INVALID,
-            "volumes: an rbd pool takes no group snapshots");
+        refused(() -> t.createGroupSnapshot("p0", List.of("v", "missing"), "g"), ControlException.Kind.NOT_FOUND,
+            "no volume missing");
+        refused(() -> t.createGroupSnapshot("p0", List.of("v", "w"), "s"), ControlException.Kind.CONFLICT,
+            "name: volume v already has a snapshot s");
+        refused(() -> t.createGroupSnapshot("p0", List.of("v", "v"), "g"), ControlException.Kind.INVALID,
+            "volumes: a volume is named twice");
         refused(() -> t.createVolume("p0", VolumeRequest.thin("v", MIB)), ControlException.Kind.CONFLICT, "name:");
         refused(() -> t.createSnapshot("p0", "v", "s"), ControlException.Kind.CONFLICT, "name:");
         refused(() -> t.cloneSnapshot("p0", "v", "missing", "c"), ControlException.Kind.NOT_FOUND,
