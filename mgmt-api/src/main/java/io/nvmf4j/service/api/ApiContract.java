@@ -346,7 +346,8 @@ final class ApiContract {
             "Snapshot several volumes of a pool at one instant")
             .describe("Each volume gets a snapshot of that name, its group; a write order across the volumes is kept.")
             .body(Bodies.GroupSnapshot.class).ok(201, Views.SnapshotsTaken.class)
-            .fails(409, "A volume has a snapshot of that name")
+            .fails(409, "A volume has a snapshot of that name; in an rbd pool, another client owns a volume's exclusive"
+                + " lock, or took it while the snapshots were taken (none kept)")
             .handle(c -> c.change(() -> c.service().createGroupSnapshot(c.param("pool"),
                 required(c.body().volumes, "volumes"), required(c.body().name, "name")), Views.SnapshotsTaken::of)),
 
