@@ -64,7 +64,14 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
         /** QoS groups of namespaces ({@code qosGroups}). */
         QOS_GROUPS,
         /** A QoS IOPS limit of any value (without it: multiples of {@link QosLimits#SPDK_IOPS_STEP}). */
-        QOS_IOPS_ANY
+        QOS_IOPS_ANY,
+        /**
+         * Poll groups placed by the document: one per CPU of {@code pollGroupCores}, each with its RDMA buffers in 2
+         * MiB hugepages of its own (without it the engine places its threads and its memory itself: SPDK's reactors
+         * on {@code spdk.coreMask}, its memory {@code spdk.memSizeMb}, in hugepages unless {@code spdk.hugepages} is
+         * false). What a machine profile sizes and pins follows it.
+         */
+        POLL_GROUP_PLACEMENT
     }
 
     /** The java engine: our own data path. */
@@ -105,6 +112,8 @@ public record EngineCapabilities(String name, Set<String> bdevTypes, List<String
                 + " use engine java"),
             Map.entry(Feature.COMMAND_QUIESCE_TIME.name(),
                 "java engine only (SPDK's target reports no Command Quiesce Time)"),
+            Map.entry(Feature.POLL_GROUP_PLACEMENT.name(), "java engine only: SPDK's reactors run on spdk.coreMask"
+                + " and its memory is spdk.memSizeMb"),
             Map.entry(Feature.SOCKET_IO.name(), "java engine only (SPDK's target runs its sockets on its own reactors"
                 + " and sock module); leave it out or use engine java"),
             Map.entry(Feature.HOST_AUTH_POLICY.name(),

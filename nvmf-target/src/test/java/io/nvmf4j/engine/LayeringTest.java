@@ -60,6 +60,34 @@ class LayeringTest {
         assertThat(users).isEmpty();
     }
 
+    /**
+     * No code outside the engines' registration ({@code Engines}, {@code EngineCapabilities}, and an engine checking
+     * that the document names it) compares an engine's name: what differs between engines is a capability they
+     * declare. Read across every module's main sources.
+     */
+    @Test
+    void noCodeBranchesOnAnEngineName() throws IOException {
+        Pattern byName = Pattern.compile("Engines\\.(?:SPDK|JAVA)\\.equals|equals\\(Engines\\.(?:SPDK|JAVA)\\)"
+            + "|EngineCapabilities\\.(?:SPDK|JAVA)\\.name\\(\\)\\.equals");
+        List<String> users = new ArrayList<>();
+        int read = 0;
+        for (String module : List.of("../nvmf-api", ".", "../spdk-jni", "../mgmt-api")) {
+            Path root = Path.of(module, "src/main/java");
+            try (Stream<Path> files = Files.walk(root)) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                    String name = f.getFileName().toString();
+                    read++;
+                    if (!List.of("Engines.java", "EngineCapabilities.java", "JavaEngine.java").contains(name)
+                        && byName.matcher(Files.readString(f)).find()) {
+                        users.add(f.toString());
+                    }
+                }
+            }
+        }
+        assertThat(read).as("the main sources of four modules").isGreaterThan(200);
+        assertThat(users).isEmpty();
+    }
+
     /** The packages below io.nvmf4j that the sources directly in {@code pkg} name, comments left out. */
     private static List<String> references(String pkg) throws IOException {
         List<String> out = new ArrayList<>();

@@ -1,8 +1,8 @@
 package io.nvmf4j.service.profile;
 
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.engine.Engines;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -75,16 +75,18 @@ public record EngineChoice(String engine, String reason, String fix) {
     private static EngineChoice byProfile(Profile p, MachineFacts m, EngineProbe probe) {
         String preferred = p.machine.engine != null ? p.machine.engine : DOCUMENT_DEFAULT;
         String cause = probe.unavailabilityCause(preferred);
-        boolean spdk = Engines.SPDK.equals(preferred);
-        if (cause == null && spdk && m.hugepages2m() < 0) {
-            cause = "engine spdk cannot run here: this kernel has no 2 MiB hugepages (no "
+        // an engine that places its memory itself takes it in 2 MiB hugepages (SPDK's)
+        EngineCapabilities can = EngineCapabilities.of(preferred);
+        boolean ownMemory = can != null && !can.has(EngineCapabilities.Feature.POLL_GROUP_PLACEMENT);
+        if (cause == null && ownMemory && m.hugepages2m() < 0) {
+            cause = "engine " + preferred + " cannot run here: this kernel has no 2 MiB hugepages (no "
                 + "/sys/kernel/mm/hugepages/hugepages-2048kB), which SPDK's memory takes";
         }
         if (cause != null) {
             return new EngineChoice(DOCUMENT_DEFAULT, cause + "; the profile runs " + preferred + " where it can", null);
         }
         return new EngineChoice(preferred, "the profile's default" + runsOn(probe, preferred, ": ")
-            + (spdk ? "; this kernel has 2 MiB hugepages, which setup reserves for SPDK's memory" : ""), null);
+            + (ownMemory ? "; this kernel has 2 MiB hugepages, which setup reserves for SPDK's memory" : ""), null);
     }
 
     /** {@code SEP<library> present and loads}, or nothing for an engine with nothing to say. */

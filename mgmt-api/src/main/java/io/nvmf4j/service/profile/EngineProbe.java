@@ -51,9 +51,12 @@ public interface EngineProbe {
         return new EngineProbe() {
             @Override
             public String unavailabilityCause(String engine) {
-                return Engines.JAVA.equals(engine) ? Engines.unavailabilityCause(engine) : "engine " + engine
-                    + " not checked for the machine under " + root + ": its library loads only on the machine "
-                    + "itself (check there)";
+                // an engine that runs here on no native library of its own runs there too
+                if (Engines.unavailabilityCause(engine) == null && Engines.runsOn(engine) == null) {
+                    return null;
+                }
+                return "engine " + engine + " not checked for the machine under " + root + ": its library loads only"
+                    + " on the machine itself (check there)";
             }
 
             @Override

@@ -3,11 +3,11 @@ package io.nvmf4j.service.profile;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.ListenerConfig;
 import io.nvmf4j.config.SpdkCores;
 import io.nvmf4j.config.SubsystemConfig;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.engine.Engines;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -144,7 +144,7 @@ public final class Profile {
      * {@link #SPDK_SPARE_HUGEPAGES} beyond it, none when it runs without hugepages.
      */
     public long hugepagesNeeded(TargetConfig c) {
-        if (Engines.SPDK.equals(c.engine)) {
+        if (!EngineCapabilities.forDocument(c).has(EngineCapabilities.Feature.POLL_GROUP_PLACEMENT)) {
             long bytes = (long) c.spdk.memSizeMb << 20;
             return c.spdk.hugepages ? (bytes + HUGEPAGE_BYTES - 1) / HUGEPAGE_BYTES + SPDK_SPARE_HUGEPAGES : 0;
         }

@@ -1,8 +1,8 @@
 package io.nvmf4j.service.profile;
 
 import io.nvmf4j.config.ConfigStore;
+import io.nvmf4j.config.EngineCapabilities;
 import io.nvmf4j.config.TargetConfig;
-import io.nvmf4j.engine.Engines;
 import io.nvmf4j.kernel.Sysctl;
 
 import java.io.IOException;
@@ -221,7 +221,7 @@ public final class ProfileSetup {
         l.add("");
         l.add("[Service]");
         String cpus = Profile.cpuList(sizing.config);
-        if (Engines.SPDK.equals(sizing.config.engine)) {
+        if (!EngineCapabilities.forDocument(sizing.config).has(EngineCapabilities.Feature.POLL_GROUP_PLACEMENT)) {
             l.add("# the spdk engine pins SPDK's reactors to spdk.coreMask and moves the JVM's own threads off them "
                 + "(isolateCores): no CPUAffinity");
             if (sizing.config.spdk.hugepages) {
