@@ -663,6 +663,13 @@ class RbdPoolTest {
             r.unknown(), r.restored());
         assertThat(r.unknown()).containsExactly("orphan");
         assertThat(rbd("ls")).containsExactly("base", "orphan", "victim");
+        // a group snapshot never committed: each volume's RBD snapshot is reported, not deleted
+        crashAt("snapshot", c -> c.createGroupSnapshot("p0", List.of("base", "victim"), "g1"));
+        r = t.engine().rbdReconciled("p0");
+        System.out.printf("after a group snapshot never committed: not in the configuration %s%n", r.unknown());
+        assertThat(r.unknown()).containsExactlyInAnyOrder("orphan", "base@g1", "victim@g1");
+        assertThat(snapshots("victim")).containsExactly("g1");
+        assertThat(t.volume("p0", "victim").snapshots()).isEmpty();
         // a shrink whose document was written ahead but whose resize never ran: the image is set back at start
         TargetConfig shrunk = t.configSnapshot();
         shrunk.pool("p0").volume("victim").numBlocks = 8 * MIB / BS;
@@ -674,6 +681,7 @@ class RbdPoolTest {
         TargetConfig committed = t.configSnapshot();
         t.close();
         t = null;
+        CephCluster.get().rbd("snap", "purge", radosPool + "/victim");
         CephCluster.get().rbd("rm", radosPool + "/victim");
         t = JavaEngine.start(committed);
         r = t.engine().rbdReconciled("p0");
