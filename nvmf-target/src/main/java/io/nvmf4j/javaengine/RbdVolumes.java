@@ -179,8 +179,8 @@ final class RbdVolumes {
      * <p>A group (several volumes) is one instant for every client of the images, not only for this gateway, through
      * RBD's exclusive lock, which a client must own to write: before the first snapshot no other client may own the
      * lock of any volume (each image must have the feature), and after the last one this gateway's handle must still
-     * own every lock. A volume's snapshot makes its handle the owner, and with its writes held it takes the lock back
-     * for nothing; so a handle that owns the lock at the end owned it from its volume's snapshot on, and no other
+     * own every lock. A volume's snapshot makes its handle the owner, and with its writes held nothing makes the handle
+     * take the lock again once it lost it; so a handle that owns the lock at the end owned it from its volume's snapshot on, and no other
      * client wrote to that volume in between: the snapshots together are the volumes as of the last one. A lock
      * taken away meanwhile (another client wrote, or asked to) undoes them all (conflict: try again).
      */
